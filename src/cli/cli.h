@@ -1,0 +1,97 @@
+/*
+ * The command-line front end: the command table, per-command option tables and
+ * message helpers. Only src/cli/ prints to stdout or calls exit().
+ *
+ * A command declares its options once, in a table; parsing (getopt_long),
+ * `--help`, the man pages and the completion test all derive from it, so
+ * help can never drift from what is accepted.
+ */
+#ifndef AR_CLI_CLI_H
+#define AR_CLI_CLI_H
+
+#include <stdio.h>
+
+#include "agentrun/common.h"
+
+/* Exit statuses (DESIGN §7). */
+enum {
+    AR_EXIT_OK = 0,
+    AR_EXIT_FINDINGS = 1,
+    AR_EXIT_USAGE = 2,
+    AR_EXIT_OUTPUT = 3,
+    AR_EXIT_PROVIDER = 4,
+    AR_EXIT_TIMEOUT = 5,
+    AR_EXIT_BUDGET = 6,
+    AR_EXIT_SIGINT = 130,
+    AR_EXIT_SIGTERM = 143,
+};
+
+struct ar_cli_opt {
+    const char *name;   /* long name without dashes: "provider" */
+    int key;            /* short letter, or a unique value >= 256 for long-only options */
+    const char *arg;    /* placeholder of the argument ("NAME"), NULL for a flag */
+    const char *help;   /* one line; says the default */
+    const char *values; /* completion values separated by '|' ("claude|codex|gemini|auto"),
+                           "@file", "@dir", "@prompt" or NULL */
+};
+
+struct ar_cli_command {
+    const char *name;
+    const char *synopsis; /* "[options] [FILE]" */
+    const char *summary;  /* one line */
+    const char *description; /* a paragraph or NULL */
+    const char *example;  /* one example command line */
+    const struct ar_cli_opt *opts; /* terminated by an entry with name NULL */
+    int (*run)(const struct ar_cli_command *cmd, int argc, char **argv);
+};
+
+/* The command table, sorted by name, NULL-terminated (src/cli/commands.c). */
+extern const struct ar_cli_command *const ar_cli_commands[];
+const struct ar_cli_command *ar_cli_command_find(const char *name);
+
+/*
+ * getopt_long over cmd->opts plus -h/--help. Returns the key of the next
+ * option (its argument in *arg), -1 when the options end (argv[*ind] is then
+ * the first operand), or -2 after printing help (the caller returns 0) or a
+ * usage error (the caller returns AR_EXIT_USAGE; the message is printed) —
+ * use ar_cli_parse_status() to tell which.
+ */
+struct ar_cli_parser {
+    const struct ar_cli_command *cmd;
+    int argc;
+    char **argv;
+    int ind;
+    int status; /* after -2: AR_EXIT_OK for help, AR_EXIT_USAGE for an error */
+    void *priv;
+};
+void ar_cli_parser_init(struct ar_cli_parser *p, const struct ar_cli_command *cmd, int argc,
+                        char **argv);
+int ar_cli_next(struct ar_cli_parser *p, const char **arg);
+void ar_cli_parser_finish(struct ar_cli_parser *p);
+
+/* Prints the command's help (usage, summary, every option, example) to f. */
+void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f);
+
+/* Messages to stderr with a fixed prefix. note prints only with -v, warn not with -q. */
+extern int ar_cli_verbosity; /* 0 normal, -1 quiet, 1+ verbose */
+void ar_cli_errorf(const char *fmt, ...) AR_PRINTF(1, 2);
+void ar_cli_warnf(const char *fmt, ...) AR_PRINTF(1, 2);
+void ar_cli_notef(const char *fmt, ...) AR_PRINTF(1, 2);
+
+/* A usage error: prints "agentrun <cmd>: <msg>" and a hint, returns AR_EXIT_USAGE. */
+int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...) AR_PRINTF(2, 3);
+
+/* Writes all of data to stdout and flushes; returns 0, or -1 when stdout is gone. */
+int ar_cli_write_stdout(const void *data, size_t len);
+
+/* Parses a non-negative number with an optional unit suffix for durations
+ * ("90", "90s", "5m", "1h", "250ms") into milliseconds. Returns 0 or -1. */
+int ar_cli_parse_duration_ms(const char *s, unsigned long long *ms);
+
+/* Parses a size ("200000", "200K", "200KB", "64M", "1MiB") into bytes. Returns 0 or -1. */
+int ar_cli_parse_size(const char *s, unsigned long long *bytes);
+
+/* Parses an integer in [min, max]. Returns 0 or -1. */
+int ar_cli_parse_int(const char *s, long min, long max, long *out);
+
+#endif

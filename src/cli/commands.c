@@ -1,0 +1,17 @@
+/* The command table. Keep it sorted by name (a unit test checks). */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+const struct ar_cli_command *const ar_cli_commands[] = {
+    NULL,
+};
+
+const struct ar_cli_command *ar_cli_command_find(const char *name)
+{
+    for (size_t i = 0; ar_cli_commands[i]; i++)
+        if (strcmp(ar_cli_commands[i]->name, name) == 0)
+            return ar_cli_commands[i];
+    return NULL;
+}

@@ -1,0 +1,72 @@
+/* agentrun: entry point, global options and dispatch to the command table. */
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ar_config.h"
+#include "cli/cli.h"
+#include "proc/proc.h"
+
+static void print_version(void)
+{
+    printf("agentrun %s (libuv %s, jansson %s)\n", AR_VERSION, ar_libuv_version(),
+           jansson_version_str());
+}
+
+static void print_usage(FILE *f)
+{
+    fprintf(f, "usage: agentrun <command> [options] [args]\n\n"
+               "Run Claude Code, Codex or Gemini headlessly and get back a result you can trust.\n\n"
+               "commands:\n");
+    for (size_t i = 0; ar_cli_commands[i]; i++)
+        fprintf(f, "  %-12s %s\n", ar_cli_commands[i]->name, ar_cli_commands[i]->summary);
+    fprintf(f, "\n'agentrun help COMMAND' or 'agentrun COMMAND --help' shows a command's options.\n"
+               "'agentrun --version' prints the version.\n\n"
+               "exit status: 0 success, 1 review findings at or above --fail-on, 2 usage error,\n"
+               "3 model output unusable, 4 provider failure, 5 timeout, 6 budget exhausted,\n"
+               "130/143 interrupted by SIGINT/SIGTERM.\n");
+}
+
+int main(int argc, char **argv)
+{
+    /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
+    signal(SIGPIPE, SIG_IGN);
+
+    if (argc < 2) {
+        print_usage(stderr);
+        return AR_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        print_version();
+        return AR_EXIT_OK;
+    }
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+        print_usage(stdout);
+        return AR_EXIT_OK;
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            print_usage(stdout);
+            return AR_EXIT_OK;
+        }
+        const struct ar_cli_command *cmd = ar_cli_command_find(argv[2]);
+        if (!cmd) {
+            ar_cli_errorf("unknown command '%s'; see 'agentrun --help'", argv[2]);
+            return AR_EXIT_USAGE;
+        }
+        ar_cli_print_help(cmd, stdout);
+        return AR_EXIT_OK;
+    }
+    const struct ar_cli_command *cmd = ar_cli_command_find(name);
+    if (!cmd) {
+        ar_cli_errorf("unknown command '%s'; see 'agentrun --help'", name);
+        return AR_EXIT_USAGE;
+    }
+    int rc = cmd->run(cmd, argc - 1, argv + 1);
+    if (fflush(stdout) != 0 && rc == AR_EXIT_OK)
+        rc = AR_EXIT_USAGE;
+    return rc;
+}

@@ -1,0 +1,67 @@
+/* Diagnostics on stderr with a fixed prefix (curl's tool_msgs.c). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+int ar_cli_verbosity = 0;
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    fputs(prefix, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+}
+
+void ar_cli_errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("agentrun: error: ", fmt, ap);
+    va_end(ap);
+}
+
+void ar_cli_warnf(const char *fmt, ...)
+{
+    if (ar_cli_verbosity < 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("agentrun: warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void ar_cli_notef(const char *fmt, ...)
+{
+    if (ar_cli_verbosity < 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("agentrun: ", fmt, ap);
+    va_end(ap);
+}
+
+int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fprintf(stderr, "agentrun %s: ", cmd ? cmd->name : "");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'agentrun %s --help' for more information.\n", cmd ? cmd->name : "");
+    va_end(ap);
+    return AR_EXIT_USAGE;
+}
+
+int ar_cli_write_stdout(const void *data, size_t len)
+{
+    if (len && fwrite(data, 1, len, stdout) != len)
+        return -1;
+    if (fflush(stdout) != 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,205 @@
+/* Option parsing over the per-command option tables, and --help from the same tables. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+struct parser_priv {
+    struct option *longopts;
+    char *shortopts;
+};
+
+enum { KEY_HELP = 'h' };
+
+static size_t count_opts(const struct ar_cli_opt *o)
+{
+    size_t n = 0;
+    while (o && o[n].name)
+        n++;
+    return n;
+}
+
+void ar_cli_parser_init(struct ar_cli_parser *p, const struct ar_cli_command *cmd, int argc,
+                        char **argv)
+{
+    size_t n = count_opts(cmd->opts);
+    struct parser_priv *pp = calloc(1, sizeof(*pp));
+    if (!pp)
+        abort();
+    pp->longopts = calloc(n + 2, sizeof(struct option));
+    pp->shortopts = calloc(n * 2 + 4, 1);
+    if (!pp->longopts || !pp->shortopts)
+        abort();
+    /* ':' first: a missing value is reported as ':' rather than '?'. */
+    char *s = pp->shortopts;
+    *s++ = ':';
+    for (size_t i = 0; i < n; i++) {
+        const struct ar_cli_opt *o = &cmd->opts[i];
+        pp->longopts[i].name = o->name;
+        pp->longopts[i].has_arg = o->arg ? required_argument : no_argument;
+        pp->longopts[i].val = o->key;
+        if (o->key > 0 && o->key < 128) {
+            *s++ = (char)o->key;
+            if (o->arg)
+                *s++ = ':';
+        }
+    }
+    pp->longopts[n].name = "help";
+    pp->longopts[n].val = KEY_HELP;
+    *s++ = 'h';
+    p->cmd = cmd;
+    p->argc = argc;
+    p->argv = argv;
+    p->ind = 1;
+    p->status = 0;
+    p->priv = pp;
+    optind = 1;
+    opterr = 0;
+}
+
+void ar_cli_parser_finish(struct ar_cli_parser *p)
+{
+    struct parser_priv *pp = p->priv;
+    if (pp) {
+        free(pp->longopts);
+        free(pp->shortopts);
+        free(pp);
+    }
+    p->priv = NULL;
+}
+
+static const char *opt_name_of(const struct ar_cli_command *cmd, int key, char *buf, size_t n)
+{
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++)
+        if (o->key == key) {
+            snprintf(buf, n, "--%s", o->name);
+            return buf;
+        }
+    snprintf(buf, n, "-%c", isprint(key) ? key : '?');
+    return buf;
+}
+
+int ar_cli_next(struct ar_cli_parser *p, const char **arg)
+{
+    struct parser_priv *pp = p->priv;
+    int longind = -1;
+    int c = getopt_long(p->argc, p->argv, pp->shortopts, pp->longopts, &longind);
+    p->ind = optind;
+    *arg = optarg;
+    if (c == -1)
+        return -1;
+    if (c == KEY_HELP) {
+        ar_cli_print_help(p->cmd, stdout);
+        p->status = AR_EXIT_OK;
+        return -2;
+    }
+    if (c == '?' || c == ':') {
+        char buf[64];
+        const char *bad = p->argv[optind - 1];
+        if (c == ':')
+            ar_cli_usage_error(p->cmd, "option '%s' needs a value",
+                               optopt ? opt_name_of(p->cmd, optopt, buf, sizeof(buf)) : bad);
+        else if (optopt && optopt < 128 && isprint(optopt))
+            ar_cli_usage_error(p->cmd, "unknown option '-%c'", optopt);
+        else
+            ar_cli_usage_error(p->cmd, "unknown option '%s'", bad);
+        p->status = AR_EXIT_USAGE;
+        return -2;
+    }
+    return c;
+}
+
+void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f)
+{
+    fprintf(f, "usage: agentrun %s %s\n\n%s\n", cmd->name, cmd->synopsis, cmd->summary);
+    if (cmd->description)
+        fprintf(f, "\n%s\n", cmd->description);
+    fprintf(f, "\noptions:\n");
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++) {
+        char left[64];
+        int n;
+        if (o->key > 0 && o->key < 128)
+            n = snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
+                         o->arg ? o->arg : "");
+        else
+            n = snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
+                         o->arg ? o->arg : "");
+        if (n < 26)
+            fprintf(f, "  %-26s %s\n", left, o->help);
+        else
+            fprintf(f, "  %s\n  %-26s %s\n", left, "", o->help);
+    }
+    fprintf(f, "  %-26s %s\n", "-h, --help", "show this help and exit");
+    if (cmd->example)
+        fprintf(f, "\nexample:\n  %s\n", cmd->example);
+}
+
+int ar_cli_parse_int(const char *s, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int ar_cli_parse_duration_ms(const char *s, unsigned long long *ms)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-')
+        return -1;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    double mult = 1000;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        mult = 1000;
+    else if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (strcmp(end, "m") == 0)
+        mult = 60000;
+    else if (strcmp(end, "h") == 0)
+        mult = 3600000;
+    else
+        return -1;
+    double r = v * mult;
+    if (r > 1e15)
+        return -1;
+    *ms = (unsigned long long)(r + 0.5);
+    return 0;
+}
+
+int ar_cli_parse_size(const char *s, unsigned long long *bytes)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    unsigned long long mult = 1;
+    if (*end == '\0' || strcasecmp(end, "b") == 0)
+        mult = 1;
+    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kb") == 0 ||
+             strcasecmp(end, "kib") == 0)
+        mult = 1024;
+    else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "mb") == 0 ||
+             strcasecmp(end, "mib") == 0)
+        mult = 1024 * 1024;
+    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gb") == 0 ||
+             strcasecmp(end, "gib") == 0)
+        mult = 1024ULL * 1024 * 1024;
+    else
+        return -1;
+    if (v > (~0ULL) / mult)
+        return -1;
+    *bytes = v * mult;
+    return 0;
+}

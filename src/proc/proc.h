@@ -1,0 +1,168 @@
+/*
+ * The process supervisor: children, a job pool and signals on one event loop.
+ * This module is the only code that includes <uv.h>; everything here is opaque.
+ *
+ * A child runs from an argv (never a shell) in its own session and process
+ * group. Its stdin is a pipe fed from a buffer and then closed; its stdout is an
+ * unlinked regular file (claude and gemini lose what is queued for a pipe when
+ * they exit, see shared FORMATS.md) read as it grows and once more after exit;
+ * its stderr is a pipe drained into a bounded tail. Every kill goes to the
+ * group: SIGTERM, then SIGKILL after a grace. When the leader exits, whatever
+ * is left in its group is ended the same way.
+ *
+ * Protocol:
+ *   1. ar_loop_create();
+ *   2. ar_child_spawn() any number of children, or submit jobs to a pool;
+ *   3. ar_loop_run() until nothing is left to do; on_done of each child runs
+ *      exactly once, after the process exited and both outputs reached EOF;
+ *   4. ar_loop_destroy(), which returns 0 when no handle leaked.
+ */
+#ifndef AR_PROC_PROC_H
+#define AR_PROC_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentrun/error.h"
+
+struct ar_loop;
+struct ar_child;
+struct ar_pool;
+
+#define AR_CHILD_DEFAULT_OUTPUT_CAP ((size_t)64 << 20)
+#define AR_CHILD_DEFAULT_STDERR_TAIL ((size_t)64 << 10)
+#define AR_CHILD_DEFAULT_KILL_GRACE_MS 5000
+
+/* How a child's run ended. */
+enum ar_child_end {
+    AR_CHILD_EXITED = 0,  /* it exited (or died by a signal) on its own */
+    AR_CHILD_TIMEOUT,     /* the wall timeout ended it */
+    AR_CHILD_IDLE,        /* no byte on stdout or stderr for idle_timeout_ms */
+    AR_CHILD_TOOBIG,      /* stdout + stderr passed output_cap */
+    AR_CHILD_FINAL_GRACE, /* ended after ar_child_final_seen() + final_grace_ms: still a success */
+    AR_CHILD_CANCELLED,   /* ar_child_kill() or ar_loop_cancel_all() */
+};
+
+struct ar_child_result {
+    int status;        /* exit status, or 128 + signal when killed by one */
+    int term_signal;   /* the signal that ended it, or 0 */
+    int64_t pid;       /* the leader's pid (also its process group id) */
+    uint64_t duration_ms; /* spawn to exit, monotonic clock */
+    enum ar_child_end end;
+    size_t stdout_bytes;
+    size_t stderr_bytes;
+    /* The last stderr_tail bytes of stderr. Borrowed: valid during on_done only. */
+    const char *stderr_tail;
+    size_t stderr_tail_len;
+    /* With capture_stdout: all of stdout (up to the cap). Borrowed during on_done. */
+    const char *stdout_data;
+    size_t stdout_len;
+    /* Set for every end but EXITED/FINAL_GRACE: AR_ETIMEOUT, AR_EIDLE, AR_ETOOBIG, AR_EINTERRUPTED. */
+    struct ar_error err;
+};
+
+/* One complete stdout line, without its '\n' (a final unterminated line is delivered at exit).
+ * `line` is borrowed for the call and NUL-terminated at line[len]. */
+typedef void ar_child_line_fn(struct ar_child *c, const char *line, size_t len, void *arg);
+
+/* The child is over. res is borrowed; the child is freed after this returns. */
+typedef void ar_child_done_fn(struct ar_child *c, const struct ar_child_result *res, void *arg);
+
+struct ar_child_opts {
+    const char *const *argv; /* argv[0]: a name looked up on PATH, or a path containing '/' */
+    const char *cwd;         /* NULL: agentrun's own */
+    /* "NAME=VALUE" entries that add to or override agentrun's environment;
+     * a bare "NAME" removes NAME. NULL-terminated, may be NULL. */
+    const char *const *env;
+    const void *stdin_data; /* written to the child's stdin, which is then closed */
+    size_t stdin_len;
+    uint64_t timeout_ms;      /* wall clock; 0 = none */
+    uint64_t idle_timeout_ms; /* 0 = none */
+    uint64_t kill_grace_ms;   /* SIGTERM to SIGKILL; 0 = AR_CHILD_DEFAULT_KILL_GRACE_MS */
+    uint64_t final_grace_ms;  /* after ar_child_final_seen(); 0 = end at once */
+    size_t output_cap;        /* stdout + stderr bytes; 0 = AR_CHILD_DEFAULT_OUTPUT_CAP */
+    size_t stderr_tail;       /* 0 = AR_CHILD_DEFAULT_STDERR_TAIL */
+    int capture_stdout;       /* keep stdout whole in the result (bounded by output_cap) */
+    ar_child_line_fn *on_line; /* may be NULL */
+    ar_child_done_fn *on_done; /* required */
+    void *arg;
+};
+
+#define AR_CHILD_OPTS_INIT {0}
+
+/* A new loop, or NULL with err set. */
+struct ar_loop *ar_loop_create(struct ar_error *err);
+
+/* Runs until no child, timer or job is left. Returns 0. */
+int ar_loop_run(struct ar_loop *loop);
+
+/* Ends every live child's group (SIGTERM, then SIGKILL after its grace). */
+void ar_loop_cancel_all(struct ar_loop *loop);
+
+typedef void ar_signal_fn(int signum, void *arg);
+
+/*
+ * Watches SIGINT, SIGTERM and SIGHUP while the loop runs: on the first one,
+ * every child group is ended (ar_loop_cancel_all) and fn(signum, arg) runs.
+ * Returns 0 or an error.
+ */
+int ar_loop_watch_signals(struct ar_loop *loop, ar_signal_fn *fn, void *arg, struct ar_error *err);
+
+/* Closes the loop and frees it. Returns 0, or -1 when handles were still open (a bug). */
+int ar_loop_destroy(struct ar_loop *loop);
+
+/*
+ * Starts a child. On success *out (may be NULL) is the child, owned by the
+ * loop until on_done has returned. On failure nothing is left running,
+ * on_done is never called, and err says why: AR_ENOTFOUND or AR_ESPAWN with
+ * the program named ("cannot run 'claude': No such file or directory").
+ */
+int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struct ar_child **out,
+                   struct ar_error *err);
+
+/* The final event was seen: end the group after final_grace_ms; the run still counts as done. */
+void ar_child_final_seen(struct ar_child *c);
+
+/* Ends the child's group now (SIGTERM, then SIGKILL); its end is AR_CHILD_CANCELLED. */
+void ar_child_kill(struct ar_child *c);
+
+/* A periodic timer on the loop (for live status lines); stop it before the loop ends. */
+struct ar_ticker;
+typedef void ar_ticker_fn(void *arg);
+struct ar_ticker *ar_ticker_start(struct ar_loop *loop, uint64_t every_ms, ar_ticker_fn *fn,
+                                  void *arg);
+void ar_ticker_stop(struct ar_ticker *t); /* NULL is fine; frees t */
+
+/* Runs one child to completion on a private loop. */
+struct ar_child_sync {
+    struct ar_child_result res; /* stderr_tail/stdout_data point into the buffers below */
+    char *stdout_data;          /* with capture_stdout; owned, NUL-terminated */
+    char *stderr_tail;          /* owned, NUL-terminated */
+};
+int ar_child_run_sync(const struct ar_child_opts *opts, struct ar_child_sync *out,
+                      struct ar_error *err);
+void ar_child_sync_finish(struct ar_child_sync *s);
+
+/*
+ * The job pool: at most max_running jobs at once, the rest queued in order.
+ * A job is started by start(job arg) when a slot is free and ends when it
+ * calls ar_pool_release(); start is never called from inside
+ * ar_pool_submit() or ar_pool_release(), so completions cannot recurse.
+ * ar_pool_cancel_queued() calls cancel(arg) for every job not yet started.
+ */
+typedef void ar_job_fn(void *arg);
+struct ar_pool *ar_pool_create(struct ar_loop *loop, unsigned max_running);
+int ar_pool_submit(struct ar_pool *pool, ar_job_fn *start, ar_job_fn *cancel, void *arg);
+void ar_pool_release(struct ar_pool *pool);
+void ar_pool_cancel_queued(struct ar_pool *pool);
+unsigned ar_pool_running(const struct ar_pool *pool);
+size_t ar_pool_queued(const struct ar_pool *pool);
+void ar_pool_destroy(struct ar_pool *pool); /* only when idle; NULL is fine */
+
+/* Monotonic milliseconds. */
+uint64_t ar_now_ms(void);
+
+/* The libuv version at run time ("1.44.2"). Static storage. */
+const char *ar_libuv_version(void);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * Provider adapters: everything agentrun knows about one CLI (claude, codex,
+ * gemini) lives behind this table. Code outside src/provider/ never tests
+ * which provider it has; it calls through struct ar_provider.
+ *
+ * Life of one call:
+ *   1. p->prepare(spec, &setup, err): argv (never the prompt: it goes on
+ *      stdin), environment additions and temporary files (codex's schema file);
+ *   2. u = p->unwrap_new(spec); the supervisor feeds every stdout line to
+ *      p->unwrap_line(u, …), which reports progress and says when the final
+ *      event was seen (the caller then arms the final-event grace);
+ *   3. p->unwrap_finish(u, &exit, &reply): the final text, usage, session,
+ *      model, cost and the error class;
+ *   4. p->unwrap_free(u); ar_call_setup_finish(&setup) unlinks the temp files.
+ */
+#ifndef AR_PROVIDER_PROVIDER_H
+#define AR_PROVIDER_PROVIDER_H
+
+#include <stddef.h>
+
+#include "agentrun/error.h"
+#include "agentrun/usage.h"
+#include "util/strv.h"
+
+/* What the caller asks of one call. */
+struct ar_call_spec {
+    const char *model;       /* NULL: the CLI's default */
+    const char *schema;      /* the contract as JSON text, or NULL (native structured output) */
+    const char *resume;      /* a session/thread id to continue, or NULL */
+    const char *cwd;         /* the working directory of the call */
+    int allow_edits;         /* edit permissions instead of read-only */
+    int in_git_repo;         /* cwd is inside a git work tree */
+    double max_budget_usd;   /* > 0: a budget the CLI should enforce itself, where it can */
+};
+
+/* What prepare() builds; the caller owns it and calls ar_call_setup_finish(). */
+struct ar_call_setup {
+    struct ar_strv argv;     /* argv[0] is the binary (AGENTRUN_<NAME>_BIN, else the name) */
+    struct ar_strv env;      /* "NAME=VALUE" additions for the child */
+    struct ar_strv tmpfiles; /* unlinked by ar_call_setup_finish() */
+};
+
+void ar_call_setup_init(struct ar_call_setup *s);
+void ar_call_setup_finish(struct ar_call_setup *s);
+
+/* A progress event from the stream (borrowed strings, valid during the call). */
+struct ar_progress {
+    const char *tool; /* "Write", "apply_patch", "write_file", … or NULL */
+    const char *path; /* the file it touches, or NULL */
+};
+
+/* How the CLI process ended, for unwrap_finish(). */
+struct ar_exit_info {
+    int status;              /* exit status or 128 + signal */
+    int term_signal;
+    int killed;              /* agentrun ended it (timeout, cap, cancel) */
+    const char *stderr_tail; /* borrowed */
+    size_t stderr_len;
+};
+
+/* What one call yielded. Strings are owned; ar_reply_finish() frees them. */
+struct ar_reply {
+    char *text;            /* final text, verbatim; NULL when none */
+    char *session_id;      /* session/thread id, or NULL */
+    char *model;           /* the model actually used, or NULL */
+    struct ar_usage usage;
+    int has_usage;
+    int usage_from_stderr; /* tokens were read from stderr text (codex plain mode) */
+    double cost_usd;       /* the CLI's own cost, when has_cost */
+    int has_cost;
+    int final_seen;        /* the final event (result / turn.completed / …) arrived */
+    int error;             /* 0 or AR_EAUTH, AR_ERATELIMIT, AR_EAPI, AR_ECLIFAILED,
+                              AR_ETRUNCATED, AR_EEMPTY, AR_EINTERRUPTED */
+    char *error_msg;       /* the CLI's own words, or NULL */
+    struct ar_strv files;  /* paths the CLI itself reported changing */
+};
+
+void ar_reply_init(struct ar_reply *r);
+void ar_reply_finish(struct ar_reply *r);
+
+struct ar_unwrap; /* per-call stream state, opaque */
+
+struct ar_provider {
+    const char *name;         /* "claude" */
+    const char *bin_env;      /* "AGENTRUN_CLAUDE_BIN" */
+    const char *install_hint; /* "npm install -g @anthropic-ai/claude-code" */
+    const char *model_env;    /* the CLI's own model variable ("CODEX_MODEL") or NULL */
+    const char *const *auth_env;   /* variables that carry credentials (names only) */
+    const char *const *auth_files; /* login files relative to $HOME */
+
+    int (*prepare)(const struct ar_call_spec *spec, struct ar_call_setup *out,
+                   struct ar_error *err);
+    struct ar_unwrap *(*unwrap_new)(const struct ar_call_spec *spec);
+    /* Feeds one stdout line. Returns 1 when it was the final event, else 0.
+     * *ev is filled when the line is a tool use worth showing (else zeroed). */
+    int (*unwrap_line)(struct ar_unwrap *u, const char *line, size_t len, struct ar_progress *ev);
+    void (*unwrap_finish)(struct ar_unwrap *u, const struct ar_exit_info *exit,
+                          struct ar_reply *out);
+    void (*unwrap_free)(struct ar_unwrap *u);
+
+    /* Parses output a script already captured, streaming or not (claude
+     * json/stream-json, codex --json/plain, gemini json/stream-json). Returns
+     * 0 with *out filled, or AR_ENOJSON when it is not this CLI's wrapper. */
+    int (*unwrap_captured)(const char *data, size_t len, struct ar_reply *out);
+};
+
+/* The registry, in `--provider auto` order (claude, codex, gemini), NULL-terminated. */
+const struct ar_provider *const *ar_providers(void);
+
+/* The provider named `name`, or NULL. */
+const struct ar_provider *ar_provider_find(const char *name);
+
+/*
+ * The binary to run for p: $AGENTRUN_<NAME>_BIN when set, else the name to be
+ * looked up on PATH. Borrowed (environment or static storage).
+ */
+const char *ar_provider_bin(const struct ar_provider *p);
+
+/* Non-zero when the binary of p is found (an explicit path that is executable, or on PATH). */
+int ar_provider_installed(const struct ar_provider *p);
+
+/*
+ * The model to ask for: `requested` when set, else $AGENTRUN_MODEL, else the
+ * provider's own variable, else NULL (the CLI's default). Borrowed.
+ */
+const char *ar_provider_model(const struct ar_provider *p, const char *requested);
+
+/* Resolves "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) to a provider. NULL with err set. */
+const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err);
+
+#endif

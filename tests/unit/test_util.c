@@ -1,0 +1,112 @@
+/* Unit tests of src/util: the capped buffer, the string vector, the error table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agentrun/error.h"
+#include "util/buf.h"
+#include "util/strv.h"
+
+static void test_buf_append_and_cstr(void **state)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, 100);
+    assert_string_equal(ar_buf_cstr(&b), "");
+    assert_int_equal(ar_buf_puts(&b, "hello"), 0);
+    assert_int_equal(ar_buf_printf(&b, " %d", 42), 0);
+    assert_string_equal(ar_buf_cstr(&b), "hello 42");
+    assert_int_equal(b.len, 8);
+    ar_buf_consume(&b, 6);
+    assert_string_equal(ar_buf_cstr(&b), "42");
+    ar_buf_finish(&b);
+}
+
+static void test_buf_refuses_past_max(void **state)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, 8);
+    assert_int_equal(ar_buf_puts(&b, "12345678"), 0);
+    assert_int_equal(ar_buf_putc(&b, '9'), AR_ETOOBIG);
+    assert_int_equal(b.len, 8);
+    assert_int_equal(ar_buf_printf(&b, "%s", "x"), AR_ETOOBIG);
+    assert_string_equal(ar_buf_cstr(&b), "12345678");
+    ar_buf_finish(&b);
+}
+
+static void test_buf_detach_hands_out_and_resets(void **state)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    size_t len = 99;
+    char *p = ar_buf_detach(&b, &len);
+    assert_non_null(p);
+    assert_int_equal(len, 0);
+    free(p);
+    ar_buf_append(&b, "a\0b", 3);
+    p = ar_buf_detach(&b, &len);
+    assert_int_equal(len, 3);
+    assert_memory_equal(p, "a\0b", 3);
+    assert_int_equal(b.len, 0);
+    free(p);
+}
+
+static void test_strv_builds_null_terminated_vector(void **state)
+{
+    struct ar_strv sv = AR_STRV_INIT;
+    assert_null(ar_strv_get(&sv)[0]);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(ar_strv_pushf(&sv, "arg%d", i), 0);
+    assert_int_equal(sv.n, 20);
+    assert_string_equal(sv.v[19], "arg19");
+    assert_null(sv.v[20]);
+    ar_strv_finish(&sv);
+    assert_int_equal(sv.n, 0);
+}
+
+static void test_error_table_maps_names_and_exit_statuses(void **state)
+{
+    assert_string_equal(ar_strerror_name(AR_ECONTRACT), "contract");
+    assert_int_equal(ar_error_exit_status(AR_ECONTRACT), 3);
+    assert_int_equal(ar_error_exit_status(AR_ENOJSON), 3);
+    assert_int_equal(ar_error_exit_status(AR_EUSAGE), 2);
+    assert_int_equal(ar_error_exit_status(AR_ETIMEOUT), 5);
+    assert_int_equal(ar_error_exit_status(AR_EIDLE), 5);
+    assert_int_equal(ar_error_exit_status(AR_EAUTH), 4);
+    assert_int_equal(ar_error_exit_status(0), 0);
+    assert_int_equal(ar_error_from_name("rate_limit"), AR_ERATELIMIT);
+    assert_int_equal(ar_error_from_name("nope"), 0);
+
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_error_set(&err, AR_EIO, "x.md", "cannot read '%s'", "x.md"), AR_EIO);
+    assert_string_equal(err.msg, "cannot read 'x.md'");
+    assert_string_equal(err.where, "x.md");
+    assert_int_equal(ar_error_set(NULL, AR_EIO, NULL, "ignored"), AR_EIO);
+}
+
+static void test_error_message_is_truncated_not_overflowed(void **state)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    char big[1000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    ar_error_set(&err, AR_EUSAGE, big, "%s", big);
+    assert_int_equal(strlen(err.msg), sizeof(err.msg) - 1);
+    assert_int_equal(strlen(err.where), sizeof(err.where) - 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buf_append_and_cstr),
+        cmocka_unit_test(test_buf_refuses_past_max),
+        cmocka_unit_test(test_buf_detach_hands_out_and_resets),
+        cmocka_unit_test(test_strv_builds_null_terminated_vector),
+        cmocka_unit_test(test_error_table_maps_names_and_exit_statuses),
+        cmocka_unit_test(test_error_message_is_truncated_not_overflowed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,220 @@
+/*
+ * agentrun: run Claude Code, Codex or Gemini headlessly and get back a
+ * result you can trust.
+ *
+ * The public C API. One call runs one job to completion:
+ *
+ *     struct ar_run_options o = AR_RUN_OPTIONS_INIT;
+ *     o.prompt = "Say hello as JSON";
+ *     o.schema = "{\"type\":\"object\",\"required\":[\"hello\"]}";
+ *     struct ar_result *r = NULL;
+ *     struct ar_error err = AR_ERROR_INIT;
+ *     if (ar_run(&o, &r, &err) < 0) { ... err.msg ... }   // could not even start
+ *     if (r->ok) puts(r->json);                            // the checked JSON
+ *     char *text = ar_result_to_json(r, 0);                // the RunResult (DESIGN §6)
+ *     free(text);
+ *     ar_result_destroy(r);
+ *
+ * Nothing here prints; diagnostics go to options.logger. libuv and jansson
+ * are implementation details: no header of theirs is included.
+ */
+#ifndef AGENTRUN_AGENTRUN_H
+#define AGENTRUN_AGENTRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "error.h"
+#include "log.h"
+#include "usage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct json_t; /* jansson's value type, for the optional validate hook */
+
+/* The kind of JSON value a run wants from the model. */
+enum ar_expect {
+    AR_EXPECT_OBJECT = 0, /* default: prose citations like [1] never count */
+    AR_EXPECT_ARRAY,
+    AR_EXPECT_ANY,
+};
+
+/* A template variable: {{name}} is replaced by value (inserted verbatim). */
+struct ar_var {
+    const char *name;
+    const char *value;
+};
+
+/* Live progress of a run, for a status line. Borrowed for the call. */
+struct ar_run_progress {
+    const char *provider;
+    const char *job;     /* options.job_id or NULL */
+    const char *call;    /* "main" or "repair" */
+    uint64_t elapsed_ms; /* since the run started */
+    const char *tool;    /* the tool the CLI is using now, or NULL */
+    const char *path;    /* the file it touches, or NULL */
+};
+typedef void ar_progress_fn(void *arg, const struct ar_run_progress *p);
+
+/*
+ * Extra checks beyond the contract (prioritize: every prd_id must be known).
+ * Called with the extracted value (borrowed) when it satisfies the contract;
+ * report each violation with add(sink, "message"). Violations are treated
+ * like contract violations: they are sent to the one repair call.
+ */
+typedef void ar_validate_fn(void *arg, struct json_t *value,
+                            void (*add)(void *sink, const char *msg), void *sink);
+
+struct ar_run_options {
+    const char
+        *provider; /* "claude", "codex", "gemini", "auto"; NULL: $AGENTRUN_PROVIDER, else auto */
+    const char *model; /* NULL: $AGENTRUN_MODEL, the CLI's own variable, the CLI's default */
+
+    /* The prompt: exactly one of prompt and template_name. */
+    const char *prompt;        /* free-form text */
+    const char *template_name; /* a template from prompts/ (or an override directory) */
+    const struct ar_var *vars; /* the template's variables */
+    size_t n_vars;
+    const char *prompts_dir; /* an override directory searched first, or NULL */
+    const char *schema;      /* a contract (JSON Schema subset text) for a free-form prompt */
+    int want_json;           /* extract JSON even without a contract */
+    enum ar_expect expect;
+
+    const char *cwd;    /* where the CLI runs; NULL: the current directory */
+    const char *resume; /* a session id to continue, or NULL */
+    int allow_edits;    /* let the CLI edit files (default read-only) */
+    int model_repair;   /* one repair call when the output fails (default 1) */
+    int local_repair;   /* deterministic local repair (default 1) */
+    int track_files;    /* git snapshots before and after (default 1) */
+    int with_content;   /* add created/modified files' content to the result */
+
+    uint64_t timeout_ms;      /* wall clock per call (default 900 s); 0: none */
+    uint64_t idle_timeout_ms; /* no byte on stdout or stderr (default 300 s); 0: none */
+    uint64_t final_grace_ms;  /* a CLI lingering after its final event (default 3 s) */
+    uint64_t kill_grace_ms;   /* SIGTERM to SIGKILL (default 5 s) */
+    size_t output_cap;        /* stdout + stderr bytes per call (default 64 MiB) */
+
+    double max_cost_usd;         /* > 0: passed to CLIs that enforce a budget */
+    const char *prices_file;     /* a price table override (JSON), or NULL: $AGENTRUN_PRICES */
+    const char *transcript_path; /* the raw CLI stdout of every call is appended here */
+    const char *job_id;          /* a name for log events and progress */
+
+    ar_validate_fn *validate;
+    void *validate_arg;
+    struct ar_logger logger;
+    ar_progress_fn *progress;
+    void *progress_arg;
+};
+
+#define AR_RUN_OPTIONS_INIT                                                                 \
+    {                                                                                       \
+        .expect = AR_EXPECT_OBJECT, .model_repair = 1, .local_repair = 1, .track_files = 1, \
+        .timeout_ms = 900000, .idle_timeout_ms = 300000, .final_grace_ms = 3000,            \
+        .kill_grace_ms = 5000, .output_cap = (size_t)64 << 20, .logger = AR_LOGGER_INIT,    \
+    }
+
+enum ar_repair_kind {
+    AR_REPAIR_NONE = 0, /* the first answer was usable as it came */
+    AR_REPAIR_LOCAL,    /* local repair made it usable */
+    AR_REPAIR_MODEL,    /* the repair call was made (whether or not it helped) */
+};
+
+enum ar_cost_source {
+    AR_COST_UNKNOWN = 0, /* cost_usd is meaningless: report null, never 0 */
+    AR_COST_CLI,         /* the CLI computed it (claude) */
+    AR_COST_PRICE_TABLE, /* agentrun's price table */
+};
+
+enum ar_file_op {
+    AR_FILE_CREATE = 0,
+    AR_FILE_MODIFY,
+    AR_FILE_DELETE,
+    AR_FILE_RENAME,
+};
+
+struct ar_file_change {
+    char *path; /* relative to the repository root */
+    char *from; /* renames: the old path; else NULL */
+    enum ar_file_op op;
+    char *content; /* with_content: the content (base64 when `base64`), else NULL */
+    size_t content_len;
+    int base64;
+    int truncated; /* content cut at 1 MiB */
+};
+
+struct ar_call_record {
+    char *kind; /* "main" or "repair" */
+    char *provider;
+    char **argv;   /* NULL-terminated; never contains the prompt */
+    int exit_code; /* exit status or 128 + signal; -1 when it never ran */
+    int signal;    /* 0 or the terminating signal */
+    uint64_t duration_ms;
+    struct ar_usage usage;
+    double cost_usd;
+    enum ar_cost_source cost_source;
+    int timed_out;
+    char *stderr_tail;
+    char *error; /* this call's error code name, or NULL */
+};
+
+/*
+ * The result of a run. Everything is owned by the result and freed by
+ * ar_result_destroy(); read it, don't change it.
+ */
+struct ar_result {
+    int ok; /* the run produced what was asked (and error.code is 0) */
+    char *provider;
+    char *model;          /* the model actually used, or NULL */
+    char *output;         /* the final model text of the last call, or NULL */
+    char *json;           /* the accepted JSON value as compact text, or NULL */
+    struct json_t *value; /* the same value parsed, borrowed from the result, or NULL */
+    enum ar_repair_kind repair;
+    char **local_fixes;    /* NULL-terminated names of local repairs made, never NULL */
+    struct ar_usage usage; /* summed over calls */
+    double cost_usd;       /* summed; meaningful unless cost_source is AR_COST_UNKNOWN */
+    enum ar_cost_source cost_source;
+    char *session_id;
+    uint64_t duration_ms; /* the whole run */
+    int exit_code;        /* the CLI's exit status of the last call */
+    int files_tracked;    /* 0 outside a git work tree */
+    struct ar_file_change *files;
+    size_t n_files;
+    struct ar_call_record *calls;
+    size_t n_calls;
+    struct ar_error error; /* code 0 when ok */
+    char **error_details;  /* NULL-terminated violations ("/issues/0/line: …"), never NULL */
+};
+
+/*
+ * Runs one job to completion on a private event loop.
+ * Returns 0 with *out set (the run may still have failed: see (*out)->ok and
+ * (*out)->error), or a negative AR_E… code with err set when the run could
+ * not be set up (bad options, unknown template, unknown provider); *out is
+ * then NULL. The caller owns *out and frees it with ar_result_destroy().
+ */
+AR_API int ar_run(const struct ar_run_options *opts, struct ar_result **out, struct ar_error *err);
+
+/* Frees r and everything it holds. NULL is fine. */
+AR_API void ar_result_destroy(struct ar_result *r);
+
+/*
+ * The RunResult JSON (schema "agentrun.run/1", docs/run-result.md) of r.
+ * Compact on one line unless pretty. Returns a string the caller free()s,
+ * or NULL when out of memory.
+ */
+AR_API char *ar_result_to_json(const struct ar_result *r, int pretty);
+
+/* The process exit status for r per DESIGN §7 (0, 3, 4, 5, …). */
+AR_API int ar_result_exit_status(const struct ar_result *r);
+
+/* "0.1.0". Static storage. */
+AR_API const char *ar_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,230 @@
+/* The RunResult: freeing it, and its JSON form (docs/run-result.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ar_config.h"
+#include "run/run.h"
+
+static const char *const repair_names[] = { "none", "local", "model" };
+static const char *const cost_names[] = { "unknown", "cli", "price_table" };
+static const char *const op_names[] = { "create", "modify", "delete", "rename" };
+
+static void free_strv(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+void ar_result_destroy(struct ar_result *r)
+{
+    if (!r)
+        return;
+    free(r->provider);
+    free(r->model);
+    free(r->output);
+    free(r->json);
+    json_decref(r->value);
+    free_strv(r->local_fixes);
+    free(r->session_id);
+    for (size_t i = 0; i < r->n_files; i++) {
+        free(r->files[i].path);
+        free(r->files[i].from);
+        free(r->files[i].content);
+    }
+    free(r->files);
+    for (size_t i = 0; i < r->n_calls; i++) {
+        struct ar_call_record *c = &r->calls[i];
+        free(c->kind);
+        free(c->provider);
+        free_strv(c->argv);
+        free(c->stderr_tail);
+        free(c->error);
+    }
+    free(r->calls);
+    free_strv(r->error_details);
+    free(r);
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* jansson refuses invalid UTF-8; model and CLI text can hold anything, so fall
+ * back to a lossy copy rather than dropping the field. */
+static json_t *text_value(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    size_t n = strlen(s);
+    char *copy = malloc(n * 3 + 1);
+    if (!copy)
+        return json_null();
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = len && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = ((unsigned char)s[i + k] >> 6) == 2;
+        if (ok) {
+            char tmp[5] = { 0 };
+            memcpy(tmp, s + i, len);
+            /* Let jansson judge overlongs and surrogates on the small piece. */
+            json_t *probe = json_stringn(tmp, len);
+            ok = probe != NULL;
+            json_decref(probe);
+        }
+        if (ok) {
+            memcpy(copy + o, s + i, len);
+            o += len;
+            i += len;
+        } else {
+            memcpy(copy + o, "\xEF\xBF\xBD", 3); /* U+FFFD */
+            o += 3;
+            i += 1;
+        }
+    }
+    json_t *v2 = json_stringn(copy, o);
+    free(copy);
+    return v2 ? v2 : json_null();
+}
+
+static json_t *usage_value(const struct ar_usage *u)
+{
+    return json_pack("{s:I,s:I,s:I,s:I,s:I}", "input", (json_int_t)u->input, "cache_read",
+                     (json_int_t)u->cache_read, "cache_write", (json_int_t)u->cache_write, "output",
+                     (json_int_t)u->output, "reasoning", (json_int_t)u->reasoning);
+}
+
+static json_t *cost_value(double usd, enum ar_cost_source src)
+{
+    return src == AR_COST_UNKNOWN ? json_null() : json_real(usd);
+}
+
+static json_t *strv_value(char *const *v)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; v && v[i]; i++)
+        json_array_append_new(a, text_value(v[i]));
+    return a;
+}
+
+static json_t *files_value(const struct ar_result *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_files; i++) {
+        const struct ar_file_change *f = &r->files[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "path", text_value(f->path));
+        json_object_set_new(o, "op", json_string(op_names[f->op]));
+        json_object_set_new(o, "from", text_value(f->from));
+        if (f->content) {
+            json_object_set_new(o, "content",
+                                f->base64 ? json_string(f->content)
+                                          : json_stringn(f->content, f->content_len));
+            json_object_set_new(o, "encoding", json_string(f->base64 ? "base64" : "utf-8"));
+            json_object_set_new(o, "truncated", json_boolean(f->truncated));
+        }
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *calls_value(const struct ar_result *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_calls; i++) {
+        const struct ar_call_record *c = &r->calls[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(c->kind ? c->kind : "main"));
+        json_object_set_new(o, "provider", str_or_null(c->provider));
+        json_object_set_new(o, "argv", strv_value(c->argv));
+        json_object_set_new(o, "exit_code", json_integer(c->exit_code));
+        json_object_set_new(o, "signal", c->signal ? json_integer(c->signal) : json_null());
+        json_object_set_new(o, "duration_ms", json_integer((json_int_t)c->duration_ms));
+        json_object_set_new(o, "tokens", usage_value(&c->usage));
+        json_object_set_new(o, "cost_usd", cost_value(c->cost_usd, c->cost_source));
+        json_object_set_new(o, "cost_source", json_string(cost_names[c->cost_source]));
+        json_object_set_new(o, "timed_out", json_boolean(c->timed_out));
+        json_object_set_new(o, "stderr_tail", text_value(c->stderr_tail ? c->stderr_tail : ""));
+        json_object_set_new(o, "error", str_or_null(c->error));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+json_t *ar_result_to_value(const struct ar_result *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string("agentrun.run/1"));
+    json_object_set_new(o, "ok", json_boolean(r->ok));
+    json_object_set_new(o, "provider", str_or_null(r->provider));
+    json_object_set_new(o, "model", text_value(r->model));
+    json_object_set_new(o, "output", text_value(r->output));
+    json_object_set_new(o, "json", r->value ? json_incref(r->value) : json_null());
+    json_object_set_new(o, "repair", json_string(repair_names[r->repair]));
+    json_object_set_new(o, "local_fixes", strv_value(r->local_fixes));
+    json_object_set_new(o, "tokens", usage_value(&r->usage));
+    json_object_set_new(o, "cost_usd", cost_value(r->cost_usd, r->cost_source));
+    json_object_set_new(o, "cost_source", json_string(cost_names[r->cost_source]));
+    json_object_set_new(o, "session_id", text_value(r->session_id));
+    json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
+    json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+    json_object_set_new(o, "files_tracked", json_boolean(r->files_tracked));
+    json_object_set_new(o, "files", files_value(r));
+    json_object_set_new(o, "calls", calls_value(r));
+    if (r->error.code) {
+        json_t *e = json_object();
+        json_object_set_new(e, "code", json_string(ar_strerror_name(r->error.code)));
+        json_object_set_new(e, "message", text_value(r->error.msg));
+        json_object_set_new(e, "details", strv_value(r->error_details));
+        json_object_set_new(o, "error", e);
+    } else {
+        json_object_set_new(o, "error", json_null());
+    }
+    return o;
+}
+
+char *ar_result_to_json(const struct ar_result *r, int pretty)
+{
+    json_t *v = ar_result_to_value(r);
+    if (!v)
+        return NULL;
+    char *s = json_dumps(v, JSON_PRESERVE_ORDER | (pretty ? JSON_INDENT(2) : JSON_COMPACT));
+    json_decref(v);
+    return s;
+}
+
+int ar_result_exit_status(const struct ar_result *r)
+{
+    if (!r)
+        return 4;
+    return r->error.code ? ar_error_exit_status(r->error.code) : 0;
+}
+
+struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg)
+{
+    struct ar_result *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->provider = provider ? strdup(provider) : NULL;
+    r->local_fixes = calloc(1, sizeof(char *));
+    r->error_details = calloc(1, sizeof(char *));
+    r->exit_code = -1;
+    ar_error_set(&r->error, code, NULL, "%s", msg ? msg : ar_strerror(code));
+    if (!r->local_fixes || !r->error_details) {
+        ar_result_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+const char *ar_version(void)
+{
+    return AR_VERSION;
+}

@@ -1,0 +1,45 @@
+/*
+ * The run pipeline: the one place the stages are sequenced (DESIGN §1).
+ *
+ *   render -> git snapshot -> call -> unwrap -> extract -> local repair
+ *   -> contract check -> (on failure, once) repair call -> extract -> check
+ *   -> git snapshot -> RunResult
+ *
+ * Many runs share one loop: commands that run several jobs at once (review
+ * chunks, batch) start each with ar_run_start() from a pool job and release
+ * the pool slot in their done callback.
+ */
+#ifndef AR_RUN_RUN_H
+#define AR_RUN_RUN_H
+
+#include <jansson.h>
+
+#include "agentrun/agentrun.h"
+
+struct ar_loop;
+struct ar_run;
+
+/* The run is over. res is owned by the callee (ar_result_destroy()). The run
+ * object is freed after this returns. */
+typedef void ar_run_done_fn(struct ar_run *run, struct ar_result *res, void *arg);
+
+/*
+ * Starts a run on loop. Options are copied; the caller's strings may go away
+ * after this returns. Returns 0 (done will be called exactly once, from the
+ * loop) or a negative AR_E… code with err set when the run cannot be set up
+ * (unknown provider or template, bad variables, unreadable schema): done is
+ * then never called.
+ */
+int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run_done_fn *done,
+                 void *arg, struct ar_run **out, struct ar_error *err);
+
+/* Ends the run's current call; the result is error "interrupted". */
+void ar_run_cancel(struct ar_run *run);
+
+/* A result that failed before any call (a bad batch line): error code and message. */
+struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);
+
+/* The RunResult object of r (docs/run-result.md). New reference. */
+json_t *ar_result_to_value(const struct ar_result *r);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * Taking a snapshot: `git rev-parse --show-toplevel`, then `git status` in
+ * that directory, both through the supervisor, then hashing. The async form
+ * is the real one; the sync form runs it on a private loop, so both share
+ * every step.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "git/git.h"
+#include "proc/proc.h"
+
+/* Generous: status in a large tree on a cold cache can take many seconds. */
+#define GIT_TIMEOUT_MS 120000
+/* Status of a tree with very many untracked files can be large. */
+#define GIT_OUTPUT_CAP ((size_t)256 << 20)
+
+/*
+ * GIT_OPTIONAL_LOCKS=0: status otherwise refreshes the index and takes
+ * index.lock, which would make a CLI's own `git add` fail while we look.
+ * LC_ALL=C: stderr (our `reason`) in one language.
+ */
+static const char *const git_env[] = { "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", NULL };
+
+static const char *const toplevel_argv[] = { "git", "rev-parse", "--show-toplevel", NULL };
+
+/* status.renames=true: a user's `status.renames = false` must not hide renames. */
+static const char *const status_argv[] = {
+    "git", "-c", "status.renames=true", "status", "--porcelain=v2", "-z", "--untracked-files=all",
+    NULL
+};
+
+struct snap_job {
+    struct ar_loop *loop;
+    char *cwd;
+    const struct ar_git_snapshot *prev;
+    ar_git_snapshot_done_fn *done;
+    void *arg;
+    char *root;
+};
+
+static void job_free(struct snap_job *j)
+{
+    free(j->cwd);
+    free(j->root);
+    free(j);
+}
+
+static void finish(struct snap_job *j, struct ar_git_snapshot *snap, int rc,
+                   const struct ar_error *err)
+{
+    ar_git_snapshot_done_fn *done = j->done;
+    void *arg = j->arg;
+    job_free(j);
+    done(snap, rc, err, arg);
+}
+
+static void finish_oom(struct snap_job *j, const char *where)
+{
+    struct ar_error e = AR_ERROR_INIT;
+    ar_error_set(&e, AR_ENOMEM, where, "out of memory");
+    finish(j, NULL, AR_ENOMEM, &e);
+}
+
+/* Tracking is off, with a reason; out of memory for the reason is the only failure. */
+static void finish_untracked(struct snap_job *j, const char *why, const char *detail)
+{
+    struct ar_git_snapshot *s = detail && *detail ? ar_git_snapshot_untracked("%s: %s", why, detail)
+                                                  : ar_git_snapshot_untracked("%s", why);
+    if (!s)
+        finish_oom(j, "git snapshot");
+    else
+        finish(j, s, 0, NULL);
+}
+
+/* The first line of git's stderr, which holds its "fatal: …" message. */
+static void first_line(const struct ar_child_result *res, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!res->stderr_tail || res->stderr_tail_len == 0)
+        return;
+    size_t n = res->stderr_tail_len;
+    const char *nl = memchr(res->stderr_tail, '\n', n);
+    if (nl)
+        n = (size_t)(nl - res->stderr_tail);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, res->stderr_tail, n);
+    out[n] = '\0';
+}
+
+/* Why a git child did not succeed, or NULL when it did. */
+static const char *failure(const struct ar_child_result *res)
+{
+    switch (res->end) {
+    case AR_CHILD_EXITED:
+    case AR_CHILD_FINAL_GRACE:
+        return res->status == 0 ? NULL : "";
+    case AR_CHILD_TIMEOUT:
+    case AR_CHILD_IDLE:
+        return "git timed out";
+    case AR_CHILD_TOOBIG:
+        return "git output too large";
+    case AR_CHILD_CANCELLED:
+        return "git was cancelled";
+    }
+    return "";
+}
+
+static int spawn_git(struct snap_job *j, const char *const *argv, const char *cwd,
+                     ar_child_done_fn *on_done, struct ar_error *err)
+{
+    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    o.argv = argv;
+    o.cwd = cwd;
+    o.env = git_env;
+    o.timeout_ms = GIT_TIMEOUT_MS;
+    o.output_cap = GIT_OUTPUT_CAP;
+    o.capture_stdout = 1;
+    o.on_done = on_done;
+    o.arg = j;
+    return ar_child_spawn(j->loop, &o, NULL, err);
+}
+
+static void on_status(struct ar_child *c, const struct ar_child_result *res, void *arg)
+{
+    struct snap_job *j = arg;
+    char line[200];
+    const char *why = failure(res);
+    if (why) {
+        first_line(res, line, sizeof(line));
+        finish_untracked(j, *why ? why : "git status failed", line);
+        return;
+    }
+    struct ar_error e = AR_ERROR_INIT;
+    struct ar_git_snapshot *snap = NULL;
+    int rc = ar_git_snapshot_parse(j->root, res->stdout_data ? res->stdout_data : "",
+                                   res->stdout_data ? res->stdout_len : 0, &snap, &e);
+    if (rc == AR_EIO) {
+        finish_untracked(j, "unexpected git status output", e.msg);
+        return;
+    }
+    if (!rc)
+        rc = ar_git_snapshot_hash(snap, j->prev, &e);
+    if (rc) {
+        ar_git_snapshot_destroy(snap);
+        finish(j, NULL, rc, &e);
+        return;
+    }
+    finish(j, snap, 0, NULL);
+}
+
+static void on_toplevel(struct ar_child *c, const struct ar_child_result *res, void *arg)
+{
+    struct snap_job *j = arg;
+    char line[200];
+    const char *why = failure(res);
+    if (why) {
+        first_line(res, line, sizeof(line));
+        /* rev-parse fails with 128 outside a work tree: the common, expected case. */
+        finish_untracked(j, *why ? why : "not a git work tree", line);
+        return;
+    }
+    size_t n = res->stdout_data ? res->stdout_len : 0;
+    /* The path may itself contain newlines: strip only the one git adds. */
+    if (n && res->stdout_data[n - 1] == '\n')
+        n--;
+    if (n == 0) {
+        finish_untracked(j, "not a git work tree", NULL);
+        return;
+    }
+    if (!(j->root = malloc(n + 1))) {
+        finish_oom(j, "git snapshot");
+        return;
+    }
+    memcpy(j->root, res->stdout_data, n);
+    j->root[n] = '\0';
+    struct ar_error e = AR_ERROR_INIT;
+    /* Status in the top directory: every path comes out relative to it. */
+    if (spawn_git(j, status_argv, j->root, on_status, &e)) {
+        if (e.code == AR_ENOMEM)
+            finish(j, NULL, AR_ENOMEM, &e);
+        else
+            finish_untracked(j, "cannot run git", e.msg);
+    }
+}
+
+int ar_git_snapshot_start(struct ar_loop *loop, const char *cwd, const struct ar_git_snapshot *prev,
+                          ar_git_snapshot_done_fn *done, void *arg, struct ar_error *err)
+{
+    struct snap_job *j = calloc(1, sizeof(*j));
+    if (!j || (cwd && !(j->cwd = strdup(cwd)))) {
+        free(j);
+        return ar_error_set(err, AR_ENOMEM, "git snapshot", "out of memory");
+    }
+    j->loop = loop;
+    j->prev = prev;
+    j->done = done;
+    j->arg = arg;
+    int rc = spawn_git(j, toplevel_argv, j->cwd, on_toplevel, err);
+    if (rc)
+        job_free(j);
+    return rc;
+}
+
+struct sync_state {
+    struct ar_git_snapshot *snap;
+    int rc;
+    struct ar_error err;
+};
+
+static void on_sync_done(struct ar_git_snapshot *snap, int rc, const struct ar_error *err,
+                         void *arg)
+{
+    struct sync_state *st = arg;
+    st->snap = snap;
+    st->rc = rc;
+    if (err)
+        st->err = *err;
+}
+
+int ar_git_snapshot_take(const char *cwd, const struct ar_git_snapshot *prev,
+                         struct ar_git_snapshot **out, struct ar_error *err)
+{
+    struct ar_error e = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&e);
+    if (!loop) {
+        if (e.code == AR_ENOMEM)
+            return ar_error_set(err, AR_ENOMEM, "git snapshot", "out of memory");
+        *out = ar_git_snapshot_untracked("cannot run git: %s", e.msg);
+        return *out ? 0 : ar_error_set(err, AR_ENOMEM, "git snapshot", "out of memory");
+    }
+    struct sync_state st = { NULL, 0, AR_ERROR_INIT };
+    int rc = ar_git_snapshot_start(loop, cwd, prev, on_sync_done, &st, &e);
+    if (rc == 0) {
+        ar_loop_run(loop);
+        rc = st.rc;
+        e = st.err;
+    } else if (rc != AR_ENOMEM) {
+        /* git is not installed, or cannot be started here: not an error of the run. */
+        const char *why = rc == AR_ENOTFOUND ? "git not found" : "cannot run git";
+        st.snap = ar_git_snapshot_untracked("%s: %s", why, e.msg);
+        rc = st.snap ? 0 : AR_ENOMEM;
+    }
+    ar_loop_destroy(loop);
+    if (rc) {
+        ar_git_snapshot_destroy(st.snap);
+        if (err)
+            *err = e;
+        return rc;
+    }
+    *out = st.snap;
+    return 0;
+}

@@ -6,7 +6,8 @@
  * Life of one call:
  *   1. p->prepare(spec, &setup, err): argv (never the prompt: it goes on
  *      stdin), environment additions and temporary files (codex's schema file);
- *   2. u = p->unwrap_new(spec); the supervisor feeds every stdout line to
+ *   2. u = p->unwrap_new(spec), BEFORE the CLI is spawned (codex reads a
+ *      resumed thread's running token total then); the supervisor feeds every stdout line to
  *      p->unwrap_line(u, …), which reports progress and says when the final
  *      event was seen (the caller then arms the final-event grace);
  *   3. p->unwrap_finish(u, &exit, &reply): the final text, usage, session,
@@ -24,13 +25,13 @@
 
 /* What the caller asks of one call. */
 struct ar_call_spec {
-    const char *model;       /* NULL: the CLI's default */
-    const char *schema;      /* the contract as JSON text, or NULL (native structured output) */
-    const char *resume;      /* a session/thread id to continue, or NULL */
-    const char *cwd;         /* the working directory of the call */
-    int allow_edits;         /* edit permissions instead of read-only */
-    int in_git_repo;         /* cwd is inside a git work tree */
-    double max_budget_usd;   /* > 0: a budget the CLI should enforce itself, where it can */
+    const char *model;     /* NULL: the CLI's default */
+    const char *schema;    /* the contract as JSON text, or NULL (native structured output) */
+    const char *resume;    /* a session/thread id to continue, or NULL */
+    const char *cwd;       /* the working directory of the call */
+    int allow_edits;       /* edit permissions instead of read-only */
+    int in_git_repo;       /* cwd is inside a git work tree */
+    double max_budget_usd; /* > 0: a budget the CLI should enforce itself, where it can */
 };
 
 /* What prepare() builds; the caller owns it and calls ar_call_setup_finish(). */
@@ -51,7 +52,7 @@ struct ar_progress {
 
 /* How the CLI process ended, for unwrap_finish(). */
 struct ar_exit_info {
-    int status;              /* exit status or 128 + signal */
+    int status; /* exit status or 128 + signal */
     int term_signal;
     int killed;              /* agentrun ended it (timeout, cap, cancel) */
     const char *stderr_tail; /* borrowed */
@@ -60,19 +61,21 @@ struct ar_exit_info {
 
 /* What one call yielded. Strings are owned; ar_reply_finish() frees them. */
 struct ar_reply {
-    char *text;            /* final text, verbatim; NULL when none */
-    char *session_id;      /* session/thread id, or NULL */
-    char *model;           /* the model actually used, or NULL */
+    char *text;       /* final text, verbatim; NULL when none */
+    char *session_id; /* session/thread id, or NULL */
+    char *model;      /* the model actually used, or NULL */
     struct ar_usage usage;
     int has_usage;
     int usage_from_stderr; /* tokens were read from stderr text (codex plain mode) */
+    int usage_cumulative;  /* usage is a resumed thread's running total: the per-call
+                              numbers could not be known (codex without its rollout file) */
     double cost_usd;       /* the CLI's own cost, when has_cost */
     int has_cost;
-    int final_seen;        /* the final event (result / turn.completed / …) arrived */
-    int error;             /* 0 or AR_EAUTH, AR_ERATELIMIT, AR_EAPI, AR_ECLIFAILED,
-                              AR_ETRUNCATED, AR_EEMPTY, AR_EINTERRUPTED */
-    char *error_msg;       /* the CLI's own words, or NULL */
-    struct ar_strv files;  /* paths the CLI itself reported changing */
+    int final_seen;       /* the final event (result / turn.completed / …) arrived */
+    int error;            /* 0 or AR_EAUTH, AR_ERATELIMIT, AR_EAPI, AR_ECLIFAILED,
+                             AR_ETRUNCATED, AR_EEMPTY, AR_EINTERRUPTED */
+    char *error_msg;      /* the CLI's own words, or NULL */
+    struct ar_strv files; /* paths the CLI itself reported changing */
 };
 
 void ar_reply_init(struct ar_reply *r);
@@ -81,10 +84,10 @@ void ar_reply_finish(struct ar_reply *r);
 struct ar_unwrap; /* per-call stream state, opaque */
 
 struct ar_provider {
-    const char *name;         /* "claude" */
-    const char *bin_env;      /* "AGENTRUN_CLAUDE_BIN" */
-    const char *install_hint; /* "npm install -g @anthropic-ai/claude-code" */
-    const char *model_env;    /* the CLI's own model variable ("CODEX_MODEL") or NULL */
+    const char *name;              /* "claude" */
+    const char *bin_env;           /* "AGENTRUN_CLAUDE_BIN" */
+    const char *install_hint;      /* "npm install -g @anthropic-ai/claude-code" */
+    const char *model_env;         /* the CLI's own model variable ("CODEX_MODEL") or NULL */
     const char *const *auth_env;   /* variables that carry credentials (names only) */
     const char *const *auth_files; /* login files relative to $HOME */
 
@@ -102,6 +105,13 @@ struct ar_provider {
      * json/stream-json, codex --json/plain, gemini json/stream-json). Returns
      * 0 with *out filled, or AR_ENOJSON when it is not this CLI's wrapper. */
     int (*unwrap_captured)(const char *data, size_t len, struct ar_reply *out);
+
+    /* Reads what the CLI printed on stderr when its stdout held no wrapper
+     * (codex plain mode: `tokens used` and `session id:`, marking
+     * usage_from_stderr; gemini -o json: the error object at the end). Fills
+     * only what it finds in *out (which must be initialized). Returns 0 when
+     * it found something, else AR_ENOJSON. */
+    int (*unwrap_stderr)(const char *data, size_t len, struct ar_reply *out);
 };
 
 /* The registry, in `--provider auto` order (claude, codex, gemini), NULL-terminated. */
@@ -116,6 +126,9 @@ const struct ar_provider *ar_provider_find(const char *name);
  */
 const char *ar_provider_bin(const struct ar_provider *p);
 
+/* The full path of p's binary (explicit path or PATH search), or NULL. Caller free()s. */
+char *ar_provider_which(const struct ar_provider *p);
+
 /* Non-zero when the binary of p is found (an explicit path that is executable, or on PATH). */
 int ar_provider_installed(const struct ar_provider *p);
 
@@ -124,6 +137,12 @@ int ar_provider_installed(const struct ar_provider *p);
  * provider's own variable, else NULL (the CLI's default). Borrowed.
  */
 const char *ar_provider_model(const struct ar_provider *p, const char *requested);
+
+/*
+ * Which CLI's wrapper `data` is (for `extract --unwrap auto`): the first
+ * provider whose unwrap_captured() accepts it, or NULL. Static storage.
+ */
+const struct ar_provider *ar_provider_detect(const char *data, size_t len);
 
 /* Resolves "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) to a provider. NULL with err set. */
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err);

@@ -1,0 +1,250 @@
+/*
+ * The claude adapter (Claude Code 2.1.x): `claude -p --output-format
+ * stream-json --verbose`, prompt on stdin. See shared FORMATS.md for the
+ * wrapper fields read here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "provider/common.h"
+#include "provider/provider.h"
+
+static const char *const claude_auth_env[] = { "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN",
+                                               "ANTHROPIC_AUTH_TOKEN", NULL };
+static const char *const claude_auth_files[] = { ".claude/.credentials.json", NULL };
+
+/*
+ * claude's --json-schema accepts a plain JSON Schema; the contract's
+ * annotation keywords are harmless. It is passed compact so the argv element
+ * stays small; an unparsable contract is a usage error here rather than a
+ * confusing CLI failure later.
+ */
+static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup *out,
+                          struct ar_error *err)
+{
+    struct ar_strv *a = &out->argv;
+    int rc = ar_strv_push(a, ar_provider_bin(&ar_provider_claude));
+    rc |= ar_strv_pushv(
+        a, (const char *const[]){ "-p", "--output-format", "stream-json", "--verbose", NULL });
+    if (spec->model)
+        rc |= ar_strv_pushv(a, (const char *const[]){ "--model", spec->model, NULL });
+    /* Never --dangerously-skip-permissions: claude refuses it as root. The
+     * default mode is explicit so a user setting cannot widen a read-only call. */
+    rc |= ar_strv_pushv(a, (const char *const[]){ "--permission-mode",
+                                                  spec->allow_edits ? "acceptEdits" : "default",
+                                                  NULL });
+    if (spec->schema) {
+        json_error_t je;
+        json_t *s = json_loads(spec->schema, 0, &je);
+        if (!s || !json_is_object(s)) {
+            json_decref(s);
+            return ar_error_set(err, AR_EUSAGE, "claude", "the contract is not a JSON object: %s",
+                                je.text);
+        }
+        char *compact = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(s);
+        rc |= ar_strv_push(a, "--json-schema");
+        rc |= ar_strv_push_take(a, compact);
+    }
+    if (spec->resume)
+        rc |= ar_strv_pushv(a, (const char *const[]){ "--resume", spec->resume, NULL });
+    if (spec->max_budget_usd > 0) {
+        rc |= ar_strv_push(a, "--max-budget-usd");
+        rc |= ar_strv_pushf(a, "%.4f", spec->max_budget_usd);
+    }
+    if (rc)
+        return ar_error_set(err, AR_ENOMEM, "claude", "out of memory");
+    return 0;
+}
+
+static struct ar_unwrap *claude_unwrap_new(const struct ar_call_spec *spec)
+{
+    return ar_pv_unwrap_new(&ar_provider_claude, spec);
+}
+
+static int is_edit_tool(const char *name)
+{
+    static const char *const edit[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
+    for (size_t i = 0; edit[i]; i++)
+        if (strcmp(name, edit[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progress *ev)
+{
+    const json_t *content = json_object_get(json_object_get(o, "message"), "content");
+    size_t i;
+    const json_t *block;
+    int reported = 0;
+    json_array_foreach(content, i, block)
+    {
+        const char *type = ar_pv_str(block, "type");
+        const char *name = ar_pv_str(block, "name");
+        if (!type || strcmp(type, "tool_use") != 0 || !name)
+            continue;
+        const json_t *input = json_object_get(block, "input");
+        const char *path = ar_pv_str(input, "file_path");
+        if (!path)
+            path = ar_pv_str(input, "notebook_path");
+        if (!reported) {
+            ar_pv_event(u, ev, name, path);
+            reported = 1;
+        }
+        if (is_edit_tool(name))
+            ar_pv_add_file(u, path);
+    }
+}
+
+/* Sums modelUsage (every model of the run) into usage; the biggest spender is "the" model. */
+static int usage_from_model_usage(struct ar_unwrap *u, const json_t *mu)
+{
+    const char *key;
+    const json_t *m;
+    struct ar_usage sum = AR_USAGE_INIT;
+    double best = -1;
+    int any = 0;
+    json_object_foreach((json_t *)mu, key, m)
+    {
+        if (!json_is_object(m))
+            continue;
+        any = 1;
+        sum.input += ar_pv_u64(m, "inputTokens");
+        sum.output += ar_pv_u64(m, "outputTokens");
+        sum.cache_read += ar_pv_u64(m, "cacheReadInputTokens");
+        sum.cache_write += ar_pv_u64(m, "cacheCreationInputTokens");
+        double weight = json_number_value(json_object_get(m, "costUSD")) +
+                        (double)ar_pv_u64(m, "outputTokens") * 1e-12;
+        if (weight > best) {
+            best = weight;
+            ar_pv_set(&u->r.model, key);
+        }
+    }
+    if (any)
+        u->r.usage = sum;
+    return any;
+}
+
+static void on_result(struct ar_unwrap *u, const json_t *o)
+{
+    struct ar_reply *r = &u->r;
+    r->final_seen = 1;
+    const char *sid = ar_pv_str(o, "session_id");
+    if (sid)
+        ar_pv_set(&r->session_id, sid);
+
+    const json_t *so = json_object_get(o, "structured_output");
+    if (json_is_object(so) || json_is_array(so)) {
+        char *s = json_dumps(so, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+        free(r->text);
+        r->text = s;
+    } else if (ar_pv_str(o, "result")) {
+        ar_pv_set(&r->text, ar_pv_str(o, "result"));
+    }
+
+    const json_t *usage = json_object_get(o, "usage");
+    if (json_is_object(usage)) {
+        r->has_usage = 1;
+        r->usage.input = ar_pv_u64(usage, "input_tokens");
+        r->usage.output = ar_pv_u64(usage, "output_tokens");
+        r->usage.cache_read = ar_pv_u64(usage, "cache_read_input_tokens");
+        r->usage.cache_write = ar_pv_u64(usage, "cache_creation_input_tokens");
+    }
+    const json_t *mu = json_object_get(o, "modelUsage");
+    if (json_is_object(mu) && usage_from_model_usage(u, mu))
+        r->has_usage = 1;
+
+    const json_t *cost = json_object_get(o, "total_cost_usd");
+    if (json_is_number(cost)) {
+        r->cost_usd = json_number_value(cost);
+        r->has_cost = 1;
+    }
+
+    const char *subtype = ar_pv_str(o, "subtype");
+    if (subtype && strcmp(subtype, "error_during_execution") == 0) {
+        const json_t *errors = json_object_get(o, "errors");
+        const char *msg = json_string_value(json_array_get(errors, 0));
+        ar_pv_fail(u, AR_EINTERRUPTED, msg ? msg : "claude stopped during execution");
+        return;
+    }
+    if (json_is_true(json_object_get(o, "is_error"))) {
+        const json_t *st = json_object_get(o, "api_error_status");
+        int status = json_is_integer(st) ? (int)json_integer_value(st) : 0;
+        const char *msg = ar_pv_str(o, "result");
+        if (!status && subtype && strncmp(subtype, "error_max_budget", 16) == 0) {
+            ar_pv_fail(u, AR_EBUDGET, msg ? msg : "claude's --max-budget-usd was reached");
+            return;
+        }
+        ar_pv_fail(u, ar_pv_classify(status, msg), msg ? msg : "claude reported an error");
+    }
+}
+
+static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
+                              struct ar_progress *ev)
+{
+    if (ev)
+        memset(ev, 0, sizeof(*ev));
+    json_t *o = ar_pv_parse_object(line, len);
+    const char *type = ar_pv_str(o, "type");
+    if (!type) {
+        u->garbage++;
+        json_decref(o);
+        return 0;
+    }
+    int final = 0;
+    /* gemini's stream also has "result" lines: claude's carry subtype or is_error. */
+    if (strcmp(type, "result") == 0 &&
+        (json_object_get(o, "subtype") || json_object_get(o, "is_error"))) {
+        u->saw_event = 1;
+        on_result(u, o);
+        final = 1;
+    } else if (strcmp(type, "system") == 0 && json_object_get(o, "session_id")) {
+        u->saw_event = 1;
+        const char *subtype = ar_pv_str(o, "subtype");
+        if (subtype && strcmp(subtype, "init") == 0) {
+            if (!u->r.session_id)
+                ar_pv_set(&u->r.session_id, ar_pv_str(o, "session_id"));
+            if (ar_pv_str(o, "model"))
+                ar_pv_set(&u->r.model, ar_pv_str(o, "model"));
+        }
+    } else if (strcmp(type, "assistant") == 0 && json_object_get(o, "message")) {
+        u->saw_event = 1;
+        on_assistant(u, o, ev);
+    } else if ((strcmp(type, "user") == 0 || strcmp(type, "stream_event") == 0) &&
+               json_object_get(o, "session_id")) {
+        u->saw_event = 1;
+    } else {
+        u->garbage++;
+    }
+    json_decref(o);
+    return final;
+}
+
+static void claude_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
+                                 struct ar_reply *out)
+{
+    ar_pv_finish(u, exit, out);
+}
+
+static int claude_unwrap_captured(const char *data, size_t len, struct ar_reply *out)
+{
+    /* json mode is one line; stream-json is JSONL: both go line by line. */
+    return ar_pv_captured(&ar_provider_claude, data, len, NULL, out);
+}
+
+const struct ar_provider ar_provider_claude = {
+    .name = "claude",
+    .bin_env = "AGENTRUN_CLAUDE_BIN",
+    .install_hint = "npm install -g @anthropic-ai/claude-code",
+    .model_env = NULL,
+    .auth_env = claude_auth_env,
+    .auth_files = claude_auth_files,
+    .prepare = claude_prepare,
+    .unwrap_new = claude_unwrap_new,
+    .unwrap_line = claude_unwrap_line,
+    .unwrap_finish = claude_unwrap_finish,
+    .unwrap_free = ar_pv_unwrap_free,
+    .unwrap_captured = claude_unwrap_captured,
+    .unwrap_stderr = NULL,
+};

@@ -1,0 +1,25 @@
+/* codex internals exposed for the unit tests. */
+#ifndef AR_PROVIDER_CODEX_H
+#define AR_PROVIDER_CODEX_H
+
+#include <stddef.h>
+
+#include "agentrun/usage.h"
+
+/*
+ * The contract rewritten for OpenAI strict structured outputs: every object
+ * gets additionalProperties false and lists all its properties in required
+ * (optional ones become nullable); keywords strict mode rejects are dropped;
+ * oneOf becomes anyOf. NULL when the root is not an object schema (then no
+ * --output-schema is passed) or the text is not JSON. Caller free()s.
+ */
+char *ar_codex_strict_schema(const char *schema);
+
+/*
+ * The thread's running token total in a rollout file (the last
+ * thread_token_usage / total_token_usage), raw codex counts: input includes
+ * cached. Returns 0 or AR_ENOJSON.
+ */
+int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw);
+
+#endif

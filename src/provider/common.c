@@ -1,0 +1,264 @@
+/* Shared internals of the provider adapters: state, JSON helpers, the common finish. */
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "provider/common.h"
+
+void ar_call_setup_init(struct ar_call_setup *s)
+{
+    ar_strv_init(&s->argv);
+    ar_strv_init(&s->env);
+    ar_strv_init(&s->tmpfiles);
+}
+
+void ar_call_setup_finish(struct ar_call_setup *s)
+{
+    for (size_t i = 0; i < s->tmpfiles.n; i++)
+        unlink(s->tmpfiles.v[i]);
+    ar_strv_finish(&s->argv);
+    ar_strv_finish(&s->env);
+    ar_strv_finish(&s->tmpfiles);
+}
+
+void ar_reply_init(struct ar_reply *r)
+{
+    memset(r, 0, sizeof(*r));
+    ar_strv_init(&r->files);
+}
+
+void ar_reply_finish(struct ar_reply *r)
+{
+    free(r->text);
+    free(r->session_id);
+    free(r->model);
+    free(r->error_msg);
+    ar_strv_finish(&r->files);
+    ar_reply_init(r);
+}
+
+struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec)
+{
+    struct ar_unwrap *u = calloc(1, sizeof(*u));
+    if (!u)
+        return NULL;
+    u->p = p;
+    ar_reply_init(&u->r);
+    ar_buf_init(&u->text, AR_BUF_UNLIMITED);
+    if (spec) {
+        u->structured = spec->schema != NULL;
+        u->resumed = spec->resume != NULL;
+        if (spec->model)
+            u->spec_model = strdup(spec->model);
+    }
+    return u;
+}
+
+void ar_pv_unwrap_free(struct ar_unwrap *u)
+{
+    if (!u)
+        return;
+    ar_reply_finish(&u->r);
+    ar_buf_finish(&u->text);
+    free(u->ev_tool);
+    free(u->ev_path);
+    free(u->spec_model);
+    free(u);
+}
+
+json_t *ar_pv_parse_object(const char *line, size_t len)
+{
+    while (len && isspace((unsigned char)*line)) {
+        line++;
+        len--;
+    }
+    if (!len || *line != '{' || len > AR_PV_MAX_LINE)
+        return NULL;
+    json_t *o = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+    if (o && !json_is_object(o)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+const char *ar_pv_str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+uint64_t ar_pv_u64(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+    if (json_is_real(v))
+        return json_real_value(v) > 0 ? (uint64_t)json_real_value(v) : 0;
+    return 0;
+}
+
+void ar_pv_set(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? strdup(s) : NULL;
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    return hay && strcasestr(hay, needle) != NULL;
+}
+
+int ar_pv_classify(int http_status, const char *msg)
+{
+    if (http_status == 401 || http_status == 403)
+        return AR_EAUTH;
+    if (http_status == 429)
+        return AR_ERATELIMIT;
+    if (http_status >= 400)
+        return AR_EAPI;
+    /* No status: the CLIs' own wording (FORMATS.md "How errors surface"). */
+    static const char *const auth[] = {
+        "401",
+        "403",
+        "unauthorized",
+        "invalid api key",
+        "api key not valid",
+        "permission_denied",
+        "missing environment variable",
+        "authentication",
+        NULL,
+    };
+    static const char *const rate[] = {
+        "429", "too many requests", "rate limit", "rate_limit", "resource_exhausted", NULL,
+    };
+    for (size_t i = 0; auth[i]; i++)
+        if (contains_ci(msg, auth[i]))
+            return AR_EAUTH;
+    for (size_t i = 0; rate[i]; i++)
+        if (contains_ci(msg, rate[i]))
+            return AR_ERATELIMIT;
+    return AR_EAPI;
+}
+
+void ar_pv_event(struct ar_unwrap *u, struct ar_progress *ev, const char *tool, const char *path)
+{
+    ar_pv_set(&u->ev_tool, tool);
+    ar_pv_set(&u->ev_path, path);
+    if (ev) {
+        ev->tool = u->ev_tool;
+        ev->path = u->ev_path;
+    }
+}
+
+void ar_pv_add_file(struct ar_unwrap *u, const char *path)
+{
+    if (!path || !*path)
+        return;
+    for (size_t i = 0; i < u->r.files.n; i++)
+        if (strcmp(u->r.files.v[i], path) == 0)
+            return;
+    ar_strv_push(&u->r.files, path);
+}
+
+void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg)
+{
+    if (u->r.error)
+        return;
+    u->failed = 1;
+    u->r.error = code;
+    if (msg && *msg && !u->r.error_msg) /* a message noted earlier (gemini's warning) stays */
+        ar_pv_set(&u->r.error_msg, msg);
+}
+
+char *ar_pv_last_line(const char *data, size_t len)
+{
+    if (!data)
+        return NULL;
+    while (len) {
+        while (len && isspace((unsigned char)data[len - 1]))
+            len--;
+        if (!len)
+            return NULL;
+        size_t start = len;
+        while (start && data[start - 1] != '\n')
+            start--;
+        size_t n = len - start;
+        if (n > 240)
+            n = 240;
+        return strndup(data + start, n);
+    }
+    return NULL;
+}
+
+void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct ar_reply *out)
+{
+    static const struct ar_exit_info clean = { 0 };
+    if (!exit)
+        exit = &clean;
+    struct ar_reply *r = &u->r;
+    if (!r->final_seen && !r->error) {
+        int sig = exit->term_signal;
+        if (exit->killed || sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGKILL) {
+            ar_pv_fail(u, AR_EINTERRUPTED, "the CLI was ended before its final event");
+        } else if (exit->status != 0) {
+            char *line = ar_pv_last_line(exit->stderr_tail, exit->stderr_len);
+            if (line) {
+                ar_pv_fail(u, AR_ECLIFAILED, line);
+            } else {
+                char msg[96];
+                snprintf(msg, sizeof(msg), "exit status %d without a final event", exit->status);
+                ar_pv_fail(u, u->saw_event ? AR_ETRUNCATED : AR_ECLIFAILED, msg);
+            }
+            free(line);
+        } else {
+            ar_pv_fail(u, AR_ETRUNCATED, "the output ended without a final event");
+        }
+    }
+    if (!r->error && (!r->text || !*r->text))
+        ar_pv_fail(u, AR_EEMPTY, "the final text is empty");
+    *out = *r;
+    ar_reply_init(r);
+}
+
+static int feed_lines(const struct ar_provider *p, struct ar_unwrap *u, const char *data,
+                      size_t len)
+{
+    size_t pos = 0;
+    while (pos < len) {
+        const char *nl = memchr(data + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        struct ar_progress ev = { 0 };
+        p->unwrap_line(u, data + pos, end - pos, &ev);
+        pos = end + 1;
+    }
+    return u->saw_event;
+}
+
+int ar_pv_captured(const struct ar_provider *p, const char *data, size_t len,
+                   int (*whole)(struct ar_unwrap *u, json_t *doc), struct ar_reply *out)
+{
+    struct ar_unwrap *u = ar_pv_unwrap_new(p, NULL);
+    if (!u)
+        return AR_ENOMEM;
+    int ok = 0;
+    if (whole) {
+        json_t *doc = ar_pv_parse_object(data, len);
+        if (doc) {
+            ok = whole(u, doc);
+            json_decref(doc);
+        }
+    }
+    if (!ok)
+        ok = feed_lines(p, u, data, len);
+    if (!ok) {
+        ar_pv_unwrap_free(u);
+        return AR_ENOJSON;
+    }
+    struct ar_exit_info exit = { 0 };
+    p->unwrap_finish(u, &exit, out);
+    ar_pv_unwrap_free(u);
+    return 0;
+}

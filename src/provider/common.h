@@ -1,0 +1,86 @@
+/*
+ * Shared internals of the provider adapters: the stream state every adapter
+ * fills, JSON line helpers and the common end-of-call classification. Only
+ * src/provider/ includes this.
+ */
+#ifndef AR_PROVIDER_COMMON_H
+#define AR_PROVIDER_COMMON_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "provider/provider.h"
+#include "util/buf.h"
+
+/* The longest line an adapter parses; longer lines are skipped (counted as garbage). */
+#define AR_PV_MAX_LINE ((size_t)256 << 20)
+
+/* Per-call stream state. One layout for all adapters; each uses what it needs. */
+struct ar_unwrap {
+    const struct ar_provider *p;
+    struct ar_reply r;  /* filled as lines arrive; moved out by unwrap_finish */
+    struct ar_buf text; /* gemini: concatenated assistant deltas */
+    int saw_event;      /* a line of this CLI's stream was recognized */
+    int garbage;        /* lines that were not this CLI's JSON */
+    int failed;         /* the final event reported a failure (r.error set) */
+    int structured;     /* claude: a schema was passed (--json-schema) */
+    char *ev_tool;      /* the last progress event's strings (borrowed out) */
+    char *ev_path;
+    /* codex: a resumed thread's running total before this call */
+    int resumed;
+    int has_base;
+    struct ar_usage base;
+    char *spec_model; /* the model asked for, or NULL */
+};
+
+struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec);
+void ar_pv_unwrap_free(struct ar_unwrap *u);
+
+/* Parses one line as a JSON object. NULL when it is not one. New reference. */
+json_t *ar_pv_parse_object(const char *line, size_t len);
+
+/* A string member, or NULL. Borrowed from o. */
+const char *ar_pv_str(const json_t *o, const char *key);
+
+/* A non-negative integer member (integers, or reals rounded down), else 0. */
+uint64_t ar_pv_u64(const json_t *o, const char *key);
+
+/* Replaces *dst with a copy of s (NULL clears it). */
+void ar_pv_set(char **dst, const char *s);
+
+/* auth / rate_limit / api_error from an HTTP status (0 if unknown) and the CLI's message. */
+int ar_pv_classify(int http_status, const char *msg);
+
+/* Records a progress event into *ev (tool and path copied into u). */
+void ar_pv_event(struct ar_unwrap *u, struct ar_progress *ev, const char *tool, const char *path);
+
+/* Adds path to the reply's files once. */
+void ar_pv_add_file(struct ar_unwrap *u, const char *path);
+
+/* Sets the reply's error (first one wins) and its message. */
+void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg);
+
+/* The last non-empty line of stderr, or NULL. Caller free()s. */
+char *ar_pv_last_line(const char *data, size_t len);
+
+/*
+ * The common end of a call: no final event → interrupted (agentrun or a
+ * signal ended it), cli_failed (non-zero exit, with stderr's last line) or
+ * truncated; a success with an empty text → empty. Moves the reply into *out.
+ */
+void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct ar_reply *out);
+
+/*
+ * unwrap_captured() for a JSONL stream or one JSON document: feeds each line
+ * through p (or the whole of data when it is one multi-line document and
+ * `whole` accepts it). Returns 0 or AR_ENOJSON.
+ */
+int ar_pv_captured(const struct ar_provider *p, const char *data, size_t len,
+                   int (*whole)(struct ar_unwrap *u, json_t *doc), struct ar_reply *out);
+
+extern const struct ar_provider ar_provider_claude;
+extern const struct ar_provider ar_provider_codex;
+extern const struct ar_provider ar_provider_gemini;
+
+#endif

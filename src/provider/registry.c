@@ -1,0 +1,126 @@
+/* The provider table, binary and model lookup, and `--provider auto`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "provider/common.h"
+#include "provider/provider.h"
+
+static const struct ar_provider *const providers[] = {
+    &ar_provider_claude,
+    &ar_provider_codex,
+    &ar_provider_gemini,
+    NULL,
+};
+
+const struct ar_provider *const *ar_providers(void)
+{
+    return providers;
+}
+
+const struct ar_provider *ar_provider_find(const char *name)
+{
+    for (size_t i = 0; name && providers[i]; i++)
+        if (strcmp(providers[i]->name, name) == 0)
+            return providers[i];
+    return NULL;
+}
+
+const char *ar_provider_bin(const struct ar_provider *p)
+{
+    const char *v = getenv(p->bin_env);
+    return v && *v ? v : p->name;
+}
+
+static int is_executable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+char *ar_provider_which(const struct ar_provider *p)
+{
+    const char *bin = ar_provider_bin(p);
+    if (strchr(bin, '/'))
+        return is_executable(bin) ? strdup(bin) : NULL;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t n = colon ? (size_t)(colon - path) : strlen(path);
+        char *cand = NULL;
+        /* An empty PATH entry means the current directory. */
+        if (asprintf(&cand, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", bin) < 0)
+            return NULL;
+        if (is_executable(cand))
+            return cand;
+        free(cand);
+        if (!colon)
+            break;
+        path = colon + 1;
+    }
+    return NULL;
+}
+
+int ar_provider_installed(const struct ar_provider *p)
+{
+    char *where = ar_provider_which(p);
+    free(where);
+    return where != NULL;
+}
+
+const char *ar_provider_model(const struct ar_provider *p, const char *requested)
+{
+    if (requested && *requested)
+        return requested;
+    const char *v = getenv("AGENTRUN_MODEL");
+    if (v && *v)
+        return v;
+    if (p->model_env) {
+        v = getenv(p->model_env);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+const struct ar_provider *ar_provider_detect(const char *data, size_t len)
+{
+    for (size_t i = 0; providers[i]; i++) {
+        struct ar_reply r;
+        ar_reply_init(&r);
+        int rc = providers[i]->unwrap_captured(data, len, &r);
+        ar_reply_finish(&r);
+        if (rc == 0)
+            return providers[i];
+    }
+    return NULL;
+}
+
+const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err)
+{
+    if (!name || !*name) {
+        name = getenv("AGENTRUN_PROVIDER");
+        if (!name || !*name)
+            name = "auto";
+    }
+    if (strcmp(name, "auto") != 0) {
+        const struct ar_provider *p = ar_provider_find(name);
+        if (!p)
+            ar_error_set(err, AR_EUSAGE, "--provider",
+                         "unknown provider '%s' (claude, codex, gemini, auto)", name);
+        return p;
+    }
+    for (size_t i = 0; providers[i]; i++)
+        if (ar_provider_installed(providers[i]))
+            return providers[i];
+    ar_error_set(err, AR_ENOTFOUND, "--provider",
+                 "no CLI found: install claude (%s), codex (%s) or gemini (%s), or point "
+                 "AGENTRUN_CLAUDE_BIN, AGENTRUN_CODEX_BIN or AGENTRUN_GEMINI_BIN at one",
+                 ar_provider_claude.install_hint, ar_provider_codex.install_hint,
+                 ar_provider_gemini.install_hint);
+    return NULL;
+}

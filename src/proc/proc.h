@@ -29,8 +29,8 @@ struct ar_loop;
 struct ar_child;
 struct ar_pool;
 
-#define AR_CHILD_DEFAULT_OUTPUT_CAP ((size_t)64 << 20)
-#define AR_CHILD_DEFAULT_STDERR_TAIL ((size_t)64 << 10)
+#define AR_CHILD_DEFAULT_OUTPUT_CAP    ((size_t)64 << 20)
+#define AR_CHILD_DEFAULT_STDERR_TAIL   ((size_t)64 << 10)
 #define AR_CHILD_DEFAULT_KILL_GRACE_MS 5000
 
 /* How a child's run ended. */
@@ -44,9 +44,9 @@ enum ar_child_end {
 };
 
 struct ar_child_result {
-    int status;        /* exit status, or 128 + signal when killed by one */
-    int term_signal;   /* the signal that ended it, or 0 */
-    int64_t pid;       /* the leader's pid (also its process group id) */
+    int status;           /* exit status, or 128 + signal when killed by one */
+    int term_signal;      /* the signal that ended it, or 0 */
+    int64_t pid;          /* the leader's pid (also its process group id) */
     uint64_t duration_ms; /* spawn to exit, monotonic clock */
     enum ar_child_end end;
     size_t stdout_bytes;
@@ -57,7 +57,8 @@ struct ar_child_result {
     /* With capture_stdout: all of stdout (up to the cap). Borrowed during on_done. */
     const char *stdout_data;
     size_t stdout_len;
-    /* Set for every end but EXITED/FINAL_GRACE: AR_ETIMEOUT, AR_EIDLE, AR_ETOOBIG, AR_EINTERRUPTED. */
+    /* Set for every end but EXITED/FINAL_GRACE: AR_ETIMEOUT, AR_EIDLE, AR_ETOOBIG, AR_EINTERRUPTED.
+     */
     struct ar_error err;
 };
 
@@ -76,19 +77,22 @@ struct ar_child_opts {
     const char *const *env;
     const void *stdin_data; /* written to the child's stdin, which is then closed */
     size_t stdin_len;
-    uint64_t timeout_ms;      /* wall clock; 0 = none */
-    uint64_t idle_timeout_ms; /* 0 = none */
-    uint64_t kill_grace_ms;   /* SIGTERM to SIGKILL; 0 = AR_CHILD_DEFAULT_KILL_GRACE_MS */
-    uint64_t final_grace_ms;  /* after ar_child_final_seen(); 0 = end at once */
-    size_t output_cap;        /* stdout + stderr bytes; 0 = AR_CHILD_DEFAULT_OUTPUT_CAP */
-    size_t stderr_tail;       /* 0 = AR_CHILD_DEFAULT_STDERR_TAIL */
-    int capture_stdout;       /* keep stdout whole in the result (bounded by output_cap) */
+    uint64_t timeout_ms;       /* wall clock; 0 = none */
+    uint64_t idle_timeout_ms;  /* 0 = none */
+    uint64_t kill_grace_ms;    /* SIGTERM to SIGKILL; 0 = AR_CHILD_DEFAULT_KILL_GRACE_MS */
+    uint64_t final_grace_ms;   /* after ar_child_final_seen(); 0 = end at once */
+    size_t output_cap;         /* stdout + stderr bytes; 0 = AR_CHILD_DEFAULT_OUTPUT_CAP */
+    size_t stderr_tail;        /* 0 = AR_CHILD_DEFAULT_STDERR_TAIL */
+    int capture_stdout;        /* keep stdout whole in the result (bounded by output_cap) */
     ar_child_line_fn *on_line; /* may be NULL */
     ar_child_done_fn *on_done; /* required */
     void *arg;
 };
 
-#define AR_CHILD_OPTS_INIT {0}
+#define AR_CHILD_OPTS_INIT \
+    {                      \
+        0                  \
+    }
 
 /* A new loop, or NULL with err set. */
 struct ar_loop *ar_loop_create(struct ar_error *err);
@@ -96,15 +100,24 @@ struct ar_loop *ar_loop_create(struct ar_error *err);
 /* Runs until no child, timer or job is left. Returns 0. */
 int ar_loop_run(struct ar_loop *loop);
 
-/* Ends every live child's group (SIGTERM, then SIGKILL after its grace). */
+/*
+ * Ends every live child's group (SIGTERM, then SIGKILL after its grace).
+ * From then on ar_child_spawn() on this loop fails with AR_EINTERRUPTED, so a
+ * completion callback cannot start new work (a repair call) after a Ctrl-C.
+ */
 void ar_loop_cancel_all(struct ar_loop *loop);
+
+/* Non-zero once ar_loop_cancel_all() ran (directly or through a watched signal). */
+int ar_loop_cancelled(const struct ar_loop *loop);
 
 typedef void ar_signal_fn(int signum, void *arg);
 
 /*
  * Watches SIGINT, SIGTERM and SIGHUP while the loop runs: on the first one,
- * every child group is ended (ar_loop_cancel_all) and fn(signum, arg) runs.
- * Returns 0 or an error.
+ * every child group is ended (ar_loop_cancel_all) and fn(signum, arg) runs
+ * (fn may be NULL); a second one SIGKILLs every group at once. The watchers do
+ * not keep the loop alive; ar_loop_destroy() removes them (the default
+ * dispositions come back). Call at most once per loop. Returns 0 or AR_ESPAWN.
  */
 int ar_loop_watch_signals(struct ar_loop *loop, ar_signal_fn *fn, void *arg, struct ar_error *err);
 
@@ -126,6 +139,9 @@ void ar_child_final_seen(struct ar_child *c);
 /* Ends the child's group now (SIGTERM, then SIGKILL); its end is AR_CHILD_CANCELLED. */
 void ar_child_kill(struct ar_child *c);
 
+/* The leader's pid, which is also its process group id. */
+int64_t ar_child_pid(const struct ar_child *c);
+
 /* A periodic timer on the loop (for live status lines); stop it before the loop ends. */
 struct ar_ticker;
 typedef void ar_ticker_fn(void *arg);
@@ -133,15 +149,24 @@ struct ar_ticker *ar_ticker_start(struct ar_loop *loop, uint64_t every_ms, ar_ti
                                   void *arg);
 void ar_ticker_stop(struct ar_ticker *t); /* NULL is fine; frees t */
 
-/* Runs one child to completion on a private loop. */
+/*
+ * Runs one child to completion on a private loop. opts->on_done and
+ * opts->arg are ignored (on_line, if set, gets opts->arg). Returns:
+ *   0 when the child ran and ended on its own (any exit status: look at
+ *     out->res.status), or by the final-event grace;
+ *   AR_ETIMEOUT, AR_EIDLE, AR_ETOOBIG when a limit ended it (out is filled
+ *     all the same and out->res.err == *err);
+ *   AR_ENOTFOUND, AR_ESPAWN, AR_ENOMEM when it could not run (out is zeroed).
+ * In every case ar_child_sync_finish(out) frees what out holds.
+ */
 struct ar_child_sync {
     struct ar_child_result res; /* stderr_tail/stdout_data point into the buffers below */
-    char *stdout_data;          /* with capture_stdout; owned, NUL-terminated */
+    char *stdout_data;          /* with capture_stdout; owned, NUL-terminated; else NULL */
     char *stderr_tail;          /* owned, NUL-terminated */
 };
 int ar_child_run_sync(const struct ar_child_opts *opts, struct ar_child_sync *out,
                       struct ar_error *err);
-void ar_child_sync_finish(struct ar_child_sync *s);
+void ar_child_sync_finish(struct ar_child_sync *s); /* NULL is fine; *s is zeroed */
 
 /*
  * The job pool: at most max_running jobs at once, the rest queued in order.

@@ -1,0 +1,71 @@
+/*
+ * What the files of src/proc share: the loop structure and the hooks the loop
+ * uses to reach its children. Nothing outside src/proc includes this.
+ */
+#ifndef AR_PROC_INTERNAL_H
+#define AR_PROC_INTERNAL_H
+
+#include <sys/types.h>
+#include <uv.h>
+
+#include "proc/proc.h"
+
+/*
+ * Reads are synchronous inside one callback and consume their buffer before
+ * returning, so one scratch area per loop serves every child: 64 children do
+ * not cost 64 read buffers.
+ */
+#define AR_PROC_CHUNK ((size_t)64 << 10)
+
+#define AR_PROC_NSIGNALS 3
+
+struct ar_loop {
+    uv_loop_t uv;
+    struct ar_child *children; /* live children (not yet finishing), a doubly linked list */
+    size_t nchildren;
+    int cancelled; /* ar_loop_cancel_all() ran: later spawns fail with AR_EINTERRUPTED */
+
+    uv_signal_t sig[AR_PROC_NSIGNALS];
+    int sig_watching;
+    int sig_seen; /* how many watched signals arrived */
+    ar_signal_fn *sig_fn;
+    void *sig_arg;
+
+    char out_scratch[AR_PROC_CHUNK + 1]; /* stdout reads; +1 so a line can be NUL-terminated */
+    char err_scratch[AR_PROC_CHUNK];     /* stderr reads */
+};
+
+/* The live child after c in its loop's list, or NULL (child.c keeps the list). */
+struct ar_child *ar_child_next_live(struct ar_child *c);
+
+/* Sends SIGKILL to the child's group now, without waiting for the grace (a second signal). */
+void ar_child_kill_now(struct ar_child *c);
+
+/* Non-zero while a process of group pgid is still running (zombies do not count). */
+int ar_proc_group_alive(pid_t pgid);
+
+/*
+ * Finds the program to run: argv0 as a path when it contains '/', else the
+ * first executable match on path_env (the child's PATH). On success *out is
+ * the file to execute (caller free()s). Fails with AR_ENOTFOUND or AR_ESPAWN,
+ * the message naming argv0.
+ */
+int ar_proc_find_program(const char *argv0, const char *cwd, const char *path_env, char **out,
+                         struct ar_error *err);
+
+/*
+ * The child's environment: environ with opts->env applied ("NAME=VALUE" sets,
+ * "NAME" removes). *out is a NULL-terminated array of owned strings
+ * (ar_proc_free_env()). *path_out borrows the PATH value inside *out, or NULL.
+ */
+int ar_proc_build_env(const char *const *env, char ***out, const char **path_out,
+                      struct ar_error *err);
+void ar_proc_free_env(char **env);
+
+/* An unlinked temporary file opened O_RDWR|O_CLOEXEC, created 0600. Returns the fd or -1. */
+int ar_proc_open_stdout_file(struct ar_error *err);
+
+/* Non-zero when path is a directory. */
+int ar_proc_is_dir(const char *path);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * The loop: one uv_loop_t, the list of live children, the signal watchers and
+ * tickers. Children, pools and tickers hang off it; it outlives them all.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/internal.h"
+#include "util/macros.h"
+
+static const int watched_signals[AR_PROC_NSIGNALS] = { SIGINT, SIGTERM, SIGHUP };
+
+struct ar_loop *ar_loop_create(struct ar_error *err)
+{
+    /*
+     * A child that closes its stdin early must give us UV_EPIPE, not kill us.
+     * The CLI ignores SIGPIPE at startup already; a library caller that left
+     * it at the default gets the same, since nothing good comes from dying here.
+     */
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+        signal(SIGPIPE, SIG_IGN);
+
+    struct ar_loop *loop = calloc(1, sizeof(*loop));
+    if (!loop) {
+        ar_error_set(err, AR_ENOMEM, NULL, "cannot create the event loop: out of memory");
+        return NULL;
+    }
+    int rc = uv_loop_init(&loop->uv);
+    if (rc < 0) {
+        ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot create the event loop: %s",
+                         uv_strerror(rc));
+        free(loop);
+        return NULL;
+    }
+    return loop;
+}
+
+int ar_loop_run(struct ar_loop *loop)
+{
+    uv_run(&loop->uv, UV_RUN_DEFAULT);
+    return 0;
+}
+
+void ar_loop_cancel_all(struct ar_loop *loop)
+{
+    loop->cancelled = 1;
+    /* ar_child_kill() only sends signals and arms timers: the list stays as it is. */
+    for (struct ar_child *c = loop->children; c; c = ar_child_next_live(c))
+        ar_child_kill(c);
+}
+
+int ar_loop_cancelled(const struct ar_loop *loop)
+{
+    return loop->cancelled;
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct ar_loop *loop = h->data;
+    if (loop->sig_seen++ == 0) {
+        ar_loop_cancel_all(loop);
+        if (loop->sig_fn)
+            loop->sig_fn(signum, loop->sig_arg);
+        return;
+    }
+    /* A second signal: the user is impatient, skip the grace. */
+    for (struct ar_child *c = loop->children; c; c = ar_child_next_live(c))
+        ar_child_kill_now(c);
+}
+
+int ar_loop_watch_signals(struct ar_loop *loop, ar_signal_fn *fn, void *arg, struct ar_error *err)
+{
+    assert(!loop->sig_watching);
+    loop->sig_fn = fn;
+    loop->sig_arg = arg;
+    for (int i = 0; i < AR_PROC_NSIGNALS; i++) {
+        int rc = uv_signal_init(&loop->uv, &loop->sig[i]);
+        if (rc < 0)
+            goto fail;
+        loop->sig[i].data = loop;
+        loop->sig_watching = i + 1; /* from here on ar_loop_destroy() closes it */
+        rc = uv_signal_start(&loop->sig[i], on_signal, watched_signals[i]);
+        if (rc < 0)
+            goto fail;
+        /* Watching must not keep the loop alive on its own. */
+        uv_unref((uv_handle_t *)&loop->sig[i]);
+        continue;
+    fail:
+        return ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot watch signal %d: %s",
+                                watched_signals[i], uv_strerror(rc));
+    }
+    return 0;
+}
+
+int ar_loop_destroy(struct ar_loop *loop)
+{
+    if (!loop)
+        return 0;
+    if (loop->nchildren)
+        return -1;
+    for (int i = 0; i < loop->sig_watching; i++)
+        if (!uv_is_closing((uv_handle_t *)&loop->sig[i]))
+            uv_close((uv_handle_t *)&loop->sig[i], NULL);
+    loop->sig_watching = 0;
+    /*
+     * Let pending close callbacks run (pools and tickers stopped after
+     * ar_loop_run() returned free their memory there). A handle that is still
+     * active (a ticker never stopped) is a bug: a few turns, never forever.
+     */
+    for (int i = 0; i < 8 && uv_loop_alive(&loop->uv); i++)
+        uv_run(&loop->uv, UV_RUN_NOWAIT);
+    if (uv_loop_close(&loop->uv) != 0)
+        return -1; /* the loop memory stays: freeing it under live handles would be worse */
+    free(loop);
+    return 0;
+}
+
+struct ar_ticker {
+    uv_timer_t timer;
+    ar_ticker_fn *fn;
+    void *arg;
+};
+
+static void on_tick(uv_timer_t *t)
+{
+    struct ar_ticker *tk = ar_container_of(t, struct ar_ticker, timer);
+    tk->fn(tk->arg);
+}
+
+struct ar_ticker *ar_ticker_start(struct ar_loop *loop, uint64_t every_ms, ar_ticker_fn *fn,
+                                  void *arg)
+{
+    struct ar_ticker *tk = calloc(1, sizeof(*tk));
+    if (!tk)
+        return NULL;
+    tk->fn = fn;
+    tk->arg = arg;
+    uv_timer_init(&loop->uv, &tk->timer);
+    if (every_ms == 0)
+        every_ms = 1;
+    uv_timer_start(&tk->timer, on_tick, every_ms, every_ms);
+    /* A status line must not keep the loop running after the last child. */
+    uv_unref((uv_handle_t *)&tk->timer);
+    return tk;
+}
+
+static void free_ticker(uv_handle_t *h)
+{
+    free(ar_container_of(h, struct ar_ticker, timer));
+}
+
+void ar_ticker_stop(struct ar_ticker *tk)
+{
+    if (!tk || uv_is_closing((uv_handle_t *)&tk->timer))
+        return;
+    uv_close((uv_handle_t *)&tk->timer, free_ticker);
+}
+
+uint64_t ar_now_ms(void)
+{
+    return uv_hrtime() / 1000000u;
+}

@@ -1,0 +1,264 @@
+/*
+ * The POSIX side of a spawn: finding the program, building the environment,
+ * the stdout file, and asking whether a process group still runs.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc/internal.h"
+
+extern char **environ;
+
+/* 0 when path is an executable regular file, else an errno explaining why not. */
+static int check_exec(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (access(path, X_OK) != 0)
+        return errno;
+    return 0;
+}
+
+static char *join_path(const char *dir, size_t dlen, const char *name)
+{
+    size_t nlen = strlen(name);
+    char *p = malloc(dlen + 1 + nlen + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, dir, dlen);
+    p[dlen] = '/';
+    memcpy(p + dlen + 1, name, nlen + 1);
+    return p;
+}
+
+static int found_path(const char *argv0, const char *cwd, char **out, struct ar_error *err)
+{
+    /* A relative path is relative to the child's cwd, where the child will exec it. */
+    char *check = NULL;
+    if (argv0[0] != '/' && cwd)
+        check = join_path(cwd, strlen(cwd), argv0);
+    int e = check_exec(check ? check : argv0);
+    free(check);
+    if (e == ENOENT || e == ENOTDIR)
+        return ar_error_set_sys(err, AR_ENOTFOUND, e, argv0, "cannot run '%s': %s", argv0,
+                                strerror(e));
+    if (e)
+        return ar_error_set_sys(err, AR_ESPAWN, e, argv0, "cannot run '%s': %s", argv0,
+                                strerror(e));
+    *out = strdup(argv0);
+    return *out ? 0 : ar_error_set(err, AR_ENOMEM, argv0, "cannot run '%s': out of memory", argv0);
+}
+
+int ar_proc_find_program(const char *argv0, const char *cwd, const char *path_env, char **out,
+                         struct ar_error *err)
+{
+    *out = NULL;
+    if (!argv0 || !*argv0)
+        return ar_error_set(err, AR_ESPAWN, NULL, "cannot run a program with an empty name");
+    if (strchr(argv0, '/'))
+        return found_path(argv0, cwd, out, err);
+
+    if (!path_env)
+        path_env = "/usr/local/bin:/usr/bin:/bin";
+    int denied = 0;
+    const char *p = path_env;
+    for (;;) {
+        const char *end = strchr(p, ':');
+        size_t dlen = end ? (size_t)(end - p) : strlen(p);
+        char *cand = NULL;
+        if (dlen == 0) {
+            /* An empty PATH entry means the current directory (execvp's rule). */
+            char here[PATH_MAX];
+            if (getcwd(here, sizeof(here)))
+                cand = join_path(here, strlen(here), argv0);
+        } else {
+            cand = join_path(p, dlen, argv0);
+        }
+        if (!cand)
+            return ar_error_set(err, AR_ENOMEM, argv0, "cannot run '%s': out of memory", argv0);
+        int e = check_exec(cand);
+        if (e == 0) {
+            *out = cand;
+            return 0;
+        }
+        free(cand);
+        /* Like execvp: a match we may not execute is remembered, the search goes on. */
+        if (e == EACCES || e == EISDIR)
+            denied = e;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    if (denied)
+        return ar_error_set_sys(err, AR_ESPAWN, denied, argv0, "cannot run '%s': %s", argv0,
+                                strerror(denied));
+    return ar_error_set_sys(err, AR_ENOTFOUND, ENOENT, argv0, "cannot run '%s': not found on PATH",
+                            argv0);
+}
+
+static size_t name_len(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* Non-zero when the environ entry e ("NAME=…") is named by an entry of changes. */
+static int changed(const char *e, const char *const *changes)
+{
+    size_t n = name_len(e);
+    for (size_t i = 0; changes[i]; i++)
+        if (name_len(changes[i]) == n && strncmp(changes[i], e, n) == 0)
+            return 1;
+    return 0;
+}
+
+void ar_proc_free_env(char **env)
+{
+    if (!env)
+        return;
+    for (size_t i = 0; env[i]; i++)
+        free(env[i]);
+    free(env);
+}
+
+int ar_proc_build_env(const char *const *changes, char ***out, const char **path_out,
+                      struct ar_error *err)
+{
+    size_t n = 0, m = 0;
+    while (environ && environ[n])
+        n++;
+    while (changes[m])
+        m++;
+    char **env = calloc(n + m + 1, sizeof(*env));
+    if (!env)
+        return ar_error_set(err, AR_ENOMEM, NULL, "cannot build the environment: out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (changed(environ[i], changes))
+            continue;
+        if (!(env[k++] = strdup(environ[i])))
+            goto nomem;
+    }
+    for (size_t i = 0; i < m; i++) {
+        if (!strchr(changes[i], '='))
+            continue;
+        /* A name given twice: the later value wins, as with setenv. */
+        int dup = 0;
+        for (size_t j = i + 1; j < m; j++)
+            if (name_len(changes[j]) == name_len(changes[i]) &&
+                strncmp(changes[j], changes[i], name_len(changes[i])) == 0)
+                dup = 1;
+        if (dup)
+            continue;
+        if (!(env[k++] = strdup(changes[i])))
+            goto nomem;
+    }
+    *path_out = NULL;
+    for (size_t i = 0; i < k; i++)
+        if (strncmp(env[i], "PATH=", 5) == 0)
+            *path_out = env[i] + 5;
+    *out = env;
+    return 0;
+nomem:
+    ar_proc_free_env(env);
+    return ar_error_set(err, AR_ENOMEM, NULL, "cannot build the environment: out of memory");
+}
+
+int ar_proc_open_stdout_file(struct ar_error *err)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir || !ar_proc_is_dir(dir))
+        dir = "/tmp";
+#ifdef O_TMPFILE
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+#endif
+    /* No O_TMPFILE (old kernel, some file systems): create, then unlink at once. */
+    size_t len = strlen(dir) + sizeof("/agentrun-stdout-XXXXXX");
+    char *path = malloc(len);
+    if (!path) {
+        ar_error_set(err, AR_ENOMEM, NULL, "cannot create the stdout file: out of memory");
+        return -1;
+    }
+    snprintf(path, len, "%s/agentrun-stdout-XXXXXX", dir);
+    int mfd = mkostemp(path, O_CLOEXEC);
+    if (mfd < 0) {
+        int e = errno;
+        ar_error_set_sys(err, AR_ESPAWN, e, dir, "cannot create a file in '%s': %s", dir,
+                         strerror(e));
+        free(path);
+        return -1;
+    }
+    unlink(path);
+    free(path);
+    return mfd;
+}
+
+int ar_proc_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * Whether /proc lists a process of group pgid that is not a zombie: 1 yes,
+ * 0 no, -1 when /proc cannot tell.
+ */
+static int proc_scan(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    int alive = 0;
+    struct dirent *de;
+    while (!alive && (de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* pid (comm) state ppid pgrp …; comm may hold spaces and parentheses. */
+        char *rp = strrchr(buf, ')');
+        char state;
+        long ppid, pgrp;
+        if (!rp || sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3)
+            continue;
+        if (pgrp == (long)pgid && state != 'Z' && state != 'X')
+            alive = 1;
+    }
+    closedir(d);
+    return alive;
+}
+
+int ar_proc_group_alive(pid_t pgid)
+{
+    if (pgid <= 0)
+        return 0;
+    if (kill(-pgid, 0) != 0 && errno == ESRCH)
+        return 0;
+    /*
+     * kill() also succeeds for zombies that nobody reaped yet (an init that
+     * does not reap, in a container), and those are harmless: ask /proc.
+     */
+    int r = proc_scan(pgid);
+    return r != 0;
+}

@@ -1,0 +1,600 @@
+/*
+ * Unit tests of src/git without git: porcelain v2 -z parsing on canned output,
+ * the before/after comparison table, hashing and content capture of files in
+ * a temporary directory, and the JSON of the `files` field.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git/git.h"
+#include "git/internal.h"
+
+#define HH   "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+#define ZERO "0000000000000000000000000000000000000000"
+
+/* Canned output is written with explicit "\0" separators; sizeof - 1 drops the literal's own NUL.
+ */
+#define PARSE(lit, snap) \
+    assert_int_equal(ar_git_snapshot_parse("/r", lit, sizeof(lit) - 1, &(snap), NULL), 0)
+
+static void hex(const unsigned char *oid, char out[41])
+{
+    for (int i = 0; i < 20; i++)
+        sprintf(out + 2 * i, "%02x", oid[i]);
+}
+
+static void test_sha1_known_vectors(void **state)
+{
+    static const struct {
+        const char *in;
+        const char *hex;
+    } v[] = {
+        { "", "da39a3ee5e6b4b0d3255bfef95601890afd80709" },
+        { "abc", "a9993e364706816aba3e25717850c26c9cd0d89d" },
+        { "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+          "84983e441c3bd26ebaae4aa1f95129e5e54670f1" },
+    };
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        struct ar_sha1 s;
+        unsigned char out[20];
+        char h[41];
+        ar_sha1_init(&s);
+        /* Byte by byte, so the block-boundary path is exercised too. */
+        for (const char *p = v[i].in; *p; p++)
+            ar_sha1_update(&s, p, 1);
+        ar_sha1_final(&s, out);
+        hex(out, h);
+        assert_string_equal(h, v[i].hex);
+    }
+    struct ar_sha1 s;
+    unsigned char out[20];
+    char h[41];
+    char *mil = malloc(1000000);
+    memset(mil, 'a', 1000000);
+    ar_sha1_init(&s);
+    ar_sha1_update(&s, mil, 1000000);
+    ar_sha1_final(&s, out);
+    free(mil);
+    hex(out, h);
+    assert_string_equal(h, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+}
+
+static void test_parse_ordinary_modified_in_head(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("1 .M N... 100644 100644 100644 " HH " " HH " src/a.c\0", s);
+    assert_true(s->tracked);
+    assert_string_equal(s->root, "/r");
+    assert_int_equal(s->n, 1);
+    assert_string_equal(s->files[0].path, "src/a.c");
+    assert_int_equal(s->files[0].x, '.');
+    assert_int_equal(s->files[0].y, 'M');
+    assert_true(s->files[0].in_head);
+    assert_true(s->files[0].has_head_oid);
+    assert_int_equal(s->files[0].head_oid[0], 0xe6);
+    assert_null(s->files[0].rename_from);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_added_is_not_in_head(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("1 A. N... 000000 100644 100644 " ZERO " " HH " new.c\0"
+          "1 .A N... 000000 000000 100644 " ZERO " " ZERO " intent.c\0",
+          s);
+    assert_int_equal(s->n, 2);
+    assert_string_equal(s->files[0].path, "intent.c");
+    assert_false(s->files[0].in_head);
+    assert_string_equal(s->files[1].path, "new.c");
+    assert_false(s->files[1].in_head);
+    assert_false(s->files[1].has_head_oid);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_rename_gives_target_and_deleted_source(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("2 R. N... 100644 100644 100644 " HH " " HH " R100 new name.txt\0old name.txt\0", s);
+    assert_int_equal(s->n, 2);
+    assert_string_equal(s->files[0].path, "new name.txt");
+    assert_string_equal(s->files[0].rename_from, "old name.txt");
+    assert_false(s->files[0].in_head);
+    assert_string_equal(s->files[1].path, "old name.txt");
+    assert_null(s->files[1].rename_from);
+    assert_true(s->files[1].in_head);
+    assert_true(s->files[1].has_head_oid);
+    assert_int_equal(s->files[1].x, 'D');
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_copy_is_not_a_rename(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("2 C. N... 100644 100644 100644 " HH " " HH " C75 copy.c\0orig.c\0", s);
+    assert_int_equal(s->n, 2);
+    assert_string_equal(s->files[0].path, "copy.c");
+    assert_null(s->files[0].rename_from);
+    assert_string_equal(s->files[1].path, "orig.c");
+    assert_int_equal(s->files[1].x, '.');
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_unmerged_uses_stage_two_as_head(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("u UU N... 100644 100644 100644 100644 " HH " " HH " " HH " conflict.c\0", s);
+    assert_int_equal(s->n, 1);
+    assert_int_equal(s->files[0].x, 'U');
+    assert_true(s->files[0].in_head);
+    ar_git_snapshot_destroy(s);
+    PARSE("u DU N... 100644 000000 100644 100644 " HH " " ZERO " " HH " theirs.c\0", s);
+    assert_false(s->files[0].in_head);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_odd_names_pass_through_raw(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("? a b\0? \"quoted\"\0? line\nbreak\0? caf\xc3\xa9\0? bad\xff\0? tab\there\0"
+          "? dir/sub dir/x y\0",
+          s);
+    assert_int_equal(s->n, 7);
+    /* Sorted bytewise. */
+    assert_string_equal(s->files[0].path, "\"quoted\"");
+    assert_string_equal(s->files[1].path, "a b");
+    assert_string_equal(s->files[2].path, "bad\xff");
+    assert_string_equal(s->files[3].path, "caf\xc3\xa9");
+    assert_string_equal(s->files[4].path, "dir/sub dir/x y");
+    assert_string_equal(s->files[5].path, "line\nbreak");
+    assert_string_equal(s->files[6].path, "tab\there");
+    for (size_t i = 0; i < s->n; i++) {
+        assert_int_equal(s->files[i].x, '?');
+        assert_false(s->files[i].in_head);
+    }
+    assert_non_null(ar_git_snapshot_find(s, "line\nbreak"));
+    assert_null(ar_git_snapshot_find(s, "line"));
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_ordinary_path_with_spaces_keeps_them(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("1 .M N... 100644 100644 100644 " HH " " HH "  lead and trail  \0", s);
+    assert_string_equal(s->files[0].path, " lead and trail  ");
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_merges_a_path_listed_twice(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("1 D. N... 100644 000000 000000 " HH " " ZERO " f\0? f\0", s);
+    assert_int_equal(s->n, 1);
+    assert_int_equal(s->files[0].x, 'D');
+    assert_true(s->files[0].in_head);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_skips_headers_and_ignored(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("# branch.oid " HH "\0# branch.head main\0! build/x\0? kept\0", s);
+    assert_int_equal(s->n, 1);
+    assert_string_equal(s->files[0].path, "kept");
+    ar_git_snapshot_destroy(s);
+    PARSE("", s);
+    assert_int_equal(s->n, 0);
+    assert_true(s->tracked);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_rejects_malformed_output(void **state)
+{
+    static const struct {
+        const char *data;
+        size_t len; /* 0: up to and including the first NUL */
+    } bad[] = {
+        { "? no terminator", 15 },
+        { "X what\0", 0 },
+        { "1 .M N... 100644 short\0", 0 },
+        { "2 R. N... 100644 100644 100644 " HH " " HH " R100 new\0", 0 },
+        { "? \0", 0 },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct ar_git_snapshot *s = NULL;
+        struct ar_error e = AR_ERROR_INIT;
+        size_t len = bad[i].len ? bad[i].len : strlen(bad[i].data) + 1;
+        assert_int_equal(ar_git_snapshot_parse("/r", bad[i].data, len, &s, &e), AR_EIO);
+        assert_null(s);
+        assert_int_equal(e.code, AR_EIO);
+        assert_non_null(strstr(e.msg, "cannot parse git status output"));
+    }
+}
+
+/* ---- the comparison table ---- */
+
+struct fspec {
+    const char *path;
+    unsigned in_head, exists;
+    int hash; /* content id byte; 0: not hashed */
+    int head; /* HEAD blob id byte; 0: none */
+    unsigned revisit;
+    const char *from;
+};
+
+static struct ar_git_snapshot *build(const struct fspec *spec)
+{
+    struct ar_git_snapshot *s = calloc(1, sizeof(*s));
+    s->tracked = 1;
+    s->root = strdup("/r");
+    size_t n = 0;
+    while (spec[n].path)
+        n++;
+    s->files = calloc(n ? n : 1, sizeof(*s->files));
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        struct ar_git_file *f = &s->files[i];
+        f->path = strdup(spec[i].path);
+        f->rename_from = spec[i].from ? strdup(spec[i].from) : NULL;
+        f->in_head = spec[i].in_head;
+        f->exists = spec[i].exists;
+        f->revisit = spec[i].revisit;
+        if (spec[i].hash) {
+            f->hashed = 1;
+            memset(f->oid, spec[i].hash, sizeof(f->oid));
+        }
+        if (spec[i].head) {
+            f->has_head_oid = 1;
+            memset(f->head_oid, spec[i].head, sizeof(f->head_oid));
+        }
+    }
+    return s;
+}
+
+#define MAXF 6
+struct diff_case {
+    const char *name;
+    struct fspec before[MAXF];
+    struct fspec after[MAXF];
+    const char *expect; /* "op path[<from];…", "" for no change */
+};
+
+static const struct diff_case diff_cases[] = {
+    { "untracked file created", { { 0 } }, { { "new", 0, 1, 1, 0, 0, 0 }, { 0 } }, "create new;" },
+    { "clean tracked file modified", { { 0 } }, { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } }, "modify a;" },
+    { "clean tracked file deleted", { { 0 } }, { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } }, "delete a;" },
+    { "already dirty and untouched",
+      { { "a", 1, 1, 1, 9, 0, 0 }, { "u", 0, 1, 2, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 1, 9, 0, 0 }, { "u", 0, 1, 2, 0, 0, 0 }, { 0 } },
+      "" },
+    { "already dirty and modified again",
+      { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 2, 9, 0, 0 }, { 0 } },
+      "modify a;" },
+    { "already dirty untracked file modified again",
+      { { "u", 0, 1, 1, 0, 0, 0 }, { 0 } },
+      { { "u", 0, 1, 3, 0, 0, 0 }, { 0 } },
+      "modify u;" },
+    { "dirty file reverted to clean",
+      { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 9, 0, 1, 0 }, { 0 } },
+      "modify a;" },
+    { "dirty file committed unchanged",
+      { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 1, 0, 1, 0 }, { 0 } },
+      "" },
+    { "untracked file removed",
+      { { "u", 0, 1, 1, 0, 0, 0 }, { 0 } },
+      { { "u", 0, 0, 0, 0, 1, 0 }, { 0 } },
+      "delete u;" },
+    { "file deleted before and restored",
+      { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 9, 0, 1, 0 }, { 0 } },
+      "create a;" },
+    { "file deleted before stays deleted",
+      { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } },
+      { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } },
+      "" },
+    { "staged rename",
+      { { 0 } },
+      { { "new", 0, 1, 4, 0, 0, "old" }, { "old", 1, 0, 0, 4, 0, 0 }, { 0 } },
+      "rename new<old;" },
+    { "plain mv of a tracked file",
+      { { 0 } },
+      { { "a/new", 0, 1, 5, 0, 0, 0 }, { "old", 1, 0, 0, 5, 0, 0 }, { 0 } },
+      "rename a/new<old;" },
+    { "plain mv of an untracked file",
+      { { "x", 0, 1, 3, 0, 0, 0 }, { 0 } },
+      { { "x", 0, 0, 0, 0, 1, 0 }, { "y", 0, 1, 3, 0, 0, 0 }, { 0 } },
+      "rename y<x;" },
+    { "delete and create with other content",
+      { { 0 } },
+      { { "new", 0, 1, 6, 0, 0, 0 }, { "old", 1, 0, 0, 5, 0, 0 }, { 0 } },
+      "create new;delete old;" },
+    { "one old content pairs with one new file only",
+      { { 0 } },
+      { { "b1", 0, 1, 5, 0, 0, 0 },
+        { "b2", 0, 1, 5, 0, 0, 0 },
+        { "old", 1, 0, 0, 5, 0, 0 },
+        { 0 } },
+      "rename b1<old;create b2;" },
+    { "added then removed from the work tree",
+      { { 0 } },
+      { { "tmp", 0, 0, 0, 0, 0, 0 }, { 0 } },
+      "" },
+    { "after taken without prev: tracked dirty file now clean",
+      { { "a", 1, 1, 1, 9, 0, 0 }, { "u", 0, 1, 1, 0, 0, 0 }, { 0 } },
+      { { 0 } },
+      "modify a;delete u;" },
+    { "submodule directories without hashes are not compared",
+      { { "sub", 1, 1, 0, 0, 0, 0 }, { 0 } },
+      { { "sub", 1, 1, 0, 0, 0, 0 }, { 0 } },
+      "" },
+    { "results sorted by path",
+      { { "m", 1, 1, 1, 0, 0, 0 }, { 0 } },
+      { { "c", 0, 1, 7, 0, 0, 0 }, { "m", 1, 1, 2, 0, 0, 0 }, { "z", 1, 0, 0, 8, 0, 0 }, { 0 } },
+      "create c;modify m;delete z;" },
+};
+
+static void test_diff_table(void **state)
+{
+    for (size_t i = 0; i < sizeof(diff_cases) / sizeof(diff_cases[0]); i++) {
+        const struct diff_case *dc = &diff_cases[i];
+        struct ar_git_snapshot *b = build(dc->before), *a = build(dc->after);
+        struct ar_git_changes ch;
+        ar_git_changes_init(&ch);
+        assert_int_equal(ar_git_changes_compute(b, a, &ch, NULL), 0);
+        char got[512] = "";
+        for (size_t k = 0; k < ch.n; k++) {
+            size_t l = strlen(got);
+            snprintf(got + l, sizeof(got) - l, "%s %s%s%s;", ar_git_op_name(ch.v[k].op),
+                     ch.v[k].path, ch.v[k].from ? "<" : "", ch.v[k].from ? ch.v[k].from : "");
+            assert_int_equal(ch.v[k].op == AR_GIT_RENAME, ch.v[k].from != NULL);
+        }
+        if (strcmp(got, dc->expect) != 0)
+            fail_msg("%s: got \"%s\", want \"%s\"", dc->name, got, dc->expect);
+        ar_git_changes_finish(&ch);
+        assert_int_equal(ch.n, 0);
+        ar_git_snapshot_destroy(b);
+        ar_git_snapshot_destroy(a);
+    }
+}
+
+static void test_op_names(void **state)
+{
+    assert_string_equal(ar_git_op_name(AR_GIT_CREATE), "create");
+    assert_string_equal(ar_git_op_name(AR_GIT_MODIFY), "modify");
+    assert_string_equal(ar_git_op_name(AR_GIT_DELETE), "delete");
+    assert_string_equal(ar_git_op_name(AR_GIT_RENAME), "rename");
+}
+
+/* ---- the work tree: hashing and content ---- */
+
+static char tmpdir[256];
+
+static int make_tmp(void **state)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "%s/agentrun-test-git-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmp(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void put(const char *name, const void *data, size_t n)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static void test_hash_is_git_blob_id_and_revisits_prev(void **state)
+{
+    put("hello", "hello\n", 6);
+    put("empty", "", 0);
+    char link[512];
+    snprintf(link, sizeof(link), "%s/link", tmpdir);
+    assert_int_equal(symlink("hello", link), 0);
+    char sub[512];
+    snprintf(sub, sizeof(sub), "%s/dir", tmpdir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+
+    struct ar_git_snapshot *prev, *s;
+    assert_int_equal(ar_git_snapshot_parse(tmpdir, "? gone\0? empty\0", 15, &prev, NULL), 0);
+    static const char now[] = "? hello\0? link\0? dir/\0? missing\0";
+    assert_int_equal(ar_git_snapshot_parse(tmpdir, now, sizeof(now) - 1, &s, NULL), 0);
+    assert_int_equal(ar_git_snapshot_hash(s, prev, NULL), 0);
+    assert_int_equal(s->n, 6);
+
+    char h[41];
+    const struct ar_git_file *f = ar_git_snapshot_find(s, "hello");
+    assert_true(f->exists && f->hashed && !f->revisit);
+    hex(f->oid, h);
+    assert_string_equal(h, "ce013625030ba8dba906f756967f9e9ca394464a");
+
+    f = ar_git_snapshot_find(s, "link");
+    assert_true(f->exists && f->hashed);
+    hex(f->oid, h);
+    assert_string_equal(h, "b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0"); /* blob "hello" */
+
+    f = ar_git_snapshot_find(s, "dir/");
+    assert_true(f->exists);
+    assert_false(f->hashed);
+
+    f = ar_git_snapshot_find(s, "missing");
+    assert_false(f->exists);
+    assert_false(f->hashed);
+
+    f = ar_git_snapshot_find(s, "empty");
+    assert_true(f->revisit && f->exists && f->in_head && f->hashed);
+    hex(f->oid, h);
+    assert_string_equal(h, HH);
+
+    f = ar_git_snapshot_find(s, "gone");
+    assert_true(f->revisit);
+    assert_false(f->exists);
+    assert_false(f->in_head);
+
+    ar_git_snapshot_destroy(prev);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_utf8_validation(void **state)
+{
+    assert_true(ar_git_utf8_valid("", 0));
+    assert_true(ar_git_utf8_valid("plain", 5));
+    assert_true(ar_git_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14));
+    assert_false(ar_git_utf8_valid("\xc0\x80", 2));         /* overlong NUL */
+    assert_false(ar_git_utf8_valid("\xe0\x80\xaf", 3));     /* overlong '/' */
+    assert_false(ar_git_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+    assert_false(ar_git_utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
+    assert_false(ar_git_utf8_valid("\xff", 1));
+    assert_false(ar_git_utf8_valid("\xe2\x82", 2)); /* cut short */
+    assert_false(ar_git_utf8_valid("\x80", 1));
+}
+
+static struct ar_git_change *add_change(struct ar_git_changes *ch, const char *path,
+                                        enum ar_git_op op, const char *from)
+{
+    ch->v = realloc(ch->v, (ch->n + 1) * sizeof(*ch->v));
+    struct ar_git_change *c = &ch->v[ch->n++];
+    memset(c, 0, sizeof(*c));
+    c->path = strdup(path);
+    c->from = from ? strdup(from) : NULL;
+    c->op = op;
+    return c;
+}
+
+static void test_content_encodings_and_cap(void **state)
+{
+    put("text.txt", "caf\xc3\xa9\n", 6);
+    put("bin", "\x00\x01\x02", 3);
+    put("latin1", "caf\xe9", 4);
+    put("long", "0123456789abcdef", 16);
+    put("cut", "aaaaaaaa\xe2\x82\xac", 11); /* the euro sign straddles the cap of 10 */
+    char link[512];
+    snprintf(link, sizeof(link), "%s/link", tmpdir);
+    assert_int_equal(symlink("target path", link), 0);
+
+    struct ar_git_changes ch;
+    ar_git_changes_init(&ch);
+    add_change(&ch, "bin", AR_GIT_CREATE, NULL);
+    add_change(&ch, "cut", AR_GIT_MODIFY, NULL);
+    add_change(&ch, "gone", AR_GIT_DELETE, NULL);
+    add_change(&ch, "latin1", AR_GIT_MODIFY, NULL);
+    add_change(&ch, "link", AR_GIT_CREATE, NULL);
+    add_change(&ch, "long", AR_GIT_RENAME, "old");
+    add_change(&ch, "missing", AR_GIT_CREATE, NULL);
+    add_change(&ch, "text.txt", AR_GIT_CREATE, NULL);
+    assert_int_equal(ar_git_changes_load_content(&ch, tmpdir, 10, NULL), 0);
+
+    assert_true(ch.v[0].has_content && !ch.v[0].utf8 && !ch.v[0].truncated);
+    assert_int_equal(ch.v[0].content_len, 3);
+    assert_true(ch.v[1].has_content && ch.v[1].utf8 && ch.v[1].truncated);
+    assert_string_equal(ch.v[1].content, "aaaaaaaa");
+    assert_false(ch.v[2].has_content);
+    assert_true(ch.v[3].has_content && !ch.v[3].utf8);
+    assert_true(ch.v[4].has_content && ch.v[4].utf8);
+    assert_string_equal(ch.v[4].content, "target pat");
+    assert_true(ch.v[4].truncated);
+    assert_true(ch.v[5].has_content && ch.v[5].utf8 && ch.v[5].truncated);
+    assert_string_equal(ch.v[5].content, "0123456789");
+    assert_false(ch.v[6].has_content);
+    assert_true(ch.v[7].has_content && ch.v[7].utf8 && !ch.v[7].truncated);
+
+    json_t *j = ar_git_changes_to_json(&ch);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(j), 8);
+    json_t *o = json_array_get(j, 0);
+    assert_string_equal(json_string_value(json_object_get(o, "path")), "bin");
+    assert_string_equal(json_string_value(json_object_get(o, "op")), "create");
+    assert_true(json_is_null(json_object_get(o, "from")));
+    assert_string_equal(json_string_value(json_object_get(o, "content")), "AAEC");
+    assert_string_equal(json_string_value(json_object_get(o, "encoding")), "base64");
+    assert_true(json_is_false(json_object_get(o, "truncated")));
+    o = json_array_get(j, 2);
+    assert_string_equal(json_string_value(json_object_get(o, "op")), "delete");
+    assert_null(json_object_get(o, "content"));
+    assert_null(json_object_get(o, "encoding"));
+    o = json_array_get(j, 3);
+    assert_string_equal(json_string_value(json_object_get(o, "content")), "Y2Fm6Q==");
+    o = json_array_get(j, 5);
+    assert_string_equal(json_string_value(json_object_get(o, "op")), "rename");
+    assert_string_equal(json_string_value(json_object_get(o, "from")), "old");
+    assert_true(json_is_true(json_object_get(o, "truncated")));
+    o = json_array_get(j, 7);
+    assert_string_equal(json_string_value(json_object_get(o, "content")), "caf\xc3\xa9\n");
+    assert_string_equal(json_string_value(json_object_get(o, "encoding")), "utf-8");
+    json_decref(j);
+    ar_git_changes_finish(&ch);
+}
+
+static void test_json_paths_not_utf8_get_replacement_chars(void **state)
+{
+    struct ar_git_changes ch;
+    ar_git_changes_init(&ch);
+    add_change(&ch, "bad\xff.txt", AR_GIT_RENAME, "caf\xc3\xa9\n\"q\"");
+    json_t *j = ar_git_changes_to_json(&ch);
+    assert_non_null(j);
+    json_t *o = json_array_get(j, 0);
+    assert_string_equal(json_string_value(json_object_get(o, "path")), "bad\xef\xbf\xbd.txt");
+    assert_string_equal(json_string_value(json_object_get(o, "from")), "caf\xc3\xa9\n\"q\"");
+    json_decref(j);
+    ar_git_changes_finish(&ch);
+
+    j = ar_git_changes_to_json(&ch);
+    assert_int_equal(json_array_size(j), 0);
+    json_decref(j);
+}
+
+static void test_untracked_snapshot_has_reason(void **state)
+{
+    struct ar_git_snapshot *s = ar_git_snapshot_untracked("git not found: %s", "x");
+    assert_false(s->tracked);
+    assert_null(s->root);
+    assert_int_equal(s->n, 0);
+    assert_string_equal(s->reason, "git not found: x");
+    ar_git_snapshot_destroy(s);
+    ar_git_snapshot_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha1_known_vectors),
+        cmocka_unit_test(test_parse_ordinary_modified_in_head),
+        cmocka_unit_test(test_parse_added_is_not_in_head),
+        cmocka_unit_test(test_parse_rename_gives_target_and_deleted_source),
+        cmocka_unit_test(test_parse_copy_is_not_a_rename),
+        cmocka_unit_test(test_parse_unmerged_uses_stage_two_as_head),
+        cmocka_unit_test(test_parse_odd_names_pass_through_raw),
+        cmocka_unit_test(test_parse_ordinary_path_with_spaces_keeps_them),
+        cmocka_unit_test(test_parse_merges_a_path_listed_twice),
+        cmocka_unit_test(test_parse_skips_headers_and_ignored),
+        cmocka_unit_test(test_parse_rejects_malformed_output),
+        cmocka_unit_test(test_diff_table),
+        cmocka_unit_test(test_op_names),
+        cmocka_unit_test_setup_teardown(test_hash_is_git_blob_id_and_revisits_prev, make_tmp,
+                                        remove_tmp),
+        cmocka_unit_test(test_utf8_validation),
+        cmocka_unit_test_setup_teardown(test_content_encodings_and_cap, make_tmp, remove_tmp),
+        cmocka_unit_test(test_json_paths_not_utf8_get_replacement_chars),
+        cmocka_unit_test(test_untracked_snapshot_has_reason),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -4,4 +4,6 @@
 
 #include "cli/cli.h"
 
+extern const struct ar_cli_command ar_cmd_doctor;
+
 #endif

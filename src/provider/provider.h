@@ -90,6 +90,8 @@ struct ar_provider {
     const char *model_env;         /* the CLI's own model variable ("CODEX_MODEL") or NULL */
     const char *const *auth_env;   /* variables that carry credentials (names only) */
     const char *const *auth_files; /* login files relative to $HOME */
+    const char *home_env; /* the variable that moves the CLI's config dir ("CODEX_HOME") or NULL */
+    const char *home_dir; /* that dir's default, relative to $HOME (".codex") or NULL */
 
     int (*prepare)(const struct ar_call_spec *spec, struct ar_call_setup *out,
                    struct ar_error *err);
@@ -126,8 +128,19 @@ const struct ar_provider *ar_provider_find(const char *name);
  */
 const char *ar_provider_bin(const struct ar_provider *p);
 
+/* The full path of the executable `bin` (a path with '/', else searched on PATH), or NULL.
+ * Caller free()s. */
+char *ar_path_search(const char *bin);
+
 /* The full path of p's binary (explicit path or PATH search), or NULL. Caller free()s. */
 char *ar_provider_which(const struct ar_provider *p);
+
+/*
+ * The full path of p's i-th login file (auth_files[i]; a file under home_dir
+ * moves with $home_env), or NULL when i is past the end or HOME is unset.
+ * Caller free()s.
+ */
+char *ar_provider_auth_file(const struct ar_provider *p, size_t i);
 
 /* Non-zero when the binary of p is found (an explicit path that is executable, or on PATH). */
 int ar_provider_installed(const struct ar_provider *p);

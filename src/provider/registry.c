@@ -42,7 +42,13 @@ static int is_executable(const char *path)
 
 char *ar_provider_which(const struct ar_provider *p)
 {
-    const char *bin = ar_provider_bin(p);
+    return ar_path_search(ar_provider_bin(p));
+}
+
+char *ar_path_search(const char *bin)
+{
+    if (!bin || !*bin)
+        return NULL;
     if (strchr(bin, '/'))
         return is_executable(bin) ? strdup(bin) : NULL;
     const char *path = getenv("PATH");
@@ -63,6 +69,30 @@ char *ar_provider_which(const struct ar_provider *p)
         path = colon + 1;
     }
     return NULL;
+}
+
+char *ar_provider_auth_file(const struct ar_provider *p, size_t i)
+{
+    if (!p->auth_files)
+        return NULL;
+    for (size_t k = 0; k < i; k++)
+        if (!p->auth_files[k])
+            return NULL;
+    const char *rel = p->auth_files[i];
+    if (!rel)
+        return NULL;
+    char *path = NULL;
+    size_t hl = p->home_dir ? strlen(p->home_dir) : 0;
+    const char *moved = p->home_env ? getenv(p->home_env) : NULL;
+    if (hl && moved && *moved && strncmp(rel, p->home_dir, hl) == 0 && rel[hl] == '/') {
+        if (asprintf(&path, "%s%s", moved, rel + hl) < 0)
+            return NULL;
+        return path;
+    }
+    const char *home = getenv("HOME");
+    if (!home || !*home || asprintf(&path, "%s/%s", home, rel) < 0)
+        return NULL;
+    return path;
 }
 
 int ar_provider_installed(const struct ar_provider *p)

@@ -1,0 +1,590 @@
+/*
+ * Unified diffs: the file sections and hunks of a diff, and chunks of it
+ * small enough for one model call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "review/diff.h"
+#include "util/macros.h"
+
+/* The parser's view of one line: [start, end) with end after the '\n'. */
+struct line {
+    const char *p;
+    size_t start, end;
+    size_t len; /* without the '\n' (and a '\r' before it) */
+};
+
+static int starts_with(const struct line *l, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return l->len >= n && memcmp(l->p, prefix, n) == 0;
+}
+
+static void line_at(const char *text, size_t len, size_t pos, struct line *l)
+{
+    const char *nl = memchr(text + pos, '\n', len - pos);
+    l->p = text + pos;
+    l->start = pos;
+    l->end = nl ? (size_t)(nl - text) + 1 : len;
+    l->len = (nl ? (size_t)(nl - text) : len) - pos;
+    if (l->len && l->p[l->len - 1] == '\r')
+        l->len--;
+}
+
+const char *ar_diff_path_normalize(const char *path)
+{
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    if ((path[0] == 'a' || path[0] == 'b') && path[1] == '/')
+        path += 2;
+    return path;
+}
+
+/* Git quotes a path holding control characters, '"' or '\\' as a C string
+ * (octal escapes for bytes). Returns the unquoted copy of [p, p + n). */
+static char *unquote(const char *p, size_t n)
+{
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    if (n >= 2 && p[0] == '"' && p[n - 1] == '"') {
+        static const char esc_in[] = "abtnvfr\"\\";
+        static const char esc_out[] = "\a\b\t\n\v\f\r\"\\";
+        for (size_t i = 1; i + 1 < n; i++) {
+            if (p[i] != '\\' || i + 2 >= n) {
+                out[o++] = p[i];
+                continue;
+            }
+            char c = p[++i];
+            const char *e = strchr(esc_in, c);
+            if (c >= '0' && c <= '7') {
+                int v = 0;
+                for (int k = 0; k < 3 && i + 1 < n && p[i] >= '0' && p[i] <= '7'; k++, i++)
+                    v = v * 8 + (p[i] - '0');
+                i--;
+                out[o++] = (char)v;
+            } else if (e && c) {
+                out[o++] = esc_out[e - esc_in];
+            } else {
+                out[o++] = c;
+            }
+        }
+    } else {
+        memcpy(out, p, n);
+        o = n;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The path of a "--- X" / "+++ X" line: a trailing tab and timestamp (plain
+ * diff -u) dropped, unquoted, prefix removed. NULL for /dev/null. */
+static char *header_path(const char *p, size_t n)
+{
+    const char *tab = memchr(p, '\t', n);
+    if (tab && p[0] != '"')
+        n = (size_t)(tab - p);
+    while (n && p[n - 1] == ' ')
+        n--;
+    if (n == 9 && memcmp(p, "/dev/null", 9) == 0)
+        return NULL;
+    char *raw = unquote(p, n);
+    if (!raw)
+        return NULL;
+    const char *norm = ar_diff_path_normalize(raw);
+    memmove(raw, norm, strlen(norm) + 1);
+    return raw;
+}
+
+static int set_path(char **slot, char *value)
+{
+    if (!value)
+        return 0;
+    free(*slot);
+    *slot = value;
+    return 0;
+}
+
+/* "diff --git a/X b/Y": X and Y may hold spaces, so prefer the split where both
+ * halves are the same path, else the last " b/". */
+static void git_header_paths(struct ar_diff_file *f, const struct line *l, size_t skip)
+{
+    const char *r = l->p + skip;
+    size_t n = l->len - skip;
+    const char *a = r, *b = NULL;
+    size_t an = 0, bn = 0;
+    if (n && r[0] == '"') {
+        const char *q = r + 1;
+        while (q < r + n && *q != '"')
+            q += (*q == '\\') ? 2 : 1;
+        if (q >= r + n)
+            return;
+        an = (size_t)(q - r) + 1;
+        b = r + an + 1;
+        bn = n > an + 1 ? n - an - 1 : 0;
+    } else {
+        size_t half = n >= 5 ? (n - 1) / 2 : 0;
+        if (half && n == half * 2 + 1 && r[half] == ' ' &&
+            memcmp(r + 2, r + half + 3, half - 2) == 0) {
+            an = half;
+            b = r + half + 1;
+            bn = half;
+        } else {
+            for (size_t i = n; i-- > 0;)
+                if (i + 3 <= n && memcmp(r + i, " b/", 3) == 0) {
+                    an = i;
+                    b = r + i + 1;
+                    bn = n - i - 1;
+                    break;
+                }
+        }
+    }
+    if (!b || !an || !bn)
+        return;
+    char *newp = header_path(b, bn);
+    char *oldp = header_path(a, an);
+    if (newp && !f->path) {
+        f->path = newp;
+        newp = NULL;
+    }
+    if (oldp && !f->old_path && (!f->path || strcmp(oldp, f->path) != 0)) {
+        f->old_path = oldp;
+        oldp = NULL;
+    }
+    free(newp);
+    free(oldp);
+}
+
+struct parse_state {
+    struct ar_diff *d;
+    size_t cap;
+    struct ar_diff_file *cur;
+    size_t hunks_cap;
+    int git;      /* the current section began with "diff --git" */
+    int seen_hdr; /* it has had its "--- " / "+++ " lines */
+    long old_left, new_left;
+    int counted; /* inside a hunk whose lengths are known */
+};
+
+static int file_begin(struct parse_state *st, size_t at, int git)
+{
+    struct ar_diff *d = st->d;
+    if (st->cur)
+        st->cur->end = at;
+    else
+        d->preamble = at;
+    if (d->n_files == st->cap) {
+        size_t ncap = st->cap ? st->cap * 2 : 16;
+        void *nv = realloc(d->files, ncap * sizeof(*d->files));
+        if (!nv)
+            return AR_ENOMEM;
+        d->files = nv;
+        st->cap = ncap;
+    }
+    st->cur = &d->files[d->n_files++];
+    memset(st->cur, 0, sizeof(*st->cur));
+    st->cur->start = at;
+    st->hunks_cap = 0;
+    st->git = git;
+    st->seen_hdr = 0;
+    st->counted = 0;
+    return 0;
+}
+
+/* "@@ -l[,s] +l[,s] @@": a missing count means 1. */
+static int parse_hunk_counts(const struct line *l, long *old_n, long *new_n)
+{
+    const char *p = l->p + 3, *end = l->p + l->len;
+    long v[2] = { 1, 1 };
+    for (int k = 0; k < 2; k++) {
+        if (p >= end || *p != (k == 0 ? '-' : '+'))
+            return -1;
+        p++;
+        char *e;
+        strtol(p, &e, 10);
+        if (e == p)
+            return -1;
+        p = e;
+        if (p < end && *p == ',') {
+            v[k] = strtol(p + 1, &e, 10);
+            if (e == p + 1)
+                return -1;
+            p = e;
+        }
+        if (p < end && *p == ' ')
+            p++;
+    }
+    *old_n = v[0];
+    *new_n = v[1];
+    return 0;
+}
+
+static int hunk_begin(struct parse_state *st, const struct line *l)
+{
+    struct ar_diff_file *f = st->cur;
+    if (f->n_hunks == st->hunks_cap) {
+        size_t ncap = st->hunks_cap ? st->hunks_cap * 2 : 8;
+        void *nv = realloc(f->hunks, ncap * sizeof(*f->hunks));
+        if (!nv)
+            return AR_ENOMEM;
+        f->hunks = nv;
+        st->hunks_cap = ncap;
+    }
+    if (f->n_hunks == 0)
+        f->body = l->start;
+    f->hunks[f->n_hunks++] = l->start;
+    st->counted = starts_with(l, "@@ -") && parse_hunk_counts(l, &st->old_left, &st->new_left) == 0;
+    return 0;
+}
+
+/* Inside a counted hunk: 1 when the line belongs to it. */
+static int hunk_consume(struct parse_state *st, const struct line *l)
+{
+    if (!st->counted || (st->old_left <= 0 && st->new_left <= 0))
+        return 0;
+    char c = l->len ? l->p[0] : ' ';
+    switch (c) {
+    case ' ':
+        st->old_left--;
+        st->new_left--;
+        return 1;
+    case '-':
+        st->old_left--;
+        return 1;
+    case '+':
+        st->new_left--;
+        return 1;
+    case '\\':
+        return 1;
+    default:
+        return 0; /* the hunk was shorter than announced: parse the line normally */
+    }
+}
+
+static int parse_line(struct parse_state *st, const struct line *l, const struct line *next)
+{
+    struct ar_diff_file *f = st->cur;
+    if (f && hunk_consume(st, l))
+        return 0;
+    if (f && f->n_hunks && starts_with(l, "\\"))
+        return 0; /* "\ No newline at end of file" after the last line of a hunk */
+
+    static const char *const git_starts[] = { "diff --git ", "diff --cc ", "diff --combined " };
+    for (size_t i = 0; i < AR_ARRAY_SIZE(git_starts); i++)
+        if (starts_with(l, git_starts[i])) {
+            int rc = file_begin(st, l->start, 1);
+            if (rc == 0)
+                git_header_paths(st->cur, l, strlen(git_starts[i]));
+            return rc;
+        }
+    if (starts_with(l, "--- ") && next && next->len >= 4 && memcmp(next->p, "+++ ", 4) == 0) {
+        if (!f || !st->git || st->seen_hdr || f->n_hunks) {
+            int rc = file_begin(st, l->start, 0);
+            if (rc)
+                return rc;
+            f = st->cur;
+        }
+        st->seen_hdr = 1;
+        char *oldp = header_path(l->p + 4, l->len - 4);
+        char *newp = header_path(next->p + 4, next->len - 4);
+        if (newp) {
+            set_path(&f->path, newp);
+            if (oldp && strcmp(oldp, newp) != 0)
+                set_path(&f->old_path, oldp);
+            else
+                free(oldp);
+        } else if (oldp) {
+            /* A deletion: the old name is the file's name. */
+            free(f->old_path);
+            f->old_path = NULL;
+            set_path(&f->path, oldp);
+        }
+        return 0;
+    }
+    if (!f)
+        return 0;
+    if (starts_with(l, "@@"))
+        return hunk_begin(st, l);
+    if (f->n_hunks == 0 &&
+        (starts_with(l, "GIT binary patch") || (starts_with(l, "Binary files ") && l->len >= 7 &&
+                                                memcmp(l->p + l->len - 7, " differ", 7) == 0))) {
+        if (!f->binary)
+            f->binary_at = l->start;
+        f->binary = 1;
+        return 0;
+    }
+    if (st->git && f->n_hunks == 0) {
+        if (starts_with(l, "rename to ") || starts_with(l, "copy to "))
+            set_path(&f->path, header_path(l->p + (l->p[0] == 'r' ? 10 : 8),
+                                           l->len - (l->p[0] == 'r' ? 10 : 8)));
+        else if (starts_with(l, "rename from ") || starts_with(l, "copy from "))
+            set_path(&f->old_path, header_path(l->p + (l->p[0] == 'r' ? 12 : 10),
+                                               l->len - (l->p[0] == 'r' ? 12 : 10)));
+    }
+    return 0;
+}
+
+int ar_diff_parse(const char *text, size_t len, struct ar_diff *out, struct ar_error *err)
+{
+    struct ar_diff d = AR_DIFF_INIT;
+    d.text = text;
+    d.len = len;
+    d.preamble = len;
+    struct parse_state st = { .d = &d };
+    struct line cur, next;
+    int have_next = 0;
+    if (len)
+        line_at(text, len, 0, &cur);
+    for (size_t pos = 0; pos < len; pos = cur.end, cur = next) {
+        have_next = cur.end < len;
+        if (have_next)
+            line_at(text, len, cur.end, &next);
+        int rc = parse_line(&st, &cur, have_next ? &next : NULL);
+        if (rc) {
+            ar_diff_finish(&d);
+            return ar_error_set(err, rc, NULL, "out of memory parsing the diff");
+        }
+        if (!have_next)
+            break;
+    }
+    if (st.cur)
+        st.cur->end = len;
+    for (size_t i = 0; i < d.n_files; i++) {
+        struct ar_diff_file *f = &d.files[i];
+        if (f->n_hunks == 0)
+            f->body = f->end;
+        if (f->old_path && f->path && strcmp(f->old_path, f->path) == 0) {
+            free(f->old_path);
+            f->old_path = NULL;
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+void ar_diff_finish(struct ar_diff *d)
+{
+    for (size_t i = 0; i < d->n_files; i++) {
+        free(d->files[i].path);
+        free(d->files[i].old_path);
+        free(d->files[i].hunks);
+    }
+    free(d->files);
+    *d = (struct ar_diff)AR_DIFF_INIT;
+}
+
+int ar_diff_reviewable(const struct ar_diff *d)
+{
+    for (size_t i = 0; i < d->n_files; i++)
+        if (d->files[i].n_hunks && !d->files[i].binary)
+            return 1;
+    return 0;
+}
+
+static int path_matches(const char *diff_path, const char *want)
+{
+    if (!diff_path)
+        return 0;
+    if (strcmp(diff_path, want) == 0)
+        return 1;
+    /* A plain patch may carry a prefix of its own ("new/src/a.c" for "src/a.c"). */
+    size_t dn = strlen(diff_path), wn = strlen(want);
+    return wn && dn > wn && diff_path[dn - wn - 1] == '/' && strcmp(diff_path + dn - wn, want) == 0;
+}
+
+int ar_diff_has_file(const struct ar_diff *d, const char *path)
+{
+    if (!path || !*path)
+        return 0;
+    const char *norm = ar_diff_path_normalize(path);
+    for (size_t i = 0; i < d->n_files; i++) {
+        const struct ar_diff_file *f = &d->files[i];
+        if (path_matches(f->path, path) || path_matches(f->path, norm) ||
+            path_matches(f->old_path, path) || path_matches(f->old_path, norm))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- chunks ---- */
+
+struct splitter {
+    const struct ar_diff *d;
+    size_t max;
+    struct ar_diff_chunk *v;
+    size_t n, cap;
+    struct ar_buf cur;
+    size_t cur_first, cur_files;
+    int cur_has_hunks;
+    int preamble_done;
+};
+
+static int put_preamble(struct splitter *sp)
+{
+    if (sp->preamble_done)
+        return 0;
+    sp->preamble_done = 1;
+    return ar_buf_append(&sp->cur, sp->d->text, sp->d->preamble);
+}
+
+static int push_chunk(struct splitter *sp, int piece, int n_pieces)
+{
+    if (sp->n == sp->cap) {
+        size_t ncap = sp->cap ? sp->cap * 2 : 8;
+        void *nv = realloc(sp->v, ncap * sizeof(*sp->v));
+        if (!nv)
+            return AR_ENOMEM;
+        sp->v = nv;
+        sp->cap = ncap;
+    }
+    struct ar_diff_chunk *c = &sp->v[sp->n];
+    c->text = ar_buf_detach(&sp->cur, &c->len);
+    if (!c->text)
+        return AR_ENOMEM;
+    c->first_file = sp->cur_first;
+    c->n_files = sp->cur_files;
+    c->piece = piece;
+    c->n_pieces = n_pieces;
+    sp->n++;
+    sp->cur_files = 0;
+    sp->cur_has_hunks = 0;
+    return 0;
+}
+
+/* The bytes of a file section as reviewed: binary payloads are dropped. */
+static int append_section(struct ar_buf *b, const struct ar_diff *d, const struct ar_diff_file *f)
+{
+    if (!f->binary)
+        return ar_buf_append(b, d->text + f->start, f->end - f->start);
+    int rc = ar_buf_append(b, d->text + f->start, f->binary_at - f->start);
+    return rc ? rc : ar_buf_puts(b, "Binary files differ\n");
+}
+
+static size_t section_size(const struct ar_diff *d, const struct ar_diff_file *f)
+{
+    if (f->binary)
+        return f->binary_at - f->start + strlen("Binary files differ\n");
+    return f->end - f->start;
+}
+
+static size_t hunk_end(const struct ar_diff_file *f, size_t k)
+{
+    return k + 1 < f->n_hunks ? f->hunks[k + 1] : f->end;
+}
+
+/* One file too large for a chunk: pieces of whole hunks, each with the header. */
+static int split_file(struct splitter *sp, size_t idx)
+{
+    const struct ar_diff *d = sp->d;
+    const struct ar_diff_file *f = &d->files[idx];
+    size_t header = f->body - f->start;
+    /* First count the pieces, so each chunk can say "piece k of n". */
+    int n_pieces = 0;
+    for (size_t k = 0; k < f->n_hunks;) {
+        size_t size = header + (hunk_end(f, k) - f->hunks[k]);
+        size_t j = k + 1;
+        while (j < f->n_hunks && size + (hunk_end(f, j) - f->hunks[j]) <= sp->max)
+            size += hunk_end(f, j) - f->hunks[j], j++;
+        n_pieces++;
+        k = j;
+    }
+    int piece = 0;
+    for (size_t k = 0; k < f->n_hunks;) {
+        size_t size = header + (hunk_end(f, k) - f->hunks[k]);
+        size_t j = k + 1;
+        while (j < f->n_hunks && size + (hunk_end(f, j) - f->hunks[j]) <= sp->max)
+            size += hunk_end(f, j) - f->hunks[j], j++;
+        int rc = put_preamble(sp);
+        if (!rc)
+            rc = ar_buf_append(&sp->cur, d->text + f->start, header);
+        if (!rc)
+            rc = ar_buf_append(&sp->cur, d->text + f->hunks[k], hunk_end(f, j - 1) - f->hunks[k]);
+        if (rc)
+            return rc;
+        sp->cur_first = idx;
+        sp->cur_files = 1;
+        if ((rc = push_chunk(sp, ++piece, n_pieces)))
+            return rc;
+        k = j;
+    }
+    return 0;
+}
+
+int ar_diff_split(const struct ar_diff *d, size_t max_bytes, struct ar_diff_chunk **out,
+                  size_t *n_out, struct ar_error *err)
+{
+    struct splitter sp = { .d = d, .max = max_bytes ? max_bytes : AR_DIFF_DEFAULT_MAX_CHUNK };
+    ar_buf_init(&sp.cur, AR_BUF_UNLIMITED);
+    int rc = 0;
+    for (size_t i = 0; i < d->n_files && !rc; i++) {
+        const struct ar_diff_file *f = &d->files[i];
+        int has_hunks = f->n_hunks && !f->binary;
+        size_t size = section_size(d, f);
+        if (!sp.preamble_done)
+            size += d->preamble;
+        if (has_hunks && size > sp.max && f->n_hunks > 1) {
+            /* What is pending must not ride along with a piece; files without a
+             * hunk (binary, mode-only) wait for the next chunk instead of
+             * making a chunk of their own. */
+            if (sp.cur_files && sp.cur_has_hunks)
+                rc = push_chunk(&sp, 0, 0);
+            if (!rc && sp.cur_files) {
+                /* Header-only sections carried over: they go into the first piece. */
+                size_t carried = sp.cur_files;
+                rc = split_file(&sp, i);
+                if (!rc && carried) {
+                    struct ar_diff_chunk *first = &sp.v[sp.n - (size_t)sp.v[sp.n - 1].n_pieces];
+                    first->first_file = i - carried;
+                    first->n_files += carried;
+                }
+            } else if (!rc) {
+                rc = split_file(&sp, i);
+            }
+            continue;
+        }
+        if (sp.cur_files && sp.cur_has_hunks && has_hunks && sp.cur.len + size > sp.max)
+            rc = push_chunk(&sp, 0, 0);
+        if (!rc)
+            rc = put_preamble(&sp);
+        if (!rc)
+            rc = append_section(&sp.cur, d, f);
+        if (!sp.cur_files)
+            sp.cur_first = i;
+        sp.cur_files++;
+        sp.cur_has_hunks |= has_hunks;
+    }
+    if (!rc && sp.cur_files) {
+        if (!sp.cur_has_hunks && sp.n) {
+            /* Trailing header-only sections join the last chunk. */
+            struct ar_diff_chunk *last = &sp.v[sp.n - 1];
+            char *nt = realloc(last->text, last->len + sp.cur.len + 1);
+            if (!nt) {
+                rc = AR_ENOMEM;
+            } else {
+                memcpy(nt + last->len, ar_buf_cstr(&sp.cur), sp.cur.len + 1);
+                last->text = nt;
+                last->len += sp.cur.len;
+                last->n_files += sp.cur_files;
+            }
+        } else {
+            rc = push_chunk(&sp, 0, 0);
+        }
+    }
+    ar_buf_finish(&sp.cur);
+    if (rc) {
+        ar_diff_chunks_free(sp.v, sp.n);
+        return ar_error_set(err, rc, NULL, "out of memory splitting the diff");
+    }
+    *out = sp.v;
+    *n_out = sp.n;
+    return 0;
+}
+
+void ar_diff_chunks_free(struct ar_diff_chunk *chunks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(chunks[i].text);
+    free(chunks);
+}

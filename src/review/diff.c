@@ -1,0 +1,398 @@
+/*
+ * Where a review's diff comes from: a file, stdin, or git. git runs only
+ * through the supervisor (argv, never a shell), with a configuration pinned
+ * so that user settings cannot change what the parser sees.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/proc.h"
+#include "review/diff.h"
+#include "util/file.h"
+#include "util/strv.h"
+
+/* Settings that would change the shape of `git diff` output. */
+static const char *const git_pinned[] = {
+    "git",
+    "-c",
+    "core.quotepath=false",
+    "-c",
+    "diff.noprefix=false",
+    "-c",
+    "diff.mnemonicPrefix=false",
+    "-c",
+    "diff.relative=false",
+    "-c",
+    "color.ui=never",
+    NULL,
+};
+
+/* Options of every diff-producing command. */
+static const char *const diff_opts[] = { "--no-color", "--no-ext-diff", "--no-textconv", NULL };
+
+/* git must not wait on a terminal or a pager, whatever the environment says. */
+static const char *const git_env[] = { "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL };
+
+struct git_out {
+    struct ar_child_sync s;
+    int status;
+};
+
+/* Runs git with the pinned config and `args` in cwd; captures stdout (up to
+ * AR_DIFF_MAX_BYTES). A non-zero exit is not an error here: callers decide. */
+static int git_run(const char *cwd, const char *const *args, const char *stdin_data,
+                   struct git_out *out, struct ar_error *err)
+{
+    struct ar_strv argv = AR_STRV_INIT;
+    int rc = ar_strv_pushv(&argv, git_pinned);
+    if (!rc)
+        rc = ar_strv_pushv(&argv, args);
+    if (rc) {
+        ar_strv_finish(&argv);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    o.argv = ar_strv_get(&argv);
+    o.cwd = cwd;
+    o.env = git_env;
+    o.stdin_data = stdin_data ? stdin_data : "";
+    o.stdin_len = stdin_data ? strlen(stdin_data) : 0;
+    o.capture_stdout = 1;
+    o.output_cap = AR_DIFF_MAX_BYTES;
+    rc = ar_child_run_sync(&o, &out->s, err);
+    ar_strv_finish(&argv);
+    if (rc)
+        return rc;
+    if (out->s.res.end == AR_CHILD_TOOBIG) {
+        ar_child_sync_finish(&out->s);
+        return ar_error_set(err, AR_ETOOBIG, "git", "the diff is larger than %zu bytes",
+                            AR_DIFF_MAX_BYTES);
+    }
+    out->status = out->s.res.status;
+    return 0;
+}
+
+/* The first line of git's stderr, for messages. */
+static const char *git_reason(const struct git_out *g, char *buf, size_t n)
+{
+    const char *t = g->s.stderr_tail ? g->s.stderr_tail : "";
+    const char *nl = strchr(t, '\n');
+    size_t len = nl ? (size_t)(nl - t) : strlen(t);
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, t, len);
+    buf[len] = '\0';
+    return len ? buf : "git failed";
+}
+
+/* 1 when cwd is inside a git work tree, 0 when not. */
+static int in_work_tree(const char *cwd, struct ar_error *err)
+{
+    static const char *const args[] = { "rev-parse", "--is-inside-work-tree", NULL };
+    struct git_out g;
+    int rc = git_run(cwd, args, NULL, &g, err);
+    if (rc)
+        return rc;
+    int yes = g.status == 0 && g.s.stdout_data && strncmp(g.s.stdout_data, "true", 4) == 0;
+    ar_child_sync_finish(&g.s);
+    return yes;
+}
+
+/* 1 when rev names a commit, 0 when not, or an error. */
+static int rev_exists(const char *cwd, const char *rev, struct ar_error *err)
+{
+    char *spec = malloc(strlen(rev) + sizeof("^{commit}"));
+    if (!spec)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    strcpy(spec, rev);
+    strcat(spec, "^{commit}");
+    const char *args[] = { "rev-parse", "--verify", "--quiet", "--end-of-options", spec, NULL };
+    struct git_out g;
+    int rc = git_run(cwd, args, NULL, &g, err);
+    free(spec);
+    if (rc)
+        return rc;
+    ar_child_sync_finish(&g.s);
+    return g.status == 0;
+}
+
+/* Appends git's stdout to out; a non-zero exit (other than ok_status) is AR_EIO. */
+static int git_diff_into(const char *cwd, const char *const *args, int ok_status,
+                         struct ar_buf *out, struct ar_error *err)
+{
+    struct git_out g;
+    int rc = git_run(cwd, args, NULL, &g, err);
+    if (rc)
+        return rc;
+    if (g.status != 0 && g.status != ok_status) {
+        char why[200];
+        rc = ar_error_set(err, AR_EIO, "git", "git %s failed: %s", args[0],
+                          git_reason(&g, why, sizeof(why)));
+    } else if (g.s.res.stdout_len) {
+        rc = ar_buf_append(out, g.s.stdout_data, g.s.res.stdout_len);
+        if (rc)
+            rc = ar_error_set(err, rc, "git", "the diff is larger than %zu bytes", out->max);
+    }
+    ar_child_sync_finish(&g.s);
+    return rc;
+}
+
+static int usage_not_repo(const char *what, struct ar_error *err)
+{
+    return ar_error_set(err, AR_EUSAGE, NULL,
+                        "%s needs a git work tree: not a git repository (give a diff file or "
+                        "'-' for stdin)",
+                        what);
+}
+
+/* The empty tree's id in this repository's hash (SHA-1 or SHA-256). */
+static int empty_tree(const char *cwd, char *oid, size_t n, struct ar_error *err)
+{
+    static const char *const args[] = { "hash-object", "-t", "tree", "--stdin", NULL };
+    struct git_out g;
+    int rc = git_run(cwd, args, "", &g, err);
+    if (rc)
+        return rc;
+    size_t len = g.s.stdout_data ? strcspn(g.s.stdout_data, "\n") : 0;
+    if (g.status != 0 || len == 0 || len >= n) {
+        ar_child_sync_finish(&g.s);
+        return ar_error_set(err, AR_EIO, "git", "cannot compute the empty tree id");
+    }
+    memcpy(oid, g.s.stdout_data, len);
+    oid[len] = '\0';
+    ar_child_sync_finish(&g.s);
+    return 0;
+}
+
+/*
+ * Untracked, not ignored files as "new file" diffs: what `git diff` against
+ * the working tree leaves out but a review of the working tree must see.
+ * Runs at the top level so the paths match those of `git diff`.
+ */
+static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_error *err)
+{
+    static const char *const top_args[] = { "rev-parse", "--show-toplevel", NULL };
+    struct git_out g;
+    int rc = git_run(cwd, top_args, NULL, &g, err);
+    if (rc)
+        return rc;
+    if (g.status != 0 || !g.s.stdout_data) {
+        ar_child_sync_finish(&g.s);
+        return ar_error_set(err, AR_EIO, "git", "cannot find the top of the work tree");
+    }
+    char *top = strndup(g.s.stdout_data, strcspn(g.s.stdout_data, "\n"));
+    ar_child_sync_finish(&g.s);
+    if (!top)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+
+    static const char *const ls_args[] = { "ls-files", "--others", "--exclude-standard", "-z",
+                                           NULL };
+    rc = git_run(top, ls_args, NULL, &g, err);
+    if (rc) {
+        free(top);
+        return rc;
+    }
+    if (g.status != 0) {
+        char why[200];
+        rc = ar_error_set(err, AR_EIO, "git", "git ls-files failed: %s",
+                          git_reason(&g, why, sizeof(why)));
+    }
+    const char *p = g.s.stdout_data ? g.s.stdout_data : "";
+    const char *end = p + g.s.res.stdout_len;
+    for (; !rc && p < end; p += strlen(p) + 1) {
+        /* `git diff --no-index` exits 1 when the files differ, which they do. */
+        const char *args[] = {
+            "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--", "/dev/null",
+            p,      NULL
+        };
+        rc = git_diff_into(top, args, 1, out, err);
+    }
+    ar_child_sync_finish(&g.s);
+    free(top);
+    return rc;
+}
+
+/* git diff <extra…> with the shared options; extra is NULL-terminated. */
+static int diff_cmd(const char *cwd, const char *const *extra, struct ar_buf *out,
+                    struct ar_error *err)
+{
+    struct ar_strv a = AR_STRV_INIT;
+    int rc = ar_strv_push(&a, "diff");
+    if (!rc)
+        rc = ar_strv_pushv(&a, diff_opts);
+    if (!rc)
+        rc = ar_strv_pushv(&a, extra);
+    if (rc) {
+        ar_strv_finish(&a);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    rc = git_diff_into(cwd, ar_strv_get(&a), 0, out, err);
+    ar_strv_finish(&a);
+    return rc;
+}
+
+static int set_label(char **label, const char *s)
+{
+    if (label && !(*label = strdup(s)))
+        return AR_ENOMEM;
+    return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcasecmp(s + n - m, suf) == 0;
+}
+
+/* Checks each non-empty side of a range; the first unknown one is the error. */
+static int check_sides(const char *cwd, const char *arg, const char *dots, size_t ndots,
+                       struct ar_error *err)
+{
+    char *left = strndup(arg, (size_t)(dots - arg));
+    const char *right = dots + ndots;
+    if (!left)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    const char *sides[2] = { left, right };
+    int rc = 0;
+    for (int i = 0; i < 2 && !rc; i++) {
+        if (!*sides[i])
+            continue; /* git reads an empty side as HEAD */
+        int ok = rev_exists(cwd, sides[i], err);
+        if (ok < 0)
+            rc = ok;
+        else if (!ok)
+            rc = ar_error_set(err, AR_EUSAGE, sides[i], "unknown revision '%s'", sides[i]);
+    }
+    free(left);
+    return rc;
+}
+
+/* The change commit R introduced: against its first parent, a root commit
+ * against the empty tree. */
+static int commit_change(const char *cwd, const char *rev, struct ar_buf *out, struct ar_error *err)
+{
+    char *parent = malloc(strlen(rev) + 3);
+    if (!parent)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    strcpy(parent, rev);
+    strcat(parent, "^1");
+    int has_parent = rev_exists(cwd, parent, err);
+    int rc = has_parent < 0 ? has_parent : 0;
+    char oid[128];
+    if (!rc && !has_parent) {
+        rc = empty_tree(cwd, oid, sizeof(oid), err);
+        free(parent);
+        parent = rc ? NULL : strdup(oid);
+        if (!rc && !parent)
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    if (!rc) {
+        const char *extra[] = { parent, rev, "--", NULL };
+        rc = diff_cmd(cwd, extra, out, err);
+    }
+    free(parent);
+    return rc;
+}
+
+/* The working tree against base (HEAD, the empty tree or R), untracked files included. */
+static int worktree_change(const char *cwd, const char *base, struct ar_buf *out,
+                           struct ar_error *err)
+{
+    const char *extra[] = { base, "--", NULL };
+    int rc = diff_cmd(cwd, extra, out, err);
+    return rc ? rc : untracked_into(cwd, out, err);
+}
+
+static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, char **label,
+                       struct ar_error *err)
+{
+    const char *cwd = src->cwd;
+    const char *arg = src->arg;
+    if (src->staged) {
+        int in = in_work_tree(cwd, err);
+        if (in <= 0)
+            return in < 0 ? in : usage_not_repo("--staged", err);
+        const char *extra[] = { "--cached", "--", NULL };
+        int rc = diff_cmd(cwd, extra, out, err);
+        return rc ? rc : set_label(label, "the staged changes");
+    }
+    if (!arg) {
+        int in = in_work_tree(cwd, err);
+        if (in <= 0)
+            return in < 0 ? in : usage_not_repo("reviewing the working tree", err);
+        int born = rev_exists(cwd, "HEAD", err);
+        if (born < 0)
+            return born;
+        char oid[128] = "HEAD";
+        if (!born) {
+            /* Before the first commit everything in the index and work tree is new. */
+            int rc = empty_tree(cwd, oid, sizeof(oid), err);
+            if (rc)
+                return rc;
+        }
+        int rc = worktree_change(cwd, oid, out, err);
+        return rc ? rc : set_label(label, "the working tree");
+    }
+
+    int in = in_work_tree(cwd, err);
+    if (in < 0)
+        return in;
+    if (!in || has_suffix(arg, ".diff") || has_suffix(arg, ".patch"))
+        return ar_error_set(err, AR_EUSAGE, arg, "no such file '%s'", arg);
+
+    int rc;
+    const char *dots = strstr(arg, "..");
+    size_t n = strlen(arg);
+    if (dots) {
+        size_t ndots = strncmp(dots, "...", 3) == 0 ? 3 : 2;
+        rc = check_sides(cwd, arg, dots, ndots, err);
+        if (!rc) {
+            const char *extra[] = { arg, "--", NULL };
+            rc = diff_cmd(cwd, extra, out, err);
+        }
+    } else if (n > 2 && strcmp(arg + n - 2, "^!") == 0) {
+        char *rev = strndup(arg, n - 2);
+        if (!rev)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        int ok = rev_exists(cwd, rev, err);
+        if (ok < 0)
+            rc = ok;
+        else if (!ok)
+            rc = ar_error_set(err, AR_EUSAGE, rev, "unknown revision '%s'", rev);
+        else
+            rc = commit_change(cwd, rev, out, err);
+        free(rev);
+    } else {
+        int ok = rev_exists(cwd, arg, err);
+        if (ok < 0)
+            return ok;
+        if (!ok)
+            return ar_error_set(err, AR_EUSAGE, arg, "unknown revision '%s' (and no such file)",
+                                arg);
+        rc = worktree_change(cwd, arg, out, err);
+    }
+    return rc ? rc : set_label(label, arg);
+}
+
+int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
+                    struct ar_error *err)
+{
+    if (label)
+        *label = NULL;
+    if (src->staged && src->arg)
+        return ar_error_set(err, AR_EUSAGE, NULL, "--staged takes no DIFF argument");
+    if (src->arg && !*src->arg)
+        return ar_error_set(err, AR_EUSAGE, NULL, "the DIFF argument is empty");
+    if (src->arg && src->arg[0] == '-' && src->arg[1])
+        return ar_error_set(err, AR_EUSAGE, src->arg, "unknown option '%s'", src->arg);
+    if (src->arg && (strcmp(src->arg, "-") == 0 || ar_is_file(src->arg))) {
+        int rc = ar_file_read(src->arg, out, err);
+        /* Unreadable input is a usage error (DESIGN §7). */
+        if (rc == AR_EIO && err)
+            err->code = AR_EUSAGE;
+        if (rc)
+            return rc == AR_EIO ? AR_EUSAGE : rc;
+        return set_label(label, strcmp(src->arg, "-") == 0 ? "stdin" : src->arg);
+    }
+    return acquire_git(src, out, label, err);
+}

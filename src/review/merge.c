@@ -1,0 +1,160 @@
+/* The merge of chunk reviews into one review. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "review/review.h"
+#include "util/buf.h"
+
+struct sort_entry {
+    struct ar_review_issue issue;
+    size_t order; /* qsort is not stable: the original position breaks ties */
+};
+
+static int cmp_issue(const void *pa, const void *pb)
+{
+    const struct sort_entry *a = pa, *b = pb;
+    int c = strcmp(a->issue.file, b->issue.file);
+    if (c)
+        return c;
+    if (a->issue.line != b->issue.line)
+        return a->issue.line < b->issue.line ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int copy_issue(struct ar_review_issue *dst, const struct ar_review_issue *src)
+{
+    *dst = *src;
+    dst->file = strdup(src->file);
+    dst->message = strdup(src->message);
+    dst->suggestion = src->suggestion ? strdup(src->suggestion) : NULL;
+    if (!dst->file || !dst->message || (src->suggestion && !dst->suggestion)) {
+        free(dst->file);
+        free(dst->message);
+        free(dst->suggestion);
+        memset(dst, 0, sizeof(*dst));
+        return AR_ENOMEM;
+    }
+    return 0;
+}
+
+static void free_entries(struct sort_entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(e[i].issue.file);
+        free(e[i].issue.message);
+        free(e[i].issue.suggestion);
+    }
+    free(e);
+}
+
+static enum ar_cost_source merge_cost_source(enum ar_cost_source a, enum ar_cost_source b)
+{
+    if (a == AR_COST_UNKNOWN || b == AR_COST_UNKNOWN)
+        return AR_COST_UNKNOWN;
+    /* Some of it estimated makes the whole an estimate. */
+    return (a == AR_COST_CLI && b == AR_COST_CLI) ? AR_COST_CLI : AR_COST_TABLE;
+}
+
+static int join(struct ar_buf *b, const char *s, const char *sep)
+{
+    if (!s || !*s)
+        return 0;
+    int rc = b->len ? ar_buf_puts(b, sep) : 0;
+    return rc ? rc : ar_buf_puts(b, s);
+}
+
+static void add_usage(struct ar_usage *to, const struct ar_usage *u)
+{
+    to->input += u->input;
+    to->cache_read += u->cache_read;
+    to->cache_write += u->cache_write;
+    to->output += u->output;
+    to->reasoning += u->reasoning;
+}
+
+int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_diff *diff,
+                    struct ar_review *out, struct ar_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += parts[i].n_issues;
+    struct sort_entry *e = total ? calloc(total, sizeof(*e)) : NULL;
+    struct ar_buf summary, raw;
+    ar_buf_init(&summary, AR_BUF_UNLIMITED);
+    ar_buf_init(&raw, AR_BUF_UNLIMITED);
+    int rc = (total && !e) ? AR_ENOMEM : 0;
+    size_t k = 0;
+
+    out->passed = 1;
+    out->cost_source = n ? AR_COST_CLI : AR_COST_UNKNOWN;
+    out->calls = json_array();
+    if (!out->calls)
+        rc = AR_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct ar_review *p = &parts[i];
+        out->passed &= p->passed;
+        out->chunks += p->chunks;
+        for (size_t j = 0; j < p->n_issues && !rc; j++, k++) {
+            rc = copy_issue(&e[k].issue, &p->issues[j]);
+            e[k].order = k;
+        }
+        if (!rc)
+            rc = join(&summary, p->summary, "\n");
+        if (!rc && p->degraded) {
+            if (!out->degraded)
+                out->error = p->error;
+            out->degraded = 1;
+            rc = join(&raw, p->raw_output, "\n\n");
+        }
+        if (p->failed && !out->failed) {
+            out->failed = 1;
+            out->error = p->error; /* a failure outranks a degraded chunk's error */
+        }
+        add_usage(&out->usage, &p->usage);
+        out->cost_usd += p->cost_usd;
+        out->cost_source = merge_cost_source(out->cost_source, p->cost_source);
+        if (p->duration_ms > out->duration_ms)
+            out->duration_ms = p->duration_ms;
+        if (!out->provider && p->provider && !(out->provider = strdup(p->provider)))
+            rc = AR_ENOMEM;
+        if (!out->model && p->model && !(out->model = strdup(p->model)))
+            rc = AR_ENOMEM;
+        if (!rc && p->calls && json_array_extend(out->calls, p->calls) != 0)
+            rc = AR_ENOMEM;
+    }
+    if (out->failed)
+        out->passed = 0;
+    if (out->cost_source == AR_COST_UNKNOWN)
+        out->cost_usd = 0;
+    if (rc) {
+        free_entries(e, k);
+        ar_buf_finish(&summary);
+        ar_buf_finish(&raw);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory merging reviews");
+    }
+    if (total)
+        qsort(e, total, sizeof(*e), cmp_issue);
+    struct ar_review_issue *issues = total ? malloc(total * sizeof(*issues)) : NULL;
+    if (total && !issues) {
+        free_entries(e, total);
+        ar_buf_finish(&summary);
+        ar_buf_finish(&raw);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory merging reviews");
+    }
+    for (size_t i = 0; i < total; i++) {
+        issues[i] = e[i].issue;
+        issues[i].outside_diff = diff ? !ar_diff_has_file(diff, issues[i].file) : 0;
+    }
+    free(e);
+    out->issues = issues;
+    out->n_issues = total;
+    free(out->summary);
+    out->summary = ar_buf_detach(&summary, NULL);
+    if (out->degraded && raw.len)
+        out->raw_output = ar_buf_detach(&raw, NULL);
+    ar_buf_finish(&raw);
+    ar_buf_finish(&summary);
+    if (!out->summary)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory merging reviews");
+    return 0;
+}

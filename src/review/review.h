@@ -1,0 +1,132 @@
+/*
+ * Reviews: the review object a model returns (prompts/review.md's contract),
+ * what a chunk's run result means for it (a review, a degraded review, or a
+ * failure), the merge of chunk reviews, and the verdict.
+ *
+ * Protocol for one `agentrun review`:
+ *   1. per chunk: ar_review_from_result() on the chunk's run result;
+ *   2. ar_review_merge() of the chunk reviews, in chunk order, which also
+ *      flags issues outside the diff;
+ *   3. ar_review_verdict() for the exit status;
+ *   4. ar_review_finish() on every review.
+ * No function here prints.
+ */
+#ifndef AR_REVIEW_REVIEW_H
+#define AR_REVIEW_REVIEW_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentrun/agentrun.h"
+#include "review/diff.h"
+
+/* Most severe first: a lower value is more severe. */
+enum ar_severity {
+    AR_SEV_CRITICAL = 0,
+    AR_SEV_HIGH,
+    AR_SEV_MEDIUM,
+    AR_SEV_LOW,
+    AR_SEV_INFO,
+    AR_SEV_COUNT,
+};
+
+/* --fail-on none: findings never fail the review (errors still do). */
+#define AR_FAIL_ON_NONE AR_SEV_COUNT
+
+/* "critical", …, "info"; "none" for AR_FAIL_ON_NONE. Static storage. */
+const char *ar_severity_name(int sev);
+
+/* The severity named s, AR_FAIL_ON_NONE for "none" when allow_none, or -1. */
+int ar_severity_parse(const char *s, int allow_none);
+
+struct ar_review_issue {
+    char *file;   /* owned, as the model wrote it */
+    int64_t line; /* >= 1 */
+    enum ar_severity severity;
+    char *message;    /* owned */
+    char *suggestion; /* owned, or NULL */
+    int outside_diff; /* the file is not one of the diff's files */
+};
+
+struct ar_review {
+    int passed;    /* as the model said (merged: all chunks said so); degraded: 1 */
+    char *summary; /* owned, never NULL after a successful fill */
+    struct ar_review_issue *issues;
+    size_t n_issues;
+    int degraded;          /* no usable review output: error.code says why */
+    char *raw_output;      /* degraded: the model's text (owned; NULL when there was none) */
+    struct ar_error error; /* degraded: AR_ENOJSON/AR_ECONTRACT; failed: the run's error */
+    int failed;            /* the run itself failed (provider, timeout, interruption) */
+    char *provider;        /* owned or NULL */
+    char *model;           /* owned or NULL */
+    struct ar_usage usage;
+    double cost_usd;
+    enum ar_cost_source cost_source;
+    uint64_t duration_ms;
+    json_t *calls; /* owned reference: the RunResult `calls` entries, never NULL after fill */
+    size_t chunks; /* how many chunk reviews this is made of */
+};
+
+void ar_review_init(struct ar_review *rv);
+
+/* Frees everything rv holds; init works again afterwards. */
+void ar_review_finish(struct ar_review *rv);
+
+/*
+ * Fills rv (initialized) from a review object `value` (borrowed) that should
+ * satisfy the contract. Returns 0, AR_ECONTRACT with err saying where ("/issues/1/
+ * severity: unknown severity 'urgent'") when it does not, or AR_ENOMEM.
+ */
+int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *err);
+
+/*
+ * Fills rv (initialized) from one chunk's run result (borrowed) and its
+ * RunResult `calls` array (borrowed, may be NULL; a reference is taken):
+ *   - ok with a conforming value: the model's review;
+ *   - error no_json, or contract, or an accepted value that does not make a
+ *     review: degraded (passed 1, no issues, summary "No structured review
+ *     output" or "Failed to parse review output", raw_output kept);
+ *   - any other error (provider, timeout, interrupted…): failed, error copied.
+ * Usage, cost, duration, provider and model are copied in every case.
+ * Returns 0 or AR_ENOMEM.
+ */
+int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_review *rv);
+
+/* The degraded summaries (DESIGN: docs/review.md "Degraded reviews"). */
+#define AR_REVIEW_NO_JSON_SUMMARY  "No structured review output"
+#define AR_REVIEW_CONTRACT_SUMMARY "Failed to parse review output"
+
+/*
+ * Merges n chunk reviews (borrowed, in chunk order) into out (initialized):
+ * passed when all passed; issues concatenated and stably sorted by file then
+ * line, each flagged outside_diff unless ar_diff_has_file(diff, file) (diff
+ * may be NULL: nothing is flagged); non-empty summaries joined by newlines;
+ * degraded when any is (raw outputs joined, the first degraded error kept);
+ * failed when any failed (the first failure's error kept); tokens and cost
+ * summed, cost unknown when any is unknown; calls concatenated; duration the
+ * longest. Returns 0 or AR_ENOMEM.
+ */
+int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_diff *diff,
+                    struct ar_review *out, struct ar_error *err);
+
+struct ar_review_verdict {
+    int exit_status;  /* 0, 1 (findings), 3 (degraded and strict), or the failure's */
+    size_t n_failing; /* issues at or above fail_on */
+    size_t by_severity[AR_SEV_COUNT];
+    int fails; /* exit_status == 1 */
+};
+
+/*
+ * The verdict of rv with --fail-on fail_on (a severity or AR_FAIL_ON_NONE)
+ * and --strict:
+ *   - failed: the failure's exit status (ar_error_exit_status: 4, 5, 130…);
+ *   - degraded and strict: 3;
+ *   - any issue at or above fail_on, outside_diff ones included: 1;
+ *   - passed false with no issue at all (and fail_on not none): 1;
+ *   - else 0.
+ */
+void ar_review_verdict(const struct ar_review *rv, int fail_on, int strict,
+                       struct ar_review_verdict *out);
+
+#endif

@@ -61,7 +61,7 @@ static int hexval(char c)
     return -1;
 }
 
-/* A 40-digit object name that is not all zeros; SHA-256 names (64 digits) are not used. */
+/* A 40-digit SHA-1 object name that is not all zeros; SHA-256 names (64 digits) are not kept. */
 static int parse_oid(const char *p, size_t n, unsigned char out[AR_GIT_OID_LEN])
 {
     if (n != 2 * AR_GIT_OID_LEN)
@@ -75,6 +75,15 @@ static int parse_oid(const char *p, size_t n, unsigned char out[AR_GIT_OID_LEN])
         nonzero |= out[i];
     }
     return nonzero != 0;
+}
+
+/* Whether an object name field names an object at all (all zeros: the path is absent there). */
+static unsigned names_object(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != '0')
+            return 1;
+    return 0;
 }
 
 struct field {
@@ -205,10 +214,12 @@ static int parse_records(struct files *f, const char *data, size_t len, struct a
         }
         if (kind == '1') {
             /* hH, the object in HEAD, is all zeros when HEAD lacks the path. */
-            e->in_head = e->has_head_oid = (unsigned)parse_oid(fv[6].p, fv[6].n, e->head_oid);
+            e->in_head = names_object(fv[6].p, fv[6].n);
+            e->has_head_oid = (unsigned)parse_oid(fv[6].p, fv[6].n, e->head_oid);
         } else if (kind == 'u') {
             /* Stage 2 ("ours") is what HEAD holds during a merge. */
-            e->in_head = e->has_head_oid = (unsigned)parse_oid(fv[8].p, fv[8].n, e->head_oid);
+            e->in_head = names_object(fv[8].p, fv[8].n);
+            e->has_head_oid = (unsigned)parse_oid(fv[8].p, fv[8].n, e->head_oid);
         } else if (kind == '2') {
             /* hH names the source in HEAD; the new path is not in HEAD. */
             if (!(e->rename_from = dup_bytes(orig, orig_len)))
@@ -222,7 +233,8 @@ static int parse_records(struct files *f, const char *data, size_t len, struct a
                 return ar_error_set(err, AR_ENOMEM, "git status", "out of memory");
             o->x = is_rename ? 'D' : '.';
             o->y = '.';
-            o->in_head = o->has_head_oid = (unsigned)parse_oid(fv[6].p, fv[6].n, o->head_oid);
+            o->in_head = names_object(fv[6].p, fv[6].n);
+            o->has_head_oid = (unsigned)parse_oid(fv[6].p, fv[6].n, o->head_oid);
             if (!is_rename) {
                 /* A copy leaves its source in place: the new path is a creation. */
                 free(e->rename_from);

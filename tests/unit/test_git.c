@@ -18,6 +18,7 @@
 #include "git/internal.h"
 
 #define HH   "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+#define HH24 "0123456789abcdef01234567"
 #define ZERO "0000000000000000000000000000000000000000"
 
 /* Canned output is written with explicit "\0" separators; sizeof - 1 drops the literal's own NUL.
@@ -81,6 +82,15 @@ static void test_parse_ordinary_modified_in_head(void **state)
     assert_true(s->files[0].has_head_oid);
     assert_int_equal(s->files[0].head_oid[0], 0xe6);
     assert_null(s->files[0].rename_from);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_sha256_names_still_mark_head(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("1 .M N... 100644 100644 100644 " HH HH24 " " HH HH24 " x\0", s);
+    assert_true(s->files[0].in_head);
+    assert_false(s->files[0].has_head_oid);
     ar_git_snapshot_destroy(s);
 }
 
@@ -579,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_sha1_known_vectors),
         cmocka_unit_test(test_parse_ordinary_modified_in_head),
         cmocka_unit_test(test_parse_added_is_not_in_head),
+        cmocka_unit_test(test_parse_sha256_names_still_mark_head),
         cmocka_unit_test(test_parse_rename_gives_target_and_deleted_source),
         cmocka_unit_test(test_parse_copy_is_not_a_rename),
         cmocka_unit_test(test_parse_unmerged_uses_stage_two_as_head),

@@ -335,14 +335,15 @@ class Result:
 
 
 def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_after=None,
-            sig=signal.SIGTERM, wait_for=None):
+            sig=signal.SIGTERM, wait_for=None, signal_group=False):
     """Run the real `cli` with args in root.work, prompt bytes on stdin (a file, never a
     pipe left open), stdout and stderr to regular files (the CLIs lose piped output).
     The CLI runs in its own session (process group); on timeout or at the end the whole
     group is SIGKILLed so nothing is left behind.
 
-    signal_after: seconds after start to send `sig` to the CLI's PID (not the group);
-    wait_for: a callable polled until true before the signal timer starts.
+    signal_after: seconds after start to send `sig` to the CLI's PID (to its process group
+    with signal_group=True); wait_for: a callable polled until true before the signal
+    timer starts (e.g. lambda: mock.model_requests("claude")).
     Returns Result(argv, status, stdout bytes, stderr bytes, duration); status is the
     exit status, or -N when killed by signal N.
     """
@@ -367,7 +368,10 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
                 if signal_after:
                     time.sleep(signal_after)
                 if p.poll() is None:
-                    p.send_signal(sig)
+                    if signal_group:
+                        os.killpg(p.pid, sig)
+                    else:
+                        p.send_signal(sig)
                 status = p.wait(max(1, end - time.time()))
             else:
                 status = p.wait(timeout)

@@ -396,6 +396,8 @@ class Handler(BaseHTTPRequestHandler):
         u = usage_of(step)
         model = step.get("model") or req.get("model", "claude-opus-4-8")
         mid = "msg_mock_%d" % STATE.seq
+        if req.get("stream") is not True:
+            return self.claude_nonstream(step, req, model, mid, u)
         self.start_sse()
         self.sse({"type": "message_start", "message": {
             "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
@@ -443,6 +445,36 @@ class Handler(BaseHTTPRequestHandler):
                             "cache_read_input_tokens": u["cached"], "output_tokens": u["output"]}},
                  "message_delta")
         self.sse({"type": "message_stop"}, "message_stop")
+
+    def claude_nonstream(self, step, req, model, mid, u):
+        """The non-streaming fallback claude sends (no "stream" key) after a failed stream."""
+        kind = step.get("kind", "text")
+        if kind == "hang":
+            self.stall()
+        if kind == "stream_error":
+            return self.api_error("claude", {"status": 529, "message": step.get("message", "Overloaded")})
+        content, stop = [], "end_turn"
+        if kind in ("tool_write", "structured"):
+            if kind == "tool_write":
+                path = step.get("path", "out.txt")
+                if not os.path.isabs(path):
+                    path = os.path.join(claude_cwd(req) or "", path)
+                name, args = "Write", {"file_path": path, "content": step.get("content", "")}
+            else:
+                name, args = "StructuredOutput", step.get("value", {})
+            if step.get("text"):
+                content.append({"type": "text", "text": step["text"]})
+            content.append({"type": "tool_use", "id": "toolu_mock_%d" % STATE.seq, "name": name,
+                            "input": args})
+            stop = "tool_use"
+        else:
+            content.append({"type": "text", "text": step_text(step)})
+        self.send_json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
+                             "content": content, "stop_reason": stop, "stop_sequence": None,
+                             "usage": {"input_tokens": u["input"],
+                                       "cache_creation_input_tokens": u["cache_write"],
+                                       "cache_read_input_tokens": u["cached"],
+                                       "output_tokens": u["output"]}})
 
     def claude_text_block(self, idx, text, step):
         self.sse({"type": "content_block_start", "index": idx,

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""Re-record tests/fixtures/<cli>/ from the real CLIs run against the loopback mock.
+
+    AGENTRUN_E2E_BIN_DIR=/path/to/node_modules/.bin python3 tests/e2e/record_fixtures.py [CASE-PREFIX...]
+
+Each case runs one real CLI in a fresh isolated run root (see harness.py) with the
+prompt on stdin and stdout/stderr to regular files, and writes
+  tests/fixtures/<cli>/<name>.<ext>     stdout (jsonl, json or stdout)
+  tests/fixtures/<cli>/<name>.stderr    stderr
+  tests/fixtures/<cli>/index.json       per file: argv, exit status, the mock script
+                                        (with the scripted usage), what it shows
+The run root's path is replaced by /var/tmp/agentrun-e2e-FIXTURE (and claude's
+project slug of it by -var-tmp-agentrun-e2e-FIXTURE-work) so re-recording gives
+stable diffs; ids, timestamps and durations are kept as the CLI printed them.
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import Mock, RunRoot, run_cli  # noqa: E402
+
+FIXTURES = os.path.join(os.path.dirname(HERE), "fixtures")
+PLACEHOLDER = "/var/tmp/agentrun-e2e-FIXTURE"
+PROMPT = "Say hello in one short sentence.\n"
+
+CLAUDE_STREAM = ["-p", "--output-format", "stream-json", "--verbose"]
+CLAUDE_JSON = ["-p", "--output-format", "json"]
+CODEX_JSON = ["exec", "--json"]
+GEMINI_STREAM = ["-o", "stream-json"]
+GEMINI_JSON = ["-o", "json"]
+
+U_MAIN = {"input": 1200, "cached": 300, "cache_write": 0, "output": 42}
+U_TOOL1 = {"input": 900, "cached": 100, "output": 25}
+U_TOOL2 = {"input": 1000, "cached": 800, "output": 12}
+TEXT = "Hello! This is the mock model answering."
+FENCED = {"verdict": "ok", "issues": [], "score": 7}
+SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string"},
+                                           "score": {"type": "integer"}},
+          "required": ["verdict", "score"], "additionalProperties": False}
+
+
+def text(t=TEXT, usage=U_MAIN, **kw):
+    return dict(kind="text", text=t, usage=usage, **kw)
+
+
+def tool_then_text():
+    return [dict(kind="tool_write", path="hello.txt", content="hello from the mock\n",
+                 usage=U_TOOL1), text("I wrote hello.txt.", U_TOOL2)]
+
+
+ERR = {401: "auth", 429: "rate limit", 500: "server error"}
+
+
+def cases():
+    """(cli, name, ext, args, script, shows, options)"""
+    c = []
+    # ---------------------------------------------------------------- claude
+    c += [
+        ("claude", "stream-text", "jsonl", CLAUDE_STREAM, {"claude": [text()]},
+         "text answer; scripted usage input 1200 (uncached), cache_read 300, output 42", {}),
+        ("claude", "json-text", "json", CLAUDE_JSON, {"claude": [text()]},
+         "json wrapper of a text answer", {}),
+        ("claude", "plain-text", "stdout", ["-p"], {"claude": [text()]},
+         "text mode: final text plus newline", {}),
+        ("claude", "stream-fenced-json", "jsonl", CLAUDE_STREAM,
+         {"claude": [dict(kind="json", value=FENCED, usage=U_MAIN)]},
+         "answer is a ```json fenced block", {}),
+        ("claude", "stream-schema", "jsonl", CLAUDE_STREAM + ["--json-schema", json.dumps(SCHEMA)],
+         {"claude": [dict(kind="structured", value={"verdict": "ok", "score": 7}, usage=U_TOOL1),
+                     text("done", U_TOOL2)]},
+         "--json-schema: the model calls StructuredOutput; result has structured_output", {}),
+        ("claude", "stream-tool-write", "jsonl", CLAUDE_STREAM + ["--permission-mode", "acceptEdits"],
+         {"claude": tool_then_text()},
+         "Write tool_use creating hello.txt, tool_result, then final text (2 turns); "
+         "usage summed: input 1900, cache_read 900, output 37", {}),
+        ("claude", "stream-tool-denied", "jsonl", CLAUDE_STREAM,
+         {"claude": tool_then_text()},
+         "default permission mode refuses Write: permission_denials[], is_error false, exit 0", {}),
+        ("claude", "stream-midstream-error", "jsonl", CLAUDE_STREAM,
+         {"claude": [dict(kind="stream_error", text="partial ans", message="Overloaded"),
+                     text("recovered answer", U_MAIN)]},
+         "an SSE error event mid-stream after partial text: claude retries once without "
+         "streaming (request 2 has no stream key) and gets the answer; NOTE the result's "
+         "usage is all 0 while total_cost_usd counts the tokens", {}),
+    ]
+    for st in (401, 429, 500):
+        c.append(("claude", "stream-error-%d" % st, "jsonl", CLAUDE_STREAM,
+                  {"claude": [dict(kind="error", status=st)]},
+                  "HTTP %d (%s), CLAUDE_CODE_MAX_RETRIES=0" % (st, ERR[st]), {}))
+    c += [
+        ("claude", "json-error-500", "json", CLAUDE_JSON, {"claude": [dict(kind="error", status=500)]},
+         "json wrapper of HTTP 500, no retries", {}),
+        ("claude", "plain-error-500", "stdout", ["-p"], {"claude": [dict(kind="error", status=500)]},
+         "text mode HTTP 500: the error goes to stdout, exit 1", {}),
+        ("claude", "stream-sigint", "jsonl", CLAUDE_STREAM,
+         {"claude": [dict(kind="hang", text="partial ans", usage=U_MAIN)]},
+         "SIGINT to the CLI's PID while the stream hangs after partial text",
+         {"signal": signal.SIGINT}),
+        ("claude", "stream-sigterm", "jsonl", CLAUDE_STREAM,
+         {"claude": [dict(kind="hang", text="partial ans", usage=U_MAIN)]},
+         "SIGTERM to the CLI's PID while the stream hangs after partial text",
+         {"signal": signal.SIGTERM}),
+        ("claude", "stream-resume", "jsonl", CLAUDE_STREAM,
+         {"claude": [text("first answer", U_TOOL1), text("second answer", U_MAIN)]},
+         "second call with --resume <session id of the first> (stream-resume-first.jsonl); "
+         "usage is per call", {"resume": True}),
+    ]
+    # ---------------------------------------------------------------- codex
+    c += [
+        ("codex", "json-text", "jsonl", CODEX_JSON, {"codex": [text()]},
+         "text answer; scripted usage uncached 1200 + cached 300 -> input_tokens 1500", {}),
+        ("codex", "plain-text", "stdout", ["exec"], {"codex": [text()]},
+         "plain mode: stdout only the final message; banner and 'tokens used' on stderr", {}),
+        ("codex", "json-fenced-json", "jsonl", CODEX_JSON,
+         {"codex": [dict(kind="json", value=FENCED, usage=U_MAIN)]},
+         "answer is a ```json fenced block", {}),
+        ("codex", "json-schema", "jsonl", CODEX_JSON + ["--output-schema", "@SCHEMA"],
+         {"codex": [text(json.dumps({"verdict": "ok", "score": 7}))]},
+         "--output-schema FILE: agent_message text is the JSON string", {}),
+        ("codex", "json-tool-apply-patch", "jsonl", CODEX_JSON + ["--sandbox", "workspace-write"],
+         {"codex": tool_then_text()},
+         "apply_patch (custom tool) adding hello.txt: file_change item, then final text; "
+         "usage summed over 2 requests", {}),
+        ("codex", "json-tool-rejected", "jsonl", CODEX_JSON,
+         {"codex": tool_then_text()},
+         "read-only sandbox rejects the patch; exit 0", {}),
+        ("codex", "json-stream-failed", "jsonl", CODEX_JSON,
+         {"codex": [dict(kind="stream_error", text="partial ans", message="mock stream failure")]},
+         "response.failed after partial text", {}),
+        ("codex", "plain-error-500", "stdout", ["exec"], {"codex": [dict(kind="error", status=500)]},
+         "plain mode HTTP 500: stdout empty, ERROR on stderr", {}),
+        ("codex", "json-output-last-message", "jsonl", CODEX_JSON + ["-o", "@LASTMSG"],
+         {"codex": [text()]},
+         "-o FILE: the file (json-output-last-message.txt) holds the final message", {}),
+        ("codex", "json-sigterm", "jsonl", CODEX_JSON,
+         {"codex": [dict(kind="hang", text="partial ans")]},
+         "SIGTERM to the CLI's PID while the stream hangs", {"signal": signal.SIGTERM}),
+        ("codex", "json-sigint", "jsonl", CODEX_JSON,
+         {"codex": [dict(kind="hang", text="partial ans")]},
+         "SIGINT to the CLI's PID while the stream hangs", {"signal": signal.SIGINT}),
+        ("codex", "json-resume", "jsonl", CODEX_JSON,
+         {"codex": [text("first answer", U_TOOL1), text("second answer", U_MAIN)]},
+         "exec resume <thread id> (json-resume-first.jsonl is call 1): usage is cumulative "
+         "over the thread", {"resume": True}),
+    ]
+    for st in (401, 429, 500):
+        c.append(("codex", "json-error-%d" % st, "jsonl", CODEX_JSON,
+                  {"codex": [dict(kind="error", status=st)]},
+                  "HTTP %d (%s), request_max_retries=0 stream_max_retries=0" % (st, ERR[st]), {}))
+    # ---------------------------------------------------------------- gemini
+    c += [
+        ("gemini", "stream-text", "jsonl", GEMINI_STREAM, {"gemini": [text()]},
+         "text answer; scripted usage uncached 1200 + cached 300 -> input_tokens 1500; "
+         "router call (gemini-3.5-flash-lite) scripted with 0 tokens", {}),
+        ("gemini", "json-text", "json", GEMINI_JSON, {"gemini": [text()]},
+         "json object of a text answer (no trailing newline)", {}),
+        ("gemini", "plain-text", "stdout", [], {"gemini": [text()]},
+         "text mode", {}),
+        ("gemini", "stream-fenced-json", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="json", value=FENCED, usage=U_MAIN)]},
+         "answer is a ```json fenced block", {}),
+        ("gemini", "stream-tool-write", "jsonl", GEMINI_STREAM + ["--approval-mode", "auto_edit"],
+         {"gemini": tool_then_text()},
+         "write_file functionCall creating hello.txt, then final text", {}),
+        ("gemini", "stream-tool-default", "jsonl", GEMINI_STREAM,
+         {"gemini": tool_then_text()},
+         "default approval mode: write_file is not offered; the model is told it is not found", {}),
+        ("gemini", "stream-loop-detected", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="repetitive", bytes=65536, usage=U_MAIN, times=2)]},
+         "a repetitive answer trips loop detection; gemini re-asks once with a 'System: "
+         "Potential loop detected' nudge; the second repetitive answer ends the run: warning "
+         "event 'Loop detected, stopping execution', result success, no text, 0 tokens, exit 0",
+         {}),
+        ("gemini", "stream-loop-recovered", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="repetitive", bytes=65536, usage=U_MAIN), text()]},
+         "loop detected on the first answer, the nudged second request answers normally: "
+         "success with the second answer's text and tokens", {}),
+        ("gemini", "stream-cut", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="stream_error", text="partial ans")]},
+         "the SSE stream ends after partial text without finishReason", {}),
+        ("gemini", "json-error-401", "json", GEMINI_JSON, {"gemini": [dict(kind="error", status=401)]},
+         "HTTP 401: stdout empty, error JSON at the end of stderr, exit 401&255", {}),
+        ("gemini", "json-error-500", "json", GEMINI_JSON, {"gemini": [dict(kind="error", status=500)]},
+         "HTTP 500 with maxAttempts 1", {}),
+        ("gemini", "plain-error-500", "stdout", [], {"gemini": [dict(kind="error", status=500)]},
+         "text mode HTTP 500", {}),
+        ("gemini", "stream-sigterm-group", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="hang", text="partial ans")]},
+         "SIGTERM to the process group (parent + relaunched child) while the stream hangs",
+         {"signal": signal.SIGTERM, "group": True}),
+        ("gemini", "stream-sigint-group", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="hang", text="partial ans")]},
+         "SIGINT to the process group while the stream hangs",
+         {"signal": signal.SIGINT, "group": True}),
+        ("gemini", "stream-sigterm-pid", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="hang", text="partial ans")]},
+         "SIGTERM to the parent PID only: ignored; the harness SIGKILLs the group after 5 s "
+         "(exit_status 'timeout')", {"signal": signal.SIGTERM, "timeout": 5}),
+        ("gemini", "stream-resume", "jsonl", GEMINI_STREAM,
+         {"gemini": [text("first answer", U_TOOL1), text("second answer", U_MAIN)]},
+         "--resume <session id> (stream-resume-first.jsonl is call 1): usage per call",
+         {"resume": True}),
+    ]
+    for st in (401, 429, 500):
+        c.append(("gemini", "stream-error-%d" % st, "jsonl", GEMINI_STREAM,
+                  {"gemini": [dict(kind="error", status=st)]},
+                  "HTTP %d (%s), maxAttempts 1" % (st, ERR[st]), {}))
+    return c
+
+
+def scrub(data, root, port=None):
+    slug = root.root.replace("/", "-").replace("_", "-").replace(".", "-")
+    data = data.replace(root.root.encode(), PLACEHOLDER.encode())
+    data = data.replace(slug.encode(), PLACEHOLDER.replace("/", "-").encode())
+    if port:
+        data = data.replace(b"127.0.0.1:%d" % port, b"127.0.0.1:PORT")
+    nm = os.path.dirname(os.path.realpath(harness.bin_dir()))
+    data = data.replace(nm.encode(), b"NODE_MODULES")
+    return data
+
+
+def session_of(cli, out):
+    for line in out.decode(errors="replace").splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if cli == "codex" and o.get("type") == "thread.started":
+            return o["thread_id"]
+        if cli != "codex" and o.get("session_id"):
+            return o["session_id"]
+    return None
+
+
+def record(case, index):
+    cli, name, ext, args, script, shows, opt = case
+    outdir = os.path.join(FIXTURES, cli)
+    os.makedirs(outdir, exist_ok=True)
+    mock = Mock(script).start()
+    root = RunRoot(mock.port)
+    try:
+        args = list(args)
+        extra = {}
+        for i, a in enumerate(args):
+            if a == "@SCHEMA":
+                p = os.path.join(root.root, "schema.json")
+                with open(p, "w") as f:
+                    json.dump(SCHEMA, f)
+                args[i] = p
+            if a == "@LASTMSG":
+                args[i] = os.path.join(root.root, "last-message.txt")
+                extra["lastmsg"] = args[i]
+        kw = {"timeout": 60}
+        if opt.get("signal"):
+            kw.update(sig=opt["signal"], signal_group=opt.get("group", False), signal_after=0.5,
+                      wait_for=lambda: mock.model_requests(cli))
+            if opt.get("timeout"):
+                # signal, then wait at most `timeout` s more before the group is killed
+                kw["timeout"] = opt["timeout"] + 30
+        if opt.get("resume"):
+            first = run_cli(cli, args, root, stdin=PROMPT, **kw)
+            sid = session_of(cli, first.stdout)
+            write(outdir, name + "-first." + ext, scrub(first.stdout, root, mock.port))
+            write(outdir, name + "-first.stderr", scrub(first.stderr, root, mock.port))
+            index[name + "-first." + ext] = entry(cli, args, first, script, "call 1 of " + name, root)
+            if cli == "claude":
+                args = args + ["--resume", sid]
+            elif cli == "codex":
+                args = ["exec", "resume", "--json", sid, "-"]
+            else:
+                args = args + ["--resume", sid]
+        if opt.get("timeout") and opt.get("signal"):
+            r = run_cli_sig_timeout(cli, args, root, mock, opt)
+        else:
+            r = run_cli(cli, args, root, stdin="Second question.\n" if opt.get("resume") else PROMPT,
+                        **kw)
+        write(outdir, name + "." + ext, scrub(r.stdout, root, mock.port))
+        write(outdir, name + ".stderr", scrub(r.stderr, root, mock.port))
+        index[name + "." + ext] = entry(cli, args, r, script, shows, root)
+        if extra.get("lastmsg") and os.path.exists(extra["lastmsg"]):
+            with open(extra["lastmsg"], "rb") as f:
+                write(outdir, name + ".txt", f.read())
+        left = harness.leftover_processes(root)
+        if left:
+            index[name + "." + ext]["leftover_processes"] = [c for _, c in left]
+            harness.kill_leftovers(root)
+        print("%-7s %-28s exit %-8s %.1fs" % (cli, name, r.status, r.duration), flush=True)
+    finally:
+        mock.stop()
+        harness.kill_leftovers(root)
+        root.cleanup()
+        mock.cleanup()
+
+
+def run_cli_sig_timeout(cli, args, root, mock, opt):
+    """Signal the PID, then give the CLI opt['timeout'] seconds before killing the group."""
+    import subprocess
+    import tempfile
+    argv = [harness.cli_path(cli)] + list(args)
+    d = tempfile.mkdtemp(dir=root.root)
+    fi = open(os.path.join(d, "in"), "w+b")
+    fi.write(PROMPT.encode())
+    fi.seek(0)
+    fo, fe = open(os.path.join(d, "out"), "w+b"), open(os.path.join(d, "err"), "w+b")
+    t0 = time.time()
+    p = subprocess.Popen(argv, cwd=root.work, env=root.env(cli), stdin=fi, stdout=fo, stderr=fe,
+                         start_new_session=True)
+    while not mock.model_requests(cli) and time.time() - t0 < 30:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(opt["signal"])
+    try:
+        status = p.wait(opt["timeout"])
+    except subprocess.TimeoutExpired:
+        status = "timeout"
+    harness.kill_group(p.pid)
+    p.wait()
+    fo.seek(0)
+    fe.seek(0)
+    return harness.Result(argv, status, fo.read(), fe.read(), time.time() - t0)
+
+
+def entry(cli, args, r, script, shows, root):
+    return {"argv": [cli] + [a.replace(root.root, PLACEHOLDER) for a in args],
+            "stdin": "prompt on stdin (a regular file)",
+            "exit_status": r.status,
+            "script": script,
+            "shows": shows}
+
+
+def write(d, name, data):
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    want = sys.argv[1:]
+    harness.require_clis()
+    versions = {}
+    for cli in harness.CLIS:
+        import subprocess
+        root = RunRoot(1)
+        v = subprocess.run([harness.cli_path(cli), "--version"], env=root.env(cli), cwd=root.work,
+                           capture_output=True, text=True, timeout=60)
+        versions[cli] = (v.stdout.strip() or v.stderr.strip()).splitlines()[-1:]
+        root.cleanup()
+    indexes = {}
+    for case in cases():
+        cli, name = case[0], case[1]
+        if want and not any((cli + "/" + name).startswith(w) for w in want):
+            continue
+        path = os.path.join(FIXTURES, cli, "index.json")
+        if cli not in indexes:
+            indexes[cli] = json.load(open(path)) if os.path.exists(path) else {}
+        files = indexes[cli].setdefault("files", {})
+        record(case, files)
+        indexes[cli]["cli_version"] = versions[cli][0] if versions[cli] else None
+        indexes[cli]["recorded"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        indexes[cli]["files"] = dict(sorted(files.items()))
+        with open(path, "w") as f:
+            json.dump(indexes[cli], f, indent=2, sort_keys=True)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -69,9 +69,13 @@ typedef void ar_validate_fn(void *arg, struct json_t *value,
                             void (*add)(void *sink, const char *msg), void *sink);
 
 struct ar_run_options {
-    const char
-        *provider; /* "claude", "codex", "gemini", "auto"; NULL: $AGENTRUN_PROVIDER, else auto */
-    const char *model; /* NULL: $AGENTRUN_MODEL, the CLI's own variable, the CLI's default */
+    /* "claude", "codex", "gemini", "auto"; NULL: $AGENTRUN_PROVIDER, else auto */
+    const char *provider;
+    /* "codex,gemini": providers tried in turn when the main call fails with not_found,
+     * auth, rate_limit or api_error (never on a contract failure or a timeout); NULL: none */
+    const char *fallback;
+    /* NULL: $AGENTRUN_MODEL, the CLI's own variable, the CLI's default */
+    const char *model;
 
     /* The prompt: exactly one of prompt and template_name. */
     const char *prompt;        /* free-form text */
@@ -125,7 +129,7 @@ enum ar_repair_kind {
 enum ar_cost_source {
     AR_COST_UNKNOWN = 0, /* cost_usd is meaningless: report null, never 0 */
     AR_COST_CLI,         /* the CLI computed it (claude) */
-    AR_COST_PRICE_TABLE, /* agentrun's price table */
+    AR_COST_TABLE,       /* agentrun's price table */
 };
 
 enum ar_file_op {

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agentrun/agentrun.h"
 #include "agentrun/error.h"
 #include "agentrun/usage.h"
 
@@ -62,11 +63,7 @@ const struct ar_price *ar_prices_find(const struct ar_prices *t, const char *mod
 /* USD for usage at price p, choosing the long-context rates past the threshold. */
 double ar_price_apply(const struct ar_price *p, const struct ar_usage *u);
 
-enum ar_cost_source {
-    AR_COST_UNKNOWN = 0, /* cost_usd is null */
-    AR_COST_CLI,         /* the CLI computed it (claude total_cost_usd) */
-    AR_COST_TABLE,       /* agentrun's price table */
-};
+/* enum ar_cost_source (unknown, cli, table) is public: include/agentrun/agentrun.h. */
 
 struct ar_cost {
     double usd; /* meaningful unless source is AR_COST_UNKNOWN */

@@ -187,6 +187,13 @@ void ar_pool_destroy(struct ar_pool *pool); /* only when idle; NULL is fine */
 /* Monotonic milliseconds. */
 uint64_t ar_now_ms(void);
 
+/*
+ * Calls fn(arg) once from the loop, on its next iteration (never from inside
+ * this function), so a caller can finish asynchronously without a child.
+ * Returns 0 or AR_ENOMEM.
+ */
+int ar_loop_defer(struct ar_loop *loop, ar_job_fn *fn, void *arg);
+
 /* The libuv version at run time ("1.44.2"). Static storage. */
 const char *ar_libuv_version(void);
 

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "ar_config.h"
+#include "json/dump.h"
 #include "run/run.h"
+#include "util/buf.h"
 
 static const char *const repair_names[] = { "none", "local", "model" };
 static const char *const cost_names[] = { "unknown", "cli", "price_table" };
@@ -51,16 +53,13 @@ static json_t *str_or_null(const char *s)
     return s ? json_string(s) : json_null();
 }
 
-/* jansson refuses invalid UTF-8; model and CLI text can hold anything, so fall
- * back to a lossy copy rather than dropping the field. */
-static json_t *text_value(const char *s)
+json_t *ar_json_text(const char *s, size_t n)
 {
     if (!s)
         return json_null();
-    json_t *v = json_string(s);
+    json_t *v = json_stringn(s, n);
     if (v)
         return v;
-    size_t n = strlen(s);
     char *copy = malloc(n * 3 + 1);
     if (!copy)
         return json_null();
@@ -92,6 +91,11 @@ static json_t *text_value(const char *s)
     json_t *v2 = json_stringn(copy, o);
     free(copy);
     return v2 ? v2 : json_null();
+}
+
+static json_t *text_value(const char *s)
+{
+    return s ? ar_json_text(s, strlen(s)) : json_null();
 }
 
 static json_t *usage_value(const struct ar_usage *u)
@@ -195,7 +199,16 @@ char *ar_result_to_json(const struct ar_result *r, int pretty)
     json_t *v = ar_result_to_value(r);
     if (!v)
         return NULL;
-    char *s = json_dumps(v, JSON_PRESERVE_ORDER | (pretty ? JSON_INDENT(2) : JSON_COMPACT));
+    char *s;
+    if (pretty) {
+        s = json_dumps(v, JSON_PRESERVE_ORDER | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    } else {
+        /* The model's numbers as it wrote them: 0.85, not 0.84999999999999998. */
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        s = ar_json_dump_compact(v, &b) == 0 ? ar_buf_detach(&b, NULL) : NULL;
+        ar_buf_finish(&b);
+    }
     json_decref(v);
     return s;
 }

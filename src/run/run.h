@@ -39,6 +39,9 @@ void ar_run_cancel(struct ar_run *run);
 /* A result that failed before any call (a bad batch line): error code and message. */
 struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);
 
+/* A JSON string of s[0..len); bytes that are not UTF-8 become U+FFFD. New reference. */
+json_t *ar_json_text(const char *s, size_t len);
+
 /* The RunResult object of r (docs/run-result.md). New reference. */
 json_t *ar_result_to_value(const struct ar_result *r);
 

@@ -1,0 +1,314 @@
+/* agentrun run: one prompt (free-form or a template) through one CLI, to a RunResult. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/session.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+enum {
+    KEY_VAR = AR_CLI_KEY_COMMAND,
+    KEY_SCHEMA,
+    KEY_JSON,
+    KEY_EXPECT,
+    KEY_ALLOW_EDITS,
+    KEY_RESUME,
+    KEY_NO_LOCAL_REPAIR,
+    KEY_WITH_CONTENT,
+    KEY_NO_FILES,
+    KEY_MAX_COST,
+    KEY_FORMAT,
+};
+
+static const struct ar_cli_opt opts[] = {
+    { "file", 'f', "FILE", "read the prompt from FILE ('-': standard input)", "@file" },
+    { "template", 't', "NAME", "render the prompt template NAME (see 'agentrun prompts list')",
+      "@prompt" },
+    { "var", KEY_VAR, "KEY=VALUE", "set a template variable; KEY=@FILE reads the value from FILE",
+      NULL },
+    { "schema", KEY_SCHEMA, "FILE",
+      "require JSON matching this JSON Schema (subset) file, without a template", "@file" },
+    { "json", KEY_JSON, NULL, "extract a JSON object from the answer even without a contract",
+      NULL },
+    { "expect", KEY_EXPECT, "KIND", "the JSON value wanted: object, array or any (default: object)",
+      "object|array|any" },
+    { "allow-edits", KEY_ALLOW_EDITS, NULL, "let the CLI edit files (default: read-only)", NULL },
+    { "resume", KEY_RESUME, "ID", "continue the CLI session ID", NULL },
+    { "no-local-repair", KEY_NO_LOCAL_REPAIR, NULL,
+      "do not fix trailing commas, quotes, truncation… locally (default: fix)", NULL },
+    { "with-content", KEY_WITH_CONTENT, NULL,
+      "add each created or modified file's content to the result (1 MiB cap)", NULL },
+    { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots (files_tracked: false)", NULL },
+    { "max-cost", KEY_MAX_COST, "USD", "a budget the CLI enforces where it can (claude)", NULL },
+    { "format", KEY_FORMAT, "FORMAT",
+      "text: the answer on stdout and a summary on stderr; json: the RunResult (default: text)",
+      "text|json" },
+    AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
+};
+
+struct vars {
+    struct ar_var *v;
+    size_t n;
+    struct ar_strv storage;
+};
+
+static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec)
+        return ar_cli_usage_error(cmd, "invalid --var '%s': want KEY=VALUE or KEY=@FILE", spec);
+    char *name = strndup(spec, (size_t)(eq - spec));
+    char *value;
+    if (eq[1] == '@') {
+        struct ar_buf b;
+        struct ar_error err = AR_ERROR_INIT;
+        ar_buf_init(&b, (size_t)64 << 20);
+        if (ar_file_read(eq + 2, &b, &err) < 0) {
+            ar_buf_finish(&b);
+            free(name);
+            return ar_cli_usage_error(cmd, "--var %.*s: %s", (int)(eq - spec), spec, err.msg);
+        }
+        value = ar_buf_detach(&b, NULL);
+    } else {
+        value = strdup(eq + 1);
+    }
+    struct ar_var *nv = realloc(vars->v, (vars->n + 1) * sizeof(*nv));
+    if (!nv || !name || !value) {
+        free(name);
+        free(value);
+        ar_cli_errorf("out of memory");
+        return AR_EXIT_USAGE;
+    }
+    vars->v = nv;
+    ar_strv_push_take(&vars->storage, name);
+    ar_strv_push_take(&vars->storage, value);
+    vars->v[vars->n].name = name;
+    vars->v[vars->n].value = value;
+    vars->n++;
+    return 0;
+}
+
+static void print_summary(const struct ar_result *r)
+{
+    if (ar_cli_verbosity < 0)
+        return;
+    char cost[48];
+    if (r->cost_source == AR_COST_UNKNOWN)
+        snprintf(cost, sizeof(cost), "cost unknown");
+    else
+        snprintf(cost, sizeof(cost), "$%.4f", r->cost_usd);
+    char files[48] = "files not tracked";
+    if (r->files_tracked)
+        snprintf(files, sizeof(files), "%zu file%s changed", r->n_files,
+                 r->n_files == 1 ? "" : "s");
+    static const char *const repair[] = { "none", "local", "model" };
+    fprintf(stderr,
+            "agentrun: %s%s%s%s: %llu input + %llu cached + %llu output tokens, %s, %.1f s, %s, "
+            "%zu call%s, repair %s\n",
+            r->provider ? r->provider : "?", r->model ? " (" : "", r->model ? r->model : "",
+            r->model ? ")" : "", (unsigned long long)r->usage.input,
+            (unsigned long long)(r->usage.cache_read + r->usage.cache_write),
+            (unsigned long long)r->usage.output, cost, (double)r->duration_ms / 1000.0, files,
+            r->n_calls, r->n_calls == 1 ? "" : "s", repair[r->repair]);
+}
+
+static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    struct ar_cli_session s;
+    struct ar_cli_parser p;
+    struct vars vars = { NULL, 0, AR_STRV_INIT };
+    struct ar_buf prompt, schema;
+    const char *prompt_file = NULL, *schema_file = NULL;
+    int json_format = 0, rc = AR_EXIT_USAGE;
+    const char *arg;
+    int key;
+
+    ar_buf_init(&prompt, (size_t)64 << 20);
+    ar_buf_init(&schema, (size_t)1 << 20);
+    ar_cli_session_init(&s, cmd);
+    ar_cli_parser_init(&p, cmd, argc, argv);
+    while ((key = ar_cli_next(&p, &arg)) != -1) {
+        if (key == -2) {
+            rc = p.status;
+            goto out;
+        }
+        int r = ar_cli_session_option(&s, key, arg);
+        if (r < 0)
+            goto out;
+        if (r > 0)
+            continue;
+        switch (key) {
+        case 'f':
+            prompt_file = arg;
+            break;
+        case 't':
+            s.run.template_name = arg;
+            break;
+        case KEY_VAR:
+            if (add_var(cmd, &vars, arg))
+                goto out;
+            break;
+        case KEY_SCHEMA:
+            schema_file = arg;
+            break;
+        case KEY_JSON:
+            s.run.want_json = 1;
+            break;
+        case KEY_EXPECT:
+            if (strcmp(arg, "object") == 0)
+                s.run.expect = AR_EXPECT_OBJECT;
+            else if (strcmp(arg, "array") == 0)
+                s.run.expect = AR_EXPECT_ARRAY;
+            else if (strcmp(arg, "any") == 0)
+                s.run.expect = AR_EXPECT_ANY;
+            else {
+                ar_cli_usage_error(cmd, "invalid --expect '%s' (object, array, any)", arg);
+                goto out;
+            }
+            s.run.want_json = 1;
+            break;
+        case KEY_ALLOW_EDITS:
+            s.run.allow_edits = 1;
+            break;
+        case KEY_RESUME:
+            s.run.resume = arg;
+            break;
+        case KEY_NO_LOCAL_REPAIR:
+            s.run.local_repair = 0;
+            break;
+        case KEY_WITH_CONTENT:
+            s.run.with_content = 1;
+            break;
+        case KEY_NO_FILES:
+            s.run.track_files = 0;
+            break;
+        case KEY_MAX_COST: {
+            char *end;
+            double usd = strtod(arg, &end);
+            if (end == arg || *end || !(usd > 0)) {
+                ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
+                                   arg);
+                goto out;
+            }
+            s.run.max_cost_usd = usd;
+            break;
+        }
+        case KEY_FORMAT:
+            if (strcmp(arg, "json") == 0)
+                json_format = 1;
+            else if (strcmp(arg, "text") == 0)
+                json_format = 0;
+            else {
+                ar_cli_usage_error(cmd, "invalid --format '%s' (text, json)", arg);
+                goto out;
+            }
+            break;
+        }
+    }
+
+    /* The prompt: one positional argument, -f FILE, '-' (stdin), or a template. */
+    int nargs = argc - p.ind;
+    if (nargs > 1) {
+        ar_cli_usage_error(cmd, "one prompt expected, got %d arguments (quote the prompt)", nargs);
+        goto out;
+    }
+    const char *positional = nargs == 1 ? argv[p.ind] : NULL;
+    if (positional && strcmp(positional, "-") == 0) {
+        prompt_file = prompt_file ? prompt_file : "-";
+        positional = NULL;
+    }
+    int sources = !!positional + !!prompt_file + !!s.run.template_name;
+    if (sources == 0) {
+        ar_cli_usage_error(cmd, "no prompt: give PROMPT, -f FILE, '-' or -t TEMPLATE");
+        goto out;
+    }
+    if (sources > 1) {
+        ar_cli_usage_error(cmd, "give only one of PROMPT, -f FILE and -t TEMPLATE");
+        goto out;
+    }
+    if (vars.n && !s.run.template_name) {
+        ar_cli_usage_error(cmd, "--var needs -t TEMPLATE");
+        goto out;
+    }
+    struct ar_error err = AR_ERROR_INIT;
+    if (prompt_file) {
+        if (ar_file_read(prompt_file, &prompt, &err) < 0) {
+            ar_cli_usage_error(cmd, "%s", err.msg);
+            goto out;
+        }
+        s.run.prompt = ar_buf_cstr(&prompt);
+    } else if (positional) {
+        s.run.prompt = positional;
+    }
+    if (s.run.prompt && !*s.run.prompt) {
+        ar_cli_usage_error(cmd, "the prompt is empty");
+        goto out;
+    }
+    if (schema_file) {
+        if (ar_file_read(schema_file, &schema, &err) < 0) {
+            ar_cli_usage_error(cmd, "--schema: %s", err.msg);
+            goto out;
+        }
+        s.run.schema = ar_buf_cstr(&schema);
+    }
+    s.run.vars = vars.v;
+    s.run.n_vars = vars.n;
+
+    if (ar_cli_session_begin(&s) < 0) {
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    struct ar_result *res = NULL;
+    rc = ar_cli_session_run(&s, &s.run, &res);
+    if (res) {
+        rc = ar_result_exit_status(res);
+        if (json_format) {
+            char *text = ar_result_to_json(res, 0);
+            if (!text || printf("%s\n", text) < 0 || fflush(stdout) != 0) {
+                ar_cli_errorf("cannot write the result to stdout");
+                rc = AR_EXIT_USAGE;
+            }
+            free(text);
+        } else if (res->ok) {
+            const char *out = res->json ? res->json : res->output ? res->output : "";
+            size_t n = strlen(out);
+            if (ar_cli_write_stdout(out, n) < 0 ||
+                ((n == 0 || out[n - 1] != '\n') && ar_cli_write_stdout("\n", 1) < 0)) {
+                ar_cli_errorf("cannot write the result to stdout");
+                rc = AR_EXIT_USAGE;
+            }
+        }
+        if (!res->ok)
+            ar_cli_print_result_error(res);
+        if (!json_format)
+            print_summary(res);
+        ar_result_destroy(res);
+    }
+    ar_cli_session_end(&s);
+    rc = ar_cli_session_exit_status(&s, rc);
+out:
+    ar_cli_parser_finish(&p);
+    ar_buf_finish(&prompt);
+    ar_buf_finish(&schema);
+    free(vars.v);
+    ar_strv_finish(&vars.storage);
+    return rc;
+}
+
+const struct ar_cli_command ar_cmd_run = {
+    .name = "run",
+    .synopsis = "[options] [PROMPT | -f FILE | - | -t TEMPLATE --var KEY=VALUE…]",
+    .summary = "run one prompt through claude, codex or gemini and report a RunResult",
+    .description =
+        "The prompt goes to the CLI on standard input. With a contract (a template's json-schema\n"
+        "block, or --schema) the answer's JSON is extracted, repaired locally if needed, checked,\n"
+        "and at most one repair call is made. --format json prints the RunResult\n"
+        "(docs/run-result.md): tokens, cost, session, duration, calls and the files the run "
+        "changed.",
+    .example =
+        "agentrun run -p codex --schema answer.json --format json 'List three risks as JSON'",
+    .opts = opts,
+    .run = run_main,
+};

@@ -1,0 +1,309 @@
+/* Shared run options, the stderr logger, the live status line and signals. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/session.h"
+#include "proc/proc.h"
+#include "run/run.h"
+
+void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd)
+{
+    memset(s, 0, sizeof(*s));
+    s->cmd = cmd;
+    s->run = (struct ar_run_options)AR_RUN_OPTIONS_INIT;
+    s->run.logger.fn = ar_cli_log;
+    s->run.logger.arg = s;
+    s->run.logger.level = AR_LOG_WARN;
+}
+
+static int parse_duration(struct ar_cli_session *s, const char *name, const char *arg,
+                          uint64_t *out)
+{
+    unsigned long long ms;
+    if (ar_cli_parse_duration_ms(arg, &ms) < 0) {
+        ar_cli_usage_error(s->cmd, "invalid --%s '%s': want seconds (90, 90s), 15m or 250ms", name,
+                           arg);
+        return -1;
+    }
+    *out = ms;
+    return 1;
+}
+
+int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
+{
+    struct ar_run_options *o = &s->run;
+    switch (key) {
+    case 'p':
+        if (strcmp(arg, "claude") && strcmp(arg, "codex") && strcmp(arg, "gemini") &&
+            strcmp(arg, "auto")) {
+            ar_cli_usage_error(s->cmd, "unknown provider '%s' (claude, codex, gemini, auto)", arg);
+            return -1;
+        }
+        o->provider = arg;
+        return 1;
+    case 'm':
+        o->model = arg;
+        return 1;
+    case 'C':
+        o->cwd = arg;
+        return 1;
+    case AR_CLI_KEY_TIMEOUT:
+        return parse_duration(s, "timeout", arg, &o->timeout_ms);
+    case AR_CLI_KEY_IDLE_TIMEOUT:
+        return parse_duration(s, "idle-timeout", arg, &o->idle_timeout_ms);
+    case AR_CLI_KEY_NO_REPAIR:
+        o->model_repair = 0;
+        return 1;
+    case AR_CLI_KEY_TRANSCRIPT:
+        o->transcript_path = arg;
+        return 1;
+    case AR_CLI_KEY_PROMPTS_DIR:
+        o->prompts_dir = arg;
+        return 1;
+    case AR_CLI_KEY_PRICES:
+        o->prices_file = arg;
+        return 1;
+    case 'v':
+        ar_cli_verbosity = ar_cli_verbosity < 0 ? 1 : ar_cli_verbosity + 1;
+        o->logger.level = ar_cli_verbosity >= 2 ? AR_LOG_DEBUG : AR_LOG_INFO;
+        return 1;
+    case 'q':
+        ar_cli_verbosity = -1;
+        o->logger.level = AR_LOG_ERROR;
+        return 1;
+    case AR_CLI_KEY_LOG_FORMAT:
+        if (strcmp(arg, "text") == 0)
+            s->log_json = 0;
+        else if (strcmp(arg, "json") == 0)
+            s->log_json = 1;
+        else {
+            ar_cli_usage_error(s->cmd, "invalid --log-format '%s' (text, json)", arg);
+            return -1;
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* ---- the logger ---------------------------------------------------------- */
+
+static const char *const level_names[] = { "error", "warning", "info", "debug" };
+
+void ar_cli_log(void *arg, enum ar_log_level level, const char *event, const char *fields,
+                const char *msg)
+{
+    struct ar_cli_session *s = arg;
+    ar_cli_session_status_clear(s);
+    if (s && s->log_json) {
+        json_t *o = fields ? json_loads(fields, 0, NULL) : NULL;
+        if (!json_is_object(o)) {
+            json_decref(o);
+            o = json_object();
+        }
+        json_t *line = json_object();
+        json_object_set_new(line, "level", json_string(level_names[level]));
+        if (event)
+            json_object_set_new(line, "event", json_string(event));
+        json_object_set_new(line, "msg", json_string(msg ? msg : ""));
+        json_object_update(line, o);
+        json_decref(o);
+        char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(line);
+        if (text) {
+            fprintf(stderr, "%s\n", text);
+            free(text);
+        }
+        fflush(stderr);
+        return;
+    }
+    if (!msg || !*msg)
+        return;
+    if (level == AR_LOG_ERROR)
+        fprintf(stderr, "agentrun: error: %s\n", msg);
+    else if (level == AR_LOG_WARN)
+        fprintf(stderr, "agentrun: warning: %s\n", msg);
+    else
+        fprintf(stderr, "agentrun: %s\n", msg);
+    fflush(stderr);
+}
+
+/* ---- the live status line --------------------------------------------------- */
+
+static int status_wanted(void)
+{
+    const char *term = getenv("TERM");
+    return isatty(STDERR_FILENO) && ar_cli_verbosity >= 0 && !(term && strcmp(term, "dumb") == 0);
+}
+
+static void status_draw(struct ar_cli_session *s)
+{
+    if (!s->status_enabled)
+        return;
+    uint64_t secs = (ar_now_ms() - s->status_start_ms) / 1000;
+    char line[400];
+    int n = snprintf(line, sizeof(line), "%s %s%s%lu:%02lu%s%s%s%s",
+                     s->status_provider[0] ? s->status_provider : "agentrun",
+                     s->status_job[0] ? s->status_job : "", s->status_job[0] ? " " : "",
+                     (unsigned long)(secs / 60), (unsigned long)(secs % 60),
+                     s->status_extra[0] ? "  " : "", s->status_extra, s->status_tool[0] ? "  " : "",
+                     s->status_tool);
+    if (n < 0)
+        return;
+    /* Keep it on one line of an 80-column terminal; \033[K clears what was longer. */
+    if (n > 78)
+        line[78] = '\0';
+    fprintf(stderr, "\r%s\033[K", line);
+    fflush(stderr);
+    s->status_shown = 1;
+}
+
+static void on_tick(void *arg)
+{
+    status_draw(arg);
+}
+
+static void on_progress(void *arg, const struct ar_run_progress *p)
+{
+    struct ar_cli_session *s = arg;
+    if (p->provider)
+        snprintf(s->status_provider, sizeof(s->status_provider), "%s", p->provider);
+    if (p->tool)
+        snprintf(s->status_tool, sizeof(s->status_tool), "%s%s%s", p->tool, p->path ? " " : "",
+                 p->path ? p->path : "");
+    if (p->job)
+        snprintf(s->status_job, sizeof(s->status_job), "%s", p->job);
+    status_draw(s);
+}
+
+ar_progress_fn *ar_cli_session_progress_fn(void)
+{
+    return on_progress;
+}
+
+void ar_cli_session_status_start(struct ar_cli_session *s)
+{
+    if (s->ticker || !status_wanted())
+        return;
+    s->status_enabled = 1;
+    s->status_start_ms = ar_now_ms();
+    s->ticker = ar_ticker_start(s->loop, 250, on_tick, s);
+}
+
+void ar_cli_session_status_clear(struct ar_cli_session *s)
+{
+    if (s && s->status_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        s->status_shown = 0;
+    }
+}
+
+static void status_stop(struct ar_cli_session *s)
+{
+    ar_ticker_stop(s->ticker);
+    s->ticker = NULL;
+    ar_cli_session_status_clear(s);
+    s->status_enabled = 0;
+}
+
+/* ---- loop and signals ------------------------------------------------------- */
+
+static void on_signal(int signum, void *arg)
+{
+    struct ar_cli_session *s = arg;
+    if (!s->signal)
+        s->signal = signum;
+}
+
+int ar_cli_session_begin(struct ar_cli_session *s)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    s->loop = ar_loop_create(&err);
+    if (!s->loop) {
+        ar_cli_errorf("%s", err.msg);
+        return -1;
+    }
+    if (ar_loop_watch_signals(s->loop, on_signal, s, &err) < 0) {
+        ar_cli_errorf("%s", err.msg);
+        ar_loop_destroy(s->loop);
+        s->loop = NULL;
+        return -1;
+    }
+    if (!s->run.progress) {
+        s->run.progress = on_progress;
+        s->run.progress_arg = s;
+    }
+    return 0;
+}
+
+struct one_run {
+    struct ar_result *res;
+};
+
+static void on_run_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    struct one_run *one = arg;
+    one->res = res;
+}
+
+int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
+                       struct ar_result **out)
+{
+    struct one_run one = { NULL };
+    struct ar_error err = AR_ERROR_INIT;
+    *out = NULL;
+    if (ar_run_start(s->loop, o, on_run_done, &one, NULL, &err) < 0) {
+        ar_cli_errorf("%s", err.msg);
+        return ar_error_exit_status(err.code);
+    }
+    ar_cli_session_status_start(s);
+    ar_loop_run(s->loop);
+    status_stop(s);
+    if (!one.res) {
+        ar_cli_errorf("the run ended without a result");
+        return AR_EXIT_PROVIDER;
+    }
+    *out = one.res;
+    return 0;
+}
+
+void ar_cli_session_end(struct ar_cli_session *s)
+{
+    status_stop(s);
+    if (s->loop && ar_loop_destroy(s->loop) != 0)
+        ar_cli_warnf("internal: event loop closed with open handles");
+    s->loop = NULL;
+}
+
+int ar_cli_session_exit_status(const struct ar_cli_session *s, int status)
+{
+    switch (s->signal) {
+    case SIGINT:
+        return AR_EXIT_SIGINT;
+    case SIGTERM:
+        return AR_EXIT_SIGTERM;
+    case SIGHUP:
+        return 129;
+    default:
+        return status;
+    }
+}
+
+void ar_cli_print_result_error(const struct ar_result *r)
+{
+    if (!r || !r->error.code)
+        return;
+    ar_cli_errorf("%s: %s", ar_strerror_name(r->error.code), r->error.msg);
+    size_t n = 0;
+    while (r->error_details[n])
+        n++;
+    size_t show = ar_cli_verbosity > 0 ? n : (n > 20 ? 20 : n);
+    for (size_t i = 0; i < show; i++)
+        fprintf(stderr, "  %s\n", r->error_details[i]);
+    if (show < n)
+        fprintf(stderr, "  (%zu more; -v shows all)\n", n - show);
+}

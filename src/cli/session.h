@@ -1,0 +1,122 @@
+/*
+ * The CLI side of running models: the options every model-calling command
+ * shares (provider, model, timeouts, …), the logger that writes diagnostics to
+ * stderr (text or JSON lines), the live status line, and signal handling.
+ *
+ * A command that calls a model:
+ *   1. ar_cli_session_init(&s);
+ *   2. in its option loop, offers every option to ar_cli_session_option()
+ *      first (returns 1 when it was a shared option);
+ *   3. ar_cli_session_begin(&s) creates the loop and watches SIGINT/TERM/HUP;
+ *   4. ar_cli_session_run() runs one job to completion (live status shown),
+ *      or the command starts several with ar_run_start() on s.loop
+ *      (ar_cli_session_progress_fn / _arg give them the status line);
+ *   5. ar_cli_session_end(); ar_cli_session_exit_status() maps a received
+ *      signal to 130/143/129 and wins over any other status.
+ */
+#ifndef AR_CLI_SESSION_H
+#define AR_CLI_SESSION_H
+
+#include "agentrun/agentrun.h"
+#include "cli/cli.h"
+#include "util/strv.h"
+
+struct ar_loop;
+struct ar_ticker;
+
+/* Keys of the shared long-only options; commands use keys from AR_CLI_KEY_COMMAND up. */
+enum {
+    AR_CLI_KEY_TIMEOUT = 256,
+    AR_CLI_KEY_IDLE_TIMEOUT,
+    AR_CLI_KEY_NO_REPAIR,
+    AR_CLI_KEY_TRANSCRIPT,
+    AR_CLI_KEY_PROMPTS_DIR,
+    AR_CLI_KEY_PRICES,
+    AR_CLI_KEY_LOG_FORMAT,
+    AR_CLI_KEY_COMMAND = 512,
+};
+
+/* The shared options, for a command's option table (ends with a comma). */
+#define AR_CLI_SESSION_OPTS                                                                      \
+    { "provider", 'p', "NAME",                                                                   \
+      "claude, codex, gemini or auto (default: $AGENTRUN_PROVIDER, else auto)",                  \
+      "claude|codex|gemini|auto" },                                                              \
+        { "model", 'm', "MODEL",                                                                 \
+          "the model to ask for (default: $AGENTRUN_MODEL, else the CLI's)", NULL },             \
+        { "directory", 'C', "DIR", "run the CLI in DIR (default: the current directory)",        \
+          "@dir" },                                                                              \
+        { "timeout", AR_CLI_KEY_TIMEOUT, "DURATION",                                             \
+          "wall-clock limit per call: 90, 90s, 15m (default: 900s)", NULL },                     \
+        { "idle-timeout", AR_CLI_KEY_IDLE_TIMEOUT, "DURATION",                                   \
+          "end a call silent this long on stdout and stderr (default: 300s)", NULL },            \
+        { "no-repair", AR_CLI_KEY_NO_REPAIR, NULL,                                               \
+          "never make the repair call (default: one repair call when the output fails)", NULL }, \
+        { "transcript", AR_CLI_KEY_TRANSCRIPT, "FILE", "append the CLIs' raw stdout to FILE",    \
+          "@file" },                                                                             \
+        { "prompts-dir", AR_CLI_KEY_PROMPTS_DIR, "DIR",                                          \
+          "look for prompt overrides in DIR first (default: $XDG_CONFIG_HOME/agentrun/prompts)", \
+          "@dir" },                                                                              \
+        { "prices", AR_CLI_KEY_PRICES, "FILE",                                                   \
+          "price table override, JSON (default: $AGENTRUN_PRICES, else built in)", "@file" },    \
+        { "verbose", 'v', NULL, "more diagnostics on stderr (twice: debug)", NULL },             \
+        { "quiet", 'q', NULL, "errors only on stderr; no status line", NULL },                   \
+        { "log-format", AR_CLI_KEY_LOG_FORMAT, "FORMAT",                                         \
+          "diagnostics as text or as JSON lines (default: text)", "text|json" },
+
+struct ar_cli_session {
+    const struct ar_cli_command *cmd;
+    struct ar_run_options run; /* shared fields filled from the options */
+    int log_json;
+    struct ar_loop *loop;
+    int signal; /* the signal that interrupted us, or 0 */
+    /* live status line */
+    int status_enabled;
+    int status_shown;
+    struct ar_ticker *ticker;
+    uint64_t status_start_ms;
+    char status_provider[32];
+    char status_job[64];
+    char status_tool[160];
+    unsigned running;       /* jobs in flight (batch/review chunks) */
+    char status_extra[160]; /* a command's own summary ("12/200 done") */
+};
+
+void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd);
+
+/*
+ * Offers one parsed option. Returns 1 when it was a shared option (applied),
+ * 0 when it is not one, or -1 after printing a usage error (exit 2).
+ */
+int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg);
+
+/* Creates the loop and watches signals. Returns 0, or -1 after printing why. */
+int ar_cli_session_begin(struct ar_cli_session *s);
+
+/*
+ * Runs one job on the session's loop with the live status line. o is usually
+ * a copy of s->run with the command's own fields set. Returns 0 with *out set
+ * (the caller owns it), or the exit status after printing why it could not start.
+ */
+int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
+                       struct ar_result **out);
+
+/* For commands that start runs themselves: progress callback and argument for
+ * ar_run_options.progress / progress_arg (keeps the status line). */
+ar_progress_fn *ar_cli_session_progress_fn(void);
+void ar_cli_session_status_start(struct ar_cli_session *s);
+void ar_cli_session_status_clear(struct ar_cli_session *s);
+
+/* Closes the loop. */
+void ar_cli_session_end(struct ar_cli_session *s);
+
+/* 130/143/129 when a signal interrupted us, else status. */
+int ar_cli_session_exit_status(const struct ar_cli_session *s, int status);
+
+/* Prints a failed result's error (and its details under -v or when few) to stderr. */
+void ar_cli_print_result_error(const struct ar_result *r);
+
+/* The logger the session installs (stderr, text or JSON lines). */
+void ar_cli_log(void *arg, enum ar_log_level level, const char *event, const char *fields,
+                const char *msg);
+
+#endif

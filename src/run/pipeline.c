@@ -1,0 +1,921 @@
+/*
+ * The run pipeline: the one place the stages are sequenced (DESIGN §1).
+ *
+ * A run is a small state machine driven by the loop: every stage that waits
+ * (a git snapshot, a CLI call) continues in its completion callback.
+ *
+ *   start ─▶ git before ─▶ call(main) ─▶ evaluate ─ok─────────────▶ git after ─▶ done
+ *                              ▲  │ provider error, fallback left     ▲
+ *                              └──┘                                   │
+ *                                         evaluate fails ─▶ call(repair) ─▶ evaluate
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "contract/contract.h"
+#include "cost/cost.h"
+#include "git/git.h"
+#include "json/dump.h"
+#include "json/extract.h"
+#include "json/repair.h"
+#include "proc/proc.h"
+#include "prompt/prompt.h"
+#include "provider/provider.h"
+#include "run/run.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/strv.h"
+
+/* The previous output quoted in the repair prompt: its head and its tail. */
+#define REPAIR_HEAD_BYTES ((size_t)24 << 10)
+#define REPAIR_TAIL_BYTES ((size_t)8 << 10)
+
+/* llm_output debug events carry at most this much of the text (DESIGN §8). */
+#define LOG_TEXT_BYTES 8000
+
+enum call_kind { CALL_MAIN, CALL_REPAIR };
+static const char *const call_kind_names[] = { "main", "repair" };
+
+struct ar_run {
+    struct ar_loop *loop;
+    struct ar_run_options o; /* strings point into `own` */
+    struct ar_strv own;
+    struct ar_var *vars;
+    ar_run_done_fn *done;
+    void *arg;
+
+    struct ar_strv providers; /* the provider and its fallbacks, in order */
+    size_t provider_index;
+    const struct ar_provider *prov;
+
+    struct ar_prompt *tpl;
+    struct ar_prompt *repair_tpl;
+    const struct ar_contract *contract; /* borrowed from tpl */
+    char *contract_compact;             /* for the CLIs' structured-output flags */
+    struct ar_prices *prices;
+    struct ar_buf prompt;
+    struct ar_buf repair_prompt;
+    int in_git_repo;
+    int transcript_fd;
+
+    struct ar_git_snapshot *before;
+
+    /* The call in flight. */
+    enum call_kind kind;
+    struct ar_call_setup setup;
+    struct ar_unwrap *unwrap;
+    struct ar_child *child;
+    int cancelled;
+
+    uint64_t t0;
+    struct ar_result *res;
+    struct ar_cost cost;
+    struct ar_strv details;
+};
+
+static void start_call(struct ar_run *run, enum call_kind kind);
+static void finish(struct ar_run *run);
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+static const char *keep(struct ar_run *run, const char *s)
+{
+    if (!s || ar_strv_push(&run->own, s) < 0)
+        return NULL;
+    return run->own.v[run->own.n - 1];
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void set_str(char **dst, const char *s)
+{
+    if (!s)
+        return;
+    free(*dst);
+    *dst = strdup(s);
+}
+
+static void usage_add(struct ar_usage *a, const struct ar_usage *b)
+{
+    a->input += b->input;
+    a->cache_read += b->cache_read;
+    a->cache_write += b->cache_write;
+    a->output += b->output;
+    a->reasoning += b->reasoning;
+}
+
+static char **strv_take_array(struct ar_strv *sv)
+{
+    char **v = sv->v;
+    if (!v)
+        v = calloc(1, sizeof(char *));
+    ar_strv_init(sv);
+    return v;
+}
+
+static json_t *event_fields(const struct ar_run *run, uint64_t duration_ms)
+{
+    return json_pack("{s:s?,s:s?,s:s,s:I}", "provider", run->prov ? run->prov->name : NULL, "job",
+                     run->o.job_id, "call", call_kind_names[run->kind], "duration_ms",
+                     (json_int_t)duration_ms);
+}
+
+/* Is dir (or one of its parents) inside a git work tree? Looked up without
+ * running git: codex needs to know before the first call. */
+static int inside_git_repo(const char *dir)
+{
+    char *path = realpath(dir ? dir : ".", NULL);
+    if (!path)
+        return 0;
+    int found = 0;
+    for (;;) {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        struct stat st;
+        if (ar_buf_printf(&b, "%s/.git", path) == 0 && stat(ar_buf_cstr(&b), &st) == 0)
+            found = 1;
+        ar_buf_finish(&b);
+        char *slash = strrchr(path, '/');
+        if (found || !slash || slash == path)
+            break;
+        *slash = '\0';
+    }
+    free(path);
+    return found;
+}
+
+static void transcript_write(struct ar_run *run, const char *line, size_t len)
+{
+    if (run->transcript_fd < 0)
+        return;
+    /* A transcript is a debugging aid: a failed write must not fail the run. */
+    if (write(run->transcript_fd, line, len) < 0 || write(run->transcript_fd, "\n", 1) < 0)
+        ar_warn(&run->o.logger, "cannot write the transcript: %s", strerror(errno));
+}
+
+/* ---- the calls -------------------------------------------------------------------- */
+
+static struct ar_call_record *new_call(struct ar_run *run)
+{
+    struct ar_result *r = run->res;
+    struct ar_call_record *v = realloc(r->calls, (r->n_calls + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    r->calls = v;
+    struct ar_call_record *c = &v[r->n_calls++];
+    memset(c, 0, sizeof(*c));
+    c->kind = strdup(call_kind_names[run->kind]);
+    c->provider = strdup(run->prov->name);
+    c->exit_code = -1;
+    struct ar_strv argv = AR_STRV_INIT;
+    ar_strv_pushv(&argv, ar_strv_get(&run->setup.argv));
+    c->argv = strv_take_array(&argv);
+    return c;
+}
+
+static void set_error(struct ar_run *run, int code, const char *fmt, const char *msg)
+{
+    ar_error_set(&run->res->error, code, NULL, fmt, msg);
+}
+
+static void on_line(struct ar_child *child, const char *line, size_t len, void *arg)
+{
+    struct ar_run *run = arg;
+    transcript_write(run, line, len);
+    struct ar_progress ev = { NULL, NULL };
+    if (run->prov->unwrap_line(run->unwrap, line, len, &ev))
+        ar_child_final_seen(child);
+    if (ev.tool && run->o.progress) {
+        struct ar_run_progress p = {
+            run->prov->name,       run->o.job_id, call_kind_names[run->kind],
+            ar_now_ms() - run->t0, ev.tool,       ev.path
+        };
+        run->o.progress(run->o.progress_arg, &p);
+    }
+}
+
+/* Which provider failures move on to the next provider of a fallback list. */
+static int falls_back(int code)
+{
+    return code == AR_ENOTFOUND || code == AR_EAUTH || code == AR_ERATELIMIT || code == AR_EAPI;
+}
+
+static int next_provider(struct ar_run *run)
+{
+    while (run->provider_index + 1 < run->providers.n) {
+        run->provider_index++;
+        const char *name = run->providers.v[run->provider_index];
+        const struct ar_provider *p = ar_provider_find(name);
+        if (p) {
+            ar_log(&run->o.logger, AR_LOG_WARN, "%s failed (%s); trying %s", run->prov->name,
+                   ar_strerror_name(run->res->error.code), p->name);
+            run->prov = p;
+            set_str(&run->res->provider, p->name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void evaluate(struct ar_run *run, const char *text);
+
+static void on_child_done(struct ar_child *child, const struct ar_child_result *cr, void *arg)
+{
+    struct ar_run *run = arg;
+    struct ar_result *r = run->res;
+    struct ar_call_record *c = &r->calls[r->n_calls - 1];
+    run->child = NULL;
+
+    struct ar_exit_info exit = { cr->status, cr->term_signal,
+                                 cr->end != AR_CHILD_EXITED && cr->end != AR_CHILD_FINAL_GRACE,
+                                 cr->stderr_tail, cr->stderr_tail_len };
+    struct ar_reply reply;
+    ar_reply_init(&reply);
+    run->prov->unwrap_finish(run->unwrap, &exit, &reply);
+    run->prov->unwrap_free(run->unwrap);
+    run->unwrap = NULL;
+    ar_call_setup_finish(&run->setup);
+
+    const char *model = reply.model ? reply.model : ar_provider_model(run->prov, run->o.model);
+    struct ar_cost cost = ar_cost_compute(run->prices, model, reply.has_usage ? &reply.usage : NULL,
+                                          reply.has_cost, reply.cost_usd);
+    c->exit_code = cr->status;
+    c->signal = cr->term_signal;
+    c->duration_ms = cr->duration_ms;
+    c->usage = reply.usage;
+    c->cost_usd = cost.usd;
+    c->cost_source = (enum ar_cost_source)cost.source;
+    c->timed_out = cr->end == AR_CHILD_TIMEOUT || cr->end == AR_CHILD_IDLE;
+    c->stderr_tail = strndup(cr->stderr_tail ? cr->stderr_tail : "", cr->stderr_tail_len);
+
+    usage_add(&r->usage, &reply.usage);
+    if (r->n_calls == 1)
+        run->cost = cost;
+    else
+        ar_cost_add(&run->cost, &cost);
+    set_str(&r->model, model);
+    if (run->kind == CALL_MAIN || !r->session_id)
+        set_str(&r->session_id, reply.session_id);
+    free(r->output);
+    r->output = dup_or_null(reply.text);
+    r->exit_code = cr->status;
+
+    int code = 0;
+    const char *msg = NULL;
+    char buf[256];
+    switch (cr->end) {
+    case AR_CHILD_TIMEOUT:
+        code = AR_ETIMEOUT;
+        snprintf(buf, sizeof(buf), "%s did not finish within %.0f s", run->prov->name,
+                 (double)run->o.timeout_ms / 1000.0);
+        msg = buf;
+        break;
+    case AR_CHILD_IDLE:
+        code = AR_EIDLE;
+        snprintf(buf, sizeof(buf), "%s printed nothing for %.0f s", run->prov->name,
+                 (double)run->o.idle_timeout_ms / 1000.0);
+        msg = buf;
+        break;
+    case AR_CHILD_TOOBIG:
+        code = AR_ETOOBIG;
+        snprintf(buf, sizeof(buf), "%s printed more than %zu bytes", run->prov->name,
+                 run->o.output_cap);
+        msg = buf;
+        break;
+    case AR_CHILD_CANCELLED:
+        code = AR_EINTERRUPTED;
+        msg = "interrupted";
+        break;
+    default:
+        code = reply.error;
+        msg = reply.error_msg;
+        break;
+    }
+    if (code)
+        c->error = strdup(ar_strerror_name(code));
+
+    if (ar_log_enabled(&run->o.logger, AR_LOG_DEBUG) && reply.text) {
+        json_t *f = event_fields(run, cr->duration_ms);
+        json_object_set_new(f, "text",
+                            ar_json_text(reply.text, strnlen(reply.text, LOG_TEXT_BYTES)));
+        ar_log_event(&run->o.logger, AR_LOG_DEBUG, "llm_output", f, "%s answered (%zu bytes)",
+                     run->prov->name, strlen(reply.text));
+    }
+
+    if (code) {
+        set_error(run, code, "%s", msg ? msg : ar_strerror(code));
+        ar_reply_finish(&reply);
+        if (run->kind == CALL_MAIN && !run->cancelled && falls_back(code) && next_provider(run)) {
+            r->error = (struct ar_error)AR_ERROR_INIT;
+            start_call(run, CALL_MAIN);
+            return;
+        }
+        finish(run);
+        return;
+    }
+    if (!run->contract && !run->o.want_json) {
+        ar_reply_finish(&reply);
+        finish(run);
+        return;
+    }
+    evaluate(run, r->output ? r->output : "");
+    ar_reply_finish(&reply);
+}
+
+static void start_call(struct ar_run *run, enum call_kind kind)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    run->kind = kind;
+    struct ar_call_spec spec = {
+        .model = run->provider_index == 0 ? ar_provider_model(run->prov, run->o.model)
+                                          : ar_provider_model(run->prov, NULL),
+        .schema = run->contract_compact,
+        .resume = kind == CALL_MAIN ? run->o.resume : NULL,
+        .cwd = run->o.cwd,
+        /* The repair call only rewrites an answer: it never needs to edit files. */
+        .allow_edits = kind == CALL_MAIN && run->o.allow_edits,
+        .in_git_repo = run->in_git_repo,
+        .max_budget_usd = run->o.max_cost_usd,
+    };
+    ar_call_setup_init(&run->setup);
+    if (run->prov->prepare(&spec, &run->setup, &err) < 0) {
+        ar_call_setup_finish(&run->setup);
+        run->res->error = err;
+        finish(run);
+        return;
+    }
+    struct ar_call_record *c = new_call(run);
+    if (!c) {
+        ar_call_setup_finish(&run->setup);
+        set_error(run, AR_ENOMEM, "%s", "out of memory");
+        finish(run);
+        return;
+    }
+    const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
+    struct ar_child_opts co = AR_CHILD_OPTS_INIT;
+    co.argv = ar_strv_get(&run->setup.argv);
+    co.cwd = run->o.cwd;
+    co.env = ar_strv_get(&run->setup.env);
+    co.stdin_data = in->data ? in->data : "";
+    co.stdin_len = in->len;
+    co.timeout_ms = run->o.timeout_ms;
+    co.idle_timeout_ms = run->o.idle_timeout_ms;
+    co.kill_grace_ms = run->o.kill_grace_ms;
+    co.final_grace_ms = run->o.final_grace_ms;
+    co.output_cap = run->o.output_cap;
+    co.on_line = on_line;
+    co.on_done = on_child_done;
+    co.arg = run;
+    run->unwrap = run->prov->unwrap_new(&spec);
+    if (!run->unwrap) {
+        ar_call_setup_finish(&run->setup);
+        set_error(run, AR_ENOMEM, "%s", "out of memory");
+        finish(run);
+        return;
+    }
+    if (ar_child_spawn(run->loop, &co, &run->child, &err) < 0) {
+        run->prov->unwrap_free(run->unwrap);
+        run->unwrap = NULL;
+        ar_call_setup_finish(&run->setup);
+        c->error = strdup(ar_strerror_name(err.code));
+        if (err.code == AR_ENOTFOUND)
+            ar_error_set(&run->res->error, err.code, NULL,
+                         "%s; install it with '%s' or set %s to its path", err.msg,
+                         run->prov->install_hint, run->prov->bin_env);
+        else
+            run->res->error = err;
+        if (kind == CALL_MAIN && falls_back(err.code) && next_provider(run)) {
+            run->res->error = (struct ar_error)AR_ERROR_INIT;
+            start_call(run, CALL_MAIN);
+            return;
+        }
+        finish(run);
+        return;
+    }
+    if (kind == CALL_REPAIR)
+        ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_attempt",
+                     event_fields(run, ar_now_ms() - run->t0), "asking %s to repair its answer",
+                     run->prov->name);
+    if (run->o.progress) {
+        struct ar_run_progress p = { run->prov->name,       run->o.job_id, call_kind_names[kind],
+                                     ar_now_ms() - run->t0, NULL,          NULL };
+        run->o.progress(run->o.progress_arg, &p);
+    }
+}
+
+/* ---- extraction, checks and the repair prompt --------------------------------------- */
+
+struct sink {
+    struct ar_strv *lines;
+};
+
+static void add_violation(void *arg, const char *msg)
+{
+    struct sink *s = arg;
+    ar_strv_push(s->lines, msg);
+}
+
+static int contract_accepts(json_t *value, void *arg)
+{
+    return ar_contract_accepts(arg, value);
+}
+
+/*
+ * Finds the answer in text and checks it. Returns 1 with *value (new
+ * reference) when it is usable; else 0 and the reasons in run->details, with
+ * *value the parseable-but-violating value or NULL when there was no JSON.
+ */
+static int check_answer(struct ar_run *run, const char *text, json_t **value, unsigned *fixes)
+{
+    static const int want[] = { AR_JSON_OBJECT, AR_JSON_ARRAY, AR_JSON_ANY };
+    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
+    struct ar_extract_result xr = AR_EXTRACT_RESULT_INIT;
+    struct ar_error err = AR_ERROR_INIT;
+    xo.want = want[run->o.expect];
+    xo.flags = run->o.local_repair ? AR_EXTRACT_REPAIR : 0;
+    if (run->contract) {
+        xo.accept = contract_accepts;
+        xo.accept_arg = (void *)run->contract;
+    }
+    ar_strv_finish(&run->details);
+    *value = NULL;
+    *fixes = 0;
+    if (ar_json_extract(text, strlen(text), &xo, &xr, &err) < 0) {
+        ar_strv_push(&run->details, err.msg);
+        return 0;
+    }
+    *value = json_incref(xr.value);
+    *fixes = xr.fixes;
+    ar_extract_result_finish(&xr);
+
+    if (run->contract) {
+        struct ar_violations vs = AR_VIOLATIONS_INIT;
+        ar_contract_check(run->contract, *value, &vs);
+        for (size_t i = 0; i < vs.n; i++) {
+            struct ar_buf line;
+            ar_buf_init(&line, AR_BUF_UNLIMITED);
+            ar_violation_format(&vs.v[i], &line);
+            ar_strv_push_take(&run->details, ar_buf_detach(&line, NULL));
+        }
+        if (vs.omitted)
+            ar_strv_pushf(&run->details, "(%zu more violations not shown)", vs.omitted);
+        ar_violations_finish(&vs);
+    }
+    if (run->details.n == 0 && run->o.validate) {
+        struct sink s = { &run->details };
+        run->o.validate(run->o.validate_arg, *value, add_violation, &s);
+    }
+    return run->details.n == 0;
+}
+
+static void append_cut(struct ar_buf *out, const char *text)
+{
+    size_t n = strlen(text);
+    if (n <= REPAIR_HEAD_BYTES + REPAIR_TAIL_BYTES) {
+        ar_buf_append(out, text, n);
+        return;
+    }
+    ar_buf_append(out, text, REPAIR_HEAD_BYTES);
+    ar_buf_printf(out, "\n[… %zu bytes omitted …]\n", n - REPAIR_HEAD_BYTES - REPAIR_TAIL_BYTES);
+    ar_buf_append(out, text + n - REPAIR_TAIL_BYTES, REPAIR_TAIL_BYTES);
+}
+
+static int render_repair(struct ar_run *run, const char *text, struct ar_error *err)
+{
+    struct ar_buf violations, contract, previous;
+    ar_buf_init(&violations, AR_BUF_UNLIMITED);
+    ar_buf_init(&contract, AR_BUF_UNLIMITED);
+    ar_buf_init(&previous, AR_BUF_UNLIMITED);
+    for (size_t i = 0; i < run->details.n; i++)
+        ar_buf_printf(&violations, "- %s\n", run->details.v[i]);
+    if (run->contract) {
+        char *pretty = json_dumps(ar_contract_schema_json(run->contract),
+                                  JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        ar_buf_puts(&contract, pretty ? pretty : "{}");
+        free(pretty);
+    } else {
+        static const char *const kinds[] = { "a JSON object", "a JSON array",
+                                             "a JSON object or array" };
+        ar_buf_printf(&contract, "(no schema: answer with %s)", kinds[run->o.expect]);
+    }
+    append_cut(&previous, text);
+    struct ar_prompt_var vars[] = {
+        { "violations", ar_buf_cstr(&violations) },
+        { "contract", ar_buf_cstr(&contract) },
+        { "previous_output", ar_buf_cstr(&previous) },
+    };
+    ar_buf_reset(&run->repair_prompt);
+    int rc = ar_prompt_render(run->repair_tpl, vars, 3, &run->repair_prompt, err);
+    ar_buf_finish(&violations);
+    ar_buf_finish(&contract);
+    ar_buf_finish(&previous);
+    return rc;
+}
+
+static void accept_value(struct ar_run *run, json_t *value, unsigned fixes)
+{
+    struct ar_result *r = run->res;
+    r->value = value;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    r->json = ar_json_dump_compact(value, &b) == 0 ? ar_buf_detach(&b, NULL) : NULL;
+    ar_buf_finish(&b);
+    struct ar_strv names = AR_STRV_INIT;
+    for (unsigned bit = 1; bit && bit <= fixes; bit <<= 1)
+        if ((fixes & bit) && ar_json_fix_name(bit))
+            ar_strv_push(&names, ar_json_fix_name(bit));
+    free(r->local_fixes);
+    r->local_fixes = strv_take_array(&names);
+    if (run->kind == CALL_REPAIR)
+        r->repair = AR_REPAIR_MODEL;
+    else if (fixes)
+        r->repair = AR_REPAIR_LOCAL;
+}
+
+static void evaluate(struct ar_run *run, const char *text)
+{
+    json_t *value = NULL;
+    unsigned fixes = 0;
+    int ok = check_answer(run, text, &value, &fixes);
+    if (ok) {
+        accept_value(run, value, fixes);
+        if (run->kind == CALL_REPAIR)
+            ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_succeeded",
+                         event_fields(run, ar_now_ms() - run->t0), "the repair call fixed it");
+        finish(run);
+        return;
+    }
+    int code = value ? AR_ECONTRACT : AR_ENOJSON;
+    json_decref(value);
+    if (run->kind == CALL_MAIN && run->o.model_repair) {
+        struct ar_error err = AR_ERROR_INIT;
+        if (render_repair(run, text, &err) < 0) {
+            run->res->error = err;
+            finish(run);
+            return;
+        }
+        ar_log(&run->o.logger, AR_LOG_INFO, "%s: %s; one repair call", run->prov->name,
+               run->details.n ? run->details.v[0] : ar_strerror(code));
+        run->res->repair = AR_REPAIR_MODEL;
+        start_call(run, CALL_REPAIR);
+        return;
+    }
+    if (run->kind == CALL_REPAIR)
+        ar_log_event(&run->o.logger, AR_LOG_WARN, "repair_failed",
+                     event_fields(run, ar_now_ms() - run->t0), "the repair call did not fix it");
+    if (code == AR_ENOJSON)
+        set_error(run, code, "%s",
+                  run->details.n ? run->details.v[0] : "no JSON found in the model output");
+    else
+        ar_error_set(&run->res->error, code, NULL, "the answer violates the contract (%zu %s)",
+                     run->details.n, run->details.n == 1 ? "violation" : "violations");
+    free(run->res->error_details);
+    run->res->error_details = strv_take_array(&run->details);
+    finish(run);
+}
+
+/* ---- git snapshots and the end of a run ------------------------------------------------ */
+
+static void complete(struct ar_run *run)
+{
+    struct ar_result *r = run->res;
+    r->duration_ms = ar_now_ms() - run->t0;
+    r->ok = r->error.code == 0;
+    r->cost_usd = run->cost.usd;
+    r->cost_source = r->n_calls ? (enum ar_cost_source)run->cost.source : AR_COST_UNKNOWN;
+    if (r->ok)
+        ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished", event_fields(run, r->duration_ms),
+                     "%s finished in %.1f s", r->provider, (double)r->duration_ms / 1000.0);
+    else
+        ar_log_event(&run->o.logger, AR_LOG_INFO, "run_failed", event_fields(run, r->duration_ms),
+                     "%s failed: %s", r->provider ? r->provider : "run",
+                     ar_strerror_name(r->error.code));
+    run->res = NULL;
+    run->done(run, r, run->arg);
+
+    ar_git_snapshot_destroy(run->before);
+    ar_prompt_destroy(run->tpl);
+    ar_prompt_destroy(run->repair_tpl);
+    ar_prices_destroy(run->prices);
+    free(run->contract_compact);
+    ar_buf_finish(&run->prompt);
+    ar_buf_finish(&run->repair_prompt);
+    if (run->transcript_fd >= 0)
+        close(run->transcript_fd);
+    ar_strv_finish(&run->providers);
+    ar_strv_finish(&run->details);
+    ar_strv_finish(&run->own);
+    free(run->vars);
+    free(run);
+}
+
+static void fill_files(struct ar_run *run, const struct ar_git_changes *ch)
+{
+    struct ar_result *r = run->res;
+    r->files = calloc(ch->n ? ch->n : 1, sizeof(*r->files));
+    if (!r->files)
+        return;
+    /* Content travels as the JSON helper encodes it (UTF-8 or base64), so there
+     * is one encoder of file content, in src/git. */
+    json_t *arr = run->o.with_content ? ar_git_changes_to_json(ch) : NULL;
+    for (size_t i = 0; i < ch->n; i++) {
+        const struct ar_git_change *g = &ch->v[i];
+        struct ar_file_change *f = &r->files[i];
+        f->path = strdup(g->path);
+        f->from = dup_or_null(g->from);
+        f->op = (enum ar_file_op)g->op;
+        json_t *o = json_array_get(arr, i);
+        const char *content = json_string_value(json_object_get(o, "content"));
+        if (content) {
+            f->content_len = json_string_length(json_object_get(o, "content"));
+            f->content = malloc(f->content_len + 1);
+            if (f->content) {
+                memcpy(f->content, content, f->content_len + 1);
+                f->base64 = !g->utf8;
+                f->truncated = g->truncated;
+            }
+        }
+    }
+    r->n_files = ch->n;
+    json_decref(arr);
+}
+
+static void on_after(struct ar_git_snapshot *after, int rc, const struct ar_error *err, void *arg)
+{
+    struct ar_run *run = arg;
+    if (after && after->tracked && run->before && run->before->tracked) {
+        struct ar_git_changes ch;
+        struct ar_error e = AR_ERROR_INIT;
+        ar_git_changes_init(&ch);
+        if (ar_git_changes_compute(run->before, after, &ch, &e) == 0) {
+            if (run->o.with_content)
+                ar_git_changes_load_content(&ch, after->root, 0, &e);
+            run->res->files_tracked = 1;
+            fill_files(run, &ch);
+        }
+        ar_git_changes_finish(&ch);
+    } else if (after && !after->tracked) {
+        ar_debug(&run->o.logger, "files not tracked: %s", after->reason);
+    } else if (rc < 0 && err) {
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
+    }
+    ar_git_snapshot_destroy(after);
+    complete(run);
+}
+
+static void finish(struct ar_run *run)
+{
+    if (run->before && run->before->tracked) {
+        struct ar_error err = AR_ERROR_INIT;
+        if (ar_git_snapshot_start(run->loop, run->o.cwd, run->before, on_after, run, &err) == 0)
+            return;
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
+    }
+    complete(run);
+}
+
+static void on_before(struct ar_git_snapshot *snap, int rc, const struct ar_error *err, void *arg)
+{
+    struct ar_run *run = arg;
+    run->before = snap;
+    if (!snap && err)
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
+    if (run->cancelled) {
+        set_error(run, AR_EINTERRUPTED, "%s", "interrupted");
+        complete(run);
+        return;
+    }
+    start_call(run, CALL_MAIN);
+}
+
+/* A run that ends before its first call still reports from the loop, never from
+ * inside ar_run_start(). */
+static void on_deferred(void *arg)
+{
+    struct ar_run *run = arg;
+    if (run->res->error.code)
+        complete(run);
+    else
+        start_call(run, CALL_MAIN);
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static int copy_options(struct ar_run *run, const struct ar_run_options *o)
+{
+    run->o = *o;
+    run->o.provider = keep(run, o->provider);
+    run->o.fallback = keep(run, o->fallback);
+    run->o.model = keep(run, o->model);
+    run->o.prompt = keep(run, o->prompt);
+    run->o.template_name = keep(run, o->template_name);
+    run->o.prompts_dir = keep(run, o->prompts_dir);
+    run->o.schema = keep(run, o->schema);
+    run->o.cwd = keep(run, o->cwd);
+    run->o.resume = keep(run, o->resume);
+    run->o.prices_file = keep(run, o->prices_file);
+    run->o.transcript_path = keep(run, o->transcript_path);
+    run->o.job_id = keep(run, o->job_id);
+    run->vars = calloc(o->n_vars ? o->n_vars : 1, sizeof(*run->vars));
+    if (!run->vars)
+        return AR_ENOMEM;
+    for (size_t i = 0; i < o->n_vars; i++) {
+        run->vars[i].name = keep(run, o->vars[i].name);
+        run->vars[i].value = keep(run, o->vars[i].value);
+    }
+    run->o.vars = run->vars;
+    if (run->o.expect > AR_EXPECT_ANY)
+        run->o.expect = AR_EXPECT_OBJECT;
+    return 0;
+}
+
+static int resolve_providers(struct ar_run *run, struct ar_error *err)
+{
+    const struct ar_provider *p = ar_provider_resolve(run->o.provider, err);
+    if (!p && err->code != AR_ENOTFOUND)
+        return err->code;
+    /* No provider installed at all: claude stands in, so the run still ends
+     * with a RunResult whose error names what to install. */
+    int missing = !p;
+    if (!p)
+        p = ar_providers()[0];
+    run->prov = p;
+    ar_strv_push(&run->providers, p->name);
+    if (run->o.fallback) {
+        char *list = strdup(run->o.fallback);
+        for (char *save = NULL, *t = strtok_r(list, ", ", &save); t;
+             t = strtok_r(NULL, ", ", &save)) {
+            if (!ar_provider_find(t)) {
+                free(list);
+                return ar_error_set(
+                    err, AR_EUSAGE, "fallback",
+                    "unknown provider '%s' in the fallback list (claude, codex, gemini)", t);
+            }
+            ar_strv_push(&run->providers, t);
+        }
+        free(list);
+    }
+    if (missing)
+        ar_error_clear(err);
+    return 0;
+}
+
+static int load_prompt(struct ar_run *run, struct ar_error *err)
+{
+    const struct ar_run_options *o = &run->o;
+    int rc;
+    if (o->template_name) {
+        if (o->prompt)
+            return ar_error_set(err, AR_EUSAGE, NULL, "give a prompt or a template, not both");
+        rc = ar_prompt_load(o->template_name, o->prompts_dir, &run->tpl, err);
+        if (rc == 0 && o->schema)
+            return ar_error_set(
+                err, AR_EUSAGE, NULL,
+                "a template carries its own contract; --schema goes with a free-form prompt");
+    } else if (o->prompt) {
+        rc = ar_prompt_create_inline(o->prompt, strlen(o->prompt), o->schema,
+                                     o->schema ? strlen(o->schema) : 0, "--schema", &run->tpl, err);
+    } else {
+        return ar_error_set(err, AR_EUSAGE, NULL, "no prompt and no template");
+    }
+    if (rc < 0)
+        return rc;
+    struct ar_prompt_var *pv = calloc(o->n_vars ? o->n_vars : 1, sizeof(*pv));
+    if (!pv)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < o->n_vars; i++) {
+        pv[i].name = o->vars[i].name;
+        pv[i].value = o->vars[i].value;
+    }
+    rc = ar_prompt_render(run->tpl, pv, o->n_vars, &run->prompt, err);
+    free(pv);
+    if (rc < 0)
+        return rc;
+    run->contract = ar_prompt_contract(run->tpl);
+    if (run->contract) {
+        run->contract_compact =
+            json_dumps(ar_contract_schema_json(run->contract), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!run->contract_compact)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    if ((run->contract || o->want_json) && o->model_repair)
+        return ar_prompt_load("repair", o->prompts_dir, &run->repair_tpl, err);
+    return 0;
+}
+
+int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run_done_fn *done,
+                 void *arg, struct ar_run **out, struct ar_error *err)
+{
+    struct ar_error local = AR_ERROR_INIT;
+    if (!err)
+        err = &local;
+    struct ar_run *run = calloc(1, sizeof(*run));
+    if (!run)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    run->loop = loop;
+    run->done = done;
+    run->arg = arg;
+    run->transcript_fd = -1;
+    run->t0 = ar_now_ms();
+    ar_buf_init(&run->prompt, AR_BUF_UNLIMITED);
+    ar_buf_init(&run->repair_prompt, AR_BUF_UNLIMITED);
+
+    int rc = copy_options(run, opts);
+    if (rc == 0)
+        rc = resolve_providers(run, err);
+    if (rc == 0)
+        rc = load_prompt(run, err);
+    if (rc == 0)
+        rc = ar_prices_open(run->o.prices_file, &run->prices, err);
+    if (rc == 0 && run->o.transcript_path) {
+        run->transcript_fd =
+            open(run->o.transcript_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (run->transcript_fd < 0)
+            rc = ar_error_set_sys(err, AR_EIO, errno, run->o.transcript_path,
+                                  "cannot open transcript '%s': %s", run->o.transcript_path,
+                                  strerror(errno));
+    }
+    if (rc == 0 && run->o.cwd && !ar_is_dir(run->o.cwd))
+        rc = ar_error_set(err, AR_EUSAGE, run->o.cwd, "no such directory '%s'", run->o.cwd);
+    if (rc == 0) {
+        run->res = ar_result_new_failed(run->prov->name, 0, NULL);
+        if (!run->res)
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        else
+            run->res->error = (struct ar_error)AR_ERROR_INIT;
+    }
+    if (rc < 0) {
+        ar_result_destroy(run->res);
+        run->res = NULL;
+        ar_prompt_destroy(run->tpl);
+        ar_prompt_destroy(run->repair_tpl);
+        ar_prices_destroy(run->prices);
+        free(run->contract_compact);
+        if (run->transcript_fd >= 0)
+            close(run->transcript_fd);
+        ar_buf_finish(&run->prompt);
+        ar_buf_finish(&run->repair_prompt);
+        ar_strv_finish(&run->providers);
+        ar_strv_finish(&run->own);
+        free(run->vars);
+        free(run);
+        return err->code ? err->code : rc;
+    }
+    run->in_git_repo = inside_git_repo(run->o.cwd);
+    ar_log_event(&run->o.logger, AR_LOG_INFO, "run_started", event_fields(run, 0), "%s: starting",
+                 run->prov->name);
+    if (out)
+        *out = run;
+    if (run->o.track_files) {
+        if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_before, run, err) == 0)
+            return 0;
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
+        ar_error_clear(err);
+    }
+    ar_loop_defer(loop, on_deferred, run);
+    return 0;
+}
+
+void ar_run_cancel(struct ar_run *run)
+{
+    run->cancelled = 1;
+    if (run->child)
+        ar_child_kill(run->child);
+}
+
+/* ---- the synchronous public entry point -------------------------------------------------- */
+
+struct sync_run {
+    struct ar_result *res;
+};
+
+static void on_sync_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    struct sync_run *s = arg;
+    s->res = res;
+}
+
+int ar_run(const struct ar_run_options *opts, struct ar_result **out, struct ar_error *err)
+{
+    *out = NULL;
+    struct ar_loop *loop = ar_loop_create(err);
+    if (!loop)
+        return err ? err->code : AR_ENOMEM;
+    struct sync_run s = { NULL };
+    int rc = ar_run_start(loop, opts, on_sync_done, &s, NULL, err);
+    if (rc == 0)
+        ar_loop_run(loop);
+    ar_loop_destroy(loop);
+    if (rc < 0)
+        return rc;
+    *out = s.res;
+    return 0;
+}

@@ -1,0 +1,316 @@
+/* agentrun extract: the JSON (or a code block, or a section) out of model text. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "contract/contract.h"
+#include "json/dump.h"
+#include "json/extract.h"
+#include "json/markdown.h"
+#include "json/repair.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+enum {
+    OPT_ARRAY = 256,
+    OPT_ANY,
+    OPT_ALL,
+    OPT_REPAIR,
+    OPT_SCHEMA,
+    OPT_CODE,
+    OPT_LANG,
+    OPT_SECTION,
+};
+
+static const struct ar_cli_opt extract_opts[] = {
+    { "array", OPT_ARRAY, NULL, "want a JSON array instead of an object", NULL },
+    { "any", OPT_ANY, NULL, "want the first object or array", NULL },
+    { "all", OPT_ALL, NULL, "print every top-level value of the wanted kind, one per line", NULL },
+    { "repair", OPT_REPAIR, NULL, "repair a candidate that does not parse (fixes shown with -v)",
+      NULL },
+    { "schema", OPT_SCHEMA, "FILE", "pick the first value valid against this JSON Schema",
+      "@file" },
+    { "code", OPT_CODE, NULL, "print the fenced code blocks instead (see --lang)", NULL },
+    { "lang", OPT_LANG, "LANG", "with --code: only blocks of this language (implies --code)",
+      NULL },
+    { "section", OPT_SECTION, "HEADING", "print the text under this markdown heading instead",
+      NULL },
+    { "verbose", 'v', NULL, "say more on stderr (the repairs made)", NULL },
+    { "quiet", 'q', NULL, "say less on stderr", NULL },
+    { NULL, 0, NULL, NULL, NULL },
+};
+
+struct extract_args {
+    struct ar_extract_options xo;
+    int all;
+    int code;
+    const char *lang;
+    const char *section;
+    const char *schema;
+    const char *file;
+};
+
+static int print_value(json_t *v)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    int rc = ar_json_dump_compact(v, &b);
+    if (rc == 0)
+        rc = ar_buf_putc(&b, '\n');
+    if (rc < 0)
+        ar_cli_errorf("out of memory");
+    else
+        rc = ar_cli_write_stdout(b.data, b.len);
+    ar_buf_finish(&b);
+    return rc;
+}
+
+static void note_fixes(unsigned fixes)
+{
+    if (!fixes)
+        return;
+    struct ar_buf b;
+    ar_buf_init(&b, 4096);
+    if (ar_json_fixes_format(fixes, ", ", &b) == 0)
+        ar_cli_notef("repaired: %s", ar_buf_cstr(&b));
+    ar_buf_finish(&b);
+}
+
+struct code_walk {
+    const char *lang;
+    size_t n;
+    int failed;
+};
+
+static int print_block(const struct ar_md_block *b, const char *text, void *arg)
+{
+    struct code_walk *w = arg;
+    if (!ar_md_block_is_lang(b, text, w->lang))
+        return 0;
+    w->n++;
+    size_t len = b->end - b->start;
+    if (ar_cli_write_stdout(text + b->start, len) < 0 ||
+        (len && text[b->end - 1] != '\n' && ar_cli_write_stdout("\n", 1) < 0)) {
+        w->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int run_code(const struct extract_args *a, const struct ar_buf *in)
+{
+    struct code_walk w = { a->lang, 0, 0 };
+    ar_md_blocks_each(in->data ? in->data : "", in->len, print_block, &w);
+    if (w.failed)
+        return AR_EXIT_USAGE;
+    if (!w.n) {
+        if (a->lang)
+            ar_cli_errorf("no '%s' code block found", a->lang);
+        else
+            ar_cli_errorf("no code block found");
+        return AR_EXIT_OUTPUT;
+    }
+    return AR_EXIT_OK;
+}
+
+static int run_section(const struct extract_args *a, const struct ar_buf *in)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    size_t s, e;
+    const char *text = ar_buf_cstr(in);
+    if (ar_md_section_find(text, in->len, a->section, &s, &e, &err) < 0) {
+        ar_cli_errorf("%s", err.msg);
+        return AR_EXIT_OUTPUT;
+    }
+    if (ar_cli_write_stdout(text + s, e - s) < 0 ||
+        (e > s && text[e - 1] != '\n' && ar_cli_write_stdout("\n", 1) < 0))
+        return AR_EXIT_USAGE;
+    return AR_EXIT_OK;
+}
+
+static int print_each(json_t *v, size_t start, size_t end, unsigned fixes, void *arg)
+{
+    int *failed = arg;
+    note_fixes(fixes);
+    if (print_value(v) < 0) {
+        *failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int load_contract(const char *path, struct ar_contract **out)
+{
+    struct ar_buf b;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&b, 16u << 20);
+    int rc = ar_file_read(path, &b, &err);
+    if (rc == 0)
+        rc = ar_contract_parse(ar_buf_cstr(&b), b.len, out, &err);
+    ar_buf_finish(&b);
+    if (rc < 0) {
+        if (err.where[0] && strcmp(err.where, path) != 0)
+            ar_cli_errorf("schema '%s': %s: %s", path, err.where, err.msg);
+        else if (rc == AR_EUSAGE)
+            ar_cli_errorf("schema '%s': %s", path, err.msg);
+        else
+            ar_cli_errorf("%s", err.msg);
+        return AR_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int report_violations(const struct ar_contract *c, json_t *v)
+{
+    struct ar_violations vs = AR_VIOLATIONS_INIT;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_contract_check(c, v, &vs);
+    if (ar_violations_format(&vs, &b) == 0) {
+        fflush(stdout);
+        fputs(ar_buf_cstr(&b), stderr);
+    }
+    ar_buf_finish(&b);
+    ar_violations_finish(&vs);
+    return AR_EXIT_OUTPUT;
+}
+
+static int run_json(struct extract_args *a, const struct ar_buf *in)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_contract *contract = NULL;
+    const char *text = ar_buf_cstr(in);
+    int rc;
+
+    if (a->all) {
+        int failed = 0;
+        rc = ar_json_extract_all(text, in->len, &a->xo, print_each, &failed, &err);
+        if (failed)
+            return AR_EXIT_USAGE;
+        if (rc < 0) {
+            ar_cli_errorf("%s", err.msg);
+            return rc == AR_ENOMEM ? AR_EXIT_PROVIDER : AR_EXIT_OUTPUT;
+        }
+        return AR_EXIT_OK;
+    }
+    if (a->schema) {
+        rc = load_contract(a->schema, &contract);
+        if (rc)
+            return rc;
+        a->xo.accept = ar_contract_accept_fn;
+        a->xo.accept_arg = contract;
+    }
+    struct ar_extract_result res = AR_EXTRACT_RESULT_INIT;
+    rc = ar_json_extract(text, in->len, &a->xo, &res, &err);
+    if (rc < 0) {
+        ar_cli_errorf("%s", err.msg);
+        rc = rc == AR_ENOMEM ? AR_EXIT_PROVIDER : AR_EXIT_OUTPUT;
+    } else {
+        note_fixes(res.fixes);
+        if (!res.accepted)
+            rc = report_violations(contract, res.value);
+        else
+            rc = print_value(res.value) < 0 ? AR_EXIT_USAGE : AR_EXIT_OK;
+    }
+    ar_extract_result_finish(&res);
+    ar_contract_destroy(contract);
+    return rc;
+}
+
+static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    struct extract_args a = { AR_EXTRACT_OPTIONS_INIT, 0, 0, NULL, NULL, NULL, NULL };
+    struct ar_cli_parser p;
+    const char *arg;
+    int key, want_flags = 0;
+
+    ar_cli_parser_init(&p, cmd, argc, argv);
+    while ((key = ar_cli_next(&p, &arg)) >= 0) {
+        switch (key) {
+        case OPT_ARRAY:
+            a.xo.want = AR_JSON_ARRAY;
+            want_flags++;
+            break;
+        case OPT_ANY:
+            a.xo.want = AR_JSON_ANY;
+            want_flags++;
+            break;
+        case OPT_ALL:
+            a.all = 1;
+            break;
+        case OPT_REPAIR:
+            a.xo.flags |= AR_EXTRACT_REPAIR;
+            break;
+        case OPT_SCHEMA:
+            a.schema = arg;
+            break;
+        case OPT_LANG:
+            a.lang = arg;
+            /* fallthrough */
+        case OPT_CODE:
+            a.code = 1;
+            break;
+        case OPT_SECTION:
+            a.section = arg;
+            break;
+        case 'v':
+            ar_cli_verbosity++;
+            break;
+        case 'q':
+            ar_cli_verbosity = -1;
+            break;
+        }
+    }
+    int ind = p.ind;
+    int status = p.status;
+    ar_cli_parser_finish(&p);
+    if (key == -2)
+        return status;
+    if (argc - ind > 1)
+        return ar_cli_usage_error(cmd, "too many arguments");
+    if (want_flags > 1)
+        return ar_cli_usage_error(cmd, "--array and --any cannot be combined");
+    if (a.code && a.section)
+        return ar_cli_usage_error(cmd, "--code and --section cannot be combined");
+    if ((a.code || a.section) &&
+        (want_flags || a.all || a.schema || (a.xo.flags & AR_EXTRACT_REPAIR)))
+        return ar_cli_usage_error(cmd, "--%s does not take JSON options",
+                                  a.code ? "code" : "section");
+    if (a.all && a.schema)
+        return ar_cli_usage_error(cmd, "--all and --schema cannot be combined");
+    a.file = argc - ind == 1 ? argv[ind] : "-";
+
+    struct ar_buf in;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&in, AR_BUF_UNLIMITED);
+    int rc = ar_file_read(a.file, &in, &err);
+    if (rc < 0) {
+        ar_cli_errorf("%s", err.msg);
+        ar_buf_finish(&in);
+        return AR_EXIT_USAGE;
+    }
+    if (a.code)
+        rc = run_code(&a, &in);
+    else if (a.section)
+        rc = run_section(&a, &in);
+    else
+        rc = run_json(&a, &in);
+    ar_buf_finish(&in);
+    return rc;
+}
+
+const struct ar_cli_command ar_cmd_extract = {
+    .name = "extract",
+    .synopsis = "[options] [FILE]",
+    .summary = "print the JSON value, a code block or a section found in model text",
+    .description =
+        "Reads model text from FILE or standard input and prints the first JSON object in it\n"
+        "as one line of compact JSON: fenced ```json (or unlabelled) blocks first, then bare\n"
+        "values in document order. Exit 0 when found; 3 with the reason on stderr when not\n"
+        "(no JSON, truncated, or --schema violations); 2 on a usage or read error.",
+    .example = "claude -p 'list the bugs as JSON' | agentrun extract --repair",
+    .opts = extract_opts,
+    .run = extract_run,
+};

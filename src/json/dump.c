@@ -1,0 +1,118 @@
+/* Compact JSON output faithful to the model's text (see dump.h). */
+#include "json/dump.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int dump_string(const char *s, size_t n, struct ar_buf *out)
+{
+    int rc = ar_buf_putc(out, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        rc = ar_buf_append(out, s + run, i - run);
+        run = i + 1;
+        char esc[8];
+        switch (c) {
+        case '"':
+            memcpy(esc, "\\\"", 3);
+            break;
+        case '\\':
+            memcpy(esc, "\\\\", 3);
+            break;
+        case '\n':
+            memcpy(esc, "\\n", 3);
+            break;
+        case '\r':
+            memcpy(esc, "\\r", 3);
+            break;
+        case '\t':
+            memcpy(esc, "\\t", 3);
+            break;
+        case '\b':
+            memcpy(esc, "\\b", 3);
+            break;
+        case '\f':
+            memcpy(esc, "\\f", 3);
+            break;
+        default:
+            snprintf(esc, sizeof(esc), "\\u%04x", c);
+        }
+        if (rc == 0)
+            rc = ar_buf_puts(out, esc);
+    }
+    if (rc == 0)
+        rc = ar_buf_append(out, s + run, n - run);
+    if (rc == 0)
+        rc = ar_buf_putc(out, '"');
+    return rc;
+}
+
+static int dump_real(double d, struct ar_buf *out)
+{
+    char tmp[40];
+    if (!isfinite(d))
+        return ar_buf_puts(out, "null");
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+        if (strtod(tmp, NULL) == d)
+            break;
+    }
+    /* Keep it a real on the way back in: "1" would read as an integer. */
+    if (!strpbrk(tmp, ".eEn"))
+        strcat(tmp, ".0");
+    return ar_buf_puts(out, tmp);
+}
+
+int ar_json_dump_compact(const json_t *v, struct ar_buf *out)
+{
+    int rc = 0;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *key;
+        size_t key_len;
+        json_t *member;
+        int first = 1;
+        rc = ar_buf_putc(out, '{');
+        json_object_keylen_foreach((json_t *)v, key, key_len, member)
+        {
+            if (rc == 0 && !first)
+                rc = ar_buf_putc(out, ',');
+            if (rc == 0)
+                rc = dump_string(key, key_len, out);
+            if (rc == 0)
+                rc = ar_buf_putc(out, ':');
+            if (rc == 0)
+                rc = ar_json_dump_compact(member, out);
+            first = 0;
+        }
+        return rc ? rc : ar_buf_putc(out, '}');
+    }
+    case JSON_ARRAY:
+        rc = ar_buf_putc(out, '[');
+        for (size_t i = 0; i < json_array_size(v) && rc == 0; i++) {
+            if (i)
+                rc = ar_buf_putc(out, ',');
+            if (rc == 0)
+                rc = ar_json_dump_compact(json_array_get(v, i), out);
+        }
+        return rc ? rc : ar_buf_putc(out, ']');
+    case JSON_STRING:
+        return dump_string(json_string_value(v), json_string_length(v), out);
+    case JSON_INTEGER:
+        return ar_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    case JSON_REAL:
+        return dump_real(json_real_value(v), out);
+    case JSON_TRUE:
+        return ar_buf_puts(out, "true");
+    case JSON_FALSE:
+        return ar_buf_puts(out, "false");
+    case JSON_NULL:
+        return ar_buf_puts(out, "null");
+    }
+    return 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * Local repair of almost-JSON that models emit (DESIGN §5): deterministic,
+ * one pass, linear time, no recursion. Each rule fires only on text that is
+ * not valid JSON, so valid JSON comes back byte for byte with no fixes.
+ */
+#ifndef AR_JSON_REPAIR_H
+#define AR_JSON_REPAIR_H
+
+#include <stddef.h>
+
+#include "agentrun/error.h"
+#include "util/buf.h"
+
+enum ar_json_fix {
+    AR_FIX_TRAILING_COMMA = 1 << 0,  /* [1,2,] {"a":1,} and doubled commas */
+    AR_FIX_COMMENTS = 1 << 1,        /* // line and block comments dropped */
+    AR_FIX_SINGLE_QUOTES = 1 << 2,   /* 'text' -> "text" */
+    AR_FIX_CURLY_QUOTES = 1 << 3,    /* “text” and ‘text’ as delimiters -> "text" */
+    AR_FIX_UNQUOTED_KEYS = 1 << 4,   /* {a: 1} -> {"a": 1} */
+    AR_FIX_PYTHON_LITERALS = 1 << 5, /* True False None -> true false null */
+    AR_FIX_NAN_INFINITY = 1 << 6,    /* NaN Infinity -Infinity -> null */
+    AR_FIX_RAW_NEWLINES = 1 << 7,    /* raw newline, tab, control bytes in strings escaped */
+    AR_FIX_MISSING_COMMA = 1 << 8,   /* {"a":1 "b":2} [1 2] */
+    AR_FIX_TRUNCATION = 1 << 9,      /* open string, value, arrays and objects closed */
+};
+
+#define AR_FIX_COUNT 10
+
+/* The fix's name ("trailing_comma"), or NULL for a value that is not one fix bit. */
+const char *ar_json_fix_name(unsigned fix);
+
+/*
+ * Appends to `out` the names of the fixes in `fixes`, separated by `sep`, in the
+ * order of enum ar_json_fix. Returns 0, AR_ETOOBIG or AR_ENOMEM.
+ */
+int ar_json_fixes_format(unsigned fixes, const char *sep, struct ar_buf *out);
+
+/*
+ * Repairs in[0..len), one object or array with optional surrounding
+ * whitespace, appending the result to `out` and the fixes made to *fixes (may
+ * be NULL). Text after the value is copied unchanged. The output is not
+ * guaranteed to parse (the input may be beyond these rules): parse it.
+ * Returns 0, AR_ETOOBIG or AR_ENOMEM.
+ */
+int ar_json_repair(const char *in, size_t len, struct ar_buf *out, unsigned *fixes,
+                   struct ar_error *err);
+
+#endif

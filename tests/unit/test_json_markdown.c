@@ -1,0 +1,131 @@
+/* Unit tests of src/json/markdown: fenced code blocks and sections. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json/markdown.h"
+
+struct blocks {
+    char out[512];
+    const char *lang;
+};
+
+static int collect(const struct ar_md_block *b, const char *text, void *arg)
+{
+    struct blocks *bs = arg;
+    if (!ar_md_block_is_lang(b, text, bs->lang))
+        return 0;
+    size_t n = strlen(bs->out);
+    snprintf(bs->out + n, sizeof(bs->out) - n, "<%.*s|%d|%.*s>", (int)b->lang_len,
+             text + b->info_start, b->closed, (int)(b->end - b->start), text + b->start);
+    return 0;
+}
+
+struct block_case {
+    const char *text;
+    const char *lang;
+    const char *want;
+};
+
+static const struct block_case block_cases[] = {
+    { "a\n```python\nx = 1\n```\nb\n~~~ JSON {.x}\n{}\n~~~\n", NULL,
+      "<python|1|x = 1\n><JSON|1|{}\n>" },
+    { "```py\n1\n```\n```python\n2\n```\n", "PYTHON", "<python|1|2\n>" },
+    { "  ```\nindented\n  ```\n", NULL, "<|1|indented\n>" },
+    { "    ```\nfour spaces is not a fence\n", NULL, "" },
+    { "``\nshort\n``\n", NULL, "" },
+    { "````md\n```json\n{}\n```\n````\n", NULL, "<md|1|```json\n{}\n```\n>" },
+    { "```\r\ncrlf\r\n```\r\n", NULL, "<|1|crlf\r\n>" },
+    { "~~~\nnot closed by backticks\n```\n", NULL, "<|0|not closed by backticks\n```\n>" },
+    { "inline ```json {\"a\":1}``` is not a fence\n", NULL, "" },
+    { "", NULL, "" },
+};
+
+static void test_md_blocks_table(void **state)
+{
+    for (size_t i = 0; i < sizeof(block_cases) / sizeof(block_cases[0]); i++) {
+        struct blocks bs = { "", block_cases[i].lang };
+        const char *t = block_cases[i].text;
+        assert_int_equal(ar_md_blocks_each(t, strlen(t), collect, &bs), 0);
+        if (strcmp(bs.out, block_cases[i].want) != 0)
+            fail_msg("case %zu: got '%s' want '%s'", i, bs.out, block_cases[i].want);
+    }
+}
+
+static int json_flag(const struct ar_md_block *b, const char *text, void *arg)
+{
+    *(int *)arg = ar_md_block_is_json(b, text);
+    return 0;
+}
+
+static void test_md_block_is_json(void **state)
+{
+    const char *labels[] = { "```\n",        "```json\n",  "```JSONC\n",
+                             "```Json5 x\n", "```jsonl\n", "```python\n" };
+    int want[] = { 1, 1, 1, 1, 0, 0 };
+    for (size_t i = 0; i < 6; i++) {
+        int is = -1;
+        ar_md_blocks_each(labels[i], strlen(labels[i]), json_flag, &is);
+        assert_int_equal(is, want[i]);
+    }
+}
+
+struct section_case {
+    const char *heading;
+    const char *want; /* NULL: not found */
+};
+
+static const char *doc = "intro\n"
+                         "# Summary\n"
+                         "All good.\n"
+                         "## Details #\n"
+                         "More.\n"
+                         "```md\n"
+                         "# Not a heading\n"
+                         "```\n"
+                         "# Next Steps\n"
+                         "Ship it.\n"
+                         "### Deep\n"
+                         "x\n"
+                         "#nospace\n";
+
+static const struct section_case section_cases[] = {
+    { "summary", "All good.\n## Details #\nMore.\n```md\n# Not a heading\n```\n" },
+    { "DETAILS", "More.\n```md\n# Not a heading\n```\n" },
+    { "Next Steps", "Ship it.\n### Deep\nx\n#nospace\n" },
+    { "## Deep ", "x\n#nospace\n" },
+    { "Not a heading", NULL },
+    { "nospace", NULL },
+};
+
+static void test_md_section_table(void **state)
+{
+    for (size_t i = 0; i < sizeof(section_cases) / sizeof(section_cases[0]); i++) {
+        size_t s = 0, e = 0;
+        struct ar_error err = AR_ERROR_INIT;
+        int rc = ar_md_section_find(doc, strlen(doc), section_cases[i].heading, &s, &e, &err);
+        if (!section_cases[i].want) {
+            assert_int_equal(rc, AR_ENOJSON);
+            assert_non_null(strstr(err.msg, "no section"));
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        if (strlen(section_cases[i].want) != e - s ||
+            memcmp(doc + s, section_cases[i].want, e - s) != 0)
+            fail_msg("case %zu: got '%.*s'", i, (int)(e - s), doc + s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_md_blocks_table),
+        cmocka_unit_test(test_md_block_is_json),
+        cmocka_unit_test(test_md_section_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+/*
+ * Prompt templates: loading (override directories, then the copies embedded
+ * at build time from prompts/NAME.md), parsing ({{name}} variables, optional
+ * {{#name}}…{{/name}} sections, the ```json-schema contract block) and
+ * rendering. docs/prompts.md is the user-facing reference.
+ *
+ * Protocol for the pipeline:
+ *   1. ar_prompt_load("review", opts->prompts_dir, &p, &err) — or
+ *      ar_prompt_create_inline() for a free-form prompt (+ optional schema);
+ *      a bad template (unsupported contract keyword, unclosed section…) fails
+ *      here with AR_EUSAGE and err->where = "prompts/review.md:14";
+ *   2. ar_prompt_contract(p) gives the contract (NULL when the template has
+ *      none) and ar_prompt_contract_text() its source for the repair prompt;
+ *   3. ar_prompt_render(p, vars, nvars, &buf, &err) renders the text sent to
+ *      the model (the contract block included);
+ *   4. ar_prompt_destroy(p).
+ */
+#ifndef AR_PROMPT_PROMPT_H
+#define AR_PROMPT_PROMPT_H
+
+#include <stddef.h>
+
+#include "agentrun/error.h"
+#include "contract/contract.h"
+#include "util/buf.h"
+#include "util/strv.h"
+
+/* Override files larger than this are refused. */
+#define AR_PROMPT_MAX_BYTES (1024 * 1024)
+
+struct ar_prompt;
+
+enum ar_prompt_source {
+    AR_PROMPT_EMBEDDED, /* compiled in from prompts/NAME.md */
+    AR_PROMPT_DIR,      /* NAME.md in the --prompts-dir directory */
+    AR_PROMPT_CONFIG,   /* $XDG_CONFIG_HOME/agentrun/prompts/NAME.md (~/.config when unset) */
+    AR_PROMPT_TEXT,     /* ar_prompt_parse() of text the caller supplied */
+    AR_PROMPT_INLINE,   /* ar_prompt_create_inline(): a free-form prompt, no variables */
+};
+
+/* A variable for ar_prompt_render(). Both strings are borrowed for the call. */
+struct ar_prompt_var {
+    const char *name;
+    const char *value; /* NULL means unset, the same as not passing the variable */
+};
+
+/* One template compiled into the binary (generated from prompts/ by scripts/embed-prompts.py). */
+struct ar_prompt_embedded {
+    const char *name; /* file name without ".md" */
+    const char *text; /* NUL-terminated */
+    size_t len;
+};
+
+/* The embedded templates, sorted by name. */
+extern const struct ar_prompt_embedded ar_prompt_embedded[];
+extern const size_t ar_prompt_embedded_count;
+
+/* The embedded template called `name`, or NULL. Static storage. */
+const struct ar_prompt_embedded *ar_prompt_embedded_find(const char *name);
+
+/*
+ * Loads template `name` ("review"): the first of `prompts_dir`/NAME.md
+ * (prompts_dir may be NULL), $XDG_CONFIG_HOME/agentrun/prompts/NAME.md
+ * (~/.config/agentrun/prompts when XDG_CONFIG_HOME is unset or relative),
+ * then the embedded copy. On success *out is a new template
+ * (ar_prompt_destroy()); ar_prompt_source() and ar_prompt_origin() say which
+ * one was used. Errors (AR_EUSAGE unless said otherwise, with err set):
+ * a name that is not [A-Za-z0-9_][A-Za-z0-9_.-]*; a prompts_dir that is not a
+ * directory; a template found nowhere (msg lists the known names); an
+ * override that cannot be read (AR_EIO) or is larger than AR_PROMPT_MAX_BYTES
+ * (AR_ETOOBIG); any template error of ar_prompt_parse().
+ */
+int ar_prompt_load(const char *name, const char *prompts_dir, struct ar_prompt **out,
+                   struct ar_error *err);
+
+/*
+ * Parses a template from text (len bytes, copied). `origin` names it in errors
+ * ("prompts/review.md", a path); its base name without ".md" becomes the
+ * template's name. Template errors, AR_EUSAGE with err->where = "origin:line":
+ * an unclosed, mismatched or stray section tag; more than one json-schema
+ * block; an unclosed json-schema block; a contract that is not valid JSON or
+ * uses an unsupported keyword ("unsupported keyword 'oneOf' at /properties/x",
+ * the line being that of the keyword).
+ */
+int ar_prompt_parse(const char *origin, const char *text, size_t len, struct ar_prompt **out,
+                    struct ar_error *err);
+
+/*
+ * A template from a free-form prompt (for `agentrun run` without -t): the
+ * prompt is taken literally ("{{" in it is not a variable). When `schema` is
+ * not NULL (schema_len bytes of JSON, e.g. the file of --schema, named
+ * `schema_origin` in errors), it becomes the contract and the rendered prompt
+ * ends with an instruction to answer with matching JSON and the schema in a
+ * json-schema block. Errors as ar_prompt_parse(), err->where =
+ * "schema_origin" or "schema_origin:line".
+ */
+int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, size_t schema_len,
+                            const char *schema_origin, struct ar_prompt **out,
+                            struct ar_error *err);
+
+/* Frees the template. NULL does nothing. */
+void ar_prompt_destroy(struct ar_prompt *p);
+
+/*
+ * Appends the rendered prompt to `out`. `vars` (nvars entries, may be NULL
+ * when nvars is 0) gives the values; when a name appears twice the last one
+ * wins. Values are inserted verbatim: "{{" inside a value is never expanded.
+ * {{name}} with name unset fails with AR_EUSAGE, err->where = "origin:line",
+ * msg "variable 'name' is not set"; {{#name}}…{{/name}} is kept when name is
+ * set and non-empty and dropped otherwise (never an error). Variables the
+ * template does not use are ignored (see ar_prompt_uses() to warn about them).
+ * Returns 0, that error, or AR_ETOOBIG / AR_ENOMEM from the buffer.
+ */
+int ar_prompt_render(const struct ar_prompt *p, const struct ar_prompt_var *vars, size_t nvars,
+                     struct ar_buf *out, struct ar_error *err);
+
+/* 1 when the template mentions variable `name` ({{name}} or a section), else 0. */
+int ar_prompt_uses(const struct ar_prompt *p, const char *name);
+
+/*
+ * Appends the names of the variables the template uses, each once, in order
+ * of first use. Returns 0 or AR_ENOMEM.
+ */
+int ar_prompt_variables(const struct ar_prompt *p, struct ar_strv *names);
+
+/* Accessors; strings are borrowed until ar_prompt_destroy(). */
+const char *ar_prompt_name(const struct ar_prompt *p); /* "review" */
+const char *
+ar_prompt_origin(const struct ar_prompt *p); /* "prompts/review.md" or the file's path */
+enum ar_prompt_source ar_prompt_source(const struct ar_prompt *p);
+const char *ar_prompt_source_name(enum ar_prompt_source s); /* "embedded", "prompts-dir", … */
+
+/* The template text as loaded (NUL-terminated); *len may be NULL. */
+const char *ar_prompt_text(const struct ar_prompt *p, size_t *len);
+
+/* The first heading of the template (without the #s), else its first non-empty line. */
+const char *ar_prompt_description(const struct ar_prompt *p);
+
+/* The contract, borrowed, or NULL when the template has no json-schema block. */
+const struct ar_contract *ar_prompt_contract(const struct ar_prompt *p);
+
+/* The contract's JSON as written in the block (not NUL-terminated; *len set), or NULL. */
+const char *ar_prompt_contract_text(const struct ar_prompt *p, size_t *len);
+
+/*
+ * Appends the names of every template, sorted and unique: the embedded ones
+ * and each NAME.md in prompts_dir (may be NULL) and in the user config
+ * directory. Returns 0 or AR_ENOMEM.
+ */
+int ar_prompt_list(const char *prompts_dir, struct ar_strv *names);
+
+#endif

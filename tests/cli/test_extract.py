@@ -1,0 +1,150 @@
+"""CLI tests of `agentrun extract`: stdout, stderr and exit status for each flag."""
+import os
+import subprocess
+import tempfile
+import unittest
+
+AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
+
+
+def run(*args, stdin=b""):
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    p = subprocess.run([AGENTRUN, "extract", *args], input=stdin,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+class TempFiles:
+    def __init__(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def write(self, name, data):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        return path
+
+
+class ExtractJson(unittest.TestCase):
+    def setUp(self):
+        self.tmp = TempFiles()
+
+    def tearDown(self):
+        self.tmp.dir.cleanup()
+
+    def test_first_object_compact_in_model_order_utf8_kept(self):
+        rc, out, err = run(stdin='Sure:\n```json\n{"z": 1, "a": "é", "r": 0.85}\n```\nBye')
+        self.assertEqual((rc, out, err), (0, '{"z":1,"a":"é","r":0.85}\n', ""))
+
+    def test_reads_a_file_operand(self):
+        path = self.tmp.write("out.txt", 'text {"a": [1, 2]} text')
+        self.assertEqual(run(path), (0, '{"a":[1,2]}\n', ""))
+
+    def test_no_json_exits_3_with_reason(self):
+        rc, out, err = run(stdin="no json here [1]")
+        self.assertEqual((rc, out), (3, ""))
+        self.assertEqual(err, "agentrun: error: no JSON object found\n")
+
+    def test_truncated_json_names_the_byte(self):
+        rc, out, err = run(stdin='x {"a": [1, 2')
+        self.assertEqual((rc, out), (3, ""))
+        self.assertEqual(err, "agentrun: error: JSON truncated at byte 13\n")
+
+    def test_array_and_any(self):
+        text = 'see {"a": 1} and [1, 2]'
+        self.assertEqual(run("--array", stdin=text), (0, "[1,2]\n", ""))
+        self.assertEqual(run("--any", stdin="[3] " + text), (0, "[3]\n", ""))
+        rc, out, err = run("--array", stdin='{"a": [1]}')
+        self.assertEqual((rc, out, err), (3, "", "agentrun: error: no JSON array found\n"))
+
+    def test_all_prints_one_value_per_line(self):
+        text = '{"a": 1} prose [9] {"b": {"c": 2}}'
+        self.assertEqual(run("--all", stdin=text), (0, '{"a":1}\n{"b":{"c":2}}\n', ""))
+        self.assertEqual(run("--all", "--any", stdin=text),
+                         (0, '{"a":1}\n[9]\n{"b":{"c":2}}\n', ""))
+        self.assertEqual(run("--all", stdin="none")[0], 3)
+
+    def test_repair_fixes_and_reports_them_with_v(self):
+        text = "Result: {'a': True, b: [1, 2,], // note\n}"
+        rc, out, err = run(stdin=text)
+        self.assertEqual((rc, out), (3, ""))
+        self.assertEqual(run("--repair", stdin=text), (0, '{"a":true,"b":[1,2]}\n', ""))
+        rc, out, err = run("--repair", "-v", stdin=text)
+        self.assertEqual(rc, 0)
+        self.assertEqual(err, "agentrun: repaired: trailing_comma, comments, single_quotes, "
+                              "unquoted_keys, python_literals\n")
+
+    def test_repair_closes_truncated_output(self):
+        self.assertEqual(run("--repair", stdin='{"a": [1, 2'), (0, '{"a":[1,2]}\n', ""))
+
+    def test_schema_picks_the_valid_candidate(self):
+        schema = self.tmp.write("s.json", '{"type": "object", "required": ["n"],'
+                                          ' "properties": {"n": {"type": "integer"}}}')
+        self.assertEqual(run("--schema", schema, stdin='{"n": "3"} {"n": 3}'),
+                         (0, '{"n":3}\n', ""))
+
+    def test_schema_violations_exit_3(self):
+        schema = self.tmp.write("s.json", '{"type": "object", "properties": {"issues": '
+                                          '{"type": "array", "items": {"type": "object", '
+                                          '"properties": {"line": {"type": "integer"}}}}}}')
+        rc, out, err = run("--schema", schema, stdin='{"issues": [{}, {}, {"line": "3"}]}')
+        self.assertEqual((rc, out), (3, ""))
+        self.assertEqual(err, '/issues/2/line: expected integer, got string "3"\n')
+
+    def test_bad_schema_is_a_usage_error(self):
+        schema = self.tmp.write("s.json", '{"oneOf": []}')
+        rc, out, err = run("--schema", schema, stdin='{}')
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("oneOf", err)
+
+    def test_binary_garbage_nul_bytes_and_bom(self):
+        data = b"\xef\xbb\xbf\xff\x00\xfe prose \x00 {\"a\": 1}\x00"
+        self.assertEqual(run(stdin=data), (0, '{"a":1}\n', ""))
+
+    def test_empty_input(self):
+        self.assertEqual(run(stdin=b"")[0], 3)
+
+
+class ExtractMarkdown(unittest.TestCase):
+    TEXT = ("# Plan\nDo it.\n## Steps\n1. a\n# Code\n"
+            "```python\nprint(1)\n```\n~~~sh\nls\n~~~\n")
+
+    def test_code_prints_every_block(self):
+        self.assertEqual(run("--code", stdin=self.TEXT), (0, "print(1)\nls\n", ""))
+
+    def test_lang_selects_blocks(self):
+        self.assertEqual(run("--lang", "SH", stdin=self.TEXT), (0, "ls\n", ""))
+        rc, out, err = run("--lang", "rust", stdin=self.TEXT)
+        self.assertEqual((rc, out, err), (3, "", "agentrun: error: no 'rust' code block found\n"))
+
+    def test_section_up_to_same_level(self):
+        self.assertEqual(run("--section", "plan", stdin=self.TEXT),
+                         (0, "Do it.\n## Steps\n1. a\n", ""))
+        rc, out, err = run("--section", "Nope", stdin=self.TEXT)
+        self.assertEqual((rc, out, err), (3, "", "agentrun: error: no section 'Nope' found\n"))
+
+
+class ExtractUsage(unittest.TestCase):
+    def test_help(self):
+        rc, out, err = run("-h")
+        self.assertEqual(rc, 0)
+        self.assertIn("usage: agentrun extract", out)
+        for flag in ("--array", "--any", "--all", "--repair", "--schema", "--code", "--lang",
+                     "--section"):
+            self.assertIn(flag, out)
+
+    def test_unknown_option_and_conflicts(self):
+        self.assertEqual(run("--nope")[0], 2)
+        self.assertEqual(run("--array", "--any")[0], 2)
+        self.assertEqual(run("--code", "--section", "x")[0], 2)
+        self.assertEqual(run("a", "b")[0], 2)
+
+    def test_unreadable_file(self):
+        rc, out, err = run("/nonexistent/file")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("/nonexistent/file", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

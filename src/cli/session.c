@@ -32,6 +32,26 @@ static int parse_duration(struct ar_cli_session *s, const char *name, const char
     return 1;
 }
 
+static int parse_fallback(struct ar_cli_session *s, const char *arg)
+{
+    static const char *const known[] = { "claude", "codex", "gemini" };
+    for (const char *t = arg; *t;) {
+        size_t n = strcspn(t, ", ");
+        int ok = n == 0;
+        for (size_t i = 0; !ok && i < 3; i++)
+            ok = strlen(known[i]) == n && strncmp(t, known[i], n) == 0;
+        if (!ok) {
+            ar_cli_usage_error(
+                s->cmd, "unknown provider '%.*s' in --fallback (claude, codex, gemini)", (int)n, t);
+            return -1;
+        }
+        t += n;
+        t += strspn(t, ", ");
+    }
+    s->run.fallback = arg;
+    return 1;
+}
+
 int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
 {
     struct ar_run_options *o = &s->run;
@@ -47,6 +67,8 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     case 'm':
         o->model = arg;
         return 1;
+    case AR_CLI_KEY_FALLBACK:
+        return parse_fallback(s, arg);
     case 'C':
         o->cwd = arg;
         return 1;

@@ -33,35 +33,40 @@ enum {
     AR_CLI_KEY_PROMPTS_DIR,
     AR_CLI_KEY_PRICES,
     AR_CLI_KEY_LOG_FORMAT,
+    AR_CLI_KEY_FALLBACK,
     AR_CLI_KEY_COMMAND = 512,
 };
 
 /* The shared options, for a command's option table (ends with a comma). */
-#define AR_CLI_SESSION_OPTS                                                                      \
-    { "provider", 'p', "NAME",                                                                   \
-      "claude, codex, gemini or auto (default: $AGENTRUN_PROVIDER, else auto)",                  \
-      "claude|codex|gemini|auto" },                                                              \
-        { "model", 'm', "MODEL",                                                                 \
-          "the model to ask for (default: $AGENTRUN_MODEL, else the CLI's)", NULL },             \
-        { "directory", 'C', "DIR", "run the CLI in DIR (default: the current directory)",        \
-          "@dir" },                                                                              \
-        { "timeout", AR_CLI_KEY_TIMEOUT, "DURATION",                                             \
-          "wall-clock limit per call: 90, 90s, 15m (default: 900s)", NULL },                     \
-        { "idle-timeout", AR_CLI_KEY_IDLE_TIMEOUT, "DURATION",                                   \
-          "end a call silent this long on stdout and stderr (default: 300s)", NULL },            \
-        { "no-repair", AR_CLI_KEY_NO_REPAIR, NULL,                                               \
-          "never make the repair call (default: one repair call when the output fails)", NULL }, \
-        { "transcript", AR_CLI_KEY_TRANSCRIPT, "FILE", "append the CLIs' raw stdout to FILE",    \
-          "@file" },                                                                             \
-        { "prompts-dir", AR_CLI_KEY_PROMPTS_DIR, "DIR",                                          \
-          "look for prompt overrides in DIR first (default: $XDG_CONFIG_HOME/agentrun/prompts)", \
-          "@dir" },                                                                              \
-        { "prices", AR_CLI_KEY_PRICES, "FILE",                                                   \
-          "price table override, JSON (default: $AGENTRUN_PRICES, else built in)", "@file" },    \
-        { "verbose", 'v', NULL, "more diagnostics on stderr (twice: debug)", NULL },             \
-        { "quiet", 'q', NULL, "errors only on stderr; no status line", NULL },                   \
-        { "log-format", AR_CLI_KEY_LOG_FORMAT, "FORMAT",                                         \
-          "diagnostics as text or as JSON lines (default: text)", "text|json" },
+// clang-format off
+#define AR_CLI_SESSION_OPTS \
+    {"provider", 'p', "NAME", \
+     "claude, codex, gemini or auto (default: $AGENTRUN_PROVIDER, else auto)", \
+     "claude|codex|gemini|auto"}, \
+    {"fallback", AR_CLI_KEY_FALLBACK, "LIST", \
+     "providers tried in turn after not_found, auth, rate_limit or api_error (codex,gemini)", \
+     NULL}, \
+    {"model", 'm', "MODEL", "the model to ask for (default: $AGENTRUN_MODEL, else the CLI's)", \
+     NULL}, \
+    {"directory", 'C', "DIR", "run the CLI in DIR (default: the current directory)", "@dir"}, \
+    {"timeout", AR_CLI_KEY_TIMEOUT, "DURATION", \
+     "wall-clock limit per call: 90, 90s, 15m (default: 900s)", NULL}, \
+    {"idle-timeout", AR_CLI_KEY_IDLE_TIMEOUT, "DURATION", \
+     "end a call silent this long on stdout and stderr (default: 300s)", NULL}, \
+    {"no-repair", AR_CLI_KEY_NO_REPAIR, NULL, \
+     "never make the repair call (default: one repair call when the output fails)", NULL}, \
+    {"transcript", AR_CLI_KEY_TRANSCRIPT, "FILE", "append the CLIs' raw stdout to FILE", \
+     "@file"}, \
+    {"prompts-dir", AR_CLI_KEY_PROMPTS_DIR, "DIR", \
+     "look for prompt overrides in DIR first (default: $XDG_CONFIG_HOME/agentrun/prompts)", \
+     "@dir"}, \
+    {"prices", AR_CLI_KEY_PRICES, "FILE", \
+     "price table override, JSON (default: $AGENTRUN_PRICES, else built in)", "@file"}, \
+    {"verbose", 'v', NULL, "more diagnostics on stderr (twice: debug)", NULL}, \
+    {"quiet", 'q', NULL, "errors only on stderr; no status line", NULL}, \
+    {"log-format", AR_CLI_KEY_LOG_FORMAT, "FORMAT", \
+     "diagnostics as text or as JSON lines (default: text)", "text|json"},
+// clang-format on
 
 struct ar_cli_session {
     const struct ar_cli_command *cmd;

@@ -1,0 +1,248 @@
+"""agentrun run end to end with the fake CLI: the pipeline's promises (issue 5)."""
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import Sandbox  # noqa: E402
+
+SCHEMA = json.dumps({
+    "type": "object",
+    "required": ["passed", "issues"],
+    "properties": {
+        "passed": {"type": "boolean"},
+        "issues": {"type": "array", "items": {
+            "type": "object", "required": ["line"],
+            "properties": {"line": {"type": "integer", "minimum": 1}}}},
+    },
+})
+
+
+def result(p):
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"stdout is not one JSON object: {p.stdout!r}\nstderr: {p.stderr}")
+
+
+class RunPipeline(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+        self.schema = self.sb.write("schema.json", SCHEMA, base=self.sb.root)
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def run_json(self, *extra, provider="codex"):
+        return self.sb.run("run", "--schema", self.schema, "--format", "json", *extra,
+                           "Review this", provider=provider)
+
+    def test_valid_first_answer_is_one_call_without_repair(self):
+        self.sb.answers("codex", ['{"passed": true, "issues": []}'])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertTrue(r["ok"])
+        self.assertEqual(r["repair"], "none")
+        self.assertEqual(r["json"], {"passed": True, "issues": []})
+        self.assertEqual(len(r["calls"]), 1)
+        self.assertEqual(len(self.sb.calls()), 1)
+        self.assertIsNone(r["error"])
+
+    def test_trailing_comma_is_repaired_locally_in_one_call(self):
+        self.sb.answers("codex", ['{"passed": true, "issues": [],}'])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["repair"], "local")
+        self.assertIn("trailing_comma", r["local_fixes"])
+        self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_no_local_repair_sends_the_trailing_comma_to_the_repair_call(self):
+        self.sb.answers("codex", ['{"passed": true, "issues": [],}', '{"passed": true, "issues": []}'])
+        p = self.run_json("--no-local-repair")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(result(p)["repair"], "model")
+        self.assertEqual(len(self.sb.calls()), 2)
+
+    def test_prose_then_valid_json_makes_one_repair_call_and_sums_tokens(self):
+        self.sb.answers("codex", ["I looked at it and it is fine.", '{"passed": false, "issues": [{"line": 3}]}'],
+                        input_tokens=1000, cached=200, output=50)
+        p = self.run_json()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertTrue(r["ok"])
+        self.assertEqual(r["repair"], "model")
+        self.assertEqual([c["kind"] for c in r["calls"]], ["main", "repair"])
+        # codex counts cached tokens inside input: 1000 - 200 uncached per call.
+        self.assertEqual(r["tokens"]["input"], 1600)
+        self.assertEqual(r["tokens"]["cache_read"], 400)
+        self.assertEqual(r["tokens"]["output"], 100)
+
+    def test_prose_twice_fails_with_no_json_and_lists_both_calls(self):
+        self.sb.answers("codex", ["Looks fine to me.", "Still fine, honestly."])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 3, p.stderr)
+        r = result(p)
+        self.assertFalse(r["ok"])
+        self.assertEqual(r["error"]["code"], "no_json")
+        self.assertEqual(len(r["calls"]), 2)
+        self.assertEqual(len(self.sb.calls()), 2)
+        self.assertEqual(r["output"], "Still fine, honestly.")
+
+    def test_contract_violation_twice_reports_every_pointer(self):
+        bad = '{"passed": "yes", "issues": [{"line": "3"}, {"line": 0}]}'
+        self.sb.answers("codex", [bad, bad])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 3, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "contract")
+        details = "\n".join(r["error"]["details"])
+        self.assertIn("/passed", details)
+        self.assertIn("/issues/0/line", details)
+        self.assertIn("/issues/1/line", details)
+        self.assertEqual(len(r["calls"]), 2)
+
+    def test_repair_prompt_carries_violations_contract_and_previous_output(self):
+        self.sb.answers("codex", ['{"passed": "yes", "issues": []}', '{"passed": true, "issues": []}'])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        calls = self.sb.calls()
+        self.assertEqual(len(calls), 2)
+        repair = calls[1]["stdin"]
+        self.assertIn("/passed", repair)
+        self.assertIn('"required"', repair)          # the contract
+        self.assertIn('"passed": "yes"', repair)     # the previous output
+        self.assertNotIn("Review this", " ".join(calls[1]["argv"]))
+
+    def test_never_a_third_call(self):
+        self.sb.answers("codex", ["a", "b", '{"passed": true, "issues": []}'])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 3)
+        self.assertEqual(len(self.sb.calls()), 2)
+
+    def test_no_repair_stops_after_the_first_call(self):
+        self.sb.answers("codex", ["prose", '{"passed": true, "issues": []}'])
+        p = self.run_json("--no-repair")
+        self.assertEqual(p.returncode, 3)
+        self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_prompt_goes_on_stdin_never_in_argv(self):
+        self.sb.answers("codex", ["hello"])
+        p = self.sb.run("run", "--format", "json", "SECRET-PROMPT-TEXT")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        call = self.sb.calls()[0]
+        self.assertEqual(call["stdin"], "SECRET-PROMPT-TEXT")
+        self.assertNotIn("SECRET-PROMPT-TEXT", " ".join(call["argv"]))
+        self.assertNotIn("SECRET-PROMPT-TEXT", " ".join(result(p)["calls"][0]["argv"]))
+
+    def test_text_format_prints_the_answer_and_a_summary_on_stderr(self):
+        self.sb.answers("claude", ["Hello there."], cost=0.0123)
+        p = self.sb.run("run", "say hello", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "Hello there.\n")
+        self.assertIn("$0.0123", p.stderr)
+        self.assertIn("claude", p.stderr)
+
+    def test_json_flag_prints_the_compact_json_in_text_format(self):
+        self.sb.answers("gemini", ['Here:\n```json\n{"b": 1, "a": 0.85}\n```'])
+        p = self.sb.run("run", "--json", "-q", "give json", provider="gemini")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, '{"b":1,"a":0.85}\n')
+
+    def test_prompt_from_file_and_stdin(self):
+        self.sb.answers("codex", ["ok"])
+        f = self.sb.write("prompt.txt", "from a file", base=self.sb.root)
+        p = self.sb.run("run", "-f", f, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.sb.run("run", "-", "-q", input="from stdin")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([c["stdin"] for c in self.sb.calls()], ["from a file", "from stdin"])
+
+    def test_files_the_run_changed_are_reported(self):
+        self.sb.write("dirty.txt", "before\n")  # untracked before the run, untouched
+        self.sb.answers("codex", ["done"])
+        self.sb.env["FAKE_CLI_WRITE_FILES"] = "new.txt=hello;README=changed"
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "edit")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertTrue(r["files_tracked"])
+        self.assertEqual(sorted((f["path"], f["op"]) for f in r["files"]),
+                         [("README", "modify"), ("new.txt", "create")])
+        self.assertIn("--sandbox", result(p)["calls"][0]["argv"])
+
+    def test_outside_a_work_tree_files_are_not_tracked(self):
+        with Sandbox(git=False) as sb:
+            sb.answers("codex", ["done"])
+            p = sb.run("run", "--format", "json", "x")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r = result(p)
+            self.assertFalse(r["files_tracked"])
+            self.assertIn("--skip-git-repo-check", r["calls"][0]["argv"])
+
+    def test_template_with_vars_and_its_contract(self):
+        d = os.path.join(self.sb.root, "prompts")
+        self.sb.write("greet.md", "# Greet\nSay hi to {{who}}.\n\n```json-schema\n"
+                      '{"type":"object","required":["greeting"]}\n```\n', base=d)
+        self.sb.answers("codex", ['{"greeting": "hi Ada"}'])
+        p = self.sb.run("run", "--prompts-dir", d, "-t", "greet", "--var", "who=Ada",
+                        "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(result(p)["json"], {"greeting": "hi Ada"})
+        self.assertIn("Say hi to Ada.", self.sb.calls()[0]["stdin"])
+
+    def test_unset_template_variable_is_a_usage_error_naming_it(self):
+        d = os.path.join(self.sb.root, "prompts")
+        self.sb.write("greet.md", "Say hi to {{who}}.\n", base=d)
+        p = self.sb.run("run", "--prompts-dir", d, "-t", "greet")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("who", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_provider_errors_map_to_exit_4_and_timeouts_to_5(self):
+        self.sb.env["FAKE_CLI_STDOUT_TEXT"] = ""
+        self.sb.env["FAKE_CLI_EXIT"] = "1"
+        self.sb.env["FAKE_CLI_STDERR_TEXT"] = "boom\\n"
+        p = self.sb.run("run", "--format", "json", "x")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertFalse(result(p)["ok"])
+        del self.sb.env["FAKE_CLI_EXIT"]
+        self.sb.env["FAKE_CLI_HANG"] = "1"
+        p = self.sb.run("run", "--format", "json", "--idle-timeout", "300ms", "x")
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertEqual(result(p)["error"]["code"], "idle_timeout")
+        p = self.sb.run("run", "--format", "json", "--timeout", "300ms", "x")
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertEqual(result(p)["error"]["code"], "timeout")
+
+    def test_missing_cli_is_not_found_naming_the_binary_and_the_override(self):
+        p = self.sb.run("run", "--format", "json", "x",
+                        env={"AGENTRUN_CODEX_BIN": "/nonexistent/codex"})
+        self.assertEqual(p.returncode, 4)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "not_found")
+        self.assertIn("codex", r["error"]["message"])
+        self.assertIn("AGENTRUN_CODEX_BIN", r["error"]["message"])
+
+    def test_fallback_moves_on_after_a_provider_failure(self):
+        self.sb.answers("gemini", ["from gemini"])
+        p = self.sb.run("run", "--format", "json", "-p", "codex", "--fallback", "gemini", "x",
+                        env={"AGENTRUN_CODEX_BIN": "/nonexistent/codex"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["provider"], "gemini")
+        self.assertEqual([c["provider"] for c in r["calls"]], ["codex", "gemini"])
+
+    def test_bad_flags_are_usage_errors(self):
+        for args in (["run"], ["run", "--timeout", "soon", "x"], ["run", "--bogus", "x"],
+                     ["run", "-p", "nope", "x"], ["run", "--schema", "/nonexistent", "x"],
+                     ["run", "a", "b"], ["run", "-t", "review", "prompt"]):
+            p = self.sb.run(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertTrue(p.stderr.strip(), args)
+        self.assertEqual(self.sb.calls(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

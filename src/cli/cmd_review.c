@@ -1,0 +1,410 @@
+/*
+ * agentrun review: AI code review of a diff for CI and git hooks. The diff is
+ * cut into chunks that are reviewed in parallel on one loop through the job
+ * pool, the chunk reviews are merged, and the verdict becomes the exit status.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/review_format.h"
+#include "cli/session.h"
+#include "proc/proc.h"
+#include "review/diff.h"
+#include "review/review.h"
+#include "run/run.h"
+#include "util/file.h"
+
+enum {
+    KEY_STAGED = AR_CLI_KEY_COMMAND,
+    KEY_INSTRUCTIONS,
+    KEY_FAIL_ON,
+    KEY_STRICT,
+    KEY_FORMAT,
+    KEY_MAX_CHUNK,
+};
+
+#define DEFAULT_JOBS 4
+#define MAX_JOBS     64
+
+static const struct ar_cli_opt opts[] = {
+    { "staged", KEY_STAGED, NULL, "review the staged changes (the index against HEAD)", NULL },
+    { "instructions", KEY_INSTRUCTIONS, "FILE",
+      "the project's review guidelines, added to the prompt", "@file" },
+    { "fail-on", KEY_FAIL_ON, "SEVERITY",
+      "exit 1 on an issue at or above SEVERITY; none: never (default: low)",
+      "critical|high|medium|low|info|none" },
+    { "strict", KEY_STRICT, NULL,
+      "exit 3 when the model's output is unusable (default: pass, degraded)", NULL },
+    { "format", KEY_FORMAT, "FORMAT", "text, json, sarif or github (default: text)",
+      "text|json|sarif|github" },
+    { "max-chunk-bytes", KEY_MAX_CHUNK, "SIZE",
+      "review larger diffs in chunks of this size: 200K, 1M (default: 200K)", NULL },
+    { "jobs", 'j', "N", "review up to N chunks at once (default: 4)", NULL },
+    AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
+};
+
+/* One chunk's review job. */
+struct chunk_job {
+    struct review_ctx *ctx;
+    size_t index;
+    char job_id[64];
+    struct ar_run *run; /* while running */
+    int done;
+    struct ar_review rv;
+};
+
+struct review_ctx {
+    struct ar_cli_session *s;
+    struct ar_pool *pool;
+    const struct ar_diff_chunk *chunks;
+    size_t n_chunks;
+    struct chunk_job *jobs;
+    const char *instructions;
+    size_t running;
+    size_t finished;
+    int nomem;
+};
+
+static void job_finish(struct chunk_job *job, struct ar_result *res)
+{
+    json_t *whole = res ? ar_result_to_value(res) : NULL;
+    ar_review_init(&job->rv);
+    if (!res ||
+        ar_review_from_result(res, whole ? json_object_get(whole, "calls") : NULL, &job->rv) != 0)
+        job->ctx->nomem = 1;
+    json_decref(whole);
+    ar_result_destroy(res);
+    job->done = 1;
+    job->ctx->finished++;
+}
+
+static void update_status(struct review_ctx *ctx)
+{
+    struct ar_cli_session *s = ctx->s;
+    s->running = (unsigned)ctx->running;
+    snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu chunks reviewed", ctx->finished,
+             ctx->n_chunks);
+}
+
+static void on_chunk_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    struct chunk_job *job = arg;
+    struct review_ctx *ctx = job->ctx;
+    job->run = NULL;
+    ctx->running--;
+    job_finish(job, res);
+    /* A provider failure fails the whole review: do not spend more calls on it. */
+    if (job->rv.failed)
+        ar_pool_cancel_queued(ctx->pool);
+    update_status(ctx);
+    ar_pool_release(ctx->pool);
+}
+
+static void chunk_skip(void *arg)
+{
+    struct chunk_job *job = arg;
+    const char *why = job->ctx->s->signal ? "interrupted" : "not reviewed: another chunk failed";
+    job_finish(job, ar_result_new_failed(job->ctx->s->run.provider, AR_EINTERRUPTED, why));
+}
+
+static void chunk_start(void *arg)
+{
+    struct chunk_job *job = arg;
+    struct review_ctx *ctx = job->ctx;
+    /* A signal ends the running calls (the loop kills their groups); the
+     * queued ones must not start. */
+    if (ctx->s->signal) {
+        chunk_skip(job);
+        ar_pool_release(ctx->pool);
+        return;
+    }
+    const struct ar_diff_chunk *c = &ctx->chunks[job->index];
+    struct ar_var vars[2] = {
+        { "diff", c->text },
+        { "instructions", ctx->instructions ? ctx->instructions : "" },
+    };
+    struct ar_run_options o = ctx->s->run;
+    o.template_name = "review";
+    o.vars = vars;
+    o.n_vars = 2;
+    o.allow_edits = 0;
+    /* A review changes nothing: the git snapshots would only cost time. */
+    o.track_files = 0;
+    o.job_id = ctx->n_chunks > 1 ? job->job_id : NULL;
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_run_start(ctx->s->loop, &o, on_chunk_done, job, &job->run, &err) < 0) {
+        job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
+        ar_pool_cancel_queued(ctx->pool);
+        ar_pool_release(ctx->pool);
+        return;
+    }
+    ctx->running++;
+    update_status(ctx);
+}
+
+/* Reviews every chunk on the session's loop; fills merged. Returns 0 or an exit status. */
+static int review_chunks(struct ar_cli_session *s, const struct ar_diff *diff,
+                         const struct ar_diff_chunk *chunks, size_t n, unsigned jobs,
+                         const char *instructions, struct ar_review *merged)
+{
+    struct review_ctx ctx = {
+        .s = s, .chunks = chunks, .n_chunks = n, .instructions = instructions
+    };
+    ctx.jobs = calloc(n, sizeof(*ctx.jobs));
+    ctx.pool = ar_pool_create(s->loop, jobs);
+    if (!ctx.jobs || !ctx.pool) {
+        free(ctx.jobs);
+        ar_pool_destroy(ctx.pool);
+        ar_cli_errorf("out of memory");
+        return AR_EXIT_PROVIDER;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct chunk_job *job = &ctx.jobs[i];
+        job->ctx = &ctx;
+        job->index = i;
+        snprintf(job->job_id, sizeof(job->job_id), "chunk %zu/%zu", i + 1, n);
+        ar_review_init(&job->rv);
+        if (ar_pool_submit(ctx.pool, chunk_start, chunk_skip, job) != 0)
+            chunk_skip(job);
+    }
+    ar_cli_session_status_start(s);
+    ar_loop_run(s->loop);
+    ar_cli_session_status_clear(s);
+    ar_pool_destroy(ctx.pool);
+
+    struct ar_review *parts = calloc(n, sizeof(*parts));
+    int rc = 0;
+    if (!parts || ctx.nomem) {
+        ar_cli_errorf("out of memory");
+        rc = AR_EXIT_PROVIDER;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (!ctx.jobs[i].done) /* cannot happen: every job ends in done or skip */
+                job_finish(&ctx.jobs[i], NULL);
+            parts[i] = ctx.jobs[i].rv;
+        }
+        struct ar_error err = AR_ERROR_INIT;
+        if (ar_review_merge(parts, n, diff, merged, &err) != 0) {
+            ar_cli_errorf("%s", err.msg);
+            rc = AR_EXIT_PROVIDER;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        ar_review_finish(&ctx.jobs[i].rv);
+    free(parts);
+    free(ctx.jobs);
+    return rc;
+}
+
+static const char *why_nothing(const struct ar_diff *d)
+{
+    for (size_t i = 0; i < d->n_files; i++)
+        if (d->files[i].binary)
+            return "binary files only";
+    return d->n_files ? "no content changes" : "the diff is empty";
+}
+
+static int print_report(const struct ar_review_report *rep, int fmt)
+{
+    struct ar_buf out;
+    ar_buf_init(&out, AR_BUF_UNLIMITED);
+    int rc = ar_review_render(rep, (enum ar_review_format)fmt, &out);
+    if (rc == 0 && ar_cli_write_stdout(out.data ? out.data : "", out.len) != 0)
+        rc = -1;
+    ar_buf_finish(&out);
+    if (rc)
+        ar_cli_errorf("cannot write the review to stdout");
+    return rc;
+}
+
+static void warn_outcome(const struct ar_review *rv)
+{
+    if (rv->failed) {
+        ar_cli_errorf("review failed: %s: %s", ar_strerror_name(rv->error.code), rv->error.msg);
+    } else if (rv->degraded) {
+        ar_cli_warnf("%s (%s: %s); reported as passed with degraded: true (--strict fails "
+                     "instead)",
+                     rv->summary ? rv->summary : "", ar_strerror_name(rv->error.code),
+                     rv->error.msg);
+    }
+}
+
+static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    struct ar_cli_session s;
+    struct ar_cli_parser p;
+    ar_cli_session_init(&s, cmd);
+    ar_cli_parser_init(&p, cmd, argc, argv);
+    int rc = AR_EXIT_USAGE;
+    int staged = 0, strict = 0, fail_on = AR_SEV_LOW, fmt = AR_REVIEW_FORMAT_TEXT;
+    const char *instructions_path = NULL;
+    unsigned long long max_chunk = AR_DIFF_DEFAULT_MAX_CHUNK;
+    long jobs = DEFAULT_JOBS;
+    struct ar_buf diff_text, instructions;
+    ar_buf_init(&diff_text, AR_DIFF_MAX_BYTES);
+    ar_buf_init(&instructions, (size_t)1 << 20);
+    struct ar_diff diff = AR_DIFF_INIT;
+    struct ar_diff_chunk *chunks = NULL;
+    size_t n_chunks = 0;
+    char *label = NULL;
+    struct ar_review merged;
+    ar_review_init(&merged);
+
+    const char *arg;
+    int key;
+    while ((key = ar_cli_next(&p, &arg)) != -1) {
+        if (key == -2) {
+            rc = p.status;
+            goto out;
+        }
+        int shared = ar_cli_session_option(&s, key, arg);
+        if (shared < 0)
+            goto out;
+        if (shared)
+            continue;
+        switch (key) {
+        case KEY_STAGED:
+            staged = 1;
+            break;
+        case KEY_INSTRUCTIONS:
+            instructions_path = arg;
+            break;
+        case KEY_FAIL_ON:
+            if ((fail_on = ar_severity_parse(arg, 1)) < 0) {
+                ar_cli_usage_error(cmd,
+                                   "invalid --fail-on '%s' (critical, high, medium, low, info, "
+                                   "none)",
+                                   arg);
+                goto out;
+            }
+            break;
+        case KEY_STRICT:
+            strict = 1;
+            break;
+        case KEY_FORMAT:
+            if ((fmt = ar_review_format_parse(arg)) < 0) {
+                ar_cli_usage_error(cmd, "invalid --format '%s' (text, json, sarif, github)", arg);
+                goto out;
+            }
+            break;
+        case KEY_MAX_CHUNK:
+            if (ar_cli_parse_size(arg, &max_chunk) < 0 || max_chunk == 0) {
+                ar_cli_usage_error(cmd, "invalid --max-chunk-bytes '%s': want a size (200K, 1M)",
+                                   arg);
+                goto out;
+            }
+            break;
+        case 'j':
+            if (ar_cli_parse_int(arg, 1, MAX_JOBS, &jobs) < 0) {
+                ar_cli_usage_error(cmd, "invalid -j '%s': want 1 to %d", arg, MAX_JOBS);
+                goto out;
+            }
+            break;
+        }
+    }
+    int nargs = argc - p.ind;
+    if (nargs > 1) {
+        ar_cli_usage_error(cmd, "one DIFF expected, got %d arguments", nargs);
+        goto out;
+    }
+    const char *diff_arg = nargs == 1 ? argv[p.ind] : NULL;
+    if (s.run.cwd && !ar_is_dir(s.run.cwd)) {
+        ar_cli_usage_error(cmd, "-C: no such directory '%s'", s.run.cwd);
+        goto out;
+    }
+    struct ar_error err = AR_ERROR_INIT;
+    if (instructions_path && ar_file_read(instructions_path, &instructions, &err) < 0) {
+        ar_cli_usage_error(cmd, "--instructions: %s", err.msg);
+        goto out;
+    }
+
+    struct ar_diff_source src = { diff_arg, staged, s.run.cwd };
+    int code = ar_diff_acquire(&src, &diff_text, &label, &err);
+    if (code == AR_EUSAGE) {
+        ar_cli_usage_error(cmd, "%s", err.msg);
+        goto out;
+    }
+    if (code) {
+        ar_cli_errorf("%s", err.msg);
+        rc = ar_error_exit_status(code);
+        goto out;
+    }
+    if (ar_diff_parse(ar_buf_cstr(&diff_text), diff_text.len, &diff, &err) != 0) {
+        ar_cli_errorf("%s", err.msg);
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+
+    struct ar_review_verdict verdict;
+    struct ar_review_report rep = { &merged, &verdict, fail_on, label, 1, NULL };
+    if (!ar_diff_reviewable(&diff)) {
+        /* Nothing a model could review: no call, a pass, and a document a CI
+         * step can still parse. */
+        merged.passed = 1;
+        merged.summary = strdup("nothing to review");
+        merged.calls = json_array();
+        rep.reviewed = 0;
+        rep.why_not = why_nothing(&diff);
+        ar_review_verdict(&merged, fail_on, strict, &verdict);
+        ar_cli_notef("nothing to review in %s: %s", label ? label : "the diff", rep.why_not);
+        rc = print_report(&rep, fmt) ? AR_EXIT_USAGE : AR_EXIT_OK;
+        goto out;
+    }
+    if (ar_diff_split(&diff, (size_t)max_chunk, &chunks, &n_chunks, &err) != 0) {
+        ar_cli_errorf("%s", err.msg);
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    ar_cli_notef("reviewing %s: %zu file%s, %zu bytes, %zu chunk%s", label ? label : "the diff",
+                 diff.n_files, diff.n_files == 1 ? "" : "s", diff_text.len, n_chunks,
+                 n_chunks == 1 ? "" : "s");
+
+    if (ar_cli_session_begin(&s) < 0) {
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    uint64_t t0 = ar_now_ms();
+    rc = review_chunks(&s, &diff, chunks, n_chunks, (unsigned)jobs,
+                       instructions_path ? ar_buf_cstr(&instructions) : NULL, &merged);
+    ar_cli_session_end(&s);
+    if (rc)
+        goto out;
+    merged.duration_ms = ar_now_ms() - t0;
+
+    ar_review_verdict(&merged, fail_on, strict, &verdict);
+    verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
+    warn_outcome(&merged);
+    rc = verdict.exit_status;
+    if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
+        rc = AR_EXIT_USAGE;
+
+out:
+    ar_cli_parser_finish(&p);
+    ar_review_finish(&merged);
+    ar_diff_chunks_free(chunks, n_chunks);
+    ar_diff_finish(&diff);
+    ar_buf_finish(&diff_text);
+    ar_buf_finish(&instructions);
+    free(label);
+    return rc;
+}
+
+const struct ar_cli_command ar_cmd_review = {
+    .name = "review",
+    .synopsis = "[options] [DIFF]",
+    .summary = "review a diff with a model: findings, a verdict and an exit status for CI",
+    .description =
+        "DIFF is a patch file, '-' for standard input, a git revision R (the working tree "
+        "against R: 'git diff R'), R^! (the change commit R introduced) or a range A..B / "
+        "A...B. Without DIFF: the working tree against HEAD, untracked files included; "
+        "--staged: the index against HEAD. An empty or binary-only diff is not sent to a model. "
+        "Large diffs are reviewed in chunks in parallel and merged. Exit status: 0 pass, 1 an "
+        "issue at or above --fail-on (or the model failed the change without an issue), 2 usage "
+        "error, 3 unusable output with --strict, 4 provider failure, 5 timeout. See "
+        "docs/review.md.",
+    .example = "agentrun review origin/main...HEAD --format github",
+    .opts = opts,
+    .run = run_review,
+};

@@ -1,0 +1,59 @@
+/*
+ * Output formats of `agentrun review`: text, json, sarif and github. The
+ * renderers build the whole document in a buffer; cmd_review.c prints it.
+ */
+#ifndef AR_CLI_REVIEW_FORMAT_H
+#define AR_CLI_REVIEW_FORMAT_H
+
+#include <jansson.h>
+
+#include "review/review.h"
+#include "util/buf.h"
+
+enum ar_review_format {
+    AR_REVIEW_FORMAT_TEXT = 0,
+    AR_REVIEW_FORMAT_JSON,
+    AR_REVIEW_FORMAT_SARIF,
+    AR_REVIEW_FORMAT_GITHUB,
+};
+
+/* The format named s ("text", "json", "sarif", "github"), or -1. */
+int ar_review_format_parse(const char *s);
+
+#define AR_REVIEW_SCHEMA    "agentrun.review/1"
+#define AR_REVIEW_INFO_URI  "https://github.com/agentrun/agentrun"
+#define AR_SARIF_SCHEMA_URI "https://json.schemastore.org/sarif-2.1.0.json"
+
+/* Everything a renderer shows. Every pointer is borrowed. */
+struct ar_review_report {
+    const struct ar_review *rv;
+    const struct ar_review_verdict *verdict;
+    int fail_on;         /* a severity or AR_FAIL_ON_NONE */
+    const char *source;  /* what was reviewed ("HEAD~1", "stdin"), or NULL */
+    int reviewed;        /* 0: nothing to review, no model was called */
+    const char *why_not; /* with !reviewed: "the diff is empty", "binary files only"… */
+};
+
+/* Appends the document in format fmt to out. Returns 0 or AR_ENOMEM. */
+int ar_review_render(const struct ar_review_report *rep, enum ar_review_format fmt,
+                     struct ar_buf *out);
+
+/* The json format's object (docs/review.md). New reference, NULL when out of memory. */
+json_t *ar_review_to_value(const struct ar_review_report *rep);
+
+/* The SARIF 2.1.0 log. New reference, NULL when out of memory. */
+json_t *ar_review_to_sarif(const struct ar_review_report *rep);
+
+/*
+ * GitHub workflow command escaping. A message (data): % -> %25, \r -> %0D,
+ * \n -> %0A. A property value (file, title) additionally : -> %3A, , -> %2C.
+ * Append to out; return 0 or AR_ENOMEM.
+ */
+int ar_github_escape_data(const char *s, struct ar_buf *out);
+int ar_github_escape_property(const char *s, struct ar_buf *out);
+
+/* A relative path as a URI reference: bytes other than unreserved ones and '/'
+ * percent-encoded. Appends to out; returns 0 or AR_ENOMEM. */
+int ar_uri_encode_path(const char *path, struct ar_buf *out);
+
+#endif

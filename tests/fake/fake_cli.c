@@ -1,0 +1,501 @@
+/*
+ * fake_cli: a stand-in for claude, codex and gemini in tests. Copied or
+ * linked under any name (build/tests/fake/bin/{claude,codex,gemini}) or run
+ * directly, it does what its environment says. tests/fake/README.md is the
+ * full reference; in short, in the order things happen:
+ *
+ *   FAKE_CLI_STATE=path        counter file: call N of a run (0, 1, 2 …) picks item N of
+ *                              every per-call list below (the last item repeats)
+ *   FAKE_CLI_READ_STDIN=0|1    read stdin to EOF first (default 1)
+ *   FAKE_CLI_LOG=path          append one JSON object per call: call, argv0, argv, cwd, pid,
+ *                              pgid, env (FAKE_CLI_LOG_ENV=NAME,NAME), stdin, stdin_bytes,
+ *                              stdin_fnv1a, stdin_truncated (stdin text kept up to
+ *                              FAKE_CLI_LOG_STDIN_MAX bytes, default 1 MiB)
+ *   FAKE_CLI_IGNORE_TERM=1     ignore SIGTERM
+ *   FAKE_CLI_GRANDCHILD=keep-pipes|ignore-term   fork FAKE_CLI_GRANDCHILDREN (default 1)
+ *                              children that sleep holding stdout/stderr (ignore-term: and
+ *                              ignore SIGTERM); their pids are appended to FAKE_CLI_PIDFILE
+ *   FAKE_CLI_WRITE_FILES="a.txt=text;dir/b=text"  write files (relative to the cwd)
+ *   FAKE_CLI_STDERR_FIXTURE=path, FAKE_CLI_STDERR_TEXT=s   copied to stderr
+ *   FAKE_CLI_FIXTURE=path      replayed to stdout; FAKE_CLI_DELAY_MS=n sleeps n ms between
+ *                              the lines of either fixture
+ *   FAKE_CLI_STDOUT_TEXT=s     written to stdout as is (\n, \t, \\ understood)
+ *   FAKE_CLI_FLOOD_STDOUT=n, FAKE_CLI_FLOOD_STDERR=n   n bytes of 100-byte numbered lines,
+ *                              both streams interleaved in 64 KiB turns
+ *   FAKE_CLI_LONG_LINE=n       one line of n bytes (a..z repeated) and '\n'
+ *   FAKE_CLI_CLOSE_STDOUT=1    close stdout and stderr, then go on
+ *   FAKE_CLI_SLEEP_MS=n        sleep before ending
+ *   FAKE_CLI_HANG=1            sleep forever
+ *   FAKE_CLI_SIGNAL=n          die by signal n
+ *   FAKE_CLI_EXIT=n            exit status (default 0)
+ *
+ * Every variable may also be given for one call only as FAKE_CLI_<NAME>_<N>
+ * (FAKE_CLI_EXIT_1=3), which wins over the list. Lists are comma separated
+ * (FAKE_CLI_FIXTURE=main.jsonl,repair.jsonl), except FAKE_CLI_WRITE_FILES,
+ * FAKE_CLI_STDOUT_TEXT and FAKE_CLI_STDERR_TEXT, which apply whole.
+ *
+ * It links nothing but libc and does nothing it was not asked to, so the
+ * benchmark can spawn it a thousand times.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned long call_no;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "fake_cli: %s: %s\n", what, strerror(errno));
+    exit(99);
+}
+
+static void write_all(int fd, const void *p, size_t n)
+{
+    const char *s = p;
+    while (n) {
+        ssize_t k = write(fd, s, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* a closed pipe: the test decides what that means */
+        }
+        s += k;
+        n -= (size_t)k;
+    }
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/*
+ * The value of FAKE_CLI_<name> for this call, in a static buffer: the
+ * per-call variable, else item call_no of the comma list (the last item
+ * repeats), else NULL. An empty value is NULL.
+ */
+static const char *opt(const char *name, int is_list)
+{
+    static char buf[4096];
+    char var[128];
+    snprintf(var, sizeof(var), "FAKE_CLI_%s_%lu", name, call_no);
+    const char *v = getenv(var);
+    if (!v) {
+        snprintf(var, sizeof(var), "FAKE_CLI_%s", name);
+        v = getenv(var);
+    }
+    if (!v || !*v)
+        return NULL;
+    if (!is_list)
+        return v;
+    const char *p = v;
+    for (unsigned long i = 0; i < call_no; i++) {
+        const char *comma = strchr(p, ',');
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    size_t n = strcspn(p, ",");
+    if (n == 0)
+        return NULL;
+    if (n >= sizeof(buf))
+        n = sizeof(buf) - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static long opt_long(const char *name, long dflt)
+{
+    const char *v = opt(name, 1);
+    return v ? strtol(v, NULL, 0) : dflt;
+}
+
+/* Reads and bumps the counter in FAKE_CLI_STATE under a lock: concurrent calls get distinct N. */
+static unsigned long next_call(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        die(path);
+    flock(fd, LOCK_EX);
+    char buf[32] = { 0 };
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    unsigned long k = n > 0 ? strtoul(buf, NULL, 10) : 0;
+    int len = snprintf(buf, sizeof(buf), "%lu\n", k + 1);
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len)
+        die(path);
+    close(fd);
+    return k;
+}
+
+struct bytes {
+    char *p;
+    size_t len, cap;
+};
+
+static void bytes_add(struct bytes *b, const void *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        if (!(b->p = realloc(b->p, cap)))
+            die("realloc");
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void bytes_str(struct bytes *b, const char *s)
+{
+    bytes_add(b, s, strlen(s));
+}
+
+/* Length of a valid UTF-8 sequence at p (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    size_t k = p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+    if (k == 0 || k > n || p[0] >= 0xF5)
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return k;
+}
+
+/* A JSON string; bytes that are not UTF-8 become \u00XX so the log always parses. */
+static void json_str(struct bytes *b, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    bytes_add(b, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        unsigned char ch = p[i];
+        char esc[8];
+        if (ch == '"' || ch == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)ch;
+            bytes_add(b, esc, 2);
+        } else if (ch == '\n') {
+            bytes_str(b, "\\n");
+        } else if (ch < 0x20 || ch == 0x7F) {
+            snprintf(esc, sizeof(esc), "\\u%04x", ch);
+            bytes_str(b, esc);
+        } else if (ch >= 0x80) {
+            size_t k = utf8_len(p + i, n - i);
+            if (k) {
+                bytes_add(b, p + i, k);
+                i += k;
+                continue;
+            }
+            snprintf(esc, sizeof(esc), "\\u%04x", ch);
+            bytes_str(b, esc);
+        } else {
+            bytes_add(b, &ch, 1);
+        }
+        i++;
+    }
+    bytes_add(b, "\"", 1);
+}
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static void read_stdin(struct bytes *in)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(0, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        bytes_add(in, buf, (size_t)n);
+    }
+}
+
+static void log_call(const char *path, int argc, char **argv, const struct bytes *in)
+{
+    struct bytes b = { 0 };
+    char num[64], cwd[PATH_MAX];
+    snprintf(num, sizeof(num), "{\"call\":%lu,\"argv0\":", call_no);
+    bytes_str(&b, num);
+    const char *base = strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    json_str(&b, base, strlen(base));
+    bytes_str(&b, ",\"argv\":[");
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            bytes_str(&b, ",");
+        json_str(&b, argv[i], strlen(argv[i]));
+    }
+    bytes_str(&b, "],\"cwd\":");
+    if (!getcwd(cwd, sizeof(cwd)))
+        strcpy(cwd, "?");
+    json_str(&b, cwd, strlen(cwd));
+    snprintf(num, sizeof(num), ",\"pid\":%ld,\"pgid\":%ld,\"env\":{", (long)getpid(),
+             (long)getpgrp());
+    bytes_str(&b, num);
+    const char *names = getenv("FAKE_CLI_LOG_ENV");
+    int first = 1;
+    while (names && *names) {
+        size_t n = strcspn(names, ",");
+        char name[256];
+        if (n && n < sizeof(name)) {
+            memcpy(name, names, n);
+            name[n] = '\0';
+            const char *v = getenv(name);
+            bytes_str(&b, first ? "" : ",");
+            first = 0;
+            json_str(&b, name, n);
+            bytes_str(&b, ":");
+            if (v)
+                json_str(&b, v, strlen(v));
+            else
+                bytes_str(&b, "null");
+        }
+        names += n + (names[n] == ',');
+    }
+    long max = opt_long("LOG_STDIN_MAX", 1 << 20);
+    size_t keep = in->len < (size_t)max ? in->len : (size_t)max;
+    bytes_str(&b, "},\"stdin\":");
+    json_str(&b, in->p ? in->p : "", keep);
+    snprintf(num, sizeof(num), ",\"stdin_bytes\":%zu,\"stdin_fnv1a\":\"%016llx\"", in->len,
+             (unsigned long long)fnv1a(in->p ? in->p : "", in->len));
+    bytes_str(&b, num);
+    bytes_str(&b,
+              keep < in->len ? ",\"stdin_truncated\":true}\n" : ",\"stdin_truncated\":false}\n");
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        die(path);
+    /* One locked write per record, so concurrent calls never interleave. */
+    flock(fd, LOCK_EX);
+    write_all(fd, b.p, b.len);
+    close(fd);
+    free(b.p);
+}
+
+static void grandchildren(const char *mode)
+{
+    /* mode lives in opt()'s buffer: decide before the next opt() call. */
+    int ignore = strcmp(mode, "ignore-term") == 0;
+    if (!ignore && strcmp(mode, "keep-pipes") != 0) {
+        fprintf(stderr, "fake_cli: unknown FAKE_CLI_GRANDCHILD '%s'\n", mode);
+        exit(98);
+    }
+    long count = opt_long("GRANDCHILDREN", 1);
+    const char *pidfile = opt("PIDFILE", 0);
+    char line[32];
+    for (long i = 0; i < count; i++) {
+        /* The disposition is set before fork so no kill can arrive before it holds. */
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = ignore ? SIG_IGN : SIG_DFL;
+        sigaction(SIGTERM, &sa, &old);
+        pid_t pid = fork();
+        if (pid < 0)
+            die("fork");
+        if (pid == 0) {
+            /* Holds the inherited stdout and stderr until killed. */
+            for (;;)
+                pause();
+        }
+        sigaction(SIGTERM, &old, NULL);
+        if (pidfile) {
+            int fd = open(pidfile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0)
+                die(pidfile);
+            int n = snprintf(line, sizeof(line), "%ld\n", (long)pid);
+            write_all(fd, line, (size_t)n);
+            close(fd);
+        }
+    }
+}
+
+static void write_files(const char *spec)
+{
+    while (*spec) {
+        size_t n = strcspn(spec, ";");
+        const char *eq = memchr(spec, '=', n);
+        if (eq) {
+            char path[PATH_MAX];
+            size_t pl = (size_t)(eq - spec);
+            if (pl < sizeof(path)) {
+                memcpy(path, spec, pl);
+                path[pl] = '\0';
+                for (char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) {
+                    *s = '\0';
+                    mkdir(path, 0755);
+                    *s = '/';
+                }
+                int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0)
+                    die(path);
+                write_all(fd, eq + 1, (size_t)(spec + n - eq - 1));
+                close(fd);
+            }
+        }
+        spec += n + (spec[n] == ';');
+    }
+}
+
+static void copy_file(const char *path, int to, long delay_ms)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die(path);
+    struct bytes b = { 0 };
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        bytes_add(&b, buf, (size_t)n);
+    close(fd);
+    if (delay_ms <= 0) {
+        write_all(to, b.p, b.len);
+    } else {
+        size_t off = 0;
+        while (off < b.len) {
+            char *nl = memchr(b.p + off, '\n', b.len - off);
+            size_t k = nl ? (size_t)(nl - (b.p + off)) + 1 : b.len - off;
+            write_all(to, b.p + off, k);
+            off += k;
+            if (off < b.len)
+                sleep_ms(delay_ms);
+        }
+    }
+    free(b.p);
+}
+
+static void write_text(int to, const char *s)
+{
+    struct bytes b = { 0 };
+    for (; *s; s++) {
+        char ch = *s;
+        if (ch == '\\' && s[1]) {
+            s++;
+            ch = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+        }
+        bytes_add(&b, &ch, 1);
+    }
+    write_all(to, b.p, b.len);
+    free(b.p);
+}
+
+/* Fills buf with 100-byte lines "<9-digit number> <tag x 89>\n" numbered from *line. */
+static void flood_lines(char *buf, size_t n, char tag, unsigned long *line)
+{
+    for (size_t off = 0; off + 100 <= n; off += 100) {
+        char head[16];
+        snprintf(head, sizeof(head), "%09lu ", (*line)++ % 1000000000ul);
+        memcpy(buf + off, head, 10);
+        memset(buf + off + 10, tag, 89);
+        buf[off + 99] = '\n';
+    }
+}
+
+static void floods(long out_bytes, long err_bytes)
+{
+    static char obuf[65500], ebuf[65500];
+    unsigned long oline = 0, eline = 0;
+    size_t o = out_bytes > 0 ? (size_t)out_bytes : 0, e = err_bytes > 0 ? (size_t)err_bytes : 0;
+    /* Interleaved, so a reader that drains one stream only would deadlock on the other. */
+    while (o || e) {
+        if (o) {
+            size_t k = o < sizeof(obuf) ? o : sizeof(obuf);
+            flood_lines(obuf, sizeof(obuf), 'o', &oline);
+            write_all(1, obuf, k);
+            o -= k;
+        }
+        if (e) {
+            size_t k = e < sizeof(ebuf) ? e : sizeof(ebuf);
+            flood_lines(ebuf, sizeof(ebuf), 'e', &eline);
+            write_all(2, ebuf, k);
+            e -= k;
+        }
+    }
+}
+
+static void long_line(long n)
+{
+    static char buf[65536];
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (char)('a' + i % 26);
+    size_t left = (size_t)n;
+    while (left) {
+        size_t k = left < sizeof(buf) ? left : sizeof(buf);
+        write_all(1, buf, k);
+        left -= k;
+    }
+    write_all(1, "\n", 1);
+}
+
+int main(int argc, char **argv)
+{
+    const char *state = getenv("FAKE_CLI_STATE");
+    if (state && *state)
+        call_no = next_call(state);
+
+    struct bytes in = { 0 };
+    if (opt_long("READ_STDIN", 1))
+        read_stdin(&in);
+    const char *log = opt("LOG", 0);
+    if (log)
+        log_call(log, argc, argv, &in);
+    free(in.p);
+
+    if (opt_long("IGNORE_TERM", 0))
+        signal(SIGTERM, SIG_IGN);
+    const char *v;
+    if ((v = opt("GRANDCHILD", 1)))
+        grandchildren(v);
+    if ((v = opt("WRITE_FILES", 0)))
+        write_files(v);
+    long delay = opt_long("DELAY_MS", 0); /* before opt(): both use its one buffer */
+    if ((v = opt("STDERR_FIXTURE", 1)))
+        copy_file(v, 2, delay);
+    if ((v = opt("STDERR_TEXT", 0)))
+        write_text(2, v);
+    if ((v = opt("FIXTURE", 1)))
+        copy_file(v, 1, delay);
+    if ((v = opt("STDOUT_TEXT", 0)))
+        write_text(1, v);
+    floods(opt_long("FLOOD_STDOUT", 0), opt_long("FLOOD_STDERR", 0));
+    long n = opt_long("LONG_LINE", 0);
+    if (n > 0)
+        long_line(n);
+    if (opt_long("CLOSE_STDOUT", 0)) {
+        close(1);
+        close(2);
+    }
+    n = opt_long("SLEEP_MS", 0);
+    if (n > 0)
+        sleep_ms(n);
+    if (opt_long("HANG", 0))
+        for (;;)
+            pause();
+    int sig = (int)opt_long("SIGNAL", 0);
+    if (sig > 0) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    return (int)opt_long("EXIT", 0);
+}

@@ -145,6 +145,16 @@ static size_t repair_string(struct repairer *r, size_t i, char delim, int curly)
             i += 2;
             continue;
         }
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0xE2) {
+            /* Plain bytes go out in one run: strings are most of the text. */
+            size_t j = i + 1;
+            while (j < r->len && r->in[j] >= 0x20 && r->in[j] != '"' && r->in[j] != '\\' &&
+                   r->in[j] != 0xE2 && r->in[j] != (unsigned char)delim)
+                j++;
+            put(r, r->in + i, j - i);
+            i = j;
+            continue;
+        }
         if (c == '"' && delim != '"') {
             put(r, "\\\"", 2);
         } else if (c < 0x20) {

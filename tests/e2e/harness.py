@@ -103,23 +103,24 @@ class Mock:
         with open(script_file, "w") as f:
             json.dump(self.script, f)
         port_file = os.path.join(self.log_dir, "port.json")
-        self.proc = subprocess.Popen(
-            [sys.executable, MOCKAPI, "--script", script_file, "--log-dir", self.log_dir,
-             "--port-file", port_file],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(
-                os.path.join(self.log_dir, "mock.stderr"), "wb"))
+        with open(os.path.join(self.log_dir, "mock.stderr"), "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, MOCKAPI, "--script", script_file, "--log-dir", self.log_dir,
+                 "--port-file", port_file],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.time() + 10
         while time.time() < deadline:
             if os.path.exists(port_file):
-                info = json.load(open(port_file))
+                with open(port_file) as f:
+                    info = json.load(f)
                 self.port, self.pid = info["port"], info["pid"]
                 return self
             if self.proc.poll() is not None:
                 break
             time.sleep(0.02)
         self.stop()
-        raise RuntimeError("mockapi did not start: " +
-                           open(os.path.join(self.log_dir, "mock.stderr")).read())
+        with open(os.path.join(self.log_dir, "mock.stderr")) as f:
+            raise RuntimeError("mockapi did not start: " + f.read())
 
     def _call(self, method, path, body=None):
         import http.client
@@ -325,6 +326,7 @@ class Result:
     def __init__(self, argv, status, stdout, stderr, duration):
         self.argv, self.status, self.stdout, self.stderr = argv, status, stdout, stderr
         self.duration = duration
+        self.survivors = []
 
     def jsonl(self):
         return [json.loads(l) for l in self.stdout.decode().splitlines() if l.strip()]
@@ -344,8 +346,10 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
     signal_after: seconds after start to send `sig` to the CLI's PID (to its process group
     with signal_group=True); wait_for: a callable polled until true before the signal
     timer starts (e.g. lambda: mock.model_requests("claude")).
-    Returns Result(argv, status, stdout bytes, stderr bytes, duration); status is the
-    exit status, or -N when killed by signal N.
+    Returns Result(argv, status, stdout bytes, stderr bytes, duration, survivors); status
+    is the exit status, -N when killed by signal N, or "timeout"; survivors lists the
+    (pid, cmdline) of the CLI's process group still alive when the CLI itself had exited
+    (they are SIGKILLed afterwards).
     """
     if isinstance(stdin, str):
         stdin = stdin.encode()
@@ -378,9 +382,13 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
         except subprocess.TimeoutExpired:
             status = None
         finally:
+            survivors = group_members(p.pid) if p.poll() is not None else []
             kill_group(p.pid)
             if p.poll() is None:
                 p.wait()
+            end = time.time() + 5
+            while group_members(p.pid) and time.time() < end:  # let SIGKILLed ones die
+                time.sleep(0.02)
         if status is None:
             status = "timeout"
         dur = time.time() - t0
@@ -389,7 +397,27 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
     with open(paths["stderr"], "rb") as f:
         err = f.read()
     shutil.rmtree(fd_dir, ignore_errors=True)
-    return Result(argv, status, out, err, dur)
+    r = Result(argv, status, out, err, dur)
+    r.survivors = survivors
+    return r
+
+
+def group_members(pgid):
+    """(pid, cmdline) of live, non-zombie processes in process group pgid."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if fields[0] == "Z" or int(fields[2]) != pgid:
+                continue
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                out.append((int(pid), f.read().replace(b"\0", b" ").decode(errors="replace").strip()))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
 
 
 def kill_group(pgid):

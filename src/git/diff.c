@@ -79,25 +79,42 @@ static int judge_dirty_before(struct cands *c, const struct ar_git_file *b,
     return rc;
 }
 
-/* A path clean (or absent) before the run that status lists after it. */
-static int judge_clean_before(struct cands *c, const struct ar_git_file *a)
+/*
+ * A path clean (or absent) before the run that status lists after it (a) or
+ * that commits made during the run changed (c), or both. With a commit, HEAD
+ * moved, so "clean after" means "as in the new HEAD" and status letters are
+ * relative to the new HEAD: the commit's letter says whether the path existed
+ * before, a (or the commit) whether it exists now.
+ */
+static int judge_clean_before(struct cands *c, const struct ar_git_file *a,
+                              const struct ar_git_file *cm)
 {
     int rc = 0;
-    if (a->exists) {
-        if (a->rename_from) {
-            rc = cand_add(c, a->path, AR_GIT_RENAME);
-            if (!rc)
-                c->v[c->n - 1].from = a->rename_from;
-        } else if (a->in_head) {
-            rc = cand_add(c, a->path, AR_GIT_MODIFY);
-        } else {
-            rc = cand_add(c, a->path, AR_GIT_CREATE);
-            if (!rc && a->hashed)
-                c->v[c->n - 1].new_oid = a->oid;
-        }
-    } else if (a->in_head) {
-        rc = cand_add(c, a->path, AR_GIT_DELETE);
-        if (!rc && a->has_head_oid)
+    const char *path = a ? a->path : cm->path;
+    const char *from = a && a->rename_from ? a->rename_from : NULL;
+    int was, is;
+    if (cm) {
+        was = cm->x != 'A' && cm->x != 'R';
+        is = a ? a->exists : cm->x != 'D';
+        if (!from && cm->x == 'R')
+            from = cm->rename_from;
+    } else {
+        was = a->in_head;
+        is = a->exists;
+    }
+    if (is && from && !was) {
+        rc = cand_add(c, path, AR_GIT_RENAME);
+        if (!rc)
+            c->v[c->n - 1].from = from;
+    } else if (is && was) {
+        rc = cand_add(c, path, AR_GIT_MODIFY);
+    } else if (is) {
+        rc = cand_add(c, path, AR_GIT_CREATE);
+        if (!rc && a && a->hashed)
+            c->v[c->n - 1].new_oid = a->oid;
+    } else if (was) {
+        rc = cand_add(c, path, AR_GIT_DELETE);
+        if (!rc && !cm && a->has_head_oid)
             c->v[c->n - 1].old_oid = a->head_oid;
     }
     return rc;
@@ -152,31 +169,64 @@ static char *dup_or_null(const char *s, int *oom)
     return d;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const struct ar_git_file *find_committed(const struct ar_git_snapshot *after,
+                                                const char *path)
+{
+    struct ar_git_snapshot view = { 0 };
+    view.files = after->committed;
+    view.n = after->n_committed;
+    return ar_git_snapshot_find(&view, path);
+}
+
+/* Every path of before, after and after's commits, sorted, each once (borrowed strings). */
+static const char **all_paths(const struct ar_git_snapshot *before,
+                              const struct ar_git_snapshot *after, size_t *n_out)
+{
+    size_t n = before->n + after->n + after->n_committed, k = 0;
+    const char **v = malloc((n ? n : 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < before->n; i++)
+        v[k++] = before->files[i].path;
+    for (size_t i = 0; i < after->n; i++)
+        v[k++] = after->files[i].path;
+    for (size_t i = 0; i < after->n_committed; i++)
+        v[k++] = after->committed[i].path;
+    qsort(v, n, sizeof(*v), str_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || strcmp(v[w - 1], v[i]) != 0)
+            v[w++] = v[i];
+    *n_out = w;
+    return v;
+}
+
 int ar_git_changes_compute(const struct ar_git_snapshot *before,
                            const struct ar_git_snapshot *after, struct ar_git_changes *out,
                            struct ar_error *err)
 {
     struct cands c = { NULL, 0, 0 };
-    size_t i = 0, j = 0;
+    size_t n;
+    const char **paths = all_paths(before, after, &n);
+    if (!paths)
+        return ar_error_set(err, AR_ENOMEM, "git changes", "out of memory");
     int rc = 0;
-    /* A merge walk over the two sorted tables visits the union of paths in order. */
-    while (!rc && (i < before->n || j < after->n)) {
-        const struct ar_git_file *b = i < before->n ? &before->files[i] : NULL;
-        const struct ar_git_file *a = j < after->n ? &after->files[j] : NULL;
-        int cmp = !b ? 1 : !a ? -1 : strcmp(b->path, a->path);
-        if (cmp < 0) {
-            rc = judge_dirty_before(&c, b, NULL);
-            i++;
-        } else if (cmp > 0) {
-            if (!a->revisit)
-                rc = judge_clean_before(&c, a);
-            j++;
-        } else {
+    for (size_t i = 0; !rc && i < n; i++) {
+        const struct ar_git_file *b = ar_git_snapshot_find(before, paths[i]);
+        const struct ar_git_file *a = ar_git_snapshot_find(after, paths[i]);
+        const struct ar_git_file *cm = find_committed(after, paths[i]);
+        /* A path dirty before is judged by content alone, commits or not. */
+        if (b)
             rc = judge_dirty_before(&c, b, a);
-            i++;
-            j++;
-        }
+        else if ((a && !a->revisit) || cm)
+            rc = judge_clean_before(&c, a && !a->revisit ? a : NULL, cm);
     }
+    free(paths);
     if (rc)
         goto error_cands;
     find_renames(&c);

@@ -61,6 +61,15 @@ struct ar_git_snapshot {
     char *root;                /* owned; the work tree's top directory; NULL when !tracked */
     struct ar_git_file *files; /* owned; sorted by path (bytewise), each path once */
     size_t n;
+    char head[72]; /* HEAD commit id in hex; "" before the first commit */
+    /*
+     * Taken with a prev whose HEAD differs (the run committed, or moved HEAD):
+     * the paths that differ between prev->head and head, sorted, x = the
+     * `git diff --name-status` letter (A M D T; R with rename_from, and a 'D'
+     * entry for its source; a copy is 'A'). Owned; NULL/0 otherwise.
+     */
+    struct ar_git_file *committed;
+    size_t n_committed;
 };
 
 /* The snapshot is ready. snap is owned by the callee now (ar_git_snapshot_destroy() it);
@@ -85,8 +94,14 @@ int ar_git_snapshot_take(const char *cwd, const struct ar_git_snapshot *prev,
  * The same on `loop` (for the run pipeline): spawns git through the
  * supervisor and calls done(snap, rc, err, arg) exactly once from the loop,
  * never from inside this function. cwd and prev are borrowed and must stay
- * valid until done runs. Returns 0, or AR_ENOMEM (done is then never called).
- * Hashing happens on the loop thread once status has been read.
+ * valid until done runs. Hashing happens on the loop thread once status has
+ * been read (a large dirty file delays other jobs on the loop that long).
+ *
+ * Returns 0 when done will be called. Otherwise done is never called and the
+ * return is AR_ENOMEM, or AR_ENOTFOUND (git is not on PATH) or AR_ESPAWN
+ * (git cannot be started) with err saying so: for those two the caller has
+ * no snapshot to wait for and reports files_tracked false, e.g. with
+ * ar_git_snapshot_untracked("%s", err->msg).
  */
 int ar_git_snapshot_start(struct ar_loop *loop, const char *cwd, const struct ar_git_snapshot *prev,
                           ar_git_snapshot_done_fn *done, void *arg, struct ar_error *err);
@@ -100,6 +115,14 @@ int ar_git_snapshot_start(struct ar_loop *loop, const char *cwd, const struct ar
  */
 int ar_git_snapshot_parse(const char *root, const char *data, size_t len,
                           struct ar_git_snapshot **out, struct ar_error *err);
+
+/*
+ * Pure: parses `git diff --name-status -z` output (borrowed) into
+ * snap->committed, replacing what was there. Returns 0, AR_ENOMEM, or AR_EIO
+ * when the output is malformed.
+ */
+int ar_git_snapshot_parse_commits(struct ar_git_snapshot *snap, const char *data, size_t len,
+                                  struct ar_error *err);
 
 /*
  * Adds a revisit entry for every path of prev (borrowed, may be NULL) that

@@ -24,11 +24,18 @@ static const char *const git_env[] = { "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", NULL 
 
 static const char *const toplevel_argv[] = { "git", "rev-parse", "--show-toplevel", NULL };
 
-/* status.renames=true: a user's `status.renames = false` must not hide renames. */
+/*
+ * status.renames=true: a user's `status.renames = false` must not hide renames.
+ * --branch: its "# branch.oid" header is HEAD, so a commit made by the run is noticed.
+ */
 static const char *const status_argv[] = {
-    "git", "-c", "status.renames=true", "status", "--porcelain=v2", "-z", "--untracked-files=all",
-    NULL
+    "git", "-c",       "status.renames=true",   "status", "--porcelain=v2",
+    "-z",  "--branch", "--untracked-files=all", NULL
 };
+
+/* The empty tree: what a repository without commits had before the run. */
+#define EMPTY_TREE_SHA1   "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#define EMPTY_TREE_SHA256 "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
 
 struct snap_job {
     struct ar_loop *loop;
@@ -37,10 +44,12 @@ struct snap_job {
     ar_git_snapshot_done_fn *done;
     void *arg;
     char *root;
+    struct ar_git_snapshot *snap; /* between status and the commit diff */
 };
 
 static void job_free(struct snap_job *j)
 {
+    ar_git_snapshot_destroy(j->snap);
     free(j->cwd);
     free(j->root);
     free(j);
@@ -122,6 +131,27 @@ static int spawn_git(struct snap_job *j, const char *const *argv, const char *cw
     return ar_child_spawn(j->loop, &o, NULL, err);
 }
 
+/*
+ * The commit diff is best effort: when it fails (the old commit was pruned),
+ * the snapshot still stands, and only changes that commits hid are missed.
+ */
+static void on_commits(struct ar_child *c, const struct ar_child_result *res, void *arg)
+{
+    struct snap_job *j = arg;
+    struct ar_git_snapshot *snap = j->snap;
+    j->snap = NULL;
+    if (!failure(res) && res->stdout_data) {
+        struct ar_error e = AR_ERROR_INIT;
+        if (ar_git_snapshot_parse_commits(snap, res->stdout_data, res->stdout_len, &e) ==
+            AR_ENOMEM) {
+            ar_git_snapshot_destroy(snap);
+            finish(j, NULL, AR_ENOMEM, &e);
+            return;
+        }
+    }
+    finish(j, snap, 0, NULL);
+}
+
 static void on_status(struct ar_child *c, const struct ar_child_result *res, void *arg)
 {
     struct snap_job *j = arg;
@@ -147,7 +177,37 @@ static void on_status(struct ar_child *c, const struct ar_child_result *res, voi
         finish(j, NULL, rc, &e);
         return;
     }
-    finish(j, snap, 0, NULL);
+    const struct ar_git_snapshot *prev = j->prev;
+    if (!prev || !prev->tracked || !snap->head[0] || strcmp(prev->head, snap->head) == 0) {
+        finish(j, snap, 0, NULL);
+        return;
+    }
+    /* HEAD moved during the run: what the commits changed is part of the run's work. */
+    const char *old = prev->head[0]              ? prev->head
+                      : strlen(snap->head) == 40 ? EMPTY_TREE_SHA1
+                                                 : EMPTY_TREE_SHA256;
+    const char *argv[] = { "git",
+                           "diff",
+                           "--no-ext-diff",
+                           "--no-textconv",
+                           "--no-color",
+                           "--name-status",
+                           "-z",
+                           "-M",
+                           old,
+                           snap->head,
+                           "--",
+                           NULL };
+    j->snap = snap;
+    if (spawn_git(j, argv, j->root, on_commits, &e)) {
+        if (e.code == AR_ENOMEM) {
+            finish(j, NULL, AR_ENOMEM, &e);
+            return;
+        }
+        snap = j->snap;
+        j->snap = NULL;
+        finish(j, snap, 0, NULL);
+    }
 }
 
 static void on_toplevel(struct ar_child *c, const struct ar_child_result *res, void *arg)

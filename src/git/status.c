@@ -150,7 +150,23 @@ static void merge_duplicates(struct files *f)
     f->n = w + 1;
 }
 
-static int parse_records(struct files *f, const char *data, size_t len, struct ar_error *err)
+/* "# branch.oid <commit>" gives HEAD; "(initial)" means no commit yet. */
+static void parse_header(const char *rec, const char *end, char *head, size_t cap)
+{
+    static const char key[] = "# branch.oid ";
+    size_t n = (size_t)(end - rec);
+    if (n <= sizeof(key) - 1 || memcmp(rec, key, sizeof(key) - 1) != 0)
+        return;
+    rec += sizeof(key) - 1;
+    n -= sizeof(key) - 1;
+    if (n >= cap || rec[0] == '(')
+        return;
+    memcpy(head, rec, n);
+    head[n] = '\0';
+}
+
+static int parse_records(struct files *f, const char *data, size_t len, char *head, size_t head_cap,
+                         struct ar_error *err)
 {
     size_t pos = 0;
     while (pos < len) {
@@ -170,7 +186,10 @@ static int parse_records(struct files *f, const char *data, size_t len, struct a
         size_t orig_len = 0;
         char kind = rec[0];
         switch (kind) {
-        case '#': /* headers (--branch, --show-stash); not requested, skipped anyway */
+        case '#':
+            parse_header(rec, end, head, head_cap);
+            pos = next;
+            continue;
         case '!': /* ignored files are not part of what a run reports */
             pos = next;
             continue;
@@ -255,7 +274,7 @@ int ar_git_snapshot_parse(const char *root, const char *data, size_t len,
         free(s);
         return ar_error_set(err, AR_ENOMEM, "git status", "out of memory");
     }
-    int rc = parse_records(&f, data, len, err);
+    int rc = parse_records(&f, data, len, s->head, sizeof(s->head), err);
     if (rc) {
         for (size_t i = 0; i < f.n; i++)
             file_free(&f.v[i]);
@@ -271,6 +290,78 @@ int ar_git_snapshot_parse(const char *root, const char *data, size_t len,
     s->files = f.v;
     s->n = f.n;
     *out = s;
+    return 0;
+}
+
+/*
+ * `git diff --name-status -z A B` records: "M\0path\0", and for renames and
+ * copies "R100\0old\0new\0". A rename source becomes a 'D' entry of its own,
+ * as in status, so the comparison treats both sources alike.
+ */
+int ar_git_snapshot_parse_commits(struct ar_git_snapshot *snap, const char *data, size_t len,
+                                  struct ar_error *err)
+{
+    struct files f = { NULL, 0, 0 };
+    size_t pos = 0;
+    int rc = 0;
+    while (!rc && pos < len) {
+        const char *tok[3];
+        size_t tlen[3];
+        int ntok = 1;
+        for (int t = 0; t < ntok; t++) {
+            const char *nul = pos < len ? memchr(data + pos, '\0', len - pos) : NULL;
+            if (!nul) {
+                rc = malformed(err, pos, "diff record without its NUL terminator");
+                break;
+            }
+            tok[t] = data + pos;
+            tlen[t] = (size_t)(nul - tok[t]);
+            pos = (size_t)(nul - data) + 1;
+            if (t == 0) {
+                if (tlen[0] == 0 || !strchr("ACDMRTUX", tok[0][0])) {
+                    rc = malformed(err, (size_t)(tok[0] - data), "unknown diff status");
+                    break;
+                }
+                ntok = tok[0][0] == 'R' || tok[0][0] == 'C' ? 3 : 2;
+            } else if (tlen[t] == 0) {
+                rc = malformed(err, (size_t)(tok[t] - data), "empty path");
+                break;
+            }
+        }
+        if (rc)
+            break;
+        char letter = tok[0][0];
+        struct ar_git_file *e = files_add(&f);
+        if (!e || !(e->path = dup_bytes(tok[ntok - 1], tlen[ntok - 1]))) {
+            rc = ar_error_set(err, AR_ENOMEM, "git diff", "out of memory");
+            break;
+        }
+        e->x = letter == 'C' ? 'A' : letter;
+        e->y = '.';
+        if (letter != 'R')
+            continue;
+        if (!(e->rename_from = dup_bytes(tok[1], tlen[1])) || !(e = files_add(&f)) ||
+            !(e->path = dup_bytes(tok[1], tlen[1]))) {
+            rc = ar_error_set(err, AR_ENOMEM, "git diff", "out of memory");
+            break;
+        }
+        e->x = 'D';
+        e->y = '.';
+    }
+    if (rc) {
+        for (size_t i = 0; i < f.n; i++)
+            file_free(&f.v[i]);
+        free(f.v);
+        return rc;
+    }
+    if (f.n)
+        qsort(f.v, f.n, sizeof(*f.v), path_cmp);
+    merge_duplicates(&f);
+    for (size_t i = 0; i < snap->n_committed; i++)
+        file_free(&snap->committed[i]);
+    free(snap->committed);
+    snap->committed = f.v;
+    snap->n_committed = f.n;
     return 0;
 }
 
@@ -309,6 +400,9 @@ void ar_git_snapshot_destroy(struct ar_git_snapshot *snap)
     for (size_t i = 0; i < snap->n; i++)
         file_free(&snap->files[i]);
     free(snap->files);
+    for (size_t i = 0; i < snap->n_committed; i++)
+        file_free(&snap->committed[i]);
+    free(snap->committed);
     free(snap->root);
     free(snap);
 }

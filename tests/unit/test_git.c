@@ -228,6 +228,48 @@ static void test_parse_rejects_malformed_output(void **state)
     }
 }
 
+static void test_parse_branch_header_gives_head(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("# branch.oid " HH "\0# branch.head main\0", s);
+    assert_string_equal(s->head, HH);
+    ar_git_snapshot_destroy(s);
+    PARSE("# branch.oid (initial)\0# branch.head main\0? x\0", s);
+    assert_string_equal(s->head, "");
+    assert_int_equal(s->n, 1);
+    ar_git_snapshot_destroy(s);
+}
+
+static void test_parse_commit_name_status(void **state)
+{
+    struct ar_git_snapshot *s;
+    PARSE("", s);
+    static const char out[] = "M\0a b\0R087\0old\0new\nname\0A\0caf\xc3\xa9\0D\0gone\0"
+                              "C075\0src\0copy\0T\0link\0";
+    assert_int_equal(ar_git_snapshot_parse_commits(s, out, sizeof(out) - 1, NULL), 0);
+    assert_int_equal(s->n_committed, 7);
+    static const char *const want[][3] = {
+        { "a b", "M", NULL },  { "caf\xc3\xa9", "A", NULL }, { "copy", "A", NULL },
+        { "gone", "D", NULL }, { "link", "T", NULL },        { "new\nname", "R", "old" },
+        { "old", "D", NULL },
+    };
+    for (size_t i = 0; i < 7; i++) {
+        const struct ar_git_file *f = &s->committed[i];
+        assert_string_equal(f->path, want[i][0]);
+        assert_int_equal(f->x, want[i][1][0]);
+        if (want[i][2])
+            assert_string_equal(f->rename_from, want[i][2]);
+        else
+            assert_null(f->rename_from);
+    }
+    static const char *const bad[] = { "Z\0a\0", "M\0", "M\0a", "R100\0old\0", "M\0\0" };
+    static const size_t bad_len[] = { 4, 2, 3, 9, 3 };
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(ar_git_snapshot_parse_commits(s, bad[i], bad_len[i], NULL), AR_EIO);
+    assert_int_equal(s->n_committed, 7); /* a failed parse leaves the old list */
+    ar_git_snapshot_destroy(s);
+}
+
 /* ---- the comparison table ---- */
 
 struct fspec {
@@ -237,25 +279,23 @@ struct fspec {
     int head; /* HEAD blob id byte; 0: none */
     unsigned revisit;
     const char *from;
+    char x; /* for commits: the name-status letter */
 };
 
-static struct ar_git_snapshot *build(const struct fspec *spec)
+static struct ar_git_file *build_files(const struct fspec *spec, size_t *n_out)
 {
-    struct ar_git_snapshot *s = calloc(1, sizeof(*s));
-    s->tracked = 1;
-    s->root = strdup("/r");
     size_t n = 0;
     while (spec[n].path)
         n++;
-    s->files = calloc(n ? n : 1, sizeof(*s->files));
-    s->n = n;
+    struct ar_git_file *v = calloc(n ? n : 1, sizeof(*v));
     for (size_t i = 0; i < n; i++) {
-        struct ar_git_file *f = &s->files[i];
+        struct ar_git_file *f = &v[i];
         f->path = strdup(spec[i].path);
         f->rename_from = spec[i].from ? strdup(spec[i].from) : NULL;
         f->in_head = spec[i].in_head;
         f->exists = spec[i].exists;
         f->revisit = spec[i].revisit;
+        f->x = spec[i].x;
         if (spec[i].hash) {
             f->hashed = 1;
             memset(f->oid, spec[i].hash, sizeof(f->oid));
@@ -265,6 +305,18 @@ static struct ar_git_snapshot *build(const struct fspec *spec)
             memset(f->head_oid, spec[i].head, sizeof(f->head_oid));
         }
     }
+    *n_out = n;
+    return v;
+}
+
+static struct ar_git_snapshot *build(const struct fspec *spec, const struct fspec *committed)
+{
+    struct ar_git_snapshot *s = calloc(1, sizeof(*s));
+    s->tracked = 1;
+    s->root = strdup("/r");
+    s->files = build_files(spec, &s->n);
+    if (committed)
+        s->committed = build_files(committed, &s->n_committed);
     return s;
 }
 
@@ -273,91 +325,126 @@ struct diff_case {
     const char *name;
     struct fspec before[MAXF];
     struct fspec after[MAXF];
-    const char *expect; /* "op path[<from];…", "" for no change */
+    const char *expect;
+    struct fspec committed[MAXF];
+    /* after->committed: HEAD moved during the run */ /* "op path[<from];…", "" for no change */
 };
 
 static const struct diff_case diff_cases[] = {
-    { "untracked file created", { { 0 } }, { { "new", 0, 1, 1, 0, 0, 0 }, { 0 } }, "create new;" },
-    { "clean tracked file modified", { { 0 } }, { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } }, "modify a;" },
-    { "clean tracked file deleted", { { 0 } }, { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } }, "delete a;" },
+    { "untracked file created",
+      { { 0 } },
+      { { "new", 0, 1, 1, 0, 0, 0, 0 }, { 0 } },
+      "create new;",
+      { { 0 } } },
+    { "clean tracked file modified",
+      { { 0 } },
+      { { "a", 1, 1, 1, 9, 0, 0, 0 }, { 0 } },
+      "modify a;",
+      { { 0 } } },
+    { "clean tracked file deleted",
+      { { 0 } },
+      { { "a", 1, 0, 0, 9, 0, 0, 0 }, { 0 } },
+      "delete a;",
+      { { 0 } } },
     { "already dirty and untouched",
-      { { "a", 1, 1, 1, 9, 0, 0 }, { "u", 0, 1, 2, 0, 0, 0 }, { 0 } },
-      { { "a", 1, 1, 1, 9, 0, 0 }, { "u", 0, 1, 2, 0, 0, 0 }, { 0 } },
-      "" },
+      { { "a", 1, 1, 1, 9, 0, 0, 0 }, { "u", 0, 1, 2, 0, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 1, 9, 0, 0, 0 }, { "u", 0, 1, 2, 0, 0, 0, 0 }, { 0 } },
+      "",
+      { { 0 } } },
     { "already dirty and modified again",
-      { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } },
-      { { "a", 1, 1, 2, 9, 0, 0 }, { 0 } },
-      "modify a;" },
+      { { "a", 1, 1, 1, 9, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 2, 9, 0, 0, 0 }, { 0 } },
+      "modify a;",
+      { { 0 } } },
     { "already dirty untracked file modified again",
-      { { "u", 0, 1, 1, 0, 0, 0 }, { 0 } },
-      { { "u", 0, 1, 3, 0, 0, 0 }, { 0 } },
-      "modify u;" },
+      { { "u", 0, 1, 1, 0, 0, 0, 0 }, { 0 } },
+      { { "u", 0, 1, 3, 0, 0, 0, 0 }, { 0 } },
+      "modify u;",
+      { { 0 } } },
     { "dirty file reverted to clean",
-      { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } },
-      { { "a", 1, 1, 9, 0, 1, 0 }, { 0 } },
-      "modify a;" },
+      { { "a", 1, 1, 1, 9, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 9, 0, 1, 0, 0 }, { 0 } },
+      "modify a;",
+      { { 0 } } },
     { "dirty file committed unchanged",
-      { { "a", 1, 1, 1, 9, 0, 0 }, { 0 } },
-      { { "a", 1, 1, 1, 0, 1, 0 }, { 0 } },
-      "" },
+      { { "a", 1, 1, 1, 9, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 1, 0, 1, 0, 0 }, { 0 } },
+      "",
+      { { 0 } } },
     { "untracked file removed",
-      { { "u", 0, 1, 1, 0, 0, 0 }, { 0 } },
-      { { "u", 0, 0, 0, 0, 1, 0 }, { 0 } },
-      "delete u;" },
+      { { "u", 0, 1, 1, 0, 0, 0, 0 }, { 0 } },
+      { { "u", 0, 0, 0, 0, 1, 0, 0 }, { 0 } },
+      "delete u;",
+      { { 0 } } },
     { "file deleted before and restored",
-      { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } },
-      { { "a", 1, 1, 9, 0, 1, 0 }, { 0 } },
-      "create a;" },
+      { { "a", 1, 0, 0, 9, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 9, 0, 1, 0, 0 }, { 0 } },
+      "create a;",
+      { { 0 } } },
     { "file deleted before stays deleted",
-      { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } },
-      { { "a", 1, 0, 0, 9, 0, 0 }, { 0 } },
-      "" },
+      { { "a", 1, 0, 0, 9, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 0, 0, 9, 0, 0, 0 }, { 0 } },
+      "",
+      { { 0 } } },
     { "staged rename",
       { { 0 } },
-      { { "new", 0, 1, 4, 0, 0, "old" }, { "old", 1, 0, 0, 4, 0, 0 }, { 0 } },
-      "rename new<old;" },
+      { { "new", 0, 1, 4, 0, 0, "old", 0 }, { "old", 1, 0, 0, 4, 0, 0, 0 }, { 0 } },
+      "rename new<old;",
+      { { 0 } } },
     { "plain mv of a tracked file",
       { { 0 } },
-      { { "a/new", 0, 1, 5, 0, 0, 0 }, { "old", 1, 0, 0, 5, 0, 0 }, { 0 } },
-      "rename a/new<old;" },
+      { { "a/new", 0, 1, 5, 0, 0, 0, 0 }, { "old", 1, 0, 0, 5, 0, 0, 0 }, { 0 } },
+      "rename a/new<old;",
+      { { 0 } } },
     { "plain mv of an untracked file",
-      { { "x", 0, 1, 3, 0, 0, 0 }, { 0 } },
-      { { "x", 0, 0, 0, 0, 1, 0 }, { "y", 0, 1, 3, 0, 0, 0 }, { 0 } },
-      "rename y<x;" },
+      { { "x", 0, 1, 3, 0, 0, 0, 0 }, { 0 } },
+      { { "x", 0, 0, 0, 0, 1, 0, 0 }, { "y", 0, 1, 3, 0, 0, 0, 0 }, { 0 } },
+      "rename y<x;",
+      { { 0 } } },
     { "delete and create with other content",
       { { 0 } },
-      { { "new", 0, 1, 6, 0, 0, 0 }, { "old", 1, 0, 0, 5, 0, 0 }, { 0 } },
-      "create new;delete old;" },
+      { { "new", 0, 1, 6, 0, 0, 0, 0 }, { "old", 1, 0, 0, 5, 0, 0, 0 }, { 0 } },
+      "create new;delete old;",
+      { { 0 } } },
     { "one old content pairs with one new file only",
       { { 0 } },
-      { { "b1", 0, 1, 5, 0, 0, 0 },
-        { "b2", 0, 1, 5, 0, 0, 0 },
-        { "old", 1, 0, 0, 5, 0, 0 },
+      { { "b1", 0, 1, 5, 0, 0, 0, 0 },
+        { "b2", 0, 1, 5, 0, 0, 0, 0 },
+        { "old", 1, 0, 0, 5, 0, 0, 0 },
         { 0 } },
-      "rename b1<old;create b2;" },
+      "rename b1<old;create b2;",
+      { { 0 } } },
     { "added then removed from the work tree",
       { { 0 } },
-      { { "tmp", 0, 0, 0, 0, 0, 0 }, { 0 } },
-      "" },
+      { { "tmp", 0, 0, 0, 0, 0, 0, 0 }, { 0 } },
+      "",
+      { { 0 } } },
     { "after taken without prev: tracked dirty file now clean",
-      { { "a", 1, 1, 1, 9, 0, 0 }, { "u", 0, 1, 1, 0, 0, 0 }, { 0 } },
+      { { "a", 1, 1, 1, 9, 0, 0, 0 }, { "u", 0, 1, 1, 0, 0, 0, 0 }, { 0 } },
       { { 0 } },
-      "modify a;delete u;" },
+      "modify a;delete u;",
+      { { 0 } } },
     { "submodule directories without hashes are not compared",
-      { { "sub", 1, 1, 0, 0, 0, 0 }, { 0 } },
-      { { "sub", 1, 1, 0, 0, 0, 0 }, { 0 } },
-      "" },
+      { { "sub", 1, 1, 0, 0, 0, 0, 0 }, { 0 } },
+      { { "sub", 1, 1, 0, 0, 0, 0, 0 }, { 0 } },
+      "",
+      { { 0 } } },
     { "results sorted by path",
-      { { "m", 1, 1, 1, 0, 0, 0 }, { 0 } },
-      { { "c", 0, 1, 7, 0, 0, 0 }, { "m", 1, 1, 2, 0, 0, 0 }, { "z", 1, 0, 0, 8, 0, 0 }, { 0 } },
-      "create c;modify m;delete z;" },
+      { { "m", 1, 1, 1, 0, 0, 0, 0 }, { 0 } },
+      { { "c", 0, 1, 7, 0, 0, 0, 0 },
+        { "m", 1, 1, 2, 0, 0, 0, 0 },
+        { "z", 1, 0, 0, 8, 0, 0, 0 },
+        { 0 } },
+      "create c;modify m;delete z;",
+      { { 0 } } },
 };
 
 static void test_diff_table(void **state)
 {
     for (size_t i = 0; i < sizeof(diff_cases) / sizeof(diff_cases[0]); i++) {
         const struct diff_case *dc = &diff_cases[i];
-        struct ar_git_snapshot *b = build(dc->before), *a = build(dc->after);
+        struct ar_git_snapshot *b = build(dc->before, NULL);
+        struct ar_git_snapshot *a = build(dc->after, dc->committed);
         struct ar_git_changes ch;
         ar_git_changes_init(&ch);
         assert_int_equal(ar_git_changes_compute(b, a, &ch, NULL), 0);
@@ -598,6 +685,8 @@ int main(void)
         cmocka_unit_test(test_parse_merges_a_path_listed_twice),
         cmocka_unit_test(test_parse_skips_headers_and_ignored),
         cmocka_unit_test(test_parse_rejects_malformed_output),
+        cmocka_unit_test(test_parse_branch_header_gives_head),
+        cmocka_unit_test(test_parse_commit_name_status),
         cmocka_unit_test(test_diff_table),
         cmocka_unit_test(test_op_names),
         cmocka_unit_test_setup_teardown(test_hash_is_git_blob_id_and_revisits_prev, make_tmp,

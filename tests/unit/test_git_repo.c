@@ -232,6 +232,34 @@ static void test_odd_names_dirty_before_then_modified(void **state)
     ar_git_snapshot_destroy(before);
 }
 
+#define COMMIT "git -c user.name=t -c user.email=t@example.com -c commit.gpgsign=false commit -q"
+
+static void test_changes_the_run_committed_are_reported(void **state)
+{
+    puts_file("dirty.txt", "dirty before, left alone\n");
+    struct ar_git_snapshot *before = take(NULL);
+    assert_int_equal(strlen(before->head), 40);
+    sh("printf 'a2\\n' > a.txt && git rm -q b.txt && printf c > c.txt && git mv 'sp ace.txt' "
+       "moved.txt && git add a.txt c.txt && " COMMIT " -m run");
+    sh("printf more >> c.txt");
+    struct ar_git_snapshot *after = take(before);
+    assert_string_not_equal(after->head, before->head);
+    ar_git_snapshot_destroy(after);
+    expect_changes(before, "modify a.txt;delete b.txt;create c.txt;rename moved.txt<sp ace.txt;");
+    ar_git_snapshot_destroy(before);
+}
+
+static void test_first_commit_of_an_empty_repository(void **state)
+{
+    sh("git init -q .");
+    puts_file("pre.txt", "untracked before\n");
+    struct ar_git_snapshot *before = take(NULL);
+    assert_string_equal(before->head, "");
+    sh("printf x > x.txt && git add x.txt pre.txt && " COMMIT " -m first");
+    expect_changes(before, "create x.txt;");
+    ar_git_snapshot_destroy(before);
+}
+
 static void test_snapshot_from_a_subdirectory_uses_root_paths(void **state)
 {
     sh("mkdir -p sub && printf x > sub/x");
@@ -364,9 +392,12 @@ int main(void)
         T(test_odd_names),
         T(test_odd_names_dirty_before_then_modified),
         T(test_snapshot_from_a_subdirectory_uses_root_paths),
+        T(test_changes_the_run_committed_are_reported),
         T(test_with_content_text_binary_and_cap),
         T(test_async_snapshots_share_one_loop),
         cmocka_unit_test_setup_teardown(test_not_a_repo_is_untracked_not_an_error, make_plain_dir,
+                                        remove_repo),
+        cmocka_unit_test_setup_teardown(test_first_commit_of_an_empty_repository, make_plain_dir,
                                         remove_repo),
         cmocka_unit_test_setup_teardown(test_git_missing_is_untracked_with_reason, make_plain_dir,
                                         remove_repo),

@@ -219,10 +219,12 @@ int ar_prices_load(const char *path, struct ar_prices **out, struct ar_error *er
     json_object_foreach((json_t *)models, name, e)
     {
         if (!*name || parse_entry(name, e, &t->v[t->n]) != 0) {
+            /* name belongs to doc: report before letting it go */
+            ar_error_set(err, AR_EUSAGE, path,
+                         "'%s': bad price entry '%s' (rates are numbers >= 0)", path, name);
             ar_prices_destroy(t);
             json_decref(doc);
-            return ar_error_set(err, AR_EUSAGE, path,
-                                "'%s': bad price entry '%s' (rates are numbers >= 0)", path, name);
+            return AR_EUSAGE;
         }
         t->n++;
     }

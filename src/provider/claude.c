@@ -155,6 +155,12 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
     if (json_is_object(mu) && usage_from_model_usage(u, mu))
         r->has_usage = 1;
 
+    /* A refused Write/Edit changed nothing. */
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(o, "permission_denials"), i, d)
+        ar_pv_remove_file(u, ar_pv_str(json_object_get(d, "tool_input"), "file_path"));
+
     const json_t *cost = json_object_get(o, "total_cost_usd");
     if (json_is_number(cost)) {
         r->cost_usd = json_number_value(cost);

@@ -430,7 +430,8 @@ static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         const char *msg = ar_pv_str(json_object_get(o, "error"), "message");
         ar_pv_fail(u, ar_pv_classify(0, msg), msg ? msg : "codex reported a failed turn");
         final = 1;
-    } else if (!strcmp(type, "error") && ar_pv_str(o, "message")) {
+    } else if (!strcmp(type, "error") && ar_pv_str(o, "message") &&
+               !json_object_get(o, "timestamp")) { /* gemini's error events carry one */
         /* Transient ("Reconnecting... 1/5") or the one before turn.failed: not final. */
         u->saw_event = 1;
     } else {

@@ -66,6 +66,7 @@ void ar_pv_unwrap_free(struct ar_unwrap *u)
     free(u->ev_tool);
     free(u->ev_path);
     free(u->spec_model);
+    json_decref(u->pending);
     free(u);
 }
 
@@ -111,8 +112,37 @@ static int contains_ci(const char *hay, const char *needle)
     return hay && strcasestr(hay, needle) != NULL;
 }
 
+/* The 3-digit number n in s, not part of a longer number. */
+static int has_status(const char *s, const char *n)
+{
+    for (const char *p = s; p && (p = strstr(p, n)) != NULL; p++)
+        if ((p == s || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)p[3]))
+            return 1;
+    return 0;
+}
+
+/* An HTTP status embedded in an error body: "code":401 or "code\":401. */
+static int embedded_status(const char *msg)
+{
+    static const char *const keys[] = { "\"code\":", "\\\"code\\\":", NULL };
+    for (size_t k = 0; msg && keys[k]; k++) {
+        const char *p = strstr(msg, keys[k]);
+        if (!p)
+            continue;
+        p += strlen(keys[k]);
+        while (*p == ' ')
+            p++;
+        int v = atoi(p);
+        if (v >= 400 && v <= 599)
+            return v;
+    }
+    return 0;
+}
+
 int ar_pv_classify(int http_status, const char *msg)
 {
+    if (!http_status)
+        http_status = embedded_status(msg);
     if (http_status == 401 || http_status == 403)
         return AR_EAUTH;
     if (http_status == 429)
@@ -121,19 +151,19 @@ int ar_pv_classify(int http_status, const char *msg)
         return AR_EAPI;
     /* No status: the CLIs' own wording (FORMATS.md "How errors surface"). */
     static const char *const auth[] = {
-        "401",
-        "403",
-        "unauthorized",
-        "invalid api key",
-        "api key not valid",
-        "permission_denied",
-        "missing environment variable",
-        "authentication",
-        NULL,
+        "unauthorized",      "unauthenticated",
+        "invalid api key",   "api key not valid",
+        "permission_denied", "missing environment variable",
+        "authentication",    NULL,
     };
     static const char *const rate[] = {
-        "429", "too many requests", "rate limit", "rate_limit", "resource_exhausted", NULL,
+        "too many requests",           "rate limit", "rate_limit", "resource_exhausted",
+        "resource has been exhausted", "quota",      NULL,
     };
+    if (msg && (has_status(msg, "401") || has_status(msg, "403")))
+        return AR_EAUTH;
+    if (msg && has_status(msg, "429"))
+        return AR_ERATELIMIT;
     for (size_t i = 0; auth[i]; i++)
         if (contains_ci(msg, auth[i]))
             return AR_EAUTH;
@@ -161,6 +191,18 @@ void ar_pv_add_file(struct ar_unwrap *u, const char *path)
         if (strcmp(u->r.files.v[i], path) == 0)
             return;
     ar_strv_push(&u->r.files, path);
+}
+
+void ar_pv_remove_file(struct ar_unwrap *u, const char *path)
+{
+    for (size_t i = 0; path && i < u->r.files.n; i++) {
+        if (strcmp(u->r.files.v[i], path) != 0)
+            continue;
+        free(u->r.files.v[i]);
+        memmove(&u->r.files.v[i], &u->r.files.v[i + 1], (u->r.files.n - i) * sizeof(char *));
+        u->r.files.n--;
+        return;
+    }
 }
 
 void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg)
@@ -201,7 +243,10 @@ void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct a
     struct ar_reply *r = &u->r;
     if (!r->final_seen && !r->error) {
         int sig = exit->term_signal;
-        if (exit->killed || sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGKILL) {
+        /* 128 + SIGINT/SIGTERM/SIGHUP: the CLI caught the signal and exited with it. */
+        int st = exit->status;
+        if (exit->killed || sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGKILL ||
+            st == 128 + SIGINT || st == 128 + SIGTERM || st == 128 + SIGHUP) {
             ar_pv_fail(u, AR_EINTERRUPTED, "the CLI was ended before its final event");
         } else if (exit->status != 0) {
             char *line = ar_pv_last_line(exit->stderr_tail, exit->stderr_len);

@@ -32,6 +32,7 @@ struct ar_unwrap {
     int has_base;
     struct ar_usage base;
     char *spec_model; /* the model asked for, or NULL */
+    json_t *pending;  /* gemini: tool_id -> path of a write tool awaiting its result */
 };
 
 struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec);
@@ -57,6 +58,9 @@ void ar_pv_event(struct ar_unwrap *u, struct ar_progress *ev, const char *tool, 
 
 /* Adds path to the reply's files once. */
 void ar_pv_add_file(struct ar_unwrap *u, const char *path);
+
+/* Drops path from the reply's files (a tool use that was refused). */
+void ar_pv_remove_file(struct ar_unwrap *u, const char *path);
 
 /* Sets the reply's error (first one wins) and its message. */
 void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg);

@@ -153,10 +153,23 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         if (!path)
             path = ar_pv_str(par, "path");
         ar_pv_event(u, ev, name, path);
-        if (name && is_write_tool(name))
-            ar_pv_add_file(u, path);
+        /* The file counts once its tool_result says success: the default
+         * approval mode answers "Tool not found". */
+        const char *id = ar_pv_str(o, "tool_id");
+        if (name && is_write_tool(name) && path && id) {
+            if (!u->pending)
+                u->pending = json_object();
+            json_object_set_new(u->pending, id, json_string(path));
+        }
     } else if (!strcmp(type, "tool_result")) {
         u->saw_event = 1;
+        const char *id = ar_pv_str(o, "tool_id");
+        const char *status = ar_pv_str(o, "status");
+        const char *path = id ? json_string_value(json_object_get(u->pending, id)) : NULL;
+        if (path && status && !strcmp(status, "success"))
+            ar_pv_add_file(u, path);
+        if (path)
+            json_object_del(u->pending, id);
     } else if (!strcmp(type, "error")) {
         /* A warning such as "Loop detected, stopping execution": kept as the
          * message should the call end without text. */

@@ -1,0 +1,854 @@
+/*
+ * Unit tests of src/provider: every recorded fixture of the real CLIs
+ * (tests/fixtures/<cli>/, see its index.json) through its adapter, the argv of
+ * every option combination, codex's strict schema and resumed usage, gemini's
+ * stderr errors, and hostile input (garbage, truncation, huge lines).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agentrun/error.h"
+#include "provider/codex.h"
+#include "provider/gemini.h"
+#include "provider/provider.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#ifndef AR_SOURCE_ROOT
+#define AR_SOURCE_ROOT "."
+#endif
+
+static char *slurp(const char *cli, const char *name, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/tests/fixtures/%s/%s", AR_SOURCE_ROOT, cli, name);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    if (ar_file_read(path, &b, NULL) != 0) {
+        ar_buf_finish(&b);
+        return NULL;
+    }
+    ar_buf_putc(&b, '\0');
+    b.len--;
+    return ar_buf_detach(&b, len);
+}
+
+/* Feeds data line by line; returns how many lines said "final". tool, path: the last event. */
+static int feed(const struct ar_provider *p, struct ar_unwrap *u, const char *data, size_t len,
+                char **tool, char **path)
+{
+    int finals = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        const char *nl = memchr(data + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        struct ar_progress ev;
+        finals += p->unwrap_line(u, data + pos, end - pos, &ev);
+        if (ev.tool && tool) {
+            free(*tool);
+            *tool = strdup(ev.tool);
+            free(*path);
+            *path = ev.path ? strdup(ev.path) : NULL;
+        }
+        pos = end + 1;
+    }
+    return finals;
+}
+
+struct fx {
+    const char *cli;
+    const char *file; /* stdout */
+    const char *stderr_file;
+    int status; /* exit status */
+    int term_signal;
+    int captured;     /* through unwrap_captured() instead of the stream */
+    const char *text; /* exact final text, or NULL for none */
+    int error;
+    uint64_t in, cr, cw, out;
+    int has_cost;
+    int has_session;
+    const char *model;       /* expected model, or NULL to skip */
+    const char *tool;        /* last progress event's tool, or NULL */
+    const char *file_suffix; /* a reported file ends with this, or NULL */
+};
+
+static const struct fx fixtures[] = {
+    /* claude */
+    { "claude", "stream-text.jsonl", "stream-text.stderr", 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 1, 1, "claude-opus-4-8[1m]",
+      NULL, NULL },
+    { "claude", "json-text.json", NULL, 0, 0, 1, "Hello! This is the mock model answering.", 0,
+      1200, 300, 0, 42, 1, 1, NULL, NULL, NULL },
+    { "claude", "stream-error-401.jsonl", "stream-error-401.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0,
+      0, 0, 1, 1, NULL, NULL, NULL },
+    { "claude", "stream-error-429.jsonl", "stream-error-429.stderr", 1, 0, 0, NULL, AR_ERATELIMIT,
+      0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
+    { "claude", "stream-error-500.jsonl", "stream-error-500.stderr", 1, 0, 0, NULL, AR_EAPI, 0, 0,
+      0, 0, 1, 1, NULL, NULL, NULL },
+    { "claude", "json-error-500.json", NULL, 1, 0, 1, NULL, AR_EAPI, 0, 0, 0, 0, 1, 1, NULL, NULL,
+      NULL },
+    { "claude", "stream-fenced-json.jsonl", NULL, 0, 0, 0, NULL, 0, 1200, 300, 0, 42, 1, 1, NULL,
+      NULL, NULL },
+    /* result.usage is all zero here; modelUsage has the tokens */
+    { "claude", "stream-midstream-error.jsonl", NULL, 0, 0, 0, "recovered answer", 0, 1200, 300, 0,
+      42, 1, 1, NULL, NULL, NULL },
+    { "claude", "stream-resume.jsonl", NULL, 0, 0, 0, "second answer", 0, 1200, 300, 0, 42, 1, 1,
+      NULL, NULL, NULL },
+    { "claude", "stream-schema.jsonl", NULL, 0, 0, 0, "{\"verdict\":\"ok\",\"score\":7}", 0, 900,
+      100, 0, 25, 1, 1, NULL, NULL, NULL },
+    /* recorded: SIGINT to the PID left only the init line and exit 0 (no
+     * error_during_execution result), so without agentrun's kill it is truncated */
+    { "claude", "stream-sigint.jsonl", "stream-sigint.stderr", 0, 0, 0, NULL, AR_ETRUNCATED, 0, 0,
+      0, 0, 0, 1, NULL, NULL, NULL },
+    /* FORMATS.md's SIGINT result: subtype error_during_execution */
+    { "claude", "handmade-interrupted.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 1200, 0, 0, 1,
+      1, 1, NULL, NULL, NULL },
+    { "claude", "stream-sigterm.jsonl", "stream-sigterm.stderr", 143, 0, 0, NULL, AR_EINTERRUPTED,
+      0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "claude", "stream-tool-write.jsonl", NULL, 0, 0, 0, "I wrote hello.txt.", 0, 1900, 900, 0, 37,
+      1, 1, NULL, "Write", "/hello.txt" },
+    { "claude", "stream-tool-denied.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 1, 1, NULL, NULL,
+      NULL },
+    /* codex */
+    { "codex", "json-text.jsonl", "json-text.stderr", 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
+    { "codex", "json-error-401.jsonl", "json-error-401.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
+      0, 1, NULL, NULL, NULL },
+    { "codex", "json-error-429.jsonl", "json-error-429.stderr", 1, 0, 0, NULL, AR_ERATELIMIT, 0, 0,
+      0, 0, 0, 1, NULL, NULL, NULL },
+    { "codex", "json-error-500.jsonl", "json-error-500.stderr", 1, 0, 0, NULL, AR_EAPI, 0, 0, 0, 0,
+      0, 1, NULL, NULL, NULL },
+    { "codex", "json-fenced-json.jsonl", NULL, 0, 0, 0, NULL, 0, 1200, 300, 0, 42, 0, 1, NULL, NULL,
+      NULL },
+    { "codex", "json-schema.jsonl", NULL, 0, 0, 0, "{\"verdict\": \"ok\", \"score\": 7}", 0, 1200,
+      300, 0, 42, 0, 1, NULL, NULL, NULL },
+    { "codex", "json-stream-failed.jsonl", "json-stream-failed.stderr", 1, 0, 0, NULL,
+      AR_EAPI, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "codex", "json-sigterm.jsonl", "json-sigterm.stderr", 128 + 15, 15, 0, NULL, AR_EINTERRUPTED,
+      0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "codex", "json-tool-apply-patch.jsonl", NULL, 0, 0, 0, "I wrote hello.txt.", 0, 1900, 900, 0,
+      37, 0, 1, NULL, "apply_patch", "/hello.txt" },
+    { "codex", "json-tool-rejected.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL, NULL,
+      NULL },
+    { "codex", "json-resume-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100, 0, 25, 0, 1,
+      NULL, NULL, NULL },
+    /* gemini */
+    { "gemini", "stream-text.jsonl", "stream-text.stderr", 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, "gemini-3.8-flash",
+      NULL, NULL },
+    { "gemini", "json-text.json", NULL, 0, 0, 1, "Hello! This is the mock model answering.", 0,
+      1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
+    { "gemini", "stream-error-401.jsonl", "stream-error-401.stderr", 145, 0, 0, NULL, AR_EAUTH, 0,
+      0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "gemini", "stream-error-429.jsonl", "stream-error-429.stderr", 173, 0, 0, NULL, AR_ERATELIMIT,
+      0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "gemini", "stream-error-500.jsonl", "stream-error-500.stderr", 244, 0, 0, NULL, AR_EAPI, 0, 0,
+      0, 0, 0, 1, NULL, NULL, NULL },
+    /* -o json errors: stdout empty, the error object at the end of stderr */
+    { "gemini", "json-error-401.json", "json-error-401.stderr", 145, 0, 0, NULL, AR_EAUTH, 0, 0, 0,
+      0, 0, 1, NULL, NULL, NULL },
+    { "gemini", "json-error-500.json", "json-error-500.stderr", 244, 0, 0, NULL, AR_EAPI, 0, 0, 0,
+      0, 0, 1, NULL, NULL, NULL },
+    { "gemini", "stream-cut.jsonl", "stream-cut.stderr", 0, 0, 0, "partial ans", AR_EAPI, 0, 0, 0,
+      0, 0, 1, NULL, NULL, NULL },
+    /* refused writes report no file */
+    { "gemini", "stream-tool-default.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL,
+      "write_file", NULL },
+    /* loop detection: warning event, result success, no text, exit 0 */
+    { "gemini", "stream-loop-detected.jsonl", "stream-loop-detected.stderr", 0, 0, 0, NULL,
+      AR_EEMPTY, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "gemini", "stream-fenced-json.jsonl", NULL, 0, 0, 0, NULL, 0, 1200, 300, 0, 42, 0, 1, NULL,
+      NULL, NULL },
+    { "gemini", "stream-resume.jsonl", NULL, 0, 0, 0, "second answer", 0, 1200, 300, 0, 42, 0, 1,
+      NULL, NULL, NULL },
+    { "gemini", "stream-tool-write.jsonl", NULL, 0, 0, 0, "I wrote hello.txt.", 0, 1900, 900, 0, 37,
+      0, 1, NULL, "write_file", "/hello.txt" },
+    /* the group got SIGINT/SIGTERM: exit 0 and no result, so agentrun (killed) says interrupted */
+    { "gemini", "stream-sigterm-group.jsonl", NULL, 0, 0, 0, NULL, AR_ETRUNCATED, 0, 0, 0, 0, 0, 1,
+      NULL, NULL, NULL },
+};
+
+static void run_fixture(const struct fx *f)
+{
+    const struct ar_provider *p = ar_provider_find(f->cli);
+    assert_non_null(p);
+    size_t len = 0, elen = 0;
+    char *data = slurp(f->cli, f->file, &len);
+    if (!data) {
+        print_message("fixture %s/%s missing\n", f->cli, f->file);
+        fail();
+    }
+    char *err = f->stderr_file ? slurp(f->cli, f->stderr_file, &elen) : NULL;
+    struct ar_reply r;
+    ar_reply_init(&r);
+    char *tool = NULL, *path = NULL;
+    if (f->captured) {
+        assert_int_equal(p->unwrap_captured(data, len, &r), 0);
+        assert_ptr_equal(ar_provider_detect(data, len), p);
+    } else {
+        struct ar_call_spec spec = { 0 };
+        struct ar_unwrap *u = p->unwrap_new(&spec);
+        assert_non_null(u);
+        int finals = feed(p, u, data, len, &tool, &path);
+        struct ar_exit_info ex = { f->status, f->term_signal, 0, err, elen };
+        p->unwrap_finish(u, &ex, &r);
+        p->unwrap_free(u);
+        assert_int_equal(finals, r.final_seen ? 1 : 0);
+        if (len)
+            assert_ptr_equal(ar_provider_detect(data, len), p);
+    }
+    print_message("%s/%s: error %s text %.40s\n", f->cli, f->file, ar_strerror_name(r.error),
+                  r.text ? r.text : "(null)");
+    assert_int_equal(r.error, f->error);
+    if (f->text) {
+        assert_non_null(r.text);
+        assert_string_equal(r.text, f->text);
+    }
+    if (!f->error)
+        assert_true(r.text && *r.text && r.final_seen);
+    if (f->error)
+        assert_true(r.error_msg && *r.error_msg);
+    if (f->in || f->out) {
+        assert_true(r.has_usage);
+        assert_int_equal(r.usage.input, f->in);
+        assert_int_equal(r.usage.cache_read, f->cr);
+        assert_int_equal(r.usage.cache_write, f->cw);
+        assert_int_equal(r.usage.output, f->out);
+    }
+    assert_int_equal(r.has_cost, f->has_cost);
+    if (f->has_cost && !f->error)
+        assert_true(r.cost_usd > 0);
+    if (f->has_session)
+        assert_true(r.session_id && strlen(r.session_id) >= 8);
+    if (f->model) {
+        assert_non_null(r.model);
+        assert_string_equal(r.model, f->model);
+    }
+    if (f->tool) {
+        assert_non_null(tool);
+        assert_string_equal(tool, f->tool);
+        assert_non_null(path);
+    }
+    if (f->file_suffix) {
+        assert_int_equal(r.files.n, 1);
+        size_t n = strlen(r.files.v[0]), sl = strlen(f->file_suffix);
+        assert_true(n >= sl && strcmp(r.files.v[0] + n - sl, f->file_suffix) == 0);
+    } else {
+        assert_int_equal(r.files.n, 0);
+    }
+    ar_reply_finish(&r);
+    free(tool);
+    free(path);
+    free(data);
+    free(err);
+}
+
+static void test_every_fixture_through_its_adapter(void **state)
+{
+    for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
+        run_fixture(&fixtures[i]);
+}
+
+/* Every fixture file listed in each index.json is covered by the table or by a test below. */
+static void test_fixture_index_is_covered(void **state)
+{
+    static const char *const elsewhere[] = {
+        "plain-text.stdout",           "plain-error-500.stdout",
+        "json-resume.jsonl",           "json-output-last-message.jsonl",
+        "stream-loop-recovered.jsonl", "json-sigint.jsonl",
+        "stream-sigint-group.jsonl",   "stream-sigterm-pid.jsonl",
+        "json-tool-rejected.jsonl",    "stream-tool-default.jsonl",
+        "stream-resume-first.jsonl",   NULL,
+    };
+    const char *clis[] = { "claude", "codex", "gemini" };
+    for (size_t c = 0; c < 3; c++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/tests/fixtures/%s/index.json", AR_SOURCE_ROOT, clis[c]);
+        json_t *idx = json_load_file(path, 0, NULL);
+        assert_non_null(idx);
+        const char *name;
+        json_t *v;
+        json_object_foreach(json_object_get(idx, "files"), name, v)
+        {
+            int found = 0;
+            for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]) && !found; i++)
+                found = !strcmp(fixtures[i].cli, clis[c]) && !strcmp(fixtures[i].file, name);
+            for (size_t i = 0; elsewhere[i] && !found; i++)
+                found = !strcmp(elsewhere[i], name);
+            if (!found)
+                print_message("not covered: %s/%s\n", clis[c], name);
+        }
+        json_decref(idx);
+    }
+}
+
+static void test_killed_without_final_event_is_interrupted(void **state)
+{
+    const char *cases[][2] = { { "gemini", "stream-sigint-group.jsonl" },
+                               { "codex", "json-sigint.jsonl" },
+                               { "gemini", "stream-sigterm-pid.jsonl" },
+                               { "claude", "stream-sigint.jsonl" } };
+    for (size_t i = 0; i < 4; i++) {
+        const struct ar_provider *p = ar_provider_find(cases[i][0]);
+        size_t len;
+        char *data = slurp(cases[i][0], cases[i][1], &len);
+        assert_non_null(data);
+        struct ar_unwrap *u = p->unwrap_new(NULL);
+        assert_int_equal(feed(p, u, data, len, NULL, NULL), 0);
+        struct ar_exit_info ex = { 1, 0, 1, NULL, 0 };
+        struct ar_reply r;
+        p->unwrap_finish(u, &ex, &r);
+        p->unwrap_free(u);
+        assert_int_equal(r.error, AR_EINTERRUPTED);
+        assert_false(r.final_seen);
+        ar_reply_finish(&r);
+        free(data);
+    }
+}
+
+static void test_plain_modes_are_not_wrappers(void **state)
+{
+    const char *clis[] = { "claude", "codex", "gemini" };
+    for (size_t c = 0; c < 3; c++) {
+        size_t len;
+        char *data = slurp(clis[c], "plain-text.stdout", &len);
+        assert_non_null(data);
+        struct ar_reply r;
+        ar_reply_init(&r);
+        for (const struct ar_provider *const *p = ar_providers(); *p; p++)
+            assert_int_equal((*p)->unwrap_captured(data, len, &r), AR_ENOJSON);
+        assert_null(ar_provider_detect(data, len));
+        ar_reply_finish(&r);
+        free(data);
+    }
+}
+
+static void test_codex_plain_stderr_gives_tokens_and_session(void **state)
+{
+    const struct ar_provider *p = ar_provider_find("codex");
+    size_t len;
+    char *err = slurp("codex", "plain-text.stderr", &len);
+    assert_non_null(err);
+    struct ar_reply r;
+    ar_reply_init(&r);
+    assert_int_equal(p->unwrap_stderr(err, len, &r), 0);
+    assert_true(r.has_usage && r.usage_from_stderr);
+    assert_int_equal(r.usage.input, 1242); /* "tokens used\n1,242": uncached input + output */
+    assert_non_null(r.session_id);
+    assert_int_equal(r.error, 0);
+    ar_reply_finish(&r);
+    free(err);
+
+    err = slurp("codex", "plain-error-500.stderr", &len);
+    assert_non_null(err);
+    ar_reply_init(&r);
+    assert_int_equal(p->unwrap_stderr(err, len, &r), 0);
+    assert_int_equal(r.error, AR_EAPI);
+    ar_reply_finish(&r);
+    free(err);
+    ar_reply_init(&r);
+    assert_int_equal(p->unwrap_stderr("nothing here\n", 13, &r), AR_ENOJSON);
+    ar_reply_finish(&r);
+}
+
+static void test_gemini_stderr_error_object_is_the_last_one(void **state)
+{
+    const char *err = "Warning: 256-color support not detected\n"
+                      "{\n  \"error\": {\"message\": \"old\", \"code\": 500}\n}\n"
+                      "[STARTUP] noise {not json\n"
+                      "{\n  \"session_id\": \"s-1\",\n  \"error\": {\n    \"type\": \"Error\",\n"
+                      "    \"message\": \"quota\",\n    \"code\": 429\n  }\n}";
+    size_t n = 0;
+    const char *o = ar_gemini_find_error(err, strlen(err), &n);
+    assert_non_null(o);
+    assert_true(strstr(o, "s-1") != NULL && n > 0);
+    const struct ar_provider *p = ar_provider_find("gemini");
+    struct ar_reply r;
+    ar_reply_init(&r);
+    assert_int_equal(p->unwrap_stderr(err, strlen(err), &r), 0);
+    assert_int_equal(r.error, AR_ERATELIMIT);
+    assert_string_equal(r.session_id, "s-1");
+    ar_reply_finish(&r);
+    assert_null(ar_gemini_find_error("no json at all\n{broken", 23, NULL));
+
+    /* No JSON on stderr: the exit status is the HTTP status & 255. */
+    static const struct {
+        int status, error;
+    } map[] = { { 145, AR_EAUTH }, { 173, AR_ERATELIMIT }, { 244, AR_EAPI }, { 1, AR_ECLIFAILED } };
+    for (size_t i = 0; i < 4; i++) {
+        struct ar_unwrap *u = p->unwrap_new(NULL);
+        struct ar_exit_info ex = { map[i].status, 0, 0, "noise\n", 6 };
+        p->unwrap_finish(u, &ex, &r);
+        p->unwrap_free(u);
+        assert_int_equal(r.error, map[i].error);
+        ar_reply_finish(&r);
+    }
+}
+
+static void test_gemini_loop_detection_is_empty(void **state)
+{
+    const char *lines[] = {
+        "{\"type\":\"init\",\"timestamp\":\"t\",\"session_id\":\"g-1\",\"model\":\"auto\"}",
+        "{\"type\":\"error\",\"timestamp\":\"t\",\"severity\":\"warning\",\"message\":\"Loop "
+        "detected, stopping execution\"}",
+        "{\"type\":\"result\",\"timestamp\":\"t\",\"status\":\"success\",\"stats\":{"
+        "\"total_tokens\":0,\"input_tokens\":0,\"output_tokens\":0,\"cached\":0}}",
+    };
+    const struct ar_provider *p = ar_provider_find("gemini");
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    assert_int_equal(p->unwrap_line(u, lines[0], strlen(lines[0]), NULL), 0);
+    assert_int_equal(p->unwrap_line(u, lines[1], strlen(lines[1]), NULL), 0);
+    assert_int_equal(p->unwrap_line(u, lines[2], strlen(lines[2]), NULL), 1);
+    struct ar_reply r;
+    struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, AR_EEMPTY);
+    assert_true(r.final_seen);
+    assert_non_null(strstr(r.error_msg, "Loop detected"));
+    ar_reply_finish(&r);
+}
+
+static void test_garbage_and_huge_lines_are_skipped(void **state)
+{
+    size_t big = (size_t)3 << 20;
+    char *huge = malloc(big + 1);
+    memset(huge, 'x', big);
+    huge[0] = '{';
+    huge[big] = '\0';
+    const char *junk[] = {
+        "",         "not json",           "{\"type\":", "[1,2,3]", "{\"type\":42}",
+        "\x01\x02", "{\"no_type\":true}", "null"
+    };
+    for (const struct ar_provider *const *pp = ar_providers(); *pp; pp++) {
+        const struct ar_provider *p = *pp;
+        struct ar_unwrap *u = p->unwrap_new(NULL);
+        for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
+            assert_int_equal(p->unwrap_line(u, junk[i], strlen(junk[i]), NULL), 0);
+        assert_int_equal(p->unwrap_line(u, huge, big, NULL), 0);
+        struct ar_reply r;
+        struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+        p->unwrap_finish(u, &ex, &r);
+        p->unwrap_free(u);
+        assert_int_equal(r.error, AR_ETRUNCATED);
+        assert_false(r.final_seen);
+        ar_reply_finish(&r);
+
+        /* Non-zero exit, no final event: cli_failed with stderr's last line. */
+        u = p->unwrap_new(NULL);
+        struct ar_exit_info ex1 = { 1, 0, 0, "warming up\nError: bad flag --x\n\n", 32 };
+        p->unwrap_finish(u, &ex1, &r);
+        p->unwrap_free(u);
+        assert_int_equal(r.error, AR_ECLIFAILED);
+        assert_string_equal(r.error_msg, "Error: bad flag --x");
+        ar_reply_finish(&r);
+        assert_int_equal(p->unwrap_captured("garbage\n", 8, &r), AR_ENOJSON);
+    }
+    free(huge);
+}
+
+static void test_truncated_stream_is_truncated(void **state)
+{
+    /* The claude text fixture without its result line. */
+    size_t len;
+    char *data = slurp("claude", "stream-text.jsonl", &len);
+    assert_non_null(data);
+    char *last = strstr(data, "{\"type\":\"result\"");
+    assert_non_null(last);
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    assert_int_equal(feed(p, u, data, (size_t)(last - data), NULL, NULL), 0);
+    struct ar_reply r;
+    struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, AR_ETRUNCATED);
+    assert_non_null(r.session_id);
+    ar_reply_finish(&r);
+    free(data);
+}
+
+/* ---- argv ---- */
+
+static int argv_has(const struct ar_call_setup *s, const char *a)
+{
+    for (size_t i = 0; i < s->argv.n; i++)
+        if (!strcmp(s->argv.v[i], a))
+            return 1;
+    return 0;
+}
+
+static int argv_pair(const struct ar_call_setup *s, const char *a, const char *b)
+{
+    for (size_t i = 0; i + 1 < s->argv.n; i++)
+        if (!strcmp(s->argv.v[i], a) && !strcmp(s->argv.v[i + 1], b))
+            return 1;
+    return 0;
+}
+
+static void test_argv_for_every_option_combination(void **state)
+{
+    static const char *schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":"
+                                "\"string\",\"minLength\":1}},\"required\":[\"a\"]}";
+    for (const struct ar_provider *const *pp = ar_providers(); *pp; pp++) {
+        const struct ar_provider *p = *pp;
+        for (int combo = 0; combo < 32; combo++) {
+            struct ar_call_spec spec = { 0 };
+            spec.model = combo & 1 ? "some-model" : NULL;
+            spec.schema = combo & 2 ? schema : NULL;
+            spec.resume = combo & 4 ? "sess-123" : NULL;
+            spec.allow_edits = !!(combo & 8);
+            spec.in_git_repo = !!(combo & 16);
+            spec.max_budget_usd = combo & 1 ? 0.5 : 0;
+            spec.cwd = "/tmp";
+            struct ar_call_setup s;
+            ar_call_setup_init(&s);
+            struct ar_error err = AR_ERROR_INIT;
+            assert_int_equal(p->prepare(&spec, &s, &err), 0);
+            assert_string_equal(s.argv.v[0], ar_provider_bin(p));
+            assert_null(s.argv.v[s.argv.n]);
+            /* Never the prompt, never a permission bypass. */
+            for (size_t i = 0; i < s.argv.n; i++) {
+                assert_null(strstr(s.argv.v[i], "PROMPT"));
+                assert_null(strstr(s.argv.v[i], "dangerously"));
+                assert_true(strcmp(s.argv.v[i], "--yolo") != 0);
+            }
+            const char *name = p->name;
+            if (!strcmp(name, "claude")) {
+                assert_true(argv_has(&s, "-p") && argv_pair(&s, "--output-format", "stream-json"));
+                assert_true(argv_has(&s, "--verbose"));
+                assert_true(argv_pair(&s, "--permission-mode",
+                                      spec.allow_edits ? "acceptEdits" : "default"));
+                assert_int_equal(argv_has(&s, "--json-schema"), spec.schema != NULL);
+                assert_int_equal(argv_pair(&s, "--resume", "sess-123"), spec.resume != NULL);
+                assert_int_equal(argv_pair(&s, "--model", "some-model"), spec.model != NULL);
+                assert_int_equal(argv_pair(&s, "--max-budget-usd", "0.5000"),
+                                 spec.max_budget_usd > 0);
+                assert_int_equal(s.tmpfiles.n, 0);
+            } else if (!strcmp(name, "codex")) {
+                assert_string_equal(s.argv.v[1], "exec");
+                assert_true(argv_has(&s, "--json"));
+                assert_string_equal(s.argv.v[s.argv.n - 1], "-");
+                assert_true(
+                    argv_pair(&s, "--sandbox", spec.allow_edits ? "workspace-write" : "read-only"));
+                assert_int_equal(argv_has(&s, "--skip-git-repo-check"), !spec.in_git_repo);
+                assert_int_equal(argv_pair(&s, "resume", "sess-123"), spec.resume != NULL);
+                if (spec.resume) /* exec's options come before the subcommand */
+                    assert_string_equal(s.argv.v[s.argv.n - 3], "resume");
+                assert_int_equal(argv_pair(&s, "--model", "some-model"), spec.model != NULL);
+                assert_int_equal(argv_has(&s, "--output-schema"), spec.schema != NULL);
+                assert_int_equal(s.tmpfiles.n, spec.schema != NULL);
+                if (spec.schema) {
+                    struct stat st;
+                    assert_int_equal(stat(s.tmpfiles.v[0], &st), 0);
+                    assert_int_equal(st.st_mode & 0777, 0600);
+                    assert_true(argv_pair(&s, "--output-schema", s.tmpfiles.v[0]));
+                }
+            } else {
+                assert_true(argv_pair(&s, "-o", "stream-json"));
+                assert_true(
+                    argv_pair(&s, "--approval-mode", spec.allow_edits ? "auto_edit" : "default"));
+                assert_int_equal(argv_pair(&s, "--resume", "sess-123"), spec.resume != NULL);
+                assert_int_equal(argv_pair(&s, "-m", "some-model"), spec.model != NULL);
+                assert_false(argv_has(&s, "-p"));
+                assert_int_equal(s.env.n, 1);
+                assert_string_equal(s.env.v[0], "GEMINI_CLI_TRUST_WORKSPACE=true");
+            }
+            char *tmp = s.tmpfiles.n ? strdup(s.tmpfiles.v[0]) : NULL;
+            ar_call_setup_finish(&s);
+            if (tmp) {
+                assert_int_equal(access(tmp, F_OK), -1); /* unlinked */
+                free(tmp);
+            }
+        }
+    }
+}
+
+static void test_bin_override_and_bad_schema(void **state)
+{
+    const struct ar_provider *p = ar_provider_find("claude");
+    setenv("AGENTRUN_CLAUDE_BIN", "/opt/x/claude-wrapper", 1);
+    assert_string_equal(ar_provider_bin(p), "/opt/x/claude-wrapper");
+    assert_false(ar_provider_installed(p));
+    unsetenv("AGENTRUN_CLAUDE_BIN");
+    assert_string_equal(ar_provider_bin(p), "claude");
+    struct ar_call_spec spec = { 0 };
+    spec.schema = "{not json";
+    struct ar_call_setup s;
+    ar_call_setup_init(&s);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(p->prepare(&spec, &s, &err), AR_EUSAGE);
+    ar_call_setup_finish(&s);
+}
+
+/* ---- codex strict schema ---- */
+
+static void test_codex_schema_is_made_strict(void **state)
+{
+    const char *in =
+        "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+        "\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":[\"ok\",\"bad\"],"
+        "\"default\":\"ok\"},\"score\":{\"type\":\"integer\",\"minimum\":0},"
+        "\"issues\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+        "\"line\":{\"type\":\"integer\"},\"msg\":{\"type\":\"string\",\"maxLength\":80}},"
+        "\"required\":[\"msg\"]}},\"note\":{\"description\":\"free\"}},"
+        "\"required\":[\"verdict\",\"score\"],\"examples\":[{}]}";
+    char *out = ar_codex_strict_schema(in);
+    assert_non_null(out);
+    json_t *s = json_loads(out, 0, NULL);
+    assert_non_null(s);
+    assert_null(json_object_get(s, "$schema"));
+    assert_null(json_object_get(s, "examples"));
+    assert_true(json_is_false(json_object_get(s, "additionalProperties")));
+    assert_int_equal(json_array_size(json_object_get(s, "required")), 4);
+    json_t *props = json_object_get(s, "properties");
+    /* required stays as is; optional becomes nullable */
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(props, "verdict"), "type")), "string");
+    assert_null(json_object_get(json_object_get(props, "verdict"), "default"));
+    json_t *issues = json_object_get(props, "issues");
+    assert_true(json_is_array(json_object_get(issues, "type")));
+    assert_string_equal(json_string_value(json_array_get(json_object_get(issues, "type"), 1)),
+                        "null");
+    json_t *item = json_object_get(issues, "items");
+    assert_true(json_is_false(json_object_get(item, "additionalProperties")));
+    assert_int_equal(json_array_size(json_object_get(item, "required")), 2);
+    json_t *line = json_object_get(json_object_get(item, "properties"), "line");
+    assert_true(json_is_array(json_object_get(line, "type")));
+    json_t *msg = json_object_get(json_object_get(item, "properties"), "msg");
+    assert_null(json_object_get(msg, "maxLength"));
+    /* no type at all: wrapped in anyOf with null */
+    json_t *note = json_object_get(props, "note");
+    assert_true(json_is_array(json_object_get(note, "anyOf")));
+    json_decref(s);
+    free(out);
+
+    assert_null(ar_codex_strict_schema("{\"type\":\"array\",\"items\":{}}"));
+    assert_null(ar_codex_strict_schema("not json"));
+    out = ar_codex_strict_schema("{\"type\":\"object\",\"properties\":{\"e\":{\"enum\":[1,2]}}}");
+    assert_non_null(strstr(out, "null"));
+    free(out);
+}
+
+/* ---- codex resumed usage ---- */
+
+static void write_file(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(s, f);
+    fclose(f);
+}
+
+static void test_codex_resume_usage_is_per_call(void **state)
+{
+    size_t len;
+    char *data = slurp("codex", "json-resume.jsonl", &len);
+    assert_non_null(data);
+    const char *tid = strstr(data, "\"thread_id\":\"");
+    assert_non_null(tid);
+    tid += 13;
+    char id[128];
+    size_t n = strcspn(tid, "\"");
+    assert_true(n < sizeof(id));
+    memcpy(id, tid, n);
+    id[n] = '\0';
+
+    char dir[] = "/tmp/ar-test-codexhome-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof(path), "%s/sessions", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/sessions/2026", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof(path), "%s/sessions/2026/rollout-2026-11-22T05-00-00-%s.jsonl", dir, id);
+    /* the thread's total after call 1 (json-resume-first.jsonl's turn.completed) */
+    write_file(path, "{\"type\":\"session_meta\",\"payload\":{\"id\":\"x\"}}\n"
+                     "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+                     "\"total_token_usage\":{\"input_tokens\":1000,\"cached_input_tokens\":100,"
+                     "\"output_tokens\":25,\"reasoning_output_tokens\":0,\"total_tokens\":1025},"
+                     "\"last_token_usage\":{\"input_tokens\":1000}}}}\n"
+                     "{\"type\":\"event_msg\",\"payload\":{\"type\":\"task_complete\"}}\n");
+    setenv("CODEX_HOME", dir, 1);
+
+    const struct ar_provider *p = ar_provider_find("codex");
+    struct ar_call_spec spec = { 0 };
+    spec.resume = id;
+    spec.model = "gpt-5.5";
+    struct ar_unwrap *u = p->unwrap_new(&spec);
+    unlink(path); /* read before the call starts */
+    assert_int_equal(feed(p, u, data, len, NULL, NULL), 1);
+    struct ar_reply r;
+    struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, 0);
+    assert_string_equal(r.text, "second answer");
+    assert_false(r.usage_cumulative);
+    assert_int_equal(r.usage.input, 1200);
+    assert_int_equal(r.usage.cache_read, 300);
+    assert_int_equal(r.usage.output, 42);
+    assert_string_equal(r.model, "gpt-5.5");
+    ar_reply_finish(&r);
+
+    /* No rollout: the cumulative numbers are reported, flagged. */
+    u = p->unwrap_new(&spec);
+    feed(p, u, data, len, NULL, NULL);
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_true(r.usage_cumulative);
+    assert_int_equal(r.usage.input, 2100);
+    ar_reply_finish(&r);
+
+    snprintf(path, sizeof(path), "%s/sessions/2026", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/sessions", dir);
+    rmdir(path);
+    rmdir(dir);
+    unsetenv("CODEX_HOME");
+    free(data);
+
+    struct ar_usage raw;
+    const char *rollout = "{\"type\":\"token_usage_record\",\"payload\":{\"turn_token_usage\":{"
+                          "\"input_tokens\":5},\"thread_token_usage\":{\"input_tokens\":77,"
+                          "\"output_tokens\":3}}}\nnot json\n";
+    assert_int_equal(ar_codex_rollout_total(rollout, strlen(rollout), &raw), 0);
+    assert_int_equal(raw.input, 77);
+    assert_int_equal(raw.output, 3);
+    assert_int_equal(ar_codex_rollout_total("x\ny\n", 4, &raw), AR_ENOJSON);
+}
+
+/* ---- registry ---- */
+
+static void test_registry_order_find_resolve_and_model(void **state)
+{
+    const struct ar_provider *const *v = ar_providers();
+    assert_string_equal(v[0]->name, "claude");
+    assert_string_equal(v[1]->name, "codex");
+    assert_string_equal(v[2]->name, "gemini");
+    assert_null(v[3]);
+    assert_null(ar_provider_find("gpt"));
+    struct ar_error err = AR_ERROR_INIT;
+    assert_null(ar_provider_resolve("gpt", &err));
+    assert_int_equal(err.code, AR_EUSAGE);
+    assert_non_null(strstr(err.msg, "unknown provider 'gpt'"));
+    assert_ptr_equal(ar_provider_resolve("codex", NULL), ar_provider_find("codex"));
+
+    /* auto with a PATH holding only a fake gemini */
+    char dir[] = "/tmp/ar-test-path-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char bin[512];
+    snprintf(bin, sizeof(bin), "%s/gemini", dir);
+    write_file(bin, "#!/bin/sh\necho 1\n");
+    chmod(bin, 0755);
+    char *old_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+    setenv("PATH", dir, 1);
+    unsetenv("AGENTRUN_PROVIDER");
+    unsetenv("AGENTRUN_CLAUDE_BIN");
+    unsetenv("AGENTRUN_CODEX_BIN");
+    unsetenv("AGENTRUN_GEMINI_BIN");
+    assert_ptr_equal(ar_provider_resolve("auto", NULL), ar_provider_find("gemini"));
+    assert_ptr_equal(ar_provider_resolve(NULL, NULL), ar_provider_find("gemini"));
+    setenv("AGENTRUN_PROVIDER", "codex", 1);
+    assert_ptr_equal(ar_provider_resolve(NULL, NULL), ar_provider_find("codex"));
+    unsetenv("AGENTRUN_PROVIDER");
+    char *w = ar_provider_which(ar_provider_find("gemini"));
+    assert_string_equal(w, bin);
+    free(w);
+    chmod(bin, 0644); /* not executable: not installed */
+    ar_error_clear(&err);
+    assert_null(ar_provider_resolve("auto", &err));
+    assert_int_equal(err.code, AR_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "AGENTRUN_CLAUDE_BIN"));
+    assert_non_null(strstr(err.msg, "npm install"));
+    unlink(bin);
+    rmdir(dir);
+    if (old_path) {
+        setenv("PATH", old_path, 1);
+        free(old_path);
+    }
+
+    const struct ar_provider *codex = ar_provider_find("codex");
+    unsetenv("AGENTRUN_MODEL");
+    unsetenv("CODEX_MODEL");
+    assert_null(ar_provider_model(codex, NULL));
+    setenv("CODEX_MODEL", "gpt-5.4", 1);
+    assert_string_equal(ar_provider_model(codex, NULL), "gpt-5.4");
+    assert_null(ar_provider_model(ar_provider_find("claude"), NULL));
+    setenv("AGENTRUN_MODEL", "m2", 1);
+    assert_string_equal(ar_provider_model(codex, NULL), "m2");
+    assert_string_equal(ar_provider_model(codex, "m1"), "m1");
+    unsetenv("AGENTRUN_MODEL");
+    unsetenv("CODEX_MODEL");
+
+    setenv("CODEX_HOME", "/x/ch", 1);
+    char *f = ar_provider_auth_file(codex, 0);
+    assert_string_equal(f, "/x/ch/auth.json");
+    free(f);
+    assert_null(ar_provider_auth_file(codex, 1));
+    unsetenv("CODEX_HOME");
+}
+
+static void test_classification_of_cli_messages(void **state)
+{
+    struct ar_reply r;
+    const struct ar_provider *codex = ar_provider_find("codex");
+    static const struct {
+        const char *msg;
+        int error;
+    } cases[] = {
+        { "unexpected status 401 Unauthorized: bad key, url: http://127.0.0.1:40100/v1", AR_EAUTH },
+        { "exceeded retry limit, last status: 429 Too Many Requests", AR_ERATELIMIT },
+        { "stream disconnected before completion: boom", AR_EAPI },
+        { "Missing environment variable: `MOCK_API_KEY`.", AR_EAUTH },
+        { "request id 14012 failed", AR_EAPI },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_unwrap *u = codex->unwrap_new(NULL);
+        char line[512];
+        json_t *o =
+            json_pack("{s:s,s:{s:s}}", "type", "turn.failed", "error", "message", cases[i].msg);
+        char *s = json_dumps(o, JSON_COMPACT);
+        snprintf(line, sizeof(line), "%s", s);
+        free(s);
+        json_decref(o);
+        assert_int_equal(codex->unwrap_line(u, line, strlen(line), NULL), 1);
+        struct ar_exit_info ex = { 1, 0, 0, NULL, 0 };
+        codex->unwrap_finish(u, &ex, &r);
+        codex->unwrap_free(u);
+        assert_int_equal(r.error, cases[i].error);
+        assert_string_equal(r.error_msg, cases[i].msg);
+        ar_reply_finish(&r);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_fixture_through_its_adapter),
+        cmocka_unit_test(test_fixture_index_is_covered),
+        cmocka_unit_test(test_killed_without_final_event_is_interrupted),
+        cmocka_unit_test(test_plain_modes_are_not_wrappers),
+        cmocka_unit_test(test_codex_plain_stderr_gives_tokens_and_session),
+        cmocka_unit_test(test_gemini_stderr_error_object_is_the_last_one),
+        cmocka_unit_test(test_gemini_loop_detection_is_empty),
+        cmocka_unit_test(test_garbage_and_huge_lines_are_skipped),
+        cmocka_unit_test(test_truncated_stream_is_truncated),
+        cmocka_unit_test(test_argv_for_every_option_combination),
+        cmocka_unit_test(test_bin_override_and_bad_schema),
+        cmocka_unit_test(test_codex_schema_is_made_strict),
+        cmocka_unit_test(test_codex_resume_usage_is_per_call),
+        cmocka_unit_test(test_registry_order_find_resolve_and_model),
+        cmocka_unit_test(test_classification_of_cli_messages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -202,6 +202,13 @@ int ar_git_changes_load_content(struct ar_git_changes *ch, const char *root, siz
  */
 json_t *ar_git_changes_to_json(const struct ar_git_changes *ch);
 
+/*
+ * The top of the git work tree containing dir (NULL: the current directory),
+ * found by looking for a .git entry upwards without running git, or NULL
+ * when there is none. Caller free()s. Cheap enough to call per job.
+ */
+char *ar_git_find_root(const char *dir);
+
 /* Non-zero when s[0..len) is valid UTF-8 (no overlongs, no surrogates). */
 int ar_git_utf8_valid(const char *s, size_t len);
 

@@ -128,28 +128,13 @@ static json_t *event_fields(const struct ar_run *run, uint64_t duration_ms)
                      (json_int_t)duration_ms);
 }
 
-/* Is dir (or one of its parents) inside a git work tree? Looked up without
- * running git: codex needs to know before the first call. */
+/* Is dir inside a git work tree? Looked up without running git: codex needs
+ * to know before the first call. */
 static int inside_git_repo(const char *dir)
 {
-    char *path = realpath(dir ? dir : ".", NULL);
-    if (!path)
-        return 0;
-    int found = 0;
-    for (;;) {
-        struct ar_buf b;
-        ar_buf_init(&b, AR_BUF_UNLIMITED);
-        struct stat st;
-        if (ar_buf_printf(&b, "%s/.git", path) == 0 && stat(ar_buf_cstr(&b), &st) == 0)
-            found = 1;
-        ar_buf_finish(&b);
-        char *slash = strrchr(path, '/');
-        if (found || !slash || slash == path)
-            break;
-        *slash = '\0';
-    }
-    free(path);
-    return found;
+    char *root = ar_git_find_root(dir);
+    free(root);
+    return root != NULL;
 }
 
 static void transcript_write(struct ar_run *run, const char *line, size_t len)
@@ -874,7 +859,9 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
                  run->prov->name);
     if (out)
         *out = run;
-    if (run->o.track_files) {
+    /* Outside a work tree there is nothing to snapshot: no git process per job
+     * (GIT_DIR can point anywhere, so then git itself decides). */
+    if (run->o.track_files && (run->in_git_repo || getenv("GIT_DIR"))) {
         if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_before, run, err) == 0)
             return 0;
         ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);

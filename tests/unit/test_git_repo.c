@@ -335,6 +335,17 @@ static void test_with_content_text_binary_and_cap(void **state)
     ar_git_snapshot_destroy(before);
 }
 
+static void test_inside_dot_git_is_untracked(void **state)
+{
+    char dotgit[512];
+    snprintf(dotgit, sizeof(dotgit), "%s/.git", repo);
+    struct ar_git_snapshot *s = NULL;
+    assert_int_equal(ar_git_snapshot_take(dotgit, NULL, &s, NULL), 0);
+    assert_false(s->tracked);
+    assert_non_null(strstr(s->reason, "not a git work tree"));
+    ar_git_snapshot_destroy(s);
+}
+
 struct async_slot {
     struct ar_git_snapshot *snap;
     int calls;
@@ -370,6 +381,25 @@ static void test_async_snapshots_share_one_loop(void **state)
     ar_git_snapshot_destroy(outside.snap);
 }
 
+static void test_async_start_without_git_fails_at_once(void **state)
+{
+    char *path = strdup(getenv("PATH"));
+    setenv("PATH", repo, 1);
+    struct ar_loop *loop = ar_loop_create(NULL);
+    assert_non_null(loop);
+    struct ar_error e = AR_ERROR_INIT;
+    struct async_slot slot = { NULL, 0 };
+    int rc = ar_git_snapshot_start(loop, repo, NULL, on_snap, &slot, &e);
+    setenv("PATH", path, 1);
+    free(path);
+    assert_int_equal(rc, AR_ENOTFOUND);
+    assert_int_equal(e.code, AR_ENOTFOUND);
+    assert_non_null(strstr(e.msg, "git"));
+    ar_loop_run(loop);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+    assert_int_equal(slot.calls, 0);
+}
+
 int main(void)
 {
     if (system("git --version >/dev/null 2>&1") != 0) {
@@ -395,11 +425,14 @@ int main(void)
         T(test_changes_the_run_committed_are_reported),
         T(test_with_content_text_binary_and_cap),
         T(test_async_snapshots_share_one_loop),
+        T(test_inside_dot_git_is_untracked),
         cmocka_unit_test_setup_teardown(test_not_a_repo_is_untracked_not_an_error, make_plain_dir,
                                         remove_repo),
         cmocka_unit_test_setup_teardown(test_first_commit_of_an_empty_repository, make_plain_dir,
                                         remove_repo),
         cmocka_unit_test_setup_teardown(test_git_missing_is_untracked_with_reason, make_plain_dir,
+                                        remove_repo),
+        cmocka_unit_test_setup_teardown(test_async_start_without_git_fails_at_once, make_plain_dir,
                                         remove_repo),
 #undef T
     };

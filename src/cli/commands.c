@@ -7,8 +7,10 @@
 const struct ar_cli_command *const ar_cli_commands[] = {
     &ar_cmd_doctor,
     &ar_cmd_extract,
+    &ar_cmd_prioritize,
     &ar_cmd_prompts,
     &ar_cmd_review,
+    &ar_cmd_route,
     &ar_cmd_run,
     NULL,
 };

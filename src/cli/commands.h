@@ -6,8 +6,10 @@
 
 extern const struct ar_cli_command ar_cmd_doctor;
 extern const struct ar_cli_command ar_cmd_extract;
+extern const struct ar_cli_command ar_cmd_prioritize;
 extern const struct ar_cli_command ar_cmd_prompts;
 extern const struct ar_cli_command ar_cmd_review;
+extern const struct ar_cli_command ar_cmd_route;
 extern const struct ar_cli_command ar_cmd_run;
 
 #endif

@@ -1,0 +1,696 @@
+/* review: diff parsing and chunking, the merge, the verdict, degraded results, formats. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/review_format.h"
+#include "review/diff.h"
+#include "review/review.h"
+#include "run/run.h"
+
+static const char two_files[] = "diff --git a/src/a.c b/src/a.c\n"
+                                "index 1111111..2222222 100644\n"
+                                "--- a/src/a.c\n"
+                                "+++ b/src/a.c\n"
+                                "@@ -1,3 +1,3 @@\n"
+                                " one\n"
+                                "-two\n"
+                                "+TWO\n"
+                                " three\n"
+                                "@@ -10,2 +10,3 @@\n"
+                                " ten\n"
+                                "+ten and a half\n"
+                                " eleven\n"
+                                "diff --git a/doc/b.md b/doc/b.md\n"
+                                "new file mode 100644\n"
+                                "index 0000000..3333333\n"
+                                "--- /dev/null\n"
+                                "+++ b/doc/b.md\n"
+                                "@@ -0,0 +1 @@\n"
+                                "+hello\n";
+
+static void test_parse_finds_files_and_hunks(void **state)
+{
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(two_files, strlen(two_files), &d, NULL), 0);
+    assert_int_equal(d.n_files, 2);
+    assert_int_equal(d.preamble, 0);
+    assert_string_equal(d.files[0].path, "src/a.c");
+    assert_null(d.files[0].old_path);
+    assert_int_equal(d.files[0].n_hunks, 2);
+    assert_memory_equal(two_files + d.files[0].hunks[1], "@@ -10,2", 8);
+    assert_string_equal(d.files[1].path, "doc/b.md");
+    assert_int_equal(d.files[1].n_hunks, 1);
+    assert_int_equal(d.files[1].end, strlen(two_files));
+    assert_true(ar_diff_reviewable(&d));
+    ar_diff_finish(&d);
+}
+
+static void test_parse_removed_dashes_line_is_not_a_new_file(void **state)
+{
+    /* A removed line "-- x" reads "--- x" and an added "++ y" reads "+++ y":
+     * the hunk's line counts say they belong to the hunk. */
+    static const char text[] = "--- a/sig.txt\n"
+                               "+++ b/sig.txt\n"
+                               "@@ -1,2 +1,2 @@\n"
+                               "--- x\n"
+                               "+++ y\n"
+                               " end\n"
+                               "--- a/other.txt\t2024-01-01 10:00:00\n"
+                               "+++ b/other.txt\t2024-01-02 10:00:00\n"
+                               "@@ -1 +1 @@\n"
+                               "-a\n"
+                               "+b\n";
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(text, strlen(text), &d, NULL), 0);
+    assert_int_equal(d.n_files, 2);
+    assert_string_equal(d.files[0].path, "sig.txt");
+    assert_int_equal(d.files[0].n_hunks, 1);
+    assert_string_equal(d.files[1].path, "other.txt");
+    ar_diff_finish(&d);
+}
+
+static void test_parse_renames_deletions_and_quoted_paths(void **state)
+{
+    static const char text[] = "From 123 Mon Sep 17 00:00:00 2001\n"
+                               "Subject: [PATCH] move\n"
+                               "\n"
+                               "diff --git a/old name.c b/new name.c\n"
+                               "similarity index 100%\n"
+                               "rename from old name.c\n"
+                               "rename to new name.c\n"
+                               "diff --git a/gone.c b/gone.c\n"
+                               "deleted file mode 100644\n"
+                               "--- a/gone.c\n"
+                               "+++ /dev/null\n"
+                               "@@ -1 +0,0 @@\n"
+                               "-x\n"
+                               "diff --git \"a/tab\\there.c\" \"b/tab\\there.c\"\n"
+                               "--- \"a/tab\\there.c\"\n"
+                               "+++ \"b/tab\\there.c\"\n"
+                               "@@ -1 +1 @@\n"
+                               "-a\n"
+                               "+b\n";
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(text, strlen(text), &d, NULL), 0);
+    assert_int_equal(d.n_files, 3);
+    assert_true(d.preamble > 0);
+    assert_string_equal(d.files[0].path, "new name.c");
+    assert_string_equal(d.files[0].old_path, "old name.c");
+    assert_int_equal(d.files[0].n_hunks, 0);
+    assert_string_equal(d.files[1].path, "gone.c");
+    assert_string_equal(d.files[2].path, "tab\there.c");
+    assert_true(ar_diff_has_file(&d, "old name.c"));
+    assert_true(ar_diff_has_file(&d, "b/gone.c"));
+    assert_true(ar_diff_has_file(&d, "./new name.c"));
+    assert_false(ar_diff_has_file(&d, "other.c"));
+    ar_diff_finish(&d);
+}
+
+static void test_binary_only_diff_is_not_reviewable(void **state)
+{
+    static const char text[] = "diff --git a/logo.png b/logo.png\n"
+                               "index 1111111..2222222 100644\n"
+                               "Binary files a/logo.png and b/logo.png differ\n"
+                               "diff --git a/icon.bin b/icon.bin\n"
+                               "new file mode 100644\n"
+                               "index 0000000..3333333\n"
+                               "GIT binary patch\n"
+                               "literal 12\n"
+                               "TcmZQzU|?ooU|?WmU|?Vg00002\n"
+                               "\n"
+                               "literal 0\n"
+                               "HcmV?d00001\n";
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(text, strlen(text), &d, NULL), 0);
+    assert_int_equal(d.n_files, 2);
+    assert_true(d.files[0].binary);
+    assert_true(d.files[1].binary);
+    assert_string_equal(d.files[1].path, "icon.bin");
+    assert_false(ar_diff_reviewable(&d));
+    ar_diff_finish(&d);
+
+    assert_int_equal(ar_diff_parse("", 0, &d, NULL), 0);
+    assert_int_equal(d.n_files, 0);
+    assert_false(ar_diff_reviewable(&d));
+    ar_diff_finish(&d);
+}
+
+static void test_split_packs_whole_files_up_to_the_limit(void **state)
+{
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(two_files, strlen(two_files), &d, NULL), 0);
+    struct ar_diff_chunk *c;
+    size_t n;
+    /* Everything fits: one chunk, the diff as it came. */
+    assert_int_equal(ar_diff_split(&d, 1 << 20, &c, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(c[0].text, two_files);
+    assert_int_equal(c[0].n_files, 2);
+    ar_diff_chunks_free(c, n);
+    /* Room for the first file only: a chunk per file, cut at the file boundary. */
+    size_t first = d.files[0].end;
+    assert_int_equal(ar_diff_split(&d, first + 10, &c, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[0].len, first);
+    assert_memory_equal(c[0].text, two_files, first);
+    assert_string_equal(c[1].text, two_files + first);
+    assert_int_equal(c[1].first_file, 1);
+    assert_int_equal(c[0].piece, 0);
+    ar_diff_chunks_free(c, n);
+    ar_diff_finish(&d);
+}
+
+static void test_split_large_file_at_hunks_each_piece_keeps_header(void **state)
+{
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(two_files, strlen(two_files), &d, NULL), 0);
+    struct ar_diff_chunk *c;
+    size_t n;
+    /* Smaller than the first file: its two hunks go to two pieces. */
+    size_t header = d.files[0].body - d.files[0].start;
+    assert_int_equal(ar_diff_split(&d, header + 40, &c, &n, NULL), 0);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < 2; i++) {
+        assert_memory_equal(c[i].text, two_files, header);
+        assert_int_equal(c[i].piece, (int)i + 1);
+        assert_int_equal(c[i].n_pieces, 2);
+        assert_int_equal(c[i].first_file, 0);
+    }
+    assert_non_null(strstr(c[0].text, "+TWO\n"));
+    assert_null(strstr(c[0].text, "ten and a half"));
+    assert_memory_equal(c[1].text + header, "@@ -10,2", 8);
+    assert_non_null(strstr(c[2].text, "+++ b/doc/b.md"));
+    ar_diff_chunks_free(c, n);
+    ar_diff_finish(&d);
+}
+
+static void test_split_drops_binary_payload_and_keeps_it_with_text(void **state)
+{
+    static const char text[] = "diff --git a/a.txt b/a.txt\n"
+                               "--- a/a.txt\n"
+                               "+++ b/a.txt\n"
+                               "@@ -1 +1 @@\n"
+                               "-a\n"
+                               "+b\n"
+                               "diff --git a/icon.bin b/icon.bin\n"
+                               "GIT binary patch\n"
+                               "literal 12\n"
+                               "TcmZQzU|?ooU|?WmU|?Vg00002\n";
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(text, strlen(text), &d, NULL), 0);
+    struct ar_diff_chunk *c;
+    size_t n;
+    /* Even with a tiny limit, the binary section never makes a chunk alone. */
+    assert_int_equal(ar_diff_split(&d, 10, &c, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_null(strstr(c[0].text, "TcmZQz"));
+    assert_non_null(strstr(c[0].text, "diff --git a/icon.bin b/icon.bin\nBinary files differ\n"));
+    assert_int_equal(c[0].n_files, 2);
+    ar_diff_chunks_free(c, n);
+    ar_diff_finish(&d);
+}
+
+/* ---- reviews ---- */
+
+static void review_from(const char *json, struct ar_review *rv)
+{
+    json_error_t jerr;
+    json_t *v = json_loads(json, 0, &jerr);
+    assert_non_null(v);
+    ar_review_init(rv);
+    assert_int_equal(ar_review_from_value(v, rv, NULL), 0);
+    rv->chunks = 1;
+    rv->calls = json_array();
+    json_decref(v);
+}
+
+static void test_merge_sorts_by_file_then_line_and_flags_outside_diff(void **state)
+{
+    struct ar_review parts[2];
+    review_from("{\"passed\":false,\"summary\":\"first\",\"issues\":["
+                "{\"file\":\"src/a.c\",\"line\":10,\"severity\":\"low\",\"message\":\"m1\"},"
+                "{\"file\":\"b/doc/b.md\",\"line\":1,\"severity\":\"info\",\"message\":\"m2\"}]}",
+                &parts[0]);
+    review_from("{\"passed\":true,\"summary\":\"second\",\"issues\":["
+                "{\"file\":\"src/a.c\",\"line\":2,\"severity\":\"high\",\"message\":\"m3\","
+                "\"suggestion\":\"fix\"},"
+                "{\"file\":\"src/a.c\",\"line\":10,\"severity\":\"medium\",\"message\":\"m4\"},"
+                "{\"file\":\"./nowhere.c\",\"line\":5,\"severity\":\"low\",\"message\":\"m5\"}]}",
+                &parts[1]);
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(two_files, strlen(two_files), &d, NULL), 0);
+    struct ar_review m;
+    ar_review_init(&m);
+    assert_int_equal(ar_review_merge(parts, 2, &d, &m, NULL), 0);
+    assert_false(m.passed);
+    assert_int_equal(m.chunks, 2);
+    assert_string_equal(m.summary, "first\nsecond");
+    assert_int_equal(m.n_issues, 5);
+    static const char *const order[] = { "m5", "m2", "m3", "m1", "m4" };
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(m.issues[i].message, order[i]);
+    assert_true(m.issues[0].outside_diff);  /* ./nowhere.c */
+    assert_false(m.issues[1].outside_diff); /* b/doc/b.md is doc/b.md */
+    assert_false(m.issues[2].outside_diff);
+    assert_string_equal(m.issues[2].suggestion, "fix");
+    ar_review_finish(&m);
+    ar_review_finish(&parts[0]);
+    ar_review_finish(&parts[1]);
+    ar_diff_finish(&d);
+}
+
+static void test_merge_sums_tokens_and_cost_unknown_when_one_is(void **state)
+{
+    struct ar_review parts[2];
+    review_from("{\"passed\":true,\"summary\":\"\",\"issues\":[]}", &parts[0]);
+    review_from("{\"passed\":true,\"summary\":\"ok\",\"issues\":[]}", &parts[1]);
+    parts[0].usage.input = 100;
+    parts[0].usage.output = 7;
+    parts[1].usage.input = 50;
+    parts[1].usage.cache_read = 3;
+    parts[0].cost_usd = 0.25;
+    parts[1].cost_usd = 0.5;
+    parts[0].cost_source = parts[1].cost_source = AR_COST_CLI;
+    parts[0].duration_ms = 10;
+    parts[1].duration_ms = 30;
+    json_array_append_new(parts[0].calls, json_string("call-a"));
+    json_array_append_new(parts[1].calls, json_string("call-b"));
+    struct ar_review m;
+    ar_review_init(&m);
+    assert_int_equal(ar_review_merge(parts, 2, NULL, &m, NULL), 0);
+    assert_true(m.passed);
+    assert_string_equal(m.summary, "ok");
+    assert_int_equal(m.usage.input, 150);
+    assert_int_equal(m.usage.output, 7);
+    assert_int_equal(m.usage.cache_read, 3);
+    assert_int_equal(m.cost_source, AR_COST_CLI);
+    assert_true(m.cost_usd > 0.749 && m.cost_usd < 0.751);
+    assert_int_equal(m.duration_ms, 30);
+    assert_int_equal(json_array_size(m.calls), 2);
+    assert_string_equal(json_string_value(json_array_get(m.calls, 1)), "call-b");
+    ar_review_finish(&m);
+
+    parts[1].cost_source = AR_COST_UNKNOWN;
+    ar_review_init(&m);
+    assert_int_equal(ar_review_merge(parts, 2, NULL, &m, NULL), 0);
+    assert_int_equal(m.cost_source, AR_COST_UNKNOWN);
+    ar_review_finish(&m);
+    parts[1].cost_source = AR_COST_TABLE;
+    ar_review_init(&m);
+    assert_int_equal(ar_review_merge(parts, 2, NULL, &m, NULL), 0);
+    assert_int_equal(m.cost_source, AR_COST_TABLE);
+    ar_review_finish(&m);
+    ar_review_finish(&parts[0]);
+    ar_review_finish(&parts[1]);
+}
+
+static void test_from_value_rejects_what_the_contract_forbids(void **state)
+{
+    static const char *const bad[] = {
+        "{\"passed\":1,\"summary\":\"\",\"issues\":[]}",
+        "{\"passed\":true,\"issues\":[]}",
+        "{\"passed\":true,\"summary\":\"\",\"issues\":[{\"file\":\"a\",\"line\":0,"
+        "\"severity\":\"low\",\"message\":\"m\"}]}",
+        "{\"passed\":true,\"summary\":\"\",\"issues\":[{\"file\":\"a\",\"line\":1,"
+        "\"severity\":\"urgent\",\"message\":\"m\"}]}",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *v = json_loads(bad[i], 0, NULL);
+        struct ar_review rv;
+        struct ar_error err = AR_ERROR_INIT;
+        ar_review_init(&rv);
+        assert_int_equal(ar_review_from_value(v, &rv, &err), AR_ECONTRACT);
+        assert_int_equal(err.code, AR_ECONTRACT);
+        ar_review_finish(&rv);
+        json_decref(v);
+    }
+}
+
+struct verdict_case {
+    const char *issues; /* severities, one letter each: c h m l i */
+    int passed;
+    int fail_on;
+    int exit_status;
+};
+
+static void test_verdict_per_fail_on(void **state)
+{
+    static const struct verdict_case cases[] = {
+        { "", 1, AR_SEV_LOW, 0 },
+        { "i", 1, AR_SEV_LOW, 0 },    /* info never fails at the default */
+        { "i", 1, AR_SEV_INFO, 1 },   /* unless asked for */
+        { "l", 1, AR_SEV_LOW, 1 },    /* the model's passed does not rescue an issue */
+        { "l", 0, AR_SEV_MEDIUM, 0 }, /* below the bar, passed:false with issues: 0 */
+        { "m", 1, AR_SEV_MEDIUM, 1 },
+        { "mh", 1, AR_SEV_HIGH, 1 },
+        { "ml", 0, AR_SEV_HIGH, 0 },
+        { "c", 1, AR_SEV_CRITICAL, 1 },
+        { "h", 1, AR_SEV_CRITICAL, 0 },
+        { "", 0, AR_SEV_LOW, 1 }, /* passed:false without a single issue */
+        { "", 0, AR_SEV_CRITICAL, 1 },
+        { "", 0, AR_FAIL_ON_NONE, 0 },
+        { "c", 0, AR_FAIL_ON_NONE, 0 },
+    };
+    static const char letters[] = "chmli";
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const struct verdict_case *vc = &cases[k];
+        struct ar_review rv;
+        ar_review_init(&rv);
+        struct ar_review_issue is[8];
+        memset(is, 0, sizeof(is));
+        rv.n_issues = strlen(vc->issues);
+        rv.issues = is;
+        for (size_t i = 0; i < rv.n_issues; i++)
+            is[i].severity = (enum ar_severity)(strchr(letters, vc->issues[i]) - letters);
+        rv.passed = vc->passed;
+        struct ar_review_verdict v;
+        ar_review_verdict(&rv, vc->fail_on, 0, &v);
+        if (v.exit_status != vc->exit_status)
+            fail_msg("case %zu: '%s' passed=%d fail_on=%s: exit %d, want %d", k, vc->issues,
+                     vc->passed, ar_severity_name(vc->fail_on), v.exit_status, vc->exit_status);
+    }
+}
+
+static struct ar_result *result_ok(const char *json, const char *output)
+{
+    struct ar_result *r = ar_result_new_failed("codex", AR_ECLIFAILED, "x");
+    ar_error_clear(&r->error);
+    r->ok = 1;
+    r->value = json_loads(json, 0, NULL);
+    r->json = strdup(json);
+    r->output = strdup(output);
+    r->usage.input = 10;
+    r->cost_source = AR_COST_TABLE;
+    r->cost_usd = 0.1;
+    return r;
+}
+
+static void test_degraded_no_json_passes_unless_strict(void **state)
+{
+    struct ar_result *r = ar_result_new_failed("claude", AR_ENOJSON, "no JSON object found");
+    r->output = strdup("I looked and it is fine.");
+    struct ar_review rv;
+    ar_review_init(&rv);
+    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_true(rv.degraded);
+    assert_false(rv.failed);
+    assert_true(rv.passed);
+    assert_int_equal(rv.n_issues, 0);
+    assert_string_equal(rv.summary, AR_REVIEW_NO_JSON_SUMMARY);
+    assert_string_equal(rv.raw_output, "I looked and it is fine.");
+    assert_int_equal(rv.error.code, AR_ENOJSON);
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    assert_int_equal(v.exit_status, 0);
+    ar_review_verdict(&rv, AR_SEV_LOW, 1, &v);
+    assert_int_equal(v.exit_status, 3);
+    ar_review_finish(&rv);
+    ar_result_destroy(r);
+
+    r = ar_result_new_failed("claude", AR_ECONTRACT, "/issues/0/line: expected integer");
+    ar_review_init(&rv);
+    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_true(rv.degraded);
+    assert_string_equal(rv.summary, AR_REVIEW_CONTRACT_SUMMARY);
+    assert_null(rv.raw_output);
+    ar_review_finish(&rv);
+    ar_result_destroy(r);
+
+    /* Accepted by an override template's looser contract, still not a review. */
+    r = result_ok("{\"passed\":true,\"summary\":\"s\",\"issues\":[{\"file\":\"a\"}]}", "raw");
+    ar_review_init(&rv);
+    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_true(rv.degraded);
+    assert_string_equal(rv.summary, AR_REVIEW_CONTRACT_SUMMARY);
+    assert_string_equal(rv.raw_output, "raw");
+    ar_review_finish(&rv);
+    ar_result_destroy(r);
+}
+
+static void test_provider_failure_and_timeout_are_never_degraded(void **state)
+{
+    static const struct {
+        int code;
+        int exit_status;
+    } cases[] = {
+        { AR_EAUTH, 4 },    { AR_ECLIFAILED, 4 }, { AR_ENOTFOUND, 4 },
+        { AR_ETIMEOUT, 5 }, { AR_EIDLE, 5 },      { AR_EINTERRUPTED, 130 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_result *r = ar_result_new_failed("codex", cases[i].code, "boom");
+        struct ar_review rv;
+        ar_review_init(&rv);
+        assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+        assert_true(rv.failed);
+        assert_false(rv.degraded);
+        assert_false(rv.passed);
+        struct ar_review_verdict v;
+        ar_review_verdict(&rv, AR_FAIL_ON_NONE, 0, &v);
+        assert_int_equal(v.exit_status, cases[i].exit_status);
+        /* Merged with a good chunk, the failure still wins. */
+        struct ar_review parts[2];
+        review_from("{\"passed\":true,\"summary\":\"fine\",\"issues\":[]}", &parts[0]);
+        parts[1] = rv;
+        struct ar_review m;
+        ar_review_init(&m);
+        assert_int_equal(ar_review_merge(parts, 2, NULL, &m, NULL), 0);
+        assert_true(m.failed);
+        assert_false(m.passed);
+        assert_int_equal(m.error.code, cases[i].code);
+        ar_review_finish(&m);
+        ar_review_finish(&parts[0]);
+        ar_review_finish(&rv);
+        ar_result_destroy(r);
+    }
+}
+
+static void test_ok_result_becomes_the_review(void **state)
+{
+    struct ar_result *r =
+        result_ok("{\"passed\":false,\"summary\":\"bad\",\"issues\":[{\"file\":\"a.c\",\"line\":3,"
+                  "\"severity\":\"critical\",\"message\":\"boom\"}]}",
+                  "```json …```");
+    json_t *calls = json_pack("[{ss}]", "kind", "main");
+    struct ar_review rv;
+    ar_review_init(&rv);
+    assert_int_equal(ar_review_from_result(r, calls, &rv), 0);
+    assert_false(rv.degraded);
+    assert_false(rv.failed);
+    assert_false(rv.passed);
+    assert_int_equal(rv.n_issues, 1);
+    assert_int_equal(rv.issues[0].severity, AR_SEV_CRITICAL);
+    assert_null(rv.raw_output);
+    assert_int_equal(rv.usage.input, 10);
+    assert_string_equal(rv.provider, "codex");
+    assert_int_equal(json_array_size(rv.calls), 1);
+    ar_review_finish(&rv);
+    json_decref(calls);
+    ar_result_destroy(r);
+}
+
+/* ---- formats ---- */
+
+static void test_github_escaping(void **state)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_github_escape_data("100% a:b,c\r\nnext", &b), 0);
+    assert_string_equal(ar_buf_cstr(&b), "100%25 a:b,c%0D%0Anext");
+    ar_buf_reset(&b);
+    assert_int_equal(ar_github_escape_property("dir,x/a:b%\n.c", &b), 0);
+    assert_string_equal(ar_buf_cstr(&b), "dir%2Cx/a%3Ab%25%0A.c");
+    ar_buf_finish(&b);
+}
+
+static void sample_review(struct ar_review *rv)
+{
+    review_from("{\"passed\":false,\"summary\":\"two things\",\"issues\":["
+                "{\"file\":\"b/src/a,b.c\",\"line\":7,\"severity\":\"high\","
+                "\"message\":\"50% worse:\\nsee\",\"suggestion\":\"fix it\"},"
+                "{\"file\":\"src/x y.c\",\"line\":2,\"severity\":\"info\",\"message\":\"fyi\"}]}",
+                rv);
+}
+
+static void test_github_format_commands(void **state)
+{
+    struct ar_review rv;
+    sample_review(&rv);
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL };
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_GITHUB, &b), 0);
+    const char *s = ar_buf_cstr(&b);
+    assert_non_null(strstr(s, "::error file=src/a%2Cb.c,line=7,title=agentrun review%3A high::"
+                              "50%25 worse:%0Asee%0A%0ASuggestion: fix it\n"));
+    assert_non_null(
+        strstr(s, "::notice file=src/x y.c,line=2,title=agentrun review%3A info::fyi\n"));
+    assert_non_null(strstr(s, "::error title=agentrun review%3A fail::two things\n"));
+    ar_buf_finish(&b);
+    ar_review_finish(&rv);
+}
+
+static void test_sarif_has_the_required_structure(void **state)
+{
+    struct ar_review rv;
+    sample_review(&rv);
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL };
+    json_t *log = ar_review_to_sarif(&rep);
+    assert_non_null(log);
+    assert_string_equal(json_string_value(json_object_get(log, "version")), "2.1.0");
+    assert_non_null(json_string_value(json_object_get(log, "$schema")));
+    json_t *run = json_array_get(json_object_get(log, "runs"), 0);
+    json_t *driver = json_object_get(json_object_get(run, "tool"), "driver");
+    assert_string_equal(json_string_value(json_object_get(driver, "name")), "agentrun");
+    assert_non_null(json_string_value(json_object_get(driver, "version")));
+    assert_non_null(json_string_value(json_object_get(driver, "informationUri")));
+    json_t *rules = json_object_get(driver, "rules");
+    assert_int_equal(json_array_size(rules), AR_SEV_COUNT);
+    json_t *results = json_object_get(run, "results");
+    assert_int_equal(json_array_size(results), 2);
+    json_t *r0 = json_array_get(results, 0);
+    assert_string_equal(json_string_value(json_object_get(r0, "level")), "error");
+    assert_string_equal(json_string_value(json_object_get(r0, "ruleId")), "review/high");
+    size_t idx = (size_t)json_integer_value(json_object_get(r0, "ruleIndex"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rules, idx), "id")),
+                        "review/high");
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(r0, "message"), "text")), "fix it"));
+    json_t *phys =
+        json_object_get(json_array_get(json_object_get(r0, "locations"), 0), "physicalLocation");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(phys, "artifactLocation"), "uri")),
+        "src/a%2Cb.c");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(phys, "region"), "startLine")), 7);
+    json_t *r1 = json_array_get(results, 1);
+    assert_string_equal(json_string_value(json_object_get(r1, "level")), "note");
+    json_t *phys1 =
+        json_object_get(json_array_get(json_object_get(r1, "locations"), 0), "physicalLocation");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(phys1, "artifactLocation"), "uri")),
+        "src/x%20y.c");
+    json_decref(log);
+    ar_review_finish(&rv);
+}
+
+static void test_text_and_json_formats(void **state)
+{
+    struct ar_review rv;
+    sample_review(&rv);
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, AR_SEV_MEDIUM, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL };
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_TEXT, &b), 0);
+    const char *s = ar_buf_cstr(&b);
+    assert_memory_equal(
+        s, "b/src/a,b.c:7: high: 50% worse:\n    see\n    suggestion: fix it\n",
+        strlen("b/src/a,b.c:7: high: 50% worse:\n    see\n    suggestion: fix it\n"));
+    assert_non_null(strstr(s, "src/x y.c:2: info: fyi\n"));
+    assert_non_null(strstr(s, "\ntwo things\n"));
+    assert_non_null(strstr(s, "verdict: fail"));
+    ar_buf_finish(&b);
+
+    json_t *o = ar_review_to_value(&rep);
+    assert_false(json_is_true(json_object_get(o, "passed")));
+    assert_false(json_is_true(json_object_get(o, "degraded")));
+    assert_null(json_object_get(o, "raw_output"));
+    assert_int_equal(json_integer_value(json_object_get(o, "exit_code")), 1);
+    assert_string_equal(json_string_value(json_object_get(o, "verdict")), "fail");
+    assert_true(json_is_null(json_object_get(o, "error")));
+    assert_int_equal(json_array_size(json_object_get(o, "issues")), 2);
+    json_decref(o);
+
+    /* Degraded: the raw output and the reason are in the document. */
+    ar_review_finish(&rv);
+    struct ar_result *r = ar_result_new_failed("claude", AR_ENOJSON, "no JSON");
+    r->output = strdup("prose");
+    ar_review_init(&rv);
+    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    o = ar_review_to_value(&rep);
+    assert_true(json_is_true(json_object_get(o, "degraded")));
+    assert_true(json_is_true(json_object_get(o, "passed")));
+    assert_string_equal(json_string_value(json_object_get(o, "raw_output")), "prose");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "error"), "code")),
+                        "no_json");
+    json_decref(o);
+    ar_review_finish(&rv);
+    ar_result_destroy(r);
+}
+
+static void test_nothing_to_review_documents_are_valid(void **state)
+{
+    struct ar_review rv;
+    ar_review_init(&rv);
+    rv.passed = 1;
+    rv.summary = strdup("nothing to review");
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, NULL, 0, "the diff is empty" };
+    json_t *o = ar_review_to_value(&rep);
+    assert_false(json_is_true(json_object_get(o, "reviewed")));
+    assert_int_equal(json_array_size(json_object_get(o, "calls")), 0);
+    assert_string_equal(json_string_value(json_object_get(o, "cost_source")), "none");
+    json_decref(o);
+    json_t *log = ar_review_to_sarif(&rep);
+    assert_int_equal(json_array_size(json_object_get(
+                         json_array_get(json_object_get(log, "runs"), 0), "results")),
+                     0);
+    json_decref(log);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_TEXT, &b), 0);
+    assert_string_equal(ar_buf_cstr(&b), "nothing to review: the diff is empty\n");
+    ar_buf_finish(&b);
+    ar_review_finish(&rv);
+}
+
+static void test_severity_names_round_trip(void **state)
+{
+    for (int s = 0; s < AR_SEV_COUNT; s++)
+        assert_int_equal(ar_severity_parse(ar_severity_name(s), 0), s);
+    assert_int_equal(ar_severity_parse("none", 0), -1);
+    assert_int_equal(ar_severity_parse("none", 1), AR_FAIL_ON_NONE);
+    assert_int_equal(ar_severity_parse("High", 1), -1);
+    assert_int_equal(ar_review_format_parse("sarif"), AR_REVIEW_FORMAT_SARIF);
+    assert_int_equal(ar_review_format_parse("xml"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_finds_files_and_hunks),
+        cmocka_unit_test(test_parse_removed_dashes_line_is_not_a_new_file),
+        cmocka_unit_test(test_parse_renames_deletions_and_quoted_paths),
+        cmocka_unit_test(test_binary_only_diff_is_not_reviewable),
+        cmocka_unit_test(test_split_packs_whole_files_up_to_the_limit),
+        cmocka_unit_test(test_split_large_file_at_hunks_each_piece_keeps_header),
+        cmocka_unit_test(test_split_drops_binary_payload_and_keeps_it_with_text),
+        cmocka_unit_test(test_merge_sorts_by_file_then_line_and_flags_outside_diff),
+        cmocka_unit_test(test_merge_sums_tokens_and_cost_unknown_when_one_is),
+        cmocka_unit_test(test_from_value_rejects_what_the_contract_forbids),
+        cmocka_unit_test(test_verdict_per_fail_on),
+        cmocka_unit_test(test_degraded_no_json_passes_unless_strict),
+        cmocka_unit_test(test_provider_failure_and_timeout_are_never_degraded),
+        cmocka_unit_test(test_ok_result_becomes_the_review),
+        cmocka_unit_test(test_github_escaping),
+        cmocka_unit_test(test_github_format_commands),
+        cmocka_unit_test(test_sarif_has_the_required_structure),
+        cmocka_unit_test(test_text_and_json_formats),
+        cmocka_unit_test(test_nothing_to_review_documents_are_valid),
+        cmocka_unit_test(test_severity_names_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

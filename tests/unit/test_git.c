@@ -659,6 +659,34 @@ static void test_json_paths_not_utf8_get_replacement_chars(void **state)
     json_decref(j);
 }
 
+static void test_find_root_walks_up_to_a_dot_git_entry(void **state)
+{
+    char p[512], real[4096];
+    assert_non_null(realpath(tmpdir, real));
+    snprintf(p, sizeof(p), "%s/w/a/b", tmpdir);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' '%s/w/.git' '%s/w/a/sub'", p, tmpdir, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    put("w/a/sub/.git", "gitdir: ../../.git/modules/sub\n", 31); /* a submodule's .git file */
+
+    char want[4200];
+    snprintf(want, sizeof(want), "%s/w", real);
+    char *root = ar_git_find_root(p);
+    assert_non_null(root);
+    assert_string_equal(root, want);
+    free(root);
+
+    snprintf(p, sizeof(p), "%s/w/a/sub", tmpdir);
+    snprintf(want, sizeof(want), "%s/w/a/sub", real);
+    root = ar_git_find_root(p);
+    assert_non_null(root);
+    assert_string_equal(root, want);
+    free(root);
+
+    snprintf(p, sizeof(p), "%s/nonexistent", tmpdir);
+    assert_null(ar_git_find_root(p));
+}
+
 static void test_untracked_snapshot_has_reason(void **state)
 {
     struct ar_git_snapshot *s = ar_git_snapshot_untracked("git not found: %s", "x");
@@ -695,6 +723,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_content_encodings_and_cap, make_tmp, remove_tmp),
         cmocka_unit_test(test_json_paths_not_utf8_get_replacement_chars),
         cmocka_unit_test(test_untracked_snapshot_has_reason),
+        cmocka_unit_test_setup_teardown(test_find_root_walks_up_to_a_dot_git_entry, make_tmp,
+                                        remove_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

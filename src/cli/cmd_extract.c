@@ -13,6 +13,9 @@
 #include "util/buf.h"
 #include "util/file.h"
 
+/* Both gcc and clang read this; clang ignores a comment. */
+#define FALLTHROUGH __attribute__((fallthrough))
+
 enum {
     OPT_ARRAY = 256,
     OPT_ANY,
@@ -248,7 +251,7 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case OPT_LANG:
             a.lang = arg;
-            /* fallthrough */
+            FALLTHROUGH;
         case OPT_CODE:
             a.code = 1;
             break;

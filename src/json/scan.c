@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Both gcc and clang read this; clang ignores a comment. */
+#define FALLTHROUGH __attribute__((fallthrough))
+
 enum { ST_VALUE, ST_AFTER, ST_OBJ_FIRST, ST_KEY, ST_COLON, ST_ARR_FIRST };
 
 /* Byte classes for the string fast path: 1 for bytes that end a run of plain
@@ -207,7 +210,7 @@ int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, siz
         case ST_OBJ_FIRST:
             if (c == '}')
                 goto close;
-            /* fallthrough */
+            FALLTHROUGH;
         case ST_KEY:
             if (c != '"')
                 goto fail;
@@ -227,7 +230,7 @@ int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, siz
             if (c == ']')
                 goto close;
             st = ST_VALUE;
-            /* fallthrough */
+            FALLTHROUGH;
         case ST_VALUE:
             if (c == '{' || c == '[') {
                 int kind = c == '{' ? AR_KIND_OBJECT : AR_KIND_ARRAY;

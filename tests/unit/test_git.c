@@ -270,6 +270,34 @@ static void test_parse_commit_name_status(void **state)
     ar_git_snapshot_destroy(s);
 }
 
+/* Garbage in: either a clean AR_EIO or a snapshot whose every path is a real string. */
+static void test_parsers_survive_random_bytes(void **state)
+{
+    static const char alphabet[] = "12u?#! RC.MADU0\0\n";
+    unsigned seed = 12345;
+    char buf[256];
+    int parsed = 0;
+    for (int round = 0; round < 20000; round++) {
+        size_t n = (size_t)(round % 255) + 1;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+        }
+        struct ar_git_snapshot *s = NULL;
+        int rc = ar_git_snapshot_parse("/r", buf, n, &s, NULL);
+        assert_true(rc == 0 || rc == AR_EIO);
+        if (rc == 0) {
+            parsed++;
+            for (size_t i = 0; i < s->n; i++)
+                assert_true(strlen(s->files[i].path) > 0);
+            rc = ar_git_snapshot_parse_commits(s, buf, n, NULL);
+            assert_true(rc == 0 || rc == AR_EIO);
+            ar_git_snapshot_destroy(s);
+        }
+    }
+    assert_true(parsed > 0);
+}
+
 /* ---- the comparison table ---- */
 
 struct fspec {
@@ -715,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_parse_rejects_malformed_output),
         cmocka_unit_test(test_parse_branch_header_gives_head),
         cmocka_unit_test(test_parse_commit_name_status),
+        cmocka_unit_test(test_parsers_survive_random_bytes),
         cmocka_unit_test(test_diff_table),
         cmocka_unit_test(test_op_names),
         cmocka_unit_test_setup_teardown(test_hash_is_git_blob_id_and_revisits_prev, make_tmp,

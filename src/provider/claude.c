@@ -97,13 +97,15 @@ static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progres
     }
 }
 
-/* Sums modelUsage (every model of the run) into usage; the biggest spender is "the" model. */
+/* Sums modelUsage (every model of the run) into usage; without init.model the biggest
+ * spender is "the" model. */
 static int usage_from_model_usage(struct ar_unwrap *u, const json_t *mu)
 {
     const char *key;
     const json_t *m;
     struct ar_usage sum = AR_USAGE_INIT;
     double best = -1;
+    const char *best_key = NULL;
     int any = 0;
     json_object_foreach((json_t *)mu, key, m)
     {
@@ -118,11 +120,14 @@ static int usage_from_model_usage(struct ar_unwrap *u, const json_t *mu)
                         (double)ar_pv_u64(m, "outputTokens") * 1e-12;
         if (weight > best) {
             best = weight;
-            ar_pv_set(&u->r.model, key);
+            best_key = key;
         }
     }
     if (any)
         u->r.usage = sum;
+    /* init.model names the main model plainly; json mode has no init line. */
+    if (!u->r.model && best_key)
+        ar_pv_set(&u->r.model, best_key);
     return any;
 }
 

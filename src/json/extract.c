@@ -13,6 +13,7 @@
 #include "util/buf.h"
 
 #define NO_MATCH SIZE_MAX
+#define NOT_OPEN (SIZE_MAX - 1) /* inside a string by the lenient pairing */
 
 /* Lenient bracket pairing for repair mode: where each '{' or '[' would close if
  * the text were sloppy JSON (single quotes, comments). Computed once per range
@@ -176,14 +177,16 @@ nomem:
     return -1;
 }
 
-/* The lenient close of the bracket at `open`; calls come in increasing order. */
+/* The lenient close of the bracket at `open` (NO_MATCH when it never closes,
+ * NOT_OPEN when the lenient pass saw it inside a string); calls come in
+ * increasing order. */
 static size_t lenient_close(struct ctx *c, size_t open)
 {
     while (c->pair_cursor < c->npairs && c->pairs[c->pair_cursor].open < open)
         c->pair_cursor++;
     if (c->pair_cursor < c->npairs && c->pairs[c->pair_cursor].open == open)
         return c->pairs[c->pair_cursor].close;
-    return NO_MATCH;
+    return NOT_OPEN;
 }
 
 /* The next '{' or '[' at or after i, or hi. memchr is much faster than a byte
@@ -250,8 +253,8 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
         }
         /* AR_SCAN_FAIL: not JSON from p. Sloppy JSON gets one repair attempt per
          * region; otherwise its complete wanted sub-values are candidates. */
-        if (repair && p >= c->repair_horizon) {
-            size_t close = lenient_close(c, p);
+        size_t close = repair && p >= c->repair_horizon ? lenient_close(c, p) : NOT_OPEN;
+        if (close != NOT_OPEN) {
             size_t end = close == NO_MATCH ? hi : close + 1;
             c->repair_horizon = end;
             if (offer_repaired(c, p, end)) {

@@ -352,7 +352,9 @@ int ar_json_extract(const char *text, size_t len, const struct ar_extract_option
     c.res = res;
     size_t lo = bom_len(text, len);
     ar_md_blocks_each(text, len, fenced_block, &c);
-    if (!c.done && !c.nomem)
+    /* A JSON block cut off by the end of the text was the answer: an earlier
+     * bare value (a draft, an example) must not stand in for it. */
+    if (!c.done && !c.nomem && c.trunc_start == NO_MATCH)
         scan_range(&c, lo, len, 1);
     int rc = 0;
     if (c.done) {

@@ -85,6 +85,8 @@ static const struct extract_case cases[] = {
       AR_JSON_OBJECT, 0, NULL, AR_ETRUNCATED },
     { "unclosed fence with a truncated value", "```json\n{\"a\": [1,", 0, AR_JSON_OBJECT, 0, NULL,
       AR_ETRUNCATED },
+    { "a truncated JSON block is not replaced by an earlier bare value",
+      "e.g. {\"draft\": 1}\n```json\n{\"final\": [1,", 0, AR_JSON_OBJECT, 0, NULL, AR_ETRUNCATED },
     { "truncated array of objects when objects wanted", "[{\"a\":1},{\"b\":", 0, AR_JSON_OBJECT, 0,
       NULL, AR_ETRUNCATED },
     { "truncated citation is not JSON", "as in [1", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },

@@ -1,0 +1,464 @@
+"""agentrun review end to end with the fake CLI (issue 6): diff sources, the
+verdict and exit status, the four formats, chunks in parallel, degraded and
+failed reviews."""
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, Sandbox  # noqa: E402
+
+SARIF_LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "warning",
+                "info": "note"}
+GITHUB_COMMANDS = {"critical": "error", "high": "error", "medium": "warning",
+                   "low": "warning", "info": "notice"}
+
+
+def review(passed=True, summary="looks fine", issues=()):
+    return "```json\n" + json.dumps({"passed": passed, "summary": summary,
+                                     "issues": list(issues)}) + "\n```"
+
+
+def issue(file, line, severity, message="m", **extra):
+    d = {"file": file, "line": line, "severity": severity, "message": message}
+    d.update(extra)
+    return d
+
+
+def as_json(p):
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"stdout is not JSON: {p.stdout!r}\nstderr: {p.stderr}")
+
+
+def diff_of(stdin):
+    """The diff the prompt carried (between <diff> and </diff>)."""
+    start = stdin.index("<diff>\n") + len("<diff>\n")
+    text = stdin[start:stdin.index("</diff>", start)]
+    return text[:-1] if text.endswith("\n") else text  # the template's own newline
+
+
+class ReviewCase(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+        self.sb.write("app.c", "int main(void)\n{\n    return 0;\n}\n")
+        self.sb.git("add", "app.c")
+        self.sb.git("commit", "-q", "-m", "app")
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def review(self, *args, answers=None, input=None, env=None, provider="codex"):
+        if answers is not None:
+            self.sb.answers(provider, answers)
+        return self.sb.run("review", *args, provider=provider, input=input, env=env)
+
+    def reviewed_diffs(self):
+        return [diff_of(c["stdin"]) for c in self.sb.calls()]
+
+    def change_app(self):
+        self.sb.write("app.c", "int main(void)\n{\n    char *p = 0;\n    return *p;\n}\n")
+
+
+class DiffSources(ReviewCase):
+    def test_diff_file(self):
+        self.change_app()
+        patch = self.sb.write("change.patch", self.sb.git("diff"), base=self.sb.root)
+        self.sb.git("checkout", "--", "app.c")
+        p = self.review(patch, answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [d] = self.reviewed_diffs()
+        self.assertIn("+    return *p;", d)
+        self.assertIn("diff --git a/app.c b/app.c", d)
+
+    def test_stdin(self):
+        self.change_app()
+        text = self.sb.git("diff")
+        p = self.review("-", answers=[review()], input=text)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.reviewed_diffs(), [text])
+
+    def test_revision_is_the_work_tree_against_it(self):
+        self.change_app()
+        self.sb.git("commit", "-q", "-am", "deref")
+        self.sb.write("app.c", "int main(void)\n{\n    return 1;\n}\n")
+        p = self.review("HEAD~1", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [d] = self.reviewed_diffs()
+        self.assertIn("+    return 1;", d)
+        self.assertIn("-    return 0;", d)
+
+    def test_single_commit_with_caret_bang_including_the_root(self):
+        self.change_app()
+        self.sb.git("commit", "-q", "-am", "deref")
+        self.sb.write("other.c", "x\n")
+        p = self.review("HEAD^!", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [d] = self.reviewed_diffs()
+        self.assertIn("+    return *p;", d)
+        self.assertNotIn("other.c", d)
+        root = self.sb.git("rev-list", "--max-parents=0", "HEAD").strip()
+        p = self.review(root + "^!", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("+hello", self.reviewed_diffs()[-1])
+
+    def test_two_and_three_dot_ranges(self):
+        self.sb.git("checkout", "-q", "-b", "feature")
+        self.change_app()
+        self.sb.git("commit", "-q", "-am", "deref")
+        self.sb.git("checkout", "-q", "main")
+        self.sb.write("main-only.c", "m\n")
+        self.sb.git("add", "main-only.c")
+        self.sb.git("commit", "-q", "-m", "main only")
+        p = self.review("main...feature", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = self.reviewed_diffs()[-1]
+        self.assertIn("+    return *p;", d)
+        self.assertNotIn("main-only.c", d)  # three dots: since the merge base
+        p = self.review("main..feature", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("main-only.c", self.reviewed_diffs()[-1])  # two dots: tip to tip
+
+    def test_staged_is_the_index_only(self):
+        self.change_app()
+        self.sb.git("add", "app.c")
+        self.sb.write("README", "changed but not staged\n")
+        p = self.review("--staged", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [d] = self.reviewed_diffs()
+        self.assertIn("+    return *p;", d)
+        self.assertNotIn("README", d)
+
+    def test_working_tree_includes_untracked_not_ignored(self):
+        self.change_app()
+        self.sb.write(".gitignore", "*.log\n")
+        self.sb.write("new dir/new.c", "int fresh;\n")
+        self.sb.write("debug.log", "noise\n")
+        p = self.review(answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [d] = self.reviewed_diffs()
+        self.assertIn("+    return *p;", d)
+        self.assertIn("+int fresh;", d)
+        self.assertIn("new dir/new.c", d)
+        self.assertNotIn("debug.log", d)
+
+    def test_runs_in_directory_given_by_C(self):
+        self.change_app()
+        self.sb.answers("codex", [review()])
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        p = subprocess.run([AGENTRUN, "review", "-C", self.sb.work], cwd=self.sb.root, env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [call] = self.sb.calls()
+        self.assertIn("+    return *p;", diff_of(call["stdin"]))
+        self.assertEqual(os.path.realpath(call["cwd"]), os.path.realpath(self.sb.work))
+
+    def test_missing_file_and_unknown_revision_are_usage_errors(self):
+        for args, want in ((["nope.patch"], "no such file 'nope.patch'"),
+                           (["nope"], "unknown revision 'nope'"),
+                           (["main..nope"], "unknown revision 'nope'"),
+                           (["nope...main"], "unknown revision 'nope'"),
+                           (["--staged", "HEAD"], "--staged takes no DIFF"),
+                           (["a", "b"], "one DIFF expected")):
+            p = self.review(*args, answers=[review()])
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(want, p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_a_file_wins_over_a_revision_of_the_same_name(self):
+        self.change_app()
+        self.sb.write("main", self.sb.git("diff"))
+        self.sb.git("checkout", "--", "app.c")
+        p = self.review("main", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("+    return *p;", self.reviewed_diffs()[0])
+
+    def test_instructions_go_into_the_prompt(self):
+        self.change_app()
+        guide = self.sb.write("guide.md", "Flag every NULL dereference as critical.\n",
+                              base=self.sb.root)
+        p = self.review("--instructions", guide, answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Flag every NULL dereference as critical.", self.sb.calls()[0]["stdin"])
+        p = self.review("--instructions", guide + ".missing", answers=[review()])
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(self.sb.calls()), 1)
+
+
+class NothingToReview(ReviewCase):
+    def test_empty_diff_calls_no_model_in_any_format(self):
+        p = self.review(answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "nothing to review: the diff is empty\n")
+        p = self.review("--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = as_json(p)
+        self.assertEqual((doc["passed"], doc["reviewed"], doc["issues"], doc["calls"]),
+                         (True, False, [], []))
+        p = self.review("--format", "sarif")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        log = as_json(p)
+        self.assertEqual(log["version"], "2.1.0")
+        self.assertEqual(log["runs"][0]["results"], [])
+        p = self.review("--format", "github")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "::notice title=agentrun review::nothing to review\n")
+        p = self.review("-", input="")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_binary_only_diff_calls_no_model(self):
+        with open(os.path.join(self.sb.work, "logo.png"), "wb") as f:
+            f.write(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+        p = self.review(answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("nothing to review: binary files only", p.stdout)
+        self.assertEqual(self.sb.calls(), [])
+
+
+class Verdict(ReviewCase):
+    def setUp(self):
+        super().setUp()
+        self.change_app()
+
+    def exit_for(self, answer, *args):
+        p = self.review(*args, answers=[answer])
+        self.assertNotIn("Traceback", p.stderr)
+        return p.returncode
+
+    def test_exit_status_per_fail_on(self):
+        found = review(False, "bad", [issue("app.c", 4, "high"), issue("app.c", 3, "low")])
+        self.assertEqual(self.exit_for(found), 1)
+        self.assertEqual(self.exit_for(found, "--fail-on", "high"), 1)
+        self.assertEqual(self.exit_for(found, "--fail-on", "critical"), 0)
+        self.assertEqual(self.exit_for(found, "--fail-on", "none"), 0)
+        info = review(True, "fine", [issue("app.c", 3, "info")])
+        self.assertEqual(self.exit_for(info), 0)  # info never fails at the default
+        self.assertEqual(self.exit_for(info, "--fail-on", "info"), 1)
+        # The model failing the change without one issue fails it; passing it with
+        # an issue at the bar does not rescue it.
+        self.assertEqual(self.exit_for(review(False, "no", [])), 1)
+        self.assertEqual(self.exit_for(review(True, "ok", [issue("app.c", 3, "medium")])), 1)
+        self.assertEqual(self.exit_for(review(True, "ok", [])), 0)
+        p = self.review("--fail-on", "urgent", answers=[review()])
+        self.assertEqual(p.returncode, 2)
+
+    def test_passed_is_reported_as_the_model_said(self):
+        p = self.review("--format", "json", "--fail-on", "critical",
+                        answers=[review(False, "meh", [issue("app.c", 3, "low")])])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = as_json(p)
+        self.assertIs(doc["passed"], False)
+        self.assertEqual(doc["verdict"], "pass")
+
+
+class Formats(ReviewCase):
+    def setUp(self):
+        super().setUp()
+        self.change_app()
+        self.answer = review(False, "one bug", [
+            issue("app.c", 4, "critical", "NULL deref: 100% crash,\r\nalways",
+                  suggestion="check p"),
+            issue("b/app.c", 2, "medium", "odd"),
+            issue("lib/x,y:z.c", 9, "info", "not in the diff"),
+        ])
+
+    def test_text(self):
+        p = self.review(answers=[self.answer])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        lines = p.stdout.rstrip("\n").split("\n")
+        self.assertTrue(lines[0].startswith("app.c:4: critical: NULL deref: 100% crash,"), lines)
+        self.assertIn("b/app.c:2: medium: odd", lines)
+        self.assertIn("lib/x,y:z.c:9: info: not in the diff (outside the diff)", lines)
+        self.assertIn("one bug", lines)
+        self.assertTrue(lines[-1].startswith("verdict: fail"), lines[-1])
+
+    def test_json(self):
+        p = self.review("--format", "json", answers=[self.answer])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = as_json(p)
+        for key in ("passed", "summary", "issues", "degraded", "tokens", "cost_usd",
+                    "cost_source", "duration_ms", "calls", "error"):
+            self.assertIn(key, doc)
+        self.assertEqual(doc["schema"], "agentrun.review/1")
+        self.assertEqual([i["file"] for i in doc["issues"]], ["app.c", "b/app.c", "lib/x,y:z.c"])
+        self.assertEqual([i["outside_diff"] for i in doc["issues"]], [False, False, True])
+        self.assertEqual(doc["issues"][0]["suggestion"], "check p")
+        self.assertIs(doc["degraded"], False)
+        self.assertNotIn("raw_output", doc)
+        self.assertEqual(doc["tokens"]["output"], 50)
+        self.assertEqual(len(doc["calls"]), 1)
+        self.assertEqual(doc["calls"][0]["kind"], "main")
+        self.assertEqual(doc["exit_code"], 1)
+
+    def test_sarif_has_the_2_1_0_required_fields(self):
+        p = self.review("--format", "sarif", answers=[self.answer])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        log = as_json(p)
+        self.assertEqual(log["version"], "2.1.0")
+        self.assertIn("sarif-2.1.0", log["$schema"])
+        [run] = log["runs"]
+        driver = run["tool"]["driver"]
+        self.assertEqual(driver["name"], "agentrun")
+        self.assertTrue(driver["version"])
+        self.assertTrue(driver["informationUri"].startswith("https://"))
+        rule_ids = [r["id"] for r in driver["rules"]]
+        self.assertEqual(len(rule_ids), 5)
+        self.assertEqual(len(set(rule_ids)), 5)
+        results = run["results"]
+        self.assertEqual(len(results), 3)
+        for res, sev in zip(results, ("critical", "medium", "info")):
+            self.assertIn(res["ruleId"], rule_ids)
+            self.assertEqual(driver["rules"][res["ruleIndex"]]["id"], res["ruleId"])
+            self.assertEqual(res["level"], SARIF_LEVELS[sev])
+            self.assertTrue(res["message"]["text"])
+            loc = res["locations"][0]["physicalLocation"]
+            self.assertTrue(loc["artifactLocation"]["uri"])
+            self.assertGreaterEqual(loc["region"]["startLine"], 1)
+        self.assertEqual(results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                         "app.c")
+        self.assertEqual(results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                         "app.c")
+        self.assertEqual(results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                         "lib/x%2Cy%3Az.c")
+        self.assertEqual(run["invocations"][0]["executionSuccessful"], True)
+
+    def test_github_commands_are_escaped(self):
+        p = self.review("--format", "github", answers=[self.answer])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        lines = p.stdout.split("\n")
+        self.assertEqual(lines[0],
+                         "::error file=app.c,line=4,title=agentrun review%3A critical::"
+                         "NULL deref: 100%25 crash,%0D%0Aalways%0A%0ASuggestion: check p")
+        self.assertEqual(lines[1],
+                         "::warning file=app.c,line=2,title=agentrun review%3A medium::odd")
+        self.assertEqual(lines[2],
+                         "::notice file=lib/x%2Cy%3Az.c,line=9,"
+                         "title=agentrun review%3A info (outside the diff)::not in the diff")
+        for line in lines:
+            self.assertNotIn("\r", line)
+        self.assertTrue(lines[3].startswith("::error title=agentrun review%3A fail::"), lines[3])
+
+
+class Chunks(ReviewCase):
+    def test_chunks_are_reviewed_in_parallel_and_merged(self):
+        for name in ("a.c", "b.c", "c.c"):
+            self.sb.write(name, "".join(f"int {name[0]}{i} = {i};\n" for i in range(40)))
+        answers = [review(True, f"part {k}", [issue(f"{name}", 30 - k, "low", f"m{k}")])
+                   for k, name in enumerate(("c.c", "a.c", "b.c"))]
+        self.sb.answers("codex", answers)
+        start = time.monotonic()
+        p = self.sb.run("review", "--format", "json", "--max-chunk-bytes", "700", "-j", "3",
+                        provider="codex", env={"FAKE_CLI_SLEEP_MS": "1500"})
+        elapsed = time.monotonic() - start
+        self.assertEqual(p.returncode, 1, p.stderr)
+        calls = self.sb.calls()
+        self.assertEqual(len(calls), 3)
+        diffs = sorted(diff_of(c["stdin"]) for c in calls)
+        for d, name in zip(diffs, ("a.c", "b.c", "c.c")):
+            self.assertEqual(d.count("diff --git"), 1, d)
+            self.assertIn(f"+++ b/{name}", d)
+        # Three calls of 1.5 s each in well under 4.5 s: they ran at once.
+        self.assertLess(elapsed, 4.0)
+        doc = as_json(p)
+        self.assertEqual(doc["chunks"], 3)
+        self.assertEqual([(i["file"], i["line"]) for i in doc["issues"]],
+                         [("a.c", 29), ("b.c", 28), ("c.c", 30)])
+        self.assertEqual(sorted(doc["summary"].split("\n")), ["part 0", "part 1", "part 2"])
+        self.assertEqual(doc["tokens"]["output"], 150)
+        self.assertEqual(len(doc["calls"]), 3)
+
+    def test_one_large_file_is_split_at_hunks_with_its_header(self):
+        lines = [f"line {i}\n" for i in range(200)]
+        self.sb.write("big.txt", "".join(lines))
+        self.sb.git("add", "big.txt")
+        self.sb.git("commit", "-q", "-m", "big")
+        for i in (10, 100, 190):
+            lines[i] = f"changed {i}\n"
+        self.sb.write("big.txt", "".join(lines))
+        p = self.review("--max-chunk-bytes", "200", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        diffs = self.reviewed_diffs()
+        self.assertEqual(len(diffs), 3)
+        for d in diffs:
+            self.assertTrue(d.startswith("diff --git a/big.txt b/big.txt\n"), d)
+            self.assertIn("+++ b/big.txt\n", d)
+            self.assertEqual(d.count("@@ -"), 1)
+
+
+class Degraded(ReviewCase):
+    def setUp(self):
+        super().setUp()
+        self.change_app()
+
+    def test_no_json_passes_degraded_unless_strict(self):
+        prose = ["It all looks fine to me.", "Still fine, really."]
+        p = self.review("--format", "json", answers=prose)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("degraded", p.stderr)
+        doc = as_json(p)
+        self.assertIs(doc["passed"], True)
+        self.assertIs(doc["degraded"], True)
+        self.assertEqual(doc["summary"], "No structured review output")
+        self.assertEqual(doc["raw_output"], "Still fine, really.")
+        self.assertEqual(doc["error"]["code"], "no_json")
+        self.assertEqual(len(self.sb.calls()), 2)  # the main call and one repair call
+        os.unlink(self.sb.state)
+        p = self.review("--strict", answers=prose)
+        self.assertEqual(p.returncode, 3, p.stderr)
+
+    def test_contract_violation_is_failed_to_parse(self):
+        bad = '```json\n{"passed": true, "summary": "x", "issues": [{"file": "app.c", ' \
+              '"line": 0, "severity": "urgent", "message": "m"}]}\n```'
+        p = self.review("--format", "json", answers=[bad, bad])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = as_json(p)
+        self.assertIs(doc["degraded"], True)
+        self.assertEqual(doc["summary"], "Failed to parse review output")
+        self.assertEqual(doc["error"]["code"], "contract")
+        os.unlink(self.sb.state)
+        p = self.review("--strict", "--format", "sarif", answers=[bad, bad])
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(as_json(p)["runs"][0]["invocations"][0]["exitCode"], 3)
+
+
+class Failures(ReviewCase):
+    def setUp(self):
+        super().setUp()
+        self.change_app()
+
+    def test_provider_failure_is_never_degraded(self):
+        p = self.review("--format", "json",
+                        env={"FAKE_CLI_EXIT": "1", "FAKE_CLI_STDERR_TEXT": "boom\\n"})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        doc = as_json(p)
+        self.assertIs(doc["passed"], False)
+        self.assertIs(doc["degraded"], False)
+        self.assertEqual(doc["verdict"], "error")
+        self.assertIsNotNone(doc["error"])
+        self.assertIn("review failed", p.stderr)
+
+    def test_timeout_exits_5(self):
+        p = self.review("--timeout", "300ms", "--format", "github", env={"FAKE_CLI_HANG": "1"})
+        self.assertEqual(p.returncode, 5, p.stderr)
+        self.assertIn("::error title=agentrun review failed::timeout", p.stdout)
+
+    def test_failed_chunk_fails_the_whole_review_and_stops_the_queue(self):
+        for name in ("a.c", "b.c"):
+            self.sb.write(name, "".join(f"int {name[0]}{i:02};\n" for i in range(60)))
+        self.sb.answers("codex", [review()])
+        p = self.sb.run("review", "--format", "json", "--max-chunk-bytes", "600", "-j", "1",
+                        provider="codex",
+                        env={"FAKE_CLI_EXIT_1": "1", "FAKE_CLI_FIXTURE_1": "/dev/null"})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        doc = as_json(p)
+        self.assertEqual(doc["chunks"], 3)
+        self.assertEqual(doc["error"]["code"], "cli_failed")
+        self.assertEqual(len(self.sb.calls()), 2)  # the third chunk was never sent
+
+if __name__ == "__main__":
+    unittest.main()

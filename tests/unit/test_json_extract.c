@@ -76,7 +76,7 @@ static const struct extract_case cases[] = {
     { "BOM", "\xEF\xBB\xBF{\"a\": 1}", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
     { "invalid UTF-8 in prose", "\xff\xfe bad \xc3 {\"a\": \"\xc3\xa9\"}", 0, AR_JSON_OBJECT, 0,
       "{\"a\":\"\xc3\xa9\"}", 0 },
-    { "NUL bytes in prose", "a\0b\0{\"a\": 1}\0", 16, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
+    { "NUL bytes in prose", "a\0b\0{\"a\": 1}\0", 13, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
     { "escaped NUL inside a string", "{\"a\": \"x\\u0000y\"}", 0, AR_JSON_OBJECT, 0,
       "{\"a\":\"x\\u0000y\"}", 0 },
     { "a failed outer candidate yields its complete inner value", "{ \"a\": {\"b\": 1} oops }", 0,

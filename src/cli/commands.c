@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 
 const struct ar_cli_command *const ar_cli_commands[] = {
+    &ar_cmd_batch,
     &ar_cmd_doctor,
     &ar_cmd_extract,
     &ar_cmd_prioritize,

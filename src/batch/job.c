@@ -1,0 +1,358 @@
+/* Batch jobs: one JSON Lines input line to one run's options. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch/job.h"
+#include "git/git.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+enum field {
+    F_ID,
+    F_PROMPT,
+    F_TEMPLATE,
+    F_VARS,
+    F_PROVIDER,
+    F_MODEL,
+    F_SCHEMA,
+    F_CWD,
+    F_ALLOW_EDITS,
+    F_TIMEOUT,
+    F_IDLE_TIMEOUT,
+    F_FALLBACK,
+    F_JSON,
+    F_EXPECT,
+};
+
+/* The keys a line may have, sorted (a unit test checks). */
+static const struct {
+    const char *key;
+    enum field f;
+} fields[] = {
+    { "allow_edits", F_ALLOW_EDITS },
+    { "cwd", F_CWD },
+    { "expect", F_EXPECT },
+    { "fallback", F_FALLBACK },
+    { "id", F_ID },
+    { "idle_timeout", F_IDLE_TIMEOUT },
+    { "json", F_JSON },
+    { "model", F_MODEL },
+    { "prompt", F_PROMPT },
+    { "provider", F_PROVIDER },
+    { "schema", F_SCHEMA },
+    { "template", F_TEMPLATE },
+    { "timeout", F_TIMEOUT },
+    { "vars", F_VARS },
+};
+
+int ar_batch_line_blank(const char *line, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            return 0;
+    return 1;
+}
+
+static int find_field(const char *key)
+{
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (strcmp(fields[i].key, key) == 0)
+            return (int)fields[i].f;
+    return -1;
+}
+
+static const char *keep(struct ar_batch_job *job, const char *s)
+{
+    if (ar_strv_push(&job->storage, s) < 0)
+        return NULL;
+    return job->storage.v[job->storage.n - 1];
+}
+
+static const char *keep_take(struct ar_batch_job *job, char *s)
+{
+    if (ar_strv_push_take(&job->storage, s) < 0)
+        return NULL;
+    return job->storage.v[job->storage.n - 1];
+}
+
+static int fail(struct ar_batch_job *job, const char *fmt, const char *a, const char *b)
+{
+    char msg[512];
+    char head[48];
+    snprintf(head, sizeof(head), "line %zu: ", job->line);
+    snprintf(msg, sizeof(msg), fmt, a ? a : "", b ? b : "");
+    free(job->error);
+    size_t n = strlen(head) + strlen(msg) + 1;
+    job->error = malloc(n);
+    if (!job->error)
+        return AR_ENOMEM;
+    snprintf(job->error, n, "%s%s", head, msg);
+    return 0;
+}
+
+/* A scalar as text for a template variable: strings as they are, numbers and
+ * booleans as JSON writes them. */
+static char *scalar_text(json_t *v)
+{
+    if (json_is_string(v))
+        return strndup(json_string_value(v), json_string_length(v));
+    if (json_is_number(v) || json_is_boolean(v))
+        return json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    return NULL;
+}
+
+static int parse_vars(struct ar_batch_job *job, json_t *vars)
+{
+    if (!json_is_object(vars))
+        return fail(job, "'vars' must be an object of strings", NULL, NULL);
+    size_t n = json_object_size(vars);
+    job->vars = calloc(n ? n : 1, sizeof(*job->vars));
+    if (!job->vars)
+        return AR_ENOMEM;
+    const char *k;
+    json_t *v;
+    size_t i = 0;
+    json_object_foreach(vars, k, v)
+    {
+        char *text = scalar_text(v);
+        if (!text)
+            return fail(job, "variable '%s' must be a string, number or boolean", k, NULL);
+        job->vars[i].name = keep(job, k);
+        job->vars[i].value = keep_take(job, text);
+        i++;
+    }
+    job->opts.vars = job->vars;
+    job->opts.n_vars = n;
+    return 0;
+}
+
+static int parse_seconds(struct ar_batch_job *job, const char *key, json_t *v, uint64_t *ms)
+{
+    if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 1e9)
+        return fail(job, "'%s' must be a positive number of seconds", key, NULL);
+    *ms = (uint64_t)(json_number_value(v) * 1000.0 + 0.5);
+    return 0;
+}
+
+static int parse_schema(struct ar_batch_job *job, json_t *v)
+{
+    if (json_is_object(v)) {
+        char *text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        job->opts.schema = text ? keep_take(job, text) : NULL;
+        return job->opts.schema ? 0 : AR_ENOMEM;
+    }
+    if (!json_is_string(v))
+        return fail(job, "'schema' must be an object or the path of a schema file", NULL, NULL);
+    struct ar_buf b;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&b, (size_t)1 << 20);
+    if (ar_file_read(json_string_value(v), &b, &err) < 0) {
+        ar_buf_finish(&b);
+        return fail(job, "schema: %s", err.msg, NULL);
+    }
+    job->opts.schema = keep_take(job, ar_buf_detach(&b, NULL));
+    return job->opts.schema ? 0 : AR_ENOMEM;
+}
+
+static int parse_fallback(struct ar_batch_job *job, json_t *v)
+{
+    if (json_is_string(v)) {
+        job->opts.fallback = keep(job, json_string_value(v));
+        return 0;
+    }
+    if (!json_is_array(v))
+        return fail(job, "'fallback' must be a list of providers", NULL, NULL);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    size_t i;
+    json_t *p;
+    json_array_foreach(v, i, p)
+    {
+        if (!json_is_string(p)) {
+            ar_buf_finish(&b);
+            return fail(job, "'fallback' must be a list of provider names", NULL, NULL);
+        }
+        ar_buf_printf(&b, "%s%s", i ? "," : "", json_string_value(p));
+    }
+    job->opts.fallback = keep_take(job, ar_buf_detach(&b, NULL));
+    return 0;
+}
+
+static int is_provider(const char *s)
+{
+    return !strcmp(s, "claude") || !strcmp(s, "codex") || !strcmp(s, "gemini") ||
+           !strcmp(s, "auto");
+}
+
+static int check_fallback(struct ar_batch_job *job)
+{
+    if (!job->opts.fallback)
+        return 0;
+    char *list = strdup(job->opts.fallback);
+    if (!list)
+        return AR_ENOMEM;
+    int rc = 0;
+    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t && !rc;
+         t = strtok_r(NULL, ", ", &save))
+        if (!is_provider(t) || !strcmp(t, "auto"))
+            rc = fail(job, "unknown provider '%s' in 'fallback'", t, NULL);
+    free(list);
+    return rc;
+}
+
+static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t *v)
+{
+    struct ar_run_options *o = &job->opts;
+    switch (f) {
+    case F_ID:
+        return 0; /* taken first, in ar_batch_job_parse() */
+    case F_PROMPT:
+    case F_TEMPLATE:
+    case F_PROVIDER:
+    case F_MODEL:
+    case F_CWD:
+    case F_EXPECT:
+        if (!json_is_string(v) || json_string_length(v) == 0)
+            return fail(job, "'%s' must be a non-empty string", key, NULL);
+        break;
+    case F_ALLOW_EDITS:
+    case F_JSON:
+        if (!json_is_boolean(v))
+            return fail(job, "'%s' must be true or false", key, NULL);
+        break;
+    default:
+        break;
+    }
+    const char *s = json_string_value(v);
+    switch (f) {
+    case F_PROMPT:
+        o->prompt = keep(job, s);
+        return 0;
+    case F_TEMPLATE:
+        o->template_name = keep(job, s);
+        return 0;
+    case F_VARS:
+        return parse_vars(job, v);
+    case F_PROVIDER:
+        if (!is_provider(s))
+            return fail(job, "unknown provider '%s' (claude, codex, gemini, auto)", s, NULL);
+        o->provider = keep(job, s);
+        return 0;
+    case F_MODEL:
+        o->model = keep(job, s);
+        return 0;
+    case F_SCHEMA:
+        return parse_schema(job, v);
+    case F_CWD:
+        if (!ar_is_dir(s))
+            return fail(job, "no such directory '%s'", s, NULL);
+        o->cwd = keep(job, s);
+        return 0;
+    case F_ALLOW_EDITS:
+        o->allow_edits = json_is_true(v);
+        return 0;
+    case F_TIMEOUT:
+        return parse_seconds(job, key, v, &o->timeout_ms);
+    case F_IDLE_TIMEOUT:
+        return parse_seconds(job, key, v, &o->idle_timeout_ms);
+    case F_FALLBACK:
+        return parse_fallback(job, v);
+    case F_JSON:
+        o->want_json = json_is_true(v);
+        return 0;
+    case F_EXPECT:
+        if (!strcmp(s, "object"))
+            o->expect = AR_EXPECT_OBJECT;
+        else if (!strcmp(s, "array"))
+            o->expect = AR_EXPECT_ARRAY;
+        else if (!strcmp(s, "any"))
+            o->expect = AR_EXPECT_ANY;
+        else
+            return fail(job, "'expect' must be object, array or any, not '%s'", s, NULL);
+        o->want_json = 1;
+        return 0;
+    case F_ID:
+        break;
+    }
+    return 0;
+}
+
+static int take_id(struct ar_batch_job *job, json_t *line)
+{
+    json_t *id = json_object_get(line, "id");
+    char buf[64];
+    if (json_is_string(id) && json_string_length(id) > 0) {
+        job->id = strndup(json_string_value(id), json_string_length(id));
+    } else if (json_is_integer(id)) {
+        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+        job->id = strdup(buf);
+    } else {
+        snprintf(buf, sizeof(buf), "line %zu", job->line);
+        job->id = strdup(buf);
+        if (!job->id)
+            return AR_ENOMEM;
+        return id ? fail(job, "'id' must be a non-empty string or an integer", NULL, NULL)
+                  : fail(job, "missing 'id'", NULL, NULL);
+    }
+    return job->id ? 0 : AR_ENOMEM;
+}
+
+int ar_batch_job_parse(const char *text, size_t len, size_t lineno,
+                       const struct ar_run_options *defaults, struct ar_batch_job *job)
+{
+    memset(job, 0, sizeof(*job));
+    job->line = lineno;
+    job->opts = *defaults;
+    ar_strv_init(&job->storage);
+
+    json_error_t jerr;
+    json_t *line = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!json_is_object(line)) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "line %zu", lineno);
+        job->id = strdup(buf);
+        int rc = line ? fail(job, "a job must be a JSON object", NULL, NULL)
+                      : fail(job, "invalid JSON: %s", jerr.text, NULL);
+        json_decref(line);
+        return job->id ? rc : AR_ENOMEM;
+    }
+    int rc = take_id(job, line);
+    const char *key;
+    json_t *v;
+    json_object_foreach(line, key, v)
+    {
+        if (rc || job->error)
+            break;
+        int f = find_field(key);
+        if (f < 0)
+            rc = fail(job, "unknown key '%s'", key, NULL);
+        else
+            rc = apply(job, (enum field)f, key, v);
+    }
+    if (!rc && !job->error) {
+        if (!job->opts.prompt == !job->opts.template_name)
+            rc = fail(job, "give exactly one of 'prompt' and 'template'", NULL, NULL);
+        else if (job->opts.n_vars && !job->opts.template_name)
+            rc = fail(job, "'vars' go with a 'template'", NULL, NULL);
+        else if (job->opts.schema && job->opts.template_name)
+            rc = fail(job, "a template carries its own contract: drop 'schema'", NULL, NULL);
+        else
+            rc = check_fallback(job);
+    }
+    if (!rc && !job->error && job->opts.allow_edits)
+        job->worktree = ar_git_find_root(job->opts.cwd);
+    json_decref(line);
+    return rc;
+}
+
+void ar_batch_job_finish(struct ar_batch_job *job)
+{
+    free(job->id);
+    free(job->error);
+    free(job->worktree);
+    free(job->vars);
+    ar_strv_finish(&job->storage);
+    memset(job, 0, sizeof(*job));
+}

@@ -1,0 +1,45 @@
+/*
+ * Batch jobs: one JSON Lines input line to one run's options.
+ *
+ *   {"id": "t1", "prompt": "…"} or {"id": "t2", "template": "review", "vars": {"diff": "…"}}
+ *   optional: provider, model, schema (an object, or a path to a file), cwd,
+ *   allow_edits, timeout and idle_timeout (seconds), fallback ("codex,gemini"
+ *   or ["codex","gemini"]), json (extract JSON without a contract), expect
+ *   ("object", "array", "any").
+ *
+ * A line that cannot be used still yields a job: it has `error` set and is
+ * reported as a failed record under its id, so one bad line never stops a batch.
+ */
+#ifndef AR_BATCH_JOB_H
+#define AR_BATCH_JOB_H
+
+#include <stddef.h>
+
+#include "agentrun/agentrun.h"
+#include "util/strv.h"
+
+struct ar_batch_job {
+    char *id;                   /* owned; "line N" when the line has no usable id */
+    size_t line;                /* 1-based line number in the input */
+    struct ar_run_options opts; /* the defaults with this line's fields; strings in storage */
+    struct ar_var *vars;        /* owned array; strings in storage */
+    char *error;                /* owned; why the line cannot run ("line 3: unknown key 'promt'") */
+    char *worktree;             /* owned; the git work tree an allow_edits job writes, else NULL */
+    struct ar_strv storage;
+};
+
+/*
+ * Parses one line (len bytes, not NUL-terminated) into *job, starting from a
+ * copy of `defaults` (whose strings must outlive the job). Always fills
+ * *job: problems go to job->error. Returns 0, or AR_ENOMEM.
+ */
+int ar_batch_job_parse(const char *line, size_t len, size_t lineno,
+                       const struct ar_run_options *defaults, struct ar_batch_job *job);
+
+/* Frees what the job owns. */
+void ar_batch_job_finish(struct ar_batch_job *job);
+
+/* Non-zero when the line is blank (only spaces): such lines are not jobs. */
+int ar_batch_line_blank(const char *line, size_t len);
+
+#endif

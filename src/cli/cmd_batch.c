@@ -1,0 +1,479 @@
+/*
+ * agentrun batch: many jobs from JSON Lines, N at a time on one loop, one
+ * RunResult line per job as each finishes.
+ *
+ * Scheduling is a small loop of its own rather than the FIFO pool: a job may
+ * have to wait while another edit job holds its work tree (git status cannot
+ * tell two writers apart), and the budget decides before each start whether
+ * a job may start at all.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch/job.h"
+#include "cli/commands.h"
+#include "cli/session.h"
+#include "json/dump.h"
+#include "proc/proc.h"
+#include "run/run.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+enum {
+    KEY_JOBS = 'j',
+    KEY_RESUME_FROM = AR_CLI_KEY_COMMAND,
+    KEY_MAX_COST,
+    KEY_ALLOW_EDITS,
+    KEY_NO_FILES,
+    KEY_OUTPUT,
+};
+
+static const struct ar_cli_opt opts[] = {
+    { "jobs", 'j', "N", "run N jobs at once (default: 4)", NULL },
+    { "resume-from", KEY_RESUME_FROM, "FILE",
+      "skip the ids FILE (an earlier batch's output) holds with \"ok\": true", "@file" },
+    { "max-cost", KEY_MAX_COST, "USD",
+      "stop starting jobs once spent + running jobs' worst case would pass USD; the rest fail "
+      "with error budget (exit 6)",
+      NULL },
+    { "allow-edits", KEY_ALLOW_EDITS, NULL, "let every job edit files (a job may say so itself)",
+      NULL },
+    { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots of every job", NULL },
+    { "output", 'o', "FILE", "write the records to FILE instead of stdout (appended)", "@file" },
+    AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
+};
+
+struct job_state {
+    struct ar_batch_job job;
+    int state; /* PENDING, RUNNING, DONE */
+    double reserved;
+    struct batch *b;
+};
+
+enum { PENDING, RUNNING, DONE };
+
+struct batch {
+    struct ar_cli_session s;
+    struct job_state *jobs;
+    size_t n;
+    size_t first_pending; /* every job before it has started or ended */
+    unsigned max_running;
+    unsigned running;
+    size_t ok, failed, skipped, budget_stopped;
+    struct ar_usage usage;
+    double cost;
+    size_t unknown_cost;
+    double max_cost;
+    double reserved;
+    double max_seen_cost;
+    int stop;  /* 1: budget, 2: signal or broken output */
+    int worst; /* the worst exit status so far */
+    int serial_said;
+    FILE *out;
+    uint64_t t0;
+};
+
+/* Exit statuses by how bad they are for a batch: the worst one is the exit. */
+static int rank(int status)
+{
+    switch (status) {
+    case 0:
+        return 0;
+    case AR_EXIT_USAGE:
+        return 1;
+    case AR_EXIT_OUTPUT:
+        return 2;
+    case AR_EXIT_PROVIDER:
+        return 3;
+    case AR_EXIT_TIMEOUT:
+        return 4;
+    case AR_EXIT_BUDGET:
+        return 5;
+    default:
+        return 6;
+    }
+}
+
+static void note_status(struct batch *b, int status)
+{
+    if (rank(status) > rank(b->worst))
+        b->worst = status;
+}
+
+static void emit(struct batch *b, const char *id, struct ar_result *r)
+{
+    json_t *rec = json_object();
+    json_object_set_new(rec, "id", json_string(id));
+    json_t *v = ar_result_to_value(r);
+    json_object_update(rec, v);
+    json_decref(v);
+    struct ar_buf line;
+    ar_buf_init(&line, AR_BUF_UNLIMITED);
+    if (ar_json_dump_compact(rec, &line) == 0)
+        ar_buf_putc(&line, '\n');
+    json_decref(rec);
+    ar_cli_session_status_clear(&b->s);
+    /* Flushed per line, so a consumer can stream and an interruption keeps every
+     * finished record whole. */
+    if (fwrite(line.data, 1, line.len, b->out) != line.len || fflush(b->out) != 0) {
+        if (b->stop != 2)
+            ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
+        b->stop = 2;
+        note_status(b, AR_EXIT_USAGE);
+        ar_loop_cancel_all(b->s.loop);
+    }
+    ar_buf_finish(&line);
+
+    if (r->ok)
+        b->ok++;
+    else
+        b->failed++;
+    note_status(b, ar_result_exit_status(r));
+    b->usage.input += r->usage.input;
+    b->usage.cache_read += r->usage.cache_read;
+    b->usage.cache_write += r->usage.cache_write;
+    b->usage.output += r->usage.output;
+    b->usage.reasoning += r->usage.reasoning;
+    if (r->n_calls && r->cost_source == AR_COST_UNKNOWN)
+        b->unknown_cost++;
+    else if (r->n_calls)
+        b->cost += r->cost_usd;
+}
+
+static void emit_failed(struct batch *b, struct job_state *js, int code, const char *msg)
+{
+    struct ar_result *r = ar_result_new_failed(NULL, code, msg);
+    if (!r)
+        return;
+    emit(b, js->job.id, r);
+    ar_result_destroy(r);
+    js->state = DONE;
+}
+
+static void update_status(struct batch *b)
+{
+    size_t done = b->ok + b->failed;
+    size_t total = b->n - b->skipped;
+    char eta[32] = "";
+    if (done && done < total) {
+        uint64_t per = (ar_now_ms() - b->t0) / done;
+        uint64_t left = per * (total - done) / (b->max_running ? b->max_running : 1) / 1000;
+        snprintf(eta, sizeof(eta), ", ETA %lu:%02lu", (unsigned long)(left / 60),
+                 (unsigned long)(left % 60));
+    }
+    snprintf(b->s.status_extra, sizeof(b->s.status_extra),
+             "%zu/%zu done, %u running, %zu failed, %llu tokens, $%.4f%s", done, total, b->running,
+             b->failed,
+             (unsigned long long)(b->usage.input + b->usage.cache_read + b->usage.output), b->cost,
+             eta);
+}
+
+static void pump(struct batch *b);
+
+static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    struct job_state *js = arg;
+    struct batch *b = js->b;
+    js->state = DONE;
+    b->running--;
+    b->reserved -= js->reserved;
+    if (res->cost_source != AR_COST_UNKNOWN && res->cost_usd > b->max_seen_cost)
+        b->max_seen_cost = res->cost_usd;
+    emit(b, js->job.id, res);
+    ar_result_destroy(res);
+    update_status(b);
+    pump(b);
+}
+
+static int tree_busy(const struct batch *b, const char *tree)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const struct job_state *o = &b->jobs[i];
+        if (o->state == RUNNING && o->job.worktree && strcmp(o->job.worktree, tree) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* May this job start now, as far as the budget goes? Sets its reservation. */
+static int budget_allows(struct batch *b, struct job_state *js)
+{
+    if (b->max_cost <= 0)
+        return 1;
+    /* A running job's worst case is taken to be the dearest job seen so far. */
+    double worst = b->max_seen_cost;
+    if (b->cost + b->reserved + worst > b->max_cost)
+        return 0;
+    js->reserved = worst;
+    js->job.opts.max_cost_usd = b->max_cost - b->cost - b->reserved;
+    return 1;
+}
+
+static void start(struct batch *b, struct job_state *js)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    js->state = RUNNING;
+    b->running++;
+    b->reserved += js->reserved;
+    js->job.opts.job_id = js->job.id;
+    if (ar_run_start(b->s.loop, &js->job.opts, on_job_done, js, NULL, &err) < 0) {
+        b->running--;
+        b->reserved -= js->reserved;
+        emit_failed(b, js, err.code, err.msg);
+    }
+}
+
+static void pump(struct batch *b)
+{
+    if (b->s.signal && !b->stop)
+        b->stop = 2;
+    while (b->first_pending < b->n && b->jobs[b->first_pending].state != PENDING)
+        b->first_pending++;
+    for (size_t i = b->first_pending; i < b->n && b->running < b->max_running && !b->stop; i++) {
+        struct job_state *js = &b->jobs[i];
+        if (js->state != PENDING)
+            continue;
+        if (js->job.error) {
+            emit_failed(b, js, AR_EUSAGE, js->job.error);
+            continue;
+        }
+        if (js->job.worktree && tree_busy(b, js->job.worktree)) {
+            if (!b->serial_said) {
+                ar_cli_warnf("jobs that edit the same work tree run one at a time, so that each "
+                             "one's files are its own");
+                b->serial_said = 1;
+            }
+            continue;
+        }
+        if (!budget_allows(b, js)) {
+            b->stop = 1;
+            break;
+        }
+        start(b, js);
+    }
+    /* Over budget: nothing more starts; the rest are reported once nothing runs
+     * (a running job's cost may still come in). */
+    if (b->stop == 1 && b->running == 0) {
+        for (size_t i = b->first_pending; i < b->n; i++)
+            if (b->jobs[i].state == PENDING) {
+                emit_failed(b, &b->jobs[i], AR_EBUDGET,
+                            "not started: the batch would pass --max-cost");
+                b->budget_stopped++;
+            }
+    }
+}
+
+static int load_resume(const struct ar_cli_command *cmd, const char *path, json_t *done_ids)
+{
+    struct ar_buf buf;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&buf, AR_BUF_UNLIMITED);
+    if (ar_file_read(path, &buf, &err) < 0) {
+        ar_buf_finish(&buf);
+        return ar_cli_usage_error(cmd, "--resume-from: %s", err.msg);
+    }
+    size_t lineno = 0;
+    for (const char *p = buf.data, *end = buf.data + buf.len; p && p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        lineno++;
+        if (!ar_batch_line_blank(p, len)) {
+            json_t *rec = json_loadb(p, len, 0, NULL);
+            json_t *id = json_object_get(rec, "id");
+            /* A record cut off by an interruption is simply not finished. */
+            if (json_is_string(id) && json_is_true(json_object_get(rec, "ok")))
+                json_object_set_new(done_ids, json_string_value(id), json_true());
+            json_decref(rec);
+        }
+        p = nl ? nl + 1 : end;
+    }
+    ar_buf_finish(&buf);
+    return 0;
+}
+
+static int load_jobs(struct batch *b, const char *input, const json_t *done_ids)
+{
+    struct ar_buf buf;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&buf, AR_BUF_UNLIMITED);
+    if (ar_file_read(input, &buf, &err) < 0) {
+        ar_buf_finish(&buf);
+        return ar_cli_usage_error(b->s.cmd, "%s", err.msg);
+    }
+    size_t cap = 0, lineno = 0;
+    json_t *seen = json_object();
+    for (const char *p = buf.data, *end = buf.data + buf.len; p && p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        lineno++;
+        if (!ar_batch_line_blank(p, len)) {
+            if (b->n == cap) {
+                cap = cap ? cap * 2 : 64;
+                struct job_state *v = realloc(b->jobs, cap * sizeof(*v));
+                if (!v)
+                    abort();
+                b->jobs = v;
+            }
+            struct job_state *js = &b->jobs[b->n];
+            memset(js, 0, sizeof(*js));
+            js->b = b;
+            if (ar_batch_job_parse(p, len, lineno, &b->s.run, &js->job) < 0)
+                abort();
+            b->n++;
+            if (!js->job.error && json_object_get(seen, js->job.id)) {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "line %zu: id '%.100s' is used twice", lineno,
+                         js->job.id);
+                js->job.error = strdup(msg);
+            }
+            json_object_set_new(seen, js->job.id, json_true());
+            if (!js->job.error && json_object_get(done_ids, js->job.id)) {
+                js->state = DONE;
+                b->skipped++;
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    json_decref(seen);
+    ar_buf_finish(&buf);
+    return 0;
+}
+
+static void summary(struct batch *b)
+{
+    if (ar_cli_verbosity < 0)
+        return;
+    char cost[80];
+    snprintf(cost, sizeof(cost), "$%.4f", b->cost);
+    if (b->unknown_cost)
+        snprintf(cost + strlen(cost), sizeof(cost) - strlen(cost), " + %zu job%s of unknown cost",
+                 b->unknown_cost, b->unknown_cost == 1 ? "" : "s");
+    char failed[64];
+    snprintf(failed, sizeof(failed), "%zu failed", b->failed);
+    if (b->budget_stopped)
+        snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
+                 " (%zu not started: budget)", b->budget_stopped);
+    fprintf(stderr,
+            "agentrun batch: %zu ok, %s, %zu skipped; %llu input + %llu cached + %llu output "
+            "tokens; %s; %.1f s\n",
+            b->ok, failed, b->skipped, (unsigned long long)b->usage.input,
+            (unsigned long long)(b->usage.cache_read + b->usage.cache_write),
+            (unsigned long long)b->usage.output, cost, (double)(ar_now_ms() - b->t0) / 1000.0);
+}
+
+static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    struct batch b;
+    struct ar_cli_parser p;
+    const char *resume = NULL, *output = NULL;
+    const char *arg;
+    int key, rc = AR_EXIT_USAGE;
+    json_t *done_ids = json_object();
+
+    memset(&b, 0, sizeof(b));
+    b.max_running = 4;
+    b.out = stdout;
+    ar_cli_session_init(&b.s, cmd);
+    ar_cli_parser_init(&p, cmd, argc, argv);
+    while ((key = ar_cli_next(&p, &arg)) != -1) {
+        if (key == -2) {
+            rc = p.status;
+            goto out;
+        }
+        int r = ar_cli_session_option(&b.s, key, arg);
+        if (r < 0)
+            goto out;
+        if (r > 0)
+            continue;
+        long n;
+        switch (key) {
+        case KEY_JOBS:
+            if (ar_cli_parse_int(arg, 1, 1024, &n) < 0) {
+                ar_cli_usage_error(cmd, "invalid -j '%s': want 1 to 1024", arg);
+                goto out;
+            }
+            b.max_running = (unsigned)n;
+            break;
+        case KEY_RESUME_FROM:
+            resume = arg;
+            break;
+        case KEY_MAX_COST: {
+            char *end;
+            b.max_cost = strtod(arg, &end);
+            if (end == arg || *end || !(b.max_cost > 0)) {
+                ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
+                                   arg);
+                goto out;
+            }
+            break;
+        }
+        case KEY_ALLOW_EDITS:
+            b.s.run.allow_edits = 1;
+            break;
+        case KEY_NO_FILES:
+            b.s.run.track_files = 0;
+            break;
+        case 'o':
+            output = arg;
+            break;
+        }
+    }
+    if (argc - p.ind > 1) {
+        ar_cli_usage_error(cmd, "one input file expected, got %d", argc - p.ind);
+        goto out;
+    }
+    const char *input = argc - p.ind == 1 ? argv[p.ind] : "-";
+    if (resume && load_resume(cmd, resume, done_ids))
+        goto out;
+    if (load_jobs(&b, input, done_ids))
+        goto out;
+    if (output) {
+        b.out = fopen(output, "a");
+        if (!b.out) {
+            ar_cli_usage_error(cmd, "cannot open '%s': %s", output, strerror(errno));
+            b.out = stdout;
+            goto out;
+        }
+    }
+    if (ar_cli_session_begin(&b.s) < 0) {
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    b.t0 = ar_now_ms();
+    b.s.run.progress = NULL; /* the status line shows the batch, not one job's tool */
+    update_status(&b);
+    ar_cli_session_status_start(&b.s);
+    pump(&b);
+    ar_loop_run(b.s.loop);
+    /* Jobs still pending here were never started (an interruption). */
+    ar_cli_session_end(&b.s);
+    summary(&b);
+    rc = ar_cli_session_exit_status(&b.s, b.worst);
+out:
+    if (b.out && b.out != stdout)
+        fclose(b.out);
+    for (size_t i = 0; i < b.n; i++)
+        ar_batch_job_finish(&b.jobs[i].job);
+    free(b.jobs);
+    json_decref(done_ids);
+    ar_cli_parser_finish(&p);
+    return rc;
+}
+
+const struct ar_cli_command ar_cmd_batch = {
+    .name = "batch",
+    .synopsis = "[options] [FILE | -]",
+    .summary = "run many jobs from JSON Lines, N at a time, one RunResult line per job",
+    .description =
+        "Each input line is a job: {\"id\", \"prompt\" | \"template\" + \"vars\", \"provider\",\n"
+        "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"timeout\", \"idle_timeout\", "
+        "\"fallback\",\n"
+        "\"json\", \"expect\"}. Each output line is the job's RunResult with its \"id\", written "
+        "as\n"
+        "the job finishes. Exit 0 when every job succeeded, else the worst failure's status.",
+    .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",
+    .opts = opts,
+    .run = batch_main,
+};

@@ -1,0 +1,192 @@
+"""agentrun batch with the fake CLI (issue 9)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, Sandbox, claude_stream  # noqa: E402
+
+FIXTURES = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures")
+
+
+def records(text):
+    out = []
+    for line in text.splitlines():
+        out.append(json.loads(line))  # every line must be whole, valid JSON
+    return out
+
+
+def jobs(n, **extra):
+    return "".join(json.dumps(dict({"id": f"job{i}", "prompt": f"prompt {i}"}, **extra)) + "\n"
+                   for i in range(n))
+
+
+class Batch(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def batch(self, text, *args, **kw):
+        return self.sb.run("batch", *args, "-", input=text, **kw)
+
+    def test_200_jobs_16_at_once_every_id_exactly_once(self):
+        self.sb.answers("codex", ["done"])
+        p = self.batch(jobs(200), "-j", "16", "--no-files", timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        recs = records(p.stdout)
+        self.assertEqual(sorted(r["id"] for r in recs), sorted(f"job{i}" for i in range(200)))
+        self.assertTrue(all(r["ok"] and r["schema"] == "agentrun.run/1" for r in recs))
+        self.assertEqual(len(self.sb.calls()), 200)
+        self.assertIn("200 ok, 0 failed", p.stderr)
+
+    def test_records_come_in_order_of_completion(self):
+        self.sb.answers("codex", ["x"])
+        # Whichever job makes the first call is slow: its record must come last.
+        self.sb.env["FAKE_CLI_SLEEP_MS_0"] = "600"
+        p = self.batch(jobs(2), "-j", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        slow = next(c for c in self.sb.calls() if c["call"] == 0)["stdin"].split()[-1]
+        self.assertEqual(records(p.stdout)[-1]["id"], f"job{slow}")
+
+    def test_bad_lines_become_error_records_and_the_batch_goes_on(self):
+        self.sb.answers("codex", ["fine"])
+        text = (json.dumps({"id": "good", "prompt": "x"}) + "\n"
+                + json.dumps({"id": "typo", "promt": "x"}) + "\n"
+                + "this is not json\n"
+                + json.dumps({"prompt": "no id"}) + "\n"
+                + "\n"
+                + json.dumps({"id": "good", "prompt": "again"}) + "\n"
+                + json.dumps({"id": "both", "prompt": "x", "template": "review"}) + "\n")
+        p = self.batch(text)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertTrue(recs["good"]["ok"])
+        self.assertIn("line 2: unknown key 'promt'", recs["typo"]["error"]["message"])
+        self.assertIn("line 3: invalid JSON", recs["line 3"]["error"]["message"])
+        self.assertIn("missing 'id'", recs["line 4"]["error"]["message"])
+        self.assertIn("exactly one of 'prompt' and 'template'", recs["both"]["error"]["message"])
+        self.assertEqual(recs["typo"]["error"]["code"], "usage")
+        self.assertEqual(len(self.sb.calls()), 1)
+        dup = [r for r in records(p.stdout) if "used twice" in (r["error"] or {}).get("message", "")]
+        self.assertEqual(len(dup), 1)
+
+    def test_resume_from_skips_finished_ids_and_reruns_failed_ones(self):
+        self.sb.answers("codex", ["ok"])
+        self.sb.env["FAKE_CLI_EXIT_1"] = "1"
+        self.sb.env["FAKE_CLI_STDOUT_TEXT_1"] = ""
+        self.sb.env["FAKE_CLI_FIXTURE_1"] = "/dev/null"
+        p = self.batch(jobs(3), "-j", "1")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        first = records(p.stdout)
+        failed = [r["id"] for r in first if not r["ok"]]
+        self.assertEqual(failed, ["job1"])
+        prev = self.sb.write("prev.jsonl", p.stdout, base=self.sb.root)
+        for k in ("FAKE_CLI_EXIT_1", "FAKE_CLI_STDOUT_TEXT_1", "FAKE_CLI_FIXTURE_1"):
+            del self.sb.env[k]
+        p = self.batch(jobs(3), "--resume-from", prev)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([r["id"] for r in records(p.stdout)], ["job1"])
+        self.assertIn("2 skipped", p.stderr)
+
+    def test_sigint_keeps_finished_records_and_leaves_no_process(self):
+        self.sb.answers("codex", ["quick"])
+        # Calls 0 and 1 answer at once; every later call hangs.
+        self.sb.env["FAKE_CLI_HANG"] = "0,0,1"
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        path = self.sb.write("jobs.jsonl", jobs(6), base=self.sb.root)
+        proc = subprocess.Popen([AGENTRUN, "batch", "-j", "2", path], cwd=self.sb.work, env=e,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 20
+        while len(self.sb.calls()) < 4 and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 130, err)
+        recs = records(out)
+        ok = [r for r in recs if r["ok"]]
+        self.assertEqual(len(ok), 2)
+        interrupted = [r for r in recs if not r["ok"]]
+        self.assertTrue(all(r["error"]["code"] == "interrupted" for r in interrupted))
+        for call in self.sb.calls():
+            with self.assertRaises(ProcessLookupError):
+                os.killpg(call["pgid"], 0)
+
+    def test_fallback_on_eligible_failures(self):
+        cases = {"auth": "json-error-401.jsonl", "rate_limit": "json-error-429.jsonl",
+                 "api_error": "json-error-500.jsonl"}
+        for code, fixture in cases.items():
+            with self.subTest(code=code), Sandbox() as sb:
+                sb.env["FAKE_CLI_FIXTURE"] = os.path.join(FIXTURES, "codex", fixture) + "," + \
+                    sb.fixture(claude_stream("from claude"))
+                sb.env["FAKE_CLI_EXIT"] = "1,0"
+                line = json.dumps({"id": "a", "prompt": "x", "provider": "codex",
+                                   "fallback": ["claude"]}) + "\n"
+                p = sb.run("batch", "-", input=line)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                r = records(p.stdout)[0]
+                self.assertEqual(r["provider"], "claude")
+                self.assertEqual([c["provider"] for c in r["calls"]], ["codex", "claude"])
+                self.assertEqual(r["calls"][0]["error"], code)
+
+    def test_no_fallback_on_contract_failure_or_timeout(self):
+        self.sb.answers("codex", ["prose", "prose"])
+        line = json.dumps({"id": "c", "prompt": "x", "json": True, "fallback": "claude"}) + "\n"
+        p = self.batch(line)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual({c["provider"] for c in records(p.stdout)[0]["calls"]}, {"codex"})
+        self.sb.env["FAKE_CLI_HANG"] = "1"
+        line = json.dumps({"id": "t", "prompt": "x", "timeout": 0.3, "fallback": "claude"}) + "\n"
+        p = self.batch(line)
+        self.assertEqual(p.returncode, 5, p.stderr)
+        r = records(p.stdout)[0]
+        self.assertEqual(r["error"]["code"], "timeout")
+        self.assertEqual([c["provider"] for c in r["calls"]], ["codex"])
+
+    def test_budget_stops_starting_jobs_and_marks_the_rest(self):
+        self.sb.answers("claude", ["paid"], cost=0.4)
+        p = self.batch(jobs(5, provider="claude"), "-j", "1", "--max-cost", "1.0")
+        self.assertEqual(p.returncode, 6, p.stderr)
+        recs = records(p.stdout)
+        self.assertEqual(len(recs), 5)
+        self.assertEqual(sum(1 for r in recs if r["ok"]), 2)
+        budget = [r for r in recs if not r["ok"]]
+        self.assertEqual({r["error"]["code"] for r in budget}, {"budget"})
+        self.assertEqual(len(self.sb.calls()), 2)
+        argv = self.sb.calls()[0]["argv"]
+        self.assertIn("--max-budget-usd", argv)
+
+    def test_unknown_costs_are_reported_not_counted_as_zero(self):
+        self.sb.answers("codex", ["x"])
+        p = self.batch(jobs(2))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(all(r["cost_usd"] is None for r in records(p.stdout)))
+        self.assertIn("2 jobs of unknown cost", p.stderr)
+
+    def test_edit_jobs_in_one_work_tree_run_one_at_a_time(self):
+        self.sb.answers("codex", ["edited"])
+        for i in range(3):
+            self.sb.env[f"FAKE_CLI_WRITE_FILES_{i}"] = f"file{i}.txt=x"
+        self.sb.env["FAKE_CLI_SLEEP_MS"] = "300"
+        p = self.batch(jobs(3, allow_edits=True), "-j", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("one at a time", p.stderr)
+        for r in records(p.stdout):
+            self.assertEqual(len(r["files"]), 1, r["files"])
+
+    def test_usage_errors(self):
+        for args in (["batch", "-j", "0"], ["batch", "--max-cost", "free"],
+                     ["batch", "/nonexistent.jsonl"], ["batch", "--resume-from", "/nonexistent"]):
+            p = self.sb.run(*args, input="")
+            self.assertEqual(p.returncode, 2, args)
+
+
+if __name__ == "__main__":
+    unittest.main()

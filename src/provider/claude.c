@@ -42,10 +42,15 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
             return ar_error_set(err, AR_EUSAGE, "claude", "the contract is not a JSON object: %s",
                                 je.text);
         }
-        char *compact = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        /* The schema becomes the input schema of claude's StructuredOutput tool,
+         * which must describe an object: other roots get no native schema. */
+        const char *type = json_string_value(json_object_get(s, "type"));
+        if ((type && !strcmp(type, "object")) || (!type && json_object_get(s, "properties"))) {
+            char *compact = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            rc |= ar_strv_push(a, "--json-schema");
+            rc |= ar_strv_push_take(a, compact);
+        }
         json_decref(s);
-        rc |= ar_strv_push(a, "--json-schema");
-        rc |= ar_strv_push_take(a, compact);
     }
     if (spec->resume)
         rc |= ar_strv_pushv(a, (const char *const[]){ "--resume", spec->resume, NULL });

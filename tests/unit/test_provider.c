@@ -588,6 +588,17 @@ static void test_bin_override_and_bad_schema(void **state)
     struct ar_error err = AR_ERROR_INIT;
     assert_int_equal(p->prepare(&spec, &s, &err), AR_EUSAGE);
     ar_call_setup_finish(&s);
+    /* an array contract: no native schema for claude or codex */
+    spec.schema = "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}";
+    for (int i = 0; i < 2; i++) {
+        p = ar_provider_find(i ? "codex" : "claude");
+        ar_call_setup_init(&s);
+        assert_int_equal(p->prepare(&spec, &s, &err), 0);
+        assert_false(argv_has(&s, "--json-schema"));
+        assert_false(argv_has(&s, "--output-schema"));
+        assert_int_equal(s.tmpfiles.n, 0);
+        ar_call_setup_finish(&s);
+    }
 }
 
 /* ---- codex strict schema ---- */

@@ -273,8 +273,8 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
             /* A format problem that outlived the repair call is not worth
              * failing the workflow over: the first task is a usable default,
              * flagged as a fallback so the caller can tell. */
-            if (!res->ok)
-                ar_cli_print_result_error(res);
+            for (size_t i = 0; !res->ok && res->error_details[i]; i++)
+                ar_cli_notef("%s", res->error_details[i]);
             found = ar_route_from_answer(&m, res->ok ? res->value : NULL,
                                          res->ok ? NULL : res->error.msg, &r);
             if (found < 0) {

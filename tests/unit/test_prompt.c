@@ -159,6 +159,18 @@ static void test_prompt_tilde_fence_and_case_insensitive_info(void **state)
     ar_prompt_destroy(p);
 }
 
+static void test_prompt_crlf_template_finds_contract_and_standalone_sections(void **state)
+{
+    struct ar_prompt *p = parse_ok("A\r\n{{#x}}\r\nB\r\n{{/x}}\r\n```json-schema\r\n"
+                                   "{\"type\":\"string\"}\r\n```\r\n");
+    assert_non_null(ar_prompt_contract(p));
+    struct ar_prompt_var var = { "x", NULL };
+    char *got = render(p, &var, 1, NULL);
+    assert_string_equal(got, "A\r\n```json-schema\r\n{\"type\":\"string\"}\r\n```\r\n");
+    free(got);
+    ar_prompt_destroy(p);
+}
+
 static void test_prompt_json_schema_inside_another_block_is_not_the_contract(void **state)
 {
     struct ar_prompt *p = parse_ok("````markdown\n```json-schema\n{\"oneOf\":[]}\n```\n````\n");
@@ -525,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_prompt_reports_the_variables_it_uses),
         cmocka_unit_test(test_prompt_contract_block_is_parsed_and_stays_in_the_prompt),
         cmocka_unit_test(test_prompt_tilde_fence_and_case_insensitive_info),
+        cmocka_unit_test(test_prompt_crlf_template_finds_contract_and_standalone_sections),
         cmocka_unit_test(test_prompt_json_schema_inside_another_block_is_not_the_contract),
         cmocka_unit_test(test_prompt_template_errors_name_file_and_line),
         cmocka_unit_test(test_prompt_inline_is_literal_and_carries_the_schema),

@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,14 +40,13 @@ struct ar_child {
     struct ar_loop *loop;
     struct ar_child *prev, *next; /* loop->children while live */
 
-    uv_process_t proc;
+    pid_t pid; /* the leader, also the process group id */
     uv_pipe_t in, err;
     uv_timer_t clock;  /* wall, idle and final-grace deadlines; then the stderr drain */
     uv_timer_t killer; /* SIGTERM to SIGKILL, and watching the group after the leader */
     uv_timer_t poll;   /* reads the stdout file as it grows */
     uv_write_t wreq;
     int open_handles; /* on_done runs when the last one is closed */
-    int spawn_failed; /* no on_done: ar_child_spawn() reported the failure */
 
     char *name; /* argv[0] as given, for messages */
     char *stdin_data;
@@ -114,13 +114,13 @@ static uint64_t now_ms(struct ar_child *c)
 
 static pid_t child_pid(struct ar_child *c)
 {
-    return (pid_t)c->proc.pid;
+    return c->pid;
 }
 
 static void signal_group(struct ar_child *c, int sig)
 {
     /* ESRCH just means the group is already gone. */
-    uv_kill(-child_pid(c), sig);
+    kill(-child_pid(c), sig);
 }
 
 /* ---- Ending the group ---------------------------------------------------- */
@@ -170,6 +170,9 @@ static void terminate_group(struct ar_child *c)
 static void on_killer(uv_timer_t *t)
 {
     struct ar_child *c = ar_container_of(t, struct ar_child, killer);
+    ar_child_reap(c);
+    if (c->finishing)
+        return;
     uint64_t now = now_ms(c);
     if (c->exited) {
         if (!ar_proc_group_alive(child_pid(c))) {
@@ -309,7 +312,9 @@ static void on_poll(uv_timer_t *t)
 {
     struct ar_child *c = ar_container_of(t, struct ar_child, poll);
     size_t got = read_stdout(c, POLL_BUDGET);
-    if (c->finishing || c->toobig)
+    /* SIGCHLD tells us of the exit; asking here too costs one syscall and fears no lost signal. */
+    ar_child_reap(c);
+    if (c->finishing)
         return;
     if (got >= POLL_BUDGET)
         c->poll_ms = 0;
@@ -419,13 +424,13 @@ static void on_drain(uv_timer_t *t)
 
 /* ---- Exit and completion ------------------------------------------------------ */
 
-static void on_proc_exit(uv_process_t *p, int64_t exit_status, int term_signal)
+/* The leader was reaped: record how it ended, then see to the rest of its group. */
+static void leader_exited(struct ar_child *c, int wstatus)
 {
-    struct ar_child *c = ar_container_of(p, struct ar_child, proc);
     c->duration_ms = (uv_hrtime() - c->start_hr) / 1000000u;
     c->exited = 1;
-    c->exit_status = exit_status;
-    c->term_signal = term_signal;
+    c->exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    c->term_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
     uv_timer_stop(&c->clock);
     read_stdout(c, POLL_BUDGET);
     /* Whatever the leader left in its group (MCP servers, shells) is ended too. */
@@ -440,6 +445,22 @@ static void on_proc_exit(uv_process_t *p, int64_t exit_status, int term_signal)
     }
     c->group_gone = 1;
     maybe_finish(c);
+}
+
+void ar_child_reap(struct ar_child *c)
+{
+    if (c->exited)
+        return;
+    int st;
+    pid_t r;
+    while ((r = waitpid(c->pid, &st, WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (r == c->pid) {
+        leader_exited(c, st);
+    } else if (r < 0 && errno == ECHILD) {
+        /* Someone else reaped it (a waitpid(-1) elsewhere in the process): the status is lost. */
+        leader_exited(c, 255 << 8);
+    }
 }
 
 static void fill_error(struct ar_child *c, struct ar_child_result *r)
@@ -484,7 +505,7 @@ static void report(struct ar_child *c)
     memset(&r, 0, sizeof(r));
     r.term_signal = c->term_signal;
     r.status = c->term_signal ? 128 + c->term_signal : (int)c->exit_status;
-    r.pid = c->proc.pid;
+    r.pid = c->pid;
     r.duration_ms = c->duration_ms;
     r.end = c->end;
     r.stdout_bytes = c->stdout_bytes;
@@ -505,8 +526,7 @@ static void on_close(uv_handle_t *h)
     struct ar_child *c = h->data;
     if (--c->open_handles > 0)
         return;
-    if (!c->spawn_failed)
-        report(c);
+    report(c);
     free_child(c);
 }
 
@@ -524,7 +544,6 @@ static void finish(struct ar_child *c)
     if (!c->toobig && c->line.len)
         deliver(c, ar_buf_cstr(&c->line), c->line.len);
     unlink_child(c);
-    close_handle(c, &c->proc);
     close_handle(c, &c->in);
     close_handle(c, &c->err);
     close_handle(c, &c->clock);
@@ -561,19 +580,6 @@ static void init_handle(struct ar_child *c, void *h)
 {
     ((uv_handle_t *)h)->data = c;
     c->open_handles++;
-}
-
-/* Undoes a spawn that failed after the handles were initialized: no on_done. */
-static int fail_spawn(struct ar_child *c, int code)
-{
-    c->spawn_failed = 1;
-    close_handle(c, &c->proc);
-    close_handle(c, &c->in);
-    close_handle(c, &c->err);
-    close_handle(c, &c->clock);
-    close_handle(c, &c->killer);
-    close_handle(c, &c->poll);
-    return code;
 }
 
 int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struct ar_child **out,
@@ -642,48 +648,29 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     }
 
     uv_loop_t *uv = &loop->uv;
+    int in_w, err_r;
+    /* Before the spawn, so an exit at once cannot come before anyone listens for SIGCHLD. */
+    if ((rc = ar_loop_watch_children(loop, err)))
+        goto out_child;
+    c->start_hr = uv_hrtime();
+    uv_update_time(uv);
+    c->start_ms = c->activity_ms = uv_now(uv);
+    if ((rc = ar_proc_launch(file, argv0, opts->argv, env, opts->cwd, c->out_fd, &in_w, &err_r,
+                             &c->pid, err)))
+        goto out_child;
+
     uv_pipe_init(uv, &c->in, 0);
     init_handle(c, &c->in);
+    uv_pipe_open(&c->in, in_w);
     uv_pipe_init(uv, &c->err, 0);
     init_handle(c, &c->err);
+    uv_pipe_open(&c->err, err_r);
     uv_timer_init(uv, &c->clock);
     init_handle(c, &c->clock);
     uv_timer_init(uv, &c->killer);
     init_handle(c, &c->killer);
     uv_timer_init(uv, &c->poll);
     init_handle(c, &c->poll);
-    init_handle(c, &c->proc);
-
-    uv_stdio_container_t stdio[3];
-    stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-    stdio[0].data.stream = (uv_stream_t *)&c->in;
-    stdio[1].flags = UV_INHERIT_FD;
-    stdio[1].data.fd = c->out_fd;
-    stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    stdio[2].data.stream = (uv_stream_t *)&c->err;
-
-    uv_process_options_t po;
-    memset(&po, 0, sizeof(po));
-    po.exit_cb = on_proc_exit;
-    po.file = file;
-    po.args = (char **)opts->argv;
-    po.env = env;
-    po.cwd = opts->cwd;
-    /* Its own session and process group, so one kill reaches everything it starts. */
-    po.flags = UV_PROCESS_DETACHED;
-    po.stdio_count = 3;
-    po.stdio = stdio;
-
-    c->start_hr = uv_hrtime();
-    uv_update_time(uv);
-    c->start_ms = c->activity_ms = uv_now(uv);
-    rc = uv_spawn(uv, &c->proc, &po);
-    if (rc < 0) {
-        int code = rc == UV_ENOENT ? AR_ENOTFOUND : AR_ESPAWN;
-        ar_error_set_sys(err, code, rc, argv0, "cannot run '%s': %s", argv0, uv_strerror(rc));
-        rc = fail_spawn(c, code);
-        goto out_file;
-    }
     link_child(c);
 
     uv_read_start((uv_stream_t *)&c->err, on_err_alloc, on_err_read);
@@ -702,7 +689,10 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     if (out)
         *out = c;
     rc = 0;
+    goto out_file;
 
+out_child:
+    free_child(c);
 out_file:
     free(file);
 out_env:
@@ -712,5 +702,5 @@ out_env:
 
 int64_t ar_child_pid(const struct ar_child *c)
 {
-    return c->proc.pid;
+    return c->pid;
 }

@@ -25,6 +25,9 @@ struct ar_loop {
     size_t nchildren;
     int cancelled; /* ar_loop_cancel_all() ran: later spawns fail with AR_EINTERRUPTED */
 
+    uv_signal_t sigchld; /* reaps our children; unref'd */
+    int sigchld_on;
+
     uv_signal_t sig[AR_PROC_NSIGNALS];
     int sig_watching;
     int sig_seen; /* how many watched signals arrived */
@@ -37,6 +40,22 @@ struct ar_loop {
 
 /* The live child after c in its loop's list, or NULL (child.c keeps the list). */
 struct ar_child *ar_child_next_live(struct ar_child *c);
+
+/* Reaps the leader if it exited (waitpid WNOHANG) and goes on from there. */
+void ar_child_reap(struct ar_child *c);
+
+/* Starts listening for SIGCHLD on the loop (once; later calls return 0). Returns 0 or AR_ESPAWN. */
+int ar_loop_watch_children(struct ar_loop *loop, struct ar_error *err);
+
+/*
+ * Starts file with argv and env (NULL: environ) in a new session, in cwd, with
+ * stdin a pipe (*in_w: our end), stdout out_fd, stderr a pipe (*err_r: our
+ * end), every signal at its default and none blocked. name is for messages.
+ * Returns 0 with *pid set, or AR_ENOTFOUND/AR_ESPAWN with nothing left open.
+ */
+int ar_proc_launch(const char *file, const char *name, const char *const *argv, char **env,
+                   const char *cwd, int out_fd, int *in_w, int *err_r, pid_t *pid,
+                   struct ar_error *err);
 
 /* Sends SIGKILL to the child's group now, without waiting for the grace (a second signal). */
 void ar_child_kill_now(struct ar_child *c);

@@ -58,6 +58,38 @@ int ar_loop_cancelled(const struct ar_loop *loop)
     return loop->cancelled;
 }
 
+static void on_sigchld(uv_signal_t *h, int signum)
+{
+    struct ar_loop *loop = h->data;
+    /*
+     * One SIGCHLD may stand for several exits. Reaping only ends the child
+     * (on_done comes later, from a close callback), so the list holds still
+     * except for the child at hand: take the next one first.
+     */
+    for (struct ar_child *c = loop->children, *next; c; c = next) {
+        next = ar_child_next_live(c);
+        ar_child_reap(c);
+    }
+}
+
+int ar_loop_watch_children(struct ar_loop *loop, struct ar_error *err)
+{
+    if (loop->sigchld_on)
+        return 0;
+    int rc = uv_signal_init(&loop->uv, &loop->sigchld);
+    if (rc == 0) {
+        loop->sigchld.data = loop;
+        loop->sigchld_on = 1;
+        rc = uv_signal_start(&loop->sigchld, on_sigchld, SIGCHLD);
+    }
+    if (rc < 0)
+        return ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot watch SIGCHLD: %s",
+                                uv_strerror(rc));
+    /* The children's own handles keep the loop alive, not this. */
+    uv_unref((uv_handle_t *)&loop->sigchld);
+    return 0;
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct ar_loop *loop = h->data;
@@ -106,6 +138,9 @@ int ar_loop_destroy(struct ar_loop *loop)
         if (!uv_is_closing((uv_handle_t *)&loop->sig[i]))
             uv_close((uv_handle_t *)&loop->sig[i], NULL);
     loop->sig_watching = 0;
+    if (loop->sigchld_on)
+        uv_close((uv_handle_t *)&loop->sigchld, NULL);
+    loop->sigchld_on = 0;
     /*
      * Let pending close callbacks run (pools and tickers stopped after
      * ar_loop_run() returned free their memory there). A handle that is still

@@ -177,10 +177,11 @@ def cases():
          "Potential loop detected' nudge; the second repetitive answer ends the run: warning "
          "event 'Loop detected, stopping execution', result success, no text, 0 tokens, exit 0",
          {}),
-        ("gemini", "stream-loop-recovered", "jsonl", GEMINI_STREAM,
+        ("gemini", "stream-loop-nudge", "jsonl", GEMINI_STREAM,
          {"gemini": [dict(kind="repetitive", bytes=65536, usage=U_MAIN), text()]},
-         "loop detected on the first answer, the nudged second request answers normally: "
-         "success with the second answer's text and tokens", {}),
+         "loop detected on the first answer; the nudged second request gets a normal answer, "
+         "yet the run still ends with 'Loop detected, stopping execution', no text, 0 tokens, "
+         "status success, exit 0", {}),
         ("gemini", "stream-cut", "jsonl", GEMINI_STREAM,
          {"gemini": [dict(kind="stream_error", text="partial ans")]},
          "the SSE stream ends after partial text without finishReason", {}),

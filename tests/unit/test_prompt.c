@@ -258,6 +258,41 @@ static void test_prompt_inline_is_literal_and_carries_the_schema(void **state)
     assert_string_equal(err.where, "s.json:2");
 }
 
+/* Random templates built from the syntax's own pieces: parsing either succeeds or is a
+ * template error with a line, and rendering a parsed one never reads out of bounds. */
+static void test_prompt_random_templates_parse_or_fail_cleanly(void **state)
+{
+    static const char *const pieces[] = {
+        "{{",     "}}",     "{{x}}",  "{{ y }}",   "{{#x}}",
+        "{{/x}}", "{{#y}}", "{{/y}}", "\n",        "```json-schema\n",
+        "```\n",  "~~~\n",  "{}",     "\"oneOf\"", " ",
+        "#",      "/",      "a"
+    };
+    unsigned seed = 12345;
+    for (int round = 0; round < 5000; round++) {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        int n = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 24;
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            ar_buf_puts(&b, pieces[(seed >> 16) % (sizeof(pieces) / sizeof(pieces[0]))]);
+        }
+        struct ar_prompt *p;
+        struct ar_error err = AR_ERROR_INIT;
+        int rc = ar_prompt_parse("r.md", ar_buf_cstr(&b), b.len, &p, &err);
+        if (rc == 0) {
+            struct ar_prompt_var vars[] = { { "x", "{{y}}" }, { "y", round % 2 ? "v" : NULL } };
+            char *text = render(p, vars, 2, &err);
+            free(text);
+            ar_prompt_destroy(p);
+        } else {
+            assert_int_equal(rc, AR_EUSAGE);
+            assert_true(strncmp(err.where, "r.md:", 5) == 0);
+        }
+        ar_buf_finish(&b);
+    }
+}
+
 /* ---------------------------------------------------------------- loading */
 
 static char tmp_root[64];
@@ -541,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_prompt_json_schema_inside_another_block_is_not_the_contract),
         cmocka_unit_test(test_prompt_template_errors_name_file_and_line),
         cmocka_unit_test(test_prompt_inline_is_literal_and_carries_the_schema),
+        cmocka_unit_test(test_prompt_random_templates_parse_or_fail_cleanly),
         cmocka_unit_test(test_prompt_override_precedence_dir_then_config_then_embedded),
         cmocka_unit_test(test_prompt_relative_xdg_is_ignored_for_home_config),
         cmocka_unit_test(test_prompt_custom_template_in_dir_loads_and_is_listed),

@@ -841,6 +841,41 @@ static void test_sync_runner_captures_stdout(void **state)
     ar_child_sync_finish(&s);
 }
 
+static void test_fake_picks_the_nth_fixture_per_call(void **state)
+{
+    /* The pipeline's main call then repair call: different fixtures and exits per call. */
+    const char *a = tmp_path("main.jsonl"), *b = tmp_path("repair.jsonl");
+    write_file(a, "main\n", 5);
+    write_file(b, "repair\n", 7);
+    char statevar[600], fxvar[1200];
+    const char *calls = tmp_path("calls");
+    snprintf(statevar, sizeof(statevar), "FAKE_CLI_STATE=%s", calls);
+    snprintf(fxvar, sizeof(fxvar), "FAKE_CLI_FIXTURE=%s,%s", a, b);
+    const char *env[] = { statevar, fxvar, "FAKE_CLI_EXIT=3,4", "FAKE_CLI_STDERR_TEXT_1=only 1",
+                          NULL };
+    static const char *want_out[] = { "main\n", "repair\n", "repair\n" };
+    static const int want_status[] = { 3, 4, 4 };
+    static const char *want_err[] = { "", "only 1", "" };
+    for (int i = 0; i < 3; i++) {
+        struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+        o.argv = fake_argv;
+        o.env = env;
+        o.capture_stdout = 1;
+        struct ar_child_sync s;
+        assert_int_equal(ar_child_run_sync(&o, &s, NULL), 0);
+        assert_string_equal(s.stdout_data, want_out[i]);
+        assert_int_equal(s.res.status, want_status[i]);
+        assert_string_equal(s.stderr_tail, want_err[i]);
+        ar_child_sync_finish(&s);
+    }
+    FILE *f = fopen(calls, "r");
+    assert_non_null(f);
+    int n = 0;
+    assert_int_equal(fscanf(f, "%d", &n), 1);
+    fclose(f);
+    assert_int_equal(n, 3);
+}
+
 /* ---- The pool -------------------------------------------------------------- */
 
 struct pool_test {
@@ -1127,6 +1162,7 @@ int main(void)
         cmocka_unit_test(test_leftovers_holding_pipes_die_on_term),
         cmocka_unit_test(test_kill_cancels_the_child),
         cmocka_unit_test(test_sync_runner_captures_stdout),
+        cmocka_unit_test(test_fake_picks_the_nth_fixture_per_call),
         cmocka_unit_test(test_pool_64_jobs_j8),
         cmocka_unit_test(test_pool_64_jobs_j64),
         cmocka_unit_test(test_sigint_ends_every_group_and_calls_back),

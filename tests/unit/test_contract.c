@@ -390,6 +390,126 @@ static void test_contract_accept_fn_adapts_to_extract_callback(void **state)
     ar_contract_destroy(c);
 }
 
+static unsigned rnd(unsigned *seed, unsigned n)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (*seed >> 16) % n;
+}
+
+static json_t *random_value(unsigned *seed, int depth)
+{
+    switch (rnd(seed, depth > 3 ? 6 : 8)) {
+    case 0:
+        return json_null();
+    case 1:
+        return json_boolean(rnd(seed, 2));
+    case 2:
+        return json_integer((json_int_t)rnd(seed, 7) - 2);
+    case 3:
+        return json_real(rnd(seed, 5) / 2.0);
+    case 4:
+        return json_string(rnd(seed, 2) ? "a"
+                                        : "\xc3\xa9"
+                                          "bc");
+    case 5:
+        return json_string("");
+    case 6: {
+        json_t *a = json_array();
+        for (unsigned i = rnd(seed, 4); i > 0; i--)
+            json_array_append_new(a, random_value(seed, depth + 1));
+        return a;
+    }
+    default: {
+        static const char *const keys[] = { "a", "b", "a/b", "~" };
+        json_t *o = json_object();
+        for (unsigned i = rnd(seed, 4); i > 0; i--)
+            json_object_set_new(o, keys[rnd(seed, 4)], random_value(seed, depth + 1));
+        return o;
+    }
+    }
+}
+
+static json_t *random_schema(unsigned *seed, int depth)
+{
+    static const char *const types[] = { "null",   "boolean", "integer", "number",
+                                         "string", "array",   "object" };
+    json_t *s = json_object();
+    for (unsigned i = rnd(seed, 4); i > 0; i--) {
+        switch (rnd(seed, depth > 2 ? 9 : 12)) {
+        case 0:
+            json_object_set_new(s, "type", json_string(types[rnd(seed, 7)]));
+            break;
+        case 1:
+            json_object_set_new(s, "type",
+                                json_pack("[ss]", types[rnd(seed, 7)], types[rnd(seed, 7)]));
+            break;
+        case 2:
+            json_object_set_new(s, "required", json_pack("[s]", rnd(seed, 2) ? "a" : "~"));
+            break;
+        case 3:
+            json_object_set_new(s, "enum",
+                                json_pack("[io]", (json_int_t)rnd(seed, 3), random_value(seed, 3)));
+            break;
+        case 4:
+            json_object_set_new(s, "const", random_value(seed, 2));
+            break;
+        case 5:
+            json_object_set_new(s, rnd(seed, 2) ? "minimum" : "exclusiveMaximum",
+                                json_integer((json_int_t)rnd(seed, 3)));
+            break;
+        case 6:
+            json_object_set_new(s, rnd(seed, 2) ? "minLength" : "maxItems",
+                                json_integer((json_int_t)rnd(seed, 3)));
+            break;
+        case 7:
+            json_object_set_new(s, "pattern", json_string(rnd(seed, 2) ? "^a" : "b|c"));
+            break;
+        case 8:
+            json_object_set_new(s, "additionalProperties", json_boolean(rnd(seed, 2)));
+            break;
+        case 9:
+            json_object_set_new(s, "items", random_schema(seed, depth + 1));
+            break;
+        case 10:
+            json_object_set_new(s, "additionalProperties", random_schema(seed, depth + 1));
+            break;
+        default:
+            json_object_set_new(s, "properties",
+                                json_pack("{soso}", "a", random_schema(seed, depth + 1), "a/b",
+                                          random_schema(seed, depth + 1)));
+            break;
+        }
+    }
+    return s;
+}
+
+/* Random schemas against random values: check and accepts always agree, every stored
+ * violation has a pointer into the value, and nothing leaks or crashes. */
+static void test_contract_random_schemas_check_and_accept_agree(void **state)
+{
+    unsigned seed = 42;
+    for (int round = 0; round < 3000; round++) {
+        json_t *schema = random_schema(&seed, 0);
+        struct ar_contract *c;
+        assert_int_equal(ar_contract_from_json(schema, &c, NULL), 0);
+        for (int k = 0; k < 5; k++) {
+            json_t *v = random_value(&seed, 0);
+            struct ar_violations vs = AR_VIOLATIONS_INIT;
+            int n = ar_contract_check(c, v, &vs);
+            assert_true(n >= 0);
+            assert_int_equal(ar_contract_accepts(c, v), n == 0);
+            for (size_t i = 0; i < vs.n; i++) {
+                assert_true(vs.v[i].path[0] == '\0' || vs.v[i].path[0] == '/');
+                assert_true(strlen(vs.v[i].message) > 0);
+            }
+            ar_violations_finish(&vs);
+            json_decref(v);
+        }
+        ar_contract_destroy(c);
+        json_decref(schema);
+    }
+}
+
 static void test_json_pointer_escapes_per_rfc6901(void **state)
 {
     struct ar_buf b;
@@ -416,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_contract_invalid_json_reports_line_and_column),
         cmocka_unit_test(test_contract_schema_json_is_the_loaded_schema),
         cmocka_unit_test(test_contract_accept_fn_adapts_to_extract_callback),
+        cmocka_unit_test(test_contract_random_schemas_check_and_accept_agree),
         cmocka_unit_test(test_json_pointer_escapes_per_rfc6901),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@ Skips (exit 77) when node or the CLIs are missing, unless $CI is set (then fails
 
 import json
 import os
+import signal
 import sys
 import unittest
 
@@ -212,6 +213,17 @@ class Base:
         self.assertEqual(harness.leftover_processes(self.root), [])
 
 
+    def sigterm_mid_stream(self):
+        """SIGTERM to the CLI's PID (not its group) while the stream hangs."""
+        self.mock.set_script({self.CLI: [{"kind": "hang", "text": "partial"}]})
+        self.n0 = len(self.mock.requests())
+        r = run_cli(self.CLI, self.STREAM, self.root, stdin=PROMPT, timeout=5,
+                    wait_for=self.model_requests, signal_after=0.3)
+        self.assertFalse(type(self).parse(r).final, r)
+        self.assertEqual(harness.leftover_processes(self.root), [])
+        return r
+
+
 class TestClaude(Base, unittest.TestCase):
     CLI = "claude"
     STREAM = ["-p", "--output-format", "stream-json", "--verbose"]
@@ -248,6 +260,21 @@ class TestClaude(Base, unittest.TestCase):
         self.assertAlmostEqual(res["total_cost_usd"], (1200 * 5 + 300 * 0.5 + 42 * 25) / 1e6)
 
 
+    def test_sigterm_exit_143(self):
+        self.assertEqual(self.sigterm_mid_stream().status, 143)
+
+    def test_sigint_result_error_during_execution(self):
+        self.mock.set_script({"claude": [{"kind": "hang", "text": "partial"}]})
+        self.n0 = len(self.mock.requests())
+        r = run_cli("claude", self.STREAM, self.root, stdin=PROMPT, timeout=10,
+                    wait_for=self.model_requests, signal_after=0.3, sig=signal.SIGINT)
+        self.assertEqual(r.status, 0, r)
+        res = [e for e in r.jsonl() if e["type"] == "result"][-1]
+        self.assertEqual((res["subtype"], res["is_error"], res["terminal_reason"]),
+                         ("error_during_execution", True, "aborted_streaming"))
+        self.assertNotIn("result", res)
+
+
 class TestCodex(Base, unittest.TestCase):
     CLI = "codex"
     STREAM = ["exec", "--json"]
@@ -280,6 +307,10 @@ class TestCodex(Base, unittest.TestCase):
         self.assertEqual((o2.input, o2.cached, o2.output), (2400, 600, 84))
 
 
+    def test_sigterm_kills_it(self):
+        self.assertEqual(self.sigterm_mid_stream().status, -signal.SIGTERM)
+
+
 class TestGemini(Base, unittest.TestCase):
     CLI = "gemini"
     STREAM = ["-o", "stream-json"]
@@ -305,6 +336,19 @@ class TestGemini(Base, unittest.TestCase):
         err = r.stderr.decode()
         obj = json.loads(err[err.rindex("\n{") + 1:])
         self.assertEqual(obj["error"]["code"], 401)
+
+    def test_sigterm_to_pid_is_ignored(self):
+        # the relaunching parent ignores SIGTERM; the harness SIGKILLs the group at timeout
+        self.assertEqual(self.sigterm_mid_stream().status, "timeout")
+
+    def test_sigterm_to_group_exits_0_without_result(self):
+        self.mock.set_script({"gemini": [{"kind": "hang", "text": "partial"}]})
+        self.n0 = len(self.mock.requests())
+        r = run_cli("gemini", self.STREAM, self.root, stdin=PROMPT, timeout=15,
+                    wait_for=self.model_requests, signal_after=0.3, signal_group=True)
+        self.assertEqual(r.status, 0, r)
+        self.assertFalse(parse_gemini(r).final, r)
+        self.assertEqual(r.survivors, [])
 
     def test_loop_detection_ends_with_no_text(self):
         r, o = self.run_script([{"kind": "repetitive", "bytes": 65536, "times": 2}])

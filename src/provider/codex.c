@@ -296,13 +296,8 @@ static char *find_rollout(const char *dir, const char *suffix, int depth)
     return found;
 }
 
-/*
- * codex reports a resumed thread's usage as the running total of the whole
- * thread (FORMATS.md). The thread's rollout file,
- * $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, holds that total
- * as of the previous call; it is read before the CLI starts and subtracted.
- */
-static int read_base(const char *thread_id, struct ar_usage *raw)
+/* Reads the rollout file of a thread, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl. */
+static int read_rollout(const char *thread_id, struct ar_buf *out)
 {
     const char *home = getenv("CODEX_HOME");
     char *sessions = NULL;
@@ -316,20 +311,52 @@ static int read_base(const char *thread_id, struct ar_usage *raw)
     }
     char *suffix = NULL;
     int rc = AR_ENOJSON;
-    if (asprintf(&suffix, "-%s.jsonl", thread_id) >= 0) {
+    if (!strchr(thread_id, '/') && asprintf(&suffix, "-%s.jsonl", thread_id) >= 0) {
         char *path = find_rollout(sessions, suffix, 0);
-        if (path) {
-            struct ar_buf b;
-            ar_buf_init(&b, (size_t)512 << 20);
-            if (ar_file_read(path, &b, NULL) == 0)
-                rc = ar_codex_rollout_total(b.data ? b.data : "", b.len, raw);
-            ar_buf_finish(&b);
-            free(path);
-        }
+        if (path && ar_file_read(path, out, NULL) == 0)
+            rc = 0;
+        free(path);
         free(suffix);
     }
     free(sessions);
     return rc;
+}
+
+/*
+ * codex reports a resumed thread's usage as the running total of the whole
+ * thread (FORMATS.md). The thread's rollout file holds that total as of the
+ * previous call; it is read before the CLI starts and subtracted.
+ */
+static int read_base(const char *thread_id, struct ar_usage *raw)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, (size_t)512 << 20);
+    int rc = read_rollout(thread_id, &b);
+    if (rc == 0)
+        rc = ar_codex_rollout_total(ar_buf_cstr(&b), b.len, raw);
+    ar_buf_finish(&b);
+    return rc;
+}
+
+char *ar_codex_rollout_model(const char *data, size_t len)
+{
+    size_t end = len;
+    while (end > 0) {
+        size_t start = end;
+        while (start > 0 && data[start - 1] != '\n')
+            start--;
+        size_t n = end - start;
+        if (n && memmem(data + start, n, "\"turn_context\"", 14)) {
+            json_t *o = ar_pv_parse_object(data + start, n);
+            const char *m = ar_pv_str(json_object_get(o, "payload"), "model");
+            char *model = m && *m ? strdup(m) : NULL;
+            json_decref(o);
+            if (model)
+                return model;
+        }
+        end = start ? start - 1 : 0;
+    }
+    return NULL;
 }
 
 static struct ar_unwrap *codex_unwrap_new(const struct ar_call_spec *spec)
@@ -444,6 +471,14 @@ static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
 static void codex_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
                                 struct ar_reply *out)
 {
+    /* codex's events never name the model; the thread's rollout does (turn_context). */
+    if (!u->r.model && u->r.session_id) {
+        struct ar_buf b;
+        ar_buf_init(&b, (size_t)512 << 20);
+        if (read_rollout(u->r.session_id, &b) == 0)
+            u->r.model = ar_codex_rollout_model(ar_buf_cstr(&b), b.len);
+        ar_buf_finish(&b);
+    }
     ar_pv_finish(u, exit, out);
 }
 

@@ -22,4 +22,7 @@ char *ar_codex_strict_schema(const char *schema);
  */
 int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw);
 
+/* The model of the last turn_context in a rollout file, or NULL. Caller free()s. */
+char *ar_codex_rollout_model(const char *data, size_t len);
+
 #endif

@@ -694,9 +694,16 @@ static void test_codex_resume_usage_is_per_call(void **state)
     const struct ar_provider *p = ar_provider_find("codex");
     struct ar_call_spec spec = { 0 };
     spec.resume = id;
-    spec.model = "gpt-5.5";
     struct ar_unwrap *u = p->unwrap_new(&spec);
-    unlink(path); /* read before the call starts */
+    /* What codex appends during the call: the baseline must have been read before. */
+    FILE *rf = fopen(path, "a");
+    assert_non_null(rf);
+    fputs("{\"type\":\"turn_context\",\"payload\":{\"cwd\":\"/w\",\"model\":\"gpt-5.5\"}}\n"
+          "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+          "\"total_token_usage\":{\"input_tokens\":2500,\"cached_input_tokens\":400,"
+          "\"output_tokens\":67}}}}\n",
+          rf);
+    fclose(rf);
     assert_int_equal(feed(p, u, data, len, NULL, NULL), 1);
     struct ar_reply r;
     struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
@@ -711,6 +718,7 @@ static void test_codex_resume_usage_is_per_call(void **state)
     assert_string_equal(r.model, "gpt-5.5");
     ar_reply_finish(&r);
 
+    unlink(path);
     /* No rollout: the cumulative numbers are reported, flagged. */
     u = p->unwrap_new(&spec);
     feed(p, u, data, len, NULL, NULL);
@@ -718,6 +726,7 @@ static void test_codex_resume_usage_is_per_call(void **state)
     p->unwrap_free(u);
     assert_true(r.usage_cumulative);
     assert_int_equal(r.usage.input, 2100);
+    assert_null(r.model);
     ar_reply_finish(&r);
 
     snprintf(path, sizeof(path), "%s/sessions/2026", dir);
@@ -736,6 +745,13 @@ static void test_codex_resume_usage_is_per_call(void **state)
     assert_int_equal(raw.input, 77);
     assert_int_equal(raw.output, 3);
     assert_int_equal(ar_codex_rollout_total("x\ny\n", 4, &raw), AR_ENOJSON);
+    const char *ctx =
+        "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5.4\"}}\n"
+        "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5.5\"}}\n{\"x\":1}\n";
+    char *m = ar_codex_rollout_model(ctx, strlen(ctx));
+    assert_string_equal(m, "gpt-5.5");
+    free(m);
+    assert_null(ar_codex_rollout_model("", 0));
 }
 
 /* ---- registry ---- */

@@ -43,6 +43,17 @@ static int print_buf(struct ar_buf *b)
     return 0;
 }
 
+/*
+ * A failed run: the error and every violation, not a sample — the user fixes
+ * the template or the PRDs from this list, and the answer is already lost.
+ */
+static void print_failure(const struct ar_result *r)
+{
+    ar_cli_errorf("%s: %s", ar_strerror_name(r->error.code), r->error.msg);
+    for (size_t i = 0; r->error_details[i]; i++)
+        fprintf(stderr, "  %s\n", r->error_details[i]);
+}
+
 /* Tells the user what they should know about the input before the model sees it. */
 static void report_input(const struct ar_prd_set *set)
 {
@@ -189,7 +200,7 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
             ar_buf_finish(&ids);
         }
         if (!res->ok)
-            ar_cli_print_result_error(res);
+            print_failure(res);
         if (ranked || fmt == AR_PRIORITIZE_FORMAT_JSON) {
             if (ar_prioritize_render(ranked ? &rk : NULL, res, fmt, ar_prioritize_term_width(),
                                      &out) < 0) {

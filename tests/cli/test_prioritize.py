@@ -3,11 +3,14 @@
 repair call is told about, unranked PRDs, reading (recursion, cap, UTF-8), each format."""
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import Sandbox  # noqa: E402
+from clitest import AGENTRUN, Sandbox  # noqa: E402
 
 PRDS = {
     "auth.md": "# Auth\nEveryone needs to log in before anything else works.\n",
@@ -156,6 +159,15 @@ class PrioritizeTest(unittest.TestCase):
         for w in want:
             self.assertIn(w, p.stderr)
 
+    def test_every_violation_is_printed(self):
+        bad = ranking(*[(f"ghost{i}", i + 1) for i in range(25)])
+        p, doc = self.run_json("prds", answers=[bad, bad])
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(len(doc["error"]["details"]), 25)
+        for i in (0, 24):
+            self.assertIn(f'recommendation {i} names unknown prd_id "ghost{i}"', p.stderr)
+        self.assertNotIn("more; -v shows all", p.stderr)
+
     def test_repair_call_gets_the_messages_and_a_fixed_answer_succeeds(self):
         bad = ranking(("auth", 1), ("auth2", 2), ("auth", 3))
         p, doc = self.run_json("prds", answers=[bad, "```json\n" + GOOD + "\n```"])
@@ -178,6 +190,25 @@ class PrioritizeTest(unittest.TestCase):
         p, _ = self.run_json("prds", "--no-repair", answers=[bad, GOOD])
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_sigint_ends_the_cli_and_exits_130(self):
+        self.sb.answers("codex", [GOOD])
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1")
+        proc = subprocess.Popen([AGENTRUN, "prioritize", "prds", "--format", "json"],
+                                cwd=self.sb.work, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 20
+        while not self.sb.calls() and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(len(self.sb.calls()), 1)
+        pid = self.sb.calls()[0]["pid"]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(json.loads(out)["error"]["code"], "interrupted")
+        # The fake CLI's process group is gone.
+        with self.assertRaises(ProcessLookupError):
+            os.kill(pid, 0)
 
     # --- unranked PRDs ---------------------------------------------------------------------
 

@@ -4,11 +4,14 @@ model's answer is parsed strictly and checked against the manifest, malformed an
 back to the first task."""
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import SOURCE_ROOT, Sandbox  # noqa: E402
+from clitest import AGENTRUN, SOURCE_ROOT, Sandbox  # noqa: E402
 
 MANIFEST = os.path.join(os.path.abspath(SOURCE_ROOT), "tests", "fixtures", "route",
                         "manifest.json")
@@ -208,6 +211,23 @@ class RouteTest(unittest.TestCase):
         self.assertEqual(p.returncode, 4, p.stderr)
         self.assertEqual(doc["route"], "error")
         self.assertIsNotNone(doc["error"])
+        self.assertFalse(doc["fallback"])
+
+    def test_sigterm_during_discovery_exits_143(self):
+        self.sb.answers("codex", ["[]"])
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1")
+        proc = subprocess.Popen([AGENTRUN, "route", "--manifest", MANIFEST, "--format", "json",
+                                 VAGUE], cwd=self.sb.work, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 20
+        while not self.sb.calls() and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(len(self.sb.calls()), 1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 143, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["route"], "error")
         self.assertFalse(doc["fallback"])
 
     # --- text format, usage errors -----------------------------------------------------------

@@ -176,6 +176,71 @@ char *ar_codex_strict_schema(const char *schema)
     return text;
 }
 
+static int allows_null(const json_t *schema)
+{
+    const json_t *type = json_object_get(schema, "type");
+    if (json_is_string(type))
+        return !strcmp(json_string_value(type), "null");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(type, i,
+                       t) if (json_is_string(t) && !strcmp(json_string_value(t), "null")) return 1;
+    return !type; /* no type: anything, null included */
+}
+
+static int is_required(const json_t *schema, const char *key)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(schema, "required"), i,
+                       r) if (json_is_string(r) && !strcmp(json_string_value(r), key)) return 1;
+    return 0;
+}
+
+/* Drops the nulls strict mode made the model write for optional properties. Returns how many. */
+static int prune_nulls(json_t *v, const json_t *schema, int depth)
+{
+    if (!json_is_object(schema) || depth > 64)
+        return 0;
+    int n = 0;
+    if (json_is_object(v)) {
+        const json_t *props = json_object_get(schema, "properties");
+        const char *key;
+        json_t *child;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, key, child)
+        {
+            const json_t *ps = json_object_get(props, key);
+            if (!ps)
+                continue;
+            if (json_is_null(child) && !is_required(schema, key) && !allows_null(ps)) {
+                json_object_del(v, key);
+                n++;
+            } else {
+                n += prune_nulls(child, ps, depth + 1);
+            }
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) n +=
+            prune_nulls(e, json_object_get(schema, "items"), depth + 1);
+    }
+    return n;
+}
+
+char *ar_codex_unstrict(const char *text, const char *schema)
+{
+    json_t *s = json_loads(schema, 0, NULL);
+    json_t *v = s ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+    char *out = NULL;
+    if (v && prune_nulls(v, s, 0) > 0)
+        out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(v);
+    json_decref(s);
+    return out;
+}
+
 static int codex_prepare(const struct ar_call_spec *spec, struct ar_call_setup *out,
                          struct ar_error *err)
 {
@@ -362,6 +427,8 @@ char *ar_codex_rollout_model(const char *data, size_t len)
 static struct ar_unwrap *codex_unwrap_new(const struct ar_call_spec *spec)
 {
     struct ar_unwrap *u = ar_pv_unwrap_new(&ar_provider_codex, spec);
+    if (u && spec && spec->schema)
+        u->schema = strdup(spec->schema);
     if (u && spec && spec->resume && read_base(spec->resume, &u->base) == 0)
         u->has_base = 1;
     if (u && u->spec_model)
@@ -478,6 +545,15 @@ static void codex_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *
         if (read_rollout(u->r.session_id, &b) == 0)
             u->r.model = ar_codex_rollout_model(ar_buf_cstr(&b), b.len);
         ar_buf_finish(&b);
+    }
+    /* With --output-schema, strict mode made optional properties nullable; the
+     * contract itself does not allow those nulls, so they are taken out again. */
+    if (u->schema && u->r.text) {
+        char *fixed = ar_codex_unstrict(u->r.text, u->schema);
+        if (fixed) {
+            free(u->r.text);
+            u->r.text = fixed;
+        }
     }
     ar_pv_finish(u, exit, out);
 }

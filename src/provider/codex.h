@@ -22,6 +22,13 @@ char *ar_codex_strict_schema(const char *schema);
  */
 int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw);
 
+/*
+ * The answer to a strict-mode call with the nulls taken out that strict mode
+ * forced on optional properties the contract does not allow to be null; NULL
+ * when nothing changed (or text is not JSON). Caller free()s.
+ */
+char *ar_codex_unstrict(const char *text, const char *schema);
+
 /* The model of the last turn_context in a rollout file, or NULL. Caller free()s. */
 char *ar_codex_rollout_model(const char *data, size_t len);
 

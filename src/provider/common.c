@@ -66,6 +66,7 @@ void ar_pv_unwrap_free(struct ar_unwrap *u)
     free(u->ev_tool);
     free(u->ev_path);
     free(u->spec_model);
+    free(u->schema);
     json_decref(u->pending);
     free(u);
 }

@@ -32,6 +32,7 @@ struct ar_unwrap {
     int has_base;
     struct ar_usage base;
     char *spec_model; /* the model asked for, or NULL */
+    char *schema;     /* codex: the contract, to undo strict mode's nulls */
     json_t *pending;  /* gemini: tool_id -> path of a write tool awaiting its result */
 };
 

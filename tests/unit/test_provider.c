@@ -643,6 +643,39 @@ static void test_codex_schema_is_made_strict(void **state)
     json_decref(s);
     free(out);
 
+    /* and back: the nulls strict mode forces on optional properties are dropped
+     * ("note" has no type, so its null is allowed and kept) */
+    char *fixed = ar_codex_unstrict("{\"verdict\": \"ok\", \"score\": 1, \"note\": null, "
+                                    "\"issues\": [{\"msg\": \"m\", \"line\": null}]}",
+                                    in);
+    assert_non_null(fixed);
+    assert_string_equal(
+        fixed, "{\"verdict\":\"ok\",\"score\":1,\"note\":null,\"issues\":[{\"msg\":\"m\"}]}");
+    free(fixed);
+    /* a required null stays (the contract check will report it); nothing to do: NULL */
+    assert_null(ar_codex_unstrict("{\"verdict\": null, \"score\": 1}", in));
+    assert_null(ar_codex_unstrict("not json", in));
+    const char *lines[] = {
+        "{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}",
+        "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"agent_message\","
+        "\"text\":\"{\\\"verdict\\\": \\\"ok\\\", \\\"score\\\": 2, \\\"issues\\\": null}\"}}",
+        "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":2}}",
+    };
+    const struct ar_provider *codex = ar_provider_find("codex");
+    struct ar_call_spec spec = { 0 };
+    spec.schema = in;
+    spec.model = "gpt-5.5";
+    struct ar_unwrap *u = codex->unwrap_new(&spec);
+    for (size_t i = 0; i < 3; i++)
+        codex->unwrap_line(u, lines[i], strlen(lines[i]), NULL);
+    struct ar_reply r;
+    struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+    codex->unwrap_finish(u, &ex, &r);
+    codex->unwrap_free(u);
+    assert_int_equal(r.error, 0);
+    assert_string_equal(r.text, "{\"verdict\":\"ok\",\"score\":2}");
+    ar_reply_finish(&r);
+
     assert_null(ar_codex_strict_schema("{\"type\":\"array\",\"items\":{}}"));
     assert_null(ar_codex_strict_schema("not json"));
     out = ar_codex_strict_schema("{\"type\":\"object\",\"properties\":{\"e\":{\"enum\":[1,2]}}}");

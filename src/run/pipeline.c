@@ -277,7 +277,8 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
         break;
     case AR_CHILD_CANCELLED:
         code = AR_EINTERRUPTED;
-        msg = "interrupted";
+        snprintf(buf, sizeof(buf), "%s was stopped before it finished", run->prov->name);
+        msg = buf;
         break;
     default:
         code = reply.error;

@@ -71,6 +71,16 @@ def gemini_stream(text, input_tokens=1000, cached=0, output=50,
     return "".join(json.dumps(l) + "\n" for l in lines)
 
 
+def alive(pid):
+    """True while pid is a running process; a zombie (dead, not yet reaped by
+    whoever inherited it) is not running."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
 STREAMS = {"codex": codex_stream, "claude": claude_stream, "gemini": gemini_stream}
 
 

@@ -1,11 +1,14 @@
 """agentrun run end to end with the fake CLI: the pipeline's promises (issue 5)."""
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import Sandbox  # noqa: E402
+from clitest import AGENTRUN, Sandbox, alive  # noqa: E402
 
 SCHEMA = json.dumps({
     "type": "object",
@@ -233,6 +236,68 @@ class RunPipeline(unittest.TestCase):
         r = result(p)
         self.assertEqual(r["provider"], "gemini")
         self.assertEqual([c["provider"] for c in r["calls"]], ["codex", "gemini"])
+
+
+    def test_log_format_json_emits_structured_events(self):
+        self.sb.answers("codex", ["prose", '{"passed": true, "issues": []}'])
+        p = self.sb.run("run", "--schema", self.schema, "-v", "--log-format", "json",
+                        "--format", "json", "x")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        events = [json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")]
+        names = [e.get("event") for e in events]
+        for name in ("run_started", "repair_attempt", "repair_succeeded", "run_finished"):
+            self.assertIn(name, names, p.stderr)
+        fin = events[names.index("run_finished")]
+        self.assertEqual(fin["provider"], "codex")
+        self.assertIsInstance(fin["duration_ms"], int)
+
+    def test_debug_log_carries_the_model_output(self):
+        self.sb.answers("codex", ["the answer text"])
+        p = self.sb.run("run", "-vv", "--log-format", "json", "x")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = [json.loads(l) for l in p.stderr.splitlines() if '"llm_output"' in l]
+        self.assertEqual(out[0]["text"], "the answer text")
+
+    def interrupt(self, sig, expected):
+        self.sb.answers("codex", ["never"])
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1",
+                   FAKE_CLI_GRANDCHILD="ignore-term",
+                   FAKE_CLI_PIDFILE=os.path.join(self.sb.root, "pids"))
+        proc = subprocess.Popen([AGENTRUN, "run", "--format", "json", "x"], cwd=self.sb.work,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+        deadline = time.time() + 10
+        while not os.path.exists(env["FAKE_CLI_PIDFILE"]) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, expected, err)
+        r = json.loads(out)
+        self.assertEqual(r["error"]["code"], "interrupted")
+        with open(env["FAKE_CLI_PIDFILE"]) as f:
+            pids = [int(x) for x in f.read().split()]
+        pids.append(self.sb.calls()[0]["pid"])
+        for pid in pids:
+            self.assertFalse(alive(pid), f"process {pid} survived the run")
+
+    def test_sigint_ends_the_group_reports_and_exits_130(self):
+        self.interrupt(signal.SIGINT, 130)
+
+    def test_sigterm_ends_the_group_reports_and_exits_143(self):
+        self.interrupt(signal.SIGTERM, 143)
+
+    def test_sighup_exits_129(self):
+        self.interrupt(signal.SIGHUP, 129)
+
+    def test_transcript_keeps_the_raw_stdout_of_every_call(self):
+        self.sb.answers("codex", ["prose", '{"passed": true, "issues": []}'])
+        t = os.path.join(self.sb.root, "t.jsonl")
+        p = self.run_json("--transcript", t)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(t) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertEqual(sum(1 for l in lines if l["type"] == "turn.completed"), 2)
 
     def test_bad_flags_are_usage_errors(self):
         for args in (["run"], ["run", "--timeout", "soon", "x"], ["run", "--bogus", "x"],

@@ -221,14 +221,14 @@ static int print_report(const struct ar_review_report *rep, int fmt)
 
 static void warn_outcome(const struct ar_review *rv)
 {
-    if (rv->failed) {
-        ar_cli_errorf("review failed: %s: %s", ar_strerror_name(rv->error.code), rv->error.msg);
-    } else if (rv->degraded) {
-        ar_cli_warnf("%s (%s: %s); reported as passed with degraded: true (--strict fails "
-                     "instead)",
-                     rv->summary ? rv->summary : "", ar_strerror_name(rv->error.code),
-                     rv->error.msg);
-    }
+    char why[400];
+    if (rv->failed)
+        ar_cli_errorf("review failed: %s", ar_review_error_text(rv, why, sizeof(why)));
+    else if (rv->degraded)
+        ar_cli_warnf("%s (%s); reported as passed with degraded: true (--strict fails instead)",
+                     rv->error.code == AR_ENOJSON ? AR_REVIEW_NO_JSON_SUMMARY
+                                                  : AR_REVIEW_CONTRACT_SUMMARY,
+                     ar_review_error_text(rv, why, sizeof(why)));
 }
 
 static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)

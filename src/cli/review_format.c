@@ -46,6 +46,16 @@ static const char *const cost_source_names[] = {
     [AR_COST_TABLE] = "price_table",
 };
 
+const char *ar_review_error_text(const struct ar_review *rv, char *buf, size_t n)
+{
+    const char *name = ar_strerror_name(rv->error.code);
+    if (!rv->error.msg[0] || strcmp(rv->error.msg, name) == 0)
+        snprintf(buf, n, "%s", name);
+    else
+        snprintf(buf, n, "%s: %s", name, rv->error.msg);
+    return buf;
+}
+
 static const char *verdict_name(const struct ar_review_verdict *v)
 {
     return v->exit_status == 0 ? "pass" : v->exit_status == 1 ? "fail" : "error";
@@ -245,8 +255,7 @@ json_t *ar_review_to_sarif(const struct ar_review_report *rep)
                             rep->verdict->exit_status);
     if (inv && (rv->failed || rv->degraded)) {
         char text[400];
-        snprintf(text, sizeof(text), "%s: %s", ar_strerror_name(rv->error.code),
-                 rv->error.msg[0] ? rv->error.msg : ar_strerror(rv->error.code));
+        ar_review_error_text(rv, text, sizeof(text));
         json_object_set_new(inv, "toolExecutionNotifications",
                             json_pack("[{sss{so}}]", "level", rv->failed ? "error" : "warning",
                                       "message", "text", text_value(text)));
@@ -337,8 +346,7 @@ static void render_github(const struct ar_review_report *rep, struct ar_buf *out
     }
     char line[400];
     if (rv->failed || rv->degraded) {
-        snprintf(line, sizeof(line), "%s: %s", ar_strerror_name(rv->error.code),
-                 rv->error.msg[0] ? rv->error.msg : ar_strerror(rv->error.code));
+        ar_review_error_text(rv, line, sizeof(line));
         github_command(out, rv->failed ? "error" : "warning",
                        rv->failed ? "agentrun review failed" : "agentrun review degraded", line);
     }
@@ -390,7 +398,8 @@ static void render_text(const struct ar_review_report *rep, struct ar_buf *out)
     }
     ar_buf_printf(out, "verdict: %s", verdict_name(v));
     if (rv->failed) {
-        ar_buf_printf(out, " (%s: %s)\n", ar_strerror_name(rv->error.code), rv->error.msg);
+        char why[400];
+        ar_buf_printf(out, " (%s)\n", ar_review_error_text(rv, why, sizeof(why)));
         return;
     }
     ar_buf_printf(out, " (%zu issue%s", rv->n_issues, rv->n_issues == 1 ? "" : "s");
@@ -407,7 +416,9 @@ static void render_text(const struct ar_review_report *rep, struct ar_buf *out)
     if (!rv->passed)
         ar_buf_puts(out, "; the model did not pass it");
     if (rv->degraded)
-        ar_buf_printf(out, "; degraded: %s", rv->summary ? rv->summary : "");
+        ar_buf_printf(out, "; degraded: %s",
+                      rv->error.code == AR_ENOJSON ? AR_REVIEW_NO_JSON_SUMMARY
+                                                   : AR_REVIEW_CONTRACT_SUMMARY);
     ar_buf_puts(out, ")\n");
 }
 

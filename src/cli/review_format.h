@@ -34,6 +34,10 @@ struct ar_review_report {
     const char *why_not; /* with !reviewed: "the diff is empty", "binary files only"… */
 };
 
+/* "code: message" of a failed or degraded review's error, or just the code when
+ * the message says no more ("interrupted"). Written to buf; returns buf. */
+const char *ar_review_error_text(const struct ar_review *rv, char *buf, size_t n);
+
 /* Appends the document in format fmt to out. Returns 0 or AR_ENOMEM. */
 int ar_review_render(const struct ar_review_report *rep, enum ar_review_format fmt,
                      struct ar_buf *out);

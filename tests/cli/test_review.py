@@ -3,6 +3,7 @@ verdict and exit status, the four formats, chunks in parallel, degraded and
 failed reviews."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -459,6 +460,38 @@ class Failures(ReviewCase):
         self.assertEqual(doc["chunks"], 3)
         self.assertEqual(doc["error"]["code"], "cli_failed")
         self.assertEqual(len(self.sb.calls()), 2)  # the third chunk was never sent
+
+class Interrupted(ReviewCase):
+    def interrupt(self, signum):
+        for name in ("a.c", "b.c"):
+            self.sb.write(name, "".join(f"int {name[0]}{i:02};\n" for i in range(60)))
+        self.change_app()
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1")
+        proc = subprocess.Popen([AGENTRUN, "review", "--format", "json", "--max-chunk-bytes",
+                                 "600", "-j", "1"], cwd=self.sb.work, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        while not self.sb.calls() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(len(self.sb.calls()), 1)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=30)
+        return proc.returncode, out, err
+
+    def test_sigint_exits_130_with_what_is_known_and_starts_no_queued_chunk(self):
+        status, out, err = self.interrupt(signal.SIGINT)
+        self.assertEqual(status, 130, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["error"]["code"], "interrupted")
+        self.assertEqual(doc["chunks"], 3)
+        self.assertEqual(doc["exit_code"], 130)
+        self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_sigterm_exits_143(self):
+        status, out, err = self.interrupt(signal.SIGTERM)
+        self.assertEqual(status, 143, err)
+        self.assertEqual(json.loads(out)["verdict"], "error")
+
 
 if __name__ == "__main__":
     unittest.main()

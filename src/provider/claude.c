@@ -97,8 +97,33 @@ static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progres
             ar_pv_event(u, ev, name, path);
             reported = 1;
         }
-        if (is_edit_tool(name))
+        /* The file counts once its tool_result arrives without an error: a
+         * refused or never-run tool changed nothing. */
+        const char *id = ar_pv_str(block, "id");
+        if (is_edit_tool(name) && path && id) {
+            if (!u->pending)
+                u->pending = json_object();
+            json_object_set_new(u->pending, id, json_string(path));
+        }
+    }
+}
+
+static void on_user(struct ar_unwrap *u, const json_t *o)
+{
+    const json_t *content = json_object_get(json_object_get(o, "message"), "content");
+    size_t i;
+    const json_t *block;
+    json_array_foreach(content, i, block)
+    {
+        const char *type = ar_pv_str(block, "type");
+        const char *id = ar_pv_str(block, "tool_use_id");
+        if (!type || strcmp(type, "tool_result") != 0 || !id)
+            continue;
+        const char *path = json_string_value(json_object_get(u->pending, id));
+        if (path && !json_is_true(json_object_get(block, "is_error")))
             ar_pv_add_file(u, path);
+        if (path)
+            json_object_del(u->pending, id);
     }
 }
 
@@ -227,8 +252,10 @@ static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
     } else if (strcmp(type, "assistant") == 0 && json_object_get(o, "message")) {
         u->saw_event = 1;
         on_assistant(u, o, ev);
-    } else if ((strcmp(type, "user") == 0 || strcmp(type, "stream_event") == 0) &&
-               json_object_get(o, "session_id")) {
+    } else if (strcmp(type, "user") == 0 && json_object_get(o, "session_id")) {
+        u->saw_event = 1;
+        on_user(u, o);
+    } else if (strcmp(type, "stream_event") == 0 && json_object_get(o, "session_id")) {
         u->saw_event = 1;
     } else {
         u->garbage++;

@@ -33,7 +33,7 @@ struct ar_unwrap {
     struct ar_usage base;
     char *spec_model; /* the model asked for, or NULL */
     char *schema;     /* codex: the contract, to undo strict mode's nulls */
-    json_t *pending;  /* gemini: tool_id -> path of a write tool awaiting its result */
+    json_t *pending;  /* tool id -> path of a write tool awaiting its result */
 };
 
 struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec);

@@ -109,6 +109,10 @@ static const struct fx fixtures[] = {
      * error_during_execution result), so without agentrun's kill it is truncated */
     { "claude", "stream-sigint.jsonl", "stream-sigint.stderr", 0, 0, 0, NULL, AR_ETRUNCATED, 0, 0,
       0, 0, 0, 1, NULL, NULL, NULL },
+    /* recorded by hand from the real claude against the mock: --max-budget-usd 0.01 and a
+     * 900k-token first answer; result subtype error_max_budget_usd, usage all zero */
+    { "claude", "handmade-budget.jsonl", NULL, 1, 0, 0, NULL, AR_EBUDGET, 900000, 100, 0, 25, 1, 1,
+      NULL, NULL, NULL },
     /* FORMATS.md's SIGINT result: subtype error_during_execution */
     { "claude", "handmade-interrupted.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 1200, 0, 0, 1,
       1, 1, NULL, NULL, NULL },

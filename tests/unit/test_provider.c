@@ -170,6 +170,9 @@ static const struct fx fixtures[] = {
     /* loop detection: warning event, result success, no text, exit 0 */
     { "gemini", "stream-loop-detected.jsonl", "stream-loop-detected.stderr", 0, 0, 0, NULL,
       AR_EEMPTY, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
+    /* a normal answer after the loop nudge still ends with the warning and no text */
+    { "gemini", "stream-loop-nudge.jsonl", NULL, 0, 0, 0, NULL, AR_EEMPTY, 0, 0, 0, 0, 0, 1, NULL,
+      NULL, NULL },
     { "gemini", "stream-fenced-json.jsonl", NULL, 0, 0, 0, NULL, 0, 1200, 300, 0, 42, 0, 1, NULL,
       NULL, NULL },
     { "gemini", "stream-resume.jsonl", NULL, 0, 0, 0, "second answer", 0, 1200, 300, 0, 42, 0, 1,

@@ -152,12 +152,11 @@ void ar_ticker_stop(struct ar_ticker *t); /* NULL is fine; frees t */
 /*
  * Runs one child to completion on a private loop. opts->on_done and
  * opts->arg are ignored (on_line, if set, gets opts->arg). Returns:
- *   0 when the child ran and ended on its own (any exit status: look at
- *     out->res.status), or by the final-event grace;
- *   AR_ETIMEOUT, AR_EIDLE, AR_ETOOBIG when a limit ended it (out is filled
- *     all the same and out->res.err == *err);
- *   AR_ENOTFOUND, AR_ESPAWN, AR_ENOMEM when it could not run (out is zeroed).
- * In every case ar_child_sync_finish(out) frees what out holds.
+ *   0 when the child ran, however it ended: out->res.status is its exit
+ *     status, out->res.end and out->res.err say whether a limit (timeout,
+ *     idle, too_big) ended it; free out with ar_child_sync_finish();
+ *   AR_ENOTFOUND, AR_ESPAWN, AR_ENOMEM when it could not run or its output
+ *     could not be kept (err says why; out is zeroed, nothing to free).
  */
 struct ar_child_sync {
     struct ar_child_result res; /* stderr_tail/stdout_data point into the buffers below */

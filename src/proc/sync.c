@@ -79,11 +79,7 @@ int ar_child_run_sync(const struct ar_child_opts *opts, struct ar_child_sync *ou
         return ar_error_set(err, AR_ENOMEM, opts->argv[0], "cannot keep the output of '%s'",
                             opts->argv[0]);
     }
-    if (out->res.err.code) {
-        if (err)
-            *err = out->res.err;
-        return out->res.err.code;
-    }
+    /* A limit that ended it is in out->res.end and out->res.err: the callers decide. */
     return 0;
 }
 

@@ -68,7 +68,7 @@ static int fence_open(const char *t, const struct line *l, char *fc, size_t *fle
     b->info_start = s;
     b->info_len = e - s;
     size_t w = 0;
-    while (w < b->info_len && t[s + w] != ' ' && t[s + w] != '\t' && t[s + w] != '{')
+    while (w < b->info_len && t[s + w] != ' ' && t[s + w] != '\t')
         w++;
     b->lang_len = w;
     return 1;

@@ -64,10 +64,10 @@ static int json_flag(const struct ar_md_block *b, const char *text, void *arg)
 
 static void test_md_block_is_json(void **state)
 {
-    const char *labels[] = { "```\n",        "```json\n",  "```JSONC\n",
-                             "```Json5 x\n", "```jsonl\n", "```python\n" };
-    int want[] = { 1, 1, 1, 1, 0, 0 };
-    for (size_t i = 0; i < 6; i++) {
+    const char *labels[] = { "```\n",      "```json\n",   "```JSONC\n", "```Json5 x\n",
+                             "```jsonl\n", "```python\n", "```{r}\n" };
+    int want[] = { 1, 1, 1, 1, 0, 0, 0 };
+    for (size_t i = 0; i < 7; i++) {
         int is = -1;
         ar_md_blocks_each(labels[i], strlen(labels[i]), json_flag, &is);
         assert_int_equal(is, want[i]);

@@ -337,7 +337,7 @@ class Result:
 
 
 def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_after=None,
-            sig=signal.SIGTERM, wait_for=None, signal_group=False):
+            sig=signal.SIGTERM, wait_for=None, signal_group=False, wait_after_signal=None):
     """Run the real `cli` with args in root.work, prompt bytes on stdin (a file, never a
     pipe left open), stdout and stderr to regular files (the CLIs lose piped output).
     The CLI runs in its own session (process group); on timeout or at the end the whole
@@ -345,7 +345,8 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
 
     signal_after: seconds after start to send `sig` to the CLI's PID (to its process group
     with signal_group=True); wait_for: a callable polled until true before the signal
-    timer starts (e.g. lambda: mock.model_requests("claude")).
+    timer starts (e.g. lambda: mock.model_requests("claude")); wait_after_signal: give
+    up (status "timeout") that many seconds after the signal instead of at `timeout`.
     Returns Result(argv, status, stdout bytes, stderr bytes, duration, survivors); status
     is the exit status, -N when killed by signal N, or "timeout"; survivors lists the
     (pid, cmdline) of the CLI's process group still alive when the CLI itself had exited
@@ -376,7 +377,10 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
                         os.killpg(p.pid, sig)
                     else:
                         p.send_signal(sig)
-                status = p.wait(max(1, end - time.time()))
+                limit = max(1, end - time.time())
+                if wait_after_signal is not None:
+                    limit = min(limit, wait_after_signal)
+                status = p.wait(limit)
             else:
                 status = p.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -206,8 +206,11 @@ class Base:
     def test_hang_mid_stream_keeps_cli_waiting(self):
         self.mock.set_script({self.CLI: [{"kind": "hang", "text": "partial"}]})
         self.n0 = len(self.mock.requests())
-        r = run_cli(self.CLI, self.STREAM, self.root, stdin=PROMPT, timeout=4)
-        self.assertEqual(r.status, "timeout", r)
+        # once the request is in, the CLI must still be waiting 1.5 s later (SIGKILL then)
+        r = run_cli(self.CLI, self.STREAM, self.root, stdin=PROMPT, timeout=60,
+                    wait_for=self.model_requests, signal_after=1.5, sig=signal.SIGKILL,
+                    signal_group=True)
+        self.assertEqual(r.status, -signal.SIGKILL, r)
         self.assertFalse(type(self).parse(r).final, r)
         self.assertEqual(len(self.model_requests()), 1)
         self.assertEqual(harness.leftover_processes(self.root), [])
@@ -217,8 +220,8 @@ class Base:
         """SIGTERM to the CLI's PID (not its group) while the stream hangs."""
         self.mock.set_script({self.CLI: [{"kind": "hang", "text": "partial"}]})
         self.n0 = len(self.mock.requests())
-        r = run_cli(self.CLI, self.STREAM, self.root, stdin=PROMPT, timeout=5,
-                    wait_for=self.model_requests, signal_after=0.3)
+        r = run_cli(self.CLI, self.STREAM, self.root, stdin=PROMPT, timeout=60,
+                    wait_for=self.model_requests, signal_after=0.3, wait_after_signal=5)
         self.assertFalse(type(self).parse(r).final, r)
         self.assertEqual(harness.leftover_processes(self.root), [])
         return r
@@ -266,7 +269,7 @@ class TestClaude(Base, unittest.TestCase):
     def test_sigint_result_error_during_execution(self):
         self.mock.set_script({"claude": [{"kind": "hang", "text": "partial"}]})
         self.n0 = len(self.mock.requests())
-        r = run_cli("claude", self.STREAM, self.root, stdin=PROMPT, timeout=10,
+        r = run_cli("claude", self.STREAM, self.root, stdin=PROMPT, timeout=60,
                     wait_for=self.model_requests, signal_after=0.3, sig=signal.SIGINT)
         self.assertEqual(r.status, 0, r)
         res = [e for e in r.jsonl() if e["type"] == "result"][-1]
@@ -338,13 +341,13 @@ class TestGemini(Base, unittest.TestCase):
         self.assertEqual(obj["error"]["code"], 401)
 
     def test_sigterm_to_pid_is_ignored(self):
-        # the relaunching parent ignores SIGTERM; the harness SIGKILLs the group at timeout
+        # the relaunching parent ignores SIGTERM; the harness SIGKILLs the group 5 s later
         self.assertEqual(self.sigterm_mid_stream().status, "timeout")
 
     def test_sigterm_to_group_exits_0_without_result(self):
         self.mock.set_script({"gemini": [{"kind": "hang", "text": "partial"}]})
         self.n0 = len(self.mock.requests())
-        r = run_cli("gemini", self.STREAM, self.root, stdin=PROMPT, timeout=15,
+        r = run_cli("gemini", self.STREAM, self.root, stdin=PROMPT, timeout=60,
                     wait_for=self.model_requests, signal_after=0.3, signal_group=True)
         self.assertEqual(r.status, 0, r)
         self.assertFalse(parse_gemini(r).final, r)

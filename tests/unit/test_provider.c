@@ -103,6 +103,8 @@ static const struct fx fixtures[] = {
       42, 1, 1, NULL, NULL, NULL },
     { "claude", "stream-resume.jsonl", NULL, 0, 0, 0, "second answer", 0, 1200, 300, 0, 42, 1, 1,
       NULL, NULL, NULL },
+    { "claude", "stream-resume-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100, 0, 25, 1,
+      1, NULL, NULL, NULL },
     { "claude", "stream-schema.jsonl", NULL, 0, 0, 0, "{\"verdict\":\"ok\",\"score\":7}", 0, 900,
       100, 0, 25, 1, 1, NULL, NULL, NULL },
     /* recorded: SIGINT to the PID left only the init line and exit 0 (no
@@ -143,6 +145,8 @@ static const struct fx fixtures[] = {
       37, 0, 1, NULL, "apply_patch", "/hello.txt" },
     { "codex", "json-tool-rejected.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL, NULL,
       NULL },
+    { "codex", "json-output-last-message.jsonl", NULL, 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
     { "codex", "json-resume-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100, 0, 25, 0, 1,
       NULL, NULL, NULL },
     /* gemini */
@@ -173,6 +177,8 @@ static const struct fx fixtures[] = {
     /* a normal answer after the loop nudge still ends with the warning and no text */
     { "gemini", "stream-loop-nudge.jsonl", NULL, 0, 0, 0, NULL, AR_EEMPTY, 0, 0, 0, 0, 0, 1, NULL,
       NULL, NULL },
+    { "gemini", "stream-resume-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100, 0, 25, 0,
+      1, NULL, NULL, NULL },
     { "gemini", "stream-fenced-json.jsonl", NULL, 0, 0, 0, NULL, 0, 1200, 300, 0, 42, 0, 1, NULL,
       NULL, NULL },
     { "gemini", "stream-resume.jsonl", NULL, 0, 0, 0, "second answer", 0, 1200, 300, 0, 42, 0, 1,
@@ -212,6 +218,15 @@ static void run_fixture(const struct fx *f)
         assert_int_equal(finals, r.final_seen ? 1 : 0);
         if (len)
             assert_ptr_equal(ar_provider_detect(data, len), p);
+    }
+    /* No other adapter takes this CLI's output for its own. */
+    for (const struct ar_provider *const *o = ar_providers(); *o && len; o++) {
+        if (*o == p)
+            continue;
+        struct ar_reply other;
+        ar_reply_init(&other);
+        assert_int_equal((*o)->unwrap_captured(data, len, &other), AR_ENOJSON);
+        ar_reply_finish(&other);
     }
     print_message("%s/%s: error %s text %.40s\n", f->cli, f->file, ar_strerror_name(r.error),
                   r.text ? r.text : "(null)");
@@ -269,12 +284,16 @@ static void test_every_fixture_through_its_adapter(void **state)
 static void test_fixture_index_is_covered(void **state)
 {
     static const char *const elsewhere[] = {
-        "plain-text.stdout",           "plain-error-500.stdout",
-        "json-resume.jsonl",           "json-output-last-message.jsonl",
-        "stream-loop-recovered.jsonl", "json-sigint.jsonl",
-        "stream-sigint-group.jsonl",   "stream-sigterm-pid.jsonl",
-        "json-tool-rejected.jsonl",    "stream-tool-default.jsonl",
-        "stream-resume-first.jsonl",   NULL,
+        /* test_plain_modes_are_not_wrappers, test_codex_plain_stderr_gives_tokens_and_session */
+        "plain-text.stdout",
+        "plain-error-500.stdout",
+        /* test_codex_resume_usage_is_per_call */
+        "json-resume.jsonl",
+        /* test_killed_without_final_event_is_interrupted */
+        "json-sigint.jsonl",
+        "stream-sigint-group.jsonl",
+        "stream-sigterm-pid.jsonl",
+        NULL,
     };
     const char *clis[] = { "claude", "codex", "gemini" };
     for (size_t c = 0; c < 3; c++) {
@@ -293,6 +312,7 @@ static void test_fixture_index_is_covered(void **state)
                 found = !strcmp(elsewhere[i], name);
             if (!found)
                 print_message("not covered: %s/%s\n", clis[c], name);
+            assert_true(found);
         }
         json_decref(idx);
     }
@@ -325,17 +345,20 @@ static void test_killed_without_final_event_is_interrupted(void **state)
 static void test_plain_modes_are_not_wrappers(void **state)
 {
     const char *clis[] = { "claude", "codex", "gemini" };
+    const char *files[] = { "plain-text.stdout", "plain-error-500.stdout" };
     for (size_t c = 0; c < 3; c++) {
-        size_t len;
-        char *data = slurp(clis[c], "plain-text.stdout", &len);
-        assert_non_null(data);
-        struct ar_reply r;
-        ar_reply_init(&r);
-        for (const struct ar_provider *const *p = ar_providers(); *p; p++)
-            assert_int_equal((*p)->unwrap_captured(data, len, &r), AR_ENOJSON);
-        assert_null(ar_provider_detect(data, len));
-        ar_reply_finish(&r);
-        free(data);
+        for (size_t f = 0; f < 2; f++) {
+            size_t len;
+            char *data = slurp(clis[c], files[f], &len);
+            assert_non_null(data);
+            struct ar_reply r;
+            ar_reply_init(&r);
+            for (const struct ar_provider *const *p = ar_providers(); *p; p++)
+                assert_int_equal((*p)->unwrap_captured(data, len, &r), AR_ENOJSON);
+            assert_null(ar_provider_detect(data, len));
+            ar_reply_finish(&r);
+            free(data);
+        }
     }
 }
 

@@ -25,15 +25,12 @@
 #include "proc/proc.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
+#include "run/answer.h"
 #include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/strv.h"
-
-/* The previous output quoted in the repair prompt: its head and its tail. */
-#define REPAIR_HEAD_BYTES ((size_t)24 << 10)
-#define REPAIR_TAIL_BYTES ((size_t)8 << 10)
 
 /* llm_output debug events carry at most this much of the text (DESIGN §8). */
 #define LOG_TEXT_BYTES 8000
@@ -399,111 +396,19 @@ static void start_call(struct ar_run *run, enum call_kind kind)
 
 /* ---- extraction, checks and the repair prompt --------------------------------------- */
 
-struct sink {
-    struct ar_strv *lines;
-};
-
-static void add_violation(void *arg, const char *msg)
-{
-    struct sink *s = arg;
-    ar_strv_push(s->lines, msg);
-}
-
-static int contract_accepts(json_t *value, void *arg)
-{
-    return ar_contract_accepts(arg, value);
-}
-
-/*
- * Finds the answer in text and checks it. Returns 1 with *value (new
- * reference) when it is usable; else 0 and the reasons in run->details, with
- * *value the parseable-but-violating value or NULL when there was no JSON.
- */
 static int check_answer(struct ar_run *run, const char *text, json_t **value, unsigned *fixes)
 {
-    static const int want[] = { AR_JSON_OBJECT, AR_JSON_ARRAY, AR_JSON_ANY };
-    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
-    struct ar_extract_result xr = AR_EXTRACT_RESULT_INIT;
-    struct ar_error err = AR_ERROR_INIT;
-    xo.want = want[run->o.expect];
-    xo.flags = run->o.local_repair ? AR_EXTRACT_REPAIR : 0;
-    if (run->contract) {
-        xo.accept = contract_accepts;
-        xo.accept_arg = (void *)run->contract;
-    }
+    struct ar_answer_rules rules = { run->contract, run->o.expect, run->o.local_repair,
+                                     run->o.validate, run->o.validate_arg };
     ar_strv_finish(&run->details);
-    *value = NULL;
-    *fixes = 0;
-    if (ar_json_extract(text, strlen(text), &xo, &xr, &err) < 0) {
-        ar_strv_push(&run->details, err.msg);
-        return 0;
-    }
-    *value = json_incref(xr.value);
-    *fixes = xr.fixes;
-    ar_extract_result_finish(&xr);
-
-    if (run->contract) {
-        struct ar_violations vs = AR_VIOLATIONS_INIT;
-        ar_contract_check(run->contract, *value, &vs);
-        for (size_t i = 0; i < vs.n; i++) {
-            struct ar_buf line;
-            ar_buf_init(&line, AR_BUF_UNLIMITED);
-            ar_violation_format(&vs.v[i], &line);
-            ar_strv_push_take(&run->details, ar_buf_detach(&line, NULL));
-        }
-        if (vs.omitted)
-            ar_strv_pushf(&run->details, "(%zu more violations not shown)", vs.omitted);
-        ar_violations_finish(&vs);
-    }
-    if (run->details.n == 0 && run->o.validate) {
-        struct sink s = { &run->details };
-        run->o.validate(run->o.validate_arg, *value, add_violation, &s);
-    }
-    return run->details.n == 0;
-}
-
-static void append_cut(struct ar_buf *out, const char *text)
-{
-    size_t n = strlen(text);
-    if (n <= REPAIR_HEAD_BYTES + REPAIR_TAIL_BYTES) {
-        ar_buf_append(out, text, n);
-        return;
-    }
-    ar_buf_append(out, text, REPAIR_HEAD_BYTES);
-    ar_buf_printf(out, "\n[… %zu bytes omitted …]\n", n - REPAIR_HEAD_BYTES - REPAIR_TAIL_BYTES);
-    ar_buf_append(out, text + n - REPAIR_TAIL_BYTES, REPAIR_TAIL_BYTES);
+    return ar_answer_check(&rules, text, value, fixes, &run->details);
 }
 
 static int render_repair(struct ar_run *run, const char *text, struct ar_error *err)
 {
-    struct ar_buf violations, contract, previous;
-    ar_buf_init(&violations, AR_BUF_UNLIMITED);
-    ar_buf_init(&contract, AR_BUF_UNLIMITED);
-    ar_buf_init(&previous, AR_BUF_UNLIMITED);
-    for (size_t i = 0; i < run->details.n; i++)
-        ar_buf_printf(&violations, "- %s\n", run->details.v[i]);
-    if (run->contract) {
-        char *pretty = json_dumps(ar_contract_schema_json(run->contract),
-                                  JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        ar_buf_puts(&contract, pretty ? pretty : "{}");
-        free(pretty);
-    } else {
-        static const char *const kinds[] = { "a JSON object", "a JSON array",
-                                             "a JSON object or array" };
-        ar_buf_printf(&contract, "(no schema: answer with %s)", kinds[run->o.expect]);
-    }
-    append_cut(&previous, text);
-    struct ar_prompt_var vars[] = {
-        { "violations", ar_buf_cstr(&violations) },
-        { "contract", ar_buf_cstr(&contract) },
-        { "previous_output", ar_buf_cstr(&previous) },
-    };
     ar_buf_reset(&run->repair_prompt);
-    int rc = ar_prompt_render(run->repair_tpl, vars, 3, &run->repair_prompt, err);
-    ar_buf_finish(&violations);
-    ar_buf_finish(&contract);
-    ar_buf_finish(&previous);
-    return rc;
+    return ar_answer_repair_prompt(run->repair_tpl, run->contract, run->o.expect, &run->details,
+                                   text, &run->repair_prompt, err);
 }
 
 static void accept_value(struct ar_run *run, json_t *value, unsigned fixes)

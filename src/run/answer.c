@@ -1,0 +1,123 @@
+/* Reading a model's answer: extraction, checks, and the one repair prompt. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/extract.h"
+#include "run/answer.h"
+
+struct sink {
+    struct ar_strv *lines;
+};
+
+static void add_violation(void *arg, const char *msg)
+{
+    struct sink *s = arg;
+    ar_strv_push(s->lines, msg);
+}
+
+static int contract_accepts(json_t *value, void *arg)
+{
+    return ar_contract_accepts(arg, value);
+}
+
+int ar_answer_check(const struct ar_answer_rules *rules, const char *text, json_t **value,
+                    unsigned *fixes, struct ar_strv *details)
+{
+    static const int want[] = { AR_JSON_OBJECT, AR_JSON_ARRAY, AR_JSON_ANY };
+    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
+    struct ar_extract_result xr = AR_EXTRACT_RESULT_INIT;
+    struct ar_error err = AR_ERROR_INIT;
+    size_t before = details->n;
+    xo.want = want[rules->expect];
+    xo.flags = rules->local_repair ? AR_EXTRACT_REPAIR : 0;
+    if (rules->contract) {
+        /* With a contract, the first candidate that satisfies it wins. */
+        xo.accept = contract_accepts;
+        xo.accept_arg = (void *)rules->contract;
+    }
+    *value = NULL;
+    *fixes = 0;
+    if (ar_json_extract(text, strlen(text), &xo, &xr, &err) < 0) {
+        ar_strv_push(details, err.msg);
+        return 0;
+    }
+    *value = json_incref(xr.value);
+    *fixes = xr.fixes;
+    ar_extract_result_finish(&xr);
+
+    if (rules->contract) {
+        struct ar_violations vs = AR_VIOLATIONS_INIT;
+        ar_contract_check(rules->contract, *value, &vs);
+        for (size_t i = 0; i < vs.n; i++) {
+            struct ar_buf line;
+            ar_buf_init(&line, AR_BUF_UNLIMITED);
+            ar_violation_format(&vs.v[i], &line);
+            ar_strv_push_take(details, ar_buf_detach(&line, NULL));
+        }
+        if (vs.omitted)
+            ar_strv_pushf(details, "(%zu more violations not shown)", vs.omitted);
+        ar_violations_finish(&vs);
+    }
+    /* The caller's own rules run on values the contract already accepts, so
+     * they can rely on its shape. */
+    if (details->n == before && rules->validate) {
+        struct sink s = { details };
+        rules->validate(rules->validate_arg, *value, add_violation, &s);
+    }
+    return details->n == before;
+}
+
+/* n moved back to the start of the UTF-8 sequence it falls in. */
+static size_t utf8_floor(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+static void append_cut(struct ar_buf *out, const char *text)
+{
+    size_t n = strlen(text);
+    if (n <= AR_ANSWER_REPAIR_HEAD + AR_ANSWER_REPAIR_TAIL) {
+        ar_buf_append(out, text, n);
+        return;
+    }
+    size_t head = utf8_floor(text, AR_ANSWER_REPAIR_HEAD);
+    size_t tail = utf8_floor(text, n - AR_ANSWER_REPAIR_TAIL);
+    ar_buf_append(out, text, head);
+    ar_buf_printf(out, "\n[… %zu bytes omitted …]\n", tail - head);
+    ar_buf_append(out, text + tail, n - tail);
+}
+
+int ar_answer_repair_prompt(const struct ar_prompt *tpl, const struct ar_contract *contract,
+                            enum ar_expect expect, const struct ar_strv *details,
+                            const char *previous, struct ar_buf *out, struct ar_error *err)
+{
+    struct ar_buf violations, schema, prev;
+    ar_buf_init(&violations, AR_BUF_UNLIMITED);
+    ar_buf_init(&schema, AR_BUF_UNLIMITED);
+    ar_buf_init(&prev, AR_BUF_UNLIMITED);
+    for (size_t i = 0; i < details->n; i++)
+        ar_buf_printf(&violations, "- %s\n", details->v[i]);
+    if (contract) {
+        char *pretty =
+            json_dumps(ar_contract_schema_json(contract), JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        ar_buf_puts(&schema, pretty ? pretty : "{}");
+        free(pretty);
+    } else {
+        static const char *const kinds[] = { "a JSON object", "a JSON array",
+                                             "a JSON object or array" };
+        ar_buf_printf(&schema, "(no schema: answer with %s)", kinds[expect]);
+    }
+    append_cut(&prev, previous);
+    struct ar_prompt_var vars[] = {
+        { "violations", ar_buf_cstr(&violations) },
+        { "contract", ar_buf_cstr(&schema) },
+        { "previous_output", ar_buf_cstr(&prev) },
+    };
+    int rc = ar_prompt_render(tpl, vars, 3, out, err);
+    ar_buf_finish(&violations);
+    ar_buf_finish(&schema);
+    ar_buf_finish(&prev);
+    return rc;
+}

@@ -104,7 +104,9 @@ static int print_outcome(const struct outcome *oc, int json_format)
     int rc = 0;
     if (json_format) {
         json_t *doc = render_json(oc);
-        char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        char *text =
+            doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+                : NULL;
         rc = text ? ar_buf_printf(&out, "%s\n", text) : AR_ENOMEM;
         free(text);
         json_decref(doc);

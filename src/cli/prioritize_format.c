@@ -286,7 +286,7 @@ static int render_json(const struct ar_ranking *rk, const struct ar_result *res,
         json_object_set(doc, run_keys[i], v ? v : json_null());
     }
     if (rc == 0) {
-        char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
         rc = text ? ar_buf_puts(out, text) : AR_ENOMEM;
         if (rc == 0)
             rc = ar_buf_putc(out, '\n');

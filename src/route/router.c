@@ -222,16 +222,19 @@ double ar_route_score(const struct ar_route_item *item, const char *query, struc
         /* Rounded so that sums like 0.4 + 0.8 + 0.3 compare with the
          * threshold the way a person reading the docs expects. */
         sum = round(sum / (double)q.n * 1000.0) / 1000.0;
+        /* why may already hold the caller's prefix: count groups ourselves. */
+        int groups = 0;
         for (int p = N_PLACES - 1; why && p > PLACE_NONE; p--) {
             int first = 1;
             for (size_t i = 0; i < q.n; i++)
                 if (best[i] == (enum place)p) {
-                    ar_buf_printf(why, "%s%s", first ? (why->len ? "; " : "matched ") : ", ",
-                                  q.v[i]);
+                    ar_buf_printf(why, "%s%s", first ? (groups ? "; " : "matched ") : ", ", q.v[i]);
                     first = 0;
                 }
-            if (!first)
+            if (!first) {
                 ar_buf_printf(why, " (%s)", place_label[p]);
+                groups++;
+            }
         }
     }
     free(best);

@@ -66,7 +66,9 @@ class RouteTest(unittest.TestCase):
         self.assertEqual(doc["route"], "keyword")
         self.assertEqual(self.names(doc)[0], ("skill", "auth-cognito"))
         self.assertAlmostEqual(doc["matches"][0]["confidence"], 0.6)
-        self.assertIn("login (keyword)", doc["matches"][0]["reasoning"])
+        self.assertEqual(doc["matches"][0]["reasoning"],
+                         "keyword score 0.60: matched login (keyword); user (description)")
+        self.assertIn('"confidence":0.6,', p.stdout)
         self.assertEqual(doc["query"], "set up user login")
         self.assertEqual(self.sb.calls(), [])
 

@@ -180,7 +180,8 @@ static void test_keyword_tier_on_realistic_queries(void **state)
             assert_int_equal(r.kind, AR_ROUTE_KEYWORD);
             assert_string_equal(r.matches[0].name, cases[i].name);
             assert_float_equal(r.matches[0].confidence, cases[i].score, 0.001);
-            assert_non_null(strstr(r.matches[0].reasoning, "keyword score"));
+            assert_int_equal(strncmp(r.matches[0].reasoning, "keyword score ", 14), 0);
+            assert_non_null(strstr(r.matches[0].reasoning, ": matched "));
         }
         ar_route_finish(&r);
     }

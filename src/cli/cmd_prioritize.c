@@ -28,9 +28,7 @@ static const struct ar_cli_opt opts[] = {
       "@file" },
     { "top", KEY_TOP, "N", "show only the N highest priorities (default: all)", NULL },
     { "format", KEY_FORMAT, "FORMAT",
-      "text: a ranked table; markdown: a table for docs and PRs; json: the ranking with "
-      "unranked PRDs, tokens, cost and calls (default: text)",
-      "text|markdown|json" },
+      "text (a ranked table), markdown (a table) or json (default: text)", "text|markdown|json" },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 

@@ -19,17 +19,13 @@ enum {
 };
 
 static const struct ar_cli_opt opts[] = {
-    { "manifest", KEY_MANIFEST, "FILE",
-      "the tasks and skills, JSON: {tasks: [{name, description, aliases?, keywords?}], skills: "
-      "[…]} (required)",
+    { "manifest", KEY_MANIFEST, "FILE", "the tasks and skills, JSON (see docs/route.md); required",
       "@file" },
     { "min-score", KEY_MIN_SCORE, "X",
       "the keyword tier's threshold, 0 to 1 (default: 0.5; see docs/route.md)", NULL },
     { "no-llm", KEY_NO_LLM, NULL,
-      "stop after the exact and keyword tiers: no model call (no match: route none, exit 3)",
-      NULL },
-    { "format", KEY_FORMAT, "FORMAT",
-      "text: one line per match; json: query, route, matches, tokens, cost (default: text)",
+      "never call the model: no exact or keyword match gives route none, exit 3", NULL },
+    { "format", KEY_FORMAT, "FORMAT", "text (one line per match) or json (default: text)",
       "text|json" },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };

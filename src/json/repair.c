@@ -55,8 +55,16 @@ struct repairer {
 
 static void put(struct repairer *r, const void *p, size_t n)
 {
+    struct ar_buf *b = r->out;
+    /* Most writes are a byte or two into room already there: skip the call. */
+    if (b->data && b->cap - b->len > n && b->max - b->len >= n) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return;
+    }
     if (r->rc == 0)
-        r->rc = ar_buf_append(r->out, p, n);
+        r->rc = ar_buf_append(b, p, n);
 }
 
 static void putc_(struct repairer *r, char c)

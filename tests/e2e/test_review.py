@@ -1,0 +1,124 @@
+"""agentrun review with the real claude, codex and gemini CLIs against the loopback mock
+(issue 6): the diff reaches the model, the answer becomes findings and an exit status;
+unusable output degrades (or fails with --strict); an API error is never degraded."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Mock, RunRoot  # noqa: E402
+
+AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
+
+REVIEW = {"passed": False, "summary": "Dereferences NULL.",
+          "issues": [{"file": "app.c", "line": 3, "severity": "high",
+                      "message": "p is NULL here", "suggestion": "check p"}]}
+
+
+class Base:
+    cli = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.mock = Mock().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.mock.cleanup()
+
+    def setUp(self):
+        self.root = RunRoot(self.mock.port)
+        path = os.path.join(self.root.work, "app.c")
+        with open(path, "w") as f:
+            f.write("int main(void)\n{\n    char *p = 0;\n    return *p;\n}\n")
+
+    def tearDown(self):
+        harness.kill_leftovers(self.root)
+        self.root.cleanup()
+
+    def review(self, steps, *args):
+        self.mock.set_script({self.cli: steps})
+        return subprocess.run([AGENTRUN, "review", "-p", self.cli, "--format", "json",
+                               "--timeout", "90s", *args],
+                              cwd=self.root.work, env=self.root.agentrun_env(),
+                              capture_output=True, text=True, timeout=180)
+
+    def doc(self, p):
+        try:
+            return json.loads(p.stdout)
+        except json.JSONDecodeError:
+            raise AssertionError(f"not JSON: {p.stdout!r}\nstderr: {p.stderr}")
+
+    def answer_step(self, value):
+        return {"kind": "json", "value": value}
+
+    def test_review_of_the_working_tree(self):
+        p = self.review([self.answer_step(REVIEW)])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = self.doc(p)
+        self.assertEqual(doc["provider"], self.cli)
+        self.assertFalse(doc["degraded"])
+        self.assertEqual([(i["file"], i["line"], i["severity"]) for i in doc["issues"]],
+                         [("app.c", 3, "high")])
+        self.assertFalse(doc["issues"][0]["outside_diff"])
+        self.assertGreater(doc["tokens"]["output"], 0)
+        self.assertEqual(len(doc["calls"]), 1)
+        # The untracked file's content reached the model inside the prompt.
+        bodies = [self.mock.body(r) for r in self.mock.model_requests(self.cli)]
+        self.assertTrue(any(b"+    return *p;" in b for b in bodies))
+        p = self.review([self.answer_step(REVIEW)], "--fail-on", "critical")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    # Requests one agentrun call makes when the model only writes prose.
+    requests_per_call = 1
+
+    def test_prose_twice_is_degraded_and_strict_fails(self):
+        prose = [{"kind": "text", "text": "Looks fine to me."}] * (2 * self.requests_per_call)
+        p = self.review(prose)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.doc(p)
+        self.assertTrue(doc["degraded"])
+        self.assertTrue(doc["passed"])
+        self.assertEqual(doc["summary"], "No structured review output")
+        self.assertEqual(len(doc["calls"]), 2)
+        p = self.review(prose, "--strict")
+        self.assertEqual(p.returncode, 3, p.stderr)
+
+    def test_api_error_is_a_provider_failure(self):
+        p = self.review([{"kind": "error", "status": 401}])
+        self.assertEqual(p.returncode, 4, p.stderr)
+        doc = self.doc(p)
+        self.assertFalse(doc["degraded"])
+        self.assertEqual(doc["verdict"], "error")
+
+
+class TestClaude(Base, unittest.TestCase):
+    cli = "claude"
+
+    def answer_step(self, value):
+        # agentrun passes the contract to --json-schema: claude answers through its
+        # StructuredOutput tool.
+        return {"kind": "structured", "value": value}
+
+    # Without the StructuredOutput call claude asks the model again once by itself.
+    requests_per_call = 2
+
+
+class TestCodex(Base, unittest.TestCase):
+    cli = "codex"
+
+
+class TestGemini(Base, unittest.TestCase):
+    cli = "gemini"
+
+
+def main():
+    harness.require_clis()
+    unittest.main()
+
+
+if __name__ == "__main__":
+    main()

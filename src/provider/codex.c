@@ -315,9 +315,12 @@ int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw)
         while (start > 0 && data[start - 1] != '\n')
             start--;
         size_t n = end - start;
-        if (n && (memmem(data + start, n, "total_token_usage", 17) ||
-                  memmem(data + start, n, "thread_token_usage", 18))) {
-            json_t *o = ar_pv_parse_object(data + start, n);
+        const char *line = data + start;
+        /* `line` is never NULL; the test keeps GCC's sanitizer build from thinking so. */
+        if (n && line &&
+            (memmem(line, n, "total_token_usage", 17) ||
+             memmem(line, n, "thread_token_usage", 18))) {
+            json_t *o = ar_pv_parse_object(line, n);
             const json_t *t = find_key(o, "thread_token_usage", 0);
             if (!t)
                 t = find_key(o, "total_token_usage", 0);

@@ -414,8 +414,10 @@ char *ar_codex_rollout_model(const char *data, size_t len)
         while (start > 0 && data[start - 1] != '\n')
             start--;
         size_t n = end - start;
-        if (n && memmem(data + start, n, "\"turn_context\"", 14)) {
-            json_t *o = ar_pv_parse_object(data + start, n);
+        const char *line = data + start;
+        /* `line` is never NULL; the test keeps GCC's sanitizer build from thinking so. */
+        if (n && line && memmem(line, n, "\"turn_context\"", 14)) {
+            json_t *o = ar_pv_parse_object(line, n);
             const char *m = ar_pv_str(json_object_get(o, "payload"), "model");
             char *model = m && *m ? strdup(m) : NULL;
             json_decref(o);

@@ -38,6 +38,7 @@ static char *run_version(const char *path, const char **why)
     struct ar_error err = AR_ERROR_INIT;
     *why = NULL;
     if (ar_child_run_sync(&o, &s, &err) != 0) {
+        ar_child_sync_finish(&s);
         *why = "cannot run it";
         return NULL;
     }

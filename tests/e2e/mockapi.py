@@ -31,6 +31,8 @@ step left gets HTTP 500 with a body explaining that the script is exhausted. STE
         write_file); a relative path is made absolute against the request's cwd when the
         CLI tells it (claude, gemini). Put the final text as the next step.
   {"kind": "structured", "value": {...}}             claude: a StructuredOutput tool call
+  {"kind": "shell", "command": "echo hi > f.txt"}    a shell tool call (claude Bash, codex
+        exec_command, gemini run_shell_command); the final text as the next step
   {"kind": "error", "status": 401|429|500|..., "message": "..."}
         HTTP error with the API's own error body
   {"kind": "stream_error", "text": "partial", "message": "..."}
@@ -406,14 +408,8 @@ class Handler(BaseHTTPRequestHandler):
                       "cache_read_input_tokens": u["cached"], "output_tokens": 1}}},
             "message_start")
         stop_reason = "end_turn"
-        if kind in ("tool_write", "structured"):
-            if kind == "tool_write":
-                path = step.get("path", "out.txt")
-                if not os.path.isabs(path):
-                    path = os.path.join(claude_cwd(req) or "", path)
-                name, args = "Write", {"file_path": path, "content": step.get("content", "")}
-            else:
-                name, args = "StructuredOutput", step.get("value", {})
+        if kind in ("tool_write", "structured", "shell"):
+            name, args = claude_tool(step, req)
             if step.get("text"):
                 self.claude_text_block(0, step["text"], step)
             idx = 1 if step.get("text") else 0
@@ -454,14 +450,8 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "stream_error":
             return self.api_error("claude", {"status": 529, "message": step.get("message", "Overloaded")})
         content, stop = [], "end_turn"
-        if kind in ("tool_write", "structured"):
-            if kind == "tool_write":
-                path = step.get("path", "out.txt")
-                if not os.path.isabs(path):
-                    path = os.path.join(claude_cwd(req) or "", path)
-                name, args = "Write", {"file_path": path, "content": step.get("content", "")}
-            else:
-                name, args = "StructuredOutput", step.get("value", {})
+        if kind in ("tool_write", "structured", "shell"):
+            name, args = claude_tool(step, req)
             if step.get("text"):
                 content.append({"type": "text", "text": step["text"]})
             content.append({"type": "tool_use", "id": "toolu_mock_%d" % STATE.seq, "name": name,
@@ -495,9 +485,12 @@ class Handler(BaseHTTPRequestHandler):
         self.start_sse()
         self.sse(dict(type="response.created", response=resp), "response.created")
         self.sse(dict(type="response.in_progress", response=resp), "response.in_progress")
-        if kind == "tool_write":
-            item = codex_write_item(req, step.get("path", "out.txt"), step.get("content", ""),
-                                    "call_mock_%d" % STATE.seq)
+        if kind in ("tool_write", "shell"):
+            if kind == "shell":
+                item = codex_shell_item(req, step.get("command", "true"), "call_mock_%d" % STATE.seq)
+            else:
+                item = codex_write_item(req, step.get("path", "out.txt"), step.get("content", ""),
+                                        "call_mock_%d" % STATE.seq)
             added = dict(item, status="in_progress")
             if "arguments" in added:
                 added["arguments"] = ""
@@ -564,6 +557,11 @@ class Handler(BaseHTTPRequestHandler):
                 ev["usageMetadata"] = usage
             self.sse(ev)
 
+        if kind == "shell":
+            chunk([{"functionCall": {"name": "run_shell_command", "args": {
+                "command": step.get("command", "true"), "description": "mock command"}}}],
+                "STOP", True)
+            return
         if kind == "tool_write":
             path = step.get("path", "out.txt")
             if not os.path.isabs(path):
@@ -599,6 +597,18 @@ class Handler(BaseHTTPRequestHandler):
                                                "candidatesTokenCount": u["output"],
                                                "totalTokenCount": u["input"] + u["cached"] + u["output"]},
                              "modelVersion": model})
+
+
+def claude_tool(step, req):
+    kind = step.get("kind")
+    if kind == "tool_write":
+        path = step.get("path", "out.txt")
+        if not os.path.isabs(path):
+            path = os.path.join(claude_cwd(req) or "", path)
+        return "Write", {"file_path": path, "content": step.get("content", "")}
+    if kind == "shell":
+        return "Bash", {"command": step.get("command", "true"), "description": "mock command"}
+    return "StructuredOutput", step.get("value", {})
 
 
 def claude_cwd(req):
@@ -638,7 +648,13 @@ def codex_write_item(req, path, content, call_id):
                 "name": "apply_patch", "arguments": json.dumps({"input": patch}),
                 "status": "completed"}
     script = "cat > %s <<'MOCK_EOF'\n%s\nMOCK_EOF" % (path, content.rstrip("\n"))
-    for name in ("shell_command", "exec_command"):
+    return codex_shell_item(req, script, call_id)
+
+
+def codex_shell_item(req, script, call_id):
+    """A shell tool call running script, with whichever shell tool the request offers."""
+    tools = {t.get("name"): t for t in req.get("tools", []) if isinstance(t, dict)}
+    for name in ("exec_command", "shell_command"):
         if name in tools:
             key = "command" if name == "shell_command" else "cmd"
             return {"type": "function_call", "id": "fc_" + call_id, "call_id": call_id,

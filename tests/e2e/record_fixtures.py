@@ -54,6 +54,11 @@ def tool_then_text():
                  usage=U_TOOL1), text("I wrote hello.txt.", U_TOOL2)]
 
 
+def shell_then_text():
+    return [dict(kind="shell", command="echo shell-made > shell.txt && echo done",
+                 usage=U_TOOL1), text("I ran the command.", U_TOOL2)]
+
+
 ERR = {401: "auth", 429: "rate limit", 500: "server error"}
 
 
@@ -79,6 +84,9 @@ def cases():
          {"claude": tool_then_text()},
          "Write tool_use creating hello.txt, tool_result, then final text (2 turns); "
          "usage summed: input 1900, cache_read 900, output 37", {}),
+        ("claude", "stream-tool-bash", "jsonl", CLAUDE_STREAM + ["--allowedTools", "Bash"],
+         {"claude": shell_then_text()},
+         "Bash tool_use running a command that writes shell.txt, tool_result, final text", {}),
         ("claude", "stream-tool-denied", "jsonl", CLAUDE_STREAM,
          {"claude": tool_then_text()},
          "default permission mode refuses Write: permission_denials[], is_error false, exit 0", {}),
@@ -127,6 +135,10 @@ def cases():
          {"codex": tool_then_text()},
          "apply_patch (custom tool) adding hello.txt: file_change item, then final text; "
          "usage summed over 2 requests", {}),
+        ("codex", "json-tool-shell", "jsonl", CODEX_JSON + ["--sandbox", "workspace-write"],
+         {"codex": shell_then_text()},
+         "exec_command writing shell.txt: command_execution items (no file_change), final text",
+         {}),
         ("codex", "json-tool-rejected", "jsonl", CODEX_JSON,
          {"codex": tool_then_text()},
          "read-only sandbox rejects the patch; exit 0", {}),
@@ -168,6 +180,9 @@ def cases():
         ("gemini", "stream-tool-write", "jsonl", GEMINI_STREAM + ["--approval-mode", "auto_edit"],
          {"gemini": tool_then_text()},
          "write_file functionCall creating hello.txt, then final text", {}),
+        ("gemini", "stream-tool-shell", "jsonl", GEMINI_STREAM + ["--yolo"],
+         {"gemini": shell_then_text()},
+         "run_shell_command writing shell.txt (--yolo), then final text", {}),
         ("gemini", "stream-tool-default", "jsonl", GEMINI_STREAM,
          {"gemini": tool_then_text()},
          "default approval mode: write_file is not offered; the model is told it is not found", {}),

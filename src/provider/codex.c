@@ -461,8 +461,7 @@ static void on_item(struct ar_unwrap *u, const char *type, const json_t *item,
         if (completed && !(status && !strcmp(status, "failed")))
             json_array_foreach(changes, i, c) ar_pv_add_file(u, ar_pv_str(c, "path"));
     } else if (!strcmp(itype, "command_execution")) {
-        if (!completed)
-            ar_pv_event(u, ev, "shell", NULL);
+        ar_pv_event(u, ev, "shell", NULL); /* item.started may be missing */
     } else if (!strcmp(itype, "mcp_tool_call")) {
         if (!completed)
             ar_pv_event(u, ev, ar_pv_str(item, "tool") ? ar_pv_str(item, "tool") : "mcp", NULL);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Re-record tests/fixtures/<cli>/ from the real CLIs run against the loopback mock.
 
-    AGENTRUN_E2E_BIN_DIR=/path/to/node_modules/.bin python3 tests/e2e/record_fixtures.py [CASE-PREFIX...]
+    AGENTRUN_E2E_BIN_DIR=/path/to/node_modules/.bin python3 tests/e2e/record_fixtures.py \
+        [--out DIR] [CASE-PREFIX...]        (prefix e.g. "claude/" or "gemini/stream-error")
 
 Each case runs one real CLI in a fresh isolated run root (see harness.py) with the
 prompt on stdin and stdout/stderr to regular files, and writes
@@ -356,7 +357,10 @@ def write(d, name, data):
 
 
 def main():
+    global FIXTURES
     want = sys.argv[1:]
+    if want[:1] == ["--out"]:
+        FIXTURES, want = os.path.abspath(want[1]), want[2:]
     harness.require_clis()
     versions = {}
     for cli in harness.CLIS:

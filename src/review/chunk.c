@@ -453,19 +453,28 @@ static int push_chunk(struct splitter *sp, int piece, int n_pieces)
     return 0;
 }
 
-/* The bytes of a file section as reviewed: binary payloads are dropped. */
+/* A "GIT binary patch" payload is base85 noise to a model; "Binary files … differ"
+ * is short and names the files, so it stays. */
+static int payload_dropped(const struct ar_diff *d, const struct ar_diff_file *f)
+{
+    return f->binary && d->text[f->binary_at] == 'G';
+}
+
+#define BINARY_STUB "Binary files differ\n"
+
+/* The bytes of a file section as reviewed: binary patch payloads are dropped. */
 static int append_section(struct ar_buf *b, const struct ar_diff *d, const struct ar_diff_file *f)
 {
-    if (!f->binary)
+    if (!payload_dropped(d, f))
         return ar_buf_append(b, d->text + f->start, f->end - f->start);
     int rc = ar_buf_append(b, d->text + f->start, f->binary_at - f->start);
-    return rc ? rc : ar_buf_puts(b, "Binary files differ\n");
+    return rc ? rc : ar_buf_puts(b, BINARY_STUB);
 }
 
 static size_t section_size(const struct ar_diff *d, const struct ar_diff_file *f)
 {
-    if (f->binary)
-        return f->binary_at - f->start + strlen("Binary files differ\n");
+    if (payload_dropped(d, f))
+        return f->binary_at - f->start + strlen(BINARY_STUB);
     return f->end - f->start;
 }
 

@@ -116,9 +116,11 @@ struct ar_diff_chunk {
  * Cuts the reviewable part of d into chunks of at most max_bytes (> 0):
  * whole file sections packed in order; a file larger than max_bytes becomes
  * pieces cut at hunk boundaries, each repeating the file's header (a single
- * hunk larger than max_bytes stays whole: a hunk is never cut). Binary
- * sections keep their header and "Binary files … differ" and lose any binary
- * patch payload. The preamble goes with the first chunk. *out is a new array
+ * hunk larger than max_bytes stays whole: a hunk is never cut). Sections
+ * without a text hunk (binary, mode-only) never make a chunk of their own:
+ * they ride with the next text chunk, or the last one. A "GIT binary patch"
+ * payload is replaced by "Binary files differ"; "Binary files … differ" lines
+ * stay. The preamble goes with the first chunk. *out is a new array
  * (ar_diff_chunks_free()). Returns 0 or AR_ENOMEM.
  */
 int ar_diff_split(const struct ar_diff *d, size_t max_bytes, struct ar_diff_chunk **out,

@@ -215,6 +215,52 @@ static void test_split_drops_binary_payload_and_keeps_it_with_text(void **state)
     ar_diff_finish(&d);
 }
 
+static void test_split_carries_binary_sections_into_the_first_piece(void **state)
+{
+    struct ar_buf text;
+    ar_buf_init(&text, AR_BUF_UNLIMITED);
+    ar_buf_puts(&text, "diff --git a/logo.png b/logo.png\n"
+                       "Binary files a/logo.png and b/logo.png differ\n");
+    size_t big_start = text.len;
+    ar_buf_puts(&text, two_files);
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(ar_buf_cstr(&text), text.len, &d, NULL), 0);
+    assert_int_equal(d.n_files, 3);
+    struct ar_diff_chunk *c;
+    size_t n;
+    size_t header = d.files[1].body - d.files[1].start;
+    assert_int_equal(ar_diff_split(&d, header + 40, &c, &n, NULL), 0);
+    assert_int_equal(n, 3);
+    /* The binary section rides with the first piece of src/a.c, not alone. */
+    assert_memory_equal(c[0].text, ar_buf_cstr(&text), big_start + header);
+    assert_int_equal(c[0].first_file, 0);
+    assert_int_equal(c[0].n_files, 2);
+    assert_int_equal(c[0].piece, 1);
+    assert_int_equal(c[1].first_file, 1);
+    assert_int_equal(c[2].first_file, 2);
+    ar_diff_chunks_free(c, n);
+    ar_diff_finish(&d);
+    ar_buf_finish(&text);
+}
+
+static void test_parse_crlf_diff(void **state)
+{
+    static const char text[] = "diff --git a/w.txt b/w.txt\r\n"
+                               "--- a/w.txt\r\n"
+                               "+++ b/w.txt\r\n"
+                               "@@ -1,2 +1,2 @@\r\n"
+                               " keep\r\n"
+                               "-old\r\n"
+                               "+new\r\n";
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(text, strlen(text), &d, NULL), 0);
+    assert_int_equal(d.n_files, 1);
+    assert_string_equal(d.files[0].path, "w.txt");
+    assert_int_equal(d.files[0].n_hunks, 1);
+    assert_true(ar_diff_reviewable(&d));
+    ar_diff_finish(&d);
+}
+
 /* ---- reviews ---- */
 
 static void review_from(const char *json, struct ar_review *rv)
@@ -678,6 +724,8 @@ int main(void)
         cmocka_unit_test(test_split_packs_whole_files_up_to_the_limit),
         cmocka_unit_test(test_split_large_file_at_hunks_each_piece_keeps_header),
         cmocka_unit_test(test_split_drops_binary_payload_and_keeps_it_with_text),
+        cmocka_unit_test(test_split_carries_binary_sections_into_the_first_piece),
+        cmocka_unit_test(test_parse_crlf_diff),
         cmocka_unit_test(test_merge_sorts_by_file_then_line_and_flags_outside_diff),
         cmocka_unit_test(test_merge_sums_tokens_and_cost_unknown_when_one_is),
         cmocka_unit_test(test_from_value_rejects_what_the_contract_forbids),

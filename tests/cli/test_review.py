@@ -147,6 +147,26 @@ class DiffSources(ReviewCase):
         self.assertIn("new dir/new.c", d)
         self.assertNotIn("debug.log", d)
 
+    def test_before_the_first_commit(self):
+        sb = Sandbox(git=False)
+        try:
+            sb.git("init", "-q", ".")
+            sb.write("staged.c", "int staged;\n")
+            sb.git("add", "staged.c")
+            sb.write("loose.c", "int loose;\n")
+            sb.answers("codex", [review()])
+            p = sb.run("review", provider="codex")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            p = sb.run("review", "--staged", provider="codex")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            work, staged = [diff_of(c["stdin"]) for c in sb.calls()]
+            self.assertIn("+int staged;", work)
+            self.assertIn("+int loose;", work)
+            self.assertIn("+int staged;", staged)
+            self.assertNotIn("loose", staged)
+        finally:
+            sb.__exit__(None, None, None)
+
     def test_runs_in_directory_given_by_C(self):
         self.change_app()
         self.sb.answers("codex", [review()])

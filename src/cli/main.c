@@ -7,6 +7,7 @@
 
 #include "ar_config.h"
 #include "cli/cli.h"
+#include "cli/manual.h"
 #include "proc/proc.h"
 
 static void print_version(void)
@@ -23,10 +24,8 @@ static void print_usage(FILE *f)
     for (size_t i = 0; ar_cli_commands[i]; i++)
         fprintf(f, "  %-12s %s\n", ar_cli_commands[i]->name, ar_cli_commands[i]->summary);
     fprintf(f, "\n'agentrun help COMMAND' or 'agentrun COMMAND --help' shows a command's options.\n"
-               "'agentrun --version' prints the version.\n\n"
-               "exit status: 0 success, 1 review findings at or above --fail-on, 2 usage error,\n"
-               "3 model output unusable, 4 provider failure, 5 timeout, 6 budget exhausted,\n"
-               "130/143 interrupted by SIGINT/SIGTERM.\n");
+               "'agentrun --version' prints the version. 'man agentrun' has more.\n\n");
+    ar_cli_print_exit_statuses(f);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,41 @@
+/* The exit statuses and environment variables of agentrun, for --help and the man pages. */
+#include "cli/manual.h"
+
+#include "cli/cli.h"
+
+const struct ar_cli_exit_status ar_cli_exit_statuses[] = {
+    { AR_EXIT_OK, "success (review: no issue at or above --fail-on)" },
+    { AR_EXIT_FINDINGS, "review: an issue at or above --fail-on" },
+    { AR_EXIT_USAGE, "usage error: bad option, unreadable input, bad template" },
+    { AR_EXIT_OUTPUT, "model output unusable: no JSON, or the contract still violated after the "
+                      "repair call" },
+    { AR_EXIT_PROVIDER,
+      "provider failure: CLI not found, spawn failed, auth, rate limit, API error" },
+    { AR_EXIT_TIMEOUT, "timeout: the wall-clock or the idle limit" },
+    { AR_EXIT_BUDGET, "budget exhausted (--max-cost)" },
+    { 129, "interrupted by SIGHUP" },
+    { AR_EXIT_SIGINT, "interrupted by SIGINT" },
+    { AR_EXIT_SIGTERM, "interrupted by SIGTERM" },
+    { 0, NULL },
+};
+
+const struct ar_cli_env_var ar_cli_env_vars[] = {
+    { "AGENTRUN_PROVIDER", "the provider when -p is not given: claude, codex, gemini or auto" },
+    { "AGENTRUN_MODEL", "the model when -m is not given" },
+    { "AGENTRUN_CLAUDE_BIN", "the claude executable (default: claude on PATH)" },
+    { "AGENTRUN_CODEX_BIN", "the codex executable (default: codex on PATH)" },
+    { "AGENTRUN_GEMINI_BIN", "the gemini executable (default: gemini on PATH)" },
+    { "AGENTRUN_PRICES", "a JSON price table overriding the built-in one (like --prices)" },
+    { "XDG_CONFIG_HOME",
+      "prompt overrides are read from $XDG_CONFIG_HOME/agentrun/prompts (default: "
+      "~/.config/agentrun/prompts)" },
+    { "TMPDIR", "where the CLIs' output files are created (unlinked at once)" },
+    { NULL, NULL },
+};
+
+void ar_cli_print_exit_statuses(FILE *f)
+{
+    fprintf(f, "exit status:\n");
+    for (const struct ar_cli_exit_status *e = ar_cli_exit_statuses; e->meaning; e++)
+        fprintf(f, "  %-4d %s\n", e->status, e->meaning);
+}

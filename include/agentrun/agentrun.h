@@ -61,9 +61,10 @@ typedef void ar_progress_fn(void *arg, const struct ar_run_progress *p);
 
 /*
  * Extra checks beyond the contract (prioritize: every prd_id must be known).
- * Called with the extracted value (borrowed) when it satisfies the contract;
- * report each violation with add(sink, "message"). Violations are treated
- * like contract violations: they are sent to the one repair call.
+ * Called with every extracted value (borrowed), also one that violates the
+ * contract, so it must cope with any JSON shape; report each violation with
+ * add(sink, "message"). Violations are treated like contract violations:
+ * they are listed together and sent to the one repair call.
  */
 typedef void ar_validate_fn(void *arg, struct json_t *value,
                             void (*add)(void *sink, const char *msg), void *sink);

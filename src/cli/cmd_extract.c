@@ -10,6 +10,7 @@
 #include "json/extract.h"
 #include "json/markdown.h"
 #include "json/repair.h"
+#include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -25,6 +26,7 @@ enum {
     OPT_CODE,
     OPT_LANG,
     OPT_SECTION,
+    OPT_UNWRAP,
 };
 
 static const struct ar_cli_opt extract_opts[] = {
@@ -40,6 +42,9 @@ static const struct ar_cli_opt extract_opts[] = {
       NULL },
     { "section", OPT_SECTION, "HEADING", "print the text under this markdown heading instead",
       NULL },
+    { "unwrap", OPT_UNWRAP, "CLI",
+      "the input is a CLI's captured output (json or stream-json): take its final text first",
+      "claude|codex|gemini|auto" },
     { "verbose", 'v', NULL, "say more on stderr (the repairs made)", NULL },
     { "quiet", 'q', NULL, "say less on stderr", NULL },
     { NULL, 0, NULL, NULL, NULL },
@@ -53,6 +58,7 @@ struct extract_args {
     const char *section;
     const char *schema;
     const char *file;
+    const char *unwrap;
 };
 
 static int print_value(json_t *v)
@@ -222,9 +228,54 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
     return rc;
 }
 
+/*
+ * Replaces the captured CLI output in `in` by the final text it holds. The
+ * CLI's own failure (an API error in the wrapper) is reported with the exit
+ * status of a provider failure.
+ */
+static int unwrap(const char *name, struct ar_buf *in)
+{
+    const struct ar_provider *p =
+        strcmp(name, "auto") == 0 ? ar_provider_detect(in->data, in->len) : ar_provider_find(name);
+    struct ar_reply reply;
+    ar_reply_init(&reply);
+    if (!p || p->unwrap_captured(ar_buf_cstr(in), in->len, &reply) < 0) {
+        ar_reply_finish(&reply);
+        if (p)
+            ar_cli_errorf("the input is not %s's json or stream-json output", p->name);
+        else
+            ar_cli_errorf("the input is not the json or stream-json output of claude, codex or "
+                          "gemini");
+        return AR_EXIT_OUTPUT;
+    }
+    int rc = 0;
+    if (reply.error) {
+        ar_cli_errorf("%s reported %s: %s", p->name, ar_strerror_name(reply.error),
+                      reply.error_msg ? reply.error_msg : ar_strerror(reply.error));
+        rc = ar_error_exit_status(reply.error);
+    } else if (!reply.text || !*reply.text) {
+        ar_cli_errorf("%s's output holds no final text", p->name);
+        rc = AR_EXIT_OUTPUT;
+    } else {
+        ar_cli_notef(
+            "unwrapped %s output: session %s, %llu input + %llu cached + %llu output tokens",
+            p->name, reply.session_id ? reply.session_id : "unknown",
+            (unsigned long long)reply.usage.input,
+            (unsigned long long)(reply.usage.cache_read + reply.usage.cache_write),
+            (unsigned long long)reply.usage.output);
+        ar_buf_reset(in);
+        if (ar_buf_puts(in, reply.text) < 0) {
+            ar_cli_errorf("out of memory");
+            rc = AR_EXIT_PROVIDER;
+        }
+    }
+    ar_reply_finish(&reply);
+    return rc;
+}
+
 static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
 {
-    struct extract_args a = { AR_EXTRACT_OPTIONS_INIT, 0, 0, NULL, NULL, NULL, NULL };
+    struct extract_args a = { AR_EXTRACT_OPTIONS_INIT, 0, 0, NULL, NULL, NULL, NULL, NULL };
     struct ar_cli_parser p;
     const char *arg;
     int key, want_flags = 0;
@@ -257,6 +308,14 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case OPT_SECTION:
             a.section = arg;
+            break;
+        case OPT_UNWRAP:
+            if (strcmp(arg, "auto") != 0 && !ar_provider_find(arg)) {
+                ar_cli_parser_finish(&p);
+                return ar_cli_usage_error(
+                    cmd, "invalid --unwrap '%s' (claude, codex, gemini, auto)", arg);
+            }
+            a.unwrap = arg;
             break;
         case 'v':
             ar_cli_verbosity++;
@@ -294,6 +353,10 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_buf_finish(&in);
         return AR_EXIT_USAGE;
     }
+    if (a.unwrap && (rc = unwrap(a.unwrap, &in)) != 0) {
+        ar_buf_finish(&in);
+        return rc;
+    }
     if (a.code)
         rc = run_code(&a, &in);
     else if (a.section)
@@ -312,8 +375,11 @@ const struct ar_cli_command ar_cmd_extract = {
         "Reads model text from FILE or standard input and prints the first JSON object in it\n"
         "as one line of compact JSON: fenced ```json (or unlabelled) blocks first, then bare\n"
         "values in document order. Exit 0 when found; 3 with the reason on stderr when not\n"
-        "(no JSON, truncated, or --schema violations); 2 on a usage or read error.",
-    .example = "claude -p 'list the bugs as JSON' | agentrun extract --repair",
+        "(no JSON, truncated, or --schema violations); 2 on a usage or read error.\n"
+        "--unwrap reads a CLI's captured json or stream-json output and extracts from its\n"
+        "final text; an error the CLI reported there exits 4.",
+    .example = "claude -p --output-format json 'list the bugs as JSON' > out.json; "
+               "agentrun extract --unwrap auto --repair out.json",
     .opts = extract_opts,
     .run = extract_run,
 };

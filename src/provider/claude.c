@@ -44,8 +44,10 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
         }
         /* The schema becomes the input schema of claude's StructuredOutput tool,
          * which must describe an object: other roots get no native schema. */
-        const char *type = json_string_value(json_object_get(s, "type"));
-        if ((type && !strcmp(type, "object")) || (!type && json_object_get(s, "properties"))) {
+        json_t *t = json_object_get(s, "type");
+        const char *type = json_string_value(t);
+        /* A union ("type": ["array", "object"]) may answer with a non-object. */
+        if ((type && !strcmp(type, "object")) || (!t && json_object_get(s, "properties"))) {
             char *compact = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
             rc |= ar_strv_push(a, "--json-schema");
             rc |= ar_strv_push_take(a, compact);

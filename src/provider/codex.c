@@ -162,9 +162,10 @@ char *ar_codex_strict_schema(const char *schema)
 {
     json_t *s = json_loads(schema, 0, NULL);
     const json_t *type = json_object_get(s, "type");
-    /* The Responses API wants an object at the root; anything else gets no native schema. */
+    /* The Responses API wants an object at the root; anything else, a union that may
+     * be an array included, gets no native schema. */
     if (!json_is_object(s) ||
-        !(json_object_get(s, "properties") ||
+        !((!type && json_object_get(s, "properties")) ||
           (json_is_string(type) && !strcmp(json_string_value(type), "object")))) {
         json_decref(s);
         return NULL;

@@ -58,9 +58,10 @@ int ar_answer_check(const struct ar_answer_rules *rules, const char *text, json_
             ar_strv_pushf(details, "(%zu more violations not shown)", vs.omitted);
         ar_violations_finish(&vs);
     }
-    /* The caller's own rules run on values the contract already accepts, so
-     * they can rely on its shape. */
-    if (details->n == before && rules->validate) {
+    /* The caller's own rules run on any value found, even one the contract
+     * rejects, so that the one repair call hears about every problem at once;
+     * a validate hook must therefore cope with any shape. */
+    if (*value && rules->validate) {
         struct sink s = { details };
         rules->validate(rules->validate_arg, *value, add_violation, &s);
     }

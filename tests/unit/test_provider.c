@@ -634,10 +634,16 @@ static void test_bin_override_and_bad_schema(void **state)
     struct ar_error err = AR_ERROR_INIT;
     assert_int_equal(p->prepare(&spec, &s, &err), AR_EUSAGE);
     ar_call_setup_finish(&s);
-    /* an array contract: no native schema for claude or codex */
-    spec.schema = "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}";
-    for (int i = 0; i < 2; i++) {
-        p = ar_provider_find(i ? "codex" : "claude");
+    /* an array contract, and a union that may be an array (route.md's shape):
+     * no native schema for claude or codex */
+    static const char *const non_objects[] = {
+        "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+        "{\"type\":[\"array\",\"object\"],\"items\":{\"type\":\"object\"},"
+        "\"properties\":{\"name\":{\"type\":\"string\"}}}",
+    };
+    for (int i = 0; i < 4; i++) {
+        spec.schema = non_objects[i / 2];
+        p = ar_provider_find(i % 2 ? "codex" : "claude");
         ar_call_setup_init(&s);
         assert_int_equal(p->prepare(&spec, &s, &err), 0);
         assert_false(argv_has(&s, "--json-schema"));

@@ -146,5 +146,52 @@ class ExtractUsage(unittest.TestCase):
         self.assertIn("/nonexistent/file", err)
 
 
+FIXTURES = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures")
+
+
+class ExtractUnwrap(unittest.TestCase):
+    """--unwrap: a CLI's captured output, recorded from the real CLIs."""
+
+    def fixture(self, rel):
+        return os.path.join(FIXTURES, rel)
+
+    def test_each_cli_wrapper_unwraps_to_the_json_of_its_final_text(self):
+        for rel, cli in (("claude/stream-fenced-json.jsonl", "claude"),
+                         ("codex/json-fenced-json.jsonl", "codex"),
+                         ("gemini/stream-fenced-json.jsonl", "gemini")):
+            for name in (cli, "auto"):
+                with self.subTest(rel=rel, unwrap=name):
+                    code, out, err = run("--unwrap", name, self.fixture(rel))
+                    self.assertEqual(code, 0, err)
+                    self.assertEqual(out, '{"verdict":"ok","issues":[],"score":7}\n')
+
+    def test_non_streaming_wrappers_unwrap_too(self):
+        for rel in ("claude/json-text.json", "gemini/json-text.json"):
+            with self.subTest(rel=rel):
+                code, out, err = run("--unwrap", "auto", "--code", self.fixture(rel))
+                # The final text is prose: no code block, but it was unwrapped.
+                self.assertEqual(code, 3, err)
+                self.assertIn("no code block", err)
+
+    def test_an_error_the_cli_reported_exits_4_with_its_class(self):
+        code, out, err = run("--unwrap", "auto", self.fixture("claude/stream-error-401.jsonl"))
+        self.assertEqual(code, 4)
+        self.assertEqual(out, "")
+        self.assertIn("auth", err)
+
+    def test_input_that_is_no_wrapper_exits_3(self):
+        code, out, err = run("--unwrap", "auto", stdin='{"answer": 1}')
+        self.assertEqual(code, 3)
+        self.assertIn("not the json or stream-json output", err)
+        code, out, err = run("--unwrap", "codex", self.fixture("claude/stream-text.jsonl"))
+        self.assertEqual(code, 3)
+        self.assertIn("not codex", err)
+
+    def test_unknown_unwrap_value_is_a_usage_error(self):
+        code, out, err = run("--unwrap", "gpt", stdin="{}")
+        self.assertEqual(code, 2)
+        self.assertIn("--unwrap", err)
+
+
 if __name__ == "__main__":
     unittest.main()

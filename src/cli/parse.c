@@ -112,11 +112,42 @@ int ar_cli_next(struct ar_cli_parser *p, const char **arg)
     return c;
 }
 
+/* The width help is wrapped to; a word longer than a line stays whole. */
+enum { HELP_WIDTH = 79, HELP_COLUMN = 29 };
+
+/* Prints text from column col (the cursor is there), reflowing its spaces and line
+ * breaks so no line passes HELP_WIDTH; continuation lines start at column indent. */
+static void print_wrapped(FILE *f, const char *text, int col, int indent)
+{
+    int start = col;
+    while (*text) {
+        while (*text == ' ' || *text == '\n')
+            text++;
+        size_t n = strcspn(text, " \n");
+        if (n == 0)
+            break;
+        if (col > start && col + 1 + (int)n > HELP_WIDTH) {
+            fprintf(f, "\n%*s", indent, "");
+            col = start = indent;
+        } else if (col > start) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(text, 1, n, f);
+        col += (int)n;
+        text += n;
+    }
+    fputc('\n', f);
+}
+
 void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f)
 {
-    fprintf(f, "usage: agentrun %s %s\n\n%s\n", cmd->name, cmd->synopsis, cmd->summary);
-    if (cmd->description)
-        fprintf(f, "\n%s\n", cmd->description);
+    fprintf(f, "usage: agentrun %s %s\n\n", cmd->name, cmd->synopsis);
+    print_wrapped(f, cmd->summary, 0, 0);
+    if (cmd->description) {
+        fputc('\n', f);
+        print_wrapped(f, cmd->description, 0, 0);
+    }
     fprintf(f, "\noptions:\n");
     for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++) {
         char left[64];
@@ -128,9 +159,10 @@ void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f)
             n = snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
                          o->arg ? o->arg : "");
         if (n < 26)
-            fprintf(f, "  %-26s %s\n", left, o->help);
+            fprintf(f, "  %-26s ", left);
         else
-            fprintf(f, "  %s\n  %-26s %s\n", left, "", o->help);
+            fprintf(f, "  %s\n  %-26s ", left, "");
+        print_wrapped(f, o->help, HELP_COLUMN, HELP_COLUMN);
     }
     fprintf(f, "  %-26s %s\n", "-h, --help", "show this help and exit");
     if (cmd->example)
@@ -187,14 +219,11 @@ int ar_cli_parse_size(const char *s, unsigned long long *bytes)
     unsigned long long mult = 1;
     if (*end == '\0' || strcasecmp(end, "b") == 0)
         mult = 1;
-    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kb") == 0 ||
-             strcasecmp(end, "kib") == 0)
+    else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kb") == 0 || strcasecmp(end, "kib") == 0)
         mult = 1024;
-    else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "mb") == 0 ||
-             strcasecmp(end, "mib") == 0)
+    else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "mb") == 0 || strcasecmp(end, "mib") == 0)
         mult = 1024 * 1024;
-    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gb") == 0 ||
-             strcasecmp(end, "gib") == 0)
+    else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gb") == 0 || strcasecmp(end, "gib") == 0)
         mult = 1024ULL * 1024 * 1024;
     else
         return -1;

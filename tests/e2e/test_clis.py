@@ -269,8 +269,10 @@ class TestClaude(Base, unittest.TestCase):
     def test_sigint_result_error_during_execution(self):
         self.mock.set_script({"claude": [{"kind": "hang", "text": "partial"}]})
         self.n0 = len(self.mock.requests())
+        # 1.5 s after the request: an earlier SIGINT (~0.3 s) often ends claude with exit 0
+        # and nothing but the init line -- no result at all
         r = run_cli("claude", self.STREAM, self.root, stdin=PROMPT, timeout=60,
-                    wait_for=self.model_requests, signal_after=0.3, sig=signal.SIGINT)
+                    wait_for=self.model_requests, signal_after=1.5, sig=signal.SIGINT)
         self.assertEqual(r.status, 0, r)
         res = [e for e in r.jsonl() if e["type"] == "result"][-1]
         self.assertEqual((res["subtype"], res["is_error"], res["terminal_reason"]),

@@ -299,6 +299,42 @@ class RunPipeline(unittest.TestCase):
             lines = [json.loads(l) for l in f]
         self.assertEqual(sum(1 for l in lines if l["type"] == "turn.completed"), 2)
 
+
+    def stderr_on_a_terminal(self, *args, term="xterm"):
+        import pty
+        master, slave = pty.openpty()
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", TERM=term, FAKE_CLI_SLEEP_MS="900")
+        proc = subprocess.Popen([AGENTRUN, "run", *args, "x"], cwd=self.sb.work, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        data = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO once the last writer is gone
+                break
+            if not chunk:
+                break
+            data += chunk
+        os.close(master)
+        out = proc.stdout.read()
+        proc.stdout.close()
+        self.assertEqual(proc.wait(timeout=30), 0)
+        self.assertEqual(out, b"done\n")
+        return data
+
+    def test_live_status_line_on_a_terminal_shows_the_provider_and_is_cleared(self):
+        self.sb.answers("codex", ["done"])
+        data = self.stderr_on_a_terminal()
+        self.assertIn(b"\rcodex 0:0", data)
+        # Cleared before the summary line is printed.
+        self.assertIn(b"\r\x1b[Kagentrun: codex", data)
+
+    def test_no_status_line_for_a_dumb_terminal_or_with_q(self):
+        self.sb.answers("codex", ["done"])
+        self.assertNotIn(b"\x1b[K", self.stderr_on_a_terminal(term="dumb"))
+        self.assertEqual(self.stderr_on_a_terminal("-q"), b"")
+
     def test_bad_flags_are_usage_errors(self):
         for args in (["run"], ["run", "--timeout", "soon", "x"], ["run", "--bogus", "x"],
                      ["run", "-p", "nope", "x"], ["run", "--schema", "/nonexistent", "x"],

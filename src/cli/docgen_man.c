@@ -28,6 +28,34 @@ static size_t utf8_decode(const unsigned char *s, unsigned long *cp)
     return n;
 }
 
+/* A character outside ASCII as groff input. The common ones get names every
+ * output device has (-Tascii too); the rest a \[uXXXX] escape. */
+static const char *roff_glyph(unsigned long cp)
+{
+    static char buf[16];
+    switch (cp) {
+    case 0x2026:
+        return "...";
+    case 0x2013:
+        return "\\(en";
+    case 0x2014:
+        return "\\(em";
+    case 0x2018:
+        return "\\(oq";
+    case 0x2019:
+        return "\\(cq";
+    case 0x201c:
+        return "\\(lq";
+    case 0x201d:
+        return "\\(rq";
+    case 0x2192:
+        return "\\(->";
+    default:
+        snprintf(buf, sizeof(buf), "\\[u%04lX]", cp);
+        return buf;
+    }
+}
+
 /* Writes text as the body of a paragraph: line breaks become spaces. */
 static void roff_text(FILE *f, const char *text)
 {
@@ -49,7 +77,7 @@ static void roff_text(FILE *f, const char *text)
         } else if (c >= 0x80) {
             unsigned long cp;
             s += utf8_decode(s, &cp);
-            fprintf(f, "\\[u%04lX]", cp);
+            fputs(roff_glyph(cp), f);
             prev = 'x';
             continue;
         } else {

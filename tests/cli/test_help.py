@@ -1,0 +1,202 @@
+"""--help, `help COMMAND` and the man pages against the option tables.
+
+The list of options comes from agentrun-docgen's JSON dump of the same tables the
+parser is built from, never from a list written here, so these tests cannot
+drift from what agentrun accepts.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
+DOCGEN = os.environ.get("AGENTRUN_DOCGEN", "agentrun-docgen")
+BUILD_ROOT = os.environ.get("AGENTRUN_BUILD_ROOT", ".")
+MAN_DIR = os.path.join(BUILD_ROOT, "docs", "man")
+
+
+def tables():
+    p = subprocess.run([DOCGEN, "json"], capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
+
+
+def agentrun(*args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRUN_")}
+    return subprocess.run([AGENTRUN, *args], capture_output=True, text=True, env=env,
+                          timeout=30)
+
+
+def mentions(text, word):
+    """True when word (an option such as --format or -p) appears as a whole token."""
+    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text) is not None
+
+
+def option_words(opt):
+    words = ["--" + opt["long"]]
+    if opt.get("short"):
+        words.append("-" + opt["short"])
+    return words
+
+
+class Help(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tables = tables()
+        cls.commands = cls.tables["commands"]
+
+    def test_the_table_has_every_command_and_each_has_options_and_an_example(self):
+        self.assertGreaterEqual(len(self.commands), 8)
+        for c in self.commands:
+            with self.subTest(command=c["name"]):
+                self.assertTrue(c["example"], "no example")
+                self.assertTrue(c["example"].startswith("agentrun " + c["name"]) or
+                                " agentrun " + c["name"] in c["example"], c["example"])
+                self.assertIn("help", [o["long"] for o in c["options"]])
+
+    def test_command_help_exits_0_and_mentions_every_option_and_the_example(self):
+        for c in self.commands:
+            with self.subTest(command=c["name"]):
+                p = agentrun(c["name"], "--help")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr, "")
+                self.assertTrue(p.stdout.startswith("usage: agentrun " + c["name"]), p.stdout)
+                for o in c["options"]:
+                    for w in option_words(o):
+                        self.assertTrue(mentions(p.stdout, w), f"{w} missing")
+                    if o.get("arg"):
+                        self.assertTrue(mentions(p.stdout, "--%s %s" % (o["long"], o["arg"])),
+                                        f"--{o['long']} {o['arg']} missing")
+                self.assertIn(c["example"], p.stdout)
+
+    def test_help_lists_exactly_the_options_of_the_table(self):
+        for c in self.commands:
+            with self.subTest(command=c["name"]):
+                out = agentrun(c["name"], "--help").stdout
+                section = out.split("\noptions:\n", 1)[1].split("\nexample:\n", 1)[0]
+                listed = set(re.findall(r"^  (?:-\w, )?(?:    )?(--[\w-]+)", section, re.M))
+                self.assertEqual(listed, {"--" + o["long"] for o in c["options"]})
+
+    def test_short_h_and_help_command_print_the_same_help(self):
+        for c in self.commands:
+            with self.subTest(command=c["name"]):
+                long_help = agentrun(c["name"], "--help").stdout
+                self.assertEqual(agentrun(c["name"], "-h").stdout, long_help)
+                p = agentrun("help", c["name"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, long_help)
+
+    def test_description_and_options_fit_80_columns(self):
+        for c in self.commands:
+            with self.subTest(command=c["name"]):
+                out = agentrun(c["name"], "--help").stdout
+                # The usage line and the example are printed as they are.
+                body = out.split("\n", 1)[1].split("\nexample:\n", 1)[0]
+                for line in body.splitlines():
+                    if len(line) > 80:
+                        # Only a single unbreakable word may be longer.
+                        self.assertEqual(len(line.split()), 1, line)
+
+    def test_main_help_lists_every_command_and_the_exit_statuses(self):
+        for args in (["--help"], ["-h"], ["help"]):
+            p = agentrun(*args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for c in self.commands:
+                self.assertRegex(p.stdout, r"\n  %s +%s\n" % (re.escape(c["name"]),
+                                                             re.escape(c["summary"])))
+            for status in ("0", "1", "2", "3", "4", "5", "6", "130", "143"):
+                self.assertRegex(p.stdout, r"\n  %s +\S" % status)
+
+    def test_no_arguments_prints_usage_on_stderr_and_exits_2(self):
+        p = agentrun()
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("usage: agentrun", p.stderr)
+
+    def test_unknown_command_exits_2(self):
+        p = agentrun("nosuch")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown command 'nosuch'", p.stderr)
+        self.assertEqual(p.stdout, "")
+
+    def test_help_of_an_unknown_command_exits_2(self):
+        p = agentrun("help", "nosuch")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown command 'nosuch'", p.stderr)
+
+    def test_an_option_no_table_has_is_a_usage_error_in_every_command(self):
+        for c in self.commands:
+            with self.subTest(command=c["name"]):
+                p = agentrun(c["name"], "--no-such-option")
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("--no-such-option", p.stderr)
+
+    def test_version_names_agentrun_libuv_and_jansson(self):
+        p = agentrun("--version")
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"^agentrun %s \(libuv \d+\.\d+\.\d+, jansson \d+\.\d+"
+                         % re.escape(self.tables["version"]))
+
+
+@unittest.skipUnless(shutil.which("groff"), "groff is not installed")
+class ManPages(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.commands = tables()["commands"]
+
+    def render(self, page):
+        """The page as plain text, lines long enough that nothing is broken or hyphenated."""
+        p = subprocess.run(["groff", "-man", "-Tascii", "-P-cbou", "-rLL=2000n", "-ww",
+                            os.path.join(MAN_DIR, page)], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "", f"groff warns about {page}")
+        return p.stdout
+
+    def test_there_is_a_page_for_agentrun_and_for_each_command_and_no_other(self):
+        pages = {f for f in os.listdir(MAN_DIR) if f.endswith(".1")}
+        self.assertEqual(pages, {"agentrun.1"} | {"agentrun-%s.1" % c["name"]
+                                                  for c in self.commands})
+
+    def test_each_command_page_has_every_option_the_example_and_the_exit_statuses(self):
+        for c in self.commands:
+            with self.subTest(command=c["name"]):
+                text = self.render("agentrun-%s.1" % c["name"])
+                self.assertIn("agentrun-%s - %s" % (c["name"], c["summary"]), text)
+                for section in ("SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXAMPLE", "EXIT STATUS",
+                                "ENVIRONMENT", "SEE ALSO"):
+                    self.assertRegex(text, r"(?m)^%s$" % section)
+                options = text.split("\nOPTIONS\n", 1)[1].split("\nEXAMPLE\n", 1)[0]
+                for o in c["options"]:
+                    for w in option_words(o):
+                        self.assertTrue(mentions(options, w), f"{w} missing")
+                    self.assertIn(o["help"].replace("\u2026", "...").replace("\u2014", "--"),
+                                  " ".join(options.split()))
+                self.assertIn(c["example"].replace("\u2026", "..."), text)
+                for status in ("2", "3", "4", "5", "130", "143"):
+                    self.assertRegex(text, r"(?m)^ +%s +\S" % status)
+
+    def test_the_main_page_lists_every_command_and_its_page(self):
+        text = self.render("agentrun.1")
+        for c in self.commands:
+            self.assertIn("agentrun-%s(1)" % c["name"], text)
+            self.assertRegex(text, r"(?m)^ +%s " % re.escape(c["name"]))
+        self.assertIn("THE LIFE OF A RUN", text)  # the prose of docs/man/agentrun.roff
+        self.assertIn("AGENTRUN_PROVIDER", text)
+
+    @unittest.skipUnless(shutil.which("man"), "man is not installed")
+    def test_man_renders_every_page_without_a_warning(self):
+        for page in sorted(os.listdir(MAN_DIR)):
+            if not page.endswith(".1"):
+                continue
+            with self.subTest(page=page):
+                p = subprocess.run(["man", "--warnings", "-l", os.path.join(MAN_DIR, page)],
+                                   capture_output=True, text=True,
+                                   env=dict(os.environ, MANWIDTH="80", MANPAGER="cat",
+                                            PAGER="cat"))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr, "")
+                self.assertIn("EXIT STATUS", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,169 @@
+"""`meson install` into a DESTDIR puts everything in place, and the C API
+example builds against the installed library through pkg-config and runs.
+
+Runs `meson install --no-rebuild` on the build tree under test, so it checks
+what this build (normal or sanitized) would install.
+"""
+import filecmp
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import Sandbox  # noqa: E402
+
+BUILD_ROOT = os.environ.get("AGENTRUN_BUILD_ROOT", ".")
+SOURCE_ROOT = os.environ.get("AGENTRUN_SOURCE_ROOT", ".")
+DOCGEN = os.environ.get("AGENTRUN_DOCGEN", "agentrun-docgen")
+MESON = shutil.which("meson")
+
+
+def introspect(what):
+    p = subprocess.run([MESON, "introspect", what, BUILD_ROOT], capture_output=True,
+                       text=True, check=True)
+    return json.loads(p.stdout)
+
+
+def c_compiler():
+    """The C compiler of this build, as an argv prefix."""
+    for t in introspect("--targets"):
+        for s in t.get("target_sources", []):
+            if s.get("language") == "c" and s.get("compiler"):
+                return s["compiler"]
+    return ["cc"]
+
+
+@unittest.skipUnless(MESON, "meson is not on PATH")
+class Install(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.opts = {o["name"]: o["value"] for o in introspect("--buildoptions")}
+        cls.tmp = tempfile.mkdtemp(prefix="agentrun-install-")
+        cls.destdir = os.path.join(cls.tmp, "dest")
+        p = subprocess.run([MESON, "install", "-C", BUILD_ROOT, "--no-rebuild", "--destdir",
+                            cls.destdir], capture_output=True, text=True, timeout=180)
+        if p.returncode != 0:
+            raise AssertionError("meson install failed:\n" + p.stdout + p.stderr)
+        cls.prefix = cls.destdir + cls.opts["prefix"]
+        with subprocess.Popen([DOCGEN, "json"], stdout=subprocess.PIPE, text=True) as d:
+            cls.tables = json.load(d.stdout)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, option, *rel):
+        return os.path.join(self.prefix, self.opts[option], *rel)
+
+    def assertFile(self, path):
+        self.assertTrue(os.path.isfile(path), f"{path} not installed")
+
+    def test_binary_installed_and_runs(self):
+        exe = self.path("bindir", "agentrun")
+        self.assertTrue(os.access(exe, os.X_OK), exe)
+        p = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("agentrun %s (" % self.tables["version"]))
+
+    def test_libraries_headers_and_pkgconfig(self):
+        libdir = self.path("libdir")
+        self.assertFile(os.path.join(libdir, "libagentrun.a"))
+        self.assertFile(os.path.join(libdir, "libagentrun.so.0"))
+        self.assertTrue(os.path.islink(os.path.join(libdir, "libagentrun.so")))
+        self.assertFile(os.path.join(libdir, "pkgconfig", "agentrun.pc"))
+        public = sorted(os.listdir(os.path.join(SOURCE_ROOT, "include", "agentrun")))
+        installed = sorted(os.listdir(self.path("includedir", "agentrun")))
+        self.assertEqual(installed, public)
+
+    def test_a_man_page_for_agentrun_and_each_command(self):
+        man1 = self.path("mandir", "man1")
+        want = {"agentrun.1"} | {"agentrun-%s.1" % c["name"] for c in self.tables["commands"]}
+        self.assertEqual(set(os.listdir(man1)), want)
+        if shutil.which("man"):
+            env = dict(os.environ, MANPATH=self.path("mandir"), MANWIDTH="80", MANPAGER="cat",
+                       PAGER="cat")
+            for page in ("agentrun", "agentrun-review"):
+                p = subprocess.run(["man", page], capture_output=True, text=True, env=env,
+                                   timeout=30)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("EXIT STATUS", p.stdout)
+
+    def test_completions_for_bash_zsh_and_fish(self):
+        self.assertFile(self.path("datadir", "bash-completion", "completions", "agentrun"))
+        self.assertFile(self.path("datadir", "zsh", "site-functions", "_agentrun"))
+        self.assertFile(self.path("datadir", "fish", "vendor_completions.d", "agentrun.fish"))
+
+    def test_the_default_prompts_for_reading(self):
+        src = os.path.join(SOURCE_ROOT, "prompts")
+        dst = self.path("datadir", "agentrun", "prompts")
+        names = sorted(f for f in os.listdir(src) if f.endswith(".md"))
+        self.assertIn("review.md", names)
+        self.assertEqual(sorted(os.listdir(dst)), names)
+        for n in names:
+            self.assertTrue(filecmp.cmp(os.path.join(src, n), os.path.join(dst, n),
+                                        shallow=False), n)
+
+    def pkg_config(self, *args):
+        env = dict(os.environ,
+                   PKG_CONFIG_PATH=self.path("libdir", "pkgconfig"),
+                   PKG_CONFIG_SYSROOT_DIR=self.destdir)
+        p = subprocess.run(["pkg-config", *args, "agentrun"], capture_output=True, text=True,
+                           env=env, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return shlex.split(p.stdout)
+
+    def build_example(self, out, static=False):
+        """Compiles docs/examples/run.c against the installed library."""
+        cflags = self.pkg_config("--cflags")
+        libs = self.pkg_config("--static", "--libs") if static else self.pkg_config("--libs")
+        if static:
+            libs = [self.path("libdir", "libagentrun.a") if a == "-lagentrun" else a
+                    for a in libs]
+        san = []
+        if self.opts.get("b_sanitize", "none") not in ("none", ""):
+            # A sanitized library needs the sanitizer runtime in the program.
+            san = ["-fsanitize=" + self.opts["b_sanitize"]]
+        argv = [*c_compiler(), *san, os.path.join(SOURCE_ROOT, "docs", "examples", "run.c"),
+                *cflags, "-o", out, *libs]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, " ".join(argv) + "\n" + p.stderr)
+
+    def run_example(self, exe, extra_env):
+        with Sandbox() as sb:
+            sb.answers("codex", ['Here:\n```json\n{"colours": ["red", "blue"]}\n```'])
+            env = dict(sb.env, AGENTRUN_PROVIDER="codex", **extra_env)
+            p = subprocess.run([exe, "two colours"], cwd=sb.work, env=env,
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout), {"colours": ["red", "blue"]})
+
+    def test_pkg_config_points_into_the_destdir(self):
+        self.assertEqual(self.pkg_config("--modversion"), [self.tables["version"]])
+        self.assertIn("-I" + os.path.join(self.prefix, self.opts["includedir"]),
+                      self.pkg_config("--cflags"))
+        libs = self.pkg_config("--libs")
+        self.assertIn("-L" + self.path("libdir"), libs)
+        self.assertIn("-lagentrun", libs)
+
+    def test_the_c_api_example_builds_against_the_shared_library_and_runs(self):
+        exe = os.path.join(self.tmp, "run-shared")
+        self.build_example(exe)
+        self.run_example(exe, {"LD_LIBRARY_PATH": self.path("libdir")})
+        if shutil.which("ldd"):
+            p = subprocess.run(["ldd", exe], capture_output=True, text=True,
+                               env=dict(os.environ, LD_LIBRARY_PATH=self.path("libdir")))
+            self.assertIn(os.path.join(self.path("libdir"), "libagentrun.so.0"), p.stdout)
+
+    def test_the_c_api_example_builds_against_the_static_library_and_runs(self):
+        exe = os.path.join(self.tmp, "run-static")
+        self.build_example(exe, static=True)
+        self.run_example(exe, {})
+
+
+if __name__ == "__main__":
+    unittest.main()

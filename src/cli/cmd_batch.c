@@ -377,16 +377,11 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     b.out = stdout;
     ar_cli_session_init(&b.s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
-    while ((key = ar_cli_next(&p, &arg)) != -1) {
+    while ((key = ar_cli_session_next(&b.s, &p, &arg)) != -1) {
         if (key == -2) {
             rc = p.status;
             goto out;
         }
-        int r = ar_cli_session_option(&b.s, key, arg);
-        if (r < 0)
-            goto out;
-        if (r > 0)
-            continue;
         long n;
         switch (key) {
         case KEY_JOBS:

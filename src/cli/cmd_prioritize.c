@@ -84,16 +84,11 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     memset(&rk, 0, sizeof(rk));
     ar_cli_session_init(&s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
-    while ((key = ar_cli_next(&p, &arg)) != -1) {
+    while ((key = ar_cli_session_next(&s, &p, &arg)) != -1) {
         if (key == -2) {
             rc = p.status;
             goto out;
         }
-        int r = ar_cli_session_option(&s, key, arg);
-        if (r < 0)
-            goto out;
-        if (r > 0)
-            continue;
         switch (key) {
         case 'r':
             ro.recursive = 1;

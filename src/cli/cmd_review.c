@@ -254,16 +254,11 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
 
     const char *arg;
     int key;
-    while ((key = ar_cli_next(&p, &arg)) != -1) {
+    while ((key = ar_cli_session_next(&s, &p, &arg)) != -1) {
         if (key == -2) {
             rc = p.status;
             goto out;
         }
-        int shared = ar_cli_session_option(&s, key, arg);
-        if (shared < 0)
-            goto out;
-        if (shared)
-            continue;
         switch (key) {
         case KEY_STAGED:
             staged = 1;

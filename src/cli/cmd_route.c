@@ -181,16 +181,11 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_buf_init(&rendered, AR_BUF_UNLIMITED);
     ar_cli_session_init(&s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
-    while ((key = ar_cli_next(&p, &arg)) != -1) {
+    while ((key = ar_cli_session_next(&s, &p, &arg)) != -1) {
         if (key == -2) {
             rc = p.status;
             goto out;
         }
-        int sr = ar_cli_session_option(&s, key, arg);
-        if (sr < 0)
-            goto out;
-        if (sr > 0)
-            continue;
         switch (key) {
         case KEY_MANIFEST:
             manifest_file = arg;

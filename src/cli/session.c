@@ -111,6 +111,22 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     }
 }
 
+int ar_cli_session_next(struct ar_cli_session *s, struct ar_cli_parser *p, const char **arg)
+{
+    for (;;) {
+        int key = ar_cli_next(p, arg);
+        if (key < 0)
+            return key;
+        int shared = ar_cli_session_option(s, key, *arg);
+        if (shared < 0) {
+            p->status = AR_EXIT_USAGE;
+            return -2;
+        }
+        if (!shared)
+            return key;
+    }
+}
+
 /* ---- the logger ---------------------------------------------------------- */
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };

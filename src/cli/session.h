@@ -94,6 +94,14 @@ void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *
  */
 int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg);
 
+/*
+ * ar_cli_next() that applies the shared options itself: returns the next
+ * option that is the command's own (its argument in *arg), -1 when the
+ * options end, or -2 when the command must return p->status (help was
+ * printed, or a usage error).
+ */
+int ar_cli_session_next(struct ar_cli_session *s, struct ar_cli_parser *p, const char **arg);
+
 /* Creates the loop and watches signals. Returns 0, or -1 after printing why. */
 int ar_cli_session_begin(struct ar_cli_session *s);
 

@@ -106,7 +106,7 @@ class Mock:
         with open(os.path.join(self.log_dir, "mock.stderr"), "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, MOCKAPI, "--script", script_file, "--log-dir", self.log_dir,
-                 "--port-file", port_file],
+                 "--port-file", port_file, "--exit-with-parent"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.time() + 10
         while time.time() < deadline:

@@ -5,7 +5,7 @@ Python 3 standard library only. Binds 127.0.0.1 on a free port and prints one JS
 line {"port": N, "pid": P} on stdout (and into --port-file when given) once it is
 listening. Stop it with SIGTERM (or SIGINT) to its PID.
 
-    python3 mockapi.py [--script FILE] [--log-dir DIR] [--port-file FILE]
+    python3 mockapi.py [--script FILE] [--log-dir DIR] [--port-file FILE] [--exit-with-parent]
 
 Endpoints
   claude  HEAD /                      -> 200 (claude probes the base URL)
@@ -669,6 +669,8 @@ def main():
     ap.add_argument("--script", help="JSON script file")
     ap.add_argument("--log-dir", help="directory for requests.jsonl and bodies")
     ap.add_argument("--port-file", help="also write {port,pid} here")
+    ap.add_argument("--exit-with-parent", action="store_true",
+                    help="stop when the parent process goes away (a killed test run)")
     args = ap.parse_args()
     script = {}
     if args.script:
@@ -700,6 +702,16 @@ def main():
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    if args.exit_with_parent:
+        parent = os.getppid()
+
+        def watch():
+            while not STOPPING.is_set():
+                if os.getppid() != parent:
+                    stop(None, None)
+                    return
+                time.sleep(0.5)
+        threading.Thread(target=watch, daemon=True).start()
     try:
         srv.serve_forever(poll_interval=0.2)
     finally:

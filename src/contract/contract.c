@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "contract/contract.h"
+#include "util/array.h"
 #include "util/macros.h"
 
 enum {
@@ -106,14 +107,8 @@ static int violations_addv(struct ar_violations *vs, const char *path, json_t *v
         vs->omitted++;
         return 0;
     }
-    if (vs->n == vs->cap) {
-        size_t cap = vs->cap ? vs->cap * 2 : 8;
-        struct ar_violation *v = realloc(vs->v, cap * sizeof(*v));
-        if (!v)
-            return AR_ENOMEM;
-        vs->v = v;
-        vs->cap = cap;
-    }
+    if (ar_array_reserve(&vs->v, &vs->cap, vs->n + 1, sizeof(*vs->v), 8) < 0)
+        return AR_ENOMEM;
     struct ar_buf msg;
     ar_buf_init(&msg, AR_BUF_UNLIMITED);
     if (ar_buf_vprintf(&msg, fmt, ap) < 0) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "git/git.h"
+#include "util/array.h"
 
 struct cand {
     const char *path;
@@ -29,14 +30,8 @@ struct cands {
 
 static int cand_add(struct cands *c, const char *path, enum ar_git_op op)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        struct cand *v = realloc(c->v, cap * sizeof(*v));
-        if (!v)
-            return AR_ENOMEM;
-        c->v = v;
-        c->cap = cap;
-    }
+    if (ar_array_reserve(&c->v, &c->cap, c->n + 1, sizeof(*c->v), 16) < 0)
+        return AR_ENOMEM;
     c->v[c->n++] = (struct cand){ path, NULL, op, NULL, NULL, 0 };
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "git/git.h"
+#include "util/array.h"
 
 struct files {
     struct ar_git_file *v;
@@ -21,14 +22,8 @@ struct files {
 
 static struct ar_git_file *files_add(struct files *f)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 16;
-        struct ar_git_file *v = realloc(f->v, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        f->v = v;
-        f->cap = cap;
-    }
+    if (ar_array_reserve(&f->v, &f->cap, f->n + 1, sizeof(*f->v), 16) < 0)
+        return NULL;
     struct ar_git_file *e = &f->v[f->n++];
     memset(e, 0, sizeof(*e));
     return e;

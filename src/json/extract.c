@@ -1,5 +1,6 @@
 /* Finding the JSON value in model text (see extract.h for the rules). */
 #include "json/extract.h"
+#include "util/array.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -130,22 +131,10 @@ static int lenient_pairs(struct ctx *c, size_t lo, size_t hi)
     for (size_t i = lo; i < hi; i++) {
         char ch = t[i];
         if (ch == '{' || ch == '[') {
-            if (c->npairs == c->paircap) {
-                size_t ncap = c->paircap ? c->paircap * 2 : 64;
-                struct pair *np = realloc(c->pairs, ncap * sizeof(*np));
-                if (!np)
-                    goto nomem;
-                c->pairs = np;
-                c->paircap = ncap;
-            }
-            if (depth == cap) {
-                size_t ncap = cap ? cap * 2 : 64;
-                size_t *ns = realloc(stack, ncap * sizeof(*ns));
-                if (!ns)
-                    goto nomem;
-                stack = ns;
-                cap = ncap;
-            }
+            if (ar_array_reserve(&c->pairs, &c->paircap, c->npairs + 1, sizeof(*c->pairs), 64) <
+                    0 ||
+                ar_array_reserve(&stack, &cap, depth + 1, sizeof(*stack), 64) < 0)
+                goto nomem;
             c->pairs[c->npairs].open = i;
             c->pairs[c->npairs].close = NO_MATCH;
             stack[depth++] = c->npairs++;

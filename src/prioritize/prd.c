@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "prioritize/prioritize.h"
+#include "util/array.h"
 #include "util/file.h"
 
 static const char *const prd_extensions[] = { ".md", ".markdown", ".txt" };
@@ -155,14 +156,8 @@ static char *join(const char *a, const char *b)
 
 static int push_prd(struct ar_prd_set *set, struct ar_prd *prd)
 {
-    if (set->n == set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 16;
-        struct ar_prd *v = realloc(set->v, cap * sizeof(*v));
-        if (!v)
-            return AR_ENOMEM;
-        set->v = v;
-        set->cap = cap;
-    }
+    if (ar_array_reserve(&set->v, &set->cap, set->n + 1, sizeof(*set->v), 16) < 0)
+        return AR_ENOMEM;
     set->v[set->n++] = *prd;
     return 0;
 }

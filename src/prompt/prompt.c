@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "prompt/internal.h"
+#include "util/array.h"
 #include "prompt/prompt.h"
 
 /* Sections nested deeper than this are a template error; real templates use one level. */
@@ -123,14 +124,8 @@ static int push_seg(struct ar_prompt *p, enum seg_kind kind, size_t off, size_t 
 {
     if (kind == SEG_TEXT && len == 0)
         return 0;
-    if (p->nsegs == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 16;
-        struct seg *s = realloc(p->segs, cap * sizeof(*s));
-        if (!s)
-            return AR_ENOMEM;
-        p->segs = s;
-        p->cap = cap;
-    }
+    if (ar_array_reserve(&p->segs, &p->cap, p->nsegs + 1, sizeof(*p->segs), 16) < 0)
+        return AR_ENOMEM;
     p->segs[p->nsegs++] = (struct seg){ kind, off, len, line, 0 };
     return 0;
 }
@@ -506,7 +501,7 @@ int ar_prompt_parse(const char *origin, const char *text, size_t len, struct ar_
     if (!p)
         return ar_error_set(err, AR_ENOMEM, origin, "out of memory");
     p->source = AR_PROMPT_TEXT;
-    struct fence f = {0};
+    struct fence f = { 0 };
     struct line_cursor lc = { p->text, 0, 1 };
     size_t stack[MAX_SECTION_DEPTH], depth = 0;
     int rc = find_contract(p, &f, err);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "route/route.h"
+#include "util/array.h"
 
 /* Where a query word was found in an item, and what that is worth. */
 enum place { PLACE_NONE = 0, PLACE_DESCRIPTION, PLACE_KEYWORD, PLACE_NAME, N_PLACES };
@@ -65,14 +66,8 @@ void ar_route_finish(struct ar_route *r)
 static int add_match(struct ar_route *r, enum ar_route_type type, const char *name,
                      double confidence, const char *reasoning)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 8;
-        struct ar_route_match *v = realloc(r->matches, cap * sizeof(*v));
-        if (!v)
-            return AR_ENOMEM;
-        r->matches = v;
-        r->cap = cap;
-    }
+    if (ar_array_reserve(&r->matches, &r->cap, r->n + 1, sizeof(*r->matches), 8) < 0)
+        return AR_ENOMEM;
     struct ar_route_match *mt = &r->matches[r->n];
     mt->type = type;
     mt->confidence = confidence;

@@ -1,0 +1,371 @@
+"""agentrun run with the real claude, codex and gemini CLIs against the loopback mock
+(issues 4 and 5): the text, tokens, session and cost agentrun reports equal what the
+mock scripted and the CLI computed (or the price table, where the CLI has none); fenced
+JSON; a template's contract with one repair call; a file written by a tool call; every
+API failure classified; an idle stream ended with nothing of the run left behind; a
+2 MiB answer and a 1 MiB prompt whole."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import mockapi  # noqa: E402
+from harness import Mock, RunRoot  # noqa: E402
+
+AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
+
+# Prices per MTok from /work/shared/PRICES.md (input, output, cache read).
+PRICES = {"gpt-5.5": (5.00, 30.00, 0.50), "gemini-2.5-pro": (1.25, 10.00, 0.125)}
+
+# A template with a contract, given through --prompts-dir.
+TEMPLATE = """# Measure a distance
+
+How far is {{place}}? Answer with JSON in a ```json block that satisfies:
+
+```json-schema
+{"type": "object", "required": ["answer", "unit"], "additionalProperties": false,
+ "properties": {"answer": {"type": "integer", "minimum": 1},
+                "unit": {"type": "string", "enum": ["m", "km"]}}}
+```
+"""
+BAD = {"answer": 0, "unit": "miles"}
+GOOD = {"answer": 3, "unit": "km"}
+VIOLATIONS = ['/answer: expected a number >= 1, got 0',
+              '/unit: expected one of ["m","km"], got "miles"']
+
+
+def strings_of(v):
+    """Every string inside a JSON value, joined: the prompt text of a request body
+    whatever the API's shape and JSON escaping."""
+    out = []
+
+    def walk(x):
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+    walk(v)
+    return "\n".join(out)
+
+
+def sha(s):
+    return hashlib.sha256(s.encode()).hexdigest()
+
+
+class Base:
+    cli = None
+    model_args = ()          # -m for the runs whose cost comes from the price table
+    # Mock requests one agentrun call makes when the model answers a contract in text.
+    text_requests_per_contract_call = 1
+    # --idle-timeout for the hang case: longer than the CLI's silent start-up (the first
+    # line comes just before the model request; gemini's node start-up took up to 7 s on
+    # a loaded 2-core machine), so the timeout fires mid-stream.
+    idle_timeout = 5
+
+    @classmethod
+    def setUpClass(cls):
+        cls.mock = Mock().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.mock.cleanup()
+
+    def setUp(self):
+        self.root = RunRoot(self.mock.port)
+        self.transcript = os.path.join(self.root.root, "transcript.jsonl")
+
+    def tearDown(self):
+        harness.kill_leftovers(self.root)
+        self.root.cleanup()
+
+    # ------------------------------------------------------------------ helpers
+    def run_agentrun(self, script, *args, stdin=b"Say something.", timeout=180):
+        """agentrun run with the prompt on stdin ('-') unless args give -f or -t."""
+        if "-f" not in args and "-t" not in args:
+            args = args + ("-",)
+        self.mock.set_script(script)
+        self.seen = len(self.mock.requests())
+        p = subprocess.run([AGENTRUN, "run", "-p", self.cli, "--format", "json",
+                            "--timeout", "90s", "--transcript", self.transcript, *args],
+                           input=stdin, cwd=self.root.work, env=self.root.agentrun_env(),
+                           capture_output=True, timeout=timeout)
+        try:
+            doc = json.loads(p.stdout)
+        except json.JSONDecodeError:
+            raise AssertionError("not JSON (exit %d): %r\nstderr: %s"
+                                 % (p.returncode, p.stdout[:2000], p.stderr.decode()[-3000:]))
+        return p, doc
+
+    def new_model_requests(self):
+        """The scripted model requests of this test's run (the log spans the class)."""
+        return [e for e in self.mock.requests()[self.seen:]
+                if e["api"] == self.cli and e["method"] == "POST" and not e.get("side")]
+
+    def transcript_lines(self):
+        with open(self.transcript, "rb") as f:
+            return [json.loads(l) for l in f.read().decode().splitlines()
+                    if l.strip().startswith("{")]
+
+    def assert_ok(self, p, doc):
+        self.assertEqual(p.returncode, 0, "%s\n%s" % (doc.get("error"), p.stderr.decode()[-3000:]))
+        self.assertTrue(doc["ok"])
+        self.assertIsNone(doc["error"])
+        self.assertEqual(doc["provider"], self.cli)
+
+    def usage(self):
+        """The scripted usage of the text case (agentrun's normalized form)."""
+        return {"input": 1000, "cached": 300, "cache_write": 0, "output": 40, "reasoning": 8}
+
+    def expected_tokens(self, u):
+        return {"input": u["input"], "cache_read": u["cached"], "cache_write": u["cache_write"],
+                "output": u["output"], "reasoning": u["reasoning"]}
+
+    def table_cost(self, model, u):
+        inp, out, cr = PRICES[model]
+        return (u["input"] * inp + u["cached"] * cr + u["output"] * out) / 1e6
+
+    def session_of_transcript(self):
+        raise NotImplementedError
+
+    def check_cost(self, doc, u):
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ tests
+    def test_text_answer_tokens_session_cost(self):
+        u = self.usage()
+        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "Hello from the mock.",
+                                                "usage": u}]}, *self.model_args)
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["output"], "Hello from the mock.")
+        self.assertIsNone(doc["json"])
+        self.assertEqual(doc["repair"], "none")
+        self.assertEqual(doc["tokens"], self.expected_tokens(u))
+        self.assertEqual(len(doc["calls"]), 1)
+        self.assertEqual(doc["calls"][0]["tokens"], doc["tokens"])
+        self.assertEqual(doc["exit_code"], 0)
+        self.assertTrue(doc["files_tracked"])
+        self.assertEqual(doc["files"], [])
+        sid = self.session_of_transcript()
+        self.assertTrue(sid)
+        self.assertEqual(doc["session_id"], sid)
+        self.assertEqual(len(self.new_model_requests()), 1)
+        # The prompt went on stdin, never into argv.
+        self.assertNotIn("Say something.", " ".join(doc["calls"][0]["argv"]))
+        self.check_cost(doc, u)
+
+    def test_fenced_json(self):
+        value = {"name": "agentrun", "tags": ["a", "b"], "n": 3, "nested": {"ok": True}}
+        p, doc = self.run_agentrun({self.cli: [{"kind": "json", "value": value}]},
+                                   "--json", *self.model_args)
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["json"], value)
+        self.assertEqual(doc["output"], "```json\n" + json.dumps(value, indent=2) + "\n```")
+        self.assertEqual(doc["repair"], "none")
+
+    def contract_steps(self):
+        return [{"kind": "json", "value": BAD, "usage": {"input": 100, "output": 20}},
+                {"kind": "json", "value": GOOD, "usage": {"input": 200, "output": 30}}]
+
+    def test_template_contract_with_repair(self):
+        pdir = os.path.join(self.root.root, "prompts")
+        os.makedirs(pdir)
+        with open(os.path.join(pdir, "distance.md"), "w") as f:
+            f.write(TEMPLATE)
+        p, doc = self.run_agentrun({self.cli: self.contract_steps()}, "--prompts-dir", pdir,
+                                   "-t", "distance", "--var", "place=the moon",
+                                   *self.model_args)
+        self.last_doc = doc
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["json"], GOOD)
+        self.assertEqual(doc["repair"], "model")
+        self.assertEqual([c["kind"] for c in doc["calls"]], ["main", "repair"])
+        n = self.text_requests_per_contract_call
+        self.assertEqual(doc["tokens"]["input"], 100 * n + 200)
+        self.assertEqual(doc["tokens"]["output"], 20 * n + 30)
+        self.assertEqual(sum(c["tokens"]["input"] for c in doc["calls"]), doc["tokens"]["input"])
+        if doc["cost_usd"] is not None:
+            self.assertAlmostEqual(doc["cost_usd"], sum(c["cost_usd"] for c in doc["calls"]),
+                                   places=9)
+        reqs = self.new_model_requests()
+        self.assertEqual(len(reqs), n + 1)
+        first = strings_of(self.mock.body_json(reqs[0]))
+        self.assertIn("How far is the moon?", first)
+        self.assertIn('"enum": ["m", "km"]', first)      # the contract stays in the prompt
+        repair = strings_of(self.mock.body_json(reqs[-1]))
+        self.assertIn("Correct a JSON answer", repair)
+        for v in VIOLATIONS:
+            self.assertIn(v, repair)
+        self.assertIn('"minimum": 1', repair)            # the contract
+        self.assertIn('"miles"', repair)                 # the previous answer
+
+    def test_tool_call_writes_a_file(self):
+        steps = [{"kind": "tool_write", "path": "hello.txt", "content": "written by the mock\n"},
+                 {"kind": "text", "text": "Created hello.txt."}]
+        p, doc = self.run_agentrun({self.cli: steps}, "--allow-edits", *self.model_args)
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["output"], "Created hello.txt.")
+        self.assertEqual(doc["files"], [{"path": "hello.txt", "op": "create", "from": None}])
+        with open(os.path.join(self.root.work, "hello.txt")) as f:
+            self.assertEqual(f.read(), "written by the mock\n")
+
+    def test_http_errors_are_classified(self):
+        for status, code in ((401, "auth"), (429, "rate_limit"), (500, "api_error")):
+            with self.subTest(status=status):
+                p, doc = self.run_agentrun({self.cli: [{"kind": "error", "status": status}]},
+                                           *self.model_args)
+                self.assertEqual(p.returncode, 4, p.stderr.decode()[-2000:])
+                self.assertFalse(doc["ok"])
+                self.assertEqual(doc["error"]["code"], code, doc["error"])
+                self.assertEqual(doc["calls"][0]["error"], code)
+                self.assertEqual(len(doc["calls"]), 1)       # a provider failure is never repaired
+                self.assertEqual(len(self.new_model_requests()), 1)   # retries are off
+
+    def test_hang_mid_stream_idle_timeout_leaves_nothing(self):
+        t0 = time.time()
+        p, doc = self.run_agentrun({self.cli: [{"kind": "hang", "text": "partial answer"}]},
+                                   "--idle-timeout", "%ds" % self.idle_timeout,
+                                   *self.model_args)
+        took = time.time() - t0
+        self.assertEqual(p.returncode, 5, p.stderr.decode()[-2000:])
+        self.assertEqual(doc["error"]["code"], "idle_timeout", doc["error"])
+        self.assertFalse(doc["ok"])
+        self.assertTrue(doc["calls"][0]["timed_out"])
+        self.assertLess(took, 60)
+        # The stream really hung mid-answer (the request was served the hang step).
+        reqs = self.new_model_requests()
+        self.assertEqual([r["kind"] for r in reqs], ["hang"])
+        # agentrun has exited: nothing of the run may remain (gemini's relaunched child
+        # included). Allow a moment for SIGKILLed processes to be reaped.
+        end = time.time() + 2
+        left = harness.leftover_processes(self.root)
+        while left and time.time() < end:
+            time.sleep(0.1)
+            left = harness.leftover_processes(self.root)
+        self.assertEqual(left, [])
+
+    def test_2mib_answer_arrives_whole(self):
+        n = 2 * 1024 * 1024
+        want = mockapi.big_text(n, 5)
+        p, doc = self.run_agentrun({self.cli: [{"kind": "big", "bytes": n, "seed": 5}]},
+                                   *self.model_args)
+        self.assert_ok(p, doc)
+        self.assertEqual(len(doc["output"]), len(want))
+        self.assertEqual(sha(doc["output"]), sha(want))
+
+    def test_1mib_prompt_reaches_the_api_whole(self):
+        prompt = mockapi.big_text(1024 * 1024, 9)
+        path = os.path.join(self.root.root, "prompt.txt")
+        with open(path, "w") as f:
+            f.write(prompt)
+        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "Read it."}]},
+                                   "-f", path, *self.model_args, stdin=b"")
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["output"], "Read it.")
+        reqs = self.new_model_requests()
+        self.assertEqual(len(reqs), 1)
+        self.assertGreater(reqs[0]["body_size"], len(prompt))
+        self.assertIn(prompt.rstrip("\n"), strings_of(self.mock.body_json(reqs[0])))
+
+
+class TestClaude(Base, unittest.TestCase):
+    cli = "claude"
+    # With a contract agentrun passes --json-schema; a model answering in text instead
+    # of calling StructuredOutput is re-prompted once by claude itself, so each call
+    # whose answer is text takes two requests.
+    text_requests_per_contract_call = 2
+
+    def usage(self):
+        # Anthropic's input excludes the cache: the mock sends it as it is.
+        return {"input": 1000, "cached": 300, "cache_write": 50, "output": 40, "reasoning": 0}
+
+    def result_line(self):
+        res = [o for o in self.transcript_lines() if o.get("type") == "result"]
+        self.assertEqual(len(res), 1)
+        return res[0]
+
+    def session_of_transcript(self):
+        return self.result_line()["session_id"]
+
+    def check_cost(self, doc, u):
+        self.assertEqual(doc["cost_source"], "cli")
+        self.assertEqual(doc["cost_usd"], self.result_line()["total_cost_usd"])
+        # The CLI's own table for its default model (FORMATS.md: opus 4.8 $5/$25/$0.50
+        # cache read, $6.25 cache write).
+        self.assertAlmostEqual(doc["cost_usd"], (1000 * 5 + 300 * 0.5 + 50 * 6.25 + 40 * 25) / 1e6,
+                               places=9)
+        self.assertTrue(doc["model"].startswith("claude-"), doc["model"])
+
+    def contract_steps(self):
+        bad = {"kind": "json", "value": BAD, "usage": {"input": 100, "output": 20}, "times": 2}
+        return [bad, {"kind": "structured", "value": GOOD, "usage": {"input": 200, "output": 30}}]
+
+    def test_template_contract_with_repair(self):
+        super().test_template_contract_with_repair()
+        # Both calls' costs are claude's own, summed.
+        costs = [o["total_cost_usd"] for o in self.transcript_lines() if o.get("type") == "result"]
+        self.assertEqual(len(costs), 2)
+        self.assertEqual(self.last_doc["cost_source"], "cli")
+        self.assertAlmostEqual(self.last_doc["cost_usd"], sum(costs), places=12)
+
+
+class TestCodex(Base, unittest.TestCase):
+    cli = "codex"
+    model_args = ("-m", "gpt-5.5")
+
+    def session_of_transcript(self):
+        ids = [o["thread_id"] for o in self.transcript_lines() if o.get("type") == "thread.started"]
+        self.assertEqual(len(ids), 1)
+        return ids[0]
+
+    def check_cost(self, doc, u):
+        self.assertEqual(doc["model"], "gpt-5.5")
+        self.assertEqual(doc["cost_source"], "price_table")
+        self.assertAlmostEqual(doc["cost_usd"], self.table_cost("gpt-5.5", u), places=12)
+
+
+class TestGemini(Base, unittest.TestCase):
+    cli = "gemini"
+    # -m skips gemini's model router: a model the price table knows.
+    model_args = ("-m", "gemini-2.5-pro")
+    idle_timeout = 12
+
+    def session_of_transcript(self):
+        ids = [o["session_id"] for o in self.transcript_lines() if o.get("type") == "init"]
+        self.assertEqual(len(ids), 1)
+        return ids[0]
+
+    def check_cost(self, doc, u):
+        self.assertEqual(doc["model"], "gemini-2.5-pro")
+        self.assertEqual(doc["cost_source"], "price_table")
+        self.assertAlmostEqual(doc["cost_usd"], self.table_cost("gemini-2.5-pro", u), places=12)
+
+    def test_router_model_has_unknown_cost(self):
+        # Without -m gemini's router picks the model (gemini-3.8-flash with the mock's
+        # score), which the price table does not know: null and "unknown", never 0.
+        u = self.usage()
+        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "Routed.", "usage": u}]})
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["output"], "Routed.")
+        self.assertEqual(doc["tokens"], self.expected_tokens(u))
+        self.assertNotIn(doc["model"], (None, "auto"))
+        self.assertIsNone(doc["cost_usd"])
+        self.assertEqual(doc["cost_source"], "unknown")
+        self.assertIsNone(doc["calls"][0]["cost_usd"])
+
+
+def main():
+    harness.require_clis()
+    unittest.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -239,6 +239,11 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
     c->stderr_tail = strndup(cr->stderr_tail ? cr->stderr_tail : "", cr->stderr_tail_len);
 
     usage_add(&r->usage, &reply.usage);
+    if (reply.usage_cumulative)
+        ar_warn(&run->o.logger,
+                "%s reported the resumed session's running token total; this call's own share "
+                "could not be told apart, so tokens and cost include earlier calls",
+                run->prov->name);
     if (r->n_calls == 1)
         run->cost = cost;
     else

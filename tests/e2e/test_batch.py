@@ -1,0 +1,129 @@
+"""agentrun batch with the real claude, codex and gemini CLIs against the loopback mock
+(issue 9): a small batch spread across the three CLIs, one provider per job, runs them
+side by side and writes exactly one valid record per id, each with the tokens and cost
+of its own CLI, a summary on stderr, and nothing left running."""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Mock, RunRoot  # noqa: E402
+
+AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
+
+# Normalized usage per CLI (distinct, so a record with another CLI's numbers shows).
+USAGE = {"claude": {"input": 110, "cached": 20, "output": 11},
+         "codex": {"input": 220, "cached": 40, "output": 22},
+         "gemini": {"input": 330, "cached": 60, "output": 33}}
+SCHEMA = {"type": "object", "required": ["from"], "additionalProperties": False,
+          "properties": {"from": {"type": "string", "enum": ["codex"]}}}
+JOBS = [
+    {"id": "c1", "provider": "claude", "prompt": "job c1: say hello"},
+    {"id": "c2", "provider": "claude", "prompt": "job c2: answer in JSON", "json": True},
+    {"id": "x1", "provider": "codex", "model": "gpt-5.5", "prompt": "job x1: say hello"},
+    {"id": "x2", "provider": "codex", "prompt": "job x2: answer in JSON", "schema": SCHEMA},
+    {"id": 7, "provider": "gemini", "model": "gemini-2.5-pro", "prompt": "job 7: say hello"},
+    # No model: gemini's router picks one the price table does not know.
+    {"id": "g2", "provider": "gemini", "prompt": "job g2: answer in JSON", "json": True},
+]
+
+
+class TestBatchAcrossClis(unittest.TestCase):
+    def setUp(self):
+        # Each CLI answers both of its jobs the same way, whichever comes first.
+        script = {cli: [{"kind": "json", "value": {"from": cli}, "usage": USAGE[cli], "times": 2}]
+                  for cli in harness.CLIS}
+        self.mock = Mock(script).start()
+        self.root = RunRoot(self.mock.port)
+
+    def tearDown(self):
+        harness.kill_leftovers(self.root)
+        self.root.cleanup()
+        self.mock.cleanup()
+
+    def test_small_batch_across_the_three_clis(self):
+        jobs = os.path.join(self.root.root, "jobs.jsonl")
+        with open(jobs, "w") as f:
+            for j in JOBS:
+                f.write(json.dumps(j) + "\n")
+        out = os.path.join(self.root.root, "out.jsonl")
+        t0 = time.time()
+        p = subprocess.run([AGENTRUN, "batch", "-j", "4", "--timeout", "120s", "-o", out, jobs],
+                           cwd=self.root.work, env=self.root.agentrun_env(),
+                           capture_output=True, text=True, timeout=300)
+        took = time.time() - t0
+        self.assertEqual(p.returncode, 0, p.stderr[-4000:])
+        with open(out) as f:
+            lines = [l for l in f.read().split("\n") if l]
+        recs = [json.loads(l) for l in lines]        # every line is one JSON record
+        self.assertEqual(sorted(str(r["id"]) for r in recs), sorted(str(j["id"]) for j in JOBS))
+        for line in lines:
+            self.assertTrue(line.startswith('{"id":'), line[:80])
+        # An integer id comes back as a string today ("7"): keyed by its text here.
+        by_id = {str(r["id"]): r for r in recs}
+        for j in JOBS:
+            r = by_id[str(j["id"])]
+            cli = j["provider"]
+            with self.subTest(id=j["id"]):
+                self.assertTrue(r["ok"], r["error"])
+                self.assertEqual(r["provider"], cli)
+                self.assertEqual(len(r["calls"]), 1)
+                self.assertEqual(r["repair"], "none")
+                u = USAGE[cli]
+                self.assertEqual(r["tokens"], {"input": u["input"], "cache_read": u["cached"],
+                                               "cache_write": 0, "output": u["output"],
+                                               "reasoning": 0})
+                self.assertEqual(r["output"], "```json\n" + json.dumps({"from": cli}, indent=2)
+                                 + "\n```")
+                if j.get("json") or j.get("schema"):
+                    self.assertEqual(r["json"], {"from": cli})
+                else:
+                    self.assertIsNone(r["json"])
+                self.assertTrue(r["session_id"])
+        self.assertEqual(len({r["session_id"] for r in recs}), len(JOBS))
+        # Cost: claude's own, codex and gemini-2.5-pro from the table, the routed gemini
+        # model unknown (null, never 0).
+        self.assertEqual(by_id["c1"]["cost_source"], "cli")
+        self.assertGreater(by_id["c1"]["cost_usd"], 0)
+        self.assertEqual(by_id["x1"]["cost_source"], "price_table")
+        self.assertAlmostEqual(by_id["x1"]["cost_usd"], (220 * 5 + 40 * 0.5 + 22 * 30) / 1e6,
+                               places=12)
+        self.assertEqual(by_id["7"]["cost_source"], "price_table")
+        self.assertAlmostEqual(by_id["7"]["cost_usd"], (330 * 1.25 + 60 * 0.125 + 33 * 10) / 1e6,
+                               places=12)
+        self.assertEqual(by_id["g2"]["cost_source"], "unknown")
+        self.assertIsNone(by_id["g2"]["cost_usd"])
+        # Each job's prompt went to its own CLI, once.
+        for cli in harness.CLIS:
+            reqs = self.mock.model_requests(cli)
+            self.assertEqual(len(reqs), 2, cli)
+            blob = b"".join(self.mock.body(r) for r in reqs)
+            for j in JOBS:
+                mark = ("job %s:" % j["id"]).encode()
+                self.assertEqual(mark in blob, j["provider"] == cli, (cli, j["id"]))
+        # The summary: counts, summed tokens, and the job of unknown cost.
+        summary = [l for l in p.stderr.splitlines() if l.startswith("agentrun batch:")]
+        self.assertEqual(len(summary), 1, p.stderr[-2000:])
+        s = summary[0]
+        self.assertRegex(s, r"\b6 ok, 0 failed\b")
+        tin = sum(2 * USAGE[c]["input"] for c in harness.CLIS)
+        tcached = sum(2 * USAGE[c]["cached"] for c in harness.CLIS)
+        tout = sum(2 * USAGE[c]["output"] for c in harness.CLIS)
+        self.assertIn("%d input + %d cached + %d output tokens" % (tin, tcached, tout), s)
+        self.assertRegex(s, r"\+ 1 jobs? of unknown cost")
+        self.assertLess(took, 240)
+        self.assertEqual(harness.leftover_processes(self.root), [])
+
+
+def main():
+    harness.require_clis()
+    unittest.main()
+
+
+if __name__ == "__main__":
+    main()

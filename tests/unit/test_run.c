@@ -1,0 +1,183 @@
+/* src/run without processes: reading an answer, the repair prompt, the RunResult JSON. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contract/contract.h"
+#include "prompt/prompt.h"
+#include "run/answer.h"
+#include "run/run.h"
+
+static const char schema[] = "{\"type\":\"object\",\"required\":[\"n\"],"
+                             "\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":1}}}";
+
+static struct ar_contract *contract(void)
+{
+    struct ar_contract *c = NULL;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_contract_parse(schema, strlen(schema), &c, &err), 0);
+    return c;
+}
+
+static void test_answer_first_candidate_satisfying_the_contract_wins(void **state)
+{
+    struct ar_contract *c = contract();
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
+    struct ar_strv details = AR_STRV_INIT;
+    json_t *v = NULL;
+    unsigned fixes = 0;
+    assert_int_equal(
+        ar_answer_check(&rules, "first {\"n\": 0} then {\"n\": 3,}", &v, &fixes, &details), 1);
+    assert_int_equal(json_integer_value(json_object_get(v, "n")), 3);
+    assert_true(fixes != 0); /* the trailing comma */
+    assert_int_equal(details.n, 0);
+    json_decref(v);
+    ar_strv_finish(&details);
+    ar_contract_destroy(c);
+}
+
+static void test_answer_violations_are_listed_with_pointers(void **state)
+{
+    struct ar_contract *c = contract();
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
+    struct ar_strv details = AR_STRV_INIT;
+    json_t *v = NULL;
+    unsigned fixes = 0;
+    assert_int_equal(ar_answer_check(&rules, "{\"n\": \"3\"}", &v, &fixes, &details), 0);
+    assert_non_null(v); /* JSON was found: a contract failure, not no_json */
+    assert_int_equal(details.n, 1);
+    assert_non_null(strstr(details.v[0], "/n"));
+    json_decref(v);
+    ar_strv_finish(&details);
+
+    assert_int_equal(ar_answer_check(&rules, "no json here", &v, &fixes, &details), 0);
+    assert_null(v);
+    assert_int_equal(details.n, 1);
+    ar_strv_finish(&details);
+    ar_contract_destroy(c);
+}
+
+static int hook_calls;
+
+static void hook(void *arg, struct json_t *value, void (*add)(void *, const char *), void *sink)
+{
+    hook_calls++;
+    if (!json_is_integer(json_object_get(value, "n")) ||
+        json_integer_value(json_object_get(value, "n")) != 42)
+        add(sink, "n must be 42");
+}
+
+static void test_validate_hook_runs_on_contract_failures_too(void **state)
+{
+    struct ar_contract *c = contract();
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, hook, NULL };
+    struct ar_strv details = AR_STRV_INIT;
+    json_t *v = NULL;
+    unsigned fixes = 0;
+    hook_calls = 0;
+    /* Violates the contract and the hook: the repair call must hear both. */
+    assert_int_equal(ar_answer_check(&rules, "{\"n\": 0}", &v, &fixes, &details), 0);
+    assert_int_equal(hook_calls, 1);
+    assert_int_equal(details.n, 2);
+    assert_string_equal(details.v[1], "n must be 42");
+    json_decref(v);
+    ar_strv_finish(&details);
+    assert_int_equal(ar_answer_check(&rules, "{\"n\": 42}", &v, &fixes, &details), 1);
+    json_decref(v);
+    ar_strv_finish(&details);
+    ar_contract_destroy(c);
+}
+
+static void test_repair_prompt_carries_violations_contract_and_a_cut_output(void **state)
+{
+    struct ar_prompt *tpl = NULL;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_prompt_load("repair", NULL, &tpl, &err), 0);
+    struct ar_contract *c = contract();
+    struct ar_strv details = AR_STRV_INIT;
+    ar_strv_push(&details, "/n: expected integer, got string \"3\"");
+
+    /* An output far longer than the quote, with a 3-byte character at the cut. */
+    size_t n = AR_ANSWER_REPAIR_HEAD + AR_ANSWER_REPAIR_TAIL + 100000;
+    char *prev = malloc(n + 1);
+    memset(prev, 'a', n);
+    memcpy(prev + AR_ANSWER_REPAIR_HEAD - 1, "\xE2\x82\xAC", 3); /* EUR sign across the cut */
+    memcpy(prev, "HEAD-MARK", 9);
+    memcpy(prev + n - 9, "TAIL-MARK", 9);
+    prev[n] = '\0';
+
+    struct ar_buf out;
+    ar_buf_init(&out, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_answer_repair_prompt(tpl, c, AR_EXPECT_OBJECT, &details, prev, &out, &err),
+                     0);
+    const char *text = ar_buf_cstr(&out);
+    assert_non_null(strstr(text, "/n: expected integer"));
+    assert_non_null(strstr(text, "\"minimum\": 1"));
+    assert_non_null(strstr(text, "HEAD-MARK"));
+    assert_non_null(strstr(text, "TAIL-MARK"));
+    assert_non_null(strstr(text, "bytes omitted"));
+    assert_true(out.len < n);
+    /* The cut never splits the character: it is kept whole or dropped whole. */
+    const char *eur = strstr(text, "\xE2\x82");
+    if (eur)
+        assert_int_equal((unsigned char)eur[2], 0xAC);
+    assert_null(strstr(text, "a\x82"));
+
+    free(prev);
+    ar_buf_finish(&out);
+    ar_strv_finish(&details);
+    ar_contract_destroy(c);
+    ar_prompt_destroy(tpl);
+}
+
+static void test_result_json_never_reports_an_unknown_cost_as_zero(void **state)
+{
+    struct ar_result *r = ar_result_new_failed("codex", AR_ECONTRACT, "bad answer");
+    r->n_calls = 0;
+    json_t *v = ar_result_to_value(r);
+    assert_string_equal(json_string_value(json_object_get(v, "schema")), "agentrun.run/1");
+    assert_true(json_is_false(json_object_get(v, "ok")));
+    assert_true(json_is_null(json_object_get(v, "cost_usd")));
+    assert_string_equal(json_string_value(json_object_get(v, "cost_source")), "unknown");
+    json_t *e = json_object_get(v, "error");
+    assert_string_equal(json_string_value(json_object_get(e, "code")), "contract");
+    assert_string_equal(json_string_value(json_object_get(e, "message")), "bad answer");
+    assert_true(json_is_array(json_object_get(e, "details")));
+    assert_int_equal(ar_result_exit_status(r), 3);
+    json_decref(v);
+    ar_result_destroy(r);
+}
+
+static void test_result_json_keeps_invalid_utf8_as_replacement_characters(void **state)
+{
+    struct ar_result *r = ar_result_new_failed("claude", 0, NULL);
+    r->error = (struct ar_error)AR_ERROR_INIT;
+    r->ok = 1;
+    r->output = strdup("ok \xff\xfe done \xE2\x82\xAC");
+    r->cost_source = AR_COST_CLI;
+    r->cost_usd = 0.85;
+    char *text = ar_result_to_json(r, 0);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"output\":\"ok \xEF\xBF\xBD\xEF\xBF\xBD done \xE2\x82\xAC\""));
+    assert_non_null(strstr(text, "\"cost_usd\":0.85,"));
+    assert_non_null(strstr(text, "\"error\":null"));
+    free(text);
+    ar_result_destroy(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),
+        cmocka_unit_test(test_answer_violations_are_listed_with_pointers),
+        cmocka_unit_test(test_validate_hook_runs_on_contract_failures_too),
+        cmocka_unit_test(test_repair_prompt_carries_violations_contract_and_a_cut_output),
+        cmocka_unit_test(test_result_json_never_reports_an_unknown_cost_as_zero),
+        cmocka_unit_test(test_result_json_keeps_invalid_utf8_as_replacement_characters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,133 @@
+"""Every agentrun command line in the docs and in the option tables' examples uses
+options that exist, with values they accept.
+
+The commands and options come from agentrun-docgen's JSON dump of the option
+tables, so a renamed or removed flag fails here until the docs follow.
+"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import unittest
+
+DOCGEN = os.environ.get("AGENTRUN_DOCGEN", "agentrun-docgen")
+SOURCE_ROOT = os.environ.get("AGENTRUN_SOURCE_ROOT", ".")
+# The docs whose recipes are meant to be copied as they are.
+DOCS = ["README.md", "CHANGELOG.md"] + sorted(
+    os.path.join("docs", f) for f in os.listdir(os.path.join(SOURCE_ROOT, "docs"))
+    if f.endswith(".md"))
+SHELL_END = re.compile(r"\s(?:>>?|<|\||\|\||&&|;|2>|2>&1)(?:\s|$)|\)\s*$|\)\"")
+
+
+def tables():
+    p = subprocess.run([DOCGEN, "json"], capture_output=True, text=True, check=True)
+    return {c["name"]: c for c in json.loads(p.stdout)["commands"]}
+
+
+def code_lines(text):
+    """The lines of fenced code blocks, with backslash continuations joined."""
+    out, in_block, cont = [], False, ""
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_block = not in_block
+            continue
+        if not in_block:
+            continue
+        if line.rstrip().endswith("\\"):
+            cont += line.rstrip()[:-1] + " "
+            continue
+        out.append(cont + line)
+        cont = ""
+    return out
+
+
+def command_lines(text, commands):
+    """Each `agentrun COMMAND …` found in code, cut at the first shell operator
+    (or at the quote that opened it: 'agentrun batch … {}' in a parallel command)."""
+    for line in code_lines(text):
+        for m in re.finditer(r"(^|[\s\"'(:])agentrun ([a-z]+)((?:\s.*)?)$", line):
+            if m.group(2) not in commands:
+                continue  # prose: "Install agentrun and claude"
+            rest = m.group(3)
+            if m.group(1) in ("'", '"'):
+                rest = rest.split(m.group(1), 1)[0]
+            end = SHELL_END.search(rest)
+            yield m.group(2), rest[:end.start()] if end else rest, line
+
+
+def words(rest):
+    # GitHub expressions and shell variables become plain words.
+    rest = re.sub(r"\$\{\{[^}]*\}\}", "X", rest)
+    return shlex.split(rest, comments=True)
+
+
+class DocsUseRealOptions(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cmds = tables()
+
+    def check(self, cmd, argv, where):
+        c = self.cmds.get(cmd)
+        self.assertIsNotNone(c, f"{where}: no command '{cmd}'")
+        by_long = {o["long"]: o for o in c["options"]}
+        by_short = {o["short"]: o for o in c["options"] if o.get("short")}
+        i = 0
+        while i < len(argv):
+            w = argv[i]
+            i += 1
+            if w == "--":
+                break
+            if w.startswith("--"):
+                name, eq, value = w[2:].partition("=")
+                o = by_long.get(name)
+                self.assertIsNotNone(o, f"{where}: agentrun {cmd} has no option --{name}")
+            elif w.startswith("-") and len(w) > 1:
+                o = by_short.get(w[1])
+                self.assertIsNotNone(o, f"{where}: agentrun {cmd} has no option -{w[1]}")
+                eq, value = ("=", w[2:]) if len(w) > 2 else ("", "")
+            else:
+                continue
+            if not o.get("arg"):
+                self.assertFalse(eq, f"{where}: {w} takes no value")
+                continue
+            if not eq:
+                self.assertLess(i, len(argv), f"{where}: {w} needs a value")
+                value = argv[i]
+                i += 1
+            values = o.get("values") or ""
+            if values and not values.startswith("@") and "$" not in value:
+                self.assertIn(value, values.split("|"), f"{where}: {w} {value}")
+
+    def test_every_command_line_in_the_docs(self):
+        n = 0
+        for rel in DOCS:
+            with open(os.path.join(SOURCE_ROOT, rel), encoding="utf-8") as f:
+                text = f.read()
+            for cmd, rest, line in command_lines(text, self.cmds):
+                with self.subTest(doc=rel, line=line.strip()):
+                    self.check(cmd, words(rest), f"{rel}: {line.strip()}")
+                    n += 1
+        self.assertGreater(n, 20)
+
+    def test_every_example_in_the_option_tables(self):
+        for name, c in self.cmds.items():
+            with self.subTest(command=name):
+                found = [(cmd, rest) for cmd, rest, _ in
+                         command_lines("```\n" + c["example"] + "\n```", self.cmds)]
+                self.assertTrue(found, c["example"])
+                for cmd, rest in found:
+                    self.assertEqual(cmd, name)
+                    self.check(cmd, words(rest), f"example of {name}: {c['example']}")
+
+    def test_the_checker_rejects_what_does_not_exist(self):
+        text = "```sh\nagentrun review --no-such-flag HEAD\nagentrun review --format xml\n```"
+        found = list(command_lines(text, self.cmds))
+        self.assertEqual(len(found), 2)
+        for cmd, rest, line in found:
+            with self.assertRaises(AssertionError, msg=line):
+                self.check(cmd, words(rest), line)
+
+
+if __name__ == "__main__":
+    unittest.main()

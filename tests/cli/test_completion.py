@@ -148,6 +148,48 @@ class Zsh(unittest.TestCase):
             for o in cmd["options"]:
                 self.assertIn("--" + o["long"], text)
 
+    # Types a line and TAB into an interactive zsh on a pseudo-terminal and prints
+    # what the terminal showed, once $4 appears in it (or after 10 s).
+    ZPTY = r"""
+zmodload zsh/zpty || exit 77
+zpty z zsh -f -i
+zpty -w z "PS1='> '; fpath=($1 \$fpath); path=($2 \$path); autoload -Uz compinit; compinit -u -D; print READY"
+while zpty -r z line; do [[ $line == *READY* && $line != *print* ]] && break; done
+zpty -w -n z "$3"$'\t'
+out=
+for i in {1..50}; do
+    while zpty -r -t z chunk; do out+=$chunk; done
+    [[ $out == *$4* ]] && break
+    sleep 0.2
+done
+zpty -w -n z $'\C-c'
+zpty -d z
+print -r -- "$out"
+"""
+
+    def complete(self, line, sentinel):
+        p = subprocess.run(["zsh", "-f", "-c", self.ZPTY, "zsh", COMPLETIONS,
+                            os.path.dirname(os.path.abspath(AGENTRUN)), line, sentinel],
+                           capture_output=True, text=True, timeout=60, env=env())
+        if p.returncode == 77:
+            self.skipTest("zsh has no zpty module")
+        return p.stdout
+
+    def test_completes_flags_with_their_help_and_values(self):
+        review = tables()["review"]
+        out = self.complete("agentrun review --f", "--format")
+        for o in review["options"]:
+            if o["long"].startswith("f"):
+                self.assertIn("--" + o["long"], out)
+        self.assertIn("text, json, sarif or github", out)  # the help as the description
+        out = self.complete("agentrun review --format ", "sarif")
+        for v in ("text", "json", "sarif", "github"):
+            self.assertIn(v, out)
+        names = prompt_names()
+        out = self.complete("agentrun prompts show ", names[-1])
+        for n in names:
+            self.assertIn(n, out)
+
     def test_autoloads_with_compinit(self):
         with tempfile.TemporaryDirectory() as d:
             script = ('fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -d "$2/dump"; '

@@ -7,10 +7,8 @@ const struct ar_cli_exit_status ar_cli_exit_statuses[] = {
     { AR_EXIT_OK, "success (review: no issue at or above --fail-on)" },
     { AR_EXIT_FINDINGS, "review: an issue at or above --fail-on" },
     { AR_EXIT_USAGE, "usage error: bad option, unreadable input, bad template" },
-    { AR_EXIT_OUTPUT, "model output unusable: no JSON, or the contract still violated after the "
-                      "repair call" },
-    { AR_EXIT_PROVIDER,
-      "provider failure: CLI not found, spawn failed, auth, rate limit, API error" },
+    { AR_EXIT_OUTPUT, "model output unusable after the repair call; route: no route" },
+    { AR_EXIT_PROVIDER, "provider failure: CLI missing, auth, rate limit, API error" },
     { AR_EXIT_TIMEOUT, "timeout: the wall-clock or the idle limit" },
     { AR_EXIT_BUDGET, "budget exhausted (--max-cost)" },
     { 129, "interrupted by SIGHUP" },

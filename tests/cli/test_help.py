@@ -107,6 +107,8 @@ class Help(unittest.TestCase):
                                                              re.escape(c["summary"])))
             for status in ("0", "1", "2", "3", "4", "5", "6", "130", "143"):
                 self.assertRegex(p.stdout, r"\n  %s +\S" % status)
+            for line in p.stdout.split("\nexit status:\n", 1)[1].splitlines():
+                self.assertLessEqual(len(line), 80, line)
 
     def test_no_arguments_prints_usage_on_stderr_and_exits_2(self):
         p = agentrun()

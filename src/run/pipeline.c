@@ -72,6 +72,7 @@ struct ar_run {
     uint64_t t0;
     struct ar_result *res;
     struct ar_cost cost;
+    int cost_started; /* a call that ran set `cost`; one that never spawned cost nothing */
     struct ar_strv details;
 };
 
@@ -244,10 +245,11 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
                 "%s reported the resumed session's running token total; this call's own share "
                 "could not be told apart, so tokens and cost include earlier calls",
                 run->prov->name);
-    if (r->n_calls == 1)
+    if (!run->cost_started)
         run->cost = cost;
     else
         ar_cost_add(&run->cost, &cost);
+    run->cost_started = 1;
     set_str(&r->model, model);
     if (run->kind == CALL_MAIN || !r->session_id)
         set_str(&r->session_id, reply.session_id);

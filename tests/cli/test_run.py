@@ -237,6 +237,18 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual(r["provider"], "gemini")
         self.assertEqual([c["provider"] for c in r["calls"]], ["codex", "gemini"])
 
+    def test_fallback_past_a_missing_cli_keeps_the_answering_calls_cost(self):
+        # The missing CLI never ran, so it cost nothing: the run's cost is the
+        # claude call's own figure, not null.
+        self.sb.answers("claude", ["from claude"], cost=0.25)
+        p = self.sb.run("run", "--format", "json", "-p", "codex", "--fallback", "claude", "x",
+                        env={"AGENTRUN_CODEX_BIN": "/nonexistent/codex"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["calls"][1]["cost_usd"], 0.25)
+        self.assertEqual(r["cost_usd"], 0.25)
+        self.assertEqual(r["cost_source"], "cli")
+
 
     def test_log_format_json_emits_structured_events(self):
         self.sb.answers("codex", ["prose", '{"passed": true, "issues": []}'])

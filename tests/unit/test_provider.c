@@ -709,8 +709,8 @@ static void test_codex_schema_is_made_strict(void **state)
     assert_null(ar_codex_unstrict("not json", in));
     const char *lines[] = {
         "{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}",
-        "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"agent_message\","
-        "\"text\":\"{\\\"verdict\\\": \\\"ok\\\", \\\"score\\\": 2, \\\"issues\\\": null}\"}}",
+        ("{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"agent_message\","
+         "\"text\":\"{\\\"verdict\\\": \\\"ok\\\", \\\"score\\\": 2, \\\"issues\\\": null}\"}}"),
         "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":2}}",
     };
     const struct ar_provider *codex = ar_provider_find("codex");

@@ -110,6 +110,20 @@ class DocsUseRealOptions(unittest.TestCase):
                     n += 1
         self.assertGreater(n, 20)
 
+    def test_every_command_line_in_the_man_page_prose(self):
+        n = 0
+        man = os.path.join(SOURCE_ROOT, "docs", "man")
+        for rel in sorted(f for f in os.listdir(man) if f.endswith(".roff")):
+            with open(os.path.join(man, rel), encoding="utf-8") as f:
+                text = [l.replace("\\-", "-").replace("\\(ha", "^").replace("\\(aq", "'")
+                        for l in f.read().splitlines() if not l.startswith(".")]
+            for cmd, rest, line in command_lines("```\n" + "\n".join(text) + "\n```",
+                                                 self.cmds):
+                with self.subTest(doc=rel, line=line.strip()):
+                    self.check(cmd, words(rest), f"{rel}: {line.strip()}")
+                    n += 1
+        self.assertGreater(n, 5)
+
     def test_every_example_in_the_option_tables(self):
         for name, c in self.cmds.items():
             with self.subTest(command=name):

@@ -22,14 +22,15 @@ static void check_diff(const struct ar_diff *d, size_t len)
         abort();
     for (size_t i = 0; i < d->n_files; i++) {
         const struct ar_diff_file *f = &d->files[i];
-        if (!f->path || f->start > f->body || f->body > f->end || f->end > len)
+        if (f->start > f->body || f->body > f->end || f->end > len)
             abort();
         if (f->binary && (f->binary_at < f->start || f->binary_at >= f->end))
             abort();
         for (size_t h = 0; h < f->n_hunks; h++)
             if (f->hunks[h] < f->body || f->hunks[h] >= f->end)
                 abort();
-        if (!ar_diff_has_file(d, f->path))
+        /* A "diff --git" line whose paths cannot be told apart leaves path NULL. */
+        if (f->path && !ar_diff_has_file(d, f->path))
             abort();
     }
 }

@@ -92,7 +92,11 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
 
 static void print_summary(const struct ar_result *r)
 {
-    if (ar_cli_verbosity < 0)
+    /* Nothing to sum when no CLI ever ran (not installed, or interrupted first). */
+    size_t ran = 0;
+    for (size_t i = 0; i < r->n_calls; i++)
+        ran += r->calls[i].exit_code >= 0;
+    if (ar_cli_verbosity < 0 || ran == 0)
         return;
     char cost[48];
     if (r->cost_source == AR_COST_UNKNOWN)

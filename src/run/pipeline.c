@@ -61,6 +61,7 @@ struct ar_run {
     int transcript_fd;
 
     struct ar_git_snapshot *before;
+    struct ar_error missing; /* no provider installed at all: the run's error */
 
     /* The call in flight. */
     enum call_kind kind;
@@ -640,11 +641,14 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     const struct ar_provider *p = ar_provider_resolve(run->o.provider, err);
     if (!p && err->code != AR_ENOTFOUND)
         return err->code;
-    /* No provider installed at all: claude stands in, so the run still ends
-     * with a RunResult whose error names what to install. */
+    /* No provider installed at all: the run still ends with a RunResult, whose
+     * error (kept in run->missing) names what to install; claude stands in as
+     * the provider it reports. */
     int missing = !p;
-    if (!p)
+    if (!p) {
+        run->missing = *err;
         p = ar_providers()[0];
+    }
     run->prov = p;
     ar_strv_push(&run->providers, p->name);
     if (run->o.fallback) {
@@ -774,6 +778,11 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
         *out = run;
     /* Outside a work tree there is nothing to snapshot: no git process per job
      * (GIT_DIR can point anywhere, so then git itself decides). */
+    if (run->missing.code) {
+        run->res->error = run->missing;
+        ar_loop_defer(loop, on_deferred, run);
+        return 0;
+    }
     if (run->o.track_files && (run->in_git_repo || getenv("GIT_DIR"))) {
         if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_before, run, err) == 0)
             return 0;

@@ -228,6 +228,25 @@ class RunPipeline(unittest.TestCase):
         self.assertIn("codex", r["error"]["message"])
         self.assertIn("AGENTRUN_CODEX_BIN", r["error"]["message"])
 
+    def test_no_cli_installed_at_all_names_all_three_and_makes_no_call(self):
+        env = {k: v for k, v in self.sb.env.items() if not k.endswith("_BIN")}
+        env["PATH"] = "/nonexistent"
+        env["AGENTRUN_PROVIDER"] = "auto"
+        p = subprocess.run([AGENTRUN, "run", "--format", "json", "x"], cwd=self.sb.work,
+                           env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "not_found")
+        for name in ("claude", "codex", "gemini", "AGENTRUN_CODEX_BIN"):
+            self.assertIn(name, r["error"]["message"])
+        self.assertEqual(r["calls"], [])
+        # Text format: the reason, and no token summary for a run that never ran.
+        p = subprocess.run([AGENTRUN, "run", "x"], cwd=self.sb.work, env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 4)
+        self.assertEqual(p.stdout, "")
+        self.assertNotIn("tokens", p.stderr)
+
     def test_fallback_moves_on_after_a_provider_failure(self):
         self.sb.answers("gemini", ["from gemini"])
         p = self.sb.run("run", "--format", "json", "-p", "codex", "--fallback", "gemini", "x",

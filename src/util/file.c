@@ -30,16 +30,29 @@ int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_erro
     for (;;) {
         int rc = ar_buf_reserve(out, 65536);
         if (rc == AR_ETOOBIG) {
-            /* The last stretch below the cap may still fit. */
+            /* The last stretch below the cap may still fit. A pipe hands out
+             * only what was written so far, so read until the cap or EOF. */
             if (out->len < out->max && ar_buf_reserve(out, out->max - out->len) == 0) {
-                ssize_t n = read(fd, out->data + out->len, out->max - out->len);
-                if (n > 0) {
+                ssize_t n = 1;
+                while (out->len < out->max) {
+                    n = read(fd, out->data + out->len, out->max - out->len);
+                    if (n < 0 && errno == EINTR)
+                        continue;
+                    if (n <= 0)
+                        break;
                     out->len += (size_t)n;
                     out->data[out->len] = '\0';
                 }
-                char probe;
-                if (n >= 0 && read(fd, &probe, 1) == 0)
+                if (n == 0)
                     return 0;
+                char probe;
+                while (n > 0 && (n = read(fd, &probe, 1)) < 0 && errno == EINTR)
+                    ;
+                if (n == 0)
+                    return 0;
+                if (n < 0)
+                    return ar_error_set_sys(err, AR_EIO, errno, name, "cannot read '%s': %s", name,
+                                            strerror(errno));
             }
             return ar_error_set(err, AR_ETOOBIG, name, "'%s' is larger than %zu bytes", name,
                                 out->max);

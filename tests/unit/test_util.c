@@ -6,9 +6,12 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "agentrun/error.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/strv.h"
 
 static void test_buf_append_and_cstr(void **state)
@@ -67,6 +70,56 @@ static void test_strv_builds_null_terminated_vector(void **state)
     assert_int_equal(sv.n, 0);
 }
 
+/* A pipe hands out what has been written so far: input under the cap that
+ * arrives in pieces near the cap must still be read whole. */
+static void test_file_read_fd_pipe_in_pieces_under_the_cap(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char chunk[100];
+        memset(chunk, 'x', sizeof(chunk));
+        close(fds[0]);
+        if (write(fds[1], chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+            _exit(1);
+        usleep(100 * 1000);
+        if (write(fds[1], chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    struct ar_buf b;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&b, 250);
+    int rc = ar_file_read_fd(fds[0], "pipe", &b, &err);
+    close(fds[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_int_equal(rc, 0);
+    assert_int_equal(b.len, 200);
+    ar_buf_finish(&b);
+}
+
+static void test_file_read_fd_past_the_cap_is_too_big(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    char data[300];
+    memset(data, 'y', sizeof(data));
+    assert_int_equal(write(fds[1], data, sizeof(data)), (ssize_t)sizeof(data));
+    close(fds[1]);
+    struct ar_buf b;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&b, 250);
+    assert_int_equal(ar_file_read_fd(fds[0], "pipe", &b, &err), AR_ETOOBIG);
+    close(fds[0]);
+    ar_buf_finish(&b);
+}
+
 static void test_error_table_maps_names_and_exit_statuses(void **state)
 {
     assert_string_equal(ar_strerror_name(AR_ECONTRACT), "contract");
@@ -107,6 +160,8 @@ int main(void)
         cmocka_unit_test(test_strv_builds_null_terminated_vector),
         cmocka_unit_test(test_error_table_maps_names_and_exit_statuses),
         cmocka_unit_test(test_error_message_is_truncated_not_overflowed),
+        cmocka_unit_test(test_file_read_fd_pipe_in_pieces_under_the_cap),
+        cmocka_unit_test(test_file_read_fd_past_the_cap_is_too_big),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

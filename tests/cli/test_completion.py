@@ -124,6 +124,18 @@ class Bash(unittest.TestCase):
             self.assertEqual(self.complete("batch", "-j", "4", "s", cwd=d),
                              ["somefile", "subdir"])
 
+    def test_review_operand_completes_revisions_and_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+            subprocess.run([*git, "init", "-q", "-b", "main", d], check=True)
+            open(os.path.join(d, "main.c"), "w").close()
+            subprocess.run([*git, "-C", d, "add", "main.c"], check=True)
+            subprocess.run([*git, "-C", d, "commit", "-q", "-m", "x"], check=True)
+            subprocess.run([*git, "-C", d, "branch", "mainline"], check=True)
+            self.assertEqual(self.complete("review", "mai", cwd=d),
+                             ["main", "main.c", "mainline"])
+            self.assertEqual(self.complete("review", "--staged", "H", cwd=d), ["HEAD"])
+
     def test_options_with_free_values_complete_nothing(self):
         self.assertEqual(self.complete("review", "--timeout", ""), [])
         self.assertEqual(self.complete("run", "-m", ""), [])

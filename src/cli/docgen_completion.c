@@ -204,7 +204,7 @@ static void zsh_message(FILE *f, const char *arg)
 
 static void zsh_option(FILE *f, const struct ar_cli_opt *o)
 {
-    fputs("        ", f);
+    fputs("                ", f);
     if (has_short(o))
         fprintf(f, "'(-%c --%s)'{-%c%s,--%s%s}'", o->key, o->name, o->key, o->arg ? "+" : "",
                 o->name, o->arg ? "=" : "");
@@ -224,25 +224,25 @@ static void zsh_option(FILE *f, const struct ar_cli_opt *o)
 
 static void zsh_command(FILE *f, const struct ar_cli_command *c)
 {
-    fprintf(f, "    %s)\n        _arguments -s -S \\\n", c->name);
+    fprintf(f, "        %s)\n            _arguments -s -S \\\n", c->name);
     for (const struct ar_cli_opt *o = c->opts; o && o->name; o++)
         zsh_option(f, o);
-    fputs("        '(- *)'{-h,--help}'[show the help and exit]' \\\n", f);
+    fputs("                '(- *)'{-h,--help}'[show the help and exit]' \\\n", f);
     const struct ar_docgen_operands *op = ar_docgen_operands_of(c);
     if (op->after_word) {
-        fputs("        '1:operand:", f);
+        fputs("                '1:operand:", f);
         zsh_action(f, op->first);
         fputs("' '2:operand:", f);
         zsh_action(f, op->second);
         fputs("' && ret=0\n", f);
     } else if (op->first[0]) {
-        fputs("        '*:operand:", f);
+        fputs("                '*:operand:", f);
         zsh_action(f, op->first);
         fputs("' && ret=0\n", f);
     } else {
-        fputs("        '*:operand: ' && ret=0\n", f);
+        fputs("                '*:operand: ' && ret=0\n", f);
     }
-    fputs("        ;;\n", f);
+    fputs("            ;;\n", f);
 }
 
 static void zsh(FILE *f)

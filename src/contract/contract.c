@@ -940,6 +940,24 @@ static void check_array(struct checker *ck, const struct node *n, json_t *v)
     }
 }
 
+/*
+ * A JSON string may hold NUL bytes (extraction allows them), and what follows
+ * one must not escape the pattern: "abc\u0000; rm -rf /" is not ^[a-z]+$.
+ * REG_STARTEND gives regexec the whole length; without it, such a string
+ * matches no pattern.
+ */
+static int pattern_matches(const regex_t *re, json_t *v)
+{
+    const char *s = json_string_value(v);
+    size_t len = json_string_length(v);
+#ifdef REG_STARTEND
+    regmatch_t m[1] = { { 0, (regoff_t)len } };
+    return regexec(re, s, 0, m, REG_STARTEND) == 0;
+#else
+    return memchr(s, '\0', len) == NULL && regexec(re, s, 0, NULL, 0) == 0;
+#endif
+}
+
 static void check_string(struct checker *ck, const struct node *n, json_t *v)
 {
     char pv[PREVIEW_MAX];
@@ -956,7 +974,7 @@ static void check_string(struct checker *ck, const struct node *n, json_t *v)
                    n->max_len == 1 ? "" : "s", len, pv);
         }
     }
-    if ((n->has & HAS_PATTERN) && regexec(&n->re, json_string_value(v), 0, NULL, 0) != 0) {
+    if ((n->has & HAS_PATTERN) && !pattern_matches(&n->re, v)) {
         preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
         report(ck, v, "expected a match for pattern \"%s\", got %s", n->pattern, pv);
     }

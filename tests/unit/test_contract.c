@@ -346,6 +346,24 @@ static void test_contract_bad_schema_names_keyword_and_pointer(void **state)
     }
 }
 
+/* The text after a NUL byte is part of the string: a pattern must judge it too. */
+static void test_contract_pattern_sees_past_a_nul_byte(void **state)
+{
+    (void)state;
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_contract *c;
+    const char *schema = "{\"pattern\":\"^[a-z]+$\"}";
+    assert_int_equal(ar_contract_parse(schema, strlen(schema), &c, &err), 0);
+    json_t *v = json_loads("\"abc\\u0000; rm -rf /\"", JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    assert_non_null(v);
+    assert_false(ar_contract_accepts(c, v));
+    struct ar_violations vs = AR_VIOLATIONS_INIT;
+    assert_int_equal(ar_contract_check(c, v, &vs), 1);
+    ar_violations_finish(&vs);
+    json_decref(v);
+    ar_contract_destroy(c);
+}
+
 static void test_contract_bad_pattern_is_a_load_error(void **state)
 {
     struct ar_contract *c;
@@ -533,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_contract_deep_schema_is_a_load_error),
         cmocka_unit_test(test_contract_bad_schema_names_keyword_and_pointer),
         cmocka_unit_test(test_contract_bad_pattern_is_a_load_error),
+        cmocka_unit_test(test_contract_pattern_sees_past_a_nul_byte),
         cmocka_unit_test(test_contract_invalid_json_reports_line_and_column),
         cmocka_unit_test(test_contract_schema_json_is_the_loaded_schema),
         cmocka_unit_test(test_contract_accept_fn_adapts_to_extract_callback),

@@ -156,7 +156,7 @@ class Zsh(unittest.TestCase):
             text = f.read()
         self.assertTrue(text.startswith("#compdef agentrun\n"))
         for name, cmd in tables().items():
-            self.assertIn("\n    %s)\n" % name, text)
+            self.assertRegex(text, r"\n +%s\)\n +_arguments " % name)
             for o in cmd["options"]:
                 self.assertIn("--" + o["long"], text)
 

@@ -2,6 +2,7 @@
  * Unified diffs: the file sections and hunks of a diff, and chunks of it
  * small enough for one model call.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,25 +194,38 @@ static int file_begin(struct parse_state *st, size_t at, int git)
     return 0;
 }
 
+/*
+ * The decimal number at p, read no further than end: strtol() would run past
+ * the line (skipping a newline as space) and past the end of a text that is
+ * not NUL-terminated. Saturates instead of overflowing. Returns the first byte
+ * after the digits, or NULL when there is none.
+ */
+static const char *parse_number(const char *p, const char *end, long *out)
+{
+    const char *start = p;
+    long v = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++)
+        v = v > (LONG_MAX - 9) / 10 ? LONG_MAX : v * 10 + (*p - '0');
+    *out = v;
+    return p > start ? p : NULL;
+}
+
 /* "@@ -l[,s] +l[,s] @@": a missing count means 1. */
 static int parse_hunk_counts(const struct line *l, long *old_n, long *new_n)
 {
     const char *p = l->p + 3, *end = l->p + l->len;
     long v[2] = { 1, 1 };
     for (int k = 0; k < 2; k++) {
+        long first;
         if (p >= end || *p != (k == 0 ? '-' : '+'))
             return -1;
-        p++;
-        char *e;
-        strtol(p, &e, 10);
-        if (e == p)
+        p = parse_number(p + 1, end, &first);
+        if (!p)
             return -1;
-        p = e;
         if (p < end && *p == ',') {
-            v[k] = strtol(p + 1, &e, 10);
-            if (e == p + 1)
+            p = parse_number(p + 1, end, &v[k]);
+            if (!p)
                 return -1;
-            p = e;
         }
         if (p < end && *p == ' ')
             p++;

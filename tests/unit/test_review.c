@@ -6,6 +6,8 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cli/review_format.h"
 #include "review/diff.h"
@@ -48,6 +50,38 @@ static void test_parse_finds_files_and_hunks(void **state)
     assert_int_equal(d.files[1].end, strlen(two_files));
     assert_true(ar_diff_reviewable(&d));
     ar_diff_finish(&d);
+}
+
+/* Places len bytes right before an inaccessible page, so reading one byte past
+ * them faults even without a sanitizer. Returns the copy; *map, *map_len for munmap. */
+static char *before_guard_page(const char *text, size_t len, void **map, size_t *map_len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t n = (len + page - 1) / page * page + page;
+    char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m + n - page, page, PROT_NONE), 0);
+    char *p = m + n - page - len;
+    memcpy(p, text, len);
+    *map = m;
+    *map_len = n;
+    return p;
+}
+
+static void test_parse_hunk_header_at_end_of_unterminated_text(void **state)
+{
+    /* Found by tests/fuzz/fuzz_review: the hunk counts were read with strtol(),
+     * which ran past the end of a text that is not NUL-terminated. */
+    static const char text[] = "--- a/x\n+++ b/x\n@@ -1,2 +1";
+    void *map;
+    size_t map_len;
+    char *p = before_guard_page(text, sizeof(text) - 1, &map, &map_len);
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(p, sizeof(text) - 1, &d, NULL), 0);
+    assert_int_equal(d.n_files, 1);
+    assert_int_equal(d.files[0].n_hunks, 1);
+    ar_diff_finish(&d);
+    munmap(map, map_len);
 }
 
 static void test_parse_removed_dashes_line_is_not_a_new_file(void **state)
@@ -718,6 +752,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_finds_files_and_hunks),
+        cmocka_unit_test(test_parse_hunk_header_at_end_of_unterminated_text),
         cmocka_unit_test(test_parse_removed_dashes_line_is_not_a_new_file),
         cmocka_unit_test(test_parse_renames_deletions_and_quoted_paths),
         cmocka_unit_test(test_binary_only_diff_is_not_reviewable),

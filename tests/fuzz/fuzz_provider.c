@@ -8,11 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "provider/codex.h"
 #include "provider/provider.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const names[] = { "claude", "codex", "gemini" };
+
+/* With --output-schema, codex's final text is un-stricted against this. */
+static const char schema[] =
+    "{\"type\":\"object\",\"required\":[\"verdict\"],\"properties\":{"
+    "\"verdict\":{\"type\":\"string\"},\"note\":{\"type\":\"string\"},"
+    "\"opt\":{\"type\":[\"string\",\"null\"]},\"issues\":{\"type\":\"array\","
+    "\"items\":{\"type\":\"object\",\"properties\":{\"msg\":{\"type\":\"string\"},"
+    "\"line\":{\"type\":\"integer\"}}}}}}";
 
 static void check_reply(const struct ar_reply *r)
 {
@@ -26,6 +35,8 @@ static void check_reply(const struct ar_reply *r)
 static void stream(const struct ar_provider *p, uint8_t sel, const char *text, size_t len)
 {
     struct ar_call_spec spec = { 0 };
+    if (sel & 128)
+        spec.schema = schema;
     struct ar_unwrap *u = p->unwrap_new(&spec);
     if (!u)
         return;
@@ -86,6 +97,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_reply(&r);
         ar_reply_finish(&r);
     }
+
+    /* codex's helpers on the text as a schema, as a final answer, as a rollout file. */
+    char *z = strndup(text, len);
+    if (!z)
+        abort();
+    free(ar_codex_strict_schema(z));
+    free(ar_codex_unstrict(z, schema));
+    free(ar_codex_unstrict(schema, z));
+    free(ar_codex_rollout_model(text, len));
+    struct ar_usage raw;
+    memset(&raw, 0, sizeof(raw));
+    (void)ar_codex_rollout_total(text, len, &raw);
+    free(z);
 
     const struct ar_provider *d = ar_provider_detect(text, len);
     if (d) {

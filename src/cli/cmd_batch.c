@@ -363,6 +363,26 @@ static void summary(struct batch *b)
             (unsigned long long)b->usage.output, cost, (double)(ar_now_ms() - b->t0) / 1000.0);
 }
 
+/*
+ * A batch killed in the middle of a record leaves a line without its newline.
+ * Appending straight after it would glue the next record onto that garbage, and
+ * --resume-from could not count it: end the cut line first.
+ */
+static int end_line(FILE *f)
+{
+    if (fseek(f, -1, SEEK_END) != 0)
+        return 0; /* empty, or not seekable: nothing to end */
+    int c = fgetc(f);
+    /* Input followed by output needs a positioning call in between (C11 7.21.5.3). */
+    if (fseek(f, 0, SEEK_END) != 0)
+        return -1;
+    if (c == EOF || c == '\n')
+        return 0;
+    if (fputc('\n', f) == EOF || fflush(f) != 0)
+        return -1;
+    return 0;
+}
+
 static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
 {
     struct batch b;
@@ -425,10 +445,14 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     if (load_jobs(&b, input, done_ids))
         goto out;
     if (output) {
-        b.out = fopen(output, "a");
+        b.out = fopen(output, "a+");
         if (!b.out) {
             ar_cli_usage_error(cmd, "cannot open '%s': %s", output, strerror(errno));
             b.out = stdout;
+            goto out;
+        }
+        if (end_line(b.out) < 0) {
+            ar_cli_errorf("cannot write '%s': %s", output, strerror(errno));
             goto out;
         }
     }

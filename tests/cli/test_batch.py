@@ -94,6 +94,22 @@ class Batch(unittest.TestCase):
         self.assertEqual([r["id"] for r in records(p.stdout)], ["job1"])
         self.assertIn("2 skipped", p.stderr)
 
+    def test_output_file_cut_off_by_a_crash_gets_its_next_record_on_a_new_line(self):
+        # A batch killed mid-record leaves a line without its newline; appending
+        # to it must not glue the next record onto that garbage.
+        self.sb.answers("codex", ["ok"])
+        out = self.sb.write("out.jsonl", '{"id":"job0","ok":true}\n{"id":"job1","sch',
+                            base=self.sb.root)
+        p = self.batch(jobs(1, id="job2"), "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        self.assertEqual(lines[1], '{"id":"job1","sch')
+        self.assertEqual(json.loads(lines[2])["id"], "job2")
+        p = self.batch(jobs(1, id="job2"), "--resume-from", out)
+        self.assertEqual(p.stdout, "")
+        self.assertIn("1 skipped", p.stderr)
+
     def test_sigint_keeps_finished_records_and_leaves_no_process(self):
         self.sb.answers("codex", ["quick"])
         # Calls 0 and 1 answer at once; every later call hangs.

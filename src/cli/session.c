@@ -295,7 +295,11 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
     struct ar_error err = AR_ERROR_INIT;
     *out = NULL;
     if (ar_run_start(s->loop, o, on_run_done, &one, NULL, &err) < 0) {
-        ar_cli_errorf("%s", err.msg);
+        /* Name what failed (a template's file and line) unless the message does. */
+        if (err.where[0] && !strstr(err.msg, err.where))
+            ar_cli_errorf("%s: %s", err.where, err.msg);
+        else
+            ar_cli_errorf("%s", err.msg);
         return ar_error_exit_status(err.code);
     }
     ar_cli_session_status_start(s);

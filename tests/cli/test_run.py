@@ -203,6 +203,23 @@ class RunPipeline(unittest.TestCase):
         self.assertIn("who", p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
+    def test_bad_template_is_reported_with_its_file_and_line(self):
+        # docs/prompts.md: "a template that fails to load is reported with its
+        # file and line, and the command exits 2".
+        d = os.path.join(self.sb.root, "prompts")
+        self.sb.write("bad.md", "# Bad\n\nHi.\n\n```json-schema\n"
+                      '{"type":"object","frobnicate":1}\n```\n', base=d)
+        p = self.sb.run("run", "--prompts-dir", d, "-t", "bad")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("bad.md:6: unsupported keyword 'frobnicate'", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_bad_schema_names_the_option(self):
+        bad = self.sb.write("bad.json", "{", base=self.sb.root)
+        p = self.sb.run("run", "--schema", bad, "x")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--schema:1: invalid JSON", p.stderr)
+
     def test_provider_errors_map_to_exit_4_and_timeouts_to_5(self):
         self.sb.env["FAKE_CLI_STDOUT_TEXT"] = ""
         self.sb.env["FAKE_CLI_EXIT"] = "1"

@@ -132,15 +132,17 @@ const struct ar_provider *ar_provider_detect(const char *data, size_t len)
 
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err)
 {
+    const char *from = "--provider";
     if (!name || !*name) {
         name = getenv("AGENTRUN_PROVIDER");
+        from = "AGENTRUN_PROVIDER";
         if (!name || !*name)
             name = "auto";
     }
     if (strcmp(name, "auto") != 0) {
         const struct ar_provider *p = ar_provider_find(name);
         if (!p)
-            ar_error_set(err, AR_EUSAGE, "--provider",
+            ar_error_set(err, AR_EUSAGE, from,
                          "unknown provider '%s' (claude, codex, gemini, auto)", name);
         return p;
     }

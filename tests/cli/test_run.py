@@ -214,6 +214,11 @@ class RunPipeline(unittest.TestCase):
         self.assertIn("bad.md:6: unsupported keyword 'frobnicate'", p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
+    def test_bad_provider_variable_is_named(self):
+        p = self.sb.run("run", "x", provider="bogus")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("AGENTRUN_PROVIDER: unknown provider 'bogus'", p.stderr)
+
     def test_bad_schema_names_the_option(self):
         bad = self.sb.write("bad.json", "{", base=self.sb.root)
         p = self.sb.run("run", "--schema", bad, "x")

@@ -44,7 +44,7 @@ enum {
      "claude, codex, gemini or auto (default: $AGENTRUN_PROVIDER, else auto)", \
      "claude|codex|gemini|auto"}, \
     {"fallback", AR_CLI_KEY_FALLBACK, "LIST", \
-     "providers tried in turn after not_found, auth, rate_limit or api_error (codex,gemini)", \
+     "providers tried in turn after not_found, auth, rate_limit or api_error (default: none)", \
      NULL}, \
     {"model", 'm', "MODEL", "the model to ask for (default: $AGENTRUN_MODEL, else the CLI's)", \
      NULL}, \
@@ -55,8 +55,8 @@ enum {
      "end a call silent this long on stdout and stderr (default: 300s)", NULL}, \
     {"no-repair", AR_CLI_KEY_NO_REPAIR, NULL, \
      "never make the repair call (default: one repair call when the output fails)", NULL}, \
-    {"transcript", AR_CLI_KEY_TRANSCRIPT, "FILE", "append the CLIs' raw stdout to FILE", \
-     "@file"}, \
+    {"transcript", AR_CLI_KEY_TRANSCRIPT, "FILE", \
+     "append the CLIs' raw stdout to FILE (default: none)", "@file"}, \
     {"prompts-dir", AR_CLI_KEY_PROMPTS_DIR, "DIR", \
      "look for prompt overrides in DIR first (default: $XDG_CONFIG_HOME/agentrun/prompts)", \
      "@dir"}, \

@@ -65,6 +65,7 @@ struct ar_run {
 
     /* The call in flight. */
     enum call_kind kind;
+    const char *call_model; /* the model asked for (borrowed: options or environment), or NULL */
     struct ar_call_setup setup;
     struct ar_unwrap *unwrap;
     struct ar_child *child;
@@ -228,7 +229,7 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
     run->unwrap = NULL;
     ar_call_setup_finish(&run->setup);
 
-    const char *model = reply.model ? reply.model : ar_provider_model(run->prov, run->o.model);
+    const char *model = reply.model ? reply.model : run->call_model;
     struct ar_cost cost = ar_cost_compute(run->prices, model, reply.has_usage ? &reply.usage : NULL,
                                           reply.has_cost, reply.cost_usd);
     c->exit_code = cr->status;
@@ -321,13 +322,26 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
     ar_reply_finish(&reply);
 }
 
+/*
+ * The model to ask for. -m and $AGENTRUN_MODEL name a model of the first
+ * provider: a fallback provider gets only its CLI's own variable, else its
+ * default, and is reported and priced as that, never as the first one's model.
+ */
+static const char *call_model(const struct ar_run *run)
+{
+    if (run->provider_index == 0)
+        return ar_provider_model(run->prov, run->o.model);
+    const char *v = run->prov->model_env ? getenv(run->prov->model_env) : NULL;
+    return v && *v ? v : NULL;
+}
+
 static void start_call(struct ar_run *run, enum call_kind kind)
 {
     struct ar_error err = AR_ERROR_INIT;
     run->kind = kind;
+    run->call_model = call_model(run);
     struct ar_call_spec spec = {
-        .model = run->provider_index == 0 ? ar_provider_model(run->prov, run->o.model)
-                                          : ar_provider_model(run->prov, NULL),
+        .model = run->call_model,
         .schema = run->contract_compact,
         .resume = kind == CALL_MAIN ? run->o.resume : NULL,
         .cwd = run->o.cwd,

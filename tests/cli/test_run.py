@@ -278,6 +278,21 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual(r["provider"], "gemini")
         self.assertEqual([c["provider"] for c in r["calls"]], ["codex", "gemini"])
 
+    def test_fallback_provider_is_not_reported_or_priced_as_the_first_ones_model(self):
+        # -m and $AGENTRUN_MODEL name a model of the first provider; codex
+        # taking over neither gets it nor is priced at claude's rates.
+        self.sb.answers("codex", ["from codex"])
+        for args, env in ((["-m", "claude-opus-4-8"], {}),
+                          ([], {"AGENTRUN_MODEL": "claude-opus-4-8"})):
+            p = self.sb.run("run", "--format", "json", "-p", "claude", "--fallback", "codex",
+                            *args, "x", env=dict(env, AGENTRUN_CLAUDE_BIN="/nonexistent/claude"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r = result(p)
+            self.assertEqual(r["provider"], "codex")
+            self.assertNotIn("--model", r["calls"][1]["argv"])
+            self.assertNotEqual(r["model"], "claude-opus-4-8")
+            self.assertEqual(r["calls"][1]["cost_source"], "unknown")
+
     def test_fallback_past_a_missing_cli_keeps_the_answering_calls_cost(self):
         # The missing CLI never ran, so it cost nothing: the run's cost is the
         # claude call's own figure, not null.

@@ -97,8 +97,11 @@ uint64_t ar_pv_u64(const json_t *o, const char *key)
     const json_t *v = json_object_get(o, key);
     if (json_is_integer(v))
         return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-    if (json_is_real(v))
-        return json_real_value(v) > 0 ? (uint64_t)json_real_value(v) : 0;
+    if (json_is_real(v)) {
+        /* Converting a double past UINT64_MAX is undefined: saturate instead. */
+        double d = json_real_value(v);
+        return d >= 0x1p64 ? UINT64_MAX : d > 0 ? (uint64_t)d : 0;
+    }
     return 0;
 }
 

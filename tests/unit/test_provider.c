@@ -502,6 +502,24 @@ static void test_garbage_and_huge_lines_are_skipped(void **state)
     free(huge);
 }
 
+static void test_token_counts_past_uint64_saturate(void **state)
+{
+    /* UBSan in tests/fuzz/fuzz_provider: a real token count too large for
+     * uint64_t was converted as is, which is undefined behaviour. */
+    static const char out[] = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                              "\"result\":\"hi\",\"usage\":{\"input_tokens\":1e300,"
+                              "\"output_tokens\":2.5,\"cache_read_input_tokens\":-1e300}}";
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_reply r;
+    ar_reply_init(&r);
+    assert_int_equal(p->unwrap_captured(out, sizeof(out) - 1, &r), 0);
+    assert_true(r.has_usage);
+    assert_true(r.usage.input == UINT64_MAX);
+    assert_int_equal(r.usage.output, 2);
+    assert_int_equal(r.usage.cache_read, 0);
+    ar_reply_finish(&r);
+}
+
 static void test_truncated_stream_is_truncated(void **state)
 {
     /* The claude text fixture without its result line. */
@@ -954,6 +972,7 @@ int main(void)
         cmocka_unit_test(test_gemini_stderr_error_object_is_the_last_one),
         cmocka_unit_test(test_gemini_loop_detection_is_empty),
         cmocka_unit_test(test_garbage_and_huge_lines_are_skipped),
+        cmocka_unit_test(test_token_counts_past_uint64_saturate),
         cmocka_unit_test(test_truncated_stream_is_truncated),
         cmocka_unit_test(test_argv_for_every_option_combination),
         cmocka_unit_test(test_bin_override_and_bad_schema),

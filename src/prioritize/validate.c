@@ -3,6 +3,8 @@
  * an accepted one. The messages go to the one repair call, so each names the
  * recommendation by index (and id when it has one) and says what was wanted.
  */
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +85,8 @@ static int valid_priority(json_t *p)
     /* JSON has one number type: 3.0 is the integer 3 (the contract agrees). */
     if (json_is_real(p)) {
         double d = json_real_value(p);
-        return d >= 1 && d == (double)(long long)d;
+        /* floor(), not a cast: converting 1e300 to an integer is undefined. */
+        return d >= 1 && d == floor(d);
     }
     return 0;
 }
@@ -207,8 +210,11 @@ static json_int_t priority_of(json_t *rec)
     json_t *p = json_object_get(rec, "priority");
     if (json_is_integer(p))
         return json_integer_value(p);
-    if (json_is_real(p))
-        return (json_int_t)json_real_value(p);
+    if (json_is_real(p)) {
+        /* Saturate: a double past the integer range does not convert. */
+        double d = json_real_value(p);
+        return d >= 0x1p63 ? LLONG_MAX : d < -0x1p63 ? LLONG_MIN : (json_int_t)d;
+    }
     return 0;
 }
 

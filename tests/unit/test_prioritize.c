@@ -366,6 +366,32 @@ static void test_validate_hook_reports_through_add(void **state)
     ar_prd_set_finish(&set);
 }
 
+static void test_priority_past_integer_range_is_valid_and_sorts_last(void **state)
+{
+    /* UBSan in tests/fuzz/fuzz_route: "priority": 1e300 was converted to an
+     * integer, which is undefined. It is an integer >= 1 and ranks last. */
+    static const char json[] = "{\"recommendations\":[{\"prd_id\":\"auth\",\"priority\":1e300},"
+                               "{\"prd_id\":\"search\",\"priority\":2.0},"
+                               "{\"prd_id\":\"billing\",\"priority\":1e19}]}";
+    static const char *const none[] = { NULL };
+    expect_messages(json, none);
+
+    struct ar_prd_set set;
+    three_prds(&set);
+    json_t *v = json_loads(json, 0, NULL);
+    assert_non_null(v);
+    struct ar_ranking rk;
+    assert_int_equal(ar_ranking_build(&rk, &set, v, 0, NULL), 0);
+    json_t *recs = json_object_get(rk.value, "recommendations");
+    static const char *const order[] = { "search", "auth", "billing" };
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(recs, i), "prd_id")),
+                            order[i]);
+    ar_ranking_finish(&rk);
+    json_decref(v);
+    ar_prd_set_finish(&set);
+}
+
 static void test_ranking_sorts_stably_cuts_top_and_lists_unranked(void **state)
 {
     struct ar_prd_set set;
@@ -430,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_validate_depends_on),
         cmocka_unit_test(test_validate_hook_reports_through_add),
         cmocka_unit_test(test_ranking_sorts_stably_cuts_top_and_lists_unranked),
+        cmocka_unit_test(test_priority_past_integer_range_is_valid_and_sorts_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

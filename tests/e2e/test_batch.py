@@ -120,6 +120,49 @@ class TestBatchAcrossClis(unittest.TestCase):
         self.assertEqual(harness.leftover_processes(self.root), [])
 
 
+class TestBatchFallbackAndFailure(unittest.TestCase):
+    """A job whose provider rejects the key falls back to the next real CLI; a job
+    without a fallback fails alone with the API's error class and the batch exits 4."""
+
+    def setUp(self):
+        self.mock = Mock({"claude": [{"kind": "error", "status": 401}],
+                          "gemini": [{"kind": "text", "text": "gemini took over",
+                                      "usage": USAGE["gemini"]}],
+                          "codex": [{"kind": "error", "status": 500}]}).start()
+        self.root = RunRoot(self.mock.port)
+
+    def tearDown(self):
+        harness.kill_leftovers(self.root)
+        self.root.cleanup()
+        self.mock.cleanup()
+
+    def test_fallback_and_a_failed_job(self):
+        jobs = [{"id": "f1", "provider": "claude", "fallback": ["gemini"],
+                 "prompt": "job f1: fall back"},
+                {"id": "f2", "provider": "codex", "model": "gpt-5.5", "prompt": "job f2: fail"}]
+        stdin = "".join(json.dumps(j) + "\n" for j in jobs)
+        p = subprocess.run([AGENTRUN, "batch", "-j", "2", "--timeout", "120s", "-"], input=stdin,
+                           cwd=self.root.work, env=self.root.agentrun_env(),
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 4, p.stderr[-4000:])
+        recs = {r["id"]: r for r in (json.loads(l) for l in p.stdout.splitlines() if l)}
+        self.assertEqual(sorted(recs), ["f1", "f2"])
+        f1, f2 = recs["f1"], recs["f2"]
+        self.assertTrue(f1["ok"], f1["error"])
+        self.assertEqual(f1["provider"], "gemini")
+        self.assertEqual(f1["output"], "gemini took over")
+        self.assertEqual([(c["provider"], c["error"]) for c in f1["calls"]],
+                         [("claude", "auth"), ("gemini", None)])
+        self.assertEqual(f1["tokens"]["input"], USAGE["gemini"]["input"])
+        self.assertFalse(f2["ok"])
+        self.assertEqual(f2["error"]["code"], "api_error")
+        self.assertEqual([(c["provider"], c["error"]) for c in f2["calls"]], [("codex", "api_error")])
+        for cli in harness.CLIS:
+            self.assertEqual(len(self.mock.model_requests(cli)), 1, cli)
+        self.assertRegex(p.stderr, r"agentrun batch: 1 ok, 1 failed\b")
+        self.assertEqual(harness.leftover_processes(self.root), [])
+
+
 def main():
     harness.require_clis()
     unittest.main()

@@ -382,6 +382,16 @@ class TestGemini(Base, unittest.TestCase):
         self.assertEqual(doc["cost_source"], "price_table")
         self.assertAlmostEqual(doc["cost_usd"], self.table_cost("gemini-2.5-pro", u), places=12)
 
+    def test_loop_detection_is_empty_not_success(self):
+        # gemini stops a repetitive answer (after one nudge request) with status success
+        # and no text: agentrun must call that a failure.
+        p, doc = self.run_agentrun({self.cli: [{"kind": "repetitive", "bytes": 65536,
+                                                "times": 2}]}, *self.model_args)
+        self.assertEqual(p.returncode, 4, p.stderr.decode()[-2000:])
+        self.assertFalse(doc["ok"])
+        self.assertEqual(doc["error"]["code"], "empty", doc["error"])
+        self.assertEqual(doc["calls"][0]["error"], "empty")
+
     def test_router_model_has_unknown_cost(self):
         # Without -m gemini's router picks the model (gemini-3.8-flash with the mock's
         # score), which the price table does not know: null and "unknown", never 0.

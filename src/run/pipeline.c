@@ -204,6 +204,14 @@ static int next_provider(struct ar_run *run)
                    ar_strerror_name(run->res->error.code), p->name);
             run->prov = p;
             set_str(&run->res->provider, p->name);
+            /* These describe the last call: the failed provider's session,
+             * model and text would be taken for the next one's. */
+            struct ar_result *r = run->res;
+            free(r->session_id);
+            free(r->model);
+            free(r->output);
+            r->session_id = r->model = r->output = NULL;
+            r->exit_code = -1;
             return 1;
         }
     }

@@ -293,6 +293,21 @@ class RunPipeline(unittest.TestCase):
             self.assertNotEqual(r["model"], "claude-opus-4-8")
             self.assertEqual(r["calls"][1]["cost_source"], "unknown")
 
+    def test_fallback_result_does_not_keep_the_failed_providers_session(self):
+        # claude answers 401 (after its init gave a session), codex is missing:
+        # the result is codex's, so no claude session, model or output in it.
+        self.sb.answers("claude", ["Invalid API key"], is_error=True, status=401)
+        p = self.sb.run("run", "--format", "json", "-p", "claude", "--fallback", "codex", "x",
+                        env={"AGENTRUN_CODEX_BIN": "/nonexistent/codex"})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual([c["error"] for c in r["calls"]], ["auth", "not_found"])
+        self.assertEqual(r["provider"], "codex")
+        self.assertIsNone(r["session_id"])
+        self.assertIsNone(r["model"])
+        self.assertIsNone(r["output"])
+        self.assertEqual(r["exit_code"], -1)
+
     def test_fallback_past_a_missing_cli_keeps_the_answering_calls_cost(self):
         # The missing CLI never ran, so it cost nothing: the run's cost is the
         # claude call's own figure, not null.

@@ -404,11 +404,15 @@ static void on_clock(uv_timer_t *t)
     if (c->kill != KILL_NONE)
         return;
     uint64_t now = now_ms(c);
-    if (c->timeout_ms && now >= c->start_ms + c->timeout_ms)
-        end_with(c, AR_CHILD_TIMEOUT);
-    else if (c->final_at_ms && now >= c->final_at_ms)
+    int timed_out = c->timeout_ms && now >= c->start_ms + c->timeout_ms;
+    int idle = c->idle_ms && now >= c->activity_ms + c->idle_ms;
+    /* After the final event the answer is complete: a deadline inside the
+     * grace only ends the lingering process, as the grace would. */
+    if (c->final_at_ms && (now >= c->final_at_ms || timed_out || idle))
         end_with(c, AR_CHILD_FINAL_GRACE);
-    else if (c->idle_ms && now >= c->activity_ms + c->idle_ms)
+    else if (timed_out)
+        end_with(c, AR_CHILD_TIMEOUT);
+    else if (idle)
         end_with(c, AR_CHILD_IDLE);
     else
         arm_clock(c);

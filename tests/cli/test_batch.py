@@ -157,6 +157,9 @@ class Batch(unittest.TestCase):
         p = self.batch(line)
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertEqual({c["provider"] for c in records(p.stdout)[0]["calls"]}, {"codex"})
+        # Hanging before its final event: a CLI that already answered and then
+        # lingers is ended by the final grace and counts as done.
+        self.sb.env["FAKE_CLI_FIXTURE"] = ""
         self.sb.env["FAKE_CLI_HANG"] = "1"
         line = json.dumps({"id": "t", "prompt": "x", "timeout": 0.3, "fallback": "claude"}) + "\n"
         p = self.batch(line)

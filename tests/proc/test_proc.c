@@ -726,6 +726,26 @@ static void test_final_event_grace_ends_a_lingering_child_as_success(void **stat
     rec_finish(&r);
 }
 
+/* The answer is complete once the final event came: a wall or idle deadline
+ * that falls inside the grace must not turn it into a timeout. */
+static void test_deadline_inside_the_final_grace_is_still_a_success(void **state)
+{
+    const char *env[] = { "FAKE_CLI_STDOUT_TEXT={\"type\":\"result\"}\\n", "FAKE_CLI_HANG=1",
+                          NULL };
+    struct ar_child_opts o;
+    struct rec r;
+    opts_init(&o, env, &r);
+    r.final_marker = "result";
+    o.final_grace_ms = 3000;
+    o.timeout_ms = 300;
+    run_one(&o, &r);
+    assert_int_equal(r.res.end, AR_CHILD_FINAL_GRACE);
+    assert_int_equal(r.res.err.code, 0);
+    assert_true(r.res.duration_ms < 2000);
+    assert_group_gone((pid_t)r.pid);
+    rec_finish(&r);
+}
+
 static void test_final_event_grace_zero_ends_at_once(void **state)
 {
     const char *env[] = { "FAKE_CLI_STDOUT_TEXT={\"type\":\"result\"}\\n", "FAKE_CLI_HANG=1",
@@ -1175,6 +1195,7 @@ int main(void)
         cmocka_unit_test(test_stderr_counts_as_activity),
         cmocka_unit_test(test_final_event_grace_ends_a_lingering_child_as_success),
         cmocka_unit_test(test_final_event_grace_zero_ends_at_once),
+        cmocka_unit_test(test_deadline_inside_the_final_grace_is_still_a_success),
         cmocka_unit_test(test_exit_within_final_grace_is_a_plain_exit),
         cmocka_unit_test(test_leftovers_of_an_exited_leader_are_ended),
         cmocka_unit_test(test_leftovers_holding_pipes_die_on_term),

@@ -351,7 +351,8 @@ static void start_call(struct ar_run *run, enum call_kind kind)
     struct ar_call_spec spec = {
         .model = run->call_model,
         .schema = run->contract_compact,
-        .resume = kind == CALL_MAIN ? run->o.resume : NULL,
+        /* A session belongs to one CLI: a fallback provider starts afresh. */
+        .resume = kind == CALL_MAIN && run->provider_index == 0 ? run->o.resume : NULL,
         .cwd = run->o.cwd,
         /* The repair call only rewrites an answer: it never needs to edit files. */
         .allow_edits = kind == CALL_MAIN && run->o.allow_edits,

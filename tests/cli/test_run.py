@@ -308,6 +308,18 @@ class RunPipeline(unittest.TestCase):
         self.assertIsNone(r["output"])
         self.assertEqual(r["exit_code"], -1)
 
+    def test_resume_id_is_not_handed_to_a_fallback_provider(self):
+        # A session id belongs to one CLI: codex cannot resume claude's session.
+        self.sb.answers("codex", ["fresh"])
+        p = self.sb.run("run", "--format", "json", "-p", "claude", "--fallback", "codex",
+                        "--resume", "a12149e5-57b9-4101-8896-0e79223f8ed2", "x",
+                        env={"AGENTRUN_CLAUDE_BIN": "/nonexistent/claude"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["provider"], "codex")
+        self.assertIn("--resume", r["calls"][0]["argv"])
+        self.assertNotIn("resume", r["calls"][1]["argv"])
+
     def test_fallback_past_a_missing_cli_keeps_the_answering_calls_cost(self):
         # The missing CLI never ran, so it cost nothing: the run's cost is the
         # claude call's own figure, not null.

@@ -8,9 +8,12 @@
  * a job may start at all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "batch/job.h"
 #include "cli/commands.h"
@@ -368,15 +371,20 @@ static void summary(struct batch *b)
  * Appending straight after it would glue the next record onto that garbage, and
  * --resume-from could not count it: end the cut line first.
  */
-static int end_line(FILE *f)
+static int end_line(FILE *f, const char *path)
 {
-    if (fseek(f, -1, SEEK_END) != 0)
-        return 0; /* empty, or not seekable: nothing to end */
-    int c = fgetc(f);
-    /* Input followed by output needs a positioning call in between (C11 7.21.5.3). */
-    if (fseek(f, 0, SEEK_END) != 0)
-        return -1;
-    if (c == EOF || c == '\n')
+    /* Only a regular file is read back: a FIFO opened for reading too would
+     * keep our writes blocking after its reader has gone. */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* write-only for us: nothing to check */
+    char c;
+    ssize_t n = pread(fd, &c, 1, st.st_size - 1);
+    close(fd);
+    if (n != 1 || c == '\n')
         return 0;
     if (fputc('\n', f) == EOF || fflush(f) != 0)
         return -1;
@@ -445,13 +453,13 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     if (load_jobs(&b, input, done_ids))
         goto out;
     if (output) {
-        b.out = fopen(output, "a+");
+        b.out = fopen(output, "a");
         if (!b.out) {
             ar_cli_usage_error(cmd, "cannot open '%s': %s", output, strerror(errno));
             b.out = stdout;
             goto out;
         }
-        if (end_line(b.out) < 0) {
+        if (end_line(b.out, output) < 0) {
             ar_cli_errorf("cannot write '%s': %s", output, strerror(errno));
             goto out;
         }

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,7 +426,7 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_MAX_COST: {
             char *end;
             b.max_cost = strtod(arg, &end);
-            if (end == arg || *end || !(b.max_cost > 0)) {
+            if (end == arg || *end || !(b.max_cost > 0) || !isfinite(b.max_cost)) {
                 ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
                                    arg);
                 goto out;

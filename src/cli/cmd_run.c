@@ -1,4 +1,5 @@
 /* agentrun run: one prompt (free-form or a template) through one CLI, to a RunResult. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,7 +188,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_MAX_COST: {
             char *end;
             double usd = strtod(arg, &end);
-            if (end == arg || *end || !(usd > 0)) {
+            if (end == arg || *end || !(usd > 0) || !isfinite(usd)) {
                 ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
                                    arg);
                 goto out;

@@ -219,6 +219,13 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("AGENTRUN_PROVIDER: unknown provider 'bogus'", p.stderr)
 
+    def test_max_cost_must_be_a_finite_amount(self):
+        # "inf" would reach claude as --max-budget-usd inf: no cap at all.
+        for v in ("inf", "1e999", "nan", "0"):
+            p = self.sb.run("run", "-p", "claude", "--max-cost", v, "x")
+            self.assertEqual(p.returncode, 2, v)
+            self.assertEqual(self.sb.calls(), [])
+
     def test_bad_schema_names_the_option(self):
         bad = self.sb.write("bad.json", "{", base=self.sb.root)
         p = self.sb.run("run", "--schema", bad, "x")

@@ -579,11 +579,105 @@ static int kw_count(struct loader *ld, struct node *n, const char *kw, json_t *v
     return 0;
 }
 
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t mul_sat(size_t a, size_t b)
+{
+    return b && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+/*
+ * About how many nodes regcomp() builds for an ERE: it copies the operand of
+ * a bound {m,n} n times, so nested bounds multiply. "((a{1,1000}){1,1000})"
+ * is 25 bytes but a million nodes, gigabytes and half a minute of glibc's
+ * regcomp(). Bracket expressions and escapes count as one atom; the estimate
+ * only needs to be right about bounds. SIZE_MAX when groups nest deeper than
+ * AR_CONTRACT_MAX_PATTERN_DEPTH.
+ */
+static size_t pattern_size(const char *p)
+{
+    struct {
+        size_t sum;  /* the size of the sequence so far */
+        size_t last; /* the size of its last atom, which a bound repeats */
+    } st[AR_CONTRACT_MAX_PATTERN_DEPTH + 1] = { { 0, 0 } };
+    size_t depth = 0;
+    while (*p) {
+        size_t atom = 1;
+        if (*p == '(') {
+            /* glibc's regcomp() recurses per group: 100000 of them overflow the stack. */
+            if (depth == AR_CONTRACT_MAX_PATTERN_DEPTH)
+                return SIZE_MAX;
+            st[++depth].sum = 0;
+            st[depth].last = 0;
+            p++;
+            continue;
+        }
+        if (*p == ')' && depth > 0) {
+            atom = st[depth--].sum;
+            p++;
+        } else if (*p == '*' || *p == '+' || *p == '?') {
+            /* No copies; a bound that follows still repeats the last atom. */
+            p++;
+            continue;
+        } else if (*p == '{' && p[1] >= '0' && p[1] <= '9') {
+            char *end;
+            unsigned long m = strtoul(p + 1, &end, 10), n = m;
+            if (end > p + 1 && *end == ',' && end[1] >= '0' && end[1] <= '9')
+                n = strtoul(end + 1, &end, 10);
+            else if (end > p + 1 && *end == ',')
+                n = m + 1, end++;
+            if (end > p + 1 && *end == '}') {
+                size_t extra = mul_sat(st[depth].last, n > 0 ? n - 1 : 0);
+                st[depth].sum = add_sat(st[depth].sum, extra);
+                st[depth].last = add_sat(st[depth].last, extra);
+                p = end + 1;
+                continue;
+            }
+            p++;
+        } else if (*p == '[') {
+            /* "[]a]" and "[^]a]" hold a ']'; "[:alpha:]" and friends hold one too. */
+            const char *q = p + 1;
+            if (*q == '^')
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q && *q != ']') {
+                if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+                    const char *close = strchr(q + 2, q[1]);
+                    q = close && close[1] == ']' ? close + 2 : q + 1;
+                } else {
+                    q++;
+                }
+            }
+            p = *q ? q + 1 : q;
+        } else if (*p == '\\' && p[1]) {
+            p += 2;
+        } else {
+            atom = *p != '|';
+            p++;
+        }
+        st[depth].sum = add_sat(st[depth].sum, atom);
+        st[depth].last = atom;
+    }
+    size_t total = 0;
+    for (size_t d = 0; d <= depth; d++)
+        total = add_sat(total, st[d].sum);
+    return total;
+}
+
 static int kw_pattern(struct loader *ld, struct node *n, const char *kw, json_t *v, int depth)
 {
     if (!json_is_string(v))
         return load_error(ld, kw, "'pattern' at %s must be a string",
                           display_pointer(ar_buf_cstr(&ld->path)));
+    if (pattern_size(json_string_value(v)) > AR_CONTRACT_MAX_PATTERN_SIZE)
+        return load_error(ld, kw,
+                          "'pattern' at %s is too complex to compile (groups nested deeper than "
+                          "%d, or bounds like {1,1000} nested); use maxLength for lengths",
+                          display_pointer(ar_buf_cstr(&ld->path)), AR_CONTRACT_MAX_PATTERN_DEPTH);
     int rc = regcomp(&n->re, json_string_value(v), REG_EXTENDED | REG_NOSUB);
     if (rc) {
         char why[128];

@@ -36,6 +36,13 @@
  * used on arbitrarily deep values. */
 #define AR_CONTRACT_MAX_DEPTH 512
 
+/* A pattern that regcomp() would expand past about this many nodes (nested
+ * bounds multiply: "((a{1,1000}){1,1000})" is a million, gigabytes to
+ * compile), or whose groups nest deeper than this (regcomp() recurses per
+ * group and overflows the stack), is a load error. */
+#define AR_CONTRACT_MAX_PATTERN_SIZE  16384
+#define AR_CONTRACT_MAX_PATTERN_DEPTH 100
+
 /* ar_contract_check() stores at most this many violations; the rest are counted. */
 #define AR_CONTRACT_MAX_VIOLATIONS 100
 

@@ -374,6 +374,53 @@ static void test_contract_bad_pattern_is_a_load_error(void **state)
     assert_non_null(strstr(err.msg, "'pattern' at /properties/id is not a valid POSIX extended"));
 }
 
+/* Loads {"pattern": pattern} and returns ar_contract_parse()'s code. */
+static int load_pattern(const char *pattern, struct ar_error *err)
+{
+    json_t *schema = json_pack("{s:s}", "pattern", pattern);
+    assert_non_null(schema);
+    char *text = json_dumps(schema, 0);
+    assert_non_null(text);
+    struct ar_contract *c = NULL;
+    int rc = ar_contract_parse(text, strlen(text), &c, err);
+    ar_contract_destroy(c);
+    free(text);
+    json_decref(schema);
+    return rc;
+}
+
+static void test_contract_pattern_too_complex_to_compile_is_a_load_error(void **state)
+{
+    /* Found by tests/fuzz/fuzz_contract: nested bounds made regcomp() take
+     * gigabytes and half a minute; 100000 nested groups overflowed its stack. */
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(load_pattern("((a{1,1000}){1,1000})", &err), AR_EUSAGE);
+    assert_string_equal(err.where, "/pattern");
+    assert_non_null(strstr(err.msg, "is too complex to compile"));
+
+    size_t n = 100000;
+    char *deep = malloc(2 * n + 2);
+    assert_non_null(deep);
+    memset(deep, '(', n);
+    deep[n] = 'a';
+    memset(deep + n + 1, ')', n);
+    deep[2 * n + 1] = '\0';
+    err = (struct ar_error)AR_ERROR_INIT;
+    assert_int_equal(load_pattern(deep, &err), AR_EUSAGE);
+    assert_non_null(strstr(err.msg, "is too complex to compile"));
+    free(deep);
+
+    /* Ordinary bounds, classes and escapes stay allowed. */
+    static const char *const fine[] = {
+        "^[a-z]{1,64}$",     "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        "(a{1,100}){1,100}", "[[:alpha:]]{3,}",
+        "^[]a{]{1,9999}$",   "\\{1000000\\}",
+        "(((((x)))))+",      "a{2}|b{16000}",
+    };
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+        assert_int_equal(load_pattern(fine[i], NULL), 0);
+}
+
 static void test_contract_invalid_json_reports_line_and_column(void **state)
 {
     struct ar_contract *c;
@@ -551,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_contract_deep_schema_is_a_load_error),
         cmocka_unit_test(test_contract_bad_schema_names_keyword_and_pointer),
         cmocka_unit_test(test_contract_bad_pattern_is_a_load_error),
+        cmocka_unit_test(test_contract_pattern_too_complex_to_compile_is_a_load_error),
         cmocka_unit_test(test_contract_pattern_sees_past_a_nul_byte),
         cmocka_unit_test(test_contract_invalid_json_reports_line_and_column),
         cmocka_unit_test(test_contract_schema_json_is_the_loaded_schema),

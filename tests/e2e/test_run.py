@@ -7,6 +7,7 @@ API failure classified; an idle stream ended with nothing of the run left behind
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -276,6 +277,33 @@ class Base:
             time.sleep(0.1)
             left = harness.leftover_processes(self.root)
         self.assertEqual(left, [])
+
+    def test_sigint_mid_stream_is_interrupted_and_leaves_nothing(self):
+        self.mock.set_script({self.cli: [{"kind": "hang", "text": "partial answer"}]})
+        self.seen = len(self.mock.requests())
+        out_path = os.path.join(self.root.root, "out.json")
+        with open(out_path, "wb") as out, open(os.devnull, "rb") as devnull:
+            p = subprocess.Popen([AGENTRUN, "run", "-p", self.cli, "--format", "json",
+                                  "--timeout", "90s", *self.model_args, "Say something."],
+                                 stdin=devnull, stdout=out, stderr=subprocess.PIPE,
+                                 cwd=self.root.work, env=self.root.agentrun_env())
+            try:
+                end = time.time() + 60
+                while not self.new_model_requests() and p.poll() is None and time.time() < end:
+                    time.sleep(0.05)
+                self.assertEqual([r["kind"] for r in self.new_model_requests()], ["hang"])
+                p.send_signal(signal.SIGINT)
+                _, err = p.communicate(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.assertEqual(p.returncode, 130, err.decode()[-2000:])
+        with open(out_path) as f:
+            doc = json.load(f)
+        self.assertFalse(doc["ok"])
+        self.assertEqual(doc["error"]["code"], "interrupted", doc["error"])
+        self.assertEqual(harness.leftover_processes(self.root), [])
 
     def test_2mib_answer_arrives_whole(self):
         n = 2 * 1024 * 1024

@@ -171,6 +171,9 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
+    /* o was copied before ar_cli_session_begin() set the status line's callback. */
+    o.progress = s.run.progress;
+    o.progress_arg = s.run.progress_arg;
     struct ar_result *res = NULL;
     rc = ar_cli_session_run(&s, &o, &res);
     if (res) {

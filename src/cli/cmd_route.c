@@ -257,6 +257,9 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
             goto out;
         }
         began = 1;
+        /* o was copied before ar_cli_session_begin() set the status line's callback. */
+        o.progress = s.run.progress;
+        o.progress_arg = s.run.progress_arg;
         rc = ar_cli_session_run(&s, &o, &res);
         if (!res)
             goto out;

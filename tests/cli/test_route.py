@@ -272,6 +272,31 @@ class RouteTest(unittest.TestCase):
                 self.assertEqual(p.stdout, "")
         self.assertEqual(self.sb.calls(), [])
 
+    def test_live_status_line_names_the_provider(self):
+        # As for run: on a terminal the status line shows which CLI is working.
+        import pty
+        self.sb.answers("codex", [json.dumps(match("skill", "auth-cognito", 0.95))])
+        master, slave = pty.openpty()
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm", FAKE_CLI_SLEEP_MS="900")
+        proc = subprocess.Popen([AGENTRUN, "route", "--manifest", MANIFEST, VAGUE],
+                                cwd=self.sb.work, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        data = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO once the last writer is gone
+                break
+            if not chunk:
+                break
+            data += chunk
+        os.close(master)
+        proc.stdout.read()
+        proc.stdout.close()
+        self.assertEqual(proc.wait(timeout=30), 0)
+        self.assertIn(b"\rcodex 0:0", data)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

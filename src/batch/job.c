@@ -6,6 +6,7 @@
 
 #include "batch/job.h"
 #include "git/git.h"
+#include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -180,26 +181,12 @@ static int parse_fallback(struct ar_batch_job *job, json_t *v)
     return 0;
 }
 
-static int is_provider(const char *s)
-{
-    return !strcmp(s, "claude") || !strcmp(s, "codex") || !strcmp(s, "gemini") ||
-           !strcmp(s, "auto");
-}
-
 static int check_fallback(struct ar_batch_job *job)
 {
-    if (!job->opts.fallback)
-        return 0;
-    char *list = strdup(job->opts.fallback);
-    if (!list)
-        return AR_ENOMEM;
-    int rc = 0;
-    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t && !rc;
-         t = strtok_r(NULL, ", ", &save))
-        if (!is_provider(t) || !strcmp(t, "auto"))
-            rc = fail(job, "unknown provider '%s' in 'fallback'", t, NULL);
-    free(list);
-    return rc;
+    struct ar_error err = AR_ERROR_INIT;
+    if (job->opts.fallback && ar_provider_check_list(job->opts.fallback, &err) < 0)
+        return fail(job, "'fallback': %s", err.msg, NULL);
+    return 0;
 }
 
 static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t *v)
@@ -236,8 +223,8 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
     case F_VARS:
         return parse_vars(job, v);
     case F_PROVIDER:
-        if (!is_provider(s))
-            return fail(job, "unknown provider '%s' (claude, codex, gemini, auto)", s, NULL);
+        if (strcmp(s, "auto") != 0 && !ar_provider_find(s))
+            return fail(job, "unknown provider '%s' (%s, auto)", s, ar_provider_names());
         o->provider = keep(job, s);
         return 0;
     case F_MODEL:

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,7 +188,8 @@ int ar_cli_parse_duration_ms(const char *s, unsigned long long *ms)
     if (!*s || *s == '-')
         return -1;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
+    /* strtod also reads "nan", "inf" and hex floats: only plain finite numbers are durations. */
+    if (errno || end == s || !isfinite(v) || v < 0 || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
         return -1;
     double mult = 1000;
     if (*end == '\0' || strcmp(end, "s") == 0)

@@ -7,6 +7,7 @@
 
 #include "cli/session.h"
 #include "proc/proc.h"
+#include "provider/provider.h"
 #include "run/run.h"
 
 void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd)
@@ -34,19 +35,10 @@ static int parse_duration(struct ar_cli_session *s, const char *name, const char
 
 static int parse_fallback(struct ar_cli_session *s, const char *arg)
 {
-    static const char *const known[] = { "claude", "codex", "gemini" };
-    for (const char *t = arg; *t;) {
-        size_t n = strcspn(t, ", ");
-        int ok = n == 0;
-        for (size_t i = 0; !ok && i < 3; i++)
-            ok = strlen(known[i]) == n && strncmp(t, known[i], n) == 0;
-        if (!ok) {
-            ar_cli_usage_error(
-                s->cmd, "unknown provider '%.*s' in --fallback (claude, codex, gemini)", (int)n, t);
-            return -1;
-        }
-        t += n;
-        t += strspn(t, ", ");
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_provider_check_list(arg, &err) < 0) {
+        ar_cli_usage_error(s->cmd, "--fallback: %s", err.msg);
+        return -1;
     }
     s->run.fallback = arg;
     return 1;
@@ -57,9 +49,9 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     struct ar_run_options *o = &s->run;
     switch (key) {
     case 'p':
-        if (strcmp(arg, "claude") && strcmp(arg, "codex") && strcmp(arg, "gemini") &&
-            strcmp(arg, "auto")) {
-            ar_cli_usage_error(s->cmd, "unknown provider '%s' (claude, codex, gemini, auto)", arg);
+        if (strcmp(arg, "auto") != 0 && !ar_provider_find(arg)) {
+            ar_cli_usage_error(s->cmd, "unknown provider '%s' (%s, auto)", arg,
+                               ar_provider_names());
             return -1;
         }
         o->provider = arg;
@@ -192,8 +184,12 @@ static void status_draw(struct ar_cli_session *s)
     if (n < 0)
         return;
     /* Keep it on one line of an 80-column terminal; \033[K clears what was longer. */
-    if (n > 78)
-        line[78] = '\0';
+    if (n > 78) {
+        size_t cut = 78;
+        while (cut > 0 && ((unsigned char)line[cut] & 0xC0) == 0x80)
+            cut--; /* never half a UTF-8 character (a file name, a tool) */
+        line[cut] = '\0';
+    }
     fprintf(stderr, "\r%s\033[K", line);
     fflush(stderr);
     s->status_shown = 1;

@@ -156,3 +156,33 @@ const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error 
                  ar_provider_gemini.install_hint);
     return NULL;
 }
+
+const char *ar_provider_names(void)
+{
+    static char names[128];
+    if (!names[0]) {
+        const struct ar_provider *const *p = ar_providers();
+        size_t off = 0;
+        for (size_t i = 0; p[i] && off < sizeof(names); i++)
+            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
+                                    p[i]->name);
+    }
+    return names;
+}
+
+int ar_provider_check_list(const char *list, struct ar_error *err)
+{
+    for (const char *t = list; t && *t;) {
+        size_t n = strcspn(t, ", ");
+        if (n) {
+            char name[64];
+            snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), t);
+            if (n >= sizeof(name) || !ar_provider_find(name))
+                return ar_error_set(err, AR_EUSAGE, "fallback", "unknown provider '%.*s' (%s)",
+                                    (int)n, t, ar_provider_names());
+        }
+        t += n;
+        t += strspn(t, ", ");
+    }
+    return 0;
+}

@@ -623,6 +623,8 @@ static void on_before(struct ar_git_snapshot *snap, int rc, const struct ar_erro
 static void on_deferred(void *arg)
 {
     struct ar_run *run = arg;
+    if (run->cancelled && !run->res->error.code)
+        set_error(run, AR_EINTERRUPTED, "%s", "the run was cancelled before its first call");
     if (run->res->error.code)
         complete(run);
     else
@@ -675,17 +677,12 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     run->prov = p;
     ar_strv_push(&run->providers, p->name);
     if (run->o.fallback) {
+        if (ar_provider_check_list(run->o.fallback, err) < 0)
+            return err->code;
         char *list = strdup(run->o.fallback);
         for (char *save = NULL, *t = strtok_r(list, ", ", &save); t;
-             t = strtok_r(NULL, ", ", &save)) {
-            if (!ar_provider_find(t)) {
-                free(list);
-                return ar_error_set(
-                    err, AR_EUSAGE, "fallback",
-                    "unknown provider '%s' in the fallback list (claude, codex, gemini)", t);
-            }
+             t = strtok_r(NULL, ", ", &save))
             ar_strv_push(&run->providers, t);
-        }
         free(list);
     }
     if (missing)

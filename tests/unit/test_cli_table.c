@@ -45,6 +45,10 @@ static void test_durations_and_sizes_parse_with_units(void **state)
     assert_int_equal(ar_cli_parse_duration_ms("-1", &v), -1);
     assert_int_equal(ar_cli_parse_duration_ms("ten", &v), -1);
     assert_int_equal(ar_cli_parse_duration_ms("10x", &v), -1);
+    assert_int_equal(ar_cli_parse_duration_ms("nan", &v), -1);
+    assert_int_equal(ar_cli_parse_duration_ms("inf", &v), -1);
+    assert_int_equal(ar_cli_parse_duration_ms("0x10", &v), -1);
+    assert_int_equal(ar_cli_parse_duration_ms("1e30", &v), -1);
     assert_int_equal(ar_cli_parse_size("200K", &v), 0);
     assert_int_equal(v, 204800);
     assert_int_equal(ar_cli_parse_size("64MiB", &v), 0);

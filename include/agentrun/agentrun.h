@@ -195,6 +195,11 @@ struct ar_result {
 
 /*
  * Runs one job to completion on a private event loop.
+ *
+ * It installs no signal handlers. The CLI runs in its own process group, so
+ * a host program that is killed does not take it along: a host that wants
+ * Ctrl-C to end the run must handle the signal itself (agentrun's own CLI
+ * does), or run agentrun as a child process.
  * Returns 0 with *out set (the run may still have failed: see (*out)->ok and
  * (*out)->error), or a negative AR_E… code with err set when the run could
  * not be set up (bad options, unknown template, unknown provider); *out is

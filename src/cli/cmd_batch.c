@@ -185,6 +185,15 @@ static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
     b->reserved -= js->reserved;
     if (res->cost_source != AR_COST_UNKNOWN && res->cost_usd > b->max_seen_cost)
         b->max_seen_cost = res->cost_usd;
+    /* A cost the price table does not know cannot be held against the cap, and
+     * counting it as zero would let the batch run past it: stop starting jobs. */
+    if (b->max_cost > 0 && res->n_calls && res->cost_source == AR_COST_UNKNOWN && !b->stop) {
+        ar_cli_warnf("job '%s' cost an unknown amount (model %s is not in the price table), so "
+                     "--max-cost can no longer be kept: no more jobs start; --prices FILE "
+                     "prices it",
+                     js->job.id, res->model ? res->model : "unknown");
+        b->stop = 1;
+    }
     emit(b, js->job.id, res);
     ar_result_destroy(res);
     update_status(b);

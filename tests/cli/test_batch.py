@@ -181,6 +181,17 @@ class Batch(unittest.TestCase):
         argv = self.sb.calls()[0]["argv"]
         self.assertIn("--max-budget-usd", argv)
 
+    def test_an_unknown_cost_under_a_budget_stops_starting_jobs(self):
+        self.sb.answers("codex", ["x"])  # the fake codex names no model: cost unknown
+        p = self.batch(jobs(4), "-j", "1", "--max-cost", "5")
+        self.assertEqual(p.returncode, 6, p.stderr)
+        recs = records(p.stdout)
+        self.assertEqual(len(recs), 4)
+        self.assertTrue(recs[0]["ok"])
+        self.assertEqual({r["error"]["code"] for r in recs[1:]}, {"budget"})
+        self.assertEqual(len(self.sb.calls()), 1)
+        self.assertIn("--max-cost can no longer be kept", p.stderr)
+
     def test_unknown_costs_are_reported_not_counted_as_zero(self):
         self.sb.answers("codex", ["x"])
         p = self.batch(jobs(2))

@@ -215,8 +215,18 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
         const json_t *st = json_object_get(o, "api_error_status");
         int status = json_is_integer(st) ? (int)json_integer_value(st) : 0;
         const char *msg = ar_pv_str(o, "result");
+        /* The error_* subtypes carry no "result", their reason is in errors[]. */
+        if (!msg)
+            msg = json_string_value(json_array_get(json_object_get(o, "errors"), 0));
         if (!status && subtype && strncmp(subtype, "error_max_budget", 16) == 0) {
             ar_pv_fail(u, AR_EBUDGET, msg ? msg : "claude's --max-budget-usd was reached");
+            return;
+        }
+        /* claude giving up by itself (error_max_structured_output_retries after five
+         * StructuredOutput calls its own schema check refused, error_max_turns): the
+         * API did not fail. API errors keep subtype "success". */
+        if (!status && subtype && strncmp(subtype, "error_", 6) == 0) {
+            ar_pv_fail(u, AR_ECLIFAILED, msg ? msg : subtype);
             return;
         }
         ar_pv_fail(u, ar_pv_classify(status, msg), msg ? msg : "claude reported an error");

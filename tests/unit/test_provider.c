@@ -118,6 +118,11 @@ static const struct fx fixtures[] = {
     /* FORMATS.md's SIGINT result: subtype error_during_execution */
     { "claude", "handmade-interrupted.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 1200, 0, 0, 1,
       1, 1, NULL, NULL, NULL },
+    /* recorded by hand from the real claude against the mock: --json-schema and five
+     * StructuredOutput calls that fail its own schema check; subtype
+     * error_max_structured_output_retries, no api_error_status, no result, errors[] */
+    { "claude", "handmade-structured-retries.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 40, 0, 0,
+      20, 1, 1, NULL, "StructuredOutput", NULL },
     { "claude", "stream-sigterm.jsonl", "stream-sigterm.stderr", 143, 0, 0, NULL, AR_EINTERRUPTED,
       0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
     { "claude", "stream-tool-write.jsonl", NULL, 0, 0, 0, "I wrote hello.txt.", 0, 1900, 900, 0, 37,
@@ -356,6 +361,31 @@ static void test_killed_without_final_event_is_interrupted(void **state)
         ar_reply_finish(&r);
         free(data);
     }
+}
+
+/* claude giving up by itself (error_max_structured_output_retries, error_max_turns) is no
+ * API failure: cli_failed, with claude's own words from errors[] as the message. */
+static void test_claude_giving_up_is_not_an_api_error(void **state)
+{
+    const struct ar_provider *p = ar_provider_find("claude");
+    size_t len;
+    char *data = slurp("claude", "handmade-structured-retries.jsonl", &len);
+    assert_non_null(data);
+    struct ar_call_spec spec = { 0 };
+    struct ar_unwrap *u = p->unwrap_new(&spec);
+    assert_non_null(u);
+    assert_int_equal(feed(p, u, data, len, NULL, NULL), 1);
+    struct ar_exit_info ex = { 1, 0, 0, NULL, 0 };
+    struct ar_reply r;
+    ar_reply_init(&r);
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, AR_ECLIFAILED);
+    assert_non_null(r.error_msg);
+    assert_string_equal(r.error_msg, "Failed to provide valid structured output after 5 attempts");
+    assert_true(r.has_cost);
+    ar_reply_finish(&r);
+    free(data);
 }
 
 static void test_plain_modes_are_not_wrappers(void **state)
@@ -967,6 +997,7 @@ int main(void)
         cmocka_unit_test(test_every_fixture_through_its_adapter),
         cmocka_unit_test(test_fixture_index_is_covered),
         cmocka_unit_test(test_killed_without_final_event_is_interrupted),
+        cmocka_unit_test(test_claude_giving_up_is_not_an_api_error),
         cmocka_unit_test(test_plain_modes_are_not_wrappers),
         cmocka_unit_test(test_codex_plain_stderr_gives_tokens_and_session),
         cmocka_unit_test(test_gemini_stderr_error_object_is_the_last_one),

@@ -370,6 +370,23 @@ class TestClaude(Base, unittest.TestCase):
         self.assertAlmostEqual(self.last_doc["cost_usd"], sum(costs), places=12)
 
 
+    def test_structured_output_refused_by_claude_itself(self):
+        # claude checks each StructuredOutput call against --json-schema itself and asks
+        # the model again; after five refused calls it gives up (no API failure).
+        pdir = os.path.join(self.root.root, "prompts")
+        os.makedirs(pdir)
+        with open(os.path.join(pdir, "distance.md"), "w") as f:
+            f.write(TEMPLATE)
+        p, doc = self.run_agentrun({self.cli: [{"kind": "structured", "value": BAD, "times": 5}]},
+                                   "--prompts-dir", pdir, "-t", "distance", "--var", "place=Rome")
+        self.assertEqual(p.returncode, 4, p.stderr.decode()[-2000:])
+        self.assertEqual(doc["error"]["code"], "cli_failed", doc["error"])
+        self.assertEqual(doc["error"]["message"],
+                         "Failed to provide valid structured output after 5 attempts")
+        self.assertEqual(len(doc["calls"]), 1)
+        self.assertEqual(len(self.new_model_requests()), 5)
+
+
 class TestCodex(Base, unittest.TestCase):
     cli = "codex"
     model_args = ("-m", "gpt-5.5")

@@ -591,7 +591,7 @@ static size_t mul_sat(size_t a, size_t b)
 
 /*
  * About how many nodes regcomp() builds for an ERE: it copies the operand of
- * a bound {m,n} n times, so nested bounds multiply. "((a{1,1000}){1,1000})"
+ * a bound {m,n} n times and that of '+' once, so nested bounds multiply. "((a{1,1000}){1,1000})"
  * is 25 bytes but a million nodes, gigabytes and half a minute of glibc's
  * regcomp(). Bracket expressions and escapes count as one atom; the estimate
  * only needs to be right about bounds. SIZE_MAX when groups nest deeper than
@@ -622,8 +622,14 @@ static size_t pattern_size(const char *p, int *plain_only)
             /* An unmatched ')' is a literal: wrapped in a group it would close it. */
             *plain_only = 1;
             p++;
-        } else if (*p == '*' || *p == '+' || *p == '?') {
+        } else if (*p == '*' || *p == '?') {
             /* No copies; a bound that follows still repeats the last atom. */
+            p++;
+            continue;
+        } else if (*p == '+') {
+            /* x+ is built as x x*: one copy, so "a++++…" doubles each time. */
+            st[depth].sum = add_sat(st[depth].sum, st[depth].last);
+            st[depth].last = add_sat(st[depth].last, st[depth].last);
             p++;
             continue;
         } else if (*p == '{' && p[1] >= '0' && p[1] <= '9') {

@@ -411,12 +411,20 @@ static void test_contract_pattern_too_complex_to_compile_is_a_load_error(void **
     assert_non_null(strstr(err.msg, "is too complex to compile"));
     free(deep);
 
+    /* Found by tests/fuzz/fuzz_contract: regcomp() copies the operand of each
+     * '+', so 46 of them in a row ran out of memory. */
+    err = (struct ar_error)AR_ERROR_INIT;
+    assert_int_equal(load_pattern("^null++++++++++++++++++++++++++++++++++++++++++++++", &err),
+                     AR_EUSAGE);
+    assert_non_null(strstr(err.msg, "is too complex to compile"));
+
     /* Ordinary bounds, classes and escapes stay allowed. */
     static const char *const fine[] = {
         "^[a-z]{1,64}$",     "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
         "(a{1,100}){1,100}", "[[:alpha:]]{3,}",
         "^[]a{]{1,9999}$",   "\\{1000000\\}",
         "(((((x)))))+",      "a{2}|b{16000}",
+        "a++++++++",
     };
     for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
         assert_int_equal(load_pattern(fine[i], NULL), 0);

@@ -222,9 +222,15 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
             ar_pv_fail(u, AR_EBUDGET, msg ? msg : "claude's --max-budget-usd was reached");
             return;
         }
-        /* claude giving up by itself (error_max_structured_output_retries after five
-         * StructuredOutput calls its own schema check refused, error_max_turns): the
-         * API did not fail. API errors keep subtype "success". */
+        /* claude's own schema check refused five StructuredOutput answers: the model
+         * could not satisfy the contract, which is what `contract` (exit 3) tells a
+         * script; agentrun's repair call would only ask a sixth time. */
+        if (!status && subtype && strcmp(subtype, "error_max_structured_output_retries") == 0) {
+            ar_pv_fail(u, AR_ECONTRACT, msg ? msg : "claude could not satisfy the contract");
+            return;
+        }
+        /* claude giving up by itself otherwise (error_max_turns): the API did not
+         * fail. API errors keep subtype "success". */
         if (!status && subtype && strncmp(subtype, "error_", 6) == 0) {
             ar_pv_fail(u, AR_ECLIFAILED, msg ? msg : subtype);
             return;

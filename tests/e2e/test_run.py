@@ -372,15 +372,16 @@ class TestClaude(Base, unittest.TestCase):
 
     def test_structured_output_refused_by_claude_itself(self):
         # claude checks each StructuredOutput call against --json-schema itself and asks
-        # the model again; after five refused calls it gives up (no API failure).
+        # the model again; after five refused calls it gives up: the model failed the
+        # contract (exit 3), no API failure.
         pdir = os.path.join(self.root.root, "prompts")
         os.makedirs(pdir)
         with open(os.path.join(pdir, "distance.md"), "w") as f:
             f.write(TEMPLATE)
         p, doc = self.run_agentrun({self.cli: [{"kind": "structured", "value": BAD, "times": 5}]},
                                    "--prompts-dir", pdir, "-t", "distance", "--var", "place=Rome")
-        self.assertEqual(p.returncode, 4, p.stderr.decode()[-2000:])
-        self.assertEqual(doc["error"]["code"], "cli_failed", doc["error"])
+        self.assertEqual(p.returncode, 3, p.stderr.decode()[-2000:])
+        self.assertEqual(doc["error"]["code"], "contract", doc["error"])
         self.assertEqual(doc["error"]["message"],
                          "Failed to provide valid structured output after 5 attempts")
         self.assertEqual(len(doc["calls"]), 1)

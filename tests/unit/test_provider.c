@@ -121,7 +121,7 @@ static const struct fx fixtures[] = {
     /* recorded by hand from the real claude against the mock: --json-schema and five
      * StructuredOutput calls that fail its own schema check; subtype
      * error_max_structured_output_retries, no api_error_status, no result, errors[] */
-    { "claude", "handmade-structured-retries.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 40, 0, 0,
+    { "claude", "handmade-structured-retries.jsonl", NULL, 1, 0, 0, NULL, AR_ECONTRACT, 40, 0, 0,
       20, 1, 1, NULL, "StructuredOutput", NULL },
     { "claude", "stream-sigterm.jsonl", "stream-sigterm.stderr", 143, 0, 0, NULL, AR_EINTERRUPTED,
       0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
@@ -363,8 +363,9 @@ static void test_killed_without_final_event_is_interrupted(void **state)
     }
 }
 
-/* claude giving up by itself (error_max_structured_output_retries, error_max_turns) is no
- * API failure: cli_failed, with claude's own words from errors[] as the message. */
+/* claude giving up on its own schema check (error_max_structured_output_retries) is the
+ * model failing the contract, not an API failure: contract, with claude's own words
+ * from errors[] as the message. */
 static void test_claude_giving_up_is_not_an_api_error(void **state)
 {
     const struct ar_provider *p = ar_provider_find("claude");
@@ -380,7 +381,7 @@ static void test_claude_giving_up_is_not_an_api_error(void **state)
     ar_reply_init(&r);
     p->unwrap_finish(u, &ex, &r);
     p->unwrap_free(u);
-    assert_int_equal(r.error, AR_ECLIFAILED);
+    assert_int_equal(r.error, AR_ECONTRACT);
     assert_non_null(r.error_msg);
     assert_string_equal(r.error_msg, "Failed to provide valid structured output after 5 attempts");
     assert_true(r.has_cost);

@@ -275,6 +275,7 @@ static int take_id(struct ar_batch_job *job, json_t *line)
     } else if (json_is_integer(id)) {
         snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
         job->id = strdup(buf);
+        job->id_is_integer = 1;
     } else {
         snprintf(buf, sizeof(buf), "line %zu", job->line);
         job->id = strdup(buf);

@@ -19,7 +19,8 @@
 #include "util/strv.h"
 
 struct ar_batch_job {
-    char *id;                   /* owned; "line N" when the line has no usable id */
+    char *id;                   /* owned; its text ("7" for 7), or "line N" when it has none */
+    int id_is_integer;          /* the line's id was a JSON integer: records carry it as one */
     size_t line;                /* 1-based line number in the input */
     struct ar_run_options opts; /* the defaults with this line's fields; strings in storage */
     struct ar_var *vars;        /* owned array; strings in storage */

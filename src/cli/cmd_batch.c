@@ -106,10 +106,13 @@ static void note_status(struct batch *b, int status)
         b->worst = status;
 }
 
-static void emit(struct batch *b, const char *id, struct ar_result *r)
+static void emit(struct batch *b, const struct ar_batch_job *job, struct ar_result *r)
 {
     json_t *rec = json_object();
-    json_object_set_new(rec, "id", json_string(id));
+    /* The id as the input gave it: 7 stays a number, so `.id == 7` finds it. */
+    json_object_set_new(rec, "id",
+                        job->id_is_integer ? json_integer(strtoll(job->id, NULL, 10))
+                                           : json_string(job->id));
     json_t *v = ar_result_to_value(r);
     json_object_update(rec, v);
     json_decref(v);
@@ -151,7 +154,7 @@ static void emit_failed(struct batch *b, struct job_state *js, int code, const c
     struct ar_result *r = ar_result_new_failed(NULL, code, msg);
     if (!r)
         return;
-    emit(b, js->job.id, r);
+    emit(b, &js->job, r);
     ar_result_destroy(r);
     js->state = DONE;
 }
@@ -194,7 +197,7 @@ static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
                      js->job.id, res->model ? res->model : "unknown");
         b->stop = 1;
     }
-    emit(b, js->job.id, res);
+    emit(b, &js->job, res);
     ar_result_destroy(res);
     update_status(b);
     pump(b);
@@ -296,8 +299,14 @@ static int load_resume(const struct ar_cli_command *cmd, const char *path, json_
             json_t *rec = json_loadb(p, len, 0, NULL);
             json_t *id = json_object_get(rec, "id");
             /* A record cut off by an interruption is simply not finished. */
-            if (json_is_string(id) && json_is_true(json_object_get(rec, "ok")))
-                json_object_set_new(done_ids, json_string_value(id), json_true());
+            char num[32];
+            const char *key = json_string_value(id);
+            if (json_is_integer(id)) {
+                snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+                key = num;
+            }
+            if (key && json_is_true(json_object_get(rec, "ok")))
+                json_object_set_new(done_ids, key, json_true());
             json_decref(rec);
         }
         p = nl ? nl + 1 : end;

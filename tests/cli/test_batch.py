@@ -76,6 +76,19 @@ class Batch(unittest.TestCase):
         dup = [r for r in records(p.stdout) if "used twice" in (r["error"] or {}).get("message", "")]
         self.assertEqual(len(dup), 1)
 
+    def test_integer_ids_stay_integers_and_resume_by_them(self):
+        self.sb.answers("codex", ["ok"])
+        text = json.dumps({"id": 7, "prompt": "x"}) + "\n" + json.dumps({"id": "b", "prompt": "y"}) + "\n"
+        p = self.batch(text)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ids = sorted((r["id"] for r in records(p.stdout)), key=str)
+        self.assertEqual(ids, [7, "b"])
+        prev = self.sb.write("prev.jsonl", p.stdout, base=self.sb.root)
+        p = self.batch(text, "--resume-from", prev)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertIn("2 skipped", p.stderr)
+
     def test_resume_from_skips_finished_ids_and_reruns_failed_ones(self):
         self.sb.answers("codex", ["ok"])
         self.sb.env["FAKE_CLI_EXIT_1"] = "1"

@@ -29,8 +29,9 @@ static void check_diff(const struct ar_diff *d, size_t len)
         for (size_t h = 0; h < f->n_hunks; h++)
             if (f->hunks[h] < f->body || f->hunks[h] >= f->end)
                 abort();
-        /* A "diff --git" line whose paths cannot be told apart leaves path NULL. */
-        if (f->path && !ar_diff_has_file(d, f->path))
+        /* A "diff --git" line whose paths cannot be told apart leaves path NULL,
+         * "+++ " with nothing after it makes it "", which has_file never matches. */
+        if (f->path && *f->path && !ar_diff_has_file(d, f->path))
             abort();
     }
 }

@@ -267,7 +267,7 @@ static size_t mul_sat(size_t a, size_t b)
  * is 25 bytes but a million nodes, gigabytes and half a minute of glibc's
  * regcomp(). Bracket expressions and escapes count as one atom; the estimate
  * only needs to be right about bounds. SIZE_MAX when groups nest deeper than
- * AR_CONTRACT_MAX_PATTERN_DEPTH.
+ * AR_CONTRACT_MAX_PATTERN_DEPTH or a repetition is repeated.
  */
 static size_t pattern_size(const char *p, int *plain_only)
 {
@@ -276,14 +276,21 @@ static size_t pattern_size(const char *p, int *plain_only)
         size_t last; /* the size of its last atom, which a bound repeats */
     } st[AR_CONTRACT_MAX_PATTERN_DEPTH + 1] = { { 0, 0 } };
     size_t depth = 0;
+    int quantified = 0; /* the last thing read was a repetition */
     while (*p) {
         size_t atom = 1;
+        /* POSIX leaves "a+*", "a?+", "a{2}*" undefined, and glibc's regcomp()
+         * takes minutes over a few of them in a row ("1++++*+++++++"). */
+        if (quantified &&
+            (*p == '*' || *p == '?' || *p == '+' || (*p == '{' && p[1] >= '0' && p[1] <= '9')))
+            return SIZE_MAX;
         if (*p == '(') {
             /* glibc's regcomp() recurses per group: 100000 of them overflow the stack. */
             if (depth == AR_CONTRACT_MAX_PATTERN_DEPTH)
                 return SIZE_MAX;
             st[++depth].sum = 0;
             st[depth].last = 0;
+            quantified = 0;
             p++;
             continue;
         }
@@ -295,13 +302,15 @@ static size_t pattern_size(const char *p, int *plain_only)
             *plain_only = 1;
             p++;
         } else if (*p == '*' || *p == '?') {
-            /* No copies; a bound that follows still repeats the last atom. */
+            /* No copies. */
+            quantified = 1;
             p++;
             continue;
         } else if (*p == '+') {
             /* x+ is built as x x*: one copy, so "a++++…" doubles each time. */
             st[depth].sum = add_sat(st[depth].sum, st[depth].last);
             st[depth].last = add_sat(st[depth].last, st[depth].last);
+            quantified = 1;
             p++;
             continue;
         } else if (*p == '{' && p[1] >= '0' && p[1] <= '9') {
@@ -315,6 +324,7 @@ static size_t pattern_size(const char *p, int *plain_only)
                 size_t extra = mul_sat(st[depth].last, n > 0 ? n - 1 : 0);
                 st[depth].sum = add_sat(st[depth].sum, extra);
                 st[depth].last = add_sat(st[depth].last, extra);
+                quantified = 1;
                 p = end + 1;
                 continue;
             }
@@ -346,6 +356,7 @@ static size_t pattern_size(const char *p, int *plain_only)
         }
         st[depth].sum = add_sat(st[depth].sum, atom);
         st[depth].last = atom;
+        quantified = 0;
     }
     size_t total = 0;
     for (size_t d = 0; d <= depth; d++)
@@ -363,7 +374,8 @@ static int kw_pattern(struct loader *ld, struct node *n, const char *kw, json_t 
     if (pattern_size(pattern, &plain_only) > AR_CONTRACT_MAX_PATTERN_SIZE)
         return load_error(ld, kw,
                           "'pattern' at %s is too complex to compile (groups nested deeper than "
-                          "%d, or bounds like {1,1000} nested); use maxLength for lengths",
+                          "%d, a repetition repeated like \"a+*\", or bounds like {1,1000} "
+                          "nested); use maxLength for lengths",
                           display_pointer(ar_buf_cstr(&ld->path)), AR_CONTRACT_MAX_PATTERN_DEPTH);
     int rc = regcomp(&n->re, pattern, REG_EXTENDED | REG_NOSUB);
     if (rc) {

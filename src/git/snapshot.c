@@ -126,6 +126,8 @@ static int spawn_git(struct snap_job *j, const char *const *argv, const char *cw
     o.timeout_ms = GIT_TIMEOUT_MS;
     o.output_cap = GIT_OUTPUT_CAP;
     o.capture_stdout = 1;
+    /* After Ctrl-C the run still reports the files its CLI already changed. */
+    o.after_cancel = 1;
     o.on_done = on_done;
     o.arg = j;
     return ar_child_spawn(j->loop, &o, NULL, err);

@@ -595,7 +595,7 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     const char *argv0 = opts->argv[0];
     if (!argv0)
         return ar_error_set(err, AR_ESPAWN, NULL, "cannot run a program: empty argv");
-    if (loop->cancelled)
+    if (loop->cancelled && !opts->after_cancel)
         return ar_error_set(err, AR_EINTERRUPTED, argv0, "cannot run '%s': interrupted", argv0);
     if (opts->cwd && !ar_proc_is_dir(opts->cwd))
         return ar_error_set_sys(err, AR_ESPAWN, ENOENT, argv0,

@@ -84,6 +84,8 @@ struct ar_child_opts {
     size_t output_cap;         /* stdout + stderr bytes; 0 = AR_CHILD_DEFAULT_OUTPUT_CAP */
     size_t stderr_tail;        /* 0 = AR_CHILD_DEFAULT_STDERR_TAIL */
     int capture_stdout;        /* keep stdout whole in the result (bounded by output_cap) */
+    int after_cancel;          /* may start after ar_loop_cancel_all(): short bookkeeping such
+                                  as git status, never a model call */
     ar_child_line_fn *on_line; /* may be NULL */
     ar_child_done_fn *on_done; /* required */
     void *arg;

@@ -363,6 +363,7 @@ class RunPipeline(unittest.TestCase):
     def interrupt(self, sig, expected):
         self.sb.answers("codex", ["never"])
         env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1",
+                   FAKE_CLI_WRITE_FILES="partial.txt=written before the signal",
                    FAKE_CLI_GRANDCHILD="ignore-term",
                    FAKE_CLI_PIDFILE=os.path.join(self.sb.root, "pids"))
         proc = subprocess.Popen([AGENTRUN, "run", "--format", "json", "x"], cwd=self.sb.work,
@@ -377,6 +378,9 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual(proc.returncode, expected, err)
         r = json.loads(out)
         self.assertEqual(r["error"]["code"], "interrupted")
+        # What the CLI changed before the signal is still reported.
+        self.assertTrue(r["files_tracked"], err)
+        self.assertEqual([(f["path"], f["op"]) for f in r["files"]], [("partial.txt", "create")])
         with open(env["FAKE_CLI_PIDFILE"]) as f:
             pids = [int(x) for x in f.read().split()]
         pids.append(self.sb.calls()[0]["pid"])

@@ -843,6 +843,28 @@ static void test_kill_cancels_the_child(void **state)
     rec_finish(&r);
 }
 
+/* After a cancel no model call may start, but bookkeeping (git status) still runs. */
+static void test_after_cancel_only_bookkeeping_spawns(void **state)
+{
+    const char *env[] = { "FAKE_CLI_STDOUT_TEXT=status\\n", NULL };
+    struct ar_child_opts o;
+    struct rec r;
+    opts_init(&o, env, &r);
+    r.final_marker = NULL;
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    ar_loop_cancel_all(loop);
+    assert_int_equal(ar_child_spawn(loop, &o, NULL, &err), AR_EINTERRUPTED);
+    o.after_cancel = 1;
+    assert_int_equal(ar_child_spawn(loop, &o, NULL, &err), 0);
+    ar_loop_run(loop);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+    assert_int_equal(r.done, 1);
+    assert_int_equal(r.res.end, AR_CHILD_EXITED);
+    assert_int_equal(r.res.status, 0);
+    rec_finish(&r);
+}
+
 /* ---- The sync runner ------------------------------------------------------ */
 
 static void test_sync_runner_captures_stdout(void **state)
@@ -1200,6 +1222,7 @@ int main(void)
         cmocka_unit_test(test_leftovers_of_an_exited_leader_are_ended),
         cmocka_unit_test(test_leftovers_holding_pipes_die_on_term),
         cmocka_unit_test(test_kill_cancels_the_child),
+        cmocka_unit_test(test_after_cancel_only_bookkeeping_spawns),
         cmocka_unit_test(test_sync_runner_captures_stdout),
         cmocka_unit_test(test_fake_picks_the_nth_fixture_per_call),
         cmocka_unit_test(test_pool_64_jobs_j8),

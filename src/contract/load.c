@@ -351,6 +351,11 @@ static size_t pattern_size(const char *p, int *plain_only)
                 *plain_only = 1;
             p += 2;
         } else {
+            /* glibc lets a '^' inside the wrapper match after a newline:
+             * "^[a-z]+$" would accept "ABC\nabc". Anchored patterns are tried
+             * at the start only anyway. */
+            if (*p == '^')
+                *plain_only = 1;
             atom = *p != '|';
             p++;
         }

@@ -480,12 +480,22 @@ static void test_contract_unanchored_pattern_on_a_long_string_is_linear(void **s
         const char *pattern, *json;
         int ok;
     } cases[] = {
-        { "b", "\"a\\u0000b\"", 1 },     { "^b", "\"ab\"", 0 },
-        { "^a", "\"ab\"", 1 },           { "a$", "\"ab\"", 0 },
-        { "x|^a", "\"ab\"", 1 },         { "x|^b", "\"ab\"", 0 },
-        { "(a)(b)\\2", "\"zabb\"", 1 },  { "(a)(b)\\2", "\"zab\"", 0 },
-        { "[)]", "\"a)\"", 1 },          { "[0-9]{3}", "\"x12y345\"", 1 },
-        { "^[a-z]+$", "\"abc\\n\"", 0 }, { "c\\)", "\"abc)\"", 1 },
+        { "b", "\"a\\u0000b\"", 1 },
+        { "^b", "\"ab\"", 0 },
+        { "^a", "\"ab\"", 1 },
+        { "a$", "\"ab\"", 0 },
+        { "x|^a", "\"ab\"", 1 },
+        { "x|^b", "\"ab\"", 0 },
+        { "(a)(b)\\2", "\"zabb\"", 1 },
+        { "(a)(b)\\2", "\"zab\"", 0 },
+        { "[)]", "\"a)\"", 1 },
+        { "[0-9]{3}", "\"x12y345\"", 1 },
+        { "^[a-z]+$", "\"abc\\n\"", 0 },
+        { "c\\)", "\"abc)\"", 1 },
+        /* tests/fuzz/fuzz_pattern: '^' must not match after a newline. */
+        { "^[a-z]+$", "\"ABC\\nabc\"", 0 },
+        { "x|^b", "\"a\\nb\"", 0 },
+        { "^.", "\"\\u0000\\nb\"", 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         print_message("%s ~ %s\n", cases[i].pattern, cases[i].json);

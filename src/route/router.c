@@ -450,9 +450,10 @@ int ar_route_from_answer(const struct ar_manifest *m, json_t *value, const char 
         json_t *mt = json_array_get(list, i);
         double c = json_number_value(json_object_get(mt, "confidence"));
         double clamped = c < 0 ? 0 : c > 1 ? 1 : c;
+        const char *nm = json_string_value(json_object_get(mt, "name"));
         if (clamped != c)
             rc = ar_strv_pushf(&r->notes, "match %zu (\"%s\") confidence %g clamped to %g", i,
-                               json_string_value(json_object_get(mt, "name")), c, clamped);
+                               nm ? nm : "unnamed", c, clamped);
         rk[i] = (struct ranked){ i, clamped };
     }
     if (rc == 0)

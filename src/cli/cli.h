@@ -37,10 +37,10 @@ struct ar_cli_opt {
 
 struct ar_cli_command {
     const char *name;
-    const char *synopsis; /* "[options] [FILE]" */
-    const char *summary;  /* one line */
-    const char *description; /* a paragraph or NULL */
-    const char *example;  /* one example command line */
+    const char *synopsis;          /* "[options] [FILE]" */
+    const char *summary;           /* one line */
+    const char *description;       /* a paragraph or NULL */
+    const char *example;           /* one example command line */
     const struct ar_cli_opt *opts; /* terminated by an entry with name NULL */
     int (*run)(const struct ar_cli_command *cmd, int argc, char **argv);
 };
@@ -90,6 +90,14 @@ int ar_cli_parse_duration_ms(const char *s, unsigned long long *ms);
 
 /* Parses a size ("200000", "200K", "200KB", "64M", "1MiB") into bytes. Returns 0 or -1. */
 int ar_cli_parse_size(const char *s, unsigned long long *bytes);
+
+/*
+ * The index of arg among the values of the option `key` in cmd's table (its
+ * `values`, "text|json": 0 for text, 1 for json), so the accepted words are
+ * the ones help and completion show. Returns -1 after printing a usage error
+ * naming the option and its values.
+ */
+int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg);
 
 /* Parses an integer in [min, max]. Returns 0 or -1. */
 int ar_cli_parse_int(const char *s, long min, long max, long *out);

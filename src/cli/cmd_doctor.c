@@ -219,11 +219,9 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
     while ((key = ar_cli_next(&ps, &arg)) >= 0) {
         switch (key) {
         case KEY_FORMAT:
-            if (strcmp(arg, "json") == 0) {
-                json = 1;
-            } else if (strcmp(arg, "text") != 0) {
+            if ((json = ar_cli_choice(cmd, KEY_FORMAT, arg)) < 0) {
                 ar_cli_parser_finish(&ps);
-                return ar_cli_usage_error(cmd, "--format must be text or json, not '%s'", arg);
+                return AR_EXIT_USAGE;
             }
             break;
         case KEY_PROMPTS_DIR:

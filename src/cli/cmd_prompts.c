@@ -163,11 +163,10 @@ static int run_prompts(const struct ar_cli_command *cmd, int argc, char **argv)
             prompts_dir = arg;
             break;
         case OPT_FORMAT:
-            if (strcmp(arg, "text") != 0 && strcmp(arg, "json") != 0) {
+            if ((json_format = ar_cli_choice(cmd, OPT_FORMAT, arg)) < 0) {
                 ar_cli_parser_finish(&ps);
-                return ar_cli_usage_error(cmd, "unknown format '%s' (text or json)", arg);
+                return AR_EXIT_USAGE;
             }
-            json_format = strcmp(arg, "json") == 0;
             break;
         case 'v':
             ar_cli_verbosity++;

@@ -200,14 +200,8 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
             no_llm = 1;
             break;
         case KEY_FORMAT:
-            if (strcmp(arg, "json") == 0)
-                json_format = 1;
-            else if (strcmp(arg, "text") == 0)
-                json_format = 0;
-            else {
-                ar_cli_usage_error(cmd, "invalid --format '%s' (text, json)", arg);
+            if ((json_format = ar_cli_choice(cmd, KEY_FORMAT, arg)) < 0)
                 goto out;
-            }
             break;
         }
     }

@@ -157,19 +157,15 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_JSON:
             s.run.want_json = 1;
             break;
-        case KEY_EXPECT:
-            if (strcmp(arg, "object") == 0)
-                s.run.expect = AR_EXPECT_OBJECT;
-            else if (strcmp(arg, "array") == 0)
-                s.run.expect = AR_EXPECT_ARRAY;
-            else if (strcmp(arg, "any") == 0)
-                s.run.expect = AR_EXPECT_ANY;
-            else {
-                ar_cli_usage_error(cmd, "invalid --expect '%s' (object, array, any)", arg);
+        case KEY_EXPECT: {
+            /* The values are listed in enum ar_expect's order. */
+            int kind = ar_cli_choice(cmd, KEY_EXPECT, arg);
+            if (kind < 0)
                 goto out;
-            }
+            s.run.expect = (enum ar_expect)kind;
             s.run.want_json = 1;
             break;
+        }
         case KEY_ALLOW_EDITS:
             s.run.allow_edits = 1;
             break;
@@ -197,14 +193,8 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         }
         case KEY_FORMAT:
-            if (strcmp(arg, "json") == 0)
-                json_format = 1;
-            else if (strcmp(arg, "text") == 0)
-                json_format = 0;
-            else {
-                ar_cli_usage_error(cmd, "invalid --format '%s' (text, json)", arg);
+            if ((json_format = ar_cli_choice(cmd, KEY_FORMAT, arg)) < 0)
                 goto out;
-            }
             break;
         }
     }

@@ -1,4 +1,5 @@
 /* Option parsing over the per-command option tables, and --help from the same tables. */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -233,4 +234,26 @@ int ar_cli_parse_size(const char *s, unsigned long long *bytes)
         return -1;
     *bytes = v * mult;
     return 0;
+}
+
+int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg)
+{
+    const struct ar_cli_opt *o = cmd->opts;
+    while (o->name && o->key != key)
+        o++;
+    assert(o->name && o->values && o->values[0] != '@');
+    int i = 0;
+    for (const char *v = o->values; *v; i++) {
+        size_t n = strcspn(v, "|");
+        if (strlen(arg) == n && strncmp(v, arg, n) == 0)
+            return i;
+        v += n;
+        v += *v == '|';
+    }
+    char list[256];
+    size_t off = 0;
+    for (const char *v = o->values; *v && off < sizeof(list) - 1; v++)
+        off += (size_t)snprintf(list + off, sizeof(list) - off, *v == '|' ? ", " : "%c", *v);
+    ar_cli_usage_error(cmd, "invalid --%s '%s' (%s)", o->name, arg, list);
+    return -1;
 }

@@ -89,14 +89,8 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
         o->logger.level = AR_LOG_ERROR;
         return 1;
     case AR_CLI_KEY_LOG_FORMAT:
-        if (strcmp(arg, "text") == 0)
-            s->log_json = 0;
-        else if (strcmp(arg, "json") == 0)
-            s->log_json = 1;
-        else {
-            ar_cli_usage_error(s->cmd, "invalid --log-format '%s' (text, json)", arg);
+        if ((s->log_json = ar_cli_choice(s->cmd, AR_CLI_KEY_LOG_FORMAT, arg)) < 0)
             return -1;
-        }
         return 1;
     default:
         return 0;

@@ -102,7 +102,7 @@ class PromptsCli(unittest.TestCase):
                            (("frob",), "unknown subcommand 'frob'"),
                            (("show",), "show needs a template name"),
                            (("list", "x"), "unexpected argument 'x'"),
-                           (("--format", "xml", "list"), "unknown format 'xml'"),
+                           (("--format", "xml", "list"), "invalid --format 'xml' (text, json)"),
                            (("--prompts-dir", "/nonexistent", "list"),
                             "prompts directory '/nonexistent' does not exist"),
                            (("--prompts-dir", "/nonexistent", "show", "review"),

@@ -62,12 +62,29 @@ static void test_durations_and_sizes_parse_with_units(void **state)
     assert_int_equal(ar_cli_parse_int("0", 1, 64, &l), -1);
 }
 
+static void test_choice_maps_values_to_their_index_and_refuses_others(void **state)
+{
+    const struct ar_cli_command *run = ar_cli_command_find("run");
+    assert_non_null(run);
+    const struct ar_cli_opt *o = run->opts;
+    while (o->name && strcmp(o->name, "expect") != 0)
+        o++;
+    assert_non_null(o->name);
+    assert_int_equal(ar_cli_choice(run, o->key, "object"), 0);
+    assert_int_equal(ar_cli_choice(run, o->key, "array"), 1);
+    assert_int_equal(ar_cli_choice(run, o->key, "any"), 2);
+    assert_int_equal(ar_cli_choice(run, o->key, "arr"), -1);
+    assert_int_equal(ar_cli_choice(run, o->key, "anything"), -1);
+    assert_int_equal(ar_cli_choice(run, o->key, ""), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands_are_sorted_and_unique),
         cmocka_unit_test(test_every_option_has_help_and_unique_keys),
         cmocka_unit_test(test_durations_and_sizes_parse_with_units),
+        cmocka_unit_test(test_choice_maps_values_to_their_index_and_refuses_others),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include "ar_config.h"
 #include "cli/review_format.h"
+#include "run/run.h"
 #include "util/macros.h"
 
 static const char *const format_names[] = {
@@ -61,37 +62,10 @@ static const char *verdict_name(const struct ar_review_verdict *v)
     return v->exit_status == 0 ? "pass" : v->exit_status == 1 ? "fail" : "error";
 }
 
-/* jansson refuses invalid UTF-8, and model text can hold anything: replace bad
- * bytes with U+FFFD rather than lose the field. New reference. */
+/* Model text can hold anything: a lossy JSON string rather than a lost field. New reference. */
 static json_t *text_value(const char *s)
 {
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        int ok = len && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++)
-            ok = ((unsigned char)s[i + k] >> 6) == 2;
-        json_t *probe = ok ? json_stringn(s + i, len) : NULL;
-        if (probe) {
-            ar_buf_append(&b, s + i, len);
-            json_decref(probe);
-            i += len;
-        } else {
-            ar_buf_puts(&b, "\xEF\xBF\xBD");
-            i++;
-        }
-    }
-    v = json_stringn(ar_buf_cstr(&b), b.len);
-    ar_buf_finish(&b);
-    return v;
+    return s ? ar_json_text(s, strlen(s)) : json_null();
 }
 
 static json_t *issue_value(const struct ar_review_issue *is)

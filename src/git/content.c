@@ -12,6 +12,7 @@
 #include "git/git.h"
 #include "git/internal.h"
 #include "util/buf.h"
+#include "util/utf8.h"
 
 /* Length of the UTF-8 sequence starting with byte c, or 0 when c cannot start one. */
 static size_t seq_len(unsigned char c)
@@ -27,39 +28,10 @@ static size_t seq_len(unsigned char c)
     return 0;
 }
 
-/* The length of the sequence at s[0..n), or 0 when it is not valid there. */
-static size_t valid_seq(const unsigned char *s, size_t n)
-{
-    size_t k = seq_len(s[0]);
-    if (k == 0 || k > n)
-        return 0;
-    for (size_t i = 1; i < k; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    /* Overlong forms, surrogates and code points past U+10FFFF. */
-    if (k == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F)))
-        return 0;
-    if (k == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F)))
-        return 0;
-    return k;
-}
-
-int ar_git_utf8_valid(const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < len;) {
-        size_t k = valid_seq(p + i, len - i);
-        if (!k)
-            return 0;
-        i += k;
-    }
-    return 1;
-}
-
 /* Text content: valid UTF-8 and no NUL (a NUL byte is the mark of a binary file). */
 static int is_text(const char *s, size_t len)
 {
-    return memchr(s, '\0', len) == NULL && ar_git_utf8_valid(s, len);
+    return memchr(s, '\0', len) == NULL && ar_utf8_valid(s, len);
 }
 
 /* How many trailing bytes are the start of a sequence the cap cut off (0 when none). */
@@ -157,23 +129,12 @@ static char *base64(const char *data, size_t n, size_t *out_len)
 static json_t *path_string(const char *s)
 {
     size_t len = strlen(s);
-    if (ar_git_utf8_valid(s, len))
+    if (ar_utf8_valid(s, len))
         return json_stringn(s, len);
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
-    const unsigned char *p = (const unsigned char *)s;
-    int rc = 0;
-    for (size_t i = 0; i < len && !rc;) {
-        size_t k = valid_seq(p + i, len - i);
-        if (k) {
-            rc = ar_buf_append(&b, s + i, k);
-            i += k;
-        } else {
-            rc = ar_buf_puts(&b, "\xEF\xBF\xBD");
-            i++;
-        }
-    }
-    json_t *j = rc ? NULL : json_stringn(ar_buf_cstr(&b), b.len);
+    json_t *j =
+        ar_utf8_append_lossy(&b, s, len, NULL) ? NULL : json_stringn(ar_buf_cstr(&b), b.len);
     ar_buf_finish(&b);
     return j;
 }

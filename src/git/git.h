@@ -209,7 +209,4 @@ json_t *ar_git_changes_to_json(const struct ar_git_changes *ch);
  */
 char *ar_git_find_root(const char *dir);
 
-/* Non-zero when s[0..len) is valid UTF-8 (no overlongs, no surrogates). */
-int ar_git_utf8_valid(const char *s, size_t len);
-
 #endif

@@ -10,6 +10,7 @@
 
 #include "prioritize/prioritize.h"
 #include "util/array.h"
+#include "util/utf8.h"
 #include "util/file.h"
 
 static const char *const prd_extensions[] = { ".md", ".markdown", ".txt" };
@@ -41,45 +42,6 @@ void ar_prd_set_finish(struct ar_prd_set *set)
     ar_prd_set_init(set);
 }
 
-/*
- * The length of the valid UTF-8 sequence at p (1 to 4), or 0 when the bytes
- * there are not one (overlong forms, surrogates and code points past
- * U+10FFFF included). A sequence cut off by the end of the input is invalid
- * too: callers give enough bytes past any cut to see whole sequences.
- */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xbf;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else
-        return 0;
-    if (n < len)
-        return 0;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return len;
-}
-
 int ar_prd_init(struct ar_prd *prd, const char *id, const char *path, const char *data, size_t len,
                 size_t size, size_t max_bytes)
 {
@@ -96,7 +58,7 @@ int ar_prd_init(struct ar_prd *prd, const char *id, const char *path, const char
     size_t i = 0;
     int rc = 0;
     while (i < limit && rc == 0) {
-        size_t n = utf8_seq_len(p + i, len - i);
+        size_t n = ar_utf8_seq_len(data + i, len - i);
         if (n == 0 || p[i] == 0) {
             /* One replacement per bad byte: simple, and the count in the
              * warning then says how many bytes were lost. */

@@ -6,6 +6,7 @@
 #include "json/dump.h"
 #include "run/run.h"
 #include "util/buf.h"
+#include "util/utf8.h"
 
 static const char *const repair_names[] = { "none", "local", "model" };
 static const char *const cost_names[] = { "unknown", "cli", "price_table" };
@@ -60,37 +61,13 @@ json_t *ar_json_text(const char *s, size_t n)
     json_t *v = json_stringn(s, n);
     if (v)
         return v;
-    char *copy = malloc(n * 3 + 1);
-    if (!copy)
-        return json_null();
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        int ok = len && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++)
-            ok = ((unsigned char)s[i + k] >> 6) == 2;
-        if (ok) {
-            char tmp[5] = { 0 };
-            memcpy(tmp, s + i, len);
-            /* Let jansson judge overlongs and surrogates on the small piece. */
-            json_t *probe = json_stringn(tmp, len);
-            ok = probe != NULL;
-            json_decref(probe);
-        }
-        if (ok) {
-            memcpy(copy + o, s + i, len);
-            o += len;
-            i += len;
-        } else {
-            memcpy(copy + o, "\xEF\xBF\xBD", 3); /* U+FFFD */
-            o += 3;
-            i += 1;
-        }
-    }
-    json_t *v2 = json_stringn(copy, o);
-    free(copy);
-    return v2 ? v2 : json_null();
+    /* jansson refuses invalid UTF-8; model and CLI text can hold anything, so
+     * the field keeps a lossy copy rather than disappearing. */
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    v = ar_utf8_append_lossy(&b, s, n, NULL) ? NULL : json_stringn(ar_buf_cstr(&b), b.len);
+    ar_buf_finish(&b);
+    return v ? v : json_null();
 }
 
 static json_t *text_value(const char *s)

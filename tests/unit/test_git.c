@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "git/git.h"
+#include "util/utf8.h"
 #include "git/internal.h"
 
 #define HH   "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
@@ -581,16 +582,16 @@ static void test_hash_is_git_blob_id_and_revisits_prev(void **state)
 
 static void test_utf8_validation(void **state)
 {
-    assert_true(ar_git_utf8_valid("", 0));
-    assert_true(ar_git_utf8_valid("plain", 5));
-    assert_true(ar_git_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14));
-    assert_false(ar_git_utf8_valid("\xc0\x80", 2));         /* overlong NUL */
-    assert_false(ar_git_utf8_valid("\xe0\x80\xaf", 3));     /* overlong '/' */
-    assert_false(ar_git_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
-    assert_false(ar_git_utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
-    assert_false(ar_git_utf8_valid("\xff", 1));
-    assert_false(ar_git_utf8_valid("\xe2\x82", 2)); /* cut short */
-    assert_false(ar_git_utf8_valid("\x80", 1));
+    assert_true(ar_utf8_valid("", 0));
+    assert_true(ar_utf8_valid("plain", 5));
+    assert_true(ar_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14));
+    assert_false(ar_utf8_valid("\xc0\x80", 2));         /* overlong NUL */
+    assert_false(ar_utf8_valid("\xe0\x80\xaf", 3));     /* overlong '/' */
+    assert_false(ar_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+    assert_false(ar_utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
+    assert_false(ar_utf8_valid("\xff", 1));
+    assert_false(ar_utf8_valid("\xe2\x82", 2)); /* cut short */
+    assert_false(ar_utf8_valid("\x80", 1));
 }
 
 static struct ar_git_change *add_change(struct ar_git_changes *ch, const char *path,

@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/strv.h"
+#include "util/utf8.h"
 
 static void test_buf_append_and_cstr(void **state)
 {
@@ -151,6 +152,26 @@ static void test_error_message_is_truncated_not_overflowed(void **state)
     assert_int_equal(strlen(err.where), sizeof(err.where) - 1);
 }
 
+static void test_utf8_lossy_copy_replaces_each_bad_byte(void **state)
+{
+    assert_int_equal(ar_utf8_seq_len("\xe2\x82\xac", 3), 3);
+    assert_int_equal(ar_utf8_seq_len("\xe2\x82\xac", 2), 0); /* cut short */
+    assert_int_equal(ar_utf8_seq_len("\xc0\x80", 2), 0);     /* overlong NUL */
+    assert_int_equal(ar_utf8_seq_len("\xed\xa0\x80", 3), 0); /* surrogate */
+    assert_int_equal(ar_utf8_seq_len("\xf4\x90\x80\x80", 4), 0);
+    assert_int_equal(ar_utf8_seq_len("\0", 1), 1);
+    assert_true(ar_utf8_valid("caf\xc3\xa9", 5));
+    assert_false(ar_utf8_valid("caf\xc3", 4));
+
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    size_t bad = 99;
+    assert_int_equal(ar_utf8_append_lossy(&b, "ok \xff\xfe \xe2\x82\xac", 9, &bad), 0);
+    assert_int_equal(bad, 2);
+    assert_string_equal(ar_buf_cstr(&b), "ok \xef\xbf\xbd\xef\xbf\xbd \xe2\x82\xac");
+    ar_buf_finish(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_strv_builds_null_terminated_vector),
         cmocka_unit_test(test_error_table_maps_names_and_exit_statuses),
         cmocka_unit_test(test_error_message_is_truncated_not_overflowed),
+        cmocka_unit_test(test_utf8_lossy_copy_replaces_each_bad_byte),
         cmocka_unit_test(test_file_read_fd_pipe_in_pieces_under_the_cap),
         cmocka_unit_test(test_file_read_fd_past_the_cap_is_too_big),
     };

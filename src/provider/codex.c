@@ -307,34 +307,46 @@ static void raw_usage(const json_t *t, struct ar_usage *raw)
     raw->reasoning = ar_pv_u64(t, "reasoning_output_tokens");
 }
 
-int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw)
+/*
+ * Calls fn for each non-empty line of data, last line first (a rollout's
+ * newest state is at its end), until fn returns non-zero; returns that value.
+ */
+static int each_line_backwards(const char *data, size_t len,
+                               int (*fn)(const char *line, size_t n, void *arg), void *arg)
 {
-    /* The last line carrying the thread total wins: scan backwards. */
     size_t end = len;
     while (end > 0) {
         size_t start = end;
         while (start > 0 && data[start - 1] != '\n')
             start--;
-        size_t n = end - start;
         const char *line = data + start;
         /* `line` is never NULL; the test keeps GCC's sanitizer build from thinking so. */
-        if (n && line &&
-            (memmem(line, n, "total_token_usage", 17) ||
-             memmem(line, n, "thread_token_usage", 18))) {
-            json_t *o = ar_pv_parse_object(line, n);
-            const json_t *t = find_key(o, "thread_token_usage", 0);
-            if (!t)
-                t = find_key(o, "total_token_usage", 0);
-            if (t) {
-                raw_usage(t, raw);
-                json_decref(o);
-                return 0;
-            }
-            json_decref(o);
-        }
+        int rc = end > start && line ? fn(line, end - start, arg) : 0;
+        if (rc)
+            return rc;
         end = start ? start - 1 : 0;
     }
-    return AR_ENOJSON;
+    return 0;
+}
+
+static int total_in_line(const char *line, size_t n, void *arg)
+{
+    if (!memmem(line, n, "total_token_usage", 17) && !memmem(line, n, "thread_token_usage", 18))
+        return 0;
+    json_t *o = ar_pv_parse_object(line, n);
+    const json_t *t = find_key(o, "thread_token_usage", 0);
+    if (!t)
+        t = find_key(o, "total_token_usage", 0);
+    if (t)
+        raw_usage(t, arg);
+    json_decref(o);
+    return t != NULL;
+}
+
+int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw)
+{
+    /* The last line carrying the thread total wins. */
+    return each_line_backwards(data, len, total_in_line, raw) ? 0 : AR_ENOJSON;
 }
 
 static char *find_rollout(const char *dir, const char *suffix, int depth)
@@ -407,27 +419,23 @@ static int read_base(const char *thread_id, struct ar_usage *raw)
     return rc;
 }
 
+static int model_in_line(const char *line, size_t n, void *arg)
+{
+    if (!memmem(line, n, "\"turn_context\"", 14))
+        return 0;
+    json_t *o = ar_pv_parse_object(line, n);
+    const char *m = ar_pv_str(json_object_get(o, "payload"), "model");
+    char **model = arg;
+    *model = m && *m ? strdup(m) : NULL;
+    json_decref(o);
+    return *model != NULL;
+}
+
 char *ar_codex_rollout_model(const char *data, size_t len)
 {
-    size_t end = len;
-    while (end > 0) {
-        size_t start = end;
-        while (start > 0 && data[start - 1] != '\n')
-            start--;
-        size_t n = end - start;
-        const char *line = data + start;
-        /* `line` is never NULL; the test keeps GCC's sanitizer build from thinking so. */
-        if (n && line && memmem(line, n, "\"turn_context\"", 14)) {
-            json_t *o = ar_pv_parse_object(line, n);
-            const char *m = ar_pv_str(json_object_get(o, "payload"), "model");
-            char *model = m && *m ? strdup(m) : NULL;
-            json_decref(o);
-            if (model)
-                return model;
-        }
-        end = start ? start - 1 : 0;
-    }
-    return NULL;
+    char *model = NULL;
+    each_line_backwards(data, len, model_in_line, &model);
+    return model;
 }
 
 static struct ar_unwrap *codex_unwrap_new(const struct ar_call_spec *spec)

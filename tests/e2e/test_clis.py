@@ -274,7 +274,15 @@ class TestClaude(Base, unittest.TestCase):
         r = run_cli("claude", self.STREAM, self.root, stdin=PROMPT, timeout=60,
                     wait_for=self.model_requests, signal_after=1.5, sig=signal.SIGINT)
         self.assertEqual(r.status, 0, r)
-        res = [e for e in r.jsonl() if e["type"] == "result"][-1]
+        # claude races its own shutdown: on a loaded machine even 1.5 s in, it may still
+        # end with only the init line. Both outcomes are recorded (tests/fixtures/README.md)
+        # and agentrun reads both as "interrupted"; anything else is a change in claude.
+        events = r.jsonl()
+        results = [e for e in events if e["type"] == "result"]
+        if not results:
+            self.assertEqual([e["type"] for e in events], ["system"], r)
+            return
+        res = results[-1]
         self.assertEqual((res["subtype"], res["is_error"], res["terminal_reason"]),
                          ("error_during_execution", True, "aborted_streaming"))
         self.assertNotIn("result", res)

@@ -112,6 +112,16 @@ struct ar_run_options {
     struct ar_logger logger;
     ar_progress_fn *progress;
     void *progress_arg;
+
+    /* Reproducible runs (docs/record-replay.md). */
+    const char *record_dir; /* write a cassette of every call here; NULL: $AGENTRUN_RECORD */
+    const char *replay_dir; /* serve every call from the cassettes here, never starting a CLI;
+                               NULL: $AGENTRUN_REPLAY */
+    int cache;              /* reuse the answers of text-only calls (see text_only) */
+    const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/agentrun, else ~/.cache/agentrun */
+    uint64_t cache_ttl_s;   /* older cache entries are not used; 0: no limit */
+    int text_only;          /* the prompt is the run's whole input (review, prioritize, route):
+                               its calls may be cached; repair calls always are */
 };
 
 #define AR_RUN_OPTIONS_INIT                                                                 \
@@ -131,6 +141,7 @@ enum ar_cost_source {
     AR_COST_UNKNOWN = 0, /* cost_usd is meaningless: report null, never 0 */
     AR_COST_CLI,         /* the CLI computed it (claude) */
     AR_COST_TABLE,       /* agentrun's price table */
+    AR_COST_CACHE,       /* served from the cache: nothing was spent (cost_usd is 0) */
 };
 
 enum ar_file_op {
@@ -163,6 +174,8 @@ struct ar_call_record {
     int timed_out;
     char *stderr_tail;
     char *error; /* this call's error code name, or NULL */
+    int cached;  /* served from the cache: usage and cost are 0, the original is in the result's
+                    cached_* fields */
 };
 
 /*
@@ -191,6 +204,13 @@ struct ar_result {
     size_t n_calls;
     struct ar_error error; /* code 0 when ok */
     char **error_details;  /* NULL-terminated violations ("/issues/0/line: …"), never NULL */
+    int cached;            /* every call was served from the cache */
+    /* What the cached calls spent when they were made (zero when none was cached);
+     * usage and cost_usd above are what this run spent. */
+    struct ar_usage cached_usage;
+    double cached_cost_usd;
+    enum ar_cost_source cached_cost_source;
+    size_t n_cached; /* how many calls came from the cache */
 };
 
 /*

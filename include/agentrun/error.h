@@ -17,25 +17,26 @@
  * exit status is what the CLI exits with when a run ends with this error
  * (DESIGN §7).
  */
-#define AR_ERRNO_MAP(X)                                                                            \
-    X(USAGE, "usage", 2, "usage error")                                                            \
-    X(NOMEM, "nomem", 4, "out of memory")                                                          \
-    X(IO, "io", 2, "input/output error")                                                           \
-    X(SPAWN, "spawn", 4, "cannot start process")                                                   \
-    X(NOTFOUND, "not_found", 4, "program not found")                                               \
-    X(CLIFAILED, "cli_failed", 4, "CLI failed")                                                    \
-    X(AUTH, "auth", 4, "authentication failed")                                                    \
-    X(RATELIMIT, "rate_limit", 4, "rate limited")                                                  \
-    X(API, "api_error", 4, "API error")                                                            \
-    X(TIMEOUT, "timeout", 5, "timed out")                                                          \
-    X(IDLE, "idle_timeout", 5, "no output before the idle timeout")                                \
-    X(TRUNCATED, "truncated", 4, "output ended without a final event")                             \
-    X(EMPTY, "empty", 4, "empty final text")                                                       \
-    X(TOOBIG, "too_big", 4, "output exceeds the cap")                                              \
-    X(NOJSON, "no_json", 3, "no JSON found in the model output")                                   \
-    X(CONTRACT, "contract", 3, "output violates the contract")                                     \
-    X(BUDGET, "budget", 6, "budget exhausted")                                                     \
-    X(INTERRUPTED, "interrupted", 130, "interrupted")
+#define AR_ERRNO_MAP(X)                                                \
+    X(USAGE, "usage", 2, "usage error")                                \
+    X(NOMEM, "nomem", 4, "out of memory")                              \
+    X(IO, "io", 2, "input/output error")                               \
+    X(SPAWN, "spawn", 4, "cannot start process")                       \
+    X(NOTFOUND, "not_found", 4, "program not found")                   \
+    X(CLIFAILED, "cli_failed", 4, "CLI failed")                        \
+    X(AUTH, "auth", 4, "authentication failed")                        \
+    X(RATELIMIT, "rate_limit", 4, "rate limited")                      \
+    X(API, "api_error", 4, "API error")                                \
+    X(TIMEOUT, "timeout", 5, "timed out")                              \
+    X(IDLE, "idle_timeout", 5, "no output before the idle timeout")    \
+    X(TRUNCATED, "truncated", 4, "output ended without a final event") \
+    X(EMPTY, "empty", 4, "empty final text")                           \
+    X(TOOBIG, "too_big", 4, "output exceeds the cap")                  \
+    X(NOJSON, "no_json", 3, "no JSON found in the model output")       \
+    X(CONTRACT, "contract", 3, "output violates the contract")         \
+    X(BUDGET, "budget", 6, "budget exhausted")                         \
+    X(INTERRUPTED, "interrupted", 130, "interrupted")                  \
+    X(REPLAYMISS, "replay_miss", 4, "no recorded call matches")
 
 enum ar_errno {
     AR_OK = 0,
@@ -43,7 +44,7 @@ enum ar_errno {
     AR_E_FIRST_ = -1000,
     AR_ERRNO_MAP(AR_X_)
 #undef AR_X_
-    AR_E_LAST_
+        AR_E_LAST_
 };
 
 struct ar_error {
@@ -53,7 +54,10 @@ struct ar_error {
     char msg[256];
 };
 
-#define AR_ERROR_INIT {0, 0, "", ""}
+#define AR_ERROR_INIT \
+    {                 \
+        0, 0, "", ""  \
+    }
 
 /* The RunResult code string of `code` ("contract"), or "unknown". Static storage. */
 AR_API const char *ar_strerror_name(int code);

@@ -164,6 +164,8 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     o.validate = ar_prioritize_validate;
     o.validate_arg = &set;
     o.allow_edits = 0;
+    /* The prompt is the whole input: the call may be cached (--cache). */
+    o.text_only = 1;
     /* Ranking reads; it changes nothing, so the git snapshots would only cost time. */
     o.track_files = 0;
 

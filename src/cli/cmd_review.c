@@ -130,6 +130,8 @@ static void chunk_start(void *arg)
     o.vars = vars;
     o.n_vars = 2;
     o.allow_edits = 0;
+    /* The prompt is the whole input: the call may be cached (--cache). */
+    o.text_only = 1;
     /* A review changes nothing: the git snapshots would only cost time. */
     o.track_files = 0;
     o.job_id = ctx->n_chunks > 1 ? job->job_id : NULL;

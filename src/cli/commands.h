@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 extern const struct ar_cli_command ar_cmd_batch;
+extern const struct ar_cli_command ar_cmd_cache;
 extern const struct ar_cli_command ar_cmd_doctor;
 extern const struct ar_cli_command ar_cmd_extract;
 extern const struct ar_cli_command ar_cmd_prioritize;

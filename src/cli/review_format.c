@@ -45,6 +45,7 @@ static const char *const cost_source_names[] = {
     [AR_COST_UNKNOWN] = "unknown",
     [AR_COST_CLI] = "cli",
     [AR_COST_TABLE] = "price_table",
+    [AR_COST_CACHE] = "cache",
 };
 
 const char *ar_review_error_text(const struct ar_review *rv, char *buf, size_t n)
@@ -139,6 +140,17 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
                                                                : json_real(rv->cost_usd));
         json_object_set_new(o, "cost_source", json_string(cost_source_names[rv->cost_source]));
     }
+    json_object_set_new(o, "cached", json_boolean(rv->cached));
+    if (rv->n_cached)
+        json_object_set_new(
+            o, "cached_from",
+            json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&rv->cached_usage), "cost_usd",
+                      rv->cached_cost_source == AR_COST_UNKNOWN ? json_null()
+                                                                : json_real(rv->cached_cost_usd),
+                      "cost_source", cost_source_names[rv->cached_cost_source], "calls",
+                      (json_int_t)rv->n_cached));
+    else
+        json_object_set_new(o, "cached_from", json_null());
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)rv->duration_ms));
     json_object_set_new(o, "calls", rv->calls ? json_incref(rv->calls) : json_array());
     json_object_set_new(o, "error", error_value(rv));

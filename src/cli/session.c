@@ -33,6 +33,30 @@ static int parse_duration(struct ar_cli_session *s, const char *name, const char
     return 1;
 }
 
+static int parse_ttl(struct ar_cli_session *s, const char *arg, uint64_t *out)
+{
+    /* Seconds, or the duration units, and days: a cache is kept for days. */
+    unsigned long long ms = 0;
+    size_t n = strlen(arg);
+    char *end = NULL;
+    if (n > 1 && arg[n - 1] == 'd') {
+        unsigned long long days = strtoull(arg, &end, 10);
+        if (end != arg + n - 1 || arg[0] == '-' || days > 100000)
+            end = NULL;
+        else
+            ms = days * 86400000ULL;
+    } else if (ar_cli_parse_duration_ms(arg, &ms) == 0) {
+        end = (char *)arg;
+    }
+    if (!end || ms == 0) {
+        ar_cli_usage_error(s->cmd, "invalid --cache-ttl '%s': want seconds (3600), 90m, 12h or 7d",
+                           arg);
+        return -1;
+    }
+    *out = (ms + 999) / 1000;
+    return 1;
+}
+
 static int parse_fallback(struct ar_cli_session *s, const char *arg)
 {
     struct ar_error err = AR_ERROR_INIT;
@@ -80,6 +104,20 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     case AR_CLI_KEY_PRICES:
         o->prices_file = arg;
         return 1;
+    case AR_CLI_KEY_RECORD:
+        o->record_dir = arg;
+        return 1;
+    case AR_CLI_KEY_REPLAY:
+        o->replay_dir = arg;
+        return 1;
+    case AR_CLI_KEY_CACHE:
+        o->cache = 1;
+        return 1;
+    case AR_CLI_KEY_CACHE_DIR:
+        o->cache_dir = arg;
+        return 1;
+    case AR_CLI_KEY_CACHE_TTL:
+        return parse_ttl(s, arg, &o->cache_ttl_s);
     case 'v':
         ar_cli_verbosity = ar_cli_verbosity < 0 ? 1 : ar_cli_verbosity + 1;
         o->logger.level = ar_cli_verbosity >= 2 ? AR_LOG_DEBUG : AR_LOG_INFO;

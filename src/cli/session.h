@@ -34,6 +34,11 @@ enum {
     AR_CLI_KEY_PRICES,
     AR_CLI_KEY_LOG_FORMAT,
     AR_CLI_KEY_FALLBACK,
+    AR_CLI_KEY_RECORD,
+    AR_CLI_KEY_REPLAY,
+    AR_CLI_KEY_CACHE,
+    AR_CLI_KEY_CACHE_DIR,
+    AR_CLI_KEY_CACHE_TTL,
     AR_CLI_KEY_COMMAND = 512,
 };
 
@@ -62,6 +67,18 @@ enum {
      "@dir"}, \
     {"prices", AR_CLI_KEY_PRICES, "FILE", \
      "price table override, JSON (default: $AGENTRUN_PRICES, else built in)", "@file"}, \
+    {"record", AR_CLI_KEY_RECORD, "DIR", \
+     "write a cassette of every CLI call into DIR (default: $AGENTRUN_RECORD)", "@dir"}, \
+    {"replay", AR_CLI_KEY_REPLAY, "DIR", \
+     "answer every call from the cassettes in DIR, starting no CLI (default: $AGENTRUN_REPLAY)", \
+     "@dir"}, \
+    {"cache", AR_CLI_KEY_CACHE, NULL, \
+     "reuse the answers of text-only calls (review, prioritize, route, repair) (default: off)", \
+     NULL}, \
+    {"cache-dir", AR_CLI_KEY_CACHE_DIR, "DIR", \
+     "the cache directory (default: $XDG_CACHE_HOME/agentrun, else ~/.cache/agentrun)", "@dir"}, \
+    {"cache-ttl", AR_CLI_KEY_CACHE_TTL, "SECONDS", \
+     "ignore cache entries older than this: 3600, 90m, 7d (default: no limit)", NULL}, \
     {"verbose", 'v', NULL, "more diagnostics on stderr (twice: debug)", NULL}, \
     {"quiet", 'q', NULL, "errors only on stderr; no status line", NULL}, \
     {"log-format", AR_CLI_KEY_LOG_FORMAT, "FORMAT", \

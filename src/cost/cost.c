@@ -111,6 +111,13 @@ struct ar_cost ar_cost_compute(const struct ar_prices *t, const char *model,
 
 void ar_cost_add(struct ar_cost *a, const struct ar_cost *b)
 {
+    /* A cached call spent a known nothing: it changes neither the sum nor its source. */
+    if (b->source == AR_COST_CACHE)
+        return;
+    if (a->source == AR_COST_CACHE) {
+        *a = *b;
+        return;
+    }
     if (a->source == AR_COST_UNKNOWN || b->source == AR_COST_UNKNOWN) {
         a->usd = 0;
         a->source = AR_COST_UNKNOWN;
@@ -128,6 +135,8 @@ const char *ar_cost_source_name(enum ar_cost_source s)
         return "cli";
     case AR_COST_TABLE:
         return "price_table";
+    case AR_COST_CACHE:
+        return "cache";
     case AR_COST_UNKNOWN:
         break;
     }

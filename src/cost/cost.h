@@ -79,10 +79,11 @@ struct ar_cost ar_cost_compute(const struct ar_prices *t, const char *model,
                                const struct ar_usage *usage, int has_cli_cost, double cli_cost);
 
 /* Adds b into a, for a run's total (start a from the first call's cost):
- * unknown if either is unknown; "cli" only while every call's was. */
+ * unknown if either is unknown; "cli" only while every call's was; a cached
+ * call (0, "cache") adds nothing, and only cached calls give "cache". */
 void ar_cost_add(struct ar_cost *a, const struct ar_cost *b);
 
-/* "cli", "price_table" or "unknown". */
+/* "cli", "price_table", "cache" or "unknown". */
 const char *ar_cost_source_name(enum ar_cost_source s);
 
 #endif

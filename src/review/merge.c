@@ -51,6 +51,9 @@ static enum ar_cost_source merge_cost_source(enum ar_cost_source a, enum ar_cost
 {
     if (a == AR_COST_UNKNOWN || b == AR_COST_UNKNOWN)
         return AR_COST_UNKNOWN;
+    /* A cached part spent nothing: it leaves the other's source as it is. */
+    if (a == AR_COST_CACHE || b == AR_COST_CACHE)
+        return a == AR_COST_CACHE ? b : a;
     /* Some of it estimated makes the whole an estimate. */
     return (a == AR_COST_CLI && b == AR_COST_CLI) ? AR_COST_CLI : AR_COST_TABLE;
 }
@@ -86,7 +89,9 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
     size_t k = 0;
 
     out->passed = 1;
-    out->cost_source = n ? AR_COST_CLI : AR_COST_UNKNOWN;
+    out->cost_source = n ? AR_COST_CACHE : AR_COST_UNKNOWN;
+    out->cached = n > 0;
+    out->cached_cost_source = AR_COST_UNKNOWN;
     out->calls = json_array();
     if (!out->calls)
         rc = AR_ENOMEM;
@@ -113,6 +118,15 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
         add_usage(&out->usage, &p->usage);
         out->cost_usd += p->cost_usd;
         out->cost_source = merge_cost_source(out->cost_source, p->cost_source);
+        out->cached &= p->cached;
+        if (p->n_cached) {
+            out->cached_cost_source =
+                out->n_cached ? merge_cost_source(out->cached_cost_source, p->cached_cost_source)
+                              : p->cached_cost_source;
+            out->n_cached += p->n_cached;
+            add_usage(&out->cached_usage, &p->cached_usage);
+            out->cached_cost_usd += p->cached_cost_usd;
+        }
         if (p->duration_ms > out->duration_ms)
             out->duration_ms = p->duration_ms;
         if (!out->provider && p->provider && !(out->provider = strdup(p->provider)))

@@ -155,6 +155,11 @@ int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_re
     rv->cost_usd = r->cost_usd;
     rv->cost_source = r->cost_source;
     rv->duration_ms = r->duration_ms;
+    rv->cached = r->cached;
+    rv->n_cached = r->n_cached;
+    rv->cached_usage = r->cached_usage;
+    rv->cached_cost_usd = r->cached_cost_usd;
+    rv->cached_cost_source = r->cached_cost_source;
     rv->provider = dup_or_null(r->provider);
     rv->model = dup_or_null(r->model);
     rv->calls = json_is_array(calls) ? json_incref(calls) : json_array();

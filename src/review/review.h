@@ -64,6 +64,12 @@ struct ar_review {
     double cost_usd;
     enum ar_cost_source cost_source;
     uint64_t duration_ms;
+    int cached; /* every call came from the cache (--cache) */
+    /* What the cached calls spent when they were made (the RunResult's cached_from). */
+    size_t n_cached;
+    struct ar_usage cached_usage;
+    double cached_cost_usd;
+    enum ar_cost_source cached_cost_source;
     json_t *calls; /* owned reference: the RunResult `calls` entries, never NULL after fill */
     size_t chunks; /* how many chunk reviews this is made of */
 };
@@ -105,7 +111,7 @@ int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_re
  * degraded when any is (raw outputs joined, the first degraded error kept);
  * failed when any failed (the first failure's error kept); tokens and cost
  * summed, cost unknown when any is unknown; calls concatenated; duration the
- * longest. Returns 0 or AR_ENOMEM.
+ * longest; cached when every part was, the cached tokens and cost summed. Returns 0 or AR_ENOMEM.
  */
 int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_diff *diff,
                     struct ar_review *out, struct ar_error *err);

@@ -23,9 +23,11 @@
 #include "json/extract.h"
 #include "json/repair.h"
 #include "proc/proc.h"
+#include "record/record.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
 #include "run/answer.h"
+#include "run/call.h"
 #include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -68,13 +70,15 @@ struct ar_run {
     const char *call_model; /* the model asked for (borrowed: options or environment), or NULL */
     struct ar_call_setup setup;
     struct ar_unwrap *unwrap;
-    struct ar_child *child;
+    struct ar_call *call;
     int cancelled;
+    char *cache_dir; /* with o.cache: where the cache lives */
 
     uint64_t t0;
     struct ar_result *res;
     struct ar_cost cost;
     int cost_started; /* a call that ran set `cost`; one that never spawned cost nothing */
+    struct ar_cost cached_cost; /* what the cached calls cost when they were made */
     struct ar_strv details;
 };
 
@@ -171,13 +175,13 @@ static void set_error(struct ar_run *run, int code, const char *fmt, const char 
     ar_error_set(&run->res->error, code, NULL, fmt, msg);
 }
 
-static void on_line(struct ar_child *child, const char *line, size_t len, void *arg)
+static void on_line(struct ar_call *call, const char *line, size_t len, void *arg)
 {
     struct ar_run *run = arg;
     transcript_write(run, line, len);
     struct ar_progress ev = { NULL, NULL };
     if (run->prov->unwrap_line(run->unwrap, line, len, &ev))
-        ar_child_final_seen(child);
+        ar_call_final_seen(call);
     if (ev.tool && run->o.progress) {
         struct ar_run_progress p = {
             run->prov->name,       run->o.job_id, call_kind_names[run->kind],
@@ -220,12 +224,28 @@ static int next_provider(struct ar_run *run)
 
 static void evaluate(struct ar_run *run, const char *text);
 
-static void on_child_done(struct ar_child *child, const struct ar_child_result *cr, void *arg)
+/* A call served from the cache spent nothing now: its original usage and cost
+ * are reported apart (cached_*), and it counts as zero. */
+static void count_cached(struct ar_run *run, struct ar_call_record *c, struct ar_usage *usage,
+                         struct ar_cost *cost)
+{
+    struct ar_result *r = run->res;
+    c->cached = 1;
+    usage_add(&r->cached_usage, usage);
+    if (!r->n_cached++)
+        run->cached_cost = *cost;
+    else
+        ar_cost_add(&run->cached_cost, cost);
+    memset(usage, 0, sizeof(*usage));
+    *cost = (struct ar_cost){ 0, AR_COST_CACHE };
+}
+
+static void on_call_done(struct ar_call *call, const struct ar_child_result *cr, void *arg)
 {
     struct ar_run *run = arg;
     struct ar_result *r = run->res;
     struct ar_call_record *c = &r->calls[r->n_calls - 1];
-    run->child = NULL;
+    run->call = NULL;
 
     struct ar_exit_info exit = { cr->status, cr->term_signal,
                                  cr->end != AR_CHILD_EXITED && cr->end != AR_CHILD_FINAL_GRACE,
@@ -240,6 +260,8 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
     const char *model = reply.model ? reply.model : run->call_model;
     struct ar_cost cost = ar_cost_compute(run->prices, model, reply.has_usage ? &reply.usage : NULL,
                                           reply.has_cost, reply.cost_usd);
+    if (ar_call_origin(call) == AR_CALL_CACHED)
+        count_cached(run, c, &reply.usage, &cost);
     c->exit_code = cr->status;
     c->signal = cr->term_signal;
     c->duration_ms = cr->duration_ms;
@@ -301,6 +323,8 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
     }
     if (code)
         c->error = strdup(ar_strerror_name(code));
+    else
+        ar_call_keep(call);
 
     if (ar_log_enabled(&run->o.logger, AR_LOG_DEBUG) && reply.text) {
         json_t *f = event_fields(run, cr->duration_ms);
@@ -358,6 +382,8 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         .allow_edits = kind == CALL_MAIN && run->o.allow_edits,
         .in_git_repo = run->in_git_repo,
         .max_budget_usd = run->o.max_cost_usd,
+        /* The repair call's input is its prompt alone, whatever the command. */
+        .text_only = kind == CALL_REPAIR || run->o.text_only,
     };
     ar_call_setup_init(&run->setup);
     if (run->prov->prepare(&spec, &run->setup, &err) < 0) {
@@ -374,6 +400,8 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         return;
     }
     const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
+    struct ar_call_opts call;
+    memset(&call, 0, sizeof(call));
     struct ar_child_opts co = AR_CHILD_OPTS_INIT;
     co.argv = ar_strv_get(&run->setup.argv);
     co.cwd = run->o.cwd;
@@ -385,9 +413,18 @@ static void start_call(struct ar_run *run, enum call_kind kind)
     co.kill_grace_ms = run->o.kill_grace_ms;
     co.final_grace_ms = run->o.final_grace_ms;
     co.output_cap = run->o.output_cap;
-    co.on_line = on_line;
-    co.on_done = on_child_done;
-    co.arg = run;
+    call.child = co;
+    call.provider = run->prov->name;
+    call.setup = &run->setup;
+    call.spec = &spec;
+    call.record_dir = run->o.record_dir;
+    call.replay_dir = run->o.replay_dir;
+    call.cache_dir = run->cache_dir;
+    call.cache_ttl_s = run->o.cache_ttl_s;
+    call.logger = &run->o.logger;
+    call.on_line = on_line;
+    call.on_done = on_call_done;
+    call.arg = run;
     run->unwrap = run->prov->unwrap_new(&spec);
     if (!run->unwrap) {
         ar_call_setup_finish(&run->setup);
@@ -395,7 +432,7 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         finish(run);
         return;
     }
-    if (ar_child_spawn(run->loop, &co, &run->child, &err) < 0) {
+    if (ar_call_start(run->loop, &call, &run->call, &err) < 0) {
         run->prov->unwrap_free(run->unwrap);
         run->unwrap = NULL;
         ar_call_setup_finish(&run->setup);
@@ -513,6 +550,9 @@ static void complete(struct ar_run *run)
     r->ok = r->error.code == 0;
     r->cost_usd = run->cost.usd;
     r->cost_source = r->n_calls ? (enum ar_cost_source)run->cost.source : AR_COST_UNKNOWN;
+    r->cached = r->n_calls && r->n_cached == r->n_calls;
+    r->cached_cost_usd = run->cached_cost.usd;
+    r->cached_cost_source = r->n_cached ? run->cached_cost.source : AR_COST_UNKNOWN;
     if (r->ok)
         ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished", event_fields(run, r->duration_ms),
                      "%s finished in %.1f s", r->provider, (double)r->duration_ms / 1000.0);
@@ -535,6 +575,7 @@ static void complete(struct ar_run *run)
     ar_strv_finish(&run->providers);
     ar_strv_finish(&run->details);
     ar_strv_finish(&run->own);
+    free(run->cache_dir);
     free(run->vars);
     free(run);
 }
@@ -648,6 +689,18 @@ static int copy_options(struct ar_run *run, const struct ar_run_options *o)
     run->o.prices_file = keep(run, o->prices_file);
     run->o.transcript_path = keep(run, o->transcript_path);
     run->o.job_id = keep(run, o->job_id);
+    run->o.record_dir = keep(run, o->record_dir ? o->record_dir : getenv("AGENTRUN_RECORD"));
+    run->o.replay_dir = keep(run, o->replay_dir ? o->replay_dir : getenv("AGENTRUN_REPLAY"));
+    if (run->o.record_dir && !*run->o.record_dir)
+        run->o.record_dir = NULL;
+    if (run->o.replay_dir && !*run->o.replay_dir)
+        run->o.replay_dir = NULL;
+    /* Replay never calls a CLI, so there is nothing to cache. */
+    if (o->cache && !run->o.replay_dir) {
+        run->cache_dir = o->cache_dir ? strdup(o->cache_dir) : ar_cache_default_dir();
+        if (!run->cache_dir)
+            return AR_EUSAGE;
+    }
     run->vars = calloc(o->n_vars ? o->n_vars : 1, sizeof(*run->vars));
     if (!run->vars)
         return AR_ENOMEM;
@@ -751,6 +804,15 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
     ar_buf_init(&run->repair_prompt, AR_BUF_UNLIMITED);
 
     int rc = copy_options(run, opts);
+    if (rc == AR_EUSAGE)
+        ar_error_set(err, rc, "--cache-dir",
+                     "no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir");
+    if (rc == 0 && run->o.record_dir && run->o.replay_dir)
+        rc = ar_error_set(err, AR_EUSAGE, "--replay",
+                          "give --record or --replay, not both (AGENTRUN_RECORD, AGENTRUN_REPLAY)");
+    if (rc == 0 && run->o.replay_dir && !ar_is_dir(run->o.replay_dir))
+        rc = ar_error_set(err, AR_EUSAGE, run->o.replay_dir, "no such replay directory '%s'",
+                          run->o.replay_dir);
     if (rc == 0)
         rc = resolve_providers(run, err);
     if (rc == 0)
@@ -787,6 +849,7 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
         ar_buf_finish(&run->repair_prompt);
         ar_strv_finish(&run->providers);
         ar_strv_finish(&run->own);
+        free(run->cache_dir);
         free(run->vars);
         free(run);
         return err->code ? err->code : rc;
@@ -816,8 +879,8 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
 void ar_run_cancel(struct ar_run *run)
 {
     run->cancelled = 1;
-    if (run->child)
-        ar_child_kill(run->child);
+    if (run->call)
+        ar_call_kill(run->call);
 }
 
 /* ---- the synchronous public entry point -------------------------------------------------- */

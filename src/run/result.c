@@ -9,7 +9,7 @@
 #include "util/utf8.h"
 
 static const char *const repair_names[] = { "none", "local", "model" };
-static const char *const cost_names[] = { "unknown", "cli", "price_table" };
+static const char *const cost_names[] = { "unknown", "cli", "price_table", "cache" };
 static const char *const op_names[] = { "create", "modify", "delete", "rename" };
 
 static void free_strv(char **v)
@@ -131,12 +131,20 @@ static json_t *calls_value(const struct ar_result *r)
         json_object_set_new(o, "tokens", usage_value(&c->usage));
         json_object_set_new(o, "cost_usd", cost_value(c->cost_usd, c->cost_source));
         json_object_set_new(o, "cost_source", json_string(cost_names[c->cost_source]));
+        json_object_set_new(o, "cached", json_boolean(c->cached));
         json_object_set_new(o, "timed_out", json_boolean(c->timed_out));
         json_object_set_new(o, "stderr_tail", text_value(c->stderr_tail ? c->stderr_tail : ""));
         json_object_set_new(o, "error", str_or_null(c->error));
         json_array_append_new(a, o);
     }
     return a;
+}
+
+json_t *ar_result_cached_from(const struct ar_result *r)
+{
+    return json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&r->cached_usage), "cost_usd",
+                     cost_value(r->cached_cost_usd, r->cached_cost_source), "cost_source",
+                     cost_names[r->cached_cost_source], "calls", (json_int_t)r->n_cached);
 }
 
 json_t *ar_result_to_value(const struct ar_result *r)
@@ -153,6 +161,8 @@ json_t *ar_result_to_value(const struct ar_result *r)
     json_object_set_new(o, "tokens", usage_value(&r->usage));
     json_object_set_new(o, "cost_usd", cost_value(r->cost_usd, r->cost_source));
     json_object_set_new(o, "cost_source", json_string(cost_names[r->cost_source]));
+    json_object_set_new(o, "cached", json_boolean(r->cached));
+    json_object_set_new(o, "cached_from", r->n_cached ? ar_result_cached_from(r) : json_null());
     json_object_set_new(o, "session_id", text_value(r->session_id));
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
     json_object_set_new(o, "exit_code", json_integer(r->exit_code));

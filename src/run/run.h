@@ -42,6 +42,10 @@ struct ar_result *ar_result_new_failed(const char *provider, int code, const cha
 /* A JSON string of s[0..len); bytes that are not UTF-8 become U+FFFD. New reference. */
 json_t *ar_json_text(const char *s, size_t len);
 
+/* The RunResult's "cached_from" object of r: what its cached calls spent when they
+ * were made (tokens, cost_usd, cost_source, calls). New reference. */
+json_t *ar_result_cached_from(const struct ar_result *r);
+
 /* The RunResult object of r (docs/run-result.md). New reference. */
 json_t *ar_result_to_value(const struct ar_result *r);
 

@@ -1,0 +1,186 @@
+/*
+ * Recorded calls: cassettes (--record / --replay) and the result cache
+ * (--cache). docs/record-replay.md is the user's reference.
+ *
+ * A cassette is one CLI call as it happened: who was called and with what
+ * (provider, the CLI's identity, argv, a hash of stdin), and what came back
+ * (stdout, the stderr tail, exit status, signal, how it ended, its duration),
+ * with secrets redacted. Replaying one feeds the recorded stdout through the
+ * same provider unwrapper a live call uses. A cache entry is a cassette under
+ * a stricter key (the CLI's identity and the model included).
+ *
+ *   redact.c    what counts as a secret, and taking it out of text
+ *   cassette.c  the file format, the match key, atomic writes, replay lookup
+ *   cache.c     the cache key, directory, entries, TTL, stats and clear
+ *
+ * No libuv here: the call source that spawns or replays is src/run/call.c.
+ */
+#ifndef AR_RECORD_RECORD_H
+#define AR_RECORD_RECORD_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentrun/error.h"
+#include "provider/provider.h"
+#include "util/buf.h"
+#include "util/sha256.h"
+#include "util/strv.h"
+
+/* ---- redaction (redact.c) ----------------------------------------------------------- */
+
+#define AR_REDACTED "[REDACTED]"
+
+/* The secret values to take out of recorded text. */
+struct ar_redactor {
+    struct ar_strv values; /* longest first */
+};
+
+/*
+ * Collects the values of environment variables whose names look like
+ * credentials (KEY, TOKEN, SECRET, PASSWORD, PASSWD, AUTH, CREDENTIAL, case
+ * ignored), from agentrun's own environment and from `extra` ("NAME=VALUE"
+ * entries given to the child; may be NULL). Values shorter than 6 bytes are
+ * left alone (they would blank out ordinary words). Returns 0 or AR_ENOMEM.
+ */
+int ar_redactor_init(struct ar_redactor *r, const char *const *extra);
+void ar_redactor_finish(struct ar_redactor *r);
+
+/* Non-zero when the variable name looks like it holds a credential. */
+int ar_redact_secret_name(const char *name, size_t len);
+
+/*
+ * Appends s[0..n) to out with every collected value and every known token
+ * shape replaced by "[REDACTED]": "sk-…", "sk-ant-…" and other "sk_"/"pk_"
+ * keys, Google "AIza…" keys, GitHub "ghp_…"/"github_pat_…", Slack "xox?-…",
+ * AWS "AKIA…", and whatever follows "Bearer " or "Basic ". Returns 0 or AR_ENOMEM.
+ */
+int ar_redact(const struct ar_redactor *r, const char *s, size_t n, struct ar_buf *out);
+
+/* ---- cassettes (cassette.c) ------------------------------------------------------------- */
+
+/* How a recorded call ended (the names of enum ar_child_end). */
+const char *ar_cassette_end_name(int end);
+int ar_cassette_end_from_name(const char *name); /* -1 when unknown */
+
+/* The identity of an installed CLI without running it: its resolved path, size and mtime. */
+struct ar_cli_identity {
+    char *path; /* NULL when the binary was not found */
+    uint64_t size;
+    int64_t mtime_ns;
+};
+void ar_cli_identity_of(const char *bin, struct ar_cli_identity *out);
+void ar_cli_identity_finish(struct ar_cli_identity *id);
+
+struct ar_cassette {
+    /* What was asked. */
+    char *provider;
+    struct ar_strv argv; /* without argv[0]; a temporary file is "@tmpfile"; redacted */
+    char stdin_sha256[AR_SHA256_HEX];
+    uint64_t stdin_bytes;
+    char contract_sha256[AR_SHA256_HEX]; /* "" without a contract */
+    char *model;                         /* the model asked for, or NULL */
+    struct ar_cli_identity cli;
+    /* What came back. */
+    struct ar_buf out; /* stdout, one '\n' after every line (redacted) */
+    struct ar_buf err; /* the stderr tail (redacted) */
+    int exit_code;
+    int term_signal;
+    int end; /* enum ar_child_end */
+    uint64_t duration_ms;
+    int64_t recorded_at; /* Unix seconds */
+};
+
+void ar_cassette_init(struct ar_cassette *c);
+void ar_cassette_finish(struct ar_cassette *c);
+
+/*
+ * Fills the request half of c from one prepared call: argv[0] is dropped,
+ * an argument naming one of the setup's temporary files becomes "@tmpfile"
+ * (its name is random), the rest is redacted with rd; stdin and the contract
+ * (may be NULL) are hashed. Returns 0 or AR_ENOMEM.
+ */
+int ar_cassette_set_request(struct ar_cassette *c, const char *provider,
+                            const struct ar_call_setup *setup, const void *in, size_t in_len,
+                            const char *contract, const char *model, const struct ar_redactor *rd);
+
+/* The replay match key: provider, argv, stdin and contract hashes (hex SHA-256). */
+void ar_cassette_key(const struct ar_cassette *c, char out[AR_SHA256_HEX]);
+
+/* The file name of c in a cassette directory: "<provider>-<first 16 of the key>.json". */
+void ar_cassette_file_name(const struct ar_cassette *c, char *out, size_t size);
+
+/* The JSON form (schema "agentrun.cassette/1"). New reference, NULL when out of memory. */
+json_t *ar_cassette_to_json(const struct ar_cassette *c);
+
+/* Reads the JSON form into c (initialized). Returns 0 or AR_EIO with err saying what is wrong. */
+int ar_cassette_from_json(const json_t *v, struct ar_cassette *c, struct ar_error *err);
+
+/* Reads one cassette file. Returns 0, or AR_EIO (unreadable or not a cassette). */
+int ar_cassette_load(const char *path, struct ar_cassette *c, struct ar_error *err);
+
+/* Writes c atomically (temp file + rename) to path. Returns 0 or AR_EIO. */
+int ar_cassette_save(const struct ar_cassette *c, const char *path, struct ar_error *err);
+
+/* mkdir -p dir (mode 0700 for what it creates). Returns 0 or AR_EIO. */
+int ar_record_make_dirs(const char *dir, struct ar_error *err);
+
+/* Writes c into dir (created when missing) under ar_cassette_file_name(). Returns 0 or AR_EIO. */
+int ar_cassette_record(const struct ar_cassette *c, const char *dir, struct ar_error *err);
+
+/*
+ * Finds the cassette recorded for the request `want` in dir and loads it into
+ * *found (initialized). Returns 0, or AR_EREPLAYMISS with err naming the
+ * nearest cassette of the directory and the first field that differs (or
+ * that the directory holds none).
+ */
+int ar_cassette_find(const char *dir, const struct ar_cassette *want, struct ar_cassette *found,
+                     struct ar_error *err);
+
+/* ---- the cache (cache.c) -------------------------------------------------------------------- */
+
+/*
+ * Whether a call may be served from the cache: only a call whose whole input
+ * is its prompt. Today: the command is text-only (review, prioritize, route,
+ * a repair call) and the call cannot edit. When calls carry a posture, this
+ * becomes `spec->posture == text`.
+ */
+int ar_cache_call_cacheable(const struct ar_call_spec *spec);
+
+/* The default directory: $XDG_CACHE_HOME/agentrun, else $HOME/.cache/agentrun. Caller free()s;
+ * NULL when neither variable is set. */
+char *ar_cache_default_dir(void);
+
+/* The cache key of a request: provider, model, CLI identity, the whole argv
+ * (argv[0] included), stdin and contract. */
+void ar_cache_key(const struct ar_cassette *req, const char *bin, char out[AR_SHA256_HEX]);
+
+/*
+ * Looks the key up in dir. Returns 1 with *hit filled (initialized by the
+ * caller) when a usable entry exists (younger than ttl_s unless ttl_s is 0),
+ * else 0: missing, expired or corrupt entries are misses (a later put
+ * replaces them), never errors.
+ */
+int ar_cache_get(const char *dir, const char *key, uint64_t ttl_s, struct ar_cassette *hit);
+
+/* Stores c under key, atomically, creating dir as needed. Returns 0 or AR_EIO. */
+int ar_cache_put(const char *dir, const char *key, const struct ar_cassette *c,
+                 struct ar_error *err);
+
+struct ar_cache_stats {
+    uint64_t entries;
+    uint64_t bytes;
+    uint64_t corrupt; /* files that are not entries (kept until a put or clear replaces them) */
+    int64_t oldest;   /* Unix seconds of the oldest entry's recording, 0 when none */
+    int64_t newest;
+};
+
+/* Counts the entries of dir (a missing dir is an empty cache). Returns 0 or AR_EIO. */
+int ar_cache_stats(const char *dir, struct ar_cache_stats *st, struct ar_error *err);
+
+/* Removes every entry (and leftover temp file) of dir; *removed gets how many. Returns 0 or AR_EIO.
+ */
+int ar_cache_clear(const char *dir, uint64_t *removed, struct ar_error *err);
+
+#endif

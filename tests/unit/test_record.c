@@ -1,0 +1,223 @@
+/* Unit tests of src/record and its helpers: SHA-256, base64, redaction, cassettes, cache keys. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc/proc.h"
+#include "record/record.h"
+#include "util/base64.h"
+#include "util/sha256.h"
+
+static void test_sha256_matches_the_fips_vectors(void **state)
+{
+    char hex[AR_SHA256_HEX];
+    ar_sha256_hex_of("", 0, hex);
+    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    ar_sha256_hex_of("abc", 3, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    ar_sha256_hex_of(two, strlen(two), hex);
+    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    /* A million 'a', fed in uneven pieces across block boundaries. */
+    struct ar_sha256 s;
+    ar_sha256_init(&s);
+    char a[1000];
+    memset(a, 'a', sizeof(a));
+    size_t left = 1000000;
+    for (size_t k = 1; left; k = k % 997 + 1) {
+        size_t n = k < left ? k : left;
+        ar_sha256_update(&s, a, n);
+        left -= n;
+    }
+    ar_sha256_hex(&s, hex);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+static void test_base64_round_trips_and_refuses_garbage(void **state)
+{
+    const char *cases[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
+    const char *want[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
+    for (size_t i = 0; i < 7; i++) {
+        size_t n;
+        char *e = ar_base64_encode(cases[i], strlen(cases[i]), &n);
+        assert_string_equal(e, want[i]);
+        char *d = ar_base64_decode(e, n, &n);
+        assert_non_null(d);
+        assert_int_equal(n, strlen(cases[i]));
+        assert_memory_equal(d, cases[i], n);
+        free(e);
+        free(d);
+    }
+    size_t n;
+    assert_null(ar_base64_decode("Zm9", 3, &n));
+    assert_null(ar_base64_decode("Zm9*", 4, &n));
+    assert_null(ar_base64_decode("Zg==Zg==", 8, &n));
+    char bin[3] = { 0, (char)0xff, '\n' };
+    char *e = ar_base64_encode(bin, 3, &n);
+    char *d = ar_base64_decode(e, n, &n);
+    assert_int_equal(n, 3);
+    assert_memory_equal(d, bin, 3);
+    free(e);
+    free(d);
+}
+
+static char *redacted(const struct ar_redactor *r, const char *s)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_redact(r, s, strlen(s), &b), 0);
+    char *out = ar_buf_detach(&b, NULL);
+    ar_buf_finish(&b);
+    return out;
+}
+
+static void test_redaction_of_env_values_and_token_shapes(void **state)
+{
+    setenv("AR_TEST_API_KEY", "hunter2-value", 1);
+    setenv("AR_TEST_PLAIN", "not-a-secret-value", 1);
+    setenv("AR_TEST_TOKEN", "abc", 1); /* too short to redact */
+    const char *extra[] = { "CHILD_SECRET=child-only-secret", "CHILD_NAME=visible-name", NULL };
+    struct ar_redactor r;
+    assert_int_equal(ar_redactor_init(&r, extra), 0);
+    char *s = redacted(&r, "key hunter2-value, child-only-secret and not-a-secret-value, abc");
+    assert_string_equal(s, "key [REDACTED], [REDACTED] and not-a-secret-value, abc");
+    free(s);
+    s = redacted(&r, "{\"k\":\"sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\",\"x\":\"task-runner-sk-1\"}");
+    assert_string_equal(s, "{\"k\":\"[REDACTED]\",\"x\":\"task-runner-sk-1\"}");
+    free(s);
+    s = redacted(&r, "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc and Bearer of news");
+    assert_string_equal(s, "Authorization: Bearer [REDACTED] and Bearer of news");
+    free(s);
+    s = redacted(&r, "AIzaSyA-1234567890abcdefghijklmnopqrstu ghp_0123456789abcdefghijABCD");
+    assert_string_equal(s, "[REDACTED] [REDACTED]");
+    free(s);
+    assert_true(ar_redact_secret_name("GEMINI_API_KEY", 14));
+    assert_true(ar_redact_secret_name("github_token", 12));
+    assert_false(ar_redact_secret_name("PATH", 4));
+    ar_redactor_finish(&r);
+    unsetenv("AR_TEST_API_KEY");
+    unsetenv("AR_TEST_PLAIN");
+    unsetenv("AR_TEST_TOKEN");
+}
+
+static void request(struct ar_cassette *c, const char *prompt, const char *tmp, const char *model)
+{
+    struct ar_call_setup setup;
+    ar_call_setup_init(&setup);
+    ar_strv_push(&setup.argv, "/usr/bin/codex");
+    ar_strv_push(&setup.argv, "exec");
+    ar_strv_push(&setup.argv, "--output-schema");
+    ar_strv_push(&setup.argv, tmp);
+    ar_strv_push(&setup.tmpfiles, tmp);
+    struct ar_redactor r;
+    ar_redactor_init(&r, NULL);
+    ar_cassette_init(c);
+    assert_int_equal(ar_cassette_set_request(c, "codex", &setup, prompt, strlen(prompt),
+                                             "{\"type\":\"object\"}", model, &r),
+                     0);
+    ar_redactor_finish(&r);
+    /* Not a real file: nothing to unlink. */
+    ar_strv_finish(&setup.tmpfiles);
+    ar_strv_init(&setup.tmpfiles);
+    ar_call_setup_finish(&setup);
+}
+
+static void test_cassette_key_ignores_temp_names_and_binary_but_not_the_prompt(void **state)
+{
+    struct ar_cassette a, b, c;
+    request(&a, "review this", "/tmp/agentrun-schema-AAAAAA", NULL);
+    request(&b, "review this", "/tmp/agentrun-schema-BBBBBB", NULL);
+    request(&c, "review this!", "/tmp/agentrun-schema-AAAAAA", NULL);
+    assert_string_equal(a.argv.v[2], "@tmpfile");
+    char ka[AR_SHA256_HEX], kb[AR_SHA256_HEX], kc[AR_SHA256_HEX];
+    ar_cassette_key(&a, ka);
+    ar_cassette_key(&b, kb);
+    ar_cassette_key(&c, kc);
+    assert_string_equal(ka, kb);
+    assert_string_not_equal(ka, kc);
+    /* The cache key adds the model and the CLI's identity. */
+    char ca[AR_SHA256_HEX], cm[AR_SHA256_HEX], cs[AR_SHA256_HEX];
+    ar_cache_key(&a, "codex", ca);
+    struct ar_cassette m;
+    request(&m, "review this", "/tmp/x", "gpt-5.5");
+    ar_cache_key(&m, "codex", cm);
+    assert_string_not_equal(ca, cm);
+    a.cli.size = 12345;
+    ar_cache_key(&a, "codex", cs);
+    assert_string_not_equal(ca, cs);
+    ar_cassette_finish(&a);
+    ar_cassette_finish(&b);
+    ar_cassette_finish(&c);
+    ar_cassette_finish(&m);
+}
+
+static void test_cassette_json_round_trip_keeps_bytes(void **state)
+{
+    struct ar_cassette a, b;
+    request(&a, "prompt", "/tmp/t", NULL);
+    ar_buf_append(&a.out, "{\"type\":\"x\"}\n\xff\x00 binary\n", 24);
+    ar_buf_puts(&a.err, "warning: something\n");
+    a.exit_code = 137;
+    a.term_signal = 9;
+    a.end = AR_CHILD_TIMEOUT;
+    a.duration_ms = 4321;
+    json_t *v = ar_cassette_to_json(&a);
+    assert_non_null(json_object_get(v, "stdout_base64"));
+    assert_non_null(json_object_get(v, "stderr"));
+    ar_cassette_init(&b);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_cassette_from_json(v, &b, &err), 0);
+    assert_int_equal(b.out.len, 24);
+    assert_memory_equal(b.out.data, a.out.data, 24);
+    assert_string_equal(ar_buf_cstr(&b.err), "warning: something\n");
+    assert_int_equal(b.exit_code, 137);
+    assert_int_equal(b.term_signal, 9);
+    assert_int_equal(b.end, AR_CHILD_TIMEOUT);
+    assert_int_equal(b.duration_ms, 4321);
+    char ka[AR_SHA256_HEX], kb[AR_SHA256_HEX];
+    ar_cassette_key(&a, ka);
+    ar_cassette_key(&b, kb);
+    assert_string_equal(ka, kb);
+    json_decref(v);
+    ar_cassette_finish(&b);
+    /* Not a cassette: a clear error, never a crash. */
+    v = json_loads("{\"schema\":\"agentrun.cassette/1\",\"provider\":\"codex\",\"argv\":[1]}", 0,
+                   NULL);
+    ar_cassette_init(&b);
+    assert_int_equal(ar_cassette_from_json(v, &b, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "argv"));
+    json_decref(v);
+    ar_cassette_finish(&b);
+    ar_cassette_finish(&a);
+}
+
+static void test_cache_call_cacheable_only_for_text_calls_that_do_not_edit(void **state)
+{
+    struct ar_call_spec s = { 0 };
+    assert_false(ar_cache_call_cacheable(&s));
+    s.text_only = 1;
+    assert_true(ar_cache_call_cacheable(&s));
+    s.allow_edits = 1;
+    assert_false(ar_cache_call_cacheable(&s));
+    s.allow_edits = 0;
+    s.resume = "session";
+    assert_false(ar_cache_call_cacheable(&s));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256_matches_the_fips_vectors),
+        cmocka_unit_test(test_base64_round_trips_and_refuses_garbage),
+        cmocka_unit_test(test_redaction_of_env_values_and_token_shapes),
+        cmocka_unit_test(test_cassette_key_ignores_temp_names_and_binary_but_not_the_prompt),
+        cmocka_unit_test(test_cassette_json_round_trip_keeps_bytes),
+        cmocka_unit_test(test_cache_call_cacheable_only_for_text_calls_that_do_not_edit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

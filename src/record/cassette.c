@@ -351,6 +351,17 @@ int ar_cassette_record(const struct ar_cassette *c, const char *dir, struct ar_e
 
 /* ---- replay lookup ---------------------------------------------------------------------- */
 
+/* Up to three arguments from argv[i], for a message ("--model x --sandbox"). */
+static void argv_window(const struct ar_strv *v, size_t i, char *out, size_t size)
+{
+    size_t off = 0;
+    out[0] = '\0';
+    for (size_t k = i; k < v->n && k < i + 3 && off < size; k++)
+        off += (size_t)snprintf(out + off, size - off, "%s%.40s", k > i ? " " : "", v->v[k]);
+    if (i >= v->n)
+        snprintf(out, size, "(end)");
+}
+
 /* How far b is from a: a score (lower is nearer) and the first field that differs. */
 static int distance(const struct ar_cassette *a, const struct ar_cassette *b, char *what,
                     size_t size)
@@ -367,9 +378,12 @@ static int distance(const struct ar_cassette *a, const struct ar_cassette *b, ch
         const char *y = i < b->argv.n ? b->argv.v[i] : NULL;
         if (x && y && strcmp(x, y) == 0)
             continue;
-        if (!what[0])
-            snprintf(what, size, "argv[%zu] '%.60s' (this call: '%.60s')", i + 1, y ? y : "(none)",
-                     x ? x : "(none)");
+        if (!what[0]) {
+            char mine[120], theirs[120];
+            argv_window(&a->argv, i, mine, sizeof(mine));
+            argv_window(&b->argv, i, theirs, sizeof(theirs));
+            snprintf(what, size, "argv[%zu…] '%s' (this call: '%s')", i + 1, theirs, mine);
+        }
         d += 10;
     }
     if (strcmp(a->stdin_sha256, b->stdin_sha256) != 0) {

@@ -186,6 +186,23 @@ class Cache(Case):
                          [os.path.basename(self.entries()[0])], "a temp file was left behind")
         self.assertTrue(as_json(self.review())["cached"])
 
+    def test_prioritize_is_cached_too(self):
+        for name, text in {"auth.md": "# Auth\nLog in first.\n",
+                           "billing.md": "# Billing\nCharge monthly.\n"}.items():
+            self.sb.write(os.path.join("prds", name), text)
+        answer = json.dumps({"recommendations": [
+            {"prd_id": "auth", "priority": 1, "rationale": "first"},
+            {"prd_id": "billing", "priority": 2, "rationale": "then"}]})
+        self.sb.answers("codex", [answer])
+        docs = []
+        for _ in range(2):
+            p = self.sb.run("prioritize", "--cache", "--cache-dir", self.cache, "--format",
+                            "json", "prds", provider="codex")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            docs.append(json.loads(p.stdout))
+        self.assertEqual(len(self.sb.calls()), 1)
+        self.assertEqual(docs[0]["recommendations"], docs[1]["recommendations"])
+
     def test_cache_stats_and_clear(self):
         self.sb.answers("claude", [json.dumps(REVIEW)])
         self.review()

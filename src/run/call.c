@@ -12,7 +12,48 @@
 
 #include "record/record.h"
 #include "run/call.h"
+#include "util/file.h"
 #include "util/log.h"
+
+static char *dup_dir(const char *opt, const char *env)
+{
+    const char *v = opt ? opt : getenv(env);
+    return v && *v ? strdup(v) : NULL;
+}
+
+int ar_call_tapes_init(struct ar_call_tapes *t, const struct ar_run_options *o,
+                       struct ar_error *err)
+{
+    memset(t, 0, sizeof(*t));
+    t->record_dir = dup_dir(o->record_dir, "AGENTRUN_RECORD");
+    t->replay_dir = dup_dir(o->replay_dir, "AGENTRUN_REPLAY");
+    t->cache_ttl_s = o->cache_ttl_s;
+    if (t->record_dir && t->replay_dir)
+        return ar_error_set(err, AR_EUSAGE, "--replay",
+                            "give --record or --replay, not both (AGENTRUN_RECORD, "
+                            "AGENTRUN_REPLAY)");
+    if (t->replay_dir && !ar_is_dir(t->replay_dir))
+        return ar_error_set(err, AR_EUSAGE, t->replay_dir, "no such replay directory '%s'",
+                            t->replay_dir);
+    /* Replay never calls a CLI, so there is nothing to cache. */
+    if (o->cache && !t->replay_dir) {
+        t->cache_dir =
+            o->cache_dir && *o->cache_dir ? strdup(o->cache_dir) : ar_cache_default_dir();
+        if (!t->cache_dir)
+            return ar_error_set(err, AR_EUSAGE, "--cache-dir",
+                                "no cache directory: set XDG_CACHE_HOME or HOME, or give "
+                                "--cache-dir");
+    }
+    return 0;
+}
+
+void ar_call_tapes_finish(struct ar_call_tapes *t)
+{
+    free(t->record_dir);
+    free(t->replay_dir);
+    free(t->cache_dir);
+    memset(t, 0, sizeof(*t));
+}
 
 struct ar_call {
     struct ar_loop *loop;
@@ -185,9 +226,11 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
     c->logger = o->logger;
     c->provider = o->provider;
     ar_cassette_init(&c->tape);
-    int cacheable = o->cache_dir && ar_cache_call_cacheable(o->spec);
+    static const struct ar_call_tapes none = { NULL, NULL, NULL, 0 };
+    const struct ar_call_tapes *tp = o->tapes ? o->tapes : &none;
+    int cacheable = tp->cache_dir && ar_cache_call_cacheable(o->spec);
     int rc = 0;
-    if (o->replay_dir || o->record_dir || cacheable) {
+    if (tp->replay_dir || tp->record_dir || cacheable) {
         rc = ar_redactor_init(&c->redactor, o->child.env);
         c->have_redactor = 1;
         const char *contract = o->spec ? o->spec->schema : NULL;
@@ -195,9 +238,9 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         if (rc == 0)
             rc = ar_cassette_set_request(&c->tape, o->provider, o->setup, o->child.stdin_data,
                                          o->child.stdin_len, contract, model, &c->redactor);
-        if (rc == 0 && !o->replay_dir)
+        if (rc == 0 && !tp->replay_dir)
             ar_cli_identity_of(o->child.argv[0], &c->tape.cli);
-        if (rc == 0 && o->record_dir && !(c->record_dir = strdup(o->record_dir)))
+        if (rc == 0 && tp->record_dir && !(c->record_dir = strdup(tp->record_dir)))
             rc = AR_ENOMEM;
         if (rc < 0) {
             call_free(c);
@@ -205,14 +248,14 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         }
     }
     /* After a Ctrl-C nothing new starts, spawned or not (as ar_child_spawn() does). */
-    if ((o->replay_dir || cacheable) && ar_loop_cancelled(loop)) {
+    if ((tp->replay_dir || cacheable) && ar_loop_cancelled(loop)) {
         call_free(c);
         return ar_error_set(err, AR_EINTERRUPTED, o->provider, "interrupted");
     }
-    if (o->replay_dir) {
+    if (tp->replay_dir) {
         struct ar_cassette found;
         ar_cassette_init(&found);
-        rc = ar_cassette_find(o->replay_dir, &c->tape, &found, err);
+        rc = ar_cassette_find(tp->replay_dir, &c->tape, &found, err);
         if (rc < 0) {
             call_free(c);
             return rc;
@@ -229,13 +272,13 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         c->tape.recorded_at = found.recorded_at;
         ar_cassette_finish(&found);
         c->origin = AR_CALL_REPLAYED;
-        ar_debug(o->logger, "%s: replaying a recorded call from '%s'", o->provider, o->replay_dir);
+        ar_debug(o->logger, "%s: replaying a recorded call from '%s'", o->provider, tp->replay_dir);
     } else if (cacheable) {
         ar_cache_key(&c->tape, o->child.argv[0], c->cache_key);
-        if (ar_cache_get(o->cache_dir, c->cache_key, o->cache_ttl_s, &c->tape)) {
+        if (ar_cache_get(tp->cache_dir, c->cache_key, tp->cache_ttl_s, &c->tape)) {
             c->origin = AR_CALL_CACHED;
             ar_debug(o->logger, "%s: served from the cache (%.12s)", o->provider, c->cache_key);
-        } else if (!(c->cache_dir = strdup(o->cache_dir))) {
+        } else if (!(c->cache_dir = strdup(tp->cache_dir))) {
             call_free(c);
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
         }

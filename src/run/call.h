@@ -8,11 +8,29 @@
 #ifndef AR_RUN_CALL_H
 #define AR_RUN_CALL_H
 
-#include "agentrun/log.h"
+#include "agentrun/agentrun.h"
 #include "proc/proc.h"
 #include "provider/provider.h"
 
 struct ar_call;
+
+/* Where a run's calls come from and go to: resolved once per run from its options and
+ * the environment (AGENTRUN_RECORD, AGENTRUN_REPLAY, XDG_CACHE_HOME, HOME). */
+struct ar_call_tapes {
+    char *record_dir;     /* write a cassette of every call here, or NULL */
+    char *replay_dir;     /* serve every call from here, never spawning, or NULL */
+    char *cache_dir;      /* serve and keep cacheable calls here, or NULL */
+    uint64_t cache_ttl_s; /* 0: entries never expire */
+};
+
+/*
+ * Fills t from o. Returns 0, or AR_EUSAGE with err set: --record and --replay
+ * together, a replay directory that does not exist, --cache with no directory
+ * to put it in; AR_ENOMEM. t needs ar_call_tapes_finish() either way.
+ */
+int ar_call_tapes_init(struct ar_call_tapes *t, const struct ar_run_options *o,
+                       struct ar_error *err);
+void ar_call_tapes_finish(struct ar_call_tapes *t);
 
 enum ar_call_origin {
     AR_CALL_SPAWNED = 0, /* the CLI ran */
@@ -29,10 +47,7 @@ struct ar_call_opts {
     const char *provider;
     const struct ar_call_setup *setup; /* what prepare() built (argv, its temporary files) */
     const struct ar_call_spec *spec;
-    const char *record_dir; /* write a cassette of every call here, or NULL */
-    const char *replay_dir; /* serve every call from here, never spawning, or NULL */
-    const char *cache_dir;  /* serve and keep cacheable calls here, or NULL */
-    uint64_t cache_ttl_s;   /* 0: entries never expire */
+    const struct ar_call_tapes *tapes; /* may be NULL: every call is spawned */
     const struct ar_logger *logger;
     ar_call_line_fn *on_line; /* may be NULL */
     ar_call_done_fn *on_done; /* required */

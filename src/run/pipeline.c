@@ -23,7 +23,6 @@
 #include "json/extract.h"
 #include "json/repair.h"
 #include "proc/proc.h"
-#include "record/record.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
 #include "run/answer.h"
@@ -72,7 +71,7 @@ struct ar_run {
     struct ar_unwrap *unwrap;
     struct ar_call *call;
     int cancelled;
-    char *cache_dir; /* with o.cache: where the cache lives */
+    struct ar_call_tapes tapes; /* --record, --replay, --cache */
 
     uint64_t t0;
     struct ar_result *res;
@@ -417,10 +416,7 @@ static void start_call(struct ar_run *run, enum call_kind kind)
     call.provider = run->prov->name;
     call.setup = &run->setup;
     call.spec = &spec;
-    call.record_dir = run->o.record_dir;
-    call.replay_dir = run->o.replay_dir;
-    call.cache_dir = run->cache_dir;
-    call.cache_ttl_s = run->o.cache_ttl_s;
+    call.tapes = &run->tapes;
     call.logger = &run->o.logger;
     call.on_line = on_line;
     call.on_done = on_call_done;
@@ -575,7 +571,7 @@ static void complete(struct ar_run *run)
     ar_strv_finish(&run->providers);
     ar_strv_finish(&run->details);
     ar_strv_finish(&run->own);
-    free(run->cache_dir);
+    ar_call_tapes_finish(&run->tapes);
     free(run->vars);
     free(run);
 }
@@ -689,18 +685,6 @@ static int copy_options(struct ar_run *run, const struct ar_run_options *o)
     run->o.prices_file = keep(run, o->prices_file);
     run->o.transcript_path = keep(run, o->transcript_path);
     run->o.job_id = keep(run, o->job_id);
-    run->o.record_dir = keep(run, o->record_dir ? o->record_dir : getenv("AGENTRUN_RECORD"));
-    run->o.replay_dir = keep(run, o->replay_dir ? o->replay_dir : getenv("AGENTRUN_REPLAY"));
-    if (run->o.record_dir && !*run->o.record_dir)
-        run->o.record_dir = NULL;
-    if (run->o.replay_dir && !*run->o.replay_dir)
-        run->o.replay_dir = NULL;
-    /* Replay never calls a CLI, so there is nothing to cache. */
-    if (o->cache && !run->o.replay_dir) {
-        run->cache_dir = o->cache_dir ? strdup(o->cache_dir) : ar_cache_default_dir();
-        if (!run->cache_dir)
-            return AR_EUSAGE;
-    }
     run->vars = calloc(o->n_vars ? o->n_vars : 1, sizeof(*run->vars));
     if (!run->vars)
         return AR_ENOMEM;
@@ -804,15 +788,8 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
     ar_buf_init(&run->repair_prompt, AR_BUF_UNLIMITED);
 
     int rc = copy_options(run, opts);
-    if (rc == AR_EUSAGE)
-        ar_error_set(err, rc, "--cache-dir",
-                     "no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir");
-    if (rc == 0 && run->o.record_dir && run->o.replay_dir)
-        rc = ar_error_set(err, AR_EUSAGE, "--replay",
-                          "give --record or --replay, not both (AGENTRUN_RECORD, AGENTRUN_REPLAY)");
-    if (rc == 0 && run->o.replay_dir && !ar_is_dir(run->o.replay_dir))
-        rc = ar_error_set(err, AR_EUSAGE, run->o.replay_dir, "no such replay directory '%s'",
-                          run->o.replay_dir);
+    if (rc == 0)
+        rc = ar_call_tapes_init(&run->tapes, opts, err);
     if (rc == 0)
         rc = resolve_providers(run, err);
     if (rc == 0)
@@ -849,7 +826,7 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
         ar_buf_finish(&run->repair_prompt);
         ar_strv_finish(&run->providers);
         ar_strv_finish(&run->own);
-        free(run->cache_dir);
+        ar_call_tapes_finish(&run->tapes);
         free(run->vars);
         free(run);
         return err->code ? err->code : rc;

@@ -232,11 +232,13 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
         return 0;
     case F_SCHEMA:
         return parse_schema(job, v);
-    case F_CWD:
-        if (!ar_is_dir(s))
-            return fail(job, "no such directory '%s'", s, NULL);
+    case F_CWD: {
+        struct ar_error derr = AR_ERROR_INIT;
+        if (ar_dir_check(s, &derr) < 0)
+            return fail(job, "%s", derr.msg, NULL);
         o->cwd = keep(job, s);
         return 0;
+    }
     case F_ALLOW_EDITS:
         o->allow_edits = json_is_true(v);
         return 0;

@@ -78,6 +78,10 @@ void ar_cli_errorf(const char *fmt, ...) AR_PRINTF(1, 2);
 void ar_cli_warnf(const char *fmt, ...) AR_PRINTF(1, 2);
 void ar_cli_notef(const char *fmt, ...) AR_PRINTF(1, 2);
 
+/* The text of the last ar_cli_errorf() or ar_cli_usage_error() message ("" before
+ * any). Static storage, overwritten by the next one. */
+const char *ar_cli_last_error(void);
+
 /* A usage error: prints "agentrun <cmd>: <msg>" and a hint, returns AR_EXIT_USAGE. */
 int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...) AR_PRINTF(2, 3);
 
@@ -98,6 +102,13 @@ int ar_cli_parse_size(const char *s, unsigned long long *bytes);
  * naming the option and its values.
  */
 int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg);
+
+/*
+ * The one of candidates[0..n) a mistyped word most likely meant ("verison" ->
+ * "version"), or NULL when none is near enough or two are equally near.
+ * Borrowed from candidates.
+ */
+const char *ar_cli_suggest(const char *word, const char *const *candidates, size_t n);
 
 /* Parses an integer in [min, max]. Returns 0 or -1. */
 int ar_cli_parse_int(const char *s, long min, long max, long *out);

@@ -213,7 +213,22 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
     }
     struct ar_extract_result res = AR_EXTRACT_RESULT_INIT;
     rc = ar_json_extract(text, in->len, &a->xo, &res, &err);
-    if (rc < 0) {
+    if (rc == AR_ENOJSON && !(a->xo.flags & AR_EXTRACT_REPAIR)) {
+        /* Say so when --repair would have found one: single quotes, trailing commas… */
+        struct ar_extract_options ro = a->xo;
+        struct ar_extract_result rr = AR_EXTRACT_RESULT_INIT;
+        ro.flags |= AR_EXTRACT_REPAIR;
+        struct ar_buf fixes;
+        ar_buf_init(&fixes, 4096);
+        if (ar_json_extract(text, in->len, &ro, &rr, NULL) == 0 && rr.value &&
+            ar_json_fixes_format(rr.fixes, ", ", &fixes) == 0)
+            ar_cli_errorf("%s; --repair finds one (%s)", err.msg, ar_buf_cstr(&fixes));
+        else
+            ar_cli_errorf("%s", err.msg);
+        ar_buf_finish(&fixes);
+        ar_extract_result_finish(&rr);
+        rc = AR_EXIT_OUTPUT;
+    } else if (rc < 0) {
         ar_cli_errorf("%s", err.msg);
         rc = rc == AR_ENOMEM ? AR_EXIT_PROVIDER : AR_EXIT_OUTPUT;
     } else {

@@ -307,11 +307,11 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     const char *diff_arg = nargs == 1 ? argv[p.ind] : NULL;
-    if (s.run.cwd && !ar_is_dir(s.run.cwd)) {
-        ar_cli_usage_error(cmd, "-C: no such directory '%s'", s.run.cwd);
+    struct ar_error err = AR_ERROR_INIT;
+    if (s.run.cwd && ar_dir_check(s.run.cwd, &err) < 0) {
+        ar_cli_usage_error(cmd, "-C: %s", err.msg);
         goto out;
     }
-    struct ar_error err = AR_ERROR_INIT;
     if (instructions_path && ar_file_read(instructions_path, &instructions, &err) < 0) {
         ar_cli_usage_error(cmd, "--instructions: %s", err.msg);
         goto out;

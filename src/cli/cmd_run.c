@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -120,6 +122,32 @@ static void print_summary(const struct ar_result *r)
             r->n_calls, r->n_calls == 1 ? "" : "s", repair[r->repair]);
 }
 
+/* --format json (or --format=json) anywhere among the options: the caller wants a
+ * RunResult on stdout even when the options themselves are wrong. */
+static int wants_json(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--format=json") == 0)
+            return 1;
+        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc && strcmp(argv[i + 1], "json") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A RunResult for a run that never started (bad options, unreadable input), so a
+ * `--format json | jq` pipeline gets an answer with ok false instead of nothing. */
+static void print_failed_result(int code)
+{
+    const char *msg = ar_cli_last_error();
+    struct ar_result *r = ar_result_new_failed(NULL, code, *msg ? msg : NULL);
+    char *text = r ? ar_result_to_json(r, 0) : NULL;
+    if (text)
+        printf("%s\n", text);
+    free(text);
+    ar_result_destroy(r);
+}
+
 static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
 {
     struct ar_cli_session s;
@@ -127,7 +155,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     struct vars vars = { NULL, 0, AR_STRV_INIT };
     struct ar_buf prompt, schema;
     const char *prompt_file = NULL, *schema_file = NULL;
-    int json_format = 0, rc = AR_EXIT_USAGE;
+    int json_format = 0, rc = AR_EXIT_USAGE, printed = 0, auto_stdin = 0;
     const char *arg;
     int key;
 
@@ -211,6 +239,12 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         positional = NULL;
     }
     int sources = !!positional + !!prompt_file + !!s.run.template_name;
+    if (sources == 0 && !isatty(STDIN_FILENO)) {
+        /* `echo hi | agentrun run`: a filter reads the pipe it is given. */
+        prompt_file = "-";
+        sources = 1;
+        auto_stdin = 1;
+    }
     if (sources == 0) {
         ar_cli_usage_error(cmd, "no prompt: give PROMPT, -f FILE, '-' or -t TEMPLATE");
         goto out;
@@ -234,7 +268,9 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         s.run.prompt = positional;
     }
     if (s.run.prompt && !*s.run.prompt) {
-        ar_cli_usage_error(cmd, "the prompt is empty");
+        ar_cli_usage_error(cmd, auto_stdin ? "no prompt: give PROMPT, -f FILE, '-' or -t TEMPLATE "
+                                             "(standard input was empty)"
+                                           : "the prompt is empty");
         goto out;
     }
     if (schema_file) {
@@ -255,6 +291,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     rc = ar_cli_session_run(&s, &s.run, &res);
     if (res) {
         rc = ar_result_exit_status(res);
+        printed = 1;
         if (json_format) {
             char *text = ar_result_to_json(res, 0);
             if (!text || printf("%s\n", text) < 0 || fflush(stdout) != 0) {
@@ -280,6 +317,11 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_session_end(&s);
     rc = ar_cli_session_exit_status(&s, rc);
 out:
+    if (!printed && rc != AR_EXIT_OK && !(key == -2 && p.status == AR_EXIT_OK) &&
+        wants_json(argc, argv))
+        print_failed_result(s.start_error ? s.start_error
+                            : rc == AR_EXIT_USAGE ? AR_EUSAGE
+                                                  : AR_EIO);
     ar_cli_parser_finish(&p);
     ar_buf_finish(&prompt);
     ar_buf_finish(&schema);

@@ -28,6 +28,25 @@ static void print_usage(FILE *f)
     ar_cli_print_exit_statuses(f);
 }
 
+/* "unknown command 'reveiw'; did you mean 'review'?" */
+static void unknown_command(const char *name)
+{
+    const char *words[32];
+    size_t n = 0;
+    for (size_t i = 0; ar_cli_commands[i] && n < 28; i++)
+        words[n++] = ar_cli_commands[i]->name;
+    words[n++] = "help";
+    words[n++] = "version";
+    words[n++] = "--help";
+    words[n++] = "--version";
+    const char *near = ar_cli_suggest(name, words, n);
+    if (near)
+        ar_cli_errorf("unknown command '%s'; did you mean '%s'? (see 'agentrun --help')", name,
+                      near);
+    else
+        ar_cli_errorf("unknown command '%s'; see 'agentrun --help'", name);
+}
+
 int main(int argc, char **argv)
 {
     /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
@@ -53,7 +72,7 @@ int main(int argc, char **argv)
         }
         const struct ar_cli_command *cmd = ar_cli_command_find(argv[2]);
         if (!cmd) {
-            ar_cli_errorf("unknown command '%s'; see 'agentrun --help'", argv[2]);
+            unknown_command(argv[2]);
             return AR_EXIT_USAGE;
         }
         ar_cli_print_help(cmd, stdout);
@@ -61,7 +80,7 @@ int main(int argc, char **argv)
     }
     const struct ar_cli_command *cmd = ar_cli_command_find(name);
     if (!cmd) {
-        ar_cli_errorf("unknown command '%s'; see 'agentrun --help'", name);
+        unknown_command(name);
         return AR_EXIT_USAGE;
     }
     int rc = cmd->run(cmd, argc - 1, argv + 1);

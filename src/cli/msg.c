@@ -8,6 +8,9 @@
 
 int ar_cli_verbosity = 0;
 
+/* The last error message, for a command that must still print a JSON result. */
+static char last_error[512];
+
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
     fflush(stdout);
@@ -23,6 +26,14 @@ void ar_cli_errorf(const char *fmt, ...)
     va_start(ap, fmt);
     vmsg("agentrun: error: ", fmt, ap);
     va_end(ap);
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+}
+
+const char *ar_cli_last_error(void)
+{
+    return last_error;
 }
 
 void ar_cli_warnf(const char *fmt, ...)
@@ -53,6 +64,9 @@ int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...)
     fprintf(stderr, "agentrun %s: ", cmd ? cmd->name : "");
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\nTry 'agentrun %s --help' for more information.\n", cmd ? cmd->name : "");
+    va_end(ap);
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
     return AR_EXIT_USAGE;
 }

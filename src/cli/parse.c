@@ -84,6 +84,31 @@ static const char *opt_name_of(const struct ar_cli_command *cmd, int key, char *
     return buf;
 }
 
+/* "unknown option '--promts-dir'; did you mean '--prompts-dir'?" */
+static void unknown_long_option(const struct ar_cli_command *cmd, const char *bad)
+{
+    char word[80];
+    size_t len = strcspn(bad, "=");
+    if (len >= sizeof(word))
+        len = sizeof(word) - 1;
+    memcpy(word, bad, len);
+    word[len] = '\0';
+    char names[64][40];
+    const char *words[64];
+    size_t n = 0;
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name && n < 63; o++) {
+        snprintf(names[n], sizeof(names[n]), "--%s", o->name);
+        words[n] = names[n];
+        n++;
+    }
+    words[n++] = "--help";
+    const char *near = ar_cli_suggest(word, words, n);
+    if (near)
+        ar_cli_usage_error(cmd, "unknown option '%s'; did you mean '%s'?", word, near);
+    else
+        ar_cli_usage_error(cmd, "unknown option '%s'", word);
+}
+
 int ar_cli_next(struct ar_cli_parser *p, const char **arg)
 {
     struct parser_priv *pp = p->priv;
@@ -107,7 +132,7 @@ int ar_cli_next(struct ar_cli_parser *p, const char **arg)
         else if (optopt && optopt < 128 && isprint(optopt))
             ar_cli_usage_error(p->cmd, "unknown option '-%c'", optopt);
         else
-            ar_cli_usage_error(p->cmd, "unknown option '%s'", bad);
+            unknown_long_option(p->cmd, bad);
         p->status = AR_EXIT_USAGE;
         return -2;
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/session.h"
+#include "util/file.h"
 #include "proc/proc.h"
 #include "provider/provider.h"
 #include "run/run.h"
@@ -98,9 +99,16 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     case AR_CLI_KEY_TRANSCRIPT:
         o->transcript_path = arg;
         return 1;
-    case AR_CLI_KEY_PROMPTS_DIR:
+    case AR_CLI_KEY_PROMPTS_DIR: {
+        /* A mistyped directory would otherwise be ignored until a template is loaded. */
+        struct ar_error err = AR_ERROR_INIT;
+        if (ar_dir_check(arg, &err) < 0) {
+            ar_cli_usage_error(s->cmd, "--prompts-dir: %s", err.msg);
+            return -1;
+        }
         o->prompts_dir = arg;
         return 1;
+    }
     case AR_CLI_KEY_PRICES:
         o->prices_file = arg;
         return 1;
@@ -328,6 +336,7 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
             ar_cli_errorf("%s: %s", err.where, err.msg);
         else
             ar_cli_errorf("%s", err.msg);
+        s->start_error = err.code;
         return ar_error_exit_status(err.code);
     }
     ar_cli_session_status_start(s);

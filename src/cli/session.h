@@ -90,7 +90,8 @@ struct ar_cli_session {
     struct ar_run_options run; /* shared fields filled from the options */
     int log_json;
     struct ar_loop *loop;
-    int signal; /* the signal that interrupted us, or 0 */
+    int signal;      /* the signal that interrupted us, or 0 */
+    int start_error; /* the AR_E… code of a run that could not start, or 0 */
     /* live status line */
     int status_enabled;
     int status_shown;

@@ -1,6 +1,7 @@
 /* Price lookup, the override file and the cost of a call. */
 #include <ctype.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,11 @@ void ar_cost_add(struct ar_cost *a, const struct ar_cost *b)
     a->usd += b->usd;
     if (b->source != AR_COST_CLI)
         a->source = AR_COST_TABLE;
+}
+
+double ar_cost_round(double usd)
+{
+    return isfinite(usd) ? round(usd * 1e6) / 1e6 : usd;
 }
 
 const char *ar_cost_source_name(enum ar_cost_source s)

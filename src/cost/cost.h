@@ -83,6 +83,13 @@ struct ar_cost ar_cost_compute(const struct ar_prices *t, const char *model,
  * call (0, "cache") adds nothing, and only cached calls give "cache". */
 void ar_cost_add(struct ar_cost *a, const struct ar_cost *b);
 
+/*
+ * usd rounded to a millionth of a dollar, for output: a sum of calls such as
+ * 0.01 + 0.05 prints 0.06, not 0.060000000000000005. No price is finer than
+ * that (PRICES.md: per million tokens).
+ */
+double ar_cost_round(double usd);
+
 /* "cli", "price_table", "cache" or "unknown". */
 const char *ar_cost_source_name(enum ar_cost_source s);
 

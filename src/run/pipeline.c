@@ -804,8 +804,8 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
                                   "cannot open transcript '%s': %s", run->o.transcript_path,
                                   strerror(errno));
     }
-    if (rc == 0 && run->o.cwd && !ar_is_dir(run->o.cwd))
-        rc = ar_error_set(err, AR_EUSAGE, run->o.cwd, "no such directory '%s'", run->o.cwd);
+    if (rc == 0 && run->o.cwd)
+        rc = ar_dir_check(run->o.cwd, err);
     if (rc == 0) {
         run->res = ar_result_new_failed(run->prov->name, 0, NULL);
         if (!run->res)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ar_config.h"
+#include "cost/cost.h"
 #include "json/dump.h"
 #include "run/run.h"
 #include "util/buf.h"
@@ -84,7 +85,7 @@ static json_t *usage_value(const struct ar_usage *u)
 
 static json_t *cost_value(double usd, enum ar_cost_source src)
 {
-    return src == AR_COST_UNKNOWN ? json_null() : json_real(usd);
+    return src == AR_COST_UNKNOWN ? json_null() : json_real(ar_cost_round(usd));
 }
 
 static json_t *strv_value(char *const *v)

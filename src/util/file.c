@@ -164,6 +164,23 @@ int ar_is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int ar_dir_check(const char *path, struct ar_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return ar_error_set(err, AR_EUSAGE, path, "no such directory '%s'", path);
+        return ar_error_set_sys(err, AR_EUSAGE, errno, path, "cannot use directory '%s': %s",
+                                path, strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode))
+        return ar_error_set(err, AR_EUSAGE, path, "'%s' is not a directory", path);
+    if (access(path, X_OK) != 0)
+        return ar_error_set_sys(err, AR_EUSAGE, errno, path, "cannot enter directory '%s': %s",
+                                path, strerror(errno));
+    return 0;
+}
+
 int ar_is_file(const char *path)
 {
     struct stat st;

@@ -36,6 +36,13 @@ char *ar_file_write_temp(const char *tag, const void *data, size_t len, struct a
 
 /* Non-zero when path exists and is a directory / a regular file. */
 int ar_is_dir(const char *path);
+
+/*
+ * 0 when path is a directory this process can enter; else AR_EUSAGE with err
+ * saying which: "no such directory 'x'", "'x' is not a directory" or "cannot
+ * enter directory 'x': Permission denied".
+ */
+int ar_dir_check(const char *path, struct ar_error *err);
 int ar_is_file(const char *path);
 
 #endif

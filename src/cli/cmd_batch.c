@@ -19,6 +19,7 @@
 #include "batch/job.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cost/cost.h"
 #include "json/dump.h"
 #include "proc/proc.h"
 #include "run/run.h"
@@ -32,12 +33,19 @@ enum {
     KEY_ALLOW_EDITS,
     KEY_NO_FILES,
     KEY_OUTPUT,
+    KEY_RESUME,
 };
 
 static const struct ar_cli_opt opts[] = {
     { "jobs", 'j', "N", "run N jobs at once (default: 4)", NULL },
     { "resume-from", KEY_RESUME_FROM, "FILE",
-      "skip the ids FILE (an earlier batch's output) holds with \"ok\": true", "@file" },
+      "skip the ids FILE (an earlier batch's output) holds with \"ok\": true; a missing FILE "
+      "holds none",
+      "@file" },
+    { "resume", KEY_RESUME, NULL,
+      "with -o FILE: skip the ids FILE already holds as ok and keep one final record per id "
+      "there, so the same command resumes until done",
+      NULL },
     { "max-cost", KEY_MAX_COST, "USD",
       "stop starting jobs once spent + running jobs' worst case would pass USD; the rest fail "
       "with error budget (exit 6)",
@@ -65,7 +73,7 @@ struct batch {
     size_t first_pending; /* every job before it has started or ended */
     unsigned max_running;
     unsigned running;
-    size_t ok, failed, skipped, budget_stopped;
+    size_t ok, failed, skipped, budget_stopped, not_started;
     struct ar_usage usage;
     double cost;
     size_t unknown_cost;
@@ -281,38 +289,115 @@ static void pump(struct batch *b)
     }
 }
 
-static int load_resume(const struct ar_cli_command *cmd, const char *path, json_t *done_ids)
+/* The id of a record as the job list keys it ("7" for 7), or NULL when the line is
+ * not a record (a line cut off by an interruption). Borrowed from rec or num. */
+static const char *record_key(const json_t *rec, char num[32])
 {
-    struct ar_buf buf;
-    struct ar_error err = AR_ERROR_INIT;
-    ar_buf_init(&buf, AR_BUF_UNLIMITED);
-    if (ar_file_read(path, &buf, &err) < 0) {
-        ar_buf_finish(&buf);
-        return ar_cli_usage_error(cmd, "--resume-from: %s", err.msg);
+    const json_t *id = json_object_get(rec, "id");
+    if (json_is_integer(id)) {
+        snprintf(num, 32, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+        return num;
     }
-    size_t lineno = 0;
-    for (const char *p = buf.data, *end = buf.data + buf.len; p && p < end;) {
+    return json_string_value(id);
+}
+
+/*
+ * Reads an earlier output into *buf and marks in done_ids every id it holds a
+ * record with "ok": true for. A file that does not exist yet holds none, so the
+ * first run of a resumable command line is the same command as the later ones.
+ */
+static int load_resume(const struct ar_cli_command *cmd, const char *path, json_t *done_ids,
+                       struct ar_buf *buf)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        ar_cli_notef("'%s' does not exist yet: every job runs", path);
+        return 0;
+    }
+    if (ar_file_read(path, buf, &err) < 0)
+        return ar_cli_usage_error(cmd, "--resume-from: %s", err.msg);
+    for (const char *p = buf->data, *end = buf->data + buf->len; p && p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        lineno++;
         if (!ar_batch_line_blank(p, len)) {
             json_t *rec = json_loadb(p, len, 0, NULL);
-            json_t *id = json_object_get(rec, "id");
-            /* A record cut off by an interruption is simply not finished. */
             char num[32];
-            const char *key = json_string_value(id);
-            if (json_is_integer(id)) {
-                snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
-                key = num;
-            }
+            const char *key = record_key(rec, num);
             if (key && json_is_true(json_object_get(rec, "ok")))
                 json_object_set_new(done_ids, key, json_true());
             json_decref(rec);
         }
         p = nl ? nl + 1 : end;
     }
-    ar_buf_finish(&buf);
     return 0;
+}
+
+/*
+ * --resume: the output file is both the record of what is done and where the new
+ * records go. It is first rewritten (a new file renamed over it, so a crash leaves
+ * the old one whole) to hold one record per id: the last ok one, else the last one
+ * of an id this run does not retry. Cut lines and the failed records of the jobs
+ * about to run again are dropped, so when the batch ends each id has exactly one
+ * record, its final one.
+ */
+static int compact_output(struct batch *b, const char *path, const struct ar_buf *old)
+{
+    if (!old->data)
+        return 0;
+    json_t *best = json_object(); /* id -> [line offset, ok] */
+    for (const char *p = old->data, *end = old->data + old->len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        json_t *rec = ar_batch_line_blank(p, len) ? NULL : json_loadb(p, len, 0, NULL);
+        char num[32];
+        const char *key = record_key(rec, num);
+        if (key) {
+            int ok = json_is_true(json_object_get(rec, "ok"));
+            json_t *cur = json_object_get(best, key);
+            if (ok || !cur || !json_is_true(json_array_get(cur, 1)))
+                json_object_set_new(best, key, json_pack("[Ib]", (json_int_t)(p - old->data), ok));
+        }
+        json_decref(rec);
+        p = nl ? nl + 1 : end;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (b->jobs[i].state == PENDING && !b->jobs[i].job.error)
+            json_object_del(best, b->jobs[i].job.id);
+
+    char *tmp = NULL;
+    int rc = -1;
+    if (asprintf(&tmp, "%s.agentrun-tmp", path) < 0) {
+        tmp = NULL;
+        goto out;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        goto out;
+    int bad = 0;
+    for (const char *p = old->data, *end = old->data + old->len; p < end && !bad;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        json_t *rec = ar_batch_line_blank(p, len) ? NULL : json_loadb(p, len, 0, NULL);
+        char num[32];
+        const char *key = record_key(rec, num);
+        json_t *keep = key ? json_object_get(best, key) : NULL;
+        if (keep && json_integer_value(json_array_get(keep, 0)) == (json_int_t)(p - old->data))
+            bad = fwrite(p, 1, len, f) != len || fputc('\n', f) == EOF;
+        json_decref(rec);
+        p = nl ? nl + 1 : end;
+    }
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (!bad && rename(tmp, path) == 0)
+        rc = 0;
+    else
+        unlink(tmp);
+out:
+    if (rc < 0)
+        ar_cli_errorf("cannot rewrite '%s' for --resume: %s", path, strerror(errno));
+    free(tmp);
+    json_decref(best);
+    return rc;
 }
 
 static int load_jobs(struct batch *b, const char *input, const json_t *done_ids)
@@ -344,13 +429,23 @@ static int load_jobs(struct batch *b, const char *input, const json_t *done_ids)
             if (ar_batch_job_parse(p, len, lineno, &b->s.run, &js->job) < 0)
                 abort();
             b->n++;
-            if (!js->job.error && json_object_get(seen, js->job.id)) {
-                char msg[160];
-                snprintf(msg, sizeof(msg), "line %zu: id '%.100s' is used twice", lineno,
-                         js->job.id);
+            json_t *first = js->job.error ? NULL : json_object_get(seen, js->job.id);
+            if (first) {
+                /* Its record is keyed by its line, as for a line without an id, so
+                 * the output never holds two records of one id. */
+                char msg[200];
+                snprintf(msg, sizeof(msg),
+                         "line %zu: id '%.100s' is used twice (first on line %" JSON_INTEGER_FORMAT
+                         ")",
+                         lineno, js->job.id, json_integer_value(first));
                 js->job.error = strdup(msg);
+                free(js->job.id);
+                if (asprintf(&js->job.id, "line %zu", lineno) < 0)
+                    abort();
+                js->job.id_is_integer = 0;
+            } else if (!js->job.error) {
+                json_object_set_new(seen, js->job.id, json_integer((json_int_t)lineno));
             }
-            json_object_set_new(seen, js->job.id, json_true());
             if (!js->job.error && json_object_get(done_ids, js->job.id)) {
                 js->state = DONE;
                 b->skipped++;
@@ -367,6 +462,27 @@ static void summary(struct batch *b)
 {
     if (ar_cli_verbosity < 0)
         return;
+    double secs = (double)(ar_now_ms() - b->t0) / 1000.0;
+    if (b->s.log_json) {
+        /* One more event line, not prose, for a reader of JSON lines. */
+        json_t *o = json_pack(
+            "{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I},s:o,s:I,s:I}", "level", "info",
+            "event", "batch_finished", "ok", (json_int_t)b->ok, "failed", (json_int_t)b->failed,
+            "skipped", (json_int_t)b->skipped, "not_started", (json_int_t)b->not_started,
+            "budget_stopped", (json_int_t)b->budget_stopped, "tokens", "input",
+            (json_int_t)b->usage.input, "cache_read", (json_int_t)b->usage.cache_read,
+            "cache_write", (json_int_t)b->usage.cache_write, "output", (json_int_t)b->usage.output,
+            "reasoning", (json_int_t)b->usage.reasoning, "cost_usd",
+            json_real(ar_cost_round(b->cost)), "unknown_cost_jobs", (json_int_t)b->unknown_cost,
+            "duration_ms", (json_int_t)(secs * 1000));
+        struct ar_buf line;
+        ar_buf_init(&line, AR_BUF_UNLIMITED);
+        if (o && ar_json_dump_compact(o, &line) == 0)
+            fprintf(stderr, "%s\n", ar_buf_cstr(&line));
+        ar_buf_finish(&line);
+        json_decref(o);
+        return;
+    }
     char cost[80];
     snprintf(cost, sizeof(cost), "$%.4f", b->cost);
     if (b->unknown_cost)
@@ -377,12 +493,15 @@ static void summary(struct batch *b)
     if (b->budget_stopped)
         snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
                  " (%zu not started: budget)", b->budget_stopped);
+    char pending[48] = "";
+    if (b->not_started)
+        snprintf(pending, sizeof(pending), ", %zu not started", b->not_started);
     fprintf(stderr,
-            "agentrun batch: %zu ok, %s, %zu skipped; %llu input + %llu cached + %llu output "
+            "agentrun batch: %zu ok, %s, %zu skipped%s; %llu input + %llu cached + %llu output "
             "tokens; %s; %.1f s\n",
-            b->ok, failed, b->skipped, (unsigned long long)b->usage.input,
+            b->ok, failed, b->skipped, pending, (unsigned long long)b->usage.input,
             (unsigned long long)(b->usage.cache_read + b->usage.cache_write),
-            (unsigned long long)b->usage.output, cost, (double)(ar_now_ms() - b->t0) / 1000.0);
+            (unsigned long long)b->usage.output, cost, secs);
 }
 
 /*
@@ -416,8 +535,10 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_cli_parser p;
     const char *resume = NULL, *output = NULL;
     const char *arg;
-    int key, rc = AR_EXIT_USAGE;
+    int key, rc = AR_EXIT_USAGE, resume_output = 0;
     json_t *done_ids = json_object();
+    struct ar_buf previous;
+    ar_buf_init(&previous, AR_BUF_UNLIMITED);
 
     memset(&b, 0, sizeof(b));
     b.max_running = 4;
@@ -440,6 +561,9 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_RESUME_FROM:
             resume = arg;
+            break;
+        case KEY_RESUME:
+            resume_output = 1;
             break;
         case KEY_MAX_COST: {
             char *end;
@@ -467,9 +591,18 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     const char *input = argc - p.ind == 1 ? argv[p.ind] : "-";
-    if (resume && load_resume(cmd, resume, done_ids))
+    if (resume_output && (!output || resume)) {
+        ar_cli_usage_error(cmd, output ? "give --resume or --resume-from FILE, not both"
+                                       : "--resume needs -o FILE, the output it resumes");
+        goto out;
+    }
+    if (resume_output)
+        resume = output;
+    if (resume && load_resume(cmd, resume, done_ids, &previous))
         goto out;
     if (load_jobs(&b, input, done_ids))
+        goto out;
+    if (resume_output && compact_output(&b, output, &previous) < 0)
         goto out;
     if (output) {
         b.out = fopen(output, "a");
@@ -494,6 +627,8 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     pump(&b);
     ar_loop_run(b.s.loop);
     /* Jobs still pending here were never started (an interruption). */
+    for (size_t i = 0; i < b.n; i++)
+        b.not_started += b.jobs[i].state == PENDING;
     ar_cli_session_end(&b.s);
     summary(&b);
     rc = ar_cli_session_exit_status(&b.s, b.worst);
@@ -504,6 +639,7 @@ out:
         ar_batch_job_finish(&b.jobs[i].job);
     free(b.jobs);
     json_decref(done_ids);
+    ar_buf_finish(&previous);
     ar_cli_parser_finish(&p);
     return rc;
 }

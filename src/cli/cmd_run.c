@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "json/dump.h"
 #include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -94,7 +95,7 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
     return 0;
 }
 
-static void print_summary(const struct ar_result *r)
+static void print_summary(const struct ar_result *r, int log_json)
 {
     /* Nothing to sum when no CLI ever ran (not installed, or interrupted first). */
     size_t ran = 0;
@@ -102,6 +103,25 @@ static void print_summary(const struct ar_result *r)
         ran += r->calls[i].exit_code >= 0;
     if (ar_cli_verbosity < 0 || ran == 0)
         return;
+    if (log_json) {
+        /* The same facts as one more JSON line: the RunResult's own fields. */
+        json_t *v = ar_result_to_value(r);
+        json_t *o = json_pack("{s:s,s:s}", "level", "info", "event", "run_summary");
+        static const char *const keep[] = { "provider",    "model",       "tokens", "cost_usd",
+                                            "cost_source", "duration_ms", "repair", NULL };
+        for (size_t i = 0; keep[i]; i++)
+            json_object_set(o, keep[i], json_object_get(v, keep[i]));
+        json_object_set_new(o, "calls", json_integer((json_int_t)r->n_calls));
+        json_object_set_new(o, "files", json_integer((json_int_t)r->n_files));
+        struct ar_buf line;
+        ar_buf_init(&line, AR_BUF_UNLIMITED);
+        if (o && ar_json_dump_compact(o, &line) == 0)
+            fprintf(stderr, "%s\n", ar_buf_cstr(&line));
+        ar_buf_finish(&line);
+        json_decref(o);
+        json_decref(v);
+        return;
+    }
     char cost[48];
     if (r->cost_source == AR_COST_UNKNOWN)
         snprintf(cost, sizeof(cost), "cost unknown");
@@ -311,7 +331,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         if (!res->ok)
             ar_cli_print_result_error(res);
         if (!json_format)
-            print_summary(res);
+            print_summary(res, s.log_json);
         ar_result_destroy(res);
     }
     ar_cli_session_end(&s);
@@ -319,7 +339,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
 out:
     if (!printed && rc != AR_EXIT_OK && !(key == -2 && p.status == AR_EXIT_OK) &&
         wants_json(argc, argv))
-        print_failed_result(s.start_error ? s.start_error
+        print_failed_result(s.start_error         ? s.start_error
                             : rc == AR_EXIT_USAGE ? AR_EUSAGE
                                                   : AR_EIO);
     ar_cli_parser_finish(&p);
@@ -335,7 +355,9 @@ const struct ar_cli_command ar_cmd_run = {
     .synopsis = "[options] [PROMPT | -f FILE | - | -t TEMPLATE --var KEY=VALUE…]",
     .summary = "run one prompt through claude, codex or gemini and report a RunResult",
     .description =
-        "The prompt goes to the CLI on standard input. With a contract (a template's json-schema\n"
+        "The prompt goes to the CLI on standard input. With no PROMPT, -f or -t and standard\n"
+        "input not a terminal, the prompt is read from it (echo hi | agentrun run). With a "
+        "contract (a template's json-schema\n"
         "block, or --schema) the answer's JSON is extracted, repaired locally if needed, checked,\n"
         "and at most one repair call is made. --format json prints the RunResult\n"
         "(docs/run-result.md): tokens, cost, session, duration, calls and the files the run "

@@ -18,9 +18,10 @@ static void print_version(void)
 
 static void print_usage(FILE *f)
 {
-    fprintf(f, "usage: agentrun <command> [options] [args]\n\n"
-               "Run Claude Code, Codex or Gemini headlessly and get back a result you can trust.\n\n"
-               "commands:\n");
+    fprintf(f,
+            "usage: agentrun <command> [options] [args]\n\n"
+            "Run Claude Code, Codex or Gemini headlessly and get back a result you can trust.\n\n"
+            "commands:\n");
     for (size_t i = 0; ar_cli_commands[i]; i++)
         fprintf(f, "  %-12s %s\n", ar_cli_commands[i]->name, ar_cli_commands[i]->summary);
     fprintf(f, "\n'agentrun help COMMAND' or 'agentrun COMMAND --help' shows a command's options.\n"

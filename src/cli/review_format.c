@@ -137,8 +137,9 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
         json_object_set_new(o, "cost_source", json_string("none"));
     } else {
         json_object_set_new(o, "cost_usd",
-                            rv->cost_source == AR_COST_UNKNOWN ? json_null()
-                                                               : json_real(ar_cost_round(rv->cost_usd)));
+                            rv->cost_source == AR_COST_UNKNOWN
+                                ? json_null()
+                                : json_real(ar_cost_round(rv->cost_usd)));
         json_object_set_new(o, "cost_source", json_string(cost_source_names[rv->cost_source]));
     }
     json_object_set_new(o, "cached", json_boolean(rv->cached));

@@ -192,12 +192,19 @@ void ar_cli_log(void *arg, enum ar_log_level level, const char *event, const cha
     }
     if (!msg || !*msg)
         return;
+    /* Many jobs share stderr in a batch: say which one a line is about. */
+    json_t *o = fields && strstr(fields, "\"job\"") ? json_loads(fields, 0, NULL) : NULL;
+    const char *job = json_string_value(json_object_get(o, "job"));
+    char head[160] = "";
+    if (job && *job)
+        snprintf(head, sizeof(head), "job '%.100s': ", job);
     if (level == AR_LOG_ERROR)
-        fprintf(stderr, "agentrun: error: %s\n", msg);
+        fprintf(stderr, "agentrun: error: %s%s\n", head, msg);
     else if (level == AR_LOG_WARN)
-        fprintf(stderr, "agentrun: warning: %s\n", msg);
+        fprintf(stderr, "agentrun: warning: %s%s\n", head, msg);
     else
-        fprintf(stderr, "agentrun: %s\n", msg);
+        fprintf(stderr, "agentrun: %s%s\n", head, msg);
+    json_decref(o);
     fflush(stderr);
 }
 

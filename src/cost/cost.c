@@ -131,7 +131,7 @@ void ar_cost_add(struct ar_cost *a, const struct ar_cost *b)
 
 double ar_cost_round(double usd)
 {
-    return isfinite(usd) ? round(usd * 1e6) / 1e6 : usd;
+    return isfinite(usd) ? round(usd * 1e10) / 1e10 : usd;
 }
 
 const char *ar_cost_source_name(enum ar_cost_source s)

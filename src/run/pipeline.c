@@ -203,8 +203,9 @@ static int next_provider(struct ar_run *run)
         const char *name = run->providers.v[run->provider_index];
         const struct ar_provider *p = ar_provider_find(name);
         if (p) {
-            ar_log(&run->o.logger, AR_LOG_WARN, "%s failed (%s); trying %s", run->prov->name,
-                   ar_strerror_name(run->res->error.code), p->name);
+            ar_log_event(&run->o.logger, AR_LOG_WARN, "fallback", event_fields(run, 0),
+                         "%s failed (%s); trying %s", run->prov->name,
+                         ar_strerror_name(run->res->error.code), p->name);
             run->prov = p;
             set_str(&run->res->provider, p->name);
             /* These describe the last call: the failed provider's session,
@@ -517,8 +518,9 @@ static void evaluate(struct ar_run *run, const char *text)
             finish(run);
             return;
         }
-        ar_log(&run->o.logger, AR_LOG_INFO, "%s: %s; one repair call", run->prov->name,
-               run->details.n ? run->details.v[0] : ar_strerror(code));
+        ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_needed", event_fields(run, 0),
+                     "%s: %s; one repair call", run->prov->name,
+                     run->details.n ? run->details.v[0] : ar_strerror(code));
         run->res->repair = AR_REPAIR_MODEL;
         start_call(run, CALL_REPAIR);
         return;

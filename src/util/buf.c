@@ -42,6 +42,10 @@ int ar_buf_reserve(struct ar_buf *b, size_t n)
         return AR_ENOMEM;
     b->data = p;
     b->cap = cap;
+    /* Keep the buffer a C string even when nothing is written after the
+     * reserve (a read of an empty pipe): ar_buf_cstr() must not hand out
+     * uninitialised bytes. */
+    b->data[b->len] = '\0';
     return 0;
 }
 

@@ -140,8 +140,7 @@ char *ar_file_write_temp(const char *tag, const void *data, size_t len, struct a
     }
     int fd = mkstemp(path); /* mkstemp creates the file 0600 */
     if (fd < 0) {
-        ar_error_set_sys(err, AR_EIO, errno, path, "cannot create '%s': %s", path,
-                         strerror(errno));
+        ar_error_set_sys(err, AR_EIO, errno, path, "cannot create '%s': %s", path, strerror(errno));
         free(path);
         return NULL;
     }
@@ -149,8 +148,7 @@ char *ar_file_write_temp(const char *tag, const void *data, size_t len, struct a
     if (close(fd) != 0)
         rc = AR_EIO;
     if (rc) {
-        ar_error_set_sys(err, AR_EIO, errno, path, "cannot write '%s': %s", path,
-                         strerror(errno));
+        ar_error_set_sys(err, AR_EIO, errno, path, "cannot write '%s': %s", path, strerror(errno));
         unlink(path);
         free(path);
         return NULL;
@@ -170,8 +168,8 @@ int ar_dir_check(const char *path, struct ar_error *err)
     if (stat(path, &st) != 0) {
         if (errno == ENOENT)
             return ar_error_set(err, AR_EUSAGE, path, "no such directory '%s'", path);
-        return ar_error_set_sys(err, AR_EUSAGE, errno, path, "cannot use directory '%s': %s",
-                                path, strerror(errno));
+        return ar_error_set_sys(err, AR_EUSAGE, errno, path, "cannot use directory '%s': %s", path,
+                                strerror(errno));
     }
     if (!S_ISDIR(st.st_mode))
         return ar_error_set(err, AR_EUSAGE, path, "'%s' is not a directory", path);

@@ -226,7 +226,7 @@ class Batch(unittest.TestCase):
     def test_usage_errors(self):
         for args in (["batch", "-j", "0"], ["batch", "--max-cost", "free"],
                      ["batch", "--max-cost", "inf"], ["batch", "--max-cost", "1e999"],
-                     ["batch", "/nonexistent.jsonl"], ["batch", "--resume-from", "/nonexistent"]):
+                     ["batch", "/nonexistent.jsonl"]):
             p = self.sb.run(*args, input="")
             self.assertEqual(p.returncode, 2, args)
 

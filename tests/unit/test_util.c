@@ -104,6 +104,24 @@ static void test_file_read_fd_pipe_in_pieces_under_the_cap(void **state)
     ar_buf_finish(&b);
 }
 
+/* An empty pipe still leaves a C string: the first reserve allocates, nothing is
+ * read, and the bytes after it must not be whatever malloc returned. */
+static void test_file_read_fd_empty_pipe_is_an_empty_string(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    close(fds[1]);
+    struct ar_buf b;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&b, 1 << 20);
+    assert_int_equal(ar_file_read_fd(fds[0], "pipe", &b, &err), 0);
+    close(fds[0]);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(ar_buf_cstr(&b), "");
+    ar_buf_finish(&b);
+}
+
 static void test_file_read_fd_past_the_cap_is_too_big(void **state)
 {
     (void)state;
@@ -178,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_buf_append_and_cstr),
         cmocka_unit_test(test_buf_refuses_past_max),
         cmocka_unit_test(test_buf_detach_hands_out_and_resets),
+        cmocka_unit_test(test_file_read_fd_empty_pipe_is_an_empty_string),
         cmocka_unit_test(test_strv_builds_null_terminated_vector),
         cmocka_unit_test(test_error_table_maps_names_and_exit_statuses),
         cmocka_unit_test(test_error_message_is_truncated_not_overflowed),

@@ -1,0 +1,254 @@
+"""Daily use (issue 20): did-you-mean, JSON results for every failure, piped prompts,
+rounded costs, resumable batches in one command, job ids in messages."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, Sandbox, claude_stream  # noqa: E402
+
+
+def jobs(n, **extra):
+    return "".join(json.dumps(dict({"id": f"job{i}", "prompt": f"prompt {i}"}, **extra)) + "\n"
+                   for i in range(n))
+
+
+def records(text):
+    return [json.loads(l) for l in text.splitlines()]
+
+
+class Typos(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox(git=False)
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def test_mistyped_command_is_named_with_the_nearest_one(self):
+        p = self.sb.run("--verison")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("did you mean '--version'?", p.stderr)
+        p = self.sb.run("reveiw")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("did you mean 'review'?", p.stderr)
+
+    def test_unrelated_word_gets_no_guess(self):
+        p = self.sb.run("frobnicate")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown command 'frobnicate'", p.stderr)
+        self.assertNotIn("did you mean", p.stderr)
+
+    def test_mistyped_flag_is_named_with_the_nearest_one(self):
+        p = self.sb.run("run", "--promts-dir", "x", "hi")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown option '--promts-dir'; did you mean '--prompts-dir'?", p.stderr)
+        p = self.sb.run("batch", "--resme-from=x")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown option '--resme-from'; did you mean '--resume-from'?", p.stderr)
+
+
+class RunMessages(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def result(self, p):
+        self.assertEqual(len(p.stdout.splitlines()), 1, p.stdout)
+        return json.loads(p.stdout)
+
+    def test_format_json_prints_a_runresult_for_usage_errors(self):
+        for args in (["--bogus", "hi"], ["-C", os.path.join(self.sb.work, "README"), "hi"],
+                     ["--schema", "/nonexistent.json", "hi"], ["--timeout", "soon", "hi"],
+                     ["-t", "review"]):
+            p = self.sb.run("run", "--format", "json", *args, input="")
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            r = self.result(p)
+            self.assertIs(r["ok"], False, args)
+            self.assertEqual(r["error"]["code"], "usage", args)
+            self.assertTrue(r["error"]["message"], args)
+            self.assertEqual(r["calls"], [], args)
+
+    def test_format_json_prints_a_runresult_for_io_errors(self):
+        self.sb.answers("codex", ["hi"])
+        d = os.path.join(self.sb.root, "dir")
+        os.mkdir(d)
+        p = self.sb.run("run", "--format=json", "--transcript", d, "hi")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        r = self.result(p)
+        self.assertEqual(r["error"]["code"], "io")
+        self.assertIn("transcript", r["error"]["message"])
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_file_given_as_directory_is_called_a_file(self):
+        p = self.sb.run("run", "-C", os.path.join(self.sb.work, "README"), "hi")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("is not a directory", p.stderr)
+        self.assertNotIn("no such directory", p.stderr)
+
+    def test_missing_prompts_dir_is_an_error_even_without_a_template(self):
+        self.sb.answers("codex", ["hi"])
+        p = self.sb.run("run", "--prompts-dir", os.path.join(self.sb.root, "nope"), "hi")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--prompts-dir: no such directory", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_unset_template_variable_says_how_to_set_it(self):
+        d = os.path.join(self.sb.root, "prompts")
+        self.sb.write("greet.md", "Say hello to {{who}}.\n", base=d)
+        p = self.sb.run("run", "--prompts-dir", d, "-t", "greet")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("variable 'who' is not set (--var who=VALUE)", p.stderr)
+
+    def test_piped_stdin_is_the_prompt(self):
+        self.sb.answers("codex", ["answer"])
+        p = self.sb.run("run", input="what is two plus two\n")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "answer\n")
+        self.assertEqual(self.sb.calls()[0]["stdin"], "what is two plus two\n")
+
+    def test_empty_stdin_and_no_prompt_is_a_usage_error(self):
+        p = self.sb.run("run", input="")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no prompt", p.stderr)
+        self.assertIn("standard input was empty", p.stderr)
+
+    def test_cost_of_several_calls_has_no_float_noise(self):
+        # 0.01 + 0.05 is 0.060000000000000005 in binary floating point.
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join([
+            self.sb.fixture(claude_stream("no json here", cost=0.01)),
+            self.sb.fixture(claude_stream('{"a": 1}', cost=0.05))])
+        p = self.sb.run("run", "--json", "--format", "json", "hi", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('"cost_usd":0.06,', p.stdout)
+        self.assertEqual(json.loads(p.stdout)["cost_usd"], 0.06)
+
+    def test_log_format_json_ends_with_a_json_summary(self):
+        self.sb.answers("codex", ["answer"])
+        p = self.sb.run("run", "--log-format", "json", "hi")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        self.assertTrue(lines, p.stderr)
+        for l in lines:
+            json.loads(l)  # every stderr line is JSON
+        last = json.loads(lines[-1])
+        self.assertEqual(last["event"], "run_summary")
+        self.assertEqual(last["provider"], "codex")
+
+    def test_extract_hints_at_repair(self):
+        p = self.sb.run("extract", input="{'a': 1}\n")
+        self.assertEqual(p.returncode, 3)
+        self.assertIn("--repair finds one (single_quotes)", p.stderr)
+        p = self.sb.run("extract", input="no json at all\n")
+        self.assertEqual(p.returncode, 3)
+        self.assertNotIn("--repair", p.stderr)
+
+
+class ResumableBatch(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+        self.out = os.path.join(self.sb.root, "out.jsonl")
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def batch(self, text, *args):
+        return self.sb.run("batch", "--no-files", *args, "-", input=text)
+
+    def test_one_command_resumes_until_done_with_one_record_per_id(self):
+        self.sb.answers("codex", ["ok"])
+        # First run: the file does not exist yet; job1 fails.
+        self.sb.env["FAKE_CLI_EXIT_1"] = "1"
+        self.sb.env["FAKE_CLI_FIXTURE_1"] = "/dev/null"
+        p = self.batch(jobs(3), "-j", "1", "--resume", "-o", self.out)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(len(records(open(self.out).read())), 3)
+        for k in ("FAKE_CLI_EXIT_1", "FAKE_CLI_FIXTURE_1"):
+            del self.sb.env[k]
+        # The same command again: only job1 runs, and its failed record is replaced.
+        p = self.batch(jobs(3), "-j", "1", "--resume", "-o", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("2 skipped", p.stderr)
+        recs = records(open(self.out).read())
+        self.assertEqual(sorted(r["id"] for r in recs), ["job0", "job1", "job2"])
+        self.assertTrue(all(r["ok"] for r in recs))
+        # And once more: nothing to do, nothing changes.
+        before = open(self.out).read()
+        p = self.batch(jobs(3), "--resume", "-o", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("3 skipped", p.stderr)
+        self.assertEqual(open(self.out).read(), before)
+
+    def test_resume_drops_a_cut_line(self):
+        self.sb.answers("codex", ["ok"])
+        with open(self.out, "w") as f:
+            f.write('{"id":"job0","ok":true}\n{"id":"job1","sch')
+        p = self.batch(jobs(2), "--resume", "-o", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        recs = records(open(self.out).read())
+        self.assertEqual([r["id"] for r in recs], ["job0", "job1"])
+
+    def test_resume_needs_an_output_file(self):
+        p = self.batch(jobs(1), "--resume")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--resume needs -o FILE", p.stderr)
+
+    def test_resume_from_a_file_not_written_yet_runs_everything(self):
+        self.sb.answers("codex", ["ok"])
+        p = self.batch(jobs(2), "--resume-from", self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(records(p.stdout)), 2)
+
+    def test_duplicate_id_never_gives_a_second_record_of_that_id(self):
+        self.sb.answers("codex", ["ok"])
+        text = jobs(1) + json.dumps({"id": "job0", "prompt": "again"}) + "\n"
+        p = self.batch(text)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        recs = records(p.stdout)
+        self.assertEqual(sorted(r["id"] for r in recs), ["job0", "line 2"])
+        dup = [r for r in recs if r["id"] == "line 2"][0]
+        self.assertIn("id 'job0' is used twice (first on line 1)", dup["error"]["message"])
+
+    def test_interrupted_summary_counts_jobs_never_started(self):
+        self.sb.answers("codex", ["quick"])
+        self.sb.env["FAKE_CLI_HANG"] = "0,1"  # call 0 answers, call 1 hangs
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        path = self.sb.write("jobs.jsonl", jobs(5), base=self.sb.root)
+        proc = subprocess.Popen([AGENTRUN, "batch", "--no-files", "-j", "1", path],
+                                cwd=self.sb.work, env=e, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 20
+        while len(self.sb.calls()) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(len(records(out)), 2)  # one ok, one interrupted
+        self.assertIn("1 ok, 1 failed, 0 skipped, 3 not started;", err)
+
+    def test_messages_about_a_job_name_it(self):
+        self.sb.answers("codex", ["prose, not json"])
+        p = self.batch(jobs(1, json=True), "-v")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        lines = [l for l in p.stderr.splitlines()
+                 if l.startswith("agentrun:") and "batch:" not in l]
+        self.assertTrue(lines, p.stderr)
+        self.assertTrue(all("job0" in l for l in lines), p.stderr)
+
+    def test_log_format_json_summary_is_json(self):
+        self.sb.answers("codex", ["ok"])
+        p = self.batch(jobs(2), "--log-format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        last = json.loads(p.stderr.splitlines()[-1])
+        self.assertEqual(last["event"], "batch_finished")
+        self.assertEqual(last["ok"], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

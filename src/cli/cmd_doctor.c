@@ -17,11 +17,12 @@
 
 #define VERSION_TIMEOUT_MS 20000
 
-enum { KEY_FORMAT = 'f', KEY_PROMPTS_DIR = 512 };
+enum { KEY_FORMAT = 512, KEY_PROMPTS_DIR, KEY_PRETTY };
 
 static const struct ar_cli_opt doctor_opts[] = {
     { "format", KEY_FORMAT, "FORMAT", "text or json (default: text)", "text|json" },
     { "prompts-dir", KEY_PROMPTS_DIR, "DIR", "also check this prompt override directory", "@dir" },
+    { "pretty", KEY_PRETTY, NULL, "indent the JSON (default: one line)", NULL },
     { NULL, 0, NULL, NULL, NULL },
 };
 
@@ -215,7 +216,7 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_cli_parser ps;
     ar_cli_parser_init(&ps, cmd, argc, argv);
     const char *arg, *prompts_dir = NULL;
-    int json = 0, key;
+    int json = 0, pretty = 0, key;
     while ((key = ar_cli_next(&ps, &arg)) >= 0) {
         switch (key) {
         case KEY_FORMAT:
@@ -226,6 +227,9 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_PROMPTS_DIR:
             prompts_dir = arg;
+            break;
+        case KEY_PRETTY:
+            pretty = 1;
             break;
         }
     }
@@ -251,7 +255,7 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
     json_object_set_new(doc, "prompts", check_prompts(prompts_dir));
     int rc = AR_EXIT_OK;
     if (json) {
-        char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *s = json_dumps(doc, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);
         if (!s || ar_cli_write_stdout(s, strlen(s)) != 0 || ar_cli_write_stdout("\n", 1) != 0)
             rc = AR_EXIT_USAGE;
         free(s);
@@ -266,7 +270,7 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
 
 const struct ar_cli_command ar_cmd_doctor = {
     .name = "doctor",
-    .synopsis = "[--format text|json]",
+    .synopsis = "[--format text|json] [--pretty] [--prompts-dir DIR]",
     .summary = "check which CLIs, credentials, git and prompt overrides agentrun can use",
     .description = "For claude, codex and gemini: whether the binary is found (PATH, or "
                    "AGENTRUN_<NAME>_BIN), its --version, and which credential variables or "

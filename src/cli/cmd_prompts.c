@@ -13,6 +13,7 @@
 enum {
     OPT_PROMPTS_DIR = 256,
     OPT_FORMAT,
+    OPT_PRETTY,
 };
 
 static const struct ar_cli_opt prompts_opts[] = {
@@ -20,6 +21,7 @@ static const struct ar_cli_opt prompts_opts[] = {
       "look for NAME.md here first (then ~/.config/agentrun/prompts, then the built-in ones)",
       "@dir" },
     { "format", OPT_FORMAT, "FORMAT", "list output: text (default) or json", "text|json" },
+    { "pretty", OPT_PRETTY, NULL, "indent the JSON (default: one line)", NULL },
     { "verbose", 'v', NULL, "say which file a template was loaded from", NULL },
     { "quiet", 'q', NULL, "say less on stderr", NULL },
     { NULL, 0, NULL, NULL, NULL },
@@ -75,7 +77,7 @@ static json_t *entry_json(const struct entry *e)
     return o;
 }
 
-static int list(const char *prompts_dir, int json_format)
+static int list(const char *prompts_dir, int json_format, int pretty)
 {
     if (prompts_dir && !ar_is_dir(prompts_dir)) {
         ar_cli_errorf("prompts directory '%s' does not exist", prompts_dir);
@@ -110,7 +112,7 @@ static int list(const char *prompts_dir, int json_format)
         json_t *arr = json_array();
         for (size_t i = 0; i < names.n; i++)
             json_array_append_new(arr, entry_json(&entries[i]));
-        char *s = json_dumps(arr, JSON_INDENT(2));
+        char *s = json_dumps(arr, pretty ? JSON_INDENT(2) : JSON_COMPACT);
         if (s) {
             ar_buf_puts(&out, s);
             ar_buf_putc(&out, '\n');
@@ -155,7 +157,7 @@ static int run_prompts(const struct ar_cli_command *cmd, int argc, char **argv)
 {
     struct ar_cli_parser ps;
     const char *prompts_dir = NULL, *arg;
-    int json_format = 0, key;
+    int json_format = 0, pretty = 0, key;
     ar_cli_parser_init(&ps, cmd, argc, argv);
     while ((key = ar_cli_next(&ps, &arg)) >= 0) {
         switch (key) {
@@ -167,6 +169,9 @@ static int run_prompts(const struct ar_cli_command *cmd, int argc, char **argv)
                 ar_cli_parser_finish(&ps);
                 return AR_EXIT_USAGE;
             }
+            break;
+        case OPT_PRETTY:
+            pretty = 1;
             break;
         case 'v':
             ar_cli_verbosity++;
@@ -186,7 +191,7 @@ static int run_prompts(const struct ar_cli_command *cmd, int argc, char **argv)
     if (strcmp(sub, "list") == 0) {
         if (ind + 1 < argc)
             return ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind + 1]);
-        return list(prompts_dir, json_format);
+        return list(prompts_dir, json_format, pretty);
     }
     if (strcmp(sub, "show") == 0) {
         if (ind + 1 >= argc)

@@ -55,9 +55,9 @@ enum {
      NULL}, \
     {"directory", 'C', "DIR", "run the CLI in DIR (default: the current directory)", "@dir"}, \
     {"timeout", AR_CLI_KEY_TIMEOUT, "DURATION", \
-     "wall-clock limit per call: 90, 90s, 15m (default: 900s)", NULL}, \
+     "wall-clock limit per call: 90, 90s, 15m; 0: none (default: 900s)", NULL}, \
     {"idle-timeout", AR_CLI_KEY_IDLE_TIMEOUT, "DURATION", \
-     "end a call silent this long on stdout and stderr (default: 300s)", NULL}, \
+     "end a call silent this long on stdout and stderr; 0: never (default: 300s)", NULL}, \
     {"no-repair", AR_CLI_KEY_NO_REPAIR, NULL, \
      "never make the repair call (default: one repair call when the output fails)", NULL}, \
     {"transcript", AR_CLI_KEY_TRANSCRIPT, "FILE", \

@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import unittest
 
 DOCGEN = os.environ.get("AGENTRUN_DOCGEN", "agentrun-docgen")
@@ -141,6 +142,18 @@ class DocsUseRealOptions(unittest.TestCase):
         for cmd, rest, line in found:
             with self.assertRaises(AssertionError, msg=line):
                 self.check(cmd, words(rest), line)
+
+
+class PagesListEveryOption(unittest.TestCase):
+    """Each command's docs page lists exactly the options the parser accepts: the
+    block between its options markers equals what scripts/doc-options renders from
+    the option tables (so a flag is never undocumented, nor documented after it
+    is gone). Fix with: scripts/doc-options build/src/cli/agentrun-docgen"""
+
+    def test_option_blocks_match_the_parser(self):
+        p = subprocess.run([sys.executable, os.path.join(SOURCE_ROOT, "scripts", "doc-options"),
+                            "--check", DOCGEN], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
 
 
 if __name__ == "__main__":

@@ -172,6 +172,7 @@ struct ar_call_record {
     double cost_usd;
     enum ar_cost_source cost_source;
     int timed_out;
+    int usage_cumulative; /* tokens are a resumed thread's running total (codex), not this call's */
     char *stderr_tail;
     char *error; /* this call's error code name, or NULL */
     int cached;  /* served from the cache: usage and cost are 0, the original is in the result's

@@ -269,6 +269,7 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
     c->cost_usd = cost.usd;
     c->cost_source = (enum ar_cost_source)cost.source;
     c->timed_out = cr->end == AR_CHILD_TIMEOUT || cr->end == AR_CHILD_IDLE;
+    c->usage_cumulative = reply.usage_cumulative;
     c->stderr_tail = strndup(cr->stderr_tail ? cr->stderr_tail : "", cr->stderr_tail_len);
 
     usage_add(&r->usage, &reply.usage);

@@ -134,6 +134,7 @@ static json_t *calls_value(const struct ar_result *r)
         json_object_set_new(o, "cost_source", json_string(cost_names[c->cost_source]));
         json_object_set_new(o, "cached", json_boolean(c->cached));
         json_object_set_new(o, "timed_out", json_boolean(c->timed_out));
+        json_object_set_new(o, "usage_cumulative", json_boolean(c->usage_cumulative));
         json_object_set_new(o, "stderr_tail", text_value(c->stderr_tail ? c->stderr_tail : ""));
         json_object_set_new(o, "error", str_or_null(c->error));
         json_array_append_new(a, o);

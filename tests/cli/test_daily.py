@@ -140,6 +140,20 @@ class RunMessages(unittest.TestCase):
         self.assertEqual(last["event"], "run_summary")
         self.assertEqual(last["provider"], "codex")
 
+    def test_codex_resume_without_its_rollout_says_tokens_are_cumulative(self):
+        self.sb.answers("codex", ["again"])
+        home = os.path.join(self.sb.root, "codex-home")
+        os.mkdir(home)
+        p = self.sb.run("run", "--format", "json", "--resume",
+                        "01a201a4-e6d7-7c03-9d63-000000000001", "more",
+                        env={"CODEX_HOME": home})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        call = json.loads(p.stdout)["calls"][0]
+        self.assertIs(call["usage_cumulative"], True)
+        self.assertIn("running token total", p.stderr)
+        p = self.sb.run("run", "--format", "json", "fresh")
+        self.assertIs(json.loads(p.stdout)["calls"][0]["usage_cumulative"], False)
+
     def test_extract_hints_at_repair(self):
         p = self.sb.run("extract", input="{'a': 1}\n")
         self.assertEqual(p.returncode, 3)

@@ -207,6 +207,7 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
             } else if (print_buf(&out) < 0)
                 rc = AR_EXIT_USAGE;
         }
+        ar_cli_session_summary_of(&s, res, NULL);
         ar_result_destroy(res);
     }
     ar_cli_session_end(&s);

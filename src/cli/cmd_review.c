@@ -376,6 +376,15 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     rc = verdict.exit_status;
     if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
+    struct ar_cli_summary sum = { merged.provider,
+                                  merged.model,
+                                  merged.usage,
+                                  merged.cost_usd,
+                                  merged.cost_source,
+                                  merged.duration_ms,
+                                  json_array_size(merged.calls),
+                                  NULL };
+    ar_cli_session_summary(&s, &sum);
 
 out:
     ar_cli_parser_finish(&p);

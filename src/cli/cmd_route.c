@@ -288,6 +288,7 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
     report(&oc);
     if (print_outcome(&oc, json_format) < 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
+    ar_cli_session_summary_of(&s, res, NULL);
     ar_result_destroy(res);
 out:
     if (began) {

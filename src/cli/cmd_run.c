@@ -95,51 +95,18 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
     return 0;
 }
 
-static void print_summary(const struct ar_result *r, int log_json)
+static void print_summary(const struct ar_cli_session *s, const struct ar_result *r)
 {
-    /* Nothing to sum when no CLI ever ran (not installed, or interrupted first). */
-    size_t ran = 0;
-    for (size_t i = 0; i < r->n_calls; i++)
-        ran += r->calls[i].exit_code >= 0;
-    if (ar_cli_verbosity < 0 || ran == 0)
-        return;
-    if (log_json) {
-        /* The same facts as one more JSON line: the RunResult's own fields. */
-        json_t *v = ar_result_to_value(r);
-        json_t *o = json_pack("{s:s,s:s}", "level", "info", "event", "run_summary");
-        static const char *const keep[] = { "provider",    "model",       "tokens", "cost_usd",
-                                            "cost_source", "duration_ms", "repair", NULL };
-        for (size_t i = 0; keep[i]; i++)
-            json_object_set(o, keep[i], json_object_get(v, keep[i]));
-        json_object_set_new(o, "calls", json_integer((json_int_t)r->n_calls));
-        json_object_set_new(o, "files", json_integer((json_int_t)r->n_files));
-        struct ar_buf line;
-        ar_buf_init(&line, AR_BUF_UNLIMITED);
-        if (o && ar_json_dump_compact(o, &line) == 0)
-            fprintf(stderr, "%s\n", ar_buf_cstr(&line));
-        ar_buf_finish(&line);
-        json_decref(o);
-        json_decref(v);
-        return;
-    }
-    char cost[48];
-    if (r->cost_source == AR_COST_UNKNOWN)
-        snprintf(cost, sizeof(cost), "cost unknown");
-    else
-        snprintf(cost, sizeof(cost), "$%.4f", r->cost_usd);
-    char files[48] = "files not tracked";
-    if (r->files_tracked)
-        snprintf(files, sizeof(files), "%zu file%s changed", r->n_files,
-                 r->n_files == 1 ? "" : "s");
     static const char *const repair[] = { "none", "local", "model" };
-    fprintf(stderr,
-            "agentrun: %s%s%s%s: %llu input + %llu cached + %llu output tokens, %s, %.1f s, %s, "
-            "%zu call%s, repair %s\n",
-            r->provider ? r->provider : "?", r->model ? " (" : "", r->model ? r->model : "",
-            r->model ? ")" : "", (unsigned long long)r->usage.input,
-            (unsigned long long)(r->usage.cache_read + r->usage.cache_write),
-            (unsigned long long)r->usage.output, cost, (double)r->duration_ms / 1000.0, files,
-            r->n_calls, r->n_calls == 1 ? "" : "s", repair[r->repair]);
+    char extra[160];
+    if (r->files_tracked)
+        snprintf(extra, sizeof(extra), "%zu file%s changed, ", r->n_files,
+                 r->n_files == 1 ? "" : "s");
+    else
+        snprintf(extra, sizeof(extra), "files not tracked, ");
+    snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "%zu call%s, repair %s",
+             r->n_calls, r->n_calls == 1 ? "" : "s", repair[r->repair]);
+    ar_cli_session_summary_of(s, r, extra);
 }
 
 /* --format json (or --format=json) anywhere among the options: the caller wants a
@@ -331,7 +298,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         if (!res->ok)
             ar_cli_print_result_error(res);
         if (!json_format)
-            print_summary(res, s.log_json);
+            print_summary(&s, res);
         ar_result_destroy(res);
     }
     ar_cli_session_end(&s);

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include "cli/session.h"
+#include "util/buf.h"
+#include "json/dump.h"
+#include "cost/cost.h"
 #include "util/file.h"
 #include "proc/proc.h"
 #include "provider/provider.h"
@@ -377,6 +380,65 @@ int ar_cli_session_exit_status(const struct ar_cli_session *s, int status)
     default:
         return status;
     }
+}
+
+void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_summary *sum)
+{
+    if (ar_cli_verbosity < 0)
+        return;
+    const struct ar_usage *u = &sum->usage;
+    if (s->log_json) {
+        char event[64];
+        snprintf(event, sizeof(event), "%s_summary", s->cmd->name);
+        json_t *o = json_pack(
+            "{s:s,s:s,s:s?,s:s?,s:{s:I,s:I,s:I,s:I,s:I},s:o,s:s,s:I,s:I}", "level", "info", "event",
+            event, "provider", sum->provider, "model", sum->model, "tokens", "input",
+            (json_int_t)u->input, "cache_read", (json_int_t)u->cache_read, "cache_write",
+            (json_int_t)u->cache_write, "output", (json_int_t)u->output, "reasoning",
+            (json_int_t)u->reasoning, "cost_usd",
+            sum->cost_source == AR_COST_UNKNOWN ? json_null()
+                                                : json_real(ar_cost_round(sum->cost_usd)),
+            "cost_source", ar_cost_source_name(sum->cost_source), "duration_ms",
+            (json_int_t)sum->duration_ms, "calls", (json_int_t)sum->calls);
+        struct ar_buf line;
+        ar_buf_init(&line, AR_BUF_UNLIMITED);
+        if (o && ar_json_dump_compact(o, &line) == 0)
+            fprintf(stderr, "%s\n", ar_buf_cstr(&line));
+        ar_buf_finish(&line);
+        json_decref(o);
+        return;
+    }
+    char cost[48];
+    if (sum->cost_source == AR_COST_UNKNOWN)
+        snprintf(cost, sizeof(cost), "cost unknown");
+    else
+        snprintf(cost, sizeof(cost), "$%.4f", sum->cost_usd);
+    char tail[200] = "";
+    if (sum->extra)
+        snprintf(tail, sizeof(tail), ", %s", sum->extra);
+    else
+        snprintf(tail, sizeof(tail), ", %zu call%s", sum->calls, sum->calls == 1 ? "" : "s");
+    /* run keeps its historical "agentrun: codex …" head; the others name themselves. */
+    int named = strcmp(s->cmd->name, "run") != 0;
+    fprintf(stderr,
+            "agentrun%s%s: %s%s%s%s: %llu input + %llu cached + %llu output tokens, %s, %.1f s%s\n",
+            named ? " " : "", named ? s->cmd->name : "", sum->provider ? sum->provider : "?",
+            sum->model ? " (" : "", sum->model ? sum->model : "", sum->model ? ")" : "",
+            (unsigned long long)u->input, (unsigned long long)(u->cache_read + u->cache_write),
+            (unsigned long long)u->output, cost, (double)sum->duration_ms / 1000.0, tail);
+}
+
+void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_result *r,
+                               const char *extra)
+{
+    size_t ran = 0;
+    for (size_t i = 0; r && i < r->n_calls; i++)
+        ran += r->calls[i].exit_code >= 0;
+    if (ran == 0)
+        return;
+    struct ar_cli_summary sum = { r->provider,    r->model,       r->usage,   r->cost_usd,
+                                  r->cost_source, r->duration_ms, r->n_calls, extra };
+    ar_cli_session_summary(s, &sum);
 }
 
 void ar_cli_print_result_error(const struct ar_result *r)

@@ -80,7 +80,7 @@ enum {
     {"cache-ttl", AR_CLI_KEY_CACHE_TTL, "SECONDS", \
      "ignore cache entries older than this: 3600, 90m, 7d (default: no limit)", NULL}, \
     {"verbose", 'v', NULL, "more diagnostics on stderr (twice: debug)", NULL}, \
-    {"quiet", 'q', NULL, "errors only on stderr; no status line", NULL}, \
+    {"quiet", 'q', NULL, "errors only on stderr: no status line, no summary", NULL}, \
     {"log-format", AR_CLI_KEY_LOG_FORMAT, "FORMAT", \
      "diagnostics as text or as JSON lines (default: text)", "text|json"},
 // clang-format on
@@ -142,6 +142,30 @@ void ar_cli_session_end(struct ar_cli_session *s);
 
 /* 130/143/129 when a signal interrupted us, else status. */
 int ar_cli_session_exit_status(const struct ar_cli_session *s, int status);
+
+/* What one command's model calls cost, for ar_cli_session_summary(). */
+struct ar_cli_summary {
+    const char *provider, *model; /* NULL when unknown */
+    struct ar_usage usage;
+    double cost_usd;
+    enum ar_cost_source cost_source;
+    uint64_t duration_ms;
+    size_t calls;
+    const char *extra; /* the command's own tail ("2 files changed, 1 call, repair none") or NULL */
+};
+
+/*
+ * The one line a model-calling command ends with on stderr: "agentrun review:
+ * claude (claude-opus-4-8): 1200 input + 300 cached + 40 output tokens, $0.0071,
+ * 4.2 s, 2 calls" — or, with --log-format json, the same facts as a JSON line
+ * {"level":"info","event":"<command>_summary",…}. Nothing under -q.
+ */
+void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_summary *sum);
+
+/* The summary of one run's result r (nothing when no CLI ever ran: not installed,
+ * or interrupted first); extra as in struct ar_cli_summary. */
+void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_result *r,
+                               const char *extra);
 
 /* Prints a failed result's error (and its details under -v or when few) to stderr. */
 void ar_cli_print_result_error(const struct ar_result *r);

@@ -2,6 +2,7 @@
 rounded costs, resumable batches in one command, job ids in messages."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -161,6 +162,56 @@ class RunMessages(unittest.TestCase):
         p = self.sb.run("extract", input="no json at all\n")
         self.assertEqual(p.returncode, 3)
         self.assertNotIn("--repair", p.stderr)
+
+
+SOURCE_ROOT = os.environ.get("AGENTRUN_SOURCE_ROOT", ".")
+SUMMARY = re.compile(r"^agentrun (review|prioritize|route): codex: \d+ input \+ \d+ cached \+ "
+                     r"\d+ output tokens, (\$[0-9.]+|cost unknown), [0-9.]+ s, 1 call$", re.M)
+
+
+class Summaries(unittest.TestCase):
+    """review, prioritize and route end with the same one-line summary as run."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def commands(self):
+        self.sb.write("prds/auth.md", "# Auth\nLog in.\n")
+        self.sb.write("change.patch", "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+        manifest = os.path.join(os.path.abspath(SOURCE_ROOT), "tests", "fixtures", "route",
+                                "manifest.json")
+        review = "```json\n" + json.dumps({"passed": True, "summary": "ok", "issues": []}) + "\n```"
+        rank = json.dumps({"recommendations": [{"prd_id": "auth", "priority": 1,
+                                                "rationale": "first"}]})
+        route = json.dumps([{"type": "task", "name": "customer-portal", "confidence": 0.9,
+                             "reasoning": "fits"}])
+        return [(["review", "change.patch"], review), (["prioritize", "prds"], rank),
+                (["route", "--manifest", manifest, "where do our clients look at past purchases"],
+                 route)]
+
+    def test_each_command_ends_with_a_summary_line_and_q_drops_it(self):
+        for args, answer in self.commands():
+            with self.subTest(cmd=args[0]):
+                self.sb.answers("codex", [answer])
+                p = self.sb.run(*args)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertRegex(p.stderr, SUMMARY)
+                p = self.sb.run(*args, "-q")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr, "")
+
+    def test_log_format_json_summary_is_a_json_event(self):
+        for args, answer in self.commands():
+            with self.subTest(cmd=args[0]):
+                self.sb.answers("codex", [answer])
+                p = self.sb.run(*args, "--log-format", "json")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                last = json.loads(p.stderr.splitlines()[-1])
+                self.assertEqual(last["event"], args[0] + "_summary")
+                self.assertEqual(last["calls"], 1)
 
 
 class ResumableBatch(unittest.TestCase):

@@ -283,7 +283,10 @@ static void pump(struct batch *b)
         for (size_t i = b->first_pending; i < b->n; i++)
             if (b->jobs[i].state == PENDING) {
                 emit_failed(b, &b->jobs[i], AR_EBUDGET,
-                            "not started: the batch would pass --max-cost");
+                            b->unknown_cost
+                                ? "not started: an earlier job's cost is unknown, so --max-cost "
+                                  "could no longer be kept"
+                                : "not started: the batch would pass --max-cost");
                 b->budget_stopped++;
             }
     }

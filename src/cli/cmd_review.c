@@ -221,16 +221,19 @@ static int print_report(const struct ar_review_report *rep, int fmt)
     return rc;
 }
 
-static void warn_outcome(const struct ar_review *rv)
+static void warn_outcome(const struct ar_review *rv, int strict)
 {
     char why[400];
+    const char *what =
+        rv->error.code == AR_ENOJSON ? AR_REVIEW_NO_JSON_SUMMARY : AR_REVIEW_CONTRACT_SUMMARY;
     if (rv->failed)
         ar_cli_errorf("review failed: %s", ar_review_error_text(rv, why, sizeof(why)));
+    else if (rv->degraded && strict)
+        ar_cli_errorf("%s (%s); failing because of --strict", what,
+                      ar_review_error_text(rv, why, sizeof(why)));
     else if (rv->degraded)
         ar_cli_warnf("%s (%s); reported as passed with degraded: true (--strict fails instead)",
-                     rv->error.code == AR_ENOJSON ? AR_REVIEW_NO_JSON_SUMMARY
-                                                  : AR_REVIEW_CONTRACT_SUMMARY,
-                     ar_review_error_text(rv, why, sizeof(why)));
+                     what, ar_review_error_text(rv, why, sizeof(why)));
 }
 
 static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -372,7 +375,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
 
     ar_review_verdict(&merged, fail_on, strict, &verdict);
     verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
-    warn_outcome(&merged);
+    warn_outcome(&merged, strict);
     rc = verdict.exit_status;
     if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;

@@ -449,6 +449,9 @@ void ar_cli_print_result_error(const struct ar_result *r)
     size_t n = 0;
     while (r->error_details[n])
         n++;
+    /* A single detail that repeats the message says nothing new. */
+    if (n == 1 && strcmp(r->error_details[0], r->error.msg) == 0)
+        n = 0;
     size_t show = ar_cli_verbosity > 0 ? n : (n > 20 ? 20 : n);
     for (size_t i = 0; i < show; i++)
         fprintf(stderr, "  %s\n", r->error_details[i]);

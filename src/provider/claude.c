@@ -301,6 +301,7 @@ const struct ar_provider ar_provider_claude = {
     .model_env = NULL,
     .auth_env = claude_auth_env,
     .auth_files = claude_auth_files,
+    .enforces_budget = 1,
     .prepare = claude_prepare,
     .unwrap_new = claude_unwrap_new,
     .unwrap_line = claude_unwrap_line,

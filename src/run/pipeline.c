@@ -837,6 +837,13 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
     run->in_git_repo = inside_git_repo(run->o.cwd);
     ar_log_event(&run->o.logger, AR_LOG_INFO, "run_started", event_fields(run, 0), "%s: starting",
                  run->prov->name);
+    /* A batch keeps its budget between jobs itself: one line per job would be noise. */
+    if (run->o.max_cost_usd > 0 && !run->prov->enforces_budget)
+        ar_log_event(&run->o.logger, run->o.job_id ? AR_LOG_INFO : AR_LOG_WARN,
+                     "budget_not_enforced", event_fields(run, 0),
+                     "%s cannot stop itself at a budget: --max-cost is not enforced during this "
+                     "call (its cost is known only once it ends)",
+                     run->prov->name);
     if (out)
         *out = run;
     /* Outside a work tree there is nothing to snapshot: no git process per job

@@ -155,6 +155,23 @@ class RunMessages(unittest.TestCase):
         p = self.sb.run("run", "--format", "json", "fresh")
         self.assertIs(json.loads(p.stdout)["calls"][0]["usage_cumulative"], False)
 
+    def test_no_json_is_said_once(self):
+        self.sb.answers("codex", ["prose", "still prose"])
+        p = self.sb.run("run", "--json", "hi")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(p.stderr.count("no JSON object found"), 1, p.stderr)
+
+    def test_max_cost_says_when_the_cli_cannot_enforce_it(self):
+        self.sb.answers("codex", ["answer"])
+        p = self.sb.run("run", "--max-cost", "0.5", "hi")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--max-cost", p.stderr)
+        self.assertIn("codex", p.stderr)
+        self.sb.env["FAKE_CLI_FIXTURE"] = self.sb.fixture(claude_stream("answer"))
+        p = self.sb.run("run", "--max-cost", "0.5", "hi", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("--max-cost", p.stderr)
+
     def test_extract_hints_at_repair(self):
         p = self.sb.run("extract", input="{'a': 1}\n")
         self.assertEqual(p.returncode, 3)

@@ -431,6 +431,8 @@ class Degraded(ReviewCase):
         os.unlink(self.sb.state)
         p = self.review("--strict", answers=prose)
         self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("failing because of --strict", p.stderr)
+        self.assertNotIn("reported as passed", p.stderr)
 
     def test_contract_violation_is_failed_to_parse(self):
         bad = '```json\n{"passed": true, "summary": "x", "issues": [{"file": "app.c", ' \

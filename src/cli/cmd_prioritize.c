@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/prioritize_format.h"
 #include "cli/session.h"
@@ -231,7 +232,7 @@ const struct ar_cli_command ar_cmd_prioritize = {
         "checked hard: every prd_id must name a PRD read, priorities are integers >= 1, no PRD\n"
         "twice, depends_on names known PRDs. What fails goes to one repair call; an answer that\n"
         "stays invalid exits 3 with every problem listed. PRDs the model leaves out are listed\n"
-        "as unranked (docs/prioritize.md).",
+        "as unranked (" AR_DOCDIR "/prioritize.md).",
     .example = "agentrun prioritize -r prds/ --context strategy.md --top 5 --format markdown",
     .opts = opts,
     .run = prioritize_main,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_config.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "prompt/prompt.h"
@@ -211,8 +212,8 @@ const struct ar_cli_command ar_cmd_prompts = {
         "'list' prints each template's name, where it comes from ('embedded' or the path of the "
         "file that overrides it) and its first heading. 'show NAME' prints the template as it "
         "will be used. A file NAME.md in --prompts-dir or in $XDG_CONFIG_HOME/agentrun/prompts "
-        "(~/.config/agentrun/prompts) overrides the built-in template of that name; see "
-        "docs/prompts.md for the template syntax.",
+        "(~/.config/agentrun/prompts) overrides the built-in template of that name; see " AR_DOCDIR
+        "/prompts.md for the template syntax.",
     .example = "agentrun prompts show review > ~/.config/agentrun/prompts/review.md",
     .opts = prompts_opts,
     .run = run_prompts,

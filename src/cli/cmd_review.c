@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/review_format.h"
 #include "cli/session.h"
@@ -411,8 +412,8 @@ const struct ar_cli_command ar_cmd_review = {
         "--staged: the index against HEAD. An empty or binary-only diff is not sent to a model. "
         "Large diffs are reviewed in chunks in parallel and merged. Exit status: 0 pass, 1 an "
         "issue at or above --fail-on (or the model failed the change without an issue), 2 usage "
-        "error, 3 unusable output with --strict, 4 provider failure, 5 timeout. See "
-        "docs/review.md.",
+        "error, 3 unusable output with --strict, 4 provider failure, 5 timeout. See " AR_DOCDIR
+        "/review.md.",
     .example = "agentrun review origin/main...HEAD --format github",
     .opts = opts,
     .run = run_review,

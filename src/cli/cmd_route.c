@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "proc/proc.h"
@@ -19,10 +20,10 @@ enum {
 };
 
 static const struct ar_cli_opt opts[] = {
-    { "manifest", KEY_MANIFEST, "FILE", "the tasks and skills, JSON (see docs/route.md); required",
-      "@file" },
+    { "manifest", KEY_MANIFEST, "FILE",
+      "the tasks and skills, JSON (see route.md in the docs); required", "@file" },
     { "min-score", KEY_MIN_SCORE, "X",
-      "the keyword tier's threshold, 0 to 1 (default: 0.5; see docs/route.md)", NULL },
+      "the keyword tier's threshold, 0 to 1 (default: 0.5; see route.md in the docs)", NULL },
     { "no-llm", KEY_NO_LLM, NULL,
       "never call the model: no exact or keyword match gives route none, exit 3", NULL },
     { "format", KEY_FORMAT, "FORMAT", "text (one line per match) or json (default: text)",
@@ -312,7 +313,7 @@ const struct ar_cli_command ar_cmd_route = {
         "at or above --min-score. Tier 3 (discovery): the model picks from the manifest; its\n"
         "answer is checked, and a name the manifest lacks gives route \"error\" (exit 3). An\n"
         "answer still malformed after the repair call falls back to the first task\n"
-        "(fallback: true). Exit 0 on a route, 3 on none or error (docs/route.md).",
+        "(fallback: true). Exit 0 on a route, 3 on none or error (" AR_DOCDIR "/route.md).",
     .example = "agentrun route --manifest manifest.json --format json 'set up user login'",
     .opts = opts,
     .run = route_main,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "json/dump.h"
@@ -327,7 +328,8 @@ const struct ar_cli_command ar_cmd_run = {
         "contract (a template's json-schema\n"
         "block, or --schema) the answer's JSON is extracted, repaired locally if needed, checked,\n"
         "and at most one repair call is made. --format json prints the RunResult\n"
-        "(docs/run-result.md): tokens, cost, session, duration, calls and the files the run "
+        "(" AR_DOCDIR
+        "/run-result.md): tokens, cost, session, duration, calls and the files the run "
         "changed.",
     .example =
         "agentrun run -p codex --schema answer.json --format json 'List three risks as JSON'",

@@ -201,8 +201,10 @@ static void see_also_commands(FILE *f, const struct ar_cli_command *self)
         fprintf(f, "%s.BR agentrun\\-%s (1)", first ? "" : ",\n", ar_cli_commands[i]->name);
         first = 0;
     }
-    fputs("\n.PP\nThe documentation in the source tree's\n.I docs/\ndirectory: architecture, "
-          "the RunResult schema, prompts and contracts, providers, CI recipes.\n",
+    fputs("\n.PP\nThe documentation, installed in\n.I " AR_DOCDIR
+          "/\n(the source tree's\n.I docs/\n"
+          "directory): a page per command, the RunResult schema, prompts and contracts, "
+          "providers, CI recipes, the architecture.\n",
           f);
 }
 

@@ -7,6 +7,7 @@ what this build (normal or sanitized) would install.
 import filecmp
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -107,6 +108,21 @@ class Install(unittest.TestCase):
         for n in names:
             self.assertTrue(filecmp.cmp(os.path.join(src, n), os.path.join(dst, n),
                                         shallow=False), n)
+
+    def test_the_docs_where_help_points(self):
+        docdir = self.path("datadir", "doc", "agentrun")
+        for page in ("README.md", "CHANGELOG.md", "review.md", "run.md", "run-result.md",
+                     os.path.join("examples", "run.c")):
+            self.assertFile(os.path.join(docdir, page))
+        self.assertFalse(os.path.exists(os.path.join(docdir, "man")))
+        # Every docs page --help names is there after an install.
+        exe = self.path("bindir", "agentrun")
+        installed = os.path.join(self.opts["prefix"], self.opts["datadir"], "doc", "agentrun")
+        for cmd in self.tables["commands"]:
+            p = subprocess.run([exe, cmd["name"], "--help"], capture_output=True, text=True,
+                               timeout=30)
+            for ref in re.findall(re.escape(installed) + r"/([\w.-]+\.md)", p.stdout):
+                self.assertFile(os.path.join(docdir, ref))
 
     def pkg_config(self, *args):
         env = dict(os.environ,

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Many prompts, resumable: the same command picks up where an interrupted or partly
+# failed run left off, and results.jsonl ends with exactly one record per id.
+#
+#   docs/examples/resumable-batch.sh questions.txt results.jsonl
+set -u
+questions=${1:?usage: resumable-batch.sh QUESTIONS.txt RESULTS.jsonl}
+results=${2:?usage: resumable-batch.sh QUESTIONS.txt RESULTS.jsonl}
+
+# One job per non-empty line; the id is the line number, so it is stable across runs.
+jobs=$(mktemp)
+trap 'rm -f "$jobs"' EXIT
+jq -R -c 'select(length > 0) | {prompt: .}' "$questions" |
+    jq -s -c 'to_entries[] | {id: ("q" + (.key + 1 | tostring)), prompt: .value.prompt}' > "$jobs"
+
+agentrun batch -j 4 --resume -o "$results" "$jobs"
+status=$?
+
+done=$(jq -s '[.[] | select(.ok)] | length' "$results")
+total=$(wc -l < "$jobs")
+echo "$done of $total answered; run again to retry the rest" >&2
+exit "$status"

@@ -245,7 +245,13 @@ static void start(struct batch *b, struct job_state *js)
     if (ar_run_start(b->s.loop, &js->job.opts, on_job_done, js, NULL, &err) < 0) {
         b->running--;
         b->reserved -= js->reserved;
-        emit_failed(b, js, err.code, err.msg);
+        /* Which line, and where in the template ("greet.md:1") when that is the cause. */
+        char msg[sizeof(err.msg) + sizeof(err.where) + 48];
+        if (err.where[0] && !strstr(err.msg, err.where))
+            snprintf(msg, sizeof(msg), "line %zu: %s: %s", js->job.line, err.where, err.msg);
+        else
+            snprintf(msg, sizeof(msg), "line %zu: %s", js->job.line, err.msg);
+        emit_failed(b, js, err.code, msg);
     }
 }
 

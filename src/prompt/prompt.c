@@ -633,8 +633,11 @@ int ar_prompt_render(const struct ar_prompt *p, const struct ar_prompt_var *vars
         case SEG_VAR:
             value = lookup(p, s, vars, nvars);
             if (!value)
-                return tpl_error(err, p, s->line, "variable '%.*s' is not set (--var %.*s=VALUE)",
-                                 (int)s->len, p->text + s->off, (int)s->len, p->text + s->off);
+                return tpl_error(err, p, s->line,
+                                 "variable '%.*s' is not set (--var %.*s=VALUE; in a batch "
+                                 "line, \"vars\": {\"%.*s\": ...})",
+                                 (int)s->len, p->text + s->off, (int)s->len, p->text + s->off,
+                                 (int)s->len, p->text + s->off);
             rc = ar_buf_puts(out, value);
             break;
         case SEG_OPEN:

@@ -104,7 +104,14 @@ class RunMessages(unittest.TestCase):
         self.sb.write("greet.md", "Say hello to {{who}}.\n", base=d)
         p = self.sb.run("run", "--prompts-dir", d, "-t", "greet")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("variable 'who' is not set (--var who=VALUE)", p.stderr)
+        self.assertIn("variable 'who' is not set (--var who=VALUE", p.stderr)
+        # In a batch: the line, the template file and line, and the key to use.
+        p = self.sb.run("batch", "--prompts-dir", d, "-",
+                        input=json.dumps({"id": "a", "template": "greet"}) + "\n")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        msg = json.loads(p.stdout)["error"]["message"]
+        self.assertRegex(msg, r"^line 1: .*greet\.md:1: variable 'who' is not set")
+        self.assertIn('"vars"', msg)
 
     def test_piped_stdin_is_the_prompt(self):
         self.sb.answers("codex", ["answer"])

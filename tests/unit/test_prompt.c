@@ -88,7 +88,8 @@ static void test_prompt_unset_variable_names_it_and_its_line(void **state)
     assert_null(render(p, vars, 3, &err));
     assert_int_equal(err.code, AR_EUSAGE);
     assert_string_equal(err.where, "t.md:7");
-    assert_string_equal(err.msg, "variable 'diff' is not set (--var diff=VALUE)");
+    assert_string_equal(err.msg, "variable 'diff' is not set (--var diff=VALUE; in a batch line, "
+                                 "\"vars\": {\"diff\": ...})");
     ar_prompt_destroy(p);
 }
 

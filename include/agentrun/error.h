@@ -10,6 +10,10 @@
 
 #include "common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * X(NAME, "result code", exit status, "default message")
  *
@@ -85,5 +89,9 @@ AR_API int ar_error_set_sys(struct ar_error *err, int code, int sys, const char 
 
 /* Clears *err to AR_ERROR_INIT. */
 AR_API void ar_error_clear(struct ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 
 #include "common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum ar_log_level {
     AR_LOG_ERROR = 0,
     AR_LOG_WARN = 1,
@@ -33,5 +37,9 @@ struct ar_logger {
 };
 
 #define AR_LOGGER_INIT {NULL, NULL, AR_LOG_WARN}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * input:       uncached input tokens (cache reads and writes excluded);
  * cache_read:  input tokens served from the cache;
@@ -20,5 +24,9 @@ struct ar_usage {
 };
 
 #define AR_USAGE_INIT {0, 0, 0, 0, 0}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -181,5 +181,33 @@ class Install(unittest.TestCase):
         self.run_example(exe, {})
 
 
+    @unittest.skipUnless(shutil.which("c++"), "no C++ compiler")
+    def test_a_cpp_program_compiles_and_links_against_the_installed_library(self):
+        # Every public header must be usable from C++: extern "C" around each, so
+        # ar_strerror(int) is not looked for under a mangled name.
+        src = os.path.join(self.tmp, "app.cpp")
+        with open(src, "w") as f:
+            f.write('#include <agentrun/agentrun.h>\n'
+                    '#include <agentrun/error.h>\n#include <agentrun/log.h>\n'
+                    '#include <agentrun/usage.h>\n#include <cstdio>\n'
+                    'int main() {\n'
+                    '    struct ar_run_options o = AR_RUN_OPTIONS_INIT;\n'
+                    '    (void)o;\n'
+                    '    std::printf("%s %s\\n", ar_version(), ar_strerror_name(AR_ECONTRACT));\n'
+                    '    return 0;\n}\n')
+        exe = os.path.join(self.tmp, "app-cpp")
+        san = []
+        if self.opts.get("b_sanitize", "none") not in ("none", ""):
+            san = ["-fsanitize=" + self.opts["b_sanitize"]]
+        argv = ["c++", *san, src, *self.pkg_config("--cflags"), "-o", exe,
+                *self.pkg_config("--libs")]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, " ".join(argv) + "\n" + p.stderr)
+        p = subprocess.run([exe], capture_output=True, text=True, timeout=30,
+                           env=dict(os.environ, LD_LIBRARY_PATH=self.path("libdir")))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, self.tables["version"] + " contract\n")
+
+
 if __name__ == "__main__":
     unittest.main()

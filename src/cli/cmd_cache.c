@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_config.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "record/record.h"
@@ -118,7 +119,7 @@ const struct ar_cli_command ar_cmd_cache = {
         "The result cache keeps the answers of text-only calls (review, prioritize, route and "
         "repair calls) made with --cache, under DIR/calls/. 'stats' counts the entries and their "
         "size; 'clear' removes them. Entries are keyed by provider, model, the CLI's identity, "
-        "argv, the exact prompt and the contract; see docs/record-replay.md.",
+        "argv, the exact prompt and the contract; see " AR_DOCDIR "/record-replay.md.",
     .example = "agentrun cache stats --format json",
     .opts = cache_opts,
     .run = run_cache,

@@ -153,7 +153,10 @@ class PagesListEveryOption(unittest.TestCase):
     def test_option_blocks_match_the_parser(self):
         p = subprocess.run([sys.executable, os.path.join(SOURCE_ROOT, "scripts", "doc-options"),
                             "--check", DOCGEN], capture_output=True, text=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 0, p.stderr + "Run: scripts/doc-options "
+                         "build/src/cli/agentrun-docgen (it rewrites the options blocks of "
+                         "docs/*.md from the option tables), then describe the new options in "
+                         "the page's prose where they need more than one line.")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 #include "review/review.h"
 #include "run/run.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 enum {
     KEY_STAGED = AR_CLI_KEY_COMMAND,
@@ -122,6 +123,16 @@ static void chunk_start(void *arg)
         return;
     }
     const struct ar_diff_chunk *c = &ctx->chunks[job->index];
+    /* The chunk goes into the prompt as a C string: one that would not arrive
+     * whole is never reviewed (and so never passes). */
+    if (strlen(c->text) != c->len) {
+        job_finish(job,
+                   ar_result_new_failed(ctx->s->run.provider, AR_EUSAGE,
+                                        "the chunk holds a NUL byte and cannot be sent whole"));
+        ar_pool_cancel_queued(ctx->pool);
+        ar_pool_release(ctx->pool);
+        return;
+    }
     struct ar_var vars[2] = {
         { "diff", c->text },
         { "instructions", ctx->instructions ? ctx->instructions : "" },
@@ -237,6 +248,19 @@ static void warn_outcome(const struct ar_review *rv, int strict)
                      what, ar_review_error_text(rv, why, sizeof(why)));
 }
 
+/* Replaces NULs with U+FFFD and says so. Returns 0, or -1 (reported). */
+static int replace_nul(struct ar_buf *b, const char *what)
+{
+    size_t n = 0;
+    if (ar_buf_replace_nul(b, &n) != 0) {
+        ar_cli_errorf("out of memory");
+        return -1;
+    }
+    if (n)
+        ar_cli_warnf("%s: %zu NUL byte%s sent to the model as U+FFFD", what, n, n == 1 ? "" : "s");
+    return 0;
+}
+
 static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
 {
     struct ar_cli_session s;
@@ -320,6 +344,10 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "--instructions: %s", err.msg);
         goto out;
     }
+    if (instructions_path && replace_nul(&instructions, instructions_path) < 0) {
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
 
     struct ar_diff_source src = { diff_arg, staged, s.run.cwd };
     int code = ar_diff_acquire(&src, &diff_text, &label, &err);
@@ -330,6 +358,13 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     if (code) {
         ar_cli_errorf("%s", err.msg);
         rc = ar_error_exit_status(code);
+        goto out;
+    }
+    /* git calls a file text when its first 8,000 bytes hold no NUL: a NUL further
+     * down reaches the diff, and the prompt (a C string) would end there, hiding
+     * every file after it from the model. */
+    if (replace_nul(&diff_text, label ? label : "the diff") < 0) {
+        rc = AR_EXIT_PROVIDER;
         goto out;
     }
     if (ar_diff_parse(ar_buf_cstr(&diff_text), diff_text.len, &diff, &err) != 0) {

@@ -12,6 +12,7 @@
 #include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 enum {
     KEY_VAR = AR_CLI_KEY_COMMAND,
@@ -60,6 +61,23 @@ struct vars {
     struct ar_strv storage;
 };
 
+/*
+ * The prompt travels on as a C string: a NUL would silently end it there. Each
+ * NUL becomes U+FFFD, and the user is told. Returns 0, or -1 (reported).
+ */
+static int warn_nul(struct ar_buf *b, const char *name)
+{
+    size_t n = 0;
+    if (ar_buf_replace_nul(b, &n) != 0) {
+        ar_cli_errorf("out of memory");
+        return -1;
+    }
+    if (n)
+        ar_cli_warnf("%s: %zu NUL byte%s replaced with U+FFFD", strcmp(name, "-") ? name : "stdin",
+                     n, n == 1 ? "" : "s");
+    return 0;
+}
+
 static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const char *spec)
 {
     const char *eq = strchr(spec, '=');
@@ -75,6 +93,11 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
             ar_buf_finish(&b);
             free(name);
             return ar_cli_usage_error(cmd, "--var %.*s: %s", (int)(eq - spec), spec, err.msg);
+        }
+        if (warn_nul(&b, eq + 2) < 0) {
+            ar_buf_finish(&b);
+            free(name);
+            return AR_EXIT_USAGE;
         }
         value = ar_buf_detach(&b, NULL);
     } else {
@@ -251,6 +274,8 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             ar_cli_usage_error(cmd, "%s", err.msg);
             goto out;
         }
+        if (warn_nul(&prompt, prompt_file) < 0)
+            goto out;
         s.run.prompt = ar_buf_cstr(&prompt);
     } else if (positional) {
         s.run.prompt = positional;
@@ -266,6 +291,8 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             ar_cli_usage_error(cmd, "--schema: %s", err.msg);
             goto out;
         }
+        if (warn_nul(&schema, schema_file) < 0)
+            goto out;
         s.run.schema = ar_buf_cstr(&schema);
     }
     s.run.vars = vars.v;

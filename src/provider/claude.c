@@ -244,7 +244,7 @@ static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
 {
     if (ev)
         memset(ev, 0, sizeof(*ev));
-    json_t *o = ar_pv_parse_object(line, len);
+    json_t *o = ar_pv_parse_line(u, line, len);
     const char *type = ar_pv_str(o, "type");
     if (!type) {
         u->garbage++;

@@ -511,7 +511,7 @@ static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
 {
     if (ev)
         memset(ev, 0, sizeof(*ev));
-    json_t *o = ar_pv_parse_object(line, len);
+    json_t *o = ar_pv_parse_line(u, line, len);
     const char *type = ar_pv_str(o, "type");
     int final = 0;
     if (!type) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "provider/common.h"
+#include "util/utf8.h"
 
 void ar_call_setup_init(struct ar_call_setup *s)
 {
@@ -69,6 +70,47 @@ void ar_pv_unwrap_free(struct ar_unwrap *u)
     free(u->schema);
     json_decref(u->pending);
     free(u);
+}
+
+/* Replaces the NULs inside v's strings with U+FFFD; returns how many. Every
+ * consumer of the text takes it as a C string: a NUL would cut the answer there. */
+static size_t scrub_nul(json_t *v, int depth)
+{
+    size_t n = 0;
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        size_t len = json_string_length(v);
+        if (strlen(s) == len)
+            return 0;
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        if (ar_buf_append(&b, s, len) == 0 && ar_buf_replace_nul(&b, &n) == 0)
+            json_string_setn(v, ar_buf_cstr(&b), b.len);
+        ar_buf_finish(&b);
+        return n;
+    }
+    if (depth > 4096)
+        return 0;
+    if (json_is_object(v)) {
+        const char *key;
+        json_t *m;
+        json_object_foreach(v, key, m) n += scrub_nul(m, depth + 1);
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *m;
+        json_array_foreach(v, i, m) n += scrub_nul(m, depth + 1);
+    }
+    return n;
+}
+
+json_t *ar_pv_parse_line(struct ar_unwrap *u, const char *line, size_t len)
+{
+    json_t *o = ar_pv_parse_object(line, len);
+    /* jansson decodes \u0000 only into a string: a line without that escape has
+     * no NUL to look for. */
+    if (o && memmem(line, len, "\\u0000", 6))
+        u->r.nul_replaced += scrub_nul(o, 0);
+    return o;
 }
 
 json_t *ar_pv_parse_object(const char *line, size_t len)

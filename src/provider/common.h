@@ -42,6 +42,13 @@ void ar_pv_unwrap_free(struct ar_unwrap *u);
 /* Parses one line as a JSON object. NULL when it is not one. New reference. */
 json_t *ar_pv_parse_object(const char *line, size_t len);
 
+/*
+ * ar_pv_parse_object() for a stdout line of the call u: NULs inside its strings
+ * (\u0000) become U+FFFD, counted in the reply's nul_replaced, so the text is
+ * never cut at one. New reference or NULL.
+ */
+json_t *ar_pv_parse_line(struct ar_unwrap *u, const char *line, size_t len);
+
 /* A string member, or NULL. Borrowed from o. */
 const char *ar_pv_str(const json_t *o, const char *key);
 

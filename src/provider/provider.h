@@ -78,6 +78,7 @@ struct ar_reply {
                              AR_ETRUNCATED, AR_EEMPTY, AR_EINTERRUPTED */
     char *error_msg;      /* the CLI's own words, or NULL */
     struct ar_strv files; /* paths the CLI itself reported changing */
+    size_t nul_replaced;  /* NUL characters in the CLI's strings, replaced with U+FFFD */
 };
 
 void ar_reply_init(struct ar_reply *r);

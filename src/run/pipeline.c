@@ -272,6 +272,10 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
     c->usage_cumulative = reply.usage_cumulative;
     c->stderr_tail = strndup(cr->stderr_tail ? cr->stderr_tail : "", cr->stderr_tail_len);
 
+    if (reply.nul_replaced)
+        ar_warn(&run->o.logger,
+                "%s's output held %zu NUL character%s (\\u0000), each replaced with U+FFFD",
+                run->prov->name, reply.nul_replaced, reply.nul_replaced == 1 ? "" : "s");
     usage_add(&r->usage, &reply.usage);
     if (reply.usage_cumulative)
         ar_warn(&run->o.logger,

@@ -1,4 +1,6 @@
 /* UTF-8 validation and lossy copying. */
+#include <string.h>
+
 #include "agentrun/error.h"
 #include "util/utf8.h"
 
@@ -61,4 +63,42 @@ int ar_utf8_append_lossy(struct ar_buf *out, const char *s, size_t n, size_t *re
     if (replaced)
         *replaced = bad;
     return rc;
+}
+
+int ar_buf_replace_nul(struct ar_buf *b, size_t *replaced)
+{
+    size_t count = 0;
+    for (const char *p = b->data, *end = p + b->len; p && p < end; p++) {
+        p = memchr(p, '\0', (size_t)(end - p));
+        if (!p)
+            break;
+        count++;
+    }
+    if (replaced)
+        *replaced = count;
+    if (!count)
+        return 0;
+    /* Each NUL grows by two bytes: the limit grows by exactly that, so text that
+     * fitted still fits, and nothing else can slip past it. */
+    size_t max = b->max == AR_BUF_UNLIMITED ? AR_BUF_UNLIMITED : b->max + 2 * count;
+    struct ar_buf out;
+    ar_buf_init(&out, max);
+    int rc = ar_buf_reserve(&out, b->len + 2 * count);
+    for (size_t i = 0; rc == 0 && i < b->len;) {
+        const char *nul = memchr(b->data + i, '\0', b->len - i);
+        size_t k = nul ? (size_t)(nul - (b->data + i)) : b->len - i;
+        rc = ar_buf_append(&out, b->data + i, k);
+        i += k;
+        if (rc == 0 && nul) {
+            rc = ar_buf_append(&out, "\xEF\xBF\xBD", 3);
+            i++;
+        }
+    }
+    if (rc) {
+        ar_buf_finish(&out);
+        return rc;
+    }
+    ar_buf_finish(b);
+    *b = out;
+    return 0;
 }

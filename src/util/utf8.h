@@ -24,4 +24,13 @@ int ar_utf8_valid(const char *s, size_t n);
  */
 int ar_utf8_append_lossy(struct ar_buf *out, const char *s, size_t n, size_t *replaced);
 
+/*
+ * Replaces every NUL byte of b with U+FFFD, in place, so text that travels on as
+ * a C string (a prompt, a diff, a template variable) is never cut short at a NUL
+ * without anyone knowing. *replaced (may be NULL) gets how many; the caller says
+ * so (a warning). b's limit grows by the two extra bytes of each replacement.
+ * Returns 0 or AR_ENOMEM (b unchanged).
+ */
+int ar_buf_replace_nul(struct ar_buf *b, size_t *replaced);
+
 #endif

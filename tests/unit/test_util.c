@@ -190,6 +190,23 @@ static void test_utf8_lossy_copy_replaces_each_bad_byte(void **state)
     ar_buf_finish(&b);
 }
 
+static void test_buf_replace_nul_keeps_what_follows_the_nul(void **state)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, 7);
+    assert_int_equal(ar_buf_append(&b, "abc\0def", 7), 0);
+    size_t n = 99;
+    assert_int_equal(ar_buf_replace_nul(&b, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(b.len, 9);
+    assert_string_equal(ar_buf_cstr(&b), "abc\xef\xbf\xbd"
+                                         "def");
+    assert_int_equal(strlen(ar_buf_cstr(&b)), b.len);
+    assert_int_equal(ar_buf_replace_nul(&b, &n), 0);
+    assert_int_equal(n, 0);
+    ar_buf_finish(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_error_table_maps_names_and_exit_statuses),
         cmocka_unit_test(test_error_message_is_truncated_not_overflowed),
         cmocka_unit_test(test_utf8_lossy_copy_replaces_each_bad_byte),
+        cmocka_unit_test(test_buf_replace_nul_keeps_what_follows_the_nul),
         cmocka_unit_test(test_file_read_fd_pipe_in_pieces_under_the_cap),
         cmocka_unit_test(test_file_read_fd_past_the_cap_is_too_big),
     };

@@ -1,0 +1,80 @@
+"""Hostile inputs and process faults, end to end with the fake CLI (issue 18):
+NUL bytes, closed standard descriptors, concurrent appends, option injection,
+floods, agentrun's own files, FIFOs, and the numbers a CLI reports."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, Sandbox  # noqa: E402
+
+PASS = '{"passed": true, "summary": "looks fine", "issues": []}'
+
+
+def result(p):
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"stdout is not one JSON object: {p.stdout!r}\nstderr: {p.stderr}")
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+
+class NulBytes(Base):
+    def test_review_sends_the_files_after_a_nul_the_model_would_not_see(self):
+        # git calls a file text when its first 8,000 bytes hold no NUL: a NUL at
+        # line 5001 reaches the diff, and must not hide the next file.
+        self.sb.write("notes.md", "line\n" * 5000)
+        self.sb.write("evil.c", "int x;\n")
+        self.sb.git("add", ".")
+        self.sb.git("commit", "-q", "-m", "base")
+        self.sb.write("notes.md", "line\n" * 5000 + "bad\0byte\nmore\n")
+        self.sb.write("evil.c", "int x; /* EVIL_MARKER */\n")
+        self.sb.answers("codex", [PASS])
+        p = self.sb.run("review", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        calls = self.sb.calls()
+        self.assertEqual(len(calls), 1)
+        self.assertIn("EVIL_MARKER", calls[0]["stdin"])
+        self.assertIn("bad\ufffdbyte", calls[0]["stdin"])
+        self.assertIn("U+FFFD", p.stderr)
+
+    def test_review_of_a_patch_on_stdin_with_a_nul_sends_all_of_it(self):
+        patch = ("diff --git a/a.md b/a.md\n--- a/a.md\n+++ b/a.md\n@@ -1 +1 @@\n-x\n+y\0z\n"
+                 "diff --git a/b.c b/b.c\n--- a/b.c\n+++ b/b.c\n@@ -1 +1 @@\n-x\n+EVIL_MARKER\n")
+        self.sb.answers("codex", [PASS])
+        p = self.sb.run("review", "-", input=patch)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("EVIL_MARKER", self.sb.calls()[0]["stdin"])
+        self.assertIn("stdin: 1 NUL byte", p.stderr)
+
+    def test_run_prompt_on_stdin_keeps_what_follows_a_nul(self):
+        self.sb.answers("codex", ["done"])
+        p = self.sb.run("run", "-", input="abc\0def")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.sb.calls()[0]["stdin"], "abc\ufffddef")
+        self.assertIn("1 NUL byte replaced with U+FFFD", p.stderr)
+
+    def test_answer_with_a_nul_character_is_not_cut_there(self):
+        # The model's text holds \u0000 before its JSON: cut there, the JSON is
+        # lost and a repair call is paid for.
+        self.sb.answers("codex", ['note\0 {"ok": true}', '{"ok": false}'])
+        p = self.sb.run("run", "--json", "--format", "json", "hi")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["json"], {"ok": True})
+        self.assertEqual(len(r["calls"]), 1)
+        self.assertEqual(r["output"], 'note\ufffd {"ok": true}')
+        self.assertIn("NUL character", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

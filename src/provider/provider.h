@@ -120,6 +120,16 @@ struct ar_provider {
     int (*unwrap_stderr)(const char *data, size_t len, struct ar_reply *out);
 };
 
+/*
+ * Checks a value that goes into a CLI's argv as an option's argument (a model
+ * name, a session id). The CLIs parse their argv themselves, so a value that
+ * starts with '-' would be taken as a flag of theirs (--resume
+ * --dangerously-bypass-approvals-and-sandbox); control characters and empty
+ * values are refused too. `what` names the value in the message ("model").
+ * Returns 0, or AR_EUSAGE with err set.
+ */
+int ar_provider_check_arg(const char *what, const char *value, struct ar_error *err);
+
 /* The registry, in `--provider auto` order (claude, codex, gemini), NULL-terminated. */
 const struct ar_provider *const *ar_providers(void);
 

@@ -186,3 +186,21 @@ int ar_provider_check_list(const char *list, struct ar_error *err)
     }
     return 0;
 }
+
+int ar_provider_check_arg(const char *what, const char *value, struct ar_error *err)
+{
+    if (!value)
+        return 0;
+    if (!*value)
+        return ar_error_set(err, AR_EUSAGE, what, "the %s is empty", what);
+    if (*value == '-')
+        return ar_error_set(err, AR_EUSAGE, what,
+                            "invalid %s '%.64s': it must not start with '-' (the CLI would take "
+                            "it for an option)",
+                            what, value);
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return ar_error_set(err, AR_EUSAGE, what,
+                                "invalid %s: it holds a control character (0x%02x)", what, *p);
+    return 0;
+}

@@ -391,7 +391,10 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         .text_only = kind == CALL_REPAIR || run->o.text_only,
     };
     ar_call_setup_init(&run->setup);
-    if (run->prov->prepare(&spec, &run->setup, &err) < 0) {
+    /* Every value placed in the CLI's argv is checked here, once for all adapters. */
+    if (ar_provider_check_arg("model", spec.model, &err) < 0 ||
+        ar_provider_check_arg("session id", spec.resume, &err) < 0 ||
+        run->prov->prepare(&spec, &run->setup, &err) < 0) {
         ar_call_setup_finish(&run->setup);
         run->res->error = err;
         finish(run);

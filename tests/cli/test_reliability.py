@@ -76,5 +76,37 @@ class NulBytes(Base):
         self.assertIn("NUL character", p.stderr)
 
 
+class OptionInjection(Base):
+    def test_a_session_id_or_model_that_looks_like_a_flag_never_reaches_the_cli(self):
+        self.sb.answers("codex", ["done"])
+        cases = [
+            ("--resume", "--dangerously-bypass-approvals-and-sandbox"),
+            ("-m", "-c"),
+            ("-m", "--yolo"),
+            ("--resume", "abc\ndef"),
+        ]
+        for provider in ("claude", "codex", "gemini"):
+            for flag, value in cases:
+                with self.subTest(provider=provider, flag=flag, value=value):
+                    p = self.sb.run("run", flag, value, "hi", provider=provider)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertEqual(self.sb.calls(), [])
+                    self.assertIn("invalid", p.stderr)
+
+    def test_a_model_from_the_environment_is_checked_too(self):
+        self.sb.answers("codex", ["done"])
+        p = self.sb.run("run", "hi", env={"AGENTRUN_MODEL": "--dangerously-bypass-approvals"})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_an_ordinary_model_and_session_pass(self):
+        self.sb.answers("codex", ["done"])
+        p = self.sb.run("run", "-m", "gpt-5.1-codex", "--resume",
+                        "01a201a4-e6d7-7c03-9d63-000000000001", "hi")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        argv = self.sb.calls()[0]["argv"]
+        self.assertIn("gpt-5.1-codex", argv)
+
+
 if __name__ == "__main__":
     unittest.main()

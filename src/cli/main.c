@@ -1,9 +1,12 @@
 /* agentrun: entry point, global options and dispatch to the command table. */
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ar_config.h"
 #include "cli/cli.h"
@@ -48,8 +51,29 @@ static void unknown_command(const char *name)
         ar_cli_errorf("unknown command '%s'; see 'agentrun --help'", name);
 }
 
+/*
+ * A standard descriptor the caller closed (`>&-`, `2>&-`, `<&-`) would be the
+ * next descriptor anything opens, and libuv refuses its own pipes there (an
+ * assertion, exit 134). Each one is held by /dev/null opened read-only: stdin
+ * reads as empty, and a write to stdout or stderr still fails (EBADF) as it
+ * would have, so a result that cannot be written is reported, not lost.
+ */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        int n = open("/dev/null", O_RDONLY);
+        if (n >= 0 && n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    hold_std_fds();
     /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
     signal(SIGPIPE, SIG_IGN);
 

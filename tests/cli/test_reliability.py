@@ -108,5 +108,31 @@ class OptionInjection(Base):
         self.assertIn("gpt-5.1-codex", argv)
 
 
+class ClosedStdFds(Base):
+    def sh(self, script, *args):
+        e = dict(self.sb.env)
+        e["AGENTRUN_PROVIDER"] = "codex"
+        return subprocess.run(["sh", "-c", script, "sh", AGENTRUN, *args], cwd=self.sb.work,
+                              env=e, capture_output=True, text=True, timeout=60)
+
+    def test_closed_stdout_is_a_write_error_not_an_abort(self):
+        self.sb.answers("codex", ["the answer"])
+        p = self.sh('"$1" run hi >&-; echo "rc=$?" >&2')
+        self.assertIn("rc=2", p.stderr)
+        self.assertIn("cannot write the result to stdout", p.stderr)
+
+    def test_closed_stderr_or_stdin_still_gives_the_answer(self):
+        self.sb.answers("codex", ["the answer"])
+        for redir in ("2>&-", "<&-"):
+            with self.subTest(redir=redir):
+                p = self.sh('"$1" run hi ' + redir + '; echo "rc=$?"')
+                self.assertIn("the answer\nrc=0", p.stdout, p.stderr)
+
+    def test_doctor_with_stderr_closed_does_not_abort(self):
+        p = self.sh('"$1" doctor 2>&-; echo "rc=$?"')
+        self.assertNotIn("rc=134", p.stdout)
+        self.assertRegex(p.stdout, r"rc=[0-9]+")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -100,7 +100,7 @@ struct ar_run_options {
     uint64_t idle_timeout_ms; /* no byte on stdout or stderr (default 300 s); 0: none */
     uint64_t final_grace_ms;  /* a CLI lingering after its final event (default 3 s) */
     uint64_t kill_grace_ms;   /* SIGTERM to SIGKILL (default 5 s) */
-    size_t output_cap;        /* stdout + stderr bytes per call (default 64 MiB) */
+    size_t output_cap;        /* stdout bytes per call (default 64 MiB) */
 
     double max_cost_usd;         /* > 0: passed to CLIs that enforce a budget */
     const char *prices_file;     /* a price table override (JSON), or NULL: $AGENTRUN_PRICES */

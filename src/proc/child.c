@@ -231,10 +231,11 @@ void ar_child_final_seen(struct ar_child *c)
 
 /* ---- Output ----------------------------------------------------------------- */
 
-/* How many of n new bytes still fit under the cap; past it the child is too big. */
+/* How many of n new stdout bytes still fit under the cap; past it the child is
+ * too big. Only stdout counts: stderr is kept as a bounded tail and costs no memory. */
 static size_t admit(struct ar_child *c, size_t n)
 {
-    size_t used = c->stdout_bytes + c->stderr_bytes;
+    size_t used = c->stdout_bytes;
     size_t room = c->cap > used ? c->cap - used : 0;
     if (n <= room)
         return n;
@@ -364,9 +365,7 @@ static void on_err_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0 || c->toobig)
         return; /* nothing read; past the cap we only drain so the child cannot block */
-    size_t n = admit(c, (size_t)nread);
-    if (n == 0)
-        return;
+    size_t n = (size_t)nread;
     c->stderr_bytes += n;
     c->activity_ms = now_ms(c);
     keep_tail(c, buf->base, n);

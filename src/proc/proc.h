@@ -38,7 +38,7 @@ enum ar_child_end {
     AR_CHILD_EXITED = 0,  /* it exited (or died by a signal) on its own */
     AR_CHILD_TIMEOUT,     /* the wall timeout ended it */
     AR_CHILD_IDLE,        /* no byte on stdout or stderr for idle_timeout_ms */
-    AR_CHILD_TOOBIG,      /* stdout + stderr passed output_cap */
+    AR_CHILD_TOOBIG,      /* stdout passed output_cap */
     AR_CHILD_FINAL_GRACE, /* ended after ar_child_final_seen() + final_grace_ms: still a success */
     AR_CHILD_CANCELLED,   /* ar_child_kill() or ar_loop_cancel_all() */
 };
@@ -81,7 +81,7 @@ struct ar_child_opts {
     uint64_t idle_timeout_ms;  /* 0 = none */
     uint64_t kill_grace_ms;    /* SIGTERM to SIGKILL; 0 = AR_CHILD_DEFAULT_KILL_GRACE_MS */
     uint64_t final_grace_ms;   /* after ar_child_final_seen(); 0 = end at once */
-    size_t output_cap;         /* stdout + stderr bytes; 0 = AR_CHILD_DEFAULT_OUTPUT_CAP */
+    size_t output_cap;         /* stdout bytes; 0 = AR_CHILD_DEFAULT_OUTPUT_CAP */
     size_t stderr_tail;        /* 0 = AR_CHILD_DEFAULT_STDERR_TAIL */
     int capture_stdout;        /* keep stdout whole in the result (bounded by output_cap) */
     int after_cancel;          /* may start after ar_loop_cancel_all(): short bookkeeping such

@@ -263,13 +263,37 @@ static void test_cap_fires_and_memory_stays_bounded(void **state)
     run_one(&o, &r);
     assert_int_equal(r.res.end, AR_CHILD_TOOBIG);
     assert_int_equal(r.res.err.code, AR_ETOOBIG);
-    assert_true(r.res.stdout_bytes + r.res.stderr_bytes <= 4 * MIB);
+    assert_true(r.res.stdout_bytes <= 4 * MIB);
     assert_true(r.res.stdout_len <= 4 * MIB);
     assert_int_equal(r.bad_nul, 0);
     assert_group_gone((pid_t)r.pid);
     long grew = max_rss_kib() - before;
     if (grew > 24 * 1024)
         fail_msg("peak RSS grew by %ld KiB for a 4 MiB cap", grew);
+    rec_finish(&r);
+}
+
+/* stderr is kept only as a bounded tail: a flood there costs no memory and
+ * must not end a good run as too big. */
+static void test_stderr_flood_does_not_count_against_the_cap(void **state)
+{
+    long before = max_rss_kib();
+    const char *env[] = { "FAKE_CLI_FLOOD_STDERR=20971520", "FAKE_CLI_STDOUT_TEXT=answer\\n",
+                          NULL };
+    struct ar_child_opts o;
+    struct rec r;
+    opts_init(&o, env, &r);
+    o.output_cap = 4 * MIB;
+    o.timeout_ms = 20000;
+    run_one(&o, &r);
+    assert_int_equal(r.res.end, AR_CHILD_EXITED);
+    assert_int_equal(r.res.err.code, 0);
+    assert_int_equal(r.res.stderr_bytes, 20971520);
+    assert_int_equal(r.res.stdout_bytes, 7);
+    assert_int_equal(r.res.stderr_tail_len, AR_CHILD_DEFAULT_STDERR_TAIL);
+    long grew = max_rss_kib() - before;
+    if (grew > 16 * 1024)
+        fail_msg("peak RSS grew by %ld KiB for a 20 MiB stderr flood", grew);
     rec_finish(&r);
 }
 
@@ -1197,6 +1221,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cap_fires_and_memory_stays_bounded),
+        cmocka_unit_test(test_stderr_flood_does_not_count_against_the_cap),
         cmocka_unit_test(test_line_longer_than_cap_is_too_big),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_death_by_signal_is_128_plus_n),

@@ -130,9 +130,10 @@ static void emit(struct batch *b, const struct ar_batch_job *job, struct ar_resu
         ar_buf_putc(&line, '\n');
     json_decref(rec);
     ar_cli_session_status_clear(&b->s);
-    /* Flushed per line, so a consumer can stream and an interruption keeps every
-     * finished record whole. */
-    if (fwrite(line.data, 1, line.len, b->out) != line.len || fflush(b->out) != 0) {
+    /* One write() per record (stdio would cut a large one into several), so two
+     * batches appending to one file (O_APPEND) never interleave their records; a
+     * consumer can stream, and an interruption keeps every finished record whole. */
+    if (fflush(b->out) != 0 || ar_write_all(fileno(b->out), line.data, line.len) != 0) {
         if (b->stop != 2)
             ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
         b->stop = 2;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "contract/contract.h"
@@ -144,9 +145,31 @@ static void transcript_write(struct ar_run *run, const char *line, size_t len)
 {
     if (run->transcript_fd < 0)
         return;
-    /* A transcript is a debugging aid: a failed write must not fail the run. */
-    if (write(run->transcript_fd, line, len) < 0 || write(run->transcript_fd, "\n", 1) < 0)
-        ar_warn(&run->o.logger, "cannot write the transcript: %s", strerror(errno));
+    /* The line and its newline in one writev() on an O_APPEND file, so runs that
+     * share a transcript (batch jobs) never interleave inside a line. */
+    struct iovec iov[2] = { { (void *)line, len }, { "\n", 1 } };
+    size_t left = len + 1;
+    while (left) {
+        ssize_t n = writev(run->transcript_fd, iov, 2);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            /* A transcript is a debugging aid: a failed write must not fail the
+             * run, and one warning says it all (not one per line). */
+            ar_warn(&run->o.logger, "cannot write the transcript '%s': %s; not writing it any more",
+                    run->o.transcript_path, strerror(n < 0 ? errno : EIO));
+            close(run->transcript_fd);
+            run->transcript_fd = -1;
+            return;
+        }
+        left -= (size_t)n;
+        for (int i = 0; i < 2 && n > 0; i++) {
+            size_t k = (size_t)n < iov[i].iov_len ? (size_t)n : iov[i].iov_len;
+            iov[i].iov_base = (char *)iov[i].iov_base + k;
+            iov[i].iov_len -= k;
+            n -= (ssize_t)k;
+        }
+    }
 }
 
 /* ---- the calls -------------------------------------------------------------------- */

@@ -134,5 +134,43 @@ class ClosedStdFds(Base):
         self.assertRegex(p.stdout, r"rc=[0-9]+")
 
 
+def jobs(n, prefix="job"):
+    return "".join(json.dumps({"id": f"{prefix}{i}", "prompt": f"prompt {i}"}) + "\n"
+                   for i in range(n))
+
+
+class AtomicRecords(Base):
+    def test_two_batches_appending_to_one_file_never_interleave(self):
+        # 100 KB records: stdio cut each into several write()s, and two writers
+        # appending at once glued pieces of their records together.
+        self.sb.answers("codex", ["x" * 400000])
+        out = os.path.join(self.sb.root, "shared.jsonl")
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        procs = []
+        for name in ("a", "b", "c"):
+            path = self.sb.write(f"{name}.jsonl", jobs(100, name), base=self.sb.root)
+            procs.append(subprocess.Popen([AGENTRUN, "batch", "-j", "8", "--no-files", "-o", out,
+                                           path], cwd=self.sb.work, env=e,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err[-2000:])
+        with open(out, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), 300)
+        ids = sorted(json.loads(line)["id"] for line in lines)  # every line whole
+        self.assertEqual(len(set(ids)), 300)
+
+
+class Transcript(Base):
+    def test_a_failing_transcript_write_warns_once_not_per_line(self):
+        if not os.path.exists("/dev/full"):
+            self.skipTest("no /dev/full")
+        self.sb.answers("codex", ["the answer"])
+        p = self.sb.run("run", "--transcript", "/dev/full", "hi")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.count("cannot write the transcript"), 1, p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -93,11 +93,18 @@ double ar_price_apply(const struct ar_price *p, const struct ar_usage *u)
            1e6;
 }
 
+int ar_cost_cli_valid(double usd)
+{
+    return isfinite(usd) && usd >= 0;
+}
+
 struct ar_cost ar_cost_compute(const struct ar_prices *t, const char *model,
                                const struct ar_usage *usage, int has_cli_cost, double cli_cost)
 {
     struct ar_cost c = { 0, AR_COST_UNKNOWN };
-    if (has_cli_cost) {
+    /* A negative cost would pay for other jobs under a budget: a figure that
+     * cannot be right is dropped, and the price table decides (or unknown). */
+    if (has_cli_cost && ar_cost_cli_valid(cli_cost)) {
         c.usd = cli_cost;
         c.source = AR_COST_CLI;
         return c;

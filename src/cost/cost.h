@@ -70,10 +70,13 @@ struct ar_cost {
     enum ar_cost_source source;
 };
 
+/* Non-zero when a cost a CLI reported can be believed: finite and not negative. */
+int ar_cost_cli_valid(double usd);
+
 /*
- * The cost of one call: the CLI's own cost when has_cli_cost, else the
- * table's price of `model` (NULL or unknown model → AR_COST_UNKNOWN) applied
- * to usage (NULL → unknown).
+ * The cost of one call: the CLI's own cost when has_cli_cost and it is valid
+ * (ar_cost_cli_valid()), else the table's price of `model` (NULL or unknown
+ * model → AR_COST_UNKNOWN) applied to usage (NULL → unknown).
  */
 struct ar_cost ar_cost_compute(const struct ar_prices *t, const char *model,
                                const struct ar_usage *usage, int has_cli_cost, double cli_cost);

@@ -280,6 +280,9 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
     run->unwrap = NULL;
     ar_call_setup_finish(&run->setup);
 
+    if (reply.has_cost && !ar_cost_cli_valid(reply.cost_usd))
+        ar_warn(&run->o.logger, "%s reported a cost of %g USD, which cannot be right; ignored",
+                run->prov->name, reply.cost_usd);
     const char *model = reply.model ? reply.model : run->call_model;
     struct ar_cost cost = ar_cost_compute(run->prices, model, reply.has_usage ? &reply.usage : NULL,
                                           reply.has_cost, reply.cost_usd);

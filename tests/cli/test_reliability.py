@@ -172,5 +172,26 @@ class Transcript(Base):
         self.assertEqual(p.stderr.count("cannot write the transcript"), 1, p.stderr)
 
 
+class ReportedNumbers(Base):
+    def test_a_negative_cli_cost_is_not_believed(self):
+        self.sb.answers("claude", ["the answer"], cost=-100)
+        p = self.sb.run("run", "--format", "json", "hi", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertNotEqual(r["cost_source"], "cli")
+        self.assertGreaterEqual(r["cost_usd"], 0)
+        self.assertIn("cannot be right", p.stderr)
+
+    def test_a_negative_cli_cost_never_lets_a_budget_pass(self):
+        # -100 USD a job used to pay for 64 jobs under --max-cost 0.05.
+        self.sb.answers("claude", ["the answer"], cost=-100, input_tokens=200000)
+        p = self.sb.run("batch", "-j", "1", "--no-files", "--max-cost", "0.05", "-",
+                        input=jobs(10), provider="claude")
+        recs = [json.loads(line) for line in p.stdout.splitlines()]
+        self.assertLess(sum(1 for r in recs if r["ok"]), 10, p.stderr)
+        self.assertLess(len(self.sb.calls()), 10)
+        self.assertNotIn("$-", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

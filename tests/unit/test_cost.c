@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -103,6 +104,16 @@ static void test_cost_sources_cli_table_unknown(void **state)
     c = ar_cost_compute(NULL, "mystery-model", &u, 0, 0);
     assert_int_equal(c.source, AR_COST_UNKNOWN);
     assert_string_equal(ar_cost_source_name(c.source), "unknown");
+    /* A CLI's negative or non-finite cost is not believed: the table decides. */
+    c = ar_cost_compute(NULL, "gpt-5.5", &u, 1, -100);
+    assert_int_equal(c.source, AR_COST_TABLE);
+    assert_true(c.usd > 0);
+    c = ar_cost_compute(NULL, "mystery-model", &u, 1, -100);
+    assert_int_equal(c.source, AR_COST_UNKNOWN);
+    c = ar_cost_compute(NULL, "gpt-5.5", &u, 1, NAN);
+    assert_int_equal(c.source, AR_COST_TABLE);
+    assert_false(ar_cost_cli_valid(-0.01));
+    assert_true(ar_cost_cli_valid(0));
     c = ar_cost_compute(NULL, NULL, &u, 0, 0);
     assert_int_equal(c.source, AR_COST_UNKNOWN);
     c = ar_cost_compute(NULL, "gpt-5.5", NULL, 0, 0);

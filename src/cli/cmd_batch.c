@@ -621,6 +621,7 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             b.out = stdout;
             goto out;
         }
+        ar_run_own_file(fileno(b.out));
         if (end_line(b.out, output) < 0) {
             ar_cli_errorf("cannot write '%s': %s", output, strerror(errno));
             goto out;

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/manual.h"
 #include "proc/proc.h"
+#include "run/run.h"
 
 static void print_version(void)
 {
@@ -74,6 +75,9 @@ static void hold_std_fds(void)
 int main(int argc, char **argv)
 {
     hold_std_fds();
+    /* A result or a log redirected into the work tree is ours, not a run's change. */
+    ar_run_own_file(1);
+    ar_run_own_file(2);
     /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
     signal(SIGPIPE, SIG_IGN);
 

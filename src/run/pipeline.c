@@ -32,6 +32,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/macros.h"
 #include "util/strv.h"
 
 /* llm_output debug events carry at most this much of the text (DESIGN §8). */
@@ -612,6 +613,72 @@ static void complete(struct ar_run *run)
     free(run);
 }
 
+/* ---- agentrun's own files: never a run's change ----------------------------------------- */
+
+struct own_file {
+    dev_t dev;
+    ino_t ino;
+};
+
+static struct own_file own_files[16];
+static size_t n_own_files;
+
+static int stat_own(int fd, struct own_file *f)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    return 1;
+}
+
+void ar_run_own_file(int fd)
+{
+    struct own_file f;
+    if (n_own_files < AR_ARRAY_SIZE(own_files) && stat_own(fd, &f))
+        own_files[n_own_files++] = f;
+}
+
+static int is_own_file(const struct ar_run *run, const char *root, const char *rel)
+{
+    struct own_file t;
+    int have_transcript = stat_own(run->transcript_fd, &t);
+    if (!n_own_files && !have_transcript)
+        return 0;
+    char *path = malloc(strlen(root) + strlen(rel) + 2);
+    if (!path)
+        return 0;
+    sprintf(path, "%s/%s", root, rel);
+    struct stat st;
+    int own = 0;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        own = have_transcript && st.st_dev == t.dev && st.st_ino == t.ino;
+        for (size_t i = 0; !own && i < n_own_files; i++)
+            own = st.st_dev == own_files[i].dev && st.st_ino == own_files[i].ino;
+    }
+    free(path);
+    return own;
+}
+
+/* Drops the changes that are agentrun's own output (a result redirected into
+ * the work tree, the transcript): the run did not make them. */
+static void drop_own_files(const struct ar_run *run, struct ar_git_changes *ch, const char *root)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ch->n; i++) {
+        struct ar_git_change *g = &ch->v[i];
+        if (g->op != AR_GIT_DELETE && root && is_own_file(run, root, g->path)) {
+            free(g->path);
+            free(g->from);
+            free(g->content);
+            continue;
+        }
+        ch->v[k++] = *g;
+    }
+    ch->n = k;
+}
+
 static void fill_files(struct ar_run *run, const struct ar_git_changes *ch)
 {
     struct ar_result *r = run->res;
@@ -651,6 +718,7 @@ static void on_after(struct ar_git_snapshot *after, int rc, const struct ar_erro
         struct ar_error e = AR_ERROR_INIT;
         ar_git_changes_init(&ch);
         if (ar_git_changes_compute(run->before, after, &ch, &e) == 0) {
+            drop_own_files(run, &ch, after->root);
             if (run->o.with_content)
                 ar_git_changes_load_content(&ch, after->root, 0, &e);
             run->res->files_tracked = 1;

@@ -36,6 +36,15 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
 /* Ends the run's current call; the result is error "interrupted". */
 void ar_run_cancel(struct ar_run *run);
 
+/*
+ * Marks the file open on fd as one agentrun itself writes (its stdout or
+ * stderr redirected into the work tree, batch -o FILE): no run ever reports it
+ * among the files it changed. Only regular files are kept (by device and
+ * inode, so any path to them matches); at most 16. Not thread-safe: call it
+ * from the thread that runs the loop, before the runs start.
+ */
+void ar_run_own_file(int fd);
+
 /* A result that failed before any call (a bad batch line): error code and message. */
 struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);
 

@@ -193,5 +193,45 @@ class ReportedNumbers(Base):
         self.assertNotIn("$-", p.stderr)
 
 
+class OwnFiles(Base):
+    def test_batch_output_redirected_into_the_tree_is_not_a_change(self):
+        # The first call's record is written while the other two jobs run.
+        self.sb.answers("codex", ["done"])
+        self.sb.env["FAKE_CLI_SLEEP_MS"] = "0,700"
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        inp = self.sb.write("jobs.jsonl", jobs(3), base=self.sb.root)
+        with open(os.path.join(self.sb.work, "out.jsonl"), "w") as out:
+            p = subprocess.run([AGENTRUN, "batch", "-j", "3", inp], cwd=self.sb.work, env=e,
+                               stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.sb.work, "out.jsonl")) as f:
+            recs = [json.loads(line) for line in f]
+        self.assertEqual(len(recs), 3)
+        for r in recs:
+            self.assertEqual(r["files"], [], r["files"])
+
+    def test_batch_o_file_and_transcript_in_the_tree_are_not_changes(self):
+        self.sb.answers("codex", ["done"])
+        self.sb.env["FAKE_CLI_SLEEP_MS"] = "0,700"
+        p = self.sb.run("batch", "-j", "3", "-o", "res.jsonl", "--transcript", "t.log", "-",
+                        input=jobs(3))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.sb.work, "res.jsonl")) as f:
+            recs = [json.loads(line) for line in f]
+        for r in recs:
+            self.assertEqual(r["files"], [], r["files"])
+
+    def test_run_stdout_and_transcript_in_the_tree_are_not_changes(self):
+        self.sb.answers("codex", ["done"])
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        with open(os.path.join(self.sb.work, "r.json"), "w") as out:
+            p = subprocess.run([AGENTRUN, "run", "--format", "json", "--transcript", "t2.log",
+                                "hi"], cwd=self.sb.work, env=e, stdout=out,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.sb.work, "r.json")) as f:
+            self.assertEqual(json.load(f)["files"], [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -25,10 +25,13 @@ enum {
     KEY_STRICT,
     KEY_FORMAT,
     KEY_MAX_CHUNK,
+    KEY_MAX_CHUNKS,
 };
 
-#define DEFAULT_JOBS 4
-#define MAX_JOBS     64
+#define DEFAULT_JOBS       4
+#define MAX_JOBS           64
+#define DEFAULT_MAX_CHUNKS 20
+#define MAX_MAX_CHUNKS     100000
 
 static const struct ar_cli_opt opts[] = {
     { "staged", KEY_STAGED, NULL, "review the staged changes (the index against HEAD)", NULL },
@@ -43,6 +46,8 @@ static const struct ar_cli_opt opts[] = {
       "text|json|sarif|github" },
     { "max-chunk-bytes", KEY_MAX_CHUNK, "SIZE",
       "review larger diffs in chunks of this size: 200K, 1M (default: 200K)", NULL },
+    { "max-chunks", KEY_MAX_CHUNKS, "N",
+      "refuse a diff that needs more than N chunks, one paid call each (default: 20)", NULL },
     { "jobs", 'j', "N", "review up to N chunks at once (default: 4)", NULL },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
@@ -271,7 +276,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     int staged = 0, strict = 0, fail_on = AR_SEV_LOW, fmt = AR_REVIEW_FORMAT_TEXT;
     const char *instructions_path = NULL;
     unsigned long long max_chunk = AR_DIFF_DEFAULT_MAX_CHUNK;
-    long jobs = DEFAULT_JOBS;
+    long jobs = DEFAULT_JOBS, max_chunks = DEFAULT_MAX_CHUNKS;
     struct ar_buf diff_text, instructions;
     ar_buf_init(&diff_text, AR_DIFF_MAX_BYTES);
     ar_buf_init(&instructions, (size_t)1 << 20);
@@ -318,6 +323,13 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             if (ar_cli_parse_size(arg, &max_chunk) < 0 || max_chunk == 0) {
                 ar_cli_usage_error(cmd, "invalid --max-chunk-bytes '%s': want a size (200K, 1M)",
                                    arg);
+                goto out;
+            }
+            break;
+        case KEY_MAX_CHUNKS:
+            if (ar_cli_parse_int(arg, 1, MAX_MAX_CHUNKS, &max_chunks) < 0) {
+                ar_cli_usage_error(cmd, "invalid --max-chunks '%s': want 1 to %d", arg,
+                                   MAX_MAX_CHUNKS);
                 goto out;
             }
             break;
@@ -391,6 +403,16 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     if (ar_diff_split(&diff, (size_t)max_chunk, &chunks, &n_chunks, &err) != 0) {
         ar_cli_errorf("%s", err.msg);
         rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    /* Each chunk is a paid call: a huge diff costs only what the user agreed to. */
+    if (n_chunks > (size_t)max_chunks) {
+        ar_cli_usage_error(cmd,
+                           "%s needs %zu chunks of at most %llu bytes (%zu bytes), more than "
+                           "--max-chunks %ld; raise --max-chunks or --max-chunk-bytes, or review "
+                           "less",
+                           label ? label : "the diff", n_chunks, max_chunk, diff_text.len,
+                           max_chunks);
         goto out;
     }
     ar_cli_notef("reviewing %s: %zu file%s, %zu bytes, %zu chunk%s", label ? label : "the diff",

@@ -6,7 +6,7 @@
 const struct ar_cli_exit_status ar_cli_exit_statuses[] = {
     { AR_EXIT_OK, "success (review: no issue at or above --fail-on)" },
     { AR_EXIT_FINDINGS, "review: an issue at or above --fail-on" },
-    { AR_EXIT_USAGE, "usage error: bad option, unreadable input, bad template; output that cannot be written" },
+    { AR_EXIT_USAGE, "usage error: bad option, unreadable input or output, bad template" },
     { AR_EXIT_OUTPUT, "model output unusable after the repair call; route: no route" },
     { AR_EXIT_PROVIDER, "provider failure: CLI missing, auth, rate limit, API, replay_miss" },
     { AR_EXIT_TIMEOUT, "timeout: the wall-clock or the idle limit" },

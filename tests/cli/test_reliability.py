@@ -233,5 +233,30 @@ class OwnFiles(Base):
             self.assertEqual(json.load(f)["files"], [])
 
 
+class ReviewCost(Base):
+    def big_change(self, files):
+        for i in range(files):
+            self.sb.write(f"f{i}.c", "".join(f"int v{i}_{k} = {k};\n" for k in range(40)))
+
+    def test_a_diff_needing_more_chunks_than_agreed_costs_nothing(self):
+        self.big_change(5)
+        self.sb.answers("codex", [PASS])
+        p = self.sb.run("review", "--max-chunk-bytes", "700", "--max-chunks", "4")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("needs 5 chunks", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+        p = self.sb.run("review", "--max-chunk-bytes", "700", "--max-chunks", "5")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(self.sb.calls()), 5)
+
+    def test_the_default_is_20_chunks(self):
+        self.big_change(21)
+        self.sb.answers("codex", [PASS])
+        p = self.sb.run("review", "--max-chunk-bytes", "700")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("needs 21 chunks", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+
 if __name__ == "__main__":
     unittest.main()

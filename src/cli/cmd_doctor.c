@@ -12,10 +12,11 @@
 #include "cli/commands.h"
 #include "proc/proc.h"
 #include "provider/provider.h"
+#include "run/run.h"
 #include "util/file.h"
 #include "util/strv.h"
 
-#define VERSION_TIMEOUT_MS 20000
+#define VERSION_TIMEOUT_MS 10000
 
 enum { KEY_FORMAT = 512, KEY_PROMPTS_DIR, KEY_PRETTY };
 
@@ -26,75 +27,91 @@ static const struct ar_cli_opt doctor_opts[] = {
     { NULL, 0, NULL, NULL, NULL },
 };
 
-/* The first non-empty line of `<path> --version` (stdout, else stderr), or NULL with *why set. */
-static char *run_version(const char *path, const char **why)
+/*
+ * One `<path> --version` probe. All of them run at once on one loop: a CLI
+ * that hangs costs VERSION_TIMEOUT_MS once, not once per CLI.
+ */
+struct probe {
+    char *path;      /* owned, or NULL: not found, nothing to run */
+    char *version;   /* owned: the first non-empty line of stdout, else stderr */
+    const char *why; /* static: why there is no version */
+};
+
+/* The first non-empty line of s[0..n), at most 200 bytes, or NULL. */
+static char *first_line(const char *s, size_t n)
 {
-    const char *argv[] = { path, "--version", NULL };
+    const char *end = s + n;
+    while (s && s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *e = nl ? nl : end;
+        const char *b = s;
+        while (b < e && (*b == ' ' || *b == '\t'))
+            b++;
+        const char *t = e;
+        while (t > b && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
+            t--;
+        if (t > b && !memchr(b, '\0', (size_t)(t - b)))
+            return strndup(b, (size_t)(t - b) > 200 ? 200 : (size_t)(t - b));
+        s = nl ? nl + 1 : end;
+    }
+    return NULL;
+}
+
+static void on_version_done(struct ar_child *c, const struct ar_child_result *res, void *arg)
+{
+    struct probe *pr = arg;
+    if (res->end == AR_CHILD_TIMEOUT) {
+        pr->why = "--version timed out";
+    } else if (res->status != 0) {
+        pr->why = "--version failed";
+    } else {
+        pr->version = first_line(res->stdout_data, res->stdout_len);
+        if (!pr->version)
+            pr->version = first_line(res->stderr_tail, res->stderr_tail_len);
+        if (!pr->version)
+            pr->why = "--version printed nothing";
+    }
+}
+
+static void probe_start(struct ar_loop *loop, struct probe *pr)
+{
+    if (!pr->path)
+        return;
+    const char *argv[] = { pr->path, "--version", NULL };
     struct ar_child_opts o = AR_CHILD_OPTS_INIT;
     o.argv = argv;
     o.timeout_ms = VERSION_TIMEOUT_MS;
+    o.kill_grace_ms = 1000;
     o.capture_stdout = 1;
     o.output_cap = 1 << 20;
-    struct ar_child_sync s;
+    o.on_done = on_version_done;
+    o.arg = pr;
     struct ar_error err = AR_ERROR_INIT;
-    *why = NULL;
-    if (ar_child_run_sync(&o, &s, &err) != 0) {
-        ar_child_sync_finish(&s);
-        *why = "cannot run it";
-        return NULL;
-    }
-    char *version = NULL;
-    if (s.res.end == AR_CHILD_TIMEOUT) {
-        *why = "--version timed out";
-    } else if (s.res.status != 0) {
-        *why = "--version failed";
-    } else {
-        const char *texts[] = { s.stdout_data, s.stderr_tail };
-        for (size_t t = 0; t < 2 && !version; t++) {
-            const char *p = texts[t];
-            while (p && *p) {
-                size_t n = strcspn(p, "\r\n");
-                while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-                    n--;
-                size_t skip = strspn(p, " \t");
-                if (n > skip) {
-                    version = strndup(p + skip, n - skip > 200 ? 200 : n - skip);
-                    break;
-                }
-                p += strcspn(p, "\n");
-                if (*p)
-                    p++;
-            }
-        }
-        if (!version)
-            *why = "--version printed nothing";
-    }
-    ar_child_sync_finish(&s);
-    return version;
+    if (!loop || ar_child_spawn(loop, &o, NULL, &err) != 0)
+        pr->why = "cannot run it";
 }
 
-static json_t *check_provider(const struct ar_provider *p)
+static void probe_finish(struct probe *pr)
+{
+    free(pr->path);
+    free(pr->version);
+}
+
+static json_t *check_provider(const struct ar_provider *p, const struct probe *pr)
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(p->name));
     const char *over = getenv(p->bin_env);
     json_object_set_new(o, "bin_env", json_string(p->bin_env));
     json_object_set_new(o, "bin_override", over && *over ? json_string(over) : json_null());
-    char *path = ar_provider_which(p);
-    json_object_set_new(o, "found", json_boolean(path != NULL));
-    json_object_set_new(o, "path", path ? json_string(path) : json_null());
+    json_object_set_new(o, "found", json_boolean(pr->path != NULL));
+    json_object_set_new(o, "path",
+                        pr->path ? ar_json_text(pr->path, strlen(pr->path)) : json_null());
     json_object_set_new(o, "install_hint", json_string(p->install_hint));
-    json_t *version = json_null();
-    if (path) {
-        const char *why = NULL;
-        char *v = run_version(path, &why);
-        if (v)
-            version = json_string(v);
-        else
-            json_object_set_new(o, "version_error", json_string(why));
-        free(v);
-    }
-    json_object_set_new(o, "version", version);
+    json_object_set_new(o, "version",
+                        pr->version ? ar_json_text(pr->version, strlen(pr->version)) : json_null());
+    if (pr->path && !pr->version)
+        json_object_set_new(o, "version_error", json_string(pr->why ? pr->why : "no answer"));
 
     /* Names of the credentials that are present; their values are never read out. */
     json_t *env = json_array(), *files = json_array();
@@ -113,27 +130,20 @@ static json_t *check_provider(const struct ar_provider *p)
     json_object_set_new(o, "auth_env", env);
     json_object_set_new(o, "auth_files", files);
     json_object_set_new(o, "auth_found", json_boolean(auth_known));
-    json_object_set_new(o, "usable", json_boolean(path != NULL));
-    free(path);
+    /* A binary that does not even answer --version (it hangs, fails or is
+     * broken) will not answer a prompt either. */
+    json_object_set_new(o, "usable", json_boolean(pr->path && pr->version));
     return o;
 }
 
-static json_t *check_git(void)
+static json_t *check_git(const struct probe *pr)
 {
     json_t *o = json_object();
-    char *path = ar_path_search("git");
-    json_object_set_new(o, "found", json_boolean(path != NULL));
-    json_object_set_new(o, "path", path ? json_string(path) : json_null());
-    json_t *version = json_null();
-    if (path) {
-        const char *why = NULL;
-        char *v = run_version(path, &why);
-        if (v)
-            version = json_string(v);
-        free(v);
-    }
-    json_object_set_new(o, "version", version);
-    free(path);
+    json_object_set_new(o, "found", json_boolean(pr->path != NULL));
+    json_object_set_new(o, "path",
+                        pr->path ? ar_json_text(pr->path, strlen(pr->path)) : json_null());
+    json_object_set_new(o, "version",
+                        pr->version ? ar_json_text(pr->version, strlen(pr->version)) : json_null());
     return o;
 }
 
@@ -207,8 +217,9 @@ static void print_text(const json_t *doc)
         printf("         --prompts-dir %s (%s)\n",
                json_string_value(json_object_get(pr, "prompts_dir")),
                json_is_true(json_object_get(pr, "prompts_dir_exists")) ? "exists" : "missing");
-    printf("%s\n", json_is_true(json_object_get(doc, "ok")) ? "ok: at least one CLI is usable"
-                                                            : "not ok: no CLI found");
+    printf("%s\n", json_is_true(json_object_get(doc, "ok"))
+                       ? "ok: at least one CLI is usable"
+                       : "not ok: no usable CLI (none found, or none answered --version)");
 }
 
 static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -240,18 +251,37 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
     if (ind < argc)
         return ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind]);
 
+    /* Every --version at once: the providers', then git's (the last probe). */
+    struct probe probes[8];
+    size_t n = 0;
+    memset(probes, 0, sizeof(probes));
+    for (const struct ar_provider *const *p = ar_providers(); *p && n + 1 < 8; p++)
+        probes[n++].path = ar_provider_which(*p);
+    probes[n++].path = ar_path_search("git");
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    for (size_t i = 0; i < n; i++)
+        probe_start(loop, &probes[i]);
+    if (loop) {
+        ar_loop_run(loop);
+        ar_loop_destroy(loop);
+    }
+
     json_t *doc = json_object();
     json_t *providers = json_array();
     int usable = 0;
-    for (const struct ar_provider *const *p = ar_providers(); *p; p++) {
-        json_t *o = check_provider(*p);
+    size_t i = 0;
+    for (const struct ar_provider *const *p = ar_providers(); *p && i + 1 < n; p++, i++) {
+        json_t *o = check_provider(*p, &probes[i]);
         usable |= json_is_true(json_object_get(o, "usable"));
         json_array_append_new(providers, o);
     }
     json_object_set_new(doc, "schema", json_string("agentrun.doctor/1"));
     json_object_set_new(doc, "ok", json_boolean(usable));
     json_object_set_new(doc, "providers", providers);
-    json_object_set_new(doc, "git", check_git());
+    json_object_set_new(doc, "git", check_git(&probes[n - 1]));
+    for (size_t k = 0; k < n; k++)
+        probe_finish(&probes[k]);
     json_object_set_new(doc, "prompts", check_prompts(prompts_dir));
     int rc = AR_EXIT_OK;
     if (json) {
@@ -275,8 +305,9 @@ const struct ar_cli_command ar_cmd_doctor = {
     .description = "For claude, codex and gemini: whether the binary is found (PATH, or "
                    "AGENTRUN_<NAME>_BIN), its --version, and which credential variables or "
                    "login files are present (names only, never values). Also git and the "
-                   "prompt override directory. Exits 0 when at least one CLI is usable, 4 "
-                   "otherwise; missing credentials are a warning, not a failure.",
+                   "prompt override directory. Exits 0 when at least one CLI is usable (found, and "
+                   "its --version answered within 10 s; all are asked at once), 4 otherwise; "
+                   "missing credentials are a warning, not a failure.",
     .example = "agentrun doctor --format json",
     .opts = doctor_opts,
     .run = doctor_run,

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
@@ -108,15 +109,33 @@ class Doctor(unittest.TestCase):
 
     def test_no_credentials_is_a_warning_and_a_failing_version_is_reported(self):
         self.script("gemini", "echo boom >&2; exit 3")
+        self.script("codex", "echo 'codex-cli 0.1'")
         p, d, prov = self.doc()
         self.assertEqual(p.returncode, 0, p.stderr)
         g = prov["gemini"]
-        self.assertTrue(g["usable"])
+        self.assertFalse(g["usable"])
         self.assertIsNone(g["version"])
         self.assertEqual(g["version_error"], "--version failed")
         self.assertFalse(g["auth_found"])
+        self.assertTrue(prov["codex"]["usable"])
+        self.assertFalse(prov["codex"]["auth_found"])
         t = self.run_doctor()
         self.assertIn("no credential", t.stdout)
+
+    def test_no_cli_answering_version_is_not_ok_and_they_are_asked_at_once(self):
+        for name in ("claude", "codex", "gemini"):
+            self.script(name, "exec " + shutil.which("sleep") + " 60")
+        start = time.monotonic()
+        p, d, prov = self.doc()
+        elapsed = time.monotonic() - start
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertFalse(d["ok"])
+        for name in ("claude", "codex", "gemini"):
+            self.assertTrue(prov[name]["found"])
+            self.assertFalse(prov[name]["usable"])
+            self.assertEqual(prov[name]["version_error"], "--version timed out")
+        # One 10 s limit for all three, not 10 s (or 20 s) one after another.
+        self.assertLess(elapsed, 18)
 
     def test_non_executable_file_is_not_found(self):
         path = self.script("claude", "echo 1")

@@ -85,6 +85,7 @@ struct batch {
     int serial_said;
     FILE *out;
     uint64_t t0;
+    int write_failed; /* a record could not be written: exit 2, as run does */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -137,6 +138,7 @@ static void emit(struct batch *b, const struct ar_batch_job *job, struct ar_resu
         if (b->stop != 2)
             ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
         b->stop = 2;
+        b->write_failed = 1;
         note_status(b, AR_EXIT_USAGE);
         ar_loop_cancel_all(b->s.loop);
     }
@@ -642,7 +644,9 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         b.not_started += b.jobs[i].state == PENDING;
     ar_cli_session_end(&b.s);
     summary(&b);
-    rc = ar_cli_session_exit_status(&b.s, b.worst);
+    /* Output that cannot be written (EPIPE, a full disk) exits 2 as in run; the
+     * jobs it cancelled are not an interruption by a signal. */
+    rc = ar_cli_session_exit_status(&b.s, b.write_failed ? AR_EXIT_USAGE : b.worst);
 out:
     if (b.out && b.out != stdout)
         fclose(b.out);

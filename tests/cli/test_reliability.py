@@ -258,5 +258,21 @@ class ReviewCost(Base):
         self.assertEqual(self.sb.calls(), [])
 
 
+class BrokenOutput(Base):
+    def test_epipe_exits_2_in_batch_as_in_run(self):
+        self.sb.answers("codex", ["done"])
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_SLEEP_MS="300")
+        for args in (["run", "hi"], ["batch", "-j", "2", "--no-files",
+                                     self.sb.write("j.jsonl", jobs(6), base=self.sb.root)]):
+            with self.subTest(cmd=args[0]):
+                r, w = os.pipe()
+                os.close(r)  # the reader is gone before the first record
+                p = subprocess.run([AGENTRUN, *args], cwd=self.sb.work, env=e, stdout=w,
+                                   stderr=subprocess.PIPE, text=True, timeout=60)
+                os.close(w)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("cannot write", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -901,12 +901,15 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
     if (rc == 0)
         rc = ar_prices_open(run->o.prices_file, &run->prices, err);
     if (rc == 0 && run->o.transcript_path) {
-        run->transcript_fd =
-            open(run->o.transcript_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        /* O_NONBLOCK: a FIFO nobody reads would block open() (and a full one each
+         * write) where no timeout and no signal can reach us; it fails instead. */
+        run->transcript_fd = open(run->o.transcript_path,
+                                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
         if (run->transcript_fd < 0)
             rc = ar_error_set_sys(err, AR_EIO, errno, run->o.transcript_path,
                                   "cannot open transcript '%s': %s", run->o.transcript_path,
-                                  strerror(errno));
+                                  errno == ENXIO ? "a FIFO that no process is reading"
+                                                 : strerror(errno));
     }
     if (rc == 0 && run->o.cwd)
         rc = ar_dir_check(run->o.cwd, err);

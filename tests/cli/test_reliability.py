@@ -171,6 +171,15 @@ class Transcript(Base):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr.count("cannot write the transcript"), 1, p.stderr)
 
+    def test_a_fifo_nobody_reads_does_not_block(self):
+        fifo = os.path.join(self.sb.root, "fifo")
+        os.mkfifo(fifo)
+        self.sb.answers("codex", ["the answer"])
+        p = self.sb.run("run", "--transcript", fifo, "--timeout", "5", "hi", timeout=15)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no process is reading", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
 
 class ReportedNumbers(Base):
     def test_a_negative_cli_cost_is_not_believed(self):

@@ -283,5 +283,29 @@ class BrokenOutput(Base):
                 self.assertIn("cannot write", p.stderr)
 
 
+class Directories(Base):
+    def test_an_unenterable_directory_is_named_as_such(self):
+        prefix = []
+        if os.geteuid() == 0:
+            # root enters any directory: drop to nobody where we can.
+            import shutil
+            if not shutil.which("setpriv"):
+                self.skipTest("root, and no setpriv to drop privileges")
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            os.chmod(self.sb.root, 0o755)
+        d = os.path.join(self.sb.root, "locked")
+        os.mkdir(d, 0o000)
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        try:
+            for cmd in (["run", "-C", d, "hi"], ["review", "-C", d]):
+                with self.subTest(cmd=cmd[0]):
+                    p = subprocess.run([*prefix, AGENTRUN, *cmd], cwd="/", env=e,
+                                       capture_output=True, text=True, timeout=60)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn("cannot enter directory", p.stderr)
+                    self.assertNotIn("cannot run", p.stderr)
+        finally:
+            os.chmod(d, 0o700)
+
 if __name__ == "__main__":
     unittest.main()

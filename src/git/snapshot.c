@@ -22,16 +22,27 @@
  */
 static const char *const git_env[] = { "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", NULL };
 
-static const char *const toplevel_argv[] = { "git", "rev-parse", "--show-toplevel", NULL };
+/* core.fsmonitor=false in every git command: the repository's config must not
+ * make git run a program of its choosing while agentrun takes a snapshot. */
+static const char *const toplevel_argv[] = {
+    "git", "-c", "core.fsmonitor=false", "rev-parse", "--show-toplevel", NULL
+};
 
 /*
  * status.renames=true: a user's `status.renames = false` must not hide renames.
  * --branch: its "# branch.oid" header is HEAD, so a commit made by the run is noticed.
  */
-static const char *const status_argv[] = {
-    "git", "-c",       "status.renames=true",   "status", "--porcelain=v2",
-    "-z",  "--branch", "--untracked-files=all", NULL
-};
+static const char *const status_argv[] = { "git",
+                                           "-c",
+                                           "core.fsmonitor=false",
+                                           "-c",
+                                           "status.renames=true",
+                                           "status",
+                                           "--porcelain=v2",
+                                           "-z",
+                                           "--branch",
+                                           "--untracked-files=all",
+                                           NULL };
 
 /* The empty tree: what a repository without commits had before the run. */
 #define EMPTY_TREE_SHA1   "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -189,6 +200,8 @@ static void on_status(struct ar_child *c, const struct ar_child_result *res, voi
                       : strlen(snap->head) == 40 ? EMPTY_TREE_SHA1
                                                  : EMPTY_TREE_SHA256;
     const char *argv[] = { "git",
+                           "-c",
+                           "core.fsmonitor=false",
                            "diff",
                            "--no-ext-diff",
                            "--no-textconv",

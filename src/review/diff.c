@@ -11,9 +11,12 @@
 #include "util/file.h"
 #include "util/strv.h"
 
-/* Settings that would change the shape of `git diff` output. */
+/* Settings that would change the shape of `git diff` output, and no program the
+ * repository's config names (core.fsmonitor) runs on our behalf. */
 static const char *const git_pinned[] = {
     "git",
+    "-c",
+    "core.fsmonitor=false",
     "-c",
     "core.quotepath=false",
     "-c",

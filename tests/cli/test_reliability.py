@@ -307,5 +307,21 @@ class Directories(Base):
         finally:
             os.chmod(d, 0o700)
 
+class GitPrograms(Base):
+    def test_the_repositorys_fsmonitor_never_runs(self):
+        marker = os.path.join(self.sb.root, "fsmonitor-ran")
+        hook = self.sb.write("fsmon.sh", f"#!/bin/sh\necho x >> {marker}\nexit 1\n",
+                             base=self.sb.root)
+        os.chmod(hook, 0o755)
+        self.sb.git("config", "core.fsmonitor", hook)
+        self.sb.write("README", "changed\n")
+        self.sb.answers("codex", [PASS])
+        for cmd in (["run", "--format", "json", "hi"], ["review"]):
+            with self.subTest(cmd=cmd[0]):
+                p = self.sb.run(*cmd)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertFalse(os.path.exists(marker), cmd)
+
+
 if __name__ == "__main__":
     unittest.main()

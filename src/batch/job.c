@@ -297,6 +297,18 @@ int ar_batch_job_parse(const char *text, size_t len, size_t lineno,
     job->opts = *defaults;
     ar_strv_init(&job->storage);
 
+    if (len > AR_BATCH_MAX_LINE) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "line %zu", lineno);
+        job->id = strdup(buf);
+        char size[64];
+        snprintf(size, sizeof(size), "%zu bytes, more than %zu", len, AR_BATCH_MAX_LINE);
+        int rc = fail(job,
+                      "the line is too long (%s); put a long prompt in a template variable "
+                      "file or split the job",
+                      size, NULL);
+        return job->id ? rc : AR_ENOMEM;
+    }
     json_error_t jerr;
     json_t *line = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!json_is_object(line)) {

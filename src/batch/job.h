@@ -29,6 +29,10 @@ struct ar_batch_job {
     struct ar_strv storage;
 };
 
+/* The longest input line parsed (16 MiB): a longer one is an error record, so a
+ * runaway line costs its bytes, not five times that as a parsed JSON tree. */
+#define AR_BATCH_MAX_LINE ((size_t)16 << 20)
+
 /*
  * Parses one line (len bytes, not NUL-terminated) into *job, starting from a
  * copy of `defaults` (whose strings must outlive the job). Always fills

@@ -323,5 +323,18 @@ class GitPrograms(Base):
                 self.assertFalse(os.path.exists(marker), cmd)
 
 
+class BatchLimits(Base):
+    def test_a_line_over_16_mib_is_an_error_record_and_the_batch_goes_on(self):
+        self.sb.answers("codex", ["done"])
+        big = json.dumps({"id": "big", "prompt": "x" * (17 << 20)})
+        text = big + "\n" + json.dumps({"id": "small", "prompt": "hi"}) + "\n"
+        p = self.sb.run("batch", "--no-files", "-", input=text)
+        self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+        recs = {r["id"]: r for r in (json.loads(line) for line in p.stdout.splitlines())}
+        self.assertTrue(recs["small"]["ok"])
+        self.assertIn("line 1: the line is too long", recs["line 1"]["error"]["message"])
+        self.assertEqual(len(self.sb.calls()), 1)
+
+
 if __name__ == "__main__":
     unittest.main()

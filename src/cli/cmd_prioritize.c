@@ -20,6 +20,9 @@ enum {
     KEY_FORMAT,
 };
 
+/* At most this many unranked ids are named in the warning. */
+#define UNRANKED_SHOWN 10
+
 static const struct ar_cli_opt opts[] = {
     { "recursive", 'r', NULL, "read PRDs in subdirectories too (ids keep the path: team/auth)",
       NULL },
@@ -192,8 +195,13 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
         if (ranked && rk.unranked.n) {
             struct ar_buf ids;
             ar_buf_init(&ids, AR_BUF_UNLIMITED);
-            for (size_t i = 0; i < rk.unranked.n; i++)
+            /* The first few name the problem; the full list is in the JSON output. */
+            size_t show = rk.unranked.n > UNRANKED_SHOWN ? UNRANKED_SHOWN : rk.unranked.n;
+            for (size_t i = 0; i < show; i++)
                 ar_buf_printf(&ids, "%s%s", i ? ", " : "", rk.unranked.v[i]);
+            if (show < rk.unranked.n)
+                ar_buf_printf(&ids, " and %zu more (--format json lists them all)",
+                              rk.unranked.n - show);
             ar_cli_warnf("%zu PRD%s left unranked by the model: %s", rk.unranked.n,
                          rk.unranked.n == 1 ? "" : "s", ar_buf_cstr(&ids));
             ar_buf_finish(&ids);

@@ -149,7 +149,24 @@ static int read_prd(struct ar_prd_set *set, const char *path, const char *rel, s
                             path);
     }
     size_t size = (size_t)st.st_size > b.len ? (size_t)st.st_size : b.len;
-    char *id = strndup(rel, stem_len);
+    /* The id goes to the model inside a JSON string and comes back in its answer:
+     * a name that is not UTF-8 could never be matched as its raw bytes. Its id is
+     * the lossy form, the one the model sees (two files that become the same id
+     * are refused below like any duplicate). */
+    struct ar_buf idb;
+    ar_buf_init(&idb, AR_BUF_UNLIMITED);
+    size_t bad_name = 0;
+    char *id = ar_utf8_append_lossy(&idb, rel, stem_len, &bad_name) == 0 ? ar_buf_detach(&idb, NULL)
+                                                                         : NULL;
+    ar_buf_finish(&idb);
+    if (id && bad_name &&
+        ar_strv_pushf(&set->warnings,
+                      "the file name of '%s' is not valid UTF-8: its id is '%s' (U+FFFD for each "
+                      "bad byte)",
+                      path, id) < 0) {
+        free(id);
+        id = NULL;
+    }
     struct ar_prd prd;
     if (!id || ar_prd_init(&prd, id, path, ar_buf_cstr(&b), b.len, size, max_bytes) < 0) {
         free(id);

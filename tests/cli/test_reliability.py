@@ -356,5 +356,48 @@ class Scale(Base):
         self.assertIn("/tasks/100000/name: 'TASK-7' is also /tasks/7", p.stderr)
 
 
+class Prds(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox(git=False)
+        os.makedirs(os.path.join(self.sb.work, "prds"))
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def prd(self, name, text="A product need.\n"):
+        with open(os.path.join(self.sb.work.encode(), b"prds", name), "wb") as f:
+            f.write(text.encode())
+
+    def answer(self, *ids):
+        return json.dumps({"recommendations": [
+            {"prd_id": i, "priority": k + 1, "rationale": "because"} for k, i in enumerate(ids)]})
+
+    def test_a_prd_whose_file_name_is_not_utf8_can_be_ranked(self):
+        self.prd(b"caf\xe9.md")
+        self.prd(b"other.md")
+        self.sb.answers("codex", [self.answer("caf\ufffd", "other")])
+        # The warning names the file as it is, bytes and all.
+        p = subprocess.run([AGENTRUN, "prioritize", "prds", "--format", "json"],
+                           cwd=self.sb.work, env=dict(self.sb.env, AGENTRUN_PROVIDER="codex"),
+                           capture_output=True, text=True, errors="replace", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual([r["prd_id"] for r in doc["recommendations"]], ["caf\ufffd", "other"])
+        self.assertEqual(doc["unranked"], [])
+        self.assertIn("not valid UTF-8", p.stderr)
+        self.assertIn('<prd id="caf\ufffd">', self.sb.calls()[0]["stdin"])
+
+    def test_the_unranked_warning_names_a_few_not_all(self):
+        for i in range(40):
+            self.prd(f"p{i:02d}.md".encode())
+        self.sb.answers("codex", [self.answer("p00")])
+        p = self.sb.run("prioritize", "prds", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("39 PRDs left unranked", p.stderr)
+        self.assertIn("and 29 more", p.stderr)
+        self.assertNotIn("p39", p.stderr)
+        self.assertEqual(len(json.loads(p.stdout)["unranked"]), 39)
+
+
 if __name__ == "__main__":
     unittest.main()

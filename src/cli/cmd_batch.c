@@ -629,6 +629,12 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             goto out;
         }
     }
+    unsigned fit = ar_proc_jobs_within_fd_limit(b.max_running);
+    if (fit < b.max_running) {
+        ar_cli_warnf("-j %u lowered to %u: the open file limit (ulimit -n) allows no more",
+                     b.max_running, fit);
+        b.max_running = fit;
+    }
     if (ar_cli_session_begin(&b.s) < 0) {
         rc = AR_EXIT_PROVIDER;
         goto out;

@@ -423,6 +423,12 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
+    unsigned fit = ar_proc_jobs_within_fd_limit((unsigned)jobs);
+    if (fit < (unsigned)jobs) {
+        ar_cli_warnf("-j %ld lowered to %u: the open file limit (ulimit -n) allows no more", jobs,
+                     fit);
+        jobs = (long)fit;
+    }
     uint64_t t0 = ar_now_ms();
     rc = review_chunks(&s, &diff, chunks, n_chunks, (unsigned)jobs,
                        instructions_path ? ar_buf_cstr(&instructions) : NULL, &merged);

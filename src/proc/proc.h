@@ -195,6 +195,18 @@ uint64_t ar_now_ms(void);
  */
 int ar_loop_defer(struct ar_loop *loop, ar_job_fn *fn, void *arg);
 
+/*
+ * How many of `want` jobs can run at once under the open file limit: each
+ * running job holds up to AR_PROC_FDS_PER_JOB descriptors (the CLI's pipes and
+ * output file, its git snapshots), beyond AR_PROC_FDS_RESERVED for the loop
+ * and agentrun itself. The soft limit is raised towards the hard one first.
+ * Returns want when it fits, else the smaller number that does (at least 1),
+ * so a large -j throttles instead of failing jobs with EMFILE.
+ */
+#define AR_PROC_FDS_PER_JOB  8
+#define AR_PROC_FDS_RESERVED 32
+unsigned ar_proc_jobs_within_fd_limit(unsigned want);
+
 /* The libuv version at run time ("1.44.2"). Static storage. */
 const char *ar_libuv_version(void);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -324,4 +325,25 @@ int ar_proc_launch(const char *file, const char *name, const char *const *argv, 
 sys_fail:
     rc = errno;
     return ar_error_set_sys(err, AR_ESPAWN, rc, name, "cannot run '%s': %s", name, strerror(rc));
+}
+
+unsigned ar_proc_jobs_within_fd_limit(unsigned want)
+{
+    struct rlimit rl;
+    if (want == 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return want;
+    rlim_t need = (rlim_t)AR_PROC_FDS_RESERVED + (rlim_t)want * AR_PROC_FDS_PER_JOB;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        /* The soft limit may be raised up to the hard one without privileges. */
+        struct rlimit up = rl;
+        up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            rl.rlim_cur = up.rlim_cur;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+        return want;
+    rlim_t room = rl.rlim_cur > AR_PROC_FDS_RESERVED
+                      ? (rl.rlim_cur - AR_PROC_FDS_RESERVED) / AR_PROC_FDS_PER_JOB
+                      : 0;
+    return room ? (unsigned)room : 1;
 }

@@ -399,5 +399,24 @@ class Prds(unittest.TestCase):
         self.assertEqual(len(json.loads(p.stdout)["unranked"]), 39)
 
 
+class FdLimit(Base):
+    def test_many_jobs_under_a_low_fd_limit_are_throttled_not_failed(self):
+        import resource
+
+        def low_limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+        self.sb.answers("codex", ["done"])
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_SLEEP_MS="200")
+        inp = self.sb.write("j.jsonl", jobs(60), base=self.sb.root)
+        p = subprocess.run([AGENTRUN, "batch", "-j", "60", inp], cwd=self.sb.work, env=e,
+                           capture_output=True, text=True, timeout=120, preexec_fn=low_limit)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        recs = [json.loads(line) for line in p.stdout.splitlines()]
+        self.assertEqual(len(recs), 60)
+        self.assertTrue(all(r["ok"] for r in recs))
+        self.assertIn("open file limit", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

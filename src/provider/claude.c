@@ -81,7 +81,15 @@ static int is_edit_tool(const char *name)
 
 static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progress *ev)
 {
-    const json_t *content = json_object_get(json_object_get(o, "message"), "content");
+    const json_t *msg = json_object_get(o, "message"), *mu = json_object_get(msg, "usage");
+    if (json_is_object(mu)) {
+        struct ar_usage x = { ar_pv_u64(mu, "input_tokens"),
+                              ar_pv_u64(mu, "cache_read_input_tokens"),
+                              ar_pv_u64(mu, "cache_creation_input_tokens"),
+                              ar_pv_u64(mu, "output_tokens"), 0 };
+        ar_pv_partial_usage(u, ar_pv_str(msg, "id"), &x);
+    }
+    const json_t *content = json_object_get(msg, "content");
     size_t i;
     const json_t *block;
     int reported = 0;

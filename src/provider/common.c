@@ -68,6 +68,7 @@ void ar_pv_unwrap_free(struct ar_unwrap *u)
     free(u->ev_path);
     free(u->spec_model);
     free(u->schema);
+    free(u->partial_id);
     json_decref(u->pending);
     free(u);
 }
@@ -281,6 +282,27 @@ char *ar_pv_last_line(const char *data, size_t len)
     return NULL;
 }
 
+void ar_pv_partial_usage(struct ar_unwrap *u, const char *id, const struct ar_usage *usage)
+{
+    struct ar_usage *p = &u->partial, *last = &u->partial_last;
+    if (id && u->partial_id && strcmp(id, u->partial_id) == 0) {
+        p->input -= last->input;
+        p->cache_read -= last->cache_read;
+        p->cache_write -= last->cache_write;
+        p->output -= last->output;
+        p->reasoning -= last->reasoning;
+    } else {
+        ar_pv_set(&u->partial_id, id);
+    }
+    p->input += usage->input;
+    p->cache_read += usage->cache_read;
+    p->cache_write += usage->cache_write;
+    p->output += usage->output;
+    p->reasoning += usage->reasoning;
+    *last = *usage;
+    u->has_partial = 1;
+}
+
 void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct ar_reply *out)
 {
     static const struct ar_exit_info clean = { 0 };
@@ -310,6 +332,11 @@ void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct a
     }
     if (!r->error && (!r->text || !*r->text))
         ar_pv_fail(u, AR_EEMPTY, "the final text is empty");
+    /* Tokens already spent are reported even when the final usage never came. */
+    if (!r->has_usage && u->has_partial) {
+        r->usage = u->partial;
+        r->has_usage = 1;
+    }
     *out = *r;
     ar_reply_init(r);
 }

@@ -34,6 +34,12 @@ struct ar_unwrap {
     char *spec_model; /* the model asked for, or NULL */
     char *schema;     /* codex: the contract, to undo strict mode's nulls */
     json_t *pending;  /* tool id -> path of a write tool awaiting its result */
+    /* Usage seen before the final event (claude's assistant messages), kept for a
+     * call that never gets there (interrupted, timed out): see ar_pv_partial_usage(). */
+    int has_partial;
+    struct ar_usage partial;
+    struct ar_usage partial_last; /* the last message's share, replaced when it repeats */
+    char *partial_id;
 };
 
 struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec);
@@ -69,6 +75,13 @@ void ar_pv_add_file(struct ar_unwrap *u, const char *path);
 
 /* Drops path from the reply's files (a tool use that was refused). */
 void ar_pv_remove_file(struct ar_unwrap *u, const char *path);
+
+/*
+ * Records the usage of one message seen before the final event (id: the
+ * message's id; the same id again replaces its earlier share). A call that ends
+ * without a final usage reports this sum instead of nothing.
+ */
+void ar_pv_partial_usage(struct ar_unwrap *u, const char *id, const struct ar_usage *usage);
 
 /* Sets the reply's error (first one wins) and its message. */
 void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg);

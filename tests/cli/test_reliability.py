@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox  # noqa: E402
+from clitest import AGENTRUN, Sandbox, claude_stream  # noqa: E402
 
 PASS = '{"passed": true, "summary": "looks fine", "issues": []}'
 
@@ -416,6 +416,21 @@ class FdLimit(Base):
         self.assertEqual(len(recs), 60)
         self.assertTrue(all(r["ok"] for r in recs))
         self.assertIn("open file limit", p.stderr)
+
+
+class PartialUsage(Base):
+    def test_a_call_ended_before_its_final_event_keeps_the_tokens_seen(self):
+        # claude's assistant message carries usage before the result event; the
+        # call is cut off (timeout) before the result arrives.
+        lines = claude_stream("partial", input_tokens=1234, output=56).splitlines()[:2]
+        self.sb.env["FAKE_CLI_FIXTURE"] = self.sb.fixture("\n".join(lines) + "\n")
+        self.sb.env["FAKE_CLI_HANG"] = "1"
+        p = self.sb.run("run", "--format", "json", "--timeout", "1", "hi", provider="claude")
+        self.assertEqual(p.returncode, 5, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "timeout")
+        self.assertEqual(r["tokens"]["input"], 1234)
+        self.assertEqual(r["tokens"]["output"], 56)
 
 
 if __name__ == "__main__":

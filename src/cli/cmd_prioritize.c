@@ -9,6 +9,7 @@
 #include "cli/session.h"
 #include "prioritize/prioritize.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 /* --context is strategy and constraints, not a corpus. */
 #define CONTEXT_MAX_BYTES ((size_t)1 << 20)
@@ -150,6 +151,16 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
         ar_cli_usage_error(cmd, "--context: %s", err.msg);
         goto out;
     }
+    /* The context goes into the prompt as a C string: a NUL must not end it there. */
+    size_t nuls = 0;
+    if (ar_buf_replace_nul(&context, &nuls) != 0) {
+        ar_cli_errorf("out of memory");
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    if (nuls)
+        ar_cli_warnf("%s: %zu NUL byte%s replaced with U+FFFD", context_file, nuls,
+                     nuls == 1 ? "" : "s");
     if (ar_prd_set_render(&set, &prds) < 0) {
         ar_cli_errorf("out of memory");
         rc = AR_EXIT_PROVIDER;

@@ -387,6 +387,15 @@ class Prds(unittest.TestCase):
         self.assertIn("not valid UTF-8", p.stderr)
         self.assertIn('<prd id="caf\ufffd">', self.sb.calls()[0]["stdin"])
 
+    def test_context_after_a_nul_reaches_the_model(self):
+        self.prd(b"a.md")
+        ctx = self.sb.write("ctx.txt", "first\0CONTEXT_MARKER\n", base=self.sb.root)
+        self.sb.answers("codex", [self.answer("a")])
+        p = self.sb.run("prioritize", "prds", "--context", ctx)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("CONTEXT_MARKER", self.sb.calls()[0]["stdin"])
+        self.assertIn("1 NUL byte replaced with U+FFFD", p.stderr)
+
     def test_the_unranked_warning_names_a_few_not_all(self):
         for i in range(40):
             self.prd(f"p{i:02d}.md".encode())

@@ -26,12 +26,21 @@ enum {
     KEY_FORMAT,
     KEY_MAX_CHUNK,
     KEY_MAX_CHUNKS,
+    /* issue 15: paths, baselines, SARIF category */
+    KEY_SARIF_CATEGORY,
+    KEY_BASELINE,
+    KEY_EXCLUDE,
+    KEY_INCLUDE,
+    KEY_NO_DEFAULT_EXCLUDES,
 };
 
 #define DEFAULT_JOBS       4
 #define MAX_JOBS           64
 #define DEFAULT_MAX_CHUNKS 20
 #define MAX_MAX_CHUNKS     100000
+
+/* The longest --sarif-category: GitHub keeps it in a short field. */
+#define MAX_CATEGORY 200
 
 static const struct ar_cli_opt opts[] = {
     { "staged", KEY_STAGED, NULL, "review the staged changes (the index against HEAD)", NULL },
@@ -42,13 +51,25 @@ static const struct ar_cli_opt opts[] = {
       "critical|high|medium|low|info|none" },
     { "strict", KEY_STRICT, NULL,
       "exit 3 when the model's output is unusable (default: pass, degraded)", NULL },
-    { "format", KEY_FORMAT, "FORMAT", "text, json, sarif or github (default: text)",
-      "text|json|sarif|github" },
+    { "format", KEY_FORMAT, "FORMAT",
+      "text, json, sarif, github, rdjsonl, gitlab or checkstyle (default: text)",
+      "text|json|sarif|github|rdjsonl|gitlab|checkstyle" },
     { "max-chunk-bytes", KEY_MAX_CHUNK, "SIZE",
       "review larger diffs in chunks of this size: 200K, 1M (default: 200K)", NULL },
     { "max-chunks", KEY_MAX_CHUNKS, "N",
       "refuse a diff that needs more than N chunks, one paid call each (default: 20)", NULL },
     { "jobs", 'j', "N", "review up to N chunks at once (default: 4)", NULL },
+    { "exclude", KEY_EXCLUDE, "GLOB",
+      "skip the diff's files matching GLOB (repeatable; lockfiles are skipped by default)", NULL },
+    { "include", KEY_INCLUDE, "GLOB", "review only the diff's files matching GLOB (repeatable)",
+      NULL },
+    { "no-default-excludes", KEY_NO_DEFAULT_EXCLUDES, NULL,
+      "review lockfiles too (package-lock.json, Cargo.lock…)", NULL },
+    { "baseline", KEY_BASELINE, "FILE",
+      "leave out findings already in FILE, a previous review's json, sarif or gitlab output",
+      "@file" },
+    { "sarif-category", KEY_SARIF_CATEGORY, "NAME",
+      "SARIF automationDetails category, one per review job (default: agentrun-review)", NULL },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
@@ -286,6 +307,22 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     char *label = NULL;
     struct ar_review merged;
     ar_review_init(&merged);
+    /* --include/--exclude values point into argv; argc bounds their number. */
+    const char **includes = calloc((size_t)argc + 1, sizeof(*includes));
+    const char **excludes = calloc((size_t)argc + 1, sizeof(*excludes));
+    const char **excluded = NULL;
+    struct ar_path_filter filter = { includes, 0, excludes, 0, 0 };
+    const char *baseline_path = NULL, *sarif_category = NULL;
+    struct ar_baseline baseline = { NULL, 0 };
+    struct ar_buf kept_text;
+    ar_buf_init(&kept_text, AR_DIFF_MAX_BYTES);
+    struct ar_diff kept = AR_DIFF_INIT;
+    char *root = NULL;
+    if (!includes || !excludes) {
+        ar_cli_errorf("out of memory");
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
 
     const char *arg;
     int key;
@@ -339,6 +376,32 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
                 goto out;
             }
             break;
+        case KEY_EXCLUDE:
+        case KEY_INCLUDE:
+            if (!*arg) {
+                ar_cli_usage_error(cmd, "--%s needs a non-empty GLOB",
+                                   key == KEY_EXCLUDE ? "exclude" : "include");
+                goto out;
+            }
+            if (key == KEY_EXCLUDE)
+                excludes[filter.n_exclude++] = arg;
+            else
+                includes[filter.n_include++] = arg;
+            break;
+        case KEY_NO_DEFAULT_EXCLUDES:
+            filter.no_defaults = 1;
+            break;
+        case KEY_BASELINE:
+            baseline_path = arg;
+            break;
+        case KEY_SARIF_CATEGORY:
+            if (!*arg || strlen(arg) > MAX_CATEGORY) {
+                ar_cli_usage_error(cmd, "invalid --sarif-category: want 1 to %d characters",
+                                   MAX_CATEGORY);
+                goto out;
+            }
+            sarif_category = arg;
+            break;
         }
     }
     int nargs = argc - p.ind;
@@ -359,6 +422,19 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     if (instructions_path && replace_nul(&instructions, instructions_path) < 0) {
         rc = AR_EXIT_PROVIDER;
         goto out;
+    }
+    /* Read before any model call: a bad baseline costs nothing. */
+    if (baseline_path) {
+        int brc = ar_baseline_load(baseline_path, &baseline, &err);
+        if (brc == AR_EUSAGE) {
+            ar_cli_usage_error(cmd, "--baseline: %s", err.msg);
+            goto out;
+        }
+        if (brc) {
+            ar_cli_errorf("%s", err.msg);
+            rc = AR_EXIT_PROVIDER;
+            goto out;
+        }
     }
 
     struct ar_diff_source src = { diff_arg, staged, s.run.cwd };
@@ -385,22 +461,48 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
 
+    /* Skipped files never reach the model: the reviewed diff is the rest. */
+    excluded = calloc(diff.n_files + 1, sizeof(*excluded));
+    if (!excluded) {
+        ar_cli_errorf("out of memory");
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    size_t n_excluded = 0;
+    for (size_t i = 0; i < diff.n_files; i++)
+        if (ar_path_filter_skips(&filter, diff.files[i].path))
+            excluded[n_excluded++] = diff.files[i].path;
+    const struct ar_diff *reviewed = &diff;
+    if (n_excluded) {
+        if (ar_diff_filter(&diff, &filter, &kept_text, NULL) != 0 ||
+            ar_diff_parse(ar_buf_cstr(&kept_text), kept_text.len, &kept, &err) != 0) {
+            ar_cli_errorf("out of memory");
+            rc = AR_EXIT_PROVIDER;
+            goto out;
+        }
+        reviewed = &kept;
+        ar_cli_notef("skipping %zu file%s (--exclude, --include, default excludes)", n_excluded,
+                     n_excluded == 1 ? "" : "s");
+    }
+
     struct ar_review_verdict verdict;
-    struct ar_review_report rep = { &merged, &verdict, fail_on, label, 1, NULL };
-    if (!ar_diff_reviewable(&diff)) {
+    struct ar_review_report rep = { &merged, &verdict,       fail_on,  label,     1,
+                                    NULL,    sarif_category, excluded, n_excluded };
+    if (!ar_diff_reviewable(reviewed)) {
         /* Nothing a model could review: no call, a pass, and a document a CI
          * step can still parse. */
         merged.passed = 1;
         merged.summary = strdup("nothing to review");
         merged.calls = json_array();
         rep.reviewed = 0;
-        rep.why_not = why_nothing(&diff);
+        rep.why_not =
+            ar_diff_reviewable(&diff) ? "every changed file is excluded" : why_nothing(&diff);
         ar_review_verdict(&merged, fail_on, strict, &verdict);
         ar_cli_notef("nothing to review in %s: %s", label ? label : "the diff", rep.why_not);
         rc = print_report(&rep, fmt) ? AR_EXIT_USAGE : AR_EXIT_OK;
         goto out;
     }
-    if (ar_diff_split(&diff, (size_t)max_chunk, &chunks, &n_chunks, &err) != 0) {
+    if (ar_diff_split(reviewed, (size_t)max_chunk, &chunks, &n_chunks, &err) != 0) {
         ar_cli_errorf("%s", err.msg);
         rc = AR_EXIT_PROVIDER;
         goto out;
@@ -416,7 +518,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     ar_cli_notef("reviewing %s: %zu file%s, %zu bytes, %zu chunk%s", label ? label : "the diff",
-                 diff.n_files, diff.n_files == 1 ? "" : "s", diff_text.len, n_chunks,
+                 reviewed->n_files, reviewed->n_files == 1 ? "" : "s", reviewed->len, n_chunks,
                  n_chunks == 1 ? "" : "s");
 
     if (ar_cli_session_begin(&s) < 0) {
@@ -430,12 +532,32 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         jobs = (long)fit;
     }
     uint64_t t0 = ar_now_ms();
-    rc = review_chunks(&s, &diff, chunks, n_chunks, (unsigned)jobs,
+    rc = review_chunks(&s, reviewed, chunks, n_chunks, (unsigned)jobs,
                        instructions_path ? ar_buf_cstr(&instructions) : NULL, &merged);
     ar_cli_session_end(&s);
     if (rc)
         goto out;
     merged.duration_ms = ar_now_ms() - t0;
+
+    /* The model's paths are hostile text: resolve them against the diff and
+     * the repository before any format shows them. */
+    if (merged.n_issues && ar_diff_toplevel(s.run.cwd, &root, &err) != 0) {
+        ar_cli_errorf("%s", err.msg);
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    if (ar_review_locate(&merged, reviewed, root ? root : (s.run.cwd ? s.run.cwd : "."), &err) !=
+        0) {
+        ar_cli_errorf("%s", err.msg);
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    if (merged.dropped)
+        ar_cli_warnf("%zu finding%s dropped: the path is outside the repository", merged.dropped,
+                     merged.dropped == 1 ? "" : "s");
+    if (baseline_path && ar_review_apply_baseline(&merged, &baseline))
+        ar_cli_notef("%zu finding%s already in the baseline '%s'", merged.suppressed,
+                     merged.suppressed == 1 ? "" : "s", baseline_path);
 
     ar_review_verdict(&merged, fail_on, strict, &verdict);
     verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
@@ -456,6 +578,13 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
 out:
     ar_cli_parser_finish(&p);
     ar_review_finish(&merged);
+    ar_baseline_finish(&baseline);
+    ar_diff_finish(&kept);
+    ar_buf_finish(&kept_text);
+    free(root);
+    free(excluded);
+    free(includes);
+    free(excludes);
     ar_diff_chunks_free(chunks, n_chunks);
     ar_diff_finish(&diff);
     ar_buf_finish(&diff_text);

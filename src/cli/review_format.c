@@ -1,7 +1,8 @@
 /*
- * The four review formats. A CI consumer reads them unattended, so each is a
+ * The review formats. A CI consumer reads them unattended, so each is a
  * complete, valid document in every case: a review, a degraded review, a
- * failed one, and nothing to review.
+ * failed one, and nothing to review. Paths and lines come located
+ * (ar_review_locate()): repository paths, lines that fit 32 bits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,16 @@
 #include "cost/cost.h"
 #include "run/run.h"
 #include "util/macros.h"
+#include "util/utf8.h"
 
 static const char *const format_names[] = {
     [AR_REVIEW_FORMAT_TEXT] = "text",
     [AR_REVIEW_FORMAT_JSON] = "json",
     [AR_REVIEW_FORMAT_SARIF] = "sarif",
     [AR_REVIEW_FORMAT_GITHUB] = "github",
+    [AR_REVIEW_FORMAT_RDJSONL] = "rdjsonl",
+    [AR_REVIEW_FORMAT_GITLAB] = "gitlab",
+    [AR_REVIEW_FORMAT_CHECKSTYLE] = "checkstyle",
 };
 
 int ar_review_format_parse(const char *s)
@@ -27,19 +32,32 @@ int ar_review_format_parse(const char *s)
     return -1;
 }
 
-/* How each severity shows in SARIF and GitHub. */
+/* How each severity shows in each format. */
 static const struct {
     const char *sarif_level;
     const char *github_command;
+    const char *rdjson_severity;
+    const char *gitlab_severity;
+    const char *checkstyle_severity;
     const char *rule_name;
     const char *rule_text;
+    const char *rule_full; /* fullDescription: what the model was asked to report at this level */
 } severity_out[AR_SEV_COUNT] = {
-    [AR_SEV_CRITICAL] = { "error", "error", "CriticalFinding",
-                          "A critical problem: the change must not be merged as is" },
-    [AR_SEV_HIGH] = { "error", "error", "HighFinding", "A serious problem that should be fixed" },
-    [AR_SEV_MEDIUM] = { "warning", "warning", "MediumFinding", "A problem worth fixing" },
-    [AR_SEV_LOW] = { "warning", "warning", "LowFinding", "A minor problem" },
-    [AR_SEV_INFO] = { "note", "notice", "InfoFinding", "A remark, not a problem" },
+    [AR_SEV_CRITICAL] = { "error", "error", "ERROR", "blocker", "error", "CriticalFinding",
+                          "A critical problem: the change must not be merged as is",
+                          "An exploitable vulnerability, data loss, or a crash on a common path "
+                          "that the change introduces or touches." },
+    [AR_SEV_HIGH] = { "error", "error", "ERROR", "critical", "error", "HighFinding",
+                      "A serious problem that should be fixed",
+                      "A bug that users will hit, introduced or touched by the change." },
+    [AR_SEV_MEDIUM] = { "warning", "warning", "WARNING", "major", "warning", "MediumFinding",
+                        "A problem worth fixing",
+                        "A bug in an edge case or a missing check in the changed code." },
+    [AR_SEV_LOW] = { "warning", "warning", "WARNING", "minor", "warning", "LowFinding",
+                     "A minor problem",
+                     "A minor problem in the changed code that is worth fixing." },
+    [AR_SEV_INFO] = { "note", "notice", "INFO", "info", "info", "InfoFinding",
+                      "A remark, not a problem", "A remark on the change that needs no fix." },
 };
 
 static const char *const cost_source_names[] = {
@@ -82,6 +100,8 @@ static json_t *issue_value(const struct ar_review_issue *is)
     if (is->suggestion)
         json_object_set_new(o, "suggestion", text_value(is->suggestion));
     json_object_set_new(o, "outside_diff", json_boolean(is->outside_diff));
+    if (is->fingerprint[0])
+        json_object_set_new(o, "fingerprint", json_string(is->fingerprint));
     return o;
 }
 
@@ -128,6 +148,12 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
     json_object_set_new(o, "reviewed", json_boolean(rep->reviewed));
     json_object_set_new(o, "source", text_value(rep->source));
     json_object_set_new(o, "chunks", json_integer((json_int_t)rv->chunks));
+    json_object_set_new(o, "suppressed", json_integer((json_int_t)rv->suppressed));
+    json_object_set_new(o, "dropped", json_integer((json_int_t)rv->dropped));
+    json_t *excluded = json_array();
+    for (size_t i = 0; i < rep->n_excluded; i++)
+        json_array_append_new(excluded, text_value(rep->excluded[i]));
+    json_object_set_new(o, "excluded", excluded);
     json_object_set_new(o, "provider", text_value(rv->provider));
     json_object_set_new(o, "model", text_value(rv->model));
     json_object_set_new(o, "tokens", usage_value(&rv->usage));
@@ -181,53 +207,71 @@ static json_t *sarif_rules(void)
     for (int s = 0; s < AR_SEV_COUNT; s++) {
         char id[32];
         snprintf(id, sizeof(id), "review/%s", ar_severity_name(s));
-        json_array_append_new(
-            rules, json_pack("{sssss{ss}s{ss}s{ss}}", "id", id, "name", severity_out[s].rule_name,
-                             "shortDescription", "text", severity_out[s].rule_text,
-                             "defaultConfiguration", "level", severity_out[s].sarif_level,
-                             "properties", "severity", ar_severity_name(s)));
+        struct ar_buf help;
+        ar_buf_init(&help, AR_BUF_UNLIMITED);
+        ar_buf_printf(&help,
+                      "A model reviewing the change with agentrun review reported a %s finding: "
+                      "%s Read the message and the code at the location; fix the problem, or "
+                      "dismiss the alert when the model is wrong (it can be). The finding's "
+                      "suggestion, when there is one, is part of the message.",
+                      ar_severity_name(s), severity_out[s].rule_full);
+        json_array_append_new(rules,
+                              json_pack("{sssss{ss}s{ss}s{so}s{ss}s{ss}}", "id", id, "name",
+                                        severity_out[s].rule_name, "shortDescription", "text",
+                                        severity_out[s].rule_text, "fullDescription", "text",
+                                        severity_out[s].rule_full, "help", "text",
+                                        text_value(ar_buf_cstr(&help)), "defaultConfiguration",
+                                        "level", severity_out[s].sarif_level, "properties",
+                                        "severity", ar_severity_name(s)));
+        ar_buf_finish(&help);
     }
     return rules;
 }
 
-static json_t *sarif_message(const struct ar_review_issue *is)
+/* The message with the suggestion, if any, after it: a JSON string (new reference). */
+static json_t *message_value(const struct ar_review_issue *is, int with_suggestion)
 {
-    if (!is->suggestion)
-        return json_pack("{so}", "text", text_value(is->message));
+    if (!is->suggestion || !with_suggestion)
+        return text_value(is->message);
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     ar_buf_printf(&b, "%s\n\nSuggestion: %s", is->message, is->suggestion);
-    json_t *m = json_pack("{so}", "text", text_value(ar_buf_cstr(&b)));
+    json_t *m = text_value(ar_buf_cstr(&b));
     ar_buf_finish(&b);
     return m;
 }
 
+static json_t *sarif_message(const struct ar_review_issue *is)
+{
+    return json_pack("{so}", "text", message_value(is, 1));
+}
+
 static json_t *sarif_result(const struct ar_review_issue *is)
 {
-    const char *path = ar_diff_path_normalize(is->file);
     struct ar_buf uri;
     ar_buf_init(&uri, AR_BUF_UNLIMITED);
-    /* An absolute path is a file: URI; a relative one is relative to the checkout. */
-    if (path[0] == '/')
-        ar_buf_puts(&uri, "file://");
-    ar_uri_encode_path(path, &uri);
-    json_t *loc = json_pack("{s{so}}", "artifactLocation", "uri", text_value(ar_buf_cstr(&uri)));
+    ar_uri_encode_path(is->file, &uri);
+    /* Paths are located: relative to the repository root, never absolute. */
+    json_t *loc =
+        json_pack("{s{soss}s{sI}}", "artifactLocation", "uri", text_value(ar_buf_cstr(&uri)),
+                  "uriBaseId", "%SRCROOT%", "region", "startLine", (json_int_t)is->line);
     ar_buf_finish(&uri);
     if (!loc)
         return NULL;
-    if (path[0] != '/')
-        json_object_set_new(json_object_get(loc, "artifactLocation"), "uriBaseId",
-                            json_string("%SRCROOT%"));
-    json_object_set_new(loc, "region", json_pack("{sI}", "startLine", (json_int_t)is->line));
     char rule[32];
     snprintf(rule, sizeof(rule), "review/%s", ar_severity_name(is->severity));
     json_t *props = json_pack("{sssb}", "severity", ar_severity_name(is->severity), "outside_diff",
                               is->outside_diff);
     if (is->suggestion)
         json_object_set_new(props, "suggestion", text_value(is->suggestion));
-    return json_pack("{sssIsssos[{so}]so}", "ruleId", rule, "ruleIndex", (json_int_t)is->severity,
-                     "level", severity_out[is->severity].sarif_level, "message", sarif_message(is),
-                     "locations", "physicalLocation", loc, "properties", props);
+    json_t *res =
+        json_pack("{sssIsssos[{so}]so}", "ruleId", rule, "ruleIndex", (json_int_t)is->severity,
+                  "level", severity_out[is->severity].sarif_level, "message", sarif_message(is),
+                  "locations", "physicalLocation", loc, "properties", props);
+    if (res && is->fingerprint[0])
+        json_object_set_new(res, "partialFingerprints",
+                            json_pack("{ss}", AR_FINGERPRINT_KEY, is->fingerprint));
+    return res;
 }
 
 json_t *ar_review_to_sarif(const struct ar_review_report *rep)
@@ -255,6 +299,17 @@ json_t *ar_review_to_sarif(const struct ar_review_report *rep)
                   rv->passed, "summary", text_value(rv->summary ? rv->summary : ""), "degraded",
                   rv->degraded, "verdict", verdict_name(rep->verdict), "failOn",
                   ar_severity_name(rep->fail_on), "chunks", (int)rv->chunks);
+    if (run) {
+        /* Code scanning keeps one set of alerts per category: each review job
+         * with its own category keeps its own. */
+        char id[256];
+        snprintf(id, sizeof(id), "%s/",
+                 rep->sarif_category ? rep->sarif_category : AR_SARIF_DEFAULT_CATEGORY);
+        json_object_set_new(run, "automationDetails", json_pack("{so}", "id", text_value(id)));
+        json_object_set_new(run, "originalUriBaseIds",
+                            json_pack("{s{s{ss}}}", "%SRCROOT%", "description", "text",
+                                      "The root of the repository the review ran in"));
+    }
     return json_pack("{sssss[o]}", "$schema", AR_SARIF_SCHEMA_URI, "version", "2.1.0", "runs", run);
 }
 
@@ -321,7 +376,7 @@ static void render_github(const struct ar_review_report *rep, struct ar_buf *out
         snprintf(title, sizeof(title), "agentrun review: %s%s", ar_severity_name(is->severity),
                  is->outside_diff ? " (outside the diff)" : "");
         ar_buf_printf(out, "::%s file=", severity_out[is->severity].github_command);
-        ar_github_escape_property(ar_diff_path_normalize(is->file), out);
+        ar_github_escape_property(is->file, out);
         ar_buf_printf(out, ",line=%lld,title=", (long long)is->line);
         ar_github_escape_property(title, out);
         ar_buf_puts(out, "::");
@@ -341,6 +396,183 @@ static void render_github(const struct ar_review_report *rep, struct ar_buf *out
     snprintf(line, sizeof(line), "agentrun review: %s", verdict_name(rep->verdict));
     github_command(out, rep->verdict->exit_status == 0 ? "notice" : "error", line,
                    rv->summary && *rv->summary ? rv->summary : verdict_name(rep->verdict));
+}
+
+/* ---- reviewdog rdjsonl ---- */
+
+char *ar_suggestion_code(const char *suggestion)
+{
+    if (!suggestion)
+        return NULL;
+    /* An opening fence starts a line: ``` or ~~~, at least three, an info string after. */
+    for (const char *line = suggestion; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        char fc = line[0];
+        size_t run = 0;
+        while ((fc == '`' || fc == '~') && line[run] == fc)
+            run++;
+        if (run >= 3 && nl) {
+            const char *body = nl + 1;
+            for (const char *l = body; *l;) {
+                const char *e = strchr(l, '\n');
+                size_t k = 0;
+                while (l[k] == fc)
+                    k++;
+                if (k >= run) {
+                    size_t n = (size_t)(l - body);
+                    if (n && body[n - 1] == '\n')
+                        n--;
+                    return strndup(body, n);
+                }
+                if (!e)
+                    break;
+                l = e + 1;
+            }
+            return NULL; /* not closed: not a code block */
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+static json_t *rd_position(int64_t line)
+{
+    return json_pack("{sI}", "line", (json_int_t)line);
+}
+
+static json_t *rdjson_diagnostic(const struct ar_review_issue *is)
+{
+    char *code = ar_suggestion_code(is->suggestion);
+    char rule[32];
+    snprintf(rule, sizeof(rule), "review/%s", ar_severity_name(is->severity));
+    /* A suggestion that is code becomes reviewdog's replacement of the line;
+     * one in words stays in the message, where nobody can apply it by a click. */
+    json_t *d =
+        json_pack("{sos{sos{so}}sss{ssss}s{ss}}", "message", message_value(is, !code), "location",
+                  "path", text_value(is->file), "range", "start", rd_position(is->line), "severity",
+                  severity_out[is->severity].rdjson_severity, "source", "name", "agentrun", "url",
+                  AR_REVIEW_INFO_URI, "code", "value", rule);
+    if (d && code)
+        json_object_set_new(d, "suggestions",
+                            json_pack("[{s{soso}so}]", "range", "start", rd_position(is->line),
+                                      "end", rd_position(is->line), "text", text_value(code)));
+    free(code);
+    return d;
+}
+
+static int render_rdjsonl(const struct ar_review_report *rep, struct ar_buf *out)
+{
+    const struct ar_review *rv = rep->rv;
+    for (size_t i = 0; i < rv->n_issues; i++) {
+        json_t *d = rdjson_diagnostic(&rv->issues[i]);
+        char *s = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(d);
+        int rc = s ? ar_buf_puts(out, s) : AR_ENOMEM;
+        if (!rc)
+            rc = ar_buf_putc(out, '\n');
+        free(s);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- GitLab Code Quality ---- */
+
+json_t *ar_review_to_gitlab(const struct ar_review_report *rep)
+{
+    const struct ar_review *rv = rep->rv;
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < rv->n_issues; i++) {
+        const struct ar_review_issue *is = &rv->issues[i];
+        char check[40];
+        snprintf(check, sizeof(check), "agentrun/review/%s", ar_severity_name(is->severity));
+        json_t *o = json_pack("{sosssssss{sos{sI}}}", "description", message_value(is, 1),
+                              "check_name", check, "fingerprint", is->fingerprint, "severity",
+                              severity_out[is->severity].gitlab_severity, "location", "path",
+                              text_value(is->file), "lines", "begin", (json_int_t)is->line);
+        if (!o || json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+/* ---- Checkstyle XML ---- */
+
+int ar_xml_escape(const char *s, struct ar_buf *out)
+{
+    struct ar_buf clean;
+    ar_buf_init(&clean, AR_BUF_UNLIMITED);
+    int rc = ar_utf8_append_lossy(&clean, s ? s : "", s ? strlen(s) : 0, NULL);
+    const unsigned char *p = (const unsigned char *)ar_buf_cstr(&clean);
+    for (size_t i = 0; !rc && i < clean.len; i++) {
+        unsigned char c = p[i];
+        switch (c) {
+        case '&':
+            rc = ar_buf_puts(out, "&amp;");
+            break;
+        case '<':
+            rc = ar_buf_puts(out, "&lt;");
+            break;
+        case '>':
+            rc = ar_buf_puts(out, "&gt;");
+            break;
+        case '"':
+            rc = ar_buf_puts(out, "&quot;");
+            break;
+        case '\'':
+            rc = ar_buf_puts(out, "&apos;");
+            break;
+        case '\t':
+        case '\n':
+        case '\r':
+            /* Attribute values normalize raw whitespace: references keep it. */
+            rc = ar_buf_printf(out, "&#%d;", c);
+            break;
+        default:
+            if (c < 0x20) {
+                rc = ar_buf_puts(out, "\xEF\xBF\xBD");
+            } else if (c == 0xEF && i + 2 < clean.len && p[i + 1] == 0xBF &&
+                       (p[i + 2] == 0xBE || p[i + 2] == 0xBF)) {
+                /* U+FFFE and U+FFFF are not XML characters. */
+                rc = ar_buf_puts(out, "\xEF\xBF\xBD");
+                i += 2;
+            } else {
+                rc = ar_buf_putc(out, (char)c);
+            }
+        }
+    }
+    ar_buf_finish(&clean);
+    return rc;
+}
+
+static void render_checkstyle(const struct ar_review_report *rep, struct ar_buf *out)
+{
+    const struct ar_review *rv = rep->rv;
+    ar_buf_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<checkstyle version=\"8.0\">\n");
+    for (size_t i = 0; i < rv->n_issues; i++) {
+        const struct ar_review_issue *is = &rv->issues[i];
+        if (i == 0 || strcmp(rv->issues[i - 1].file, is->file) != 0) {
+            if (i)
+                ar_buf_puts(out, "  </file>\n");
+            ar_buf_puts(out, "  <file name=\"");
+            ar_xml_escape(is->file, out);
+            ar_buf_puts(out, "\">\n");
+        }
+        ar_buf_printf(out, "    <error line=\"%lld\" severity=\"%s\" message=\"",
+                      (long long)is->line, severity_out[is->severity].checkstyle_severity);
+        ar_xml_escape(is->message, out);
+        if (is->suggestion) {
+            ar_xml_escape("\n\nSuggestion: ", out);
+            ar_xml_escape(is->suggestion, out);
+        }
+        ar_buf_printf(out, "\" source=\"agentrun.review.%s\"/>\n", ar_severity_name(is->severity));
+    }
+    if (rv->n_issues)
+        ar_buf_puts(out, "  </file>\n");
+    ar_buf_puts(out, "</checkstyle>\n");
 }
 
 /* ---- text ---- */
@@ -421,6 +653,14 @@ int ar_review_render(const struct ar_review_report *rep, enum ar_review_format f
     case AR_REVIEW_FORMAT_GITHUB:
         render_github(rep, out);
         return 0;
+    case AR_REVIEW_FORMAT_RDJSONL:
+        return render_rdjsonl(rep, out);
+    case AR_REVIEW_FORMAT_CHECKSTYLE:
+        render_checkstyle(rep, out);
+        return 0;
+    case AR_REVIEW_FORMAT_GITLAB:
+        doc = ar_review_to_gitlab(rep);
+        break;
     case AR_REVIEW_FORMAT_JSON:
         doc = ar_review_to_value(rep);
         break;

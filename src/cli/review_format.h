@@ -1,5 +1,6 @@
 /*
- * Output formats of `agentrun review`: text, json, sarif and github. The
+ * Output formats of `agentrun review`: text, json, sarif, github, rdjsonl,
+ * gitlab and checkstyle. The
  * renderers build the whole document in a buffer; cmd_review.c prints it.
  */
 #ifndef AR_CLI_REVIEW_FORMAT_H
@@ -15,23 +16,33 @@ enum ar_review_format {
     AR_REVIEW_FORMAT_JSON,
     AR_REVIEW_FORMAT_SARIF,
     AR_REVIEW_FORMAT_GITHUB,
+    AR_REVIEW_FORMAT_RDJSONL,
+    AR_REVIEW_FORMAT_GITLAB,
+    AR_REVIEW_FORMAT_CHECKSTYLE,
 };
 
-/* The format named s ("text", "json", "sarif", "github"), or -1. */
+/* The format named s ("text", "json", "sarif", "github", "rdjsonl", "gitlab",
+ * "checkstyle"), or -1. */
 int ar_review_format_parse(const char *s);
 
 #define AR_REVIEW_SCHEMA    "agentrun.review/1"
 #define AR_REVIEW_INFO_URI  "https://github.com/agentrun/agentrun"
 #define AR_SARIF_SCHEMA_URI "https://json.schemastore.org/sarif-2.1.0.json"
 
+/* The SARIF automationDetails.id category without --sarif-category. */
+#define AR_SARIF_DEFAULT_CATEGORY "agentrun-review"
+
 /* Everything a renderer shows. Every pointer is borrowed. */
 struct ar_review_report {
     const struct ar_review *rv;
     const struct ar_review_verdict *verdict;
-    int fail_on;         /* a severity or AR_FAIL_ON_NONE */
-    const char *source;  /* what was reviewed ("HEAD~1", "stdin"), or NULL */
-    int reviewed;        /* 0: nothing to review, no model was called */
-    const char *why_not; /* with !reviewed: "the diff is empty", "binary files only"… */
+    int fail_on;                 /* a severity or AR_FAIL_ON_NONE */
+    const char *source;          /* what was reviewed ("HEAD~1", "stdin"), or NULL */
+    int reviewed;                /* 0: nothing to review, no model was called */
+    const char *why_not;         /* with !reviewed: "the diff is empty", "binary files only"… */
+    const char *sarif_category;  /* automationDetails.id is this + "/"; NULL: the default */
+    const char *const *excluded; /* the diff's files the review skipped (--exclude…) */
+    size_t n_excluded;
 };
 
 /* "code: message" of a failed or degraded review's error, or just the code when
@@ -47,6 +58,20 @@ json_t *ar_review_to_value(const struct ar_review_report *rep);
 
 /* The SARIF 2.1.0 log. New reference, NULL when out of memory. */
 json_t *ar_review_to_sarif(const struct ar_review_report *rep);
+
+/* The GitLab Code Quality report (an array). New reference, NULL when out of memory. */
+json_t *ar_review_to_gitlab(const struct ar_review_report *rep);
+
+/*
+ * Appends s as XML 1.0 attribute text: & < > " ' escaped, tab, newline and
+ * carriage return as character references, other control characters, U+FFFE,
+ * U+FFFF and invalid UTF-8 as U+FFFD. Returns 0 or AR_ENOMEM.
+ */
+int ar_xml_escape(const char *s, struct ar_buf *out);
+
+/* The code of the first fenced block (``` or ~~~) in a suggestion, a new
+ * string without its final newline, or NULL when it holds none. */
+char *ar_suggestion_code(const char *suggestion);
 
 /*
  * GitHub workflow command escaping. A message (data): % -> %25, \r -> %0D,

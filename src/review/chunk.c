@@ -33,15 +33,6 @@ static void line_at(const char *text, size_t len, size_t pos, struct line *l)
         l->len--;
 }
 
-const char *ar_diff_path_normalize(const char *path)
-{
-    while (path[0] == '.' && path[1] == '/')
-        path += 2;
-    if ((path[0] == 'a' || path[0] == 'b') && path[1] == '/')
-        path += 2;
-    return path;
-}
-
 /* Git quotes a path holding control characters, '"' or '\\' as a C string
  * (octal escapes for bytes). Returns the unquoted copy of [p, p + n). */
 static char *unquote(const char *p, size_t n)
@@ -80,8 +71,9 @@ static char *unquote(const char *p, size_t n)
     return out;
 }
 
-/* The path of a "--- X" / "+++ X" line: a trailing tab and timestamp (plain
- * diff -u) dropped, unquoted, prefix removed. NULL for /dev/null. */
+/* The path of a "--- X" / "+++ X" line as written: a trailing tab and
+ * timestamp (plain diff -u) dropped, unquoted, the diff's prefix still on it
+ * (see strip_prefixes()). NULL for /dev/null. */
 static char *header_path(const char *p, size_t n)
 {
     const char *tab = memchr(p, '\t', n);
@@ -91,31 +83,42 @@ static char *header_path(const char *p, size_t n)
         n--;
     if (n == 9 && memcmp(p, "/dev/null", 9) == 0)
         return NULL;
-    char *raw = unquote(p, n);
-    if (!raw)
-        return NULL;
-    const char *norm = ar_diff_path_normalize(raw);
-    memmove(raw, norm, strlen(norm) + 1);
-    return raw;
+    return unquote(p, n);
 }
 
-static int set_path(char **slot, char *value)
+/*
+ * Where the common trailing path components of a[0..an) and b[0..bn) begin:
+ * *ia and *ib index a and b there, so a[0..*ia) and b[0..*ib) are what differs
+ * in front (each empty or ending with '/'). Returns the length of the common
+ * part, 0 when the last components differ.
+ */
+static size_t common_tail(const char *a, size_t an, const char *b, size_t bn, size_t *ia,
+                          size_t *ib)
 {
-    if (!value)
-        return 0;
+    size_t i = an, j = bn;
+    while (i && j && a[i - 1] == b[j - 1])
+        i--, j--;
+    while (i < an && !((i == 0 || a[i - 1] == '/') && (j == 0 || b[j - 1] == '/')))
+        i++, j++;
+    *ia = i;
+    *ib = j;
+    return an - i;
+}
+
+static void replace(char **slot, char *value)
+{
     free(*slot);
     *slot = value;
-    return 0;
 }
 
-/* "diff --git a/X b/Y": X and Y may hold spaces, so prefer the split where both
- * halves are the same path, else the last " b/". */
+/* "diff --git X Y" as written, prefixes included. Unquoted names may hold
+ * spaces: git wrote the split where both names share the longest tail (the
+ * same path on both sides, but for a rename). */
 static void git_header_paths(struct ar_diff_file *f, const struct line *l, size_t skip)
 {
     const char *r = l->p + skip;
     size_t n = l->len - skip;
-    const char *a = r, *b = NULL;
-    size_t an = 0, bn = 0;
+    size_t an = 0;
     if (n && r[0] == '"') {
         const char *q = r + 1;
         while (q < r + n && *q != '"')
@@ -123,39 +126,25 @@ static void git_header_paths(struct ar_diff_file *f, const struct line *l, size_
         if (q >= r + n)
             return;
         an = (size_t)(q - r) + 1;
-        b = r + an + 1;
-        bn = n > an + 1 ? n - an - 1 : 0;
+        if (an + 1 >= n || r[an] != ' ')
+            return;
     } else {
-        size_t half = n >= 5 ? (n - 1) / 2 : 0;
-        if (half && n == half * 2 + 1 && r[half] == ' ' &&
-            memcmp(r + 2, r + half + 3, half - 2) == 0) {
-            an = half;
-            b = r + half + 1;
-            bn = half;
-        } else {
-            for (size_t i = n; i-- > 0;)
-                if (i + 3 <= n && memcmp(r + i, " b/", 3) == 0) {
-                    an = i;
-                    b = r + i + 1;
-                    bn = n - i - 1;
-                    break;
-                }
+        size_t best = 0;
+        for (size_t i = 1; i + 1 < n; i++) {
+            size_t ia, ib;
+            if (r[i] != ' ')
+                continue;
+            size_t c = common_tail(r, i, r + i + 1, n - i - 1, &ia, &ib);
+            if (!an || c > best) {
+                best = c;
+                an = i;
+            }
         }
+        if (!an)
+            return;
     }
-    if (!b || !an || !bn)
-        return;
-    char *newp = header_path(b, bn);
-    char *oldp = header_path(a, an);
-    if (newp && !f->path) {
-        f->path = newp;
-        newp = NULL;
-    }
-    if (oldp && !f->old_path && (!f->path || strcmp(oldp, f->path) != 0)) {
-        f->old_path = oldp;
-        oldp = NULL;
-    }
-    free(newp);
-    free(oldp);
+    replace(&f->git_old, header_path(r, an));
+    replace(&f->git_new, header_path(r + an + 1, n - an - 1));
 }
 
 struct parse_state {
@@ -301,20 +290,9 @@ static int parse_line(struct parse_state *st, const struct line *l, const struct
             f = st->cur;
         }
         st->seen_hdr = 1;
-        char *oldp = header_path(l->p + 4, l->len - 4);
-        char *newp = header_path(next->p + 4, next->len - 4);
-        if (newp) {
-            set_path(&f->path, newp);
-            if (oldp && strcmp(oldp, newp) != 0)
-                set_path(&f->old_path, oldp);
-            else
-                free(oldp);
-        } else if (oldp) {
-            /* A deletion: the old name is the file's name. */
-            free(f->old_path);
-            f->old_path = NULL;
-            set_path(&f->path, oldp);
-        }
+        f->has_hdr = 1;
+        replace(&f->hdr_old, header_path(l->p + 4, l->len - 4));
+        replace(&f->hdr_new, header_path(next->p + 4, next->len - 4));
         return 0;
     }
     if (!f)
@@ -330,14 +308,116 @@ static int parse_line(struct parse_state *st, const struct line *l, const struct
         return 0;
     }
     if (st->git && f->n_hunks == 0) {
-        if (starts_with(l, "rename to ") || starts_with(l, "copy to "))
-            set_path(&f->path, header_path(l->p + (l->p[0] == 'r' ? 10 : 8),
-                                           l->len - (l->p[0] == 'r' ? 10 : 8)));
-        else if (starts_with(l, "rename from ") || starts_with(l, "copy from "))
-            set_path(&f->old_path, header_path(l->p + (l->p[0] == 'r' ? 12 : 10),
-                                               l->len - (l->p[0] == 'r' ? 12 : 10)));
+        /* These name the files without any prefix. */
+        if (starts_with(l, "rename to ") || starts_with(l, "copy to ")) {
+            size_t k = l->p[0] == 'r' ? 10 : 8;
+            replace(&f->path, unquote(l->p + k, l->len - k));
+            f->named = 1;
+        } else if (starts_with(l, "rename from ") || starts_with(l, "copy from ")) {
+            size_t k = l->p[0] == 'r' ? 12 : 10;
+            replace(&f->old_path, unquote(l->p + k, l->len - k));
+            f->named = 1;
+        }
     }
     return 0;
+}
+
+/* A prefix pair: what the diff puts in front of the old and the new names. */
+struct prefixes {
+    const char *src, *dst;
+    size_t src_n, dst_n;
+};
+
+/* When raw is name with a whole-component prefix in front: 1 and its length in *n. */
+static int prefix_of(const char *raw, const char *name, size_t *n)
+{
+    if (!raw || !name)
+        return 0;
+    size_t rn = strlen(raw), nn = strlen(name);
+    if (rn < nn || strcmp(raw + rn - nn, name) != 0 || (rn > nn && raw[rn - nn - 1] != '/'))
+        return 0;
+    *n = rn - nn;
+    return 1;
+}
+
+/*
+ * The prefixes a file's own names show: for a rename or copy, its names as
+ * written against the bare ones of "rename from/to"; else the part in front
+ * of the common tail of its two names ("--- a/x" "+++ b/x": a/ and b/;
+ * --no-prefix: none). 0 when its names show nothing (a new file of a plain
+ * patch, a rename without a common tail).
+ */
+static int file_prefixes(const struct ar_diff_file *f, struct prefixes *p)
+{
+    int hdr = f->hdr_old && f->hdr_new;
+    const char *o = hdr ? f->hdr_old : f->git_old;
+    const char *n = hdr ? f->hdr_new : f->git_new;
+    if (!o || !n)
+        return 0;
+    size_t a, b;
+    if (f->named) {
+        if (!prefix_of(o, f->old_path, &a) || !prefix_of(n, f->path, &b))
+            return 0;
+    } else if (!common_tail(o, strlen(o), n, strlen(n), &a, &b)) {
+        return 0;
+    }
+    *p = (struct prefixes){ o, n, a, b };
+    return 1;
+}
+
+static char *strip_prefix(const char *raw, const char *pfx, size_t n)
+{
+    if (n && strncmp(raw, pfx, n) == 0 && raw[n])
+        raw += n;
+    return strdup(raw);
+}
+
+/*
+ * Names every file: its names as written minus the diff's own prefixes, which
+ * the headers tell (a/ and b/ by default, none with --no-prefix, anything with
+ * --src-prefix/--dst-prefix). A path is never stripped of a prefix the diff
+ * does not use, so a real top-level folder a/ or b/ keeps its name.
+ */
+static int name_files(struct ar_diff *d)
+{
+    struct prefixes wide = { "a/", "b/", 2, 2 }; /* git's default, when nothing shows */
+    for (size_t i = 0; i < d->n_files; i++)
+        if (file_prefixes(&d->files[i], &wide)) {
+            d->src_prefix = strndup(wide.src, wide.src_n);
+            d->dst_prefix = strndup(wide.dst, wide.dst_n);
+            if (!d->src_prefix || !d->dst_prefix)
+                return AR_ENOMEM;
+            wide = (struct prefixes){ d->src_prefix, d->dst_prefix, wide.src_n, wide.dst_n };
+            break;
+        }
+    int rc = 0;
+    for (size_t i = 0; i < d->n_files; i++) {
+        struct ar_diff_file *f = &d->files[i];
+        struct prefixes own;
+        if (!f->named && !rc) {
+            if (!file_prefixes(f, &own))
+                own = wide;
+            const char *o = f->has_hdr ? f->hdr_old : f->git_old;
+            const char *n = f->has_hdr ? f->hdr_new : f->git_new;
+            char *op = o ? strip_prefix(o, own.src, own.src_n) : NULL;
+            char *np = n ? strip_prefix(n, own.dst, own.dst_n) : NULL;
+            if ((o && !op) || (n && !np))
+                rc = AR_ENOMEM;
+            if (np) {
+                replace(&f->path, np);
+                replace(&f->old_path, op);
+            } else {
+                /* A deletion: the old name is the file's name. */
+                replace(&f->path, op);
+                replace(&f->old_path, NULL);
+            }
+        }
+        replace(&f->hdr_old, NULL);
+        replace(&f->hdr_new, NULL);
+        replace(&f->git_old, NULL);
+        replace(&f->git_new, NULL);
+    }
+    return rc;
 }
 
 int ar_diff_parse(const char *text, size_t len, struct ar_diff *out, struct ar_error *err)
@@ -365,6 +445,10 @@ int ar_diff_parse(const char *text, size_t len, struct ar_diff *out, struct ar_e
     }
     if (st.cur)
         st.cur->end = len;
+    if (name_files(&d) != 0) {
+        ar_diff_finish(&d);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory parsing the diff");
+    }
     for (size_t i = 0; i < d.n_files; i++) {
         struct ar_diff_file *f = &d.files[i];
         if (f->n_hunks == 0)
@@ -384,8 +468,14 @@ void ar_diff_finish(struct ar_diff *d)
         free(d->files[i].path);
         free(d->files[i].old_path);
         free(d->files[i].hunks);
+        free(d->files[i].hdr_old);
+        free(d->files[i].hdr_new);
+        free(d->files[i].git_old);
+        free(d->files[i].git_new);
     }
     free(d->files);
+    free(d->src_prefix);
+    free(d->dst_prefix);
     *d = (struct ar_diff)AR_DIFF_INIT;
 }
 
@@ -397,26 +487,14 @@ int ar_diff_reviewable(const struct ar_diff *d)
     return 0;
 }
 
-static int path_matches(const char *diff_path, const char *want)
-{
-    if (!diff_path)
-        return 0;
-    if (strcmp(diff_path, want) == 0)
-        return 1;
-    /* A plain patch may carry a prefix of its own ("new/src/a.c" for "src/a.c"). */
-    size_t dn = strlen(diff_path), wn = strlen(want);
-    return wn && dn > wn && diff_path[dn - wn - 1] == '/' && strcmp(diff_path + dn - wn, want) == 0;
-}
-
 int ar_diff_has_file(const struct ar_diff *d, const char *path)
 {
     if (!path || !*path)
         return 0;
-    const char *norm = ar_diff_path_normalize(path);
     for (size_t i = 0; i < d->n_files; i++) {
         const struct ar_diff_file *f = &d->files[i];
-        if (path_matches(f->path, path) || path_matches(f->path, norm) ||
-            path_matches(f->old_path, path) || path_matches(f->old_path, norm))
+        if ((f->path && strcmp(f->path, path) == 0) ||
+            (f->old_path && strcmp(f->old_path, path) == 0))
             return 1;
     }
     return 0;

@@ -399,3 +399,22 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
     }
     return acquire_git(src, out, label, err);
 }
+
+int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err)
+{
+    *top = NULL;
+    static const char *const args[] = { "rev-parse", "--show-toplevel", NULL };
+    struct git_out g;
+    int rc = git_run(cwd, args, NULL, &g, err);
+    if (rc == AR_ENOTFOUND)
+        return 0; /* no git: paths are checked against cwd */
+    if (rc)
+        return rc;
+    if (g.status == 0 && g.s.stdout_data && g.s.res.stdout_len) {
+        *top = strndup(g.s.stdout_data, strcspn(g.s.stdout_data, "\n"));
+        if (!*top)
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    ar_child_sync_finish(&g.s);
+    return rc;
+}

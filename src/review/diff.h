@@ -55,10 +55,17 @@ struct ar_diff_source {
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
                     struct ar_error *err);
 
+/*
+ * The top of the git work tree cwd (NULL: the current directory) is in, in
+ * *top (a new string), or *top NULL when it is in none or git is missing.
+ * Returns 0, or AR_ENOMEM / AR_EIO.
+ */
+int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err);
+
 /* One file of a diff: byte offsets into the parsed text. */
 struct ar_diff_file {
-    char *path;     /* owned: the new path ("b/" prefix removed), the old one for a deletion */
-    char *old_path; /* owned: the old path when it differs (rename, copy, deletion), else NULL */
+    char *path; /* owned: the new path (the diff's prefix removed), the old one for a deletion */
+    char *old_path; /* owned: the old path when it differs (rename, copy), else NULL */
     size_t start;   /* the section's first byte */
     size_t end;     /* one past its last byte */
     size_t body;    /* the first hunk's first byte (== end when there is no hunk) */
@@ -66,6 +73,12 @@ struct ar_diff_file {
     size_t n_hunks;
     int binary;       /* "Binary files … differ" or "GIT binary patch" */
     size_t binary_at; /* with binary: the first byte of that line */
+    /* The parser's own: names as the headers write them, prefixes included,
+     * NULL once ar_diff_parse() returns. */
+    char *hdr_old, *hdr_new; /* "--- X" / "+++ Y" (NULL: /dev/null) */
+    char *git_old, *git_new; /* "diff --git X Y" */
+    int has_hdr;             /* the section has "---"/"+++" lines */
+    int named;               /* "rename from/to" or "copy from/to" named it */
 };
 
 struct ar_diff {
@@ -74,17 +87,27 @@ struct ar_diff {
     size_t preamble; /* bytes before the first file (a commit message, mail headers) */
     struct ar_diff_file *files;
     size_t n_files;
+    /* owned: the prefixes the diff's headers show ("a/" and "b/"; "" and ""
+     * for --no-prefix), NULL when no file shows them */
+    char *src_prefix, *dst_prefix;
 };
 
-#define AR_DIFF_INIT        \
-    {                       \
-        NULL, 0, 0, NULL, 0 \
+#define AR_DIFF_INIT                    \
+    {                                   \
+        NULL, 0, 0, NULL, 0, NULL, NULL \
     }
 
 /*
  * Parses a unified diff: git sections ("diff --git", also --cc/--combined)
  * and plain patches ("--- a/x" then "+++ b/x"). Hunk line counts are
  * honoured, so a removed line that reads "-- x" never starts a new file.
+ * File names lose only the diff's own prefixes, as its headers show them:
+ * the part in front of the common tail of a file's two names ("a/x" "b/x":
+ * a/ and b/; --no-prefix: none; --src-prefix=old/ --dst-prefix=new/: those),
+ * or in front of the bare names of "rename from/to". A file whose names show
+ * nothing (a new file of a plain patch) takes the prefixes another file
+ * showed, or git's default a/ and b/. One limit: identical custom prefixes
+ * on both sides (--src-prefix=x/ --dst-prefix=x/) read as none.
  * `text` is borrowed and must outlive `out`. Never fails on odd input (what
  * is not a diff is preamble); returns 0 or AR_ENOMEM.
  */
@@ -95,13 +118,63 @@ void ar_diff_finish(struct ar_diff *d);
 /* 1 when some file has a text hunk; 0 for an empty, binary-only or mode-only diff. */
 int ar_diff_reviewable(const struct ar_diff *d);
 
-/* 1 when path (normalized: "./", "a/", "b/" prefixes dropped) is a file of the diff,
- * old or new name, or a diff path ends with "/" + path. */
+/* 1 when path is exactly a file of the diff, its new or its old name. */
 int ar_diff_has_file(const struct ar_diff *d, const char *path);
 
-/* A path with a leading "./" (repeated) and then one "a/" or "b/" removed. Borrowed
- * from `path`. */
-const char *ar_diff_path_normalize(const char *path);
+/* What ar_diff_locate() made of a path a model gave. */
+enum ar_path_where {
+    AR_PATH_IN_DIFF = 0, /* a file of the diff */
+    AR_PATH_ELSEWHERE,   /* a path in the repository, not a file of the diff */
+    AR_PATH_OUTSIDE,     /* absolute, or climbing out with "..": never a location */
+};
+
+/*
+ * Resolves a path a model wrote (hostile text) to the repository path it
+ * means, in this order: "./" and empty or "." components dropped; absolute,
+ * "~" or ".." anywhere: AR_PATH_OUTSIDE (*out NULL); a file of the diff as
+ * written; a file or folder that exists under root (the repository's top;
+ * NULL: not checked) as written; the diff's own prefix (dst, then src; git's
+ * a/ and b/ when the diff shows none) removed, when that leaves a file of the
+ * diff; the one file of the diff whose path ends with "/" + path; else the
+ * path as written, AR_PATH_ELSEWHERE. So "b/app.c" stays "b/app.c" when that
+ * is a file of the diff or of the tree, and means "app.c" only when it is not.
+ * *out is a new string (free()). Returns an ar_path_where, or AR_ENOMEM.
+ */
+int ar_diff_locate(const struct ar_diff *d, const char *root, const char *path, char **out);
+
+/*
+ * Which files a review skips (--exclude, --include). A glob without '/'
+ * matches the file name (last component): "*.lock"; one with '/' matches the
+ * whole path from the repository root, '*' crossing '/' too: "vendor/x*",
+ * "src/gen/x*.c" ("x*": any name starting with x); a trailing '/' means
+ * everything under that folder: "vendor/". With includes, only files matching one are reviewed;
+ * excludes, and unless no_defaults the lockfiles of ar_path_default_excludes, are then skipped.
+ * Every pointer is borrowed.
+ */
+struct ar_path_filter {
+    const char *const *include;
+    size_t n_include;
+    const char *const *exclude;
+    size_t n_exclude;
+    int no_defaults;
+};
+
+/* The default excludes: lockfiles and other generated dependency pins, NULL-terminated. */
+extern const char *const ar_path_default_excludes[];
+
+/* 1 when glob (the forms above) matches path. */
+int ar_path_glob_match(const char *glob, const char *path);
+
+/* 1 when the filter skips path. */
+int ar_path_filter_skips(const struct ar_path_filter *pf, const char *path);
+
+/*
+ * Appends d's text without the sections of the files pf skips (the preamble
+ * kept) to out, to be parsed again; *n_skipped (may be NULL) gets how many
+ * were left out. Returns 0, AR_ENOMEM or AR_ETOOBIG.
+ */
+int ar_diff_filter(const struct ar_diff *d, const struct ar_path_filter *pf, struct ar_buf *out,
+                   size_t *n_skipped);
 
 struct ar_diff_chunk {
     char *text; /* owned, NUL-terminated */

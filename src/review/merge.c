@@ -172,3 +172,103 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory merging reviews");
     return 0;
 }
+
+static void free_issue(struct ar_review_issue *is)
+{
+    free(is->file);
+    free(is->message);
+    free(is->suggestion);
+}
+
+struct fp_entry {
+    const char *fp;
+    size_t pos;
+};
+
+static int cmp_fp(const void *pa, const void *pb)
+{
+    const struct fp_entry *a = pa, *b = pb;
+    int c = strcmp(a->fp, b->fp);
+    return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Fingerprints for rv's issues, in order: the k-th repeat of one finding
+ * (the same fingerprint at occurrence 0) gets occurrence k, so each is unique. */
+static int number_repeats(struct ar_review *rv)
+{
+    size_t n = rv->n_issues;
+    for (size_t i = 0; i < n; i++)
+        ar_review_fingerprint(&rv->issues[i], 0, rv->issues[i].fingerprint);
+    if (n < 2)
+        return 0;
+    struct fp_entry *e = malloc(n * sizeof(*e));
+    unsigned *occ = calloc(n, sizeof(*occ));
+    if (!e || !occ) {
+        free(e);
+        free(occ);
+        return AR_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        e[i] = (struct fp_entry){ rv->issues[i].fingerprint, i };
+    qsort(e, n, sizeof(*e), cmp_fp);
+    for (size_t k = 1; k < n; k++)
+        if (strcmp(e[k - 1].fp, e[k].fp) == 0)
+            occ[e[k].pos] = occ[e[k - 1].pos] + 1;
+    free(e);
+    for (size_t i = 0; i < n; i++)
+        if (occ[i])
+            ar_review_fingerprint(&rv->issues[i], occ[i], rv->issues[i].fingerprint);
+    free(occ);
+    return 0;
+}
+
+int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const char *root,
+                     struct ar_error *err)
+{
+    size_t n = rv->n_issues, kept = 0;
+    struct sort_entry *e = n ? calloc(n, sizeof(*e)) : NULL;
+    if (n && !e)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory locating findings");
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct ar_review_issue *is = &rv->issues[i];
+        char *path = NULL;
+        int where = AR_PATH_ELSEWHERE;
+        if (!rc && diff) {
+            where = ar_diff_locate(diff, root, is->file, &path);
+            if (where < 0)
+                rc = where;
+        } else if (!rc && !(path = strdup(is->file))) {
+            rc = AR_ENOMEM;
+        }
+        if (rc || where == AR_PATH_OUTSIDE) {
+            /* A path outside the repository is no place to annotate. */
+            if (!rc)
+                rv->dropped++;
+            free(path);
+            free_issue(is);
+            continue;
+        }
+        free(is->file);
+        is->file = path;
+        if (is->line > AR_REVIEW_MAX_LINE)
+            is->line = AR_REVIEW_MAX_LINE;
+        if (is->line < 1)
+            is->line = 1;
+        is->outside_diff = diff ? where != AR_PATH_IN_DIFF : 0;
+        e[kept].issue = *is;
+        e[kept].order = kept;
+        kept++;
+    }
+    if (kept)
+        qsort(e, kept, sizeof(*e), cmp_issue);
+    for (size_t i = 0; i < kept; i++)
+        rv->issues[i] = e[i].issue;
+    rv->n_issues = kept;
+    free(e);
+    if (!rc)
+        rc = number_repeats(rv);
+    if (rc)
+        return ar_error_set(err, rc, NULL, "out of memory locating findings");
+    return 0;
+}

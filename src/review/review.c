@@ -203,7 +203,7 @@ void ar_review_verdict(const struct ar_review *rv, int fail_on, int strict,
         out->exit_status = ar_error_exit_status(rv->error.code);
     else if (out->n_failing)
         out->exit_status = 1;
-    else if (!rv->passed && rv->n_issues == 0 && fail_on != AR_FAIL_ON_NONE)
+    else if (!rv->passed && rv->n_issues == 0 && rv->suppressed == 0 && fail_on != AR_FAIL_ON_NONE)
         out->exit_status = 1;
     else
         out->exit_status = 0;

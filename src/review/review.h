@@ -7,8 +7,10 @@
  *   1. per chunk: ar_review_from_result() on the chunk's run result;
  *   2. ar_review_merge() of the chunk reviews, in chunk order, which also
  *      flags issues outside the diff;
- *   3. ar_review_verdict() for the exit status;
- *   4. ar_review_finish() on every review.
+ *   3. ar_review_locate(): repository paths, clamped lines, fingerprints;
+ *   4. with a baseline: ar_baseline_load(), ar_review_apply_baseline();
+ *   5. ar_review_verdict() for the exit status;
+ *   6. ar_review_finish() on every review.
  * No function here prints.
  */
 #ifndef AR_REVIEW_REVIEW_H
@@ -40,13 +42,23 @@ const char *ar_severity_name(int sev);
 /* The severity named s, AR_FAIL_ON_NONE for "none" when allow_none, or -1. */
 int ar_severity_parse(const char *s, int allow_none);
 
+/* A fingerprint: 32 lowercase hex digits (ar_review_fingerprint()). */
+#define AR_FINGERPRINT_LEN 32
+
+/* The SARIF partialFingerprints key the fingerprint goes under. */
+#define AR_FINGERPRINT_KEY "agentrunFinding/v1"
+
+/* The largest line number reported: SARIF and GitHub read 32-bit lines. */
+#define AR_REVIEW_MAX_LINE INT32_MAX
+
 struct ar_review_issue {
-    char *file;   /* owned, as the model wrote it */
-    int64_t line; /* >= 1 */
+    char *file;   /* owned: as the model wrote it; after ar_review_locate() the repository path */
+    int64_t line; /* >= 1; after ar_review_locate() at most AR_REVIEW_MAX_LINE */
     enum ar_severity severity;
-    char *message;    /* owned */
-    char *suggestion; /* owned, or NULL */
-    int outside_diff; /* the file is not one of the diff's files */
+    char *message;                            /* owned */
+    char *suggestion;                         /* owned, or NULL */
+    int outside_diff;                         /* the file is not one of the diff's files */
+    char fingerprint[AR_FINGERPRINT_LEN + 1]; /* set by ar_review_locate(); "" before */
 };
 
 struct ar_review {
@@ -70,8 +82,10 @@ struct ar_review {
     struct ar_usage cached_usage;
     double cached_cost_usd;
     enum ar_cost_source cached_cost_source;
-    json_t *calls; /* owned reference: the RunResult `calls` entries, never NULL after fill */
-    size_t chunks; /* how many chunk reviews this is made of */
+    json_t *calls;  /* owned reference: the RunResult `calls` entries, never NULL after fill */
+    size_t chunks;  /* how many chunk reviews this is made of */
+    size_t dropped; /* issues ar_review_locate() dropped: their path was outside the repository */
+    size_t suppressed; /* issues ar_review_apply_baseline() removed */
 };
 
 void ar_review_init(struct ar_review *rv);
@@ -116,6 +130,50 @@ int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_re
 int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_diff *diff,
                     struct ar_review *out, struct ar_error *err);
 
+/*
+ * Makes rv's issues (merged) fit to report: each path resolved with
+ * ar_diff_locate() against diff and root (may be NULL), an issue whose path
+ * is outside the repository dropped (rv->dropped counts them), lines clamped
+ * to AR_REVIEW_MAX_LINE, outside_diff set, issues sorted by path then line
+ * (stable), and fingerprints computed. Returns 0 or AR_ENOMEM.
+ */
+int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const char *root,
+                     struct ar_error *err);
+
+/*
+ * The fingerprint of a finding: a hash of the rule (its severity), the path
+ * and the message with case, whitespace and numbers normalized, so it stays
+ * the same when the finding moves to another line or the model renumbers
+ * it; the n-th repeat (occurrence n > 0) of the same finding in one review
+ * hashes n in too, so fingerprints are unique within a review. out gets
+ * AR_FINGERPRINT_LEN hex digits and a NUL. The one function behind every
+ * format's fingerprint (json, sarif, gitlab) and the baseline.
+ */
+void ar_review_fingerprint(const struct ar_review_issue *is, unsigned occurrence,
+                           char out[AR_FINGERPRINT_LEN + 1]);
+
+/* The fingerprints of a previous review (--baseline), sorted. */
+struct ar_baseline {
+    char (*fp)[AR_FINGERPRINT_LEN + 1];
+    size_t n;
+};
+
+/*
+ * Reads the fingerprints of a previous review from path: agentrun's json
+ * output (issues[].fingerprint), its SARIF output
+ * (results[].partialFingerprints["agentrunFinding/v1"]) or its gitlab output
+ * ([].fingerprint). b is filled (ar_baseline_finish()). Returns 0, AR_EUSAGE
+ * (unreadable, not JSON, or none of those documents; err says which) or
+ * AR_ENOMEM.
+ */
+int ar_baseline_load(const char *path, struct ar_baseline *b, struct ar_error *err);
+
+void ar_baseline_finish(struct ar_baseline *b);
+
+/* Removes from rv (located) every issue whose fingerprint is in b; adds how
+ * many to rv->suppressed and returns that. */
+size_t ar_review_apply_baseline(struct ar_review *rv, const struct ar_baseline *b);
+
 struct ar_review_verdict {
     int exit_status;  /* 0, 1 (findings), 3 (degraded and strict), or the failure's */
     size_t n_failing; /* issues at or above fail_on */
@@ -129,7 +187,8 @@ struct ar_review_verdict {
  *   - failed: the failure's exit status (ar_error_exit_status: 4, 5, 130…);
  *   - degraded and strict: 3;
  *   - any issue at or above fail_on, outside_diff ones included: 1;
- *   - passed false with no issue at all (and fail_on not none): 1;
+ *   - passed false with no issue at all, none suppressed by a baseline (and
+ *     fail_on not none): 1;
  *   - else 0.
  */
 void ar_review_verdict(const struct ar_review *rv, int fail_on, int strict,

@@ -102,7 +102,7 @@ class Bash(unittest.TestCase):
 
     def test_format_of_review_offers_its_formats(self):
         self.assertEqual(self.complete("review", "--format", ""),
-                         ["github", "json", "sarif", "text"])
+                         ["checkstyle", "github", "gitlab", "json", "rdjsonl", "sarif", "text"])
         self.assertEqual(self.complete("review", "--fail-on", "h"), ["high"])
 
     def test_prompt_names_come_from_prompts_list(self):
@@ -231,7 +231,7 @@ class Fish(unittest.TestCase):
         want = sorted(w for w in all_option_words(cmds["review"]) if w.startswith("--f"))
         self.assertEqual(self.complete("agentrun review --f"), want)
         self.assertEqual(self.complete("agentrun review --format "),
-                         ["github", "json", "sarif", "text"])
+                         ["checkstyle", "github", "gitlab", "json", "rdjsonl", "sarif", "text"])
         self.assertEqual(self.complete("agentrun prompts "), ["list", "show"])
         self.assertEqual(self.complete("agentrun prompts show "), prompt_names())
 

@@ -292,8 +292,9 @@ class Formats(ReviewCase):
         p = self.review(answers=[self.answer])
         self.assertEqual(p.returncode, 1, p.stderr)
         lines = p.stdout.rstrip("\n").split("\n")
-        self.assertTrue(lines[0].startswith("app.c:4: critical: NULL deref: 100% crash,"), lines)
-        self.assertIn("b/app.c:2: medium: odd", lines)
+        # "b/app.c" is the diff's prefix copied along: the file is app.c.
+        self.assertEqual(lines[0], "app.c:2: medium: odd")
+        self.assertTrue(lines[1].startswith("app.c:4: critical: NULL deref: 100% crash,"), lines)
         self.assertIn("lib/x,y:z.c:9: info: not in the diff (outside the diff)", lines)
         self.assertIn("one bug", lines)
         self.assertTrue(lines[-1].startswith("verdict: fail"), lines[-1])
@@ -306,9 +307,14 @@ class Formats(ReviewCase):
                     "cost_source", "duration_ms", "calls", "error"):
             self.assertIn(key, doc)
         self.assertEqual(doc["schema"], "agentrun.review/1")
-        self.assertEqual([i["file"] for i in doc["issues"]], ["app.c", "b/app.c", "lib/x,y:z.c"])
+        self.assertEqual([(i["file"], i["line"]) for i in doc["issues"]],
+                         [("app.c", 2), ("app.c", 4), ("lib/x,y:z.c", 9)])
         self.assertEqual([i["outside_diff"] for i in doc["issues"]], [False, False, True])
-        self.assertEqual(doc["issues"][0]["suggestion"], "check p")
+        self.assertEqual(doc["issues"][1]["suggestion"], "check p")
+        fps = [i["fingerprint"] for i in doc["issues"]]
+        self.assertEqual(len(set(fps)), 3)
+        self.assertTrue(all(len(f) == 32 for f in fps), fps)
+        self.assertEqual((doc["suppressed"], doc["dropped"], doc["excluded"]), (0, 0, []))
         self.assertIs(doc["degraded"], False)
         self.assertNotIn("raw_output", doc)
         self.assertEqual(doc["tokens"]["output"], 50)
@@ -332,7 +338,7 @@ class Formats(ReviewCase):
         self.assertEqual(len(set(rule_ids)), 5)
         results = run["results"]
         self.assertEqual(len(results), 3)
-        for res, sev in zip(results, ("critical", "medium", "info")):
+        for res, sev in zip(results, ("medium", "critical", "info")):
             self.assertIn(res["ruleId"], rule_ids)
             self.assertEqual(driver["rules"][res["ruleIndex"]]["id"], res["ruleId"])
             self.assertEqual(res["level"], SARIF_LEVELS[sev])
@@ -353,10 +359,10 @@ class Formats(ReviewCase):
         self.assertEqual(p.returncode, 1, p.stderr)
         lines = p.stdout.split("\n")
         self.assertEqual(lines[0],
+                         "::warning file=app.c,line=2,title=agentrun review%3A medium::odd")
+        self.assertEqual(lines[1],
                          "::error file=app.c,line=4,title=agentrun review%3A critical::"
                          "NULL deref: 100%25 crash,%0D%0Aalways%0A%0ASuggestion: check p")
-        self.assertEqual(lines[1],
-                         "::warning file=app.c,line=2,title=agentrun review%3A medium::odd")
         self.assertEqual(lines[2],
                          "::notice file=lib/x%2Cy%3Az.c,line=9,"
                          "title=agentrun review%3A info (outside the diff)::not in the diff")

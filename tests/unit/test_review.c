@@ -139,8 +139,9 @@ static void test_parse_renames_deletions_and_quoted_paths(void **state)
     assert_string_equal(d.files[1].path, "gone.c");
     assert_string_equal(d.files[2].path, "tab\there.c");
     assert_true(ar_diff_has_file(&d, "old name.c"));
-    assert_true(ar_diff_has_file(&d, "b/gone.c"));
-    assert_true(ar_diff_has_file(&d, "./new name.c"));
+    assert_true(ar_diff_has_file(&d, "gone.c"));
+    assert_true(ar_diff_has_file(&d, "new name.c"));
+    assert_false(ar_diff_has_file(&d, "b/gone.c"));
     assert_false(ar_diff_has_file(&d, "other.c"));
     ar_diff_finish(&d);
 }
@@ -334,10 +335,17 @@ static void test_merge_sorts_by_file_then_line_and_flags_outside_diff(void **sta
     static const char *const order[] = { "m5", "m2", "m3", "m1", "m4" };
     for (size_t i = 0; i < 5; i++)
         assert_string_equal(m.issues[i].message, order[i]);
-    assert_true(m.issues[0].outside_diff);  /* ./nowhere.c */
-    assert_false(m.issues[1].outside_diff); /* b/doc/b.md is doc/b.md */
+    assert_true(m.issues[0].outside_diff); /* ./nowhere.c */
+    assert_true(m.issues[1].outside_diff); /* b/doc/b.md, until located */
     assert_false(m.issues[2].outside_diff);
     assert_string_equal(m.issues[2].suggestion, "fix");
+    /* Located: b/doc/b.md is doc/b.md, the diff's own prefix copied along. */
+    assert_int_equal(ar_review_locate(&m, &d, NULL, NULL), 0);
+    static const char *const files[] = { "doc/b.md", "nowhere.c", "src/a.c", "src/a.c", "src/a.c" };
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(m.issues[i].file, files[i]);
+    assert_false(m.issues[0].outside_diff);
+    assert_true(m.issues[1].outside_diff);
     ar_review_finish(&m);
     ar_review_finish(&parts[0]);
     ar_review_finish(&parts[1]);
@@ -588,6 +596,20 @@ static void test_github_escaping(void **state)
     ar_buf_finish(&b);
 }
 
+static const char sample_diff[] = "diff --git a/src/a,b.c b/src/a,b.c\n"
+                                  "--- a/src/a,b.c\n"
+                                  "+++ b/src/a,b.c\n"
+                                  "@@ -7 +7 @@\n"
+                                  "-x\n"
+                                  "+y\n"
+                                  "diff --git a/src/x y.c b/src/x y.c\n"
+                                  "--- a/src/x y.c\n"
+                                  "+++ b/src/x y.c\n"
+                                  "@@ -2 +2 @@\n"
+                                  "-x\n"
+                                  "+y\n";
+
+/* A located review: "b/src/a,b.c" is the diff's src/a,b.c. */
 static void sample_review(struct ar_review *rv)
 {
     review_from("{\"passed\":false,\"summary\":\"two things\",\"issues\":["
@@ -595,6 +617,10 @@ static void sample_review(struct ar_review *rv)
                 "\"message\":\"50% worse:\\nsee\",\"suggestion\":\"fix it\"},"
                 "{\"file\":\"src/x y.c\",\"line\":2,\"severity\":\"info\",\"message\":\"fyi\"}]}",
                 rv);
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(sample_diff, strlen(sample_diff), &d, NULL), 0);
+    assert_int_equal(ar_review_locate(rv, &d, NULL, NULL), 0);
+    ar_diff_finish(&d);
 }
 
 static void test_github_format_commands(void **state)
@@ -603,7 +629,7 @@ static void test_github_format_commands(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0 };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_GITHUB, &b), 0);
@@ -623,7 +649,7 @@ static void test_sarif_has_the_required_structure(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0 };
     json_t *log = ar_review_to_sarif(&rep);
     assert_non_null(log);
     assert_string_equal(json_string_value(json_object_get(log, "version")), "2.1.0");
@@ -669,14 +695,13 @@ static void test_text_and_json_formats(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_MEDIUM, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL, NULL, NULL, 0 };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_TEXT, &b), 0);
     const char *s = ar_buf_cstr(&b);
-    assert_memory_equal(
-        s, "b/src/a,b.c:7: high: 50% worse:\n    see\n    suggestion: fix it\n",
-        strlen("b/src/a,b.c:7: high: 50% worse:\n    see\n    suggestion: fix it\n"));
+    assert_memory_equal(s, "src/a,b.c:7: high: 50% worse:\n    see\n    suggestion: fix it\n",
+                        strlen("src/a,b.c:7: high: 50% worse:\n    see\n    suggestion: fix it\n"));
     assert_non_null(strstr(s, "src/x y.c:2: info: fyi\n"));
     assert_non_null(strstr(s, "\ntwo things\n"));
     assert_non_null(strstr(s, "verdict: fail"));
@@ -718,7 +743,9 @@ static void test_nothing_to_review_documents_are_valid(void **state)
     rv.summary = strdup("nothing to review");
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, NULL, 0, "the diff is empty" };
+    struct ar_review_report rep = {
+        &rv, &v, AR_SEV_LOW, NULL, 0, "the diff is empty", NULL, NULL, 0
+    };
     json_t *o = ar_review_to_value(&rep);
     assert_false(json_is_true(json_object_get(o, "reviewed")));
     assert_int_equal(json_array_size(json_object_get(o, "calls")), 0);

@@ -1,6 +1,7 @@
 """agentrun review end to end with the fake CLI (issue 6): diff sources, the
 verdict and exit status, the four formats, chunks in parallel, degraded and
 failed reviews."""
+import glob
 import json
 import os
 import signal
@@ -8,9 +9,69 @@ import subprocess
 import sys
 import time
 import unittest
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import AGENTRUN, Sandbox  # noqa: E402
+
+try:
+    import jsonschema
+except ImportError:  # Debian's python3-jsonschema, for a python3 that is not Debian's
+    sys.path.extend(glob.glob("/usr/lib/python3/dist-packages"))
+    try:
+        import jsonschema
+    except ImportError:
+        jsonschema = None
+
+SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas")
+
+
+def load_validator(name):
+    if jsonschema is None:
+        raise AssertionError("python3-jsonschema is missing (apt-get install python3-jsonschema; "
+                             "scripts/bootstrap installs it)")
+    with open(os.path.join(SCHEMAS, name), encoding="utf-8") as f:
+        schema = json.load(f)
+    return jsonschema.Draft4Validator(schema)
+
+
+def assert_valid(name, doc):
+    """Fails with every violation when doc does not satisfy the schema tests/schemas/name."""
+    errors = sorted(load_validator(name).iter_errors(doc), key=str)
+    if errors:
+        raise AssertionError(f"not valid against {name}:\n" + "\n".join(
+            f"  {'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:10]))
+
+
+def assert_valid_sarif(text):
+    """Every SARIF log the suite produces goes through the official 2.1.0 schema."""
+    log = json.loads(text)
+    assert_valid("sarif-schema-2.1.0.json", log)
+    return log
+
+
+# GitLab documents the fields its Code Quality widget reads; it publishes no schema.
+GITLAB_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["description", "check_name", "fingerprint", "severity", "location"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "check_name": {"type": "string", "minLength": 1},
+            "fingerprint": {"type": "string", "minLength": 1},
+            "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+            "location": {
+                "type": "object", "required": ["path", "lines"],
+                "properties": {
+                    "path": {"type": "string", "minLength": 1},
+                    "lines": {"type": "object", "required": ["begin"],
+                              "properties": {"begin": {"type": "integer", "minimum": 1}}},
+                },
+            },
+        },
+    },
+}
 
 SARIF_LEVELS = {"critical": "error", "high": "error", "medium": "warning", "low": "warning",
                 "info": "note"}
@@ -56,7 +117,10 @@ class ReviewCase(unittest.TestCase):
     def review(self, *args, answers=None, input=None, env=None, provider="codex"):
         if answers is not None:
             self.sb.answers(provider, answers)
-        return self.sb.run("review", *args, provider=provider, input=input, env=env)
+        p = self.sb.run("review", *args, provider=provider, input=input, env=env)
+        if "sarif" in args and p.stdout:
+            assert_valid_sarif(p.stdout)
+        return p
 
     def reviewed_diffs(self):
         return [diff_of(c["stdin"]) for c in self.sb.calls()]
@@ -519,6 +583,247 @@ class Interrupted(ReviewCase):
         status, out, err = self.interrupt(signal.SIGTERM)
         self.assertEqual(status, 143, err)
         self.assertEqual(json.loads(out)["verdict"], "error")
+
+
+AB_ANSWER = review(False, "three things", [
+    issue("b/app.c", 2, "high", "leaks p", suggestion="```c\n    free(p);\n```"),
+    issue("a/lib.c", 1, "medium", "unchecked <x> & 'y'", suggestion="check it"),
+    issue("b/app.c", 4294967296, "low", "far away"),
+    issue("../outside.c", 1, "critical", "climbs out"),
+    issue("/etc/passwd", 1, "critical", "absolute"),
+])
+
+
+class RealABFolders(ReviewCase):
+    """A repository whose real top-level folders are a/ and b/: the diff's own
+    prefixes come off, the folders stay, in every format."""
+
+    def setUp(self):
+        super().setUp()
+        self.sb.write("a/lib.c", "int lib;\n")
+        self.sb.write("b/app.c", "int app;\nint two;\n")
+        self.sb.git("add", ".")
+        self.sb.git("commit", "-q", "-m", "ab")
+        self.sb.write("a/lib.c", "int lib = 1;\n")
+        self.sb.write("b/app.c", "int app;\nint two = 2;\n")
+
+    def run_format(self, fmt, *args):
+        if os.path.exists(self.sb.state):
+            os.unlink(self.sb.state)
+        p = self.review("--format", fmt, *args, answers=[AB_ANSWER])
+        self.assertEqual(p.returncode, 1, p.stderr)  # the high one; the critical ones were dropped
+        self.assertIn("2 findings dropped: the path is outside the repository", p.stderr)
+        return p
+
+    def test_json_keeps_the_folders_and_drops_paths_outside(self):
+        doc = as_json(self.run_format("json"))
+        self.assertEqual([(i["file"], i["line"]) for i in doc["issues"]],
+                         [("a/lib.c", 1), ("b/app.c", 2), ("b/app.c", 2147483647)])
+        self.assertEqual([i["outside_diff"] for i in doc["issues"]], [False, False, False])
+        self.assertEqual(doc["dropped"], 2)
+        [call] = self.sb.calls()
+        self.assertIn("diff --git a/b/app.c b/b/app.c", diff_of(call["stdin"]))
+
+    def test_sarif(self):
+        log = assert_valid_sarif(self.run_format("sarif").stdout)
+        [run] = log["runs"]
+        locs = [r["locations"][0]["physicalLocation"] for r in run["results"]]
+        self.assertEqual([l["artifactLocation"]["uri"] for l in locs],
+                         ["a/lib.c", "b/app.c", "b/app.c"])
+        self.assertTrue(all(l["artifactLocation"]["uriBaseId"] == "%SRCROOT%" for l in locs))
+        self.assertEqual(locs[2]["region"]["startLine"], 2**31 - 1)
+        self.assertIn("%SRCROOT%", run["originalUriBaseIds"])
+        self.assertEqual(run["automationDetails"]["id"], "agentrun-review/")
+        for rule in run["tool"]["driver"]["rules"]:
+            self.assertTrue(rule["fullDescription"]["text"])
+            self.assertTrue(rule["help"]["text"])
+        fps = [r["partialFingerprints"]["agentrunFinding/v1"] for r in run["results"]]
+        self.assertEqual(len(set(fps)), 3)
+
+    def test_github(self):
+        lines = self.run_format("github").stdout.split("\n")
+        self.assertTrue(lines[0].startswith("::warning file=a/lib.c,line=1,"), lines[0])
+        self.assertTrue(lines[1].startswith("::error file=b/app.c,line=2,"), lines[1])
+        self.assertTrue(lines[2].startswith("::warning file=b/app.c,line=2147483647,"), lines[2])
+        self.assertNotIn("passwd", self.run_format("github").stdout)
+
+    def test_rdjsonl_against_reviewdogs_schema(self):
+        out = self.run_format("rdjsonl").stdout
+        diags = [json.loads(line) for line in out.splitlines()]
+        self.assertEqual(len(diags), 3)
+        for d in diags:
+            assert_valid("reviewdog-Diagnostic.json", d)
+            self.assertEqual(d["source"]["name"], "agentrun")
+        self.assertEqual([d["location"]["path"] for d in diags], ["a/lib.c", "b/app.c", "b/app.c"])
+        self.assertEqual([d["severity"] for d in diags], ["WARNING", "ERROR", "WARNING"])
+        self.assertEqual(diags[1]["location"]["range"]["start"]["line"], 2)
+        # A suggestion in code is reviewdog's replacement of the line ...
+        self.assertEqual(diags[1]["suggestions"],
+                         [{"range": {"start": {"line": 2}, "end": {"line": 2}},
+                           "text": "    free(p);"}])
+        self.assertEqual(diags[1]["message"], "leaks p")
+        # ... one in words stays in the message.
+        self.assertNotIn("suggestions", diags[0])
+        self.assertIn("Suggestion: check it", diags[0]["message"])
+
+    def test_gitlab_code_quality(self):
+        doc = as_json(self.run_format("gitlab"))
+        assert_valid_schema = jsonschema.Draft4Validator(GITLAB_SCHEMA)
+        self.assertEqual(list(assert_valid_schema.iter_errors(doc)), [])
+        self.assertEqual([(i["location"]["path"], i["location"]["lines"]["begin"]) for i in doc],
+                         [("a/lib.c", 1), ("b/app.c", 2), ("b/app.c", 2147483647)])
+        self.assertEqual([i["severity"] for i in doc], ["major", "critical", "minor"])
+        fps = [i["fingerprint"] for i in doc]
+        self.assertEqual(len(set(fps)), 3)
+        # The same fingerprints as the json and SARIF outputs.
+        self.assertEqual(fps, [i["fingerprint"] for i in as_json(self.run_format("json"))["issues"]])
+
+    def test_checkstyle_is_well_formed_xml(self):
+        out = self.run_format("checkstyle").stdout
+        root = ET.fromstring(out)
+        self.assertEqual(root.tag, "checkstyle")
+        files = root.findall("file")
+        self.assertEqual([f.get("name") for f in files], ["a/lib.c", "b/app.c"])
+        err = files[0].find("error")
+        self.assertEqual(err.get("line"), "1")
+        self.assertEqual(err.get("severity"), "warning")
+        self.assertEqual(err.get("message"), "unchecked <x> & 'y'\n\nSuggestion: check it")
+        self.assertEqual([e.get("line") for e in files[1].findall("error")], ["2", "2147483647"])
+
+    def test_no_prefix_and_custom_prefix_diffs(self):
+        # The model may copy the diff's own prefix along with the name.
+        for flags, lib in ((["--no-prefix"], "a/lib.c"),
+                           (["--src-prefix=old/", "--dst-prefix=new/"], "new/a/lib.c"),
+                           ([], "b/a/lib.c")):
+            patch = self.sb.write("change.patch", self.sb.git("diff", *flags), base=self.sb.root)
+            if os.path.exists(self.sb.state):
+                os.unlink(self.sb.state)
+            p = self.review(patch, "--format", "sarif", answers=[review(False, "x", [
+                issue("b/app.c", 2, "high", "m"), issue(lib, 1, "low", "n")])])
+            self.assertEqual(p.returncode, 1, (flags, p.stderr))
+            log = assert_valid_sarif(p.stdout)
+            uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    for r in log["runs"][0]["results"]]
+            self.assertEqual(uris, ["a/lib.c", "b/app.c"], flags)
+            outside = [r["properties"]["outside_diff"] for r in log["runs"][0]["results"]]
+            self.assertEqual(outside, [False, False], flags)
+
+
+class SarifSchemaCheck(unittest.TestCase):
+    def test_the_check_fails_on_an_invalid_log(self):
+        bad = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [
+            {"message": {"text": "m"}, "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": "a.c"}, "region": {"startLine": 0}}}]}]}]}
+        with self.assertRaises(AssertionError):
+            assert_valid_sarif(json.dumps(bad))
+        bad["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 1
+        assert_valid_sarif(json.dumps(bad))
+
+
+class Fingerprints(ReviewCase):
+    def setUp(self):
+        super().setUp()
+        self.change_app()
+
+    def rerun(self, *args, answer):
+        if os.path.exists(self.sb.state):
+            os.unlink(self.sb.state)
+        return self.review(*args, answers=[answer])
+
+    def test_sarif_fingerprints_survive_a_move_of_ten_lines(self):
+        logs = []
+        for line in (3, 13):
+            p = self.rerun("--format", "sarif", answer=review(False, "x", [
+                issue("app.c", line, "high", f"p is NULL at line {line}"),
+                issue("app.c", line + 1, "low", "Same  text")]))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            logs.append(assert_valid_sarif(p.stdout))
+        fps = [[r["partialFingerprints"] for r in log["runs"][0]["results"]] for log in logs]
+        self.assertEqual(fps[0], fps[1])
+        lines = [[r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                  for r in log["runs"][0]["results"]] for log in logs]
+        self.assertEqual(lines, [[3, 4], [13, 14]])
+
+    def test_sarif_category_names_the_automation(self):
+        p = self.rerun("--format", "sarif", "--sarif-category", "review/security",
+                       answer=review())
+        self.assertEqual(as_json(p)["runs"][0]["automationDetails"]["id"], "review/security/")
+        p = self.rerun("--sarif-category", "", answer=review())
+        self.assertEqual(p.returncode, 2)
+
+    def test_a_baseline_rerun_reports_nothing_and_passes(self):
+        answer = review(False, "bad", [issue("app.c", 4, "high", "NULL deref"),
+                                       issue("app.c", 4, "high", "NULL deref"),
+                                       issue("b/app.c", 3, "medium", "odd")])
+        for fmt in ("json", "sarif", "gitlab"):
+            first = self.rerun("--format", fmt, answer=answer)
+            self.assertEqual(first.returncode, 1, first.stderr)
+            base = self.sb.write(f"base.{fmt}", first.stdout, base=self.sb.root)
+            p = self.rerun("--format", "json", "--baseline", base, answer=answer)
+            self.assertEqual(p.returncode, 0, (fmt, p.stderr))
+            doc = as_json(p)
+            self.assertEqual((doc["issues"], doc["suppressed"], doc["verdict"]), ([], 3, "pass"))
+        # A new finding is still reported; the known ones are not.
+        p = self.rerun("--format", "json", "--baseline", base, answer=review(False, "bad", [
+            issue("app.c", 14, "high", "NULL deref"), issue("app.c", 2, "low", "new one")]))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = as_json(p)
+        self.assertEqual([i["message"] for i in doc["issues"]], ["new one"])
+        self.assertEqual(doc["suppressed"], 1)
+
+    def test_a_bad_baseline_is_a_usage_error_before_any_call(self):
+        bad = self.sb.write("bad.json", '{"hello": 1}', base=self.sb.root)
+        for path, want in ((bad, "is not an agentrun review"), (bad + ".missing", "--baseline")):
+            p = self.rerun("--baseline", path, answer=review())
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(want, p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+
+class Excludes(ReviewCase):
+    def setUp(self):
+        super().setUp()
+        self.change_app()
+        self.sb.write("package-lock.json", '{"lockfileVersion": 3}\n')
+        self.sb.write("vendor/dep.c", "int vendored;\n")
+        self.sb.write("docs/notes.md", "notes\n")
+
+    def prompt_after(self, *args):
+        if os.path.exists(self.sb.state):
+            os.unlink(self.sb.state)
+        if os.path.exists(self.sb.log):
+            os.unlink(self.sb.log)
+        p = self.review("--format", "json", *args, answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [call] = self.sb.calls()
+        return call["stdin"], as_json(p)
+
+    def test_lockfiles_are_skipped_by_default_and_never_reach_the_model(self):
+        stdin, doc = self.prompt_after()
+        self.assertNotIn("package-lock.json", stdin)
+        self.assertNotIn("lockfileVersion", stdin)
+        self.assertIn("vendor/dep.c", stdin)
+        self.assertEqual(doc["excluded"], ["package-lock.json"])
+        stdin, doc = self.prompt_after("--no-default-excludes")
+        self.assertIn("lockfileVersion", stdin)
+        self.assertEqual(doc["excluded"], [])
+
+    def test_exclude_and_include_globs(self):
+        stdin, doc = self.prompt_after("--exclude", "vendor/", "--exclude", "*.md")
+        self.assertNotIn("vendored", stdin)
+        self.assertNotIn("docs/notes.md", stdin)
+        self.assertIn("+    return *p;", stdin)
+        self.assertEqual(sorted(doc["excluded"]),
+                         ["docs/notes.md", "package-lock.json", "vendor/dep.c"])
+        stdin, doc = self.prompt_after("--include", "*.c", "--exclude", "vendor/*")
+        self.assertEqual(diff_of(stdin).count("diff --git"), 1)
+        self.assertIn("app.c", stdin)
+
+    def test_everything_excluded_is_nothing_to_review(self):
+        p = self.review("--exclude", "*", answers=[review()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "nothing to review: every changed file is excluded\n")
+        self.assertEqual(self.sb.calls(), [])
 
 
 if __name__ == "__main__":

@@ -5,14 +5,17 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/review_format.h"
 #include "review/diff.h"
 #include "review/review.h"
 #include "run/run.h"
+#include "util/macros.h"
 
 static const char two_files[] = "diff --git a/src/a.c b/src/a.c\n"
                                 "index 1111111..2222222 100644\n"
@@ -764,6 +767,297 @@ static void test_nothing_to_review_documents_are_valid(void **state)
     ar_review_finish(&rv);
 }
 
+/* ---- paths ---- */
+
+static const char ab_repo[] = "diff --git a/b/app.c b/b/app.c\n"
+                              "--- a/b/app.c\n"
+                              "+++ b/b/app.c\n"
+                              "@@ -1 +1 @@\n"
+                              "-x\n"
+                              "+y\n"
+                              "diff --git a/a/lib.c b/a/lib.c\n"
+                              "new file mode 100644\n"
+                              "--- /dev/null\n"
+                              "+++ b/a/lib.c\n"
+                              "@@ -0,0 +1 @@\n"
+                              "+z\n";
+
+static void test_parse_strips_only_the_diffs_own_prefixes(void **state)
+{
+    static const struct {
+        const char *text;
+        const char *path, *old_path, *src, *dst;
+    } cases[] = {
+        { "diff --git a/b/app.c b/b/app.c\n--- a/b/app.c\n+++ b/b/app.c\n@@ -1 +1 @@\n-x\n+y\n",
+          "b/app.c", NULL, "a/", "b/" },
+        /* --no-prefix: a real folder a/ is no prefix. */
+        { "diff --git a/x.c a/x.c\n--- a/x.c\n+++ a/x.c\n@@ -1 +1 @@\n-x\n+y\n", "a/x.c", NULL, "",
+          "" },
+        { "diff --git old/src/x.c new/src/x.c\n--- old/src/x.c\n+++ new/src/x.c\n@@ -1 +1 @@\n"
+          "-x\n+y\n",
+          "src/x.c", NULL, "old/", "new/" },
+        /* diff.mnemonicPrefix */
+        { "diff --git i/x.c w/x.c\n--- i/x.c\n+++ w/x.c\n@@ -1 +1 @@\n-x\n+y\n", "x.c", NULL, "i/",
+          "w/" },
+        /* A name with spaces and the " b/" inside it. */
+        { "diff --git a/p b/q.c b/p b/q.c\nnew file mode 100644\n--- /dev/null\n+++ b/p b/q.c\n"
+          "@@ -0,0 +1 @@\n+z\n",
+          "p b/q.c", NULL, "a/", "b/" },
+        /* A deletion with --no-prefix. */
+        { "diff --git b/gone.c b/gone.c\ndeleted file mode 100644\n--- b/gone.c\n+++ /dev/null\n"
+          "@@ -1 +0,0 @@\n-x\n",
+          "b/gone.c", NULL, "", "" },
+        /* A rename: the bare names of "rename from/to" tell the prefixes. */
+        { "diff --git x/a/o.c y/a/n.c\nsimilarity index 90%\nrename from a/o.c\nrename to a/n.c\n"
+          "--- x/a/o.c\n+++ y/a/n.c\n@@ -1 +1 @@\n-x\n+y\n",
+          "a/n.c", "a/o.c", "x/", "y/" },
+        /* diff -u of two files: no common tail, no prefix. */
+        { "--- app.c.orig\t2026-01-01\n+++ app.c\t2026-01-02\n@@ -1 +1 @@\n-x\n+y\n", "app.c",
+          "app.c.orig", NULL, NULL },
+        /* A plain patch that shows nothing: git's default prefixes. */
+        { "--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+z\n", "new.c", NULL, NULL, NULL },
+    };
+    for (size_t i = 0; i < AR_ARRAY_SIZE(cases); i++) {
+        struct ar_diff d;
+        assert_int_equal(ar_diff_parse(cases[i].text, strlen(cases[i].text), &d, NULL), 0);
+        assert_int_equal(d.n_files, 1);
+        assert_string_equal(d.files[0].path, cases[i].path);
+        if (cases[i].old_path)
+            assert_string_equal(d.files[0].old_path, cases[i].old_path);
+        else
+            assert_null(d.files[0].old_path);
+        if (cases[i].src) {
+            assert_string_equal(d.src_prefix, cases[i].src);
+            assert_string_equal(d.dst_prefix, cases[i].dst);
+        } else {
+            assert_null(d.src_prefix);
+        }
+        ar_diff_finish(&d);
+    }
+}
+
+static void test_locate_keeps_real_folders_and_rejects_paths_outside(void **state)
+{
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(ab_repo, strlen(ab_repo), &d, NULL), 0);
+    assert_string_equal(d.files[0].path, "b/app.c");
+    assert_string_equal(d.files[1].path, "a/lib.c");
+    char root[] = "/tmp/agentrun-locate-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char sub[64], file[96];
+    snprintf(sub, sizeof(sub), "%s/b", root);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(file, sizeof(file), "%s/other.c", sub);
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    static const struct {
+        const char *given, *want;
+        int where;
+    } cases[] = {
+        { "b/app.c", "b/app.c", AR_PATH_IN_DIFF },
+        { "./b/./app.c", "b/app.c", AR_PATH_IN_DIFF },
+        { "b//app.c", "b/app.c", AR_PATH_IN_DIFF },
+        { "b/b/app.c", "b/app.c", AR_PATH_IN_DIFF }, /* the diff's b/ copied along */
+        { "a/b/app.c", "b/app.c", AR_PATH_IN_DIFF }, /* its a/ */
+        { "b/a/lib.c", "a/lib.c", AR_PATH_IN_DIFF },
+        { "app.c", "b/app.c", AR_PATH_IN_DIFF },         /* the one file ending so */
+        { "b/other.c", "b/other.c", AR_PATH_ELSEWHERE }, /* exists: never stripped */
+        { "nowhere.c", "nowhere.c", AR_PATH_ELSEWHERE },
+        { "../etc/passwd", NULL, AR_PATH_OUTSIDE },
+        { "b/../../x", NULL, AR_PATH_OUTSIDE },
+        { "/etc/passwd", NULL, AR_PATH_OUTSIDE },
+        { "~/.ssh/id_rsa", NULL, AR_PATH_OUTSIDE },
+        { "./", NULL, AR_PATH_OUTSIDE },
+    };
+    for (size_t i = 0; i < AR_ARRAY_SIZE(cases); i++) {
+        char *out = NULL;
+        assert_int_equal(ar_diff_locate(&d, root, cases[i].given, &out), cases[i].where);
+        if (cases[i].want)
+            assert_string_equal(out, cases[i].want);
+        else
+            assert_null(out);
+        free(out);
+    }
+    unlink(file);
+    rmdir(sub);
+    rmdir(root);
+    ar_diff_finish(&d);
+}
+
+static void test_locate_clamps_drops_and_fingerprints(void **state)
+{
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(ab_repo, strlen(ab_repo), &d, NULL), 0);
+    struct ar_review a, b;
+    review_from(
+        "{\"passed\":false,\"summary\":\"\",\"issues\":["
+        "{\"file\":\"b/app.c\",\"line\":4294967296,\"severity\":\"low\",\"message\":\"m\"},"
+        "{\"file\":\"../x.c\",\"line\":1,\"severity\":\"critical\",\"message\":\"out\"},"
+        "{\"file\":\"b/app.c\",\"line\":3,\"severity\":\"high\",\"message\":\"Bad at 3\"},"
+        "{\"file\":\"b/app.c\",\"line\":5,\"severity\":\"high\",\"message\":\"bad  at 5\"}]}",
+        &a);
+    review_from(
+        "{\"passed\":false,\"summary\":\"\",\"issues\":["
+        "{\"file\":\"b/app.c\",\"line\":13,\"severity\":\"high\",\"message\":\"Bad at 13\"},"
+        "{\"file\":\"b/app.c\",\"line\":15,\"severity\":\"high\",\"message\":\"bad at 15\"},"
+        "{\"file\":\"a/lib.c\",\"line\":13,\"severity\":\"high\",\"message\":\"Bad at 13\"}]}",
+        &b);
+    assert_int_equal(ar_review_locate(&a, &d, NULL, NULL), 0);
+    assert_int_equal(ar_review_locate(&b, &d, NULL, NULL), 0);
+    assert_int_equal(a.n_issues, 3);
+    assert_int_equal(a.dropped, 1);
+    assert_int_equal(a.issues[2].line, INT32_MAX);
+    /* Moved down ten lines, renumbered in the text: the same fingerprints. The
+     * repeat has its own; another file another. */
+    assert_int_equal(b.issues[1].line, 13);
+    assert_string_equal(a.issues[0].fingerprint, b.issues[1].fingerprint);
+    assert_string_equal(a.issues[1].fingerprint, b.issues[2].fingerprint);
+    assert_string_not_equal(a.issues[0].fingerprint, a.issues[1].fingerprint);
+    assert_string_not_equal(b.issues[0].fingerprint, b.issues[1].fingerprint);
+    assert_int_equal(strlen(a.issues[0].fingerprint), AR_FINGERPRINT_LEN);
+
+    /* b's json as a baseline for a: all but the low one go, and do not count. */
+    struct ar_review_verdict v;
+    ar_review_verdict(&b, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &b, &v, AR_SEV_LOW, NULL, 1, NULL, NULL, NULL, 0 };
+    json_t *doc = ar_review_to_value(&rep);
+    char path[] = "/tmp/agentrun-baseline-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(json_dump_file(doc, path, 0), 0);
+    json_decref(doc);
+    struct ar_baseline base;
+    assert_int_equal(ar_baseline_load(path, &base, NULL), 0);
+    assert_int_equal(base.n, 3);
+    assert_int_equal(ar_review_apply_baseline(&a, &base), 2);
+    assert_int_equal(a.n_issues, 1);
+    assert_int_equal(a.suppressed, 2);
+    assert_int_equal(a.issues[0].severity, AR_SEV_LOW);
+    ar_review_verdict(&a, AR_SEV_HIGH, 0, &v);
+    assert_int_equal(v.exit_status, 0); /* passed false, but the findings are known */
+    ar_baseline_finish(&base);
+    struct ar_error err = AR_ERROR_INIT;
+    FILE *f = fopen(path, "w");
+    fputs("{\"runs\": 3}", f);
+    fclose(f);
+    assert_int_equal(ar_baseline_load(path, &base, &err), AR_EUSAGE);
+    assert_non_null(strstr(err.msg, "not an agentrun review"));
+    unlink(path);
+    ar_review_finish(&a);
+    ar_review_finish(&b);
+    ar_diff_finish(&d);
+}
+
+static void test_globs_filters_and_default_excludes(void **state)
+{
+    assert_true(ar_path_glob_match("*.lock", "deep/dir/yarn.lock"));
+    assert_false(ar_path_glob_match("*.lock", "yarn.lock.c"));
+    assert_true(ar_path_glob_match("vendor/", "vendor/a/b.c"));
+    assert_false(ar_path_glob_match("vendor/", "src/vendor/b.c"));
+    assert_true(ar_path_glob_match("vendor/*", "vendor/a/b.c"));
+    assert_true(ar_path_glob_match("*/gen/*.c", "src/gen/x.c"));
+    assert_false(ar_path_glob_match("src/*.c", "lib/x.c"));
+    const char *ex[] = { "*.md" };
+    const char *in[] = { "src/*" };
+    struct ar_path_filter pf = { NULL, 0, ex, 1, 0 };
+    assert_true(ar_path_filter_skips(&pf, "Cargo.lock"));
+    assert_true(ar_path_filter_skips(&pf, "web/package-lock.json"));
+    assert_true(ar_path_filter_skips(&pf, "README.md"));
+    assert_false(ar_path_filter_skips(&pf, "src/a.c"));
+    pf.no_defaults = 1;
+    assert_false(ar_path_filter_skips(&pf, "Cargo.lock"));
+    pf.include = in;
+    pf.n_include = 1;
+    assert_true(ar_path_filter_skips(&pf, "lib/a.c"));
+    assert_false(ar_path_filter_skips(&pf, "src/a.c"));
+    assert_true(ar_path_filter_skips(&pf, "src/a.md"));
+
+    /* The filtered diff is the kept sections, parsed again. */
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(two_files, strlen(two_files), &d, NULL), 0);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    size_t skipped = 0;
+    assert_int_equal(ar_diff_filter(&d, &pf, &b, &skipped), 0);
+    assert_int_equal(skipped, 1);
+    assert_null(strstr(ar_buf_cstr(&b), "doc/b.md"));
+    struct ar_diff kept;
+    assert_int_equal(ar_diff_parse(ar_buf_cstr(&b), b.len, &kept, NULL), 0);
+    assert_int_equal(kept.n_files, 1);
+    assert_string_equal(kept.files[0].path, "src/a.c");
+    assert_int_equal(kept.files[0].n_hunks, 2);
+    ar_diff_finish(&kept);
+    ar_buf_finish(&b);
+    ar_diff_finish(&d);
+}
+
+static void test_xml_escape_and_suggestion_code(void **state)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_xml_escape("a<b>&\"c'\n\t\x01\xff\xef\xbf\xbe.", &b), 0);
+    assert_string_equal(ar_buf_cstr(&b), "a&lt;b&gt;&amp;&quot;c&apos;&#10;&#9;\xEF\xBF\xBD"
+                                         "\xEF\xBF\xBD\xEF\xBF\xBD.");
+    ar_buf_finish(&b);
+    char *code = ar_suggestion_code("Free it:\n```c\nfree(p);\nreturn 0;\n```\nthen go on");
+    assert_string_equal(code, "free(p);\nreturn 0;");
+    free(code);
+    code = ar_suggestion_code("~~~~\nx = 1;\n~~~~");
+    assert_string_equal(code, "x = 1;");
+    free(code);
+    assert_null(ar_suggestion_code("Return early when `n == 0`."));
+    assert_null(ar_suggestion_code("```\nnever closed"));
+    assert_null(ar_suggestion_code(NULL));
+}
+
+static void test_rdjsonl_gitlab_and_checkstyle_formats(void **state)
+{
+    struct ar_review rv;
+    sample_review(&rv);
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0 };
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_RDJSONL, &b), 0);
+    const char *s = ar_buf_cstr(&b);
+    const char *nl = strchr(s, '\n');
+    assert_non_null(nl);
+    json_t *d = json_loadb(s, (size_t)(nl - s), 0, NULL);
+    assert_non_null(d);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(d, "location"), "path")),
+                        "src/a,b.c");
+    assert_string_equal(json_string_value(json_object_get(d, "severity")), "ERROR");
+    assert_non_null(strstr(json_string_value(json_object_get(d, "message")), "Suggestion: fix it"));
+    assert_null(json_object_get(d, "suggestions")); /* words, not code */
+    json_decref(d);
+    assert_int_equal(strchr(nl + 1, '\n')[1], '\0'); /* two lines */
+
+    json_t *gl = ar_review_to_gitlab(&rep);
+    assert_int_equal(json_array_size(gl), 2);
+    json_t *g0 = json_array_get(gl, 0);
+    assert_string_equal(json_string_value(json_object_get(g0, "severity")), "critical");
+    assert_string_equal(json_string_value(json_object_get(g0, "fingerprint")),
+                        rv.issues[0].fingerprint);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(json_object_get(g0, "location"), "lines"), "begin")),
+                     7);
+    json_decref(gl);
+
+    ar_buf_reset(&b);
+    assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_CHECKSTYLE, &b), 0);
+    s = ar_buf_cstr(&b);
+    assert_non_null(strstr(s, "<file name=\"src/a,b.c\">\n    <error line=\"7\" severity=\"error\" "
+                              "message=\"50% worse:&#10;see&#10;&#10;Suggestion: fix it\" "
+                              "source=\"agentrun.review.high\"/>\n  </file>\n"));
+    assert_non_null(
+        strstr(s, "<file name=\"src/x y.c\">\n    <error line=\"2\" severity=\"info\""));
+    ar_buf_finish(&b);
+    ar_review_finish(&rv);
+}
+
 static void test_severity_names_round_trip(void **state)
 {
     for (int s = 0; s < AR_SEV_COUNT; s++)
@@ -801,6 +1095,12 @@ int main(void)
         cmocka_unit_test(test_text_and_json_formats),
         cmocka_unit_test(test_nothing_to_review_documents_are_valid),
         cmocka_unit_test(test_severity_names_round_trip),
+        cmocka_unit_test(test_parse_strips_only_the_diffs_own_prefixes),
+        cmocka_unit_test(test_locate_keeps_real_folders_and_rejects_paths_outside),
+        cmocka_unit_test(test_locate_clamps_drops_and_fingerprints),
+        cmocka_unit_test(test_globs_filters_and_default_excludes),
+        cmocka_unit_test(test_xml_escape_and_suggestion_code),
+        cmocka_unit_test(test_rdjsonl_gitlab_and_checkstyle_formats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -352,7 +352,11 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_FORMAT:
             if ((fmt = ar_review_format_parse(arg)) < 0) {
-                ar_cli_usage_error(cmd, "invalid --format '%s' (text, json, sarif, github)", arg);
+                ar_cli_usage_error(
+                    cmd,
+                    "invalid --format '%s' (text, json, sarif, github, rdjsonl, gitlab, "
+                    "checkstyle)",
+                    arg);
                 goto out;
             }
             break;

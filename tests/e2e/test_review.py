@@ -1,11 +1,21 @@
 """agentrun review with the real claude, codex and gemini CLIs against the loopback mock
 (issue 6): the diff reaches the model, the answer becomes findings and an exit status;
 unusable output degrades (or fails with --strict); an API error is never degraded."""
+import glob
 import json
 import os
 import subprocess
 import sys
 import unittest
+
+try:
+    import jsonschema
+except ImportError:  # Debian's python3-jsonschema, for a python3 that is not Debian's
+    sys.path.extend(glob.glob("/usr/lib/python3/dist-packages"))
+    import jsonschema
+
+SARIF_SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas",
+                            "sarif-schema-2.1.0.json")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -71,6 +81,25 @@ class Base:
         self.assertTrue(any(b"+    return *p;" in b for b in bodies))
         p = self.review([self.answer_step(REVIEW)], "--fail-on", "critical")
         self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_sarif_validates_and_a_baseline_rerun_reports_nothing(self):
+        p = self.review([self.answer_step(REVIEW)], "--format", "sarif")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        log = json.loads(p.stdout)
+        with open(SARIF_SCHEMA, encoding="utf-8") as f:
+            errors = list(jsonschema.Draft4Validator(json.load(f)).iter_errors(log))
+        self.assertEqual([e.message for e in errors], [])
+        [res] = log["runs"][0]["results"]
+        self.assertEqual(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                         "app.c")
+        self.assertIn("agentrunFinding/v1", res["partialFingerprints"])
+        base = os.path.join(self.root.root, "first.sarif")
+        with open(base, "w", encoding="utf-8") as f:
+            f.write(p.stdout)
+        p = self.review([self.answer_step(REVIEW)], "--baseline", base)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.doc(p)
+        self.assertEqual((doc["issues"], doc["suppressed"]), ([], 1))
 
     # Requests one agentrun call makes when the model only writes prose.
     requests_per_call = 1

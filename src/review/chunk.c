@@ -129,17 +129,29 @@ static void git_header_paths(struct ar_diff_file *f, const struct line *l, size_
         if (an + 1 >= n || r[an] != ' ')
             return;
     } else {
-        size_t best = 0;
-        for (size_t i = 1; i + 1 < n; i++) {
-            size_t ia, ib;
-            if (r[i] != ' ')
+        /* Equal prefixes (a/ b/, i/ w/, none) put the split in the middle;
+         * else the candidates are tried from the end, a bounded number of
+         * them, so a hostile line full of spaces costs linear time. */
+        size_t mid = (n - 1) / 2, ia, ib, best = 0;
+        if (n >= 3 && n % 2 == 1 && r[mid] == ' ' &&
+            common_tail(r, mid, r + mid + 1, n - mid - 1, &ia, &ib))
+            an = mid;
+        size_t cand = 0;
+        for (size_t i = n - 1, tries = 0; !an && i > 0 && tries < 64; i--) {
+            if (r[i] != ' ' || i + 1 >= n)
                 continue;
+            tries++;
             size_t c = common_tail(r, i, r + i + 1, n - i - 1, &ia, &ib);
-            if (!an || c > best) {
+            if (c > best) {
                 best = c;
-                an = i;
+                cand = i;
             }
         }
+        if (!an)
+            an = cand;
+        for (size_t i = n - 1; !an && i > 0; i--)
+            if (r[i] == ' ' && i + 1 < n)
+                an = i; /* nothing in common (a rename): the last space */
         if (!an)
             return;
     }

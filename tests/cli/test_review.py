@@ -534,6 +534,13 @@ class Failures(ReviewCase):
         self.assertEqual(doc["verdict"], "error")
         self.assertIsNotNone(doc["error"])
         self.assertIn("review failed", p.stderr)
+        # The SARIF log of a failed review is complete and valid too.
+        p = self.review("--format", "sarif",
+                        env={"FAKE_CLI_EXIT": "1", "FAKE_CLI_STDERR_TEXT": "boom\\n"})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        inv = assert_valid_sarif(p.stdout)["runs"][0]["invocations"][0]
+        self.assertIs(inv["executionSuccessful"], False)
+        self.assertEqual(inv["toolExecutionNotifications"][0]["level"], "error")
 
     def test_timeout_exits_5(self):
         p = self.review("--timeout", "300ms", "--format", "github", env={"FAKE_CLI_HANG": "1"})

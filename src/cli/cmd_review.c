@@ -287,6 +287,67 @@ static int replace_nul(struct ar_buf *b, const char *what)
     return 0;
 }
 
+/*
+ * The model's paths are hostile text: resolves them against the reviewed diff
+ * and the repository (dropping those outside it) before any format shows
+ * them, then leaves out what the baseline (may be NULL) knows. Returns 0, or
+ * -1 after printing why.
+ */
+static int locate_findings(struct ar_cli_session *s, struct ar_review *rv,
+                           const struct ar_diff *reviewed, const struct ar_baseline *baseline,
+                           const char *baseline_path)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    char *root = NULL;
+    if (rv->n_issues && ar_diff_toplevel(s->run.cwd, &root, &err) != 0) {
+        ar_cli_errorf("%s", err.msg);
+        return -1;
+    }
+    int rc = ar_review_locate(rv, reviewed, root ? root : (s->run.cwd ? s->run.cwd : "."), &err);
+    free(root);
+    if (rc) {
+        ar_cli_errorf("%s", err.msg);
+        return -1;
+    }
+    if (rv->dropped)
+        ar_cli_warnf("%zu finding%s dropped: the path is outside the repository", rv->dropped,
+                     rv->dropped == 1 ? "" : "s");
+    if (baseline && ar_review_apply_baseline(rv, baseline))
+        ar_cli_notef("%zu finding%s already in the baseline '%s'", rv->suppressed,
+                     rv->suppressed == 1 ? "" : "s", baseline_path);
+    return 0;
+}
+
+/*
+ * Lists the diff's files the filter skips in excluded (diff.n_files slots;
+ * the names are borrowed from diff) and, when there are any, parses the rest
+ * into kept (its text in kept_text): skipped files never reach the model.
+ * *reviewed is the diff to review. Returns how many were skipped, or -1
+ * after printing why.
+ */
+static long skip_files(const struct ar_diff *diff, const struct ar_path_filter *filter,
+                       const char **excluded, struct ar_buf *kept_text, struct ar_diff *kept,
+                       const struct ar_diff **reviewed)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < diff->n_files; i++)
+        if (ar_path_filter_skips(filter, diff->files[i].path))
+            excluded[n++] = diff->files[i].path;
+    *reviewed = diff;
+    if (!n)
+        return 0;
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_diff_filter(diff, filter, kept_text, NULL) != 0 ||
+        ar_diff_parse(ar_buf_cstr(kept_text), kept_text->len, kept, &err) != 0) {
+        ar_cli_errorf("out of memory");
+        return -1;
+    }
+    *reviewed = kept;
+    ar_cli_notef("skipping %zu file%s (--exclude, --include, default excludes)", n,
+                 n == 1 ? "" : "s");
+    return (long)n;
+}
+
 static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
 {
     struct ar_cli_session s;
@@ -317,7 +378,6 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_buf kept_text;
     ar_buf_init(&kept_text, AR_DIFF_MAX_BYTES);
     struct ar_diff kept = AR_DIFF_INIT;
-    char *root = NULL;
     if (!includes || !excludes) {
         ar_cli_errorf("out of memory");
         rc = AR_EXIT_PROVIDER;
@@ -465,29 +525,17 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
 
-    /* Skipped files never reach the model: the reviewed diff is the rest. */
     excluded = calloc(diff.n_files + 1, sizeof(*excluded));
-    if (!excluded) {
-        ar_cli_errorf("out of memory");
+    const struct ar_diff *reviewed = &diff;
+    long skipped =
+        excluded ? skip_files(&diff, &filter, excluded, &kept_text, &kept, &reviewed) : -1;
+    if (skipped < 0) {
+        if (!excluded)
+            ar_cli_errorf("out of memory");
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
-    size_t n_excluded = 0;
-    for (size_t i = 0; i < diff.n_files; i++)
-        if (ar_path_filter_skips(&filter, diff.files[i].path))
-            excluded[n_excluded++] = diff.files[i].path;
-    const struct ar_diff *reviewed = &diff;
-    if (n_excluded) {
-        if (ar_diff_filter(&diff, &filter, &kept_text, NULL) != 0 ||
-            ar_diff_parse(ar_buf_cstr(&kept_text), kept_text.len, &kept, &err) != 0) {
-            ar_cli_errorf("out of memory");
-            rc = AR_EXIT_PROVIDER;
-            goto out;
-        }
-        reviewed = &kept;
-        ar_cli_notef("skipping %zu file%s (--exclude, --include, default excludes)", n_excluded,
-                     n_excluded == 1 ? "" : "s");
-    }
+    size_t n_excluded = (size_t)skipped;
 
     struct ar_review_verdict verdict;
     struct ar_review_report rep = { &merged, &verdict,       fail_on,  label,     1,
@@ -543,25 +591,10 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     merged.duration_ms = ar_now_ms() - t0;
 
-    /* The model's paths are hostile text: resolve them against the diff and
-     * the repository before any format shows them. */
-    if (merged.n_issues && ar_diff_toplevel(s.run.cwd, &root, &err) != 0) {
-        ar_cli_errorf("%s", err.msg);
+    if (locate_findings(&s, &merged, reviewed, baseline_path ? &baseline : NULL, baseline_path)) {
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
-    if (ar_review_locate(&merged, reviewed, root ? root : (s.run.cwd ? s.run.cwd : "."), &err) !=
-        0) {
-        ar_cli_errorf("%s", err.msg);
-        rc = AR_EXIT_PROVIDER;
-        goto out;
-    }
-    if (merged.dropped)
-        ar_cli_warnf("%zu finding%s dropped: the path is outside the repository", merged.dropped,
-                     merged.dropped == 1 ? "" : "s");
-    if (baseline_path && ar_review_apply_baseline(&merged, &baseline))
-        ar_cli_notef("%zu finding%s already in the baseline '%s'", merged.suppressed,
-                     merged.suppressed == 1 ? "" : "s", baseline_path);
 
     ar_review_verdict(&merged, fail_on, strict, &verdict);
     verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
@@ -585,7 +618,6 @@ out:
     ar_baseline_finish(&baseline);
     ar_diff_finish(&kept);
     ar_buf_finish(&kept_text);
-    free(root);
     free(excluded);
     free(includes);
     free(excludes);

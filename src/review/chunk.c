@@ -132,9 +132,10 @@ static void git_header_paths(struct ar_diff_file *f, const struct line *l, size_
         /* Equal prefixes (a/ b/, i/ w/, none) put the split in the middle;
          * else the candidates are tried from the end, a bounded number of
          * them, so a hostile line full of spaces costs linear time. */
+        if (n < 3)
+            return;
         size_t mid = (n - 1) / 2, ia, ib, best = 0;
-        if (n >= 3 && n % 2 == 1 && r[mid] == ' ' &&
-            common_tail(r, mid, r + mid + 1, n - mid - 1, &ia, &ib))
+        if (n % 2 == 1 && r[mid] == ' ' && common_tail(r, mid, r + mid + 1, n - mid - 1, &ia, &ib))
             an = mid;
         size_t cand = 0;
         for (size_t i = n - 1, tries = 0; !an && i > 0 && tries < 64; i--) {

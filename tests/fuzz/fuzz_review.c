@@ -2,7 +2,8 @@
  * libFuzzer target for src/review: the input (after one selector byte) is a
  * unified diff, parsed and split into chunks of a small maximum size the
  * selector picks; the same bytes are also read as a model's review object,
- * which is merged with itself against the diff and given a verdict.
+ * which is merged with itself against the diff, located (paths, lines,
+ * fingerprints) and given a verdict.
  * Checks that file sections and hunks lie inside the text and chunks are
  * NUL-terminated.
  */
@@ -15,6 +16,20 @@
 #include "review/review.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* 1 when path has a ".." component. */
+static int climbs(const char *path)
+{
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return 1;
+        p += n;
+        if (*p)
+            p++;
+    }
+    return 0;
+}
 
 static void check_diff(const struct ar_diff *d, size_t len)
 {
@@ -84,6 +99,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             if (m.n_issues != 2 * parts[0].n_issues)
                 abort();
+            /* Located: no path outside the repository survives, every line
+             * fits 32 bits, a path in the diff is a file of the diff, and
+             * repeats of one finding get their own fingerprints. */
+            size_t before = m.n_issues;
+            if (ar_review_locate(&m, &d, NULL, NULL) != 0)
+                abort();
+            if (m.n_issues + m.dropped != before)
+                abort();
+            for (size_t i = 0; i < m.n_issues; i++) {
+                const struct ar_review_issue *is = &m.issues[i];
+                if (!is->file[0] || is->file[0] == '/' || climbs(is->file) || is->line < 1 ||
+                    is->line > AR_REVIEW_MAX_LINE || strlen(is->fingerprint) != AR_FINGERPRINT_LEN)
+                    abort();
+                if (!is->outside_diff && !ar_diff_has_file(&d, is->file))
+                    abort();
+                for (size_t j = 0; j < i; j++)
+                    if (strcmp(m.issues[j].fingerprint, is->fingerprint) == 0)
+                        abort();
+            }
             struct ar_review_verdict vd;
             for (int f = 0; f <= AR_FAIL_ON_NONE; f++)
                 ar_review_verdict(&m, f, f & 1, &vd);

@@ -836,6 +836,19 @@ static void test_parse_strips_only_the_diffs_own_prefixes(void **state)
     }
 }
 
+static void test_parse_git_lines_without_names(void **state)
+{
+    /* Found by the fuzzer: an empty name list read before its start. */
+    static const char *const texts[] = { "diff --cc \n", "diff --git \n", "diff --git x\n",
+                                         "diff --git  \n", "diff --git a b\n" };
+    for (size_t i = 0; i < AR_ARRAY_SIZE(texts); i++) {
+        struct ar_diff d;
+        assert_int_equal(ar_diff_parse(texts[i], strlen(texts[i]), &d, NULL), 0);
+        assert_int_equal(d.n_files, 1);
+        ar_diff_finish(&d);
+    }
+}
+
 static void test_locate_keeps_real_folders_and_rejects_paths_outside(void **state)
 {
     struct ar_diff d;
@@ -1096,6 +1109,7 @@ int main(void)
         cmocka_unit_test(test_nothing_to_review_documents_are_valid),
         cmocka_unit_test(test_severity_names_round_trip),
         cmocka_unit_test(test_parse_strips_only_the_diffs_own_prefixes),
+        cmocka_unit_test(test_parse_git_lines_without_names),
         cmocka_unit_test(test_locate_keeps_real_folders_and_rejects_paths_outside),
         cmocka_unit_test(test_locate_clamps_drops_and_fingerprints),
         cmocka_unit_test(test_globs_filters_and_default_excludes),

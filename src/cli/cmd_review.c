@@ -32,6 +32,7 @@ enum {
     KEY_EXCLUDE,
     KEY_INCLUDE,
     KEY_NO_DEFAULT_EXCLUDES,
+    KEY_PRETTY,
 };
 
 #define DEFAULT_JOBS       4
@@ -68,6 +69,8 @@ static const struct ar_cli_opt opts[] = {
     { "baseline", KEY_BASELINE, "FILE",
       "leave out findings already in FILE, a previous review's json, sarif or gitlab output",
       "@file" },
+    { "pretty", KEY_PRETTY, NULL, "indent json, sarif and gitlab output (default: one line)",
+      NULL },
     { "sarif-category", KEY_SARIF_CATEGORY, "NAME",
       "SARIF automationDetails category, one per review job (default: agentrun-review)", NULL },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
@@ -355,7 +358,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_session_init(&s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
     int rc = AR_EXIT_USAGE;
-    int staged = 0, strict = 0, fail_on = AR_SEV_LOW, fmt = AR_REVIEW_FORMAT_TEXT;
+    int staged = 0, strict = 0, pretty = 0, fail_on = AR_SEV_LOW, fmt = AR_REVIEW_FORMAT_TEXT;
     const char *instructions_path = NULL;
     unsigned long long max_chunk = AR_DIFF_DEFAULT_MAX_CHUNK;
     long jobs = DEFAULT_JOBS, max_chunks = DEFAULT_MAX_CHUNKS;
@@ -455,6 +458,9 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_NO_DEFAULT_EXCLUDES:
             filter.no_defaults = 1;
             break;
+        case KEY_PRETTY:
+            pretty = 1;
+            break;
         case KEY_BASELINE:
             baseline_path = arg;
             break;
@@ -538,8 +544,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     size_t n_excluded = (size_t)skipped;
 
     struct ar_review_verdict verdict;
-    struct ar_review_report rep = { &merged, &verdict,       fail_on,  label,     1,
-                                    NULL,    sarif_category, excluded, n_excluded };
+    struct ar_review_report rep = { &merged, &verdict,       fail_on,  label,      1,
+                                    NULL,    sarif_category, excluded, n_excluded, pretty };
     if (!ar_diff_reviewable(reviewed)) {
         /* Nothing a model could review: no call, a pass, and a document a CI
          * step can still parse. */

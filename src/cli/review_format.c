@@ -10,6 +10,7 @@
 #include "ar_config.h"
 #include "cli/review_format.h"
 #include "cost/cost.h"
+#include "json/dump.h"
 #include "run/run.h"
 #include "util/macros.h"
 #include "util/utf8.h"
@@ -668,13 +669,19 @@ int ar_review_render(const struct ar_review_report *rep, enum ar_review_format f
         doc = ar_review_to_sarif(rep);
         break;
     }
-    char *s = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
-    if (!s)
+    if (!doc)
         return AR_ENOMEM;
-    int rc = ar_buf_puts(out, s);
+    int rc;
+    if (rep->pretty) {
+        char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+        rc = s ? ar_buf_puts(out, s) : AR_ENOMEM;
+        free(s);
+    } else {
+        /* One line, numbers in their shortest form (0.06, not 0.059999999999999998). */
+        rc = ar_json_dump_compact(doc, out);
+    }
+    json_decref(doc);
     if (!rc)
         rc = ar_buf_putc(out, '\n');
-    free(s);
     return rc;
 }

@@ -43,6 +43,7 @@ struct ar_review_report {
     const char *sarif_category;  /* automationDetails.id is this + "/"; NULL: the default */
     const char *const *excluded; /* the diff's files the review skipped (--exclude…) */
     size_t n_excluded;
+    int pretty; /* json, sarif, gitlab: indented (default: one line) */
 };
 
 /* "code: message" of a failed or degraded review's error, or just the code when

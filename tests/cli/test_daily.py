@@ -227,6 +227,29 @@ class Summaries(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(p.stderr, "")
 
+    def test_json_outputs_are_one_line_unless_pretty(self):
+        args, answer = self.commands()[0]
+        for fmt in ("json", "sarif", "gitlab"):
+            with self.subTest(fmt=fmt):
+                self.sb.answers("codex", [answer])
+                p = self.sb.run(*args, "--format", fmt, "-q")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(len(p.stdout.splitlines()), 1, p.stdout[:200])
+                one = json.loads(p.stdout)
+                p = self.sb.run(*args, "--format", fmt, "-q", "--pretty")
+                pretty = json.loads(p.stdout)
+                if fmt == "json":
+                    self.assertGreater(len(p.stdout.splitlines()), 3)
+                    self.assertEqual(pretty["verdict"], one["verdict"])
+                    self.assertEqual(pretty["issues"], one["issues"])
+                elif fmt == "sarif":
+                    self.assertGreater(len(p.stdout.splitlines()), 3)
+                    self.assertEqual(pretty["runs"][0]["results"], one["runs"][0]["results"])
+                else:
+                    self.assertEqual(pretty, one)
+        p = self.sb.run("doctor", "--format", "json")
+        self.assertEqual(len(p.stdout.splitlines()), 1, p.stdout[:200])
+
     def test_log_format_json_summary_is_a_json_event(self):
         for args, answer in self.commands():
             with self.subTest(cmd=args[0]):

@@ -632,7 +632,7 @@ static void test_github_format_commands(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0 };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_GITHUB, &b), 0);
@@ -652,7 +652,7 @@ static void test_sarif_has_the_required_structure(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0 };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
     json_t *log = ar_review_to_sarif(&rep);
     assert_non_null(log);
     assert_string_equal(json_string_value(json_object_get(log, "version")), "2.1.0");
@@ -698,7 +698,7 @@ static void test_text_and_json_formats(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_MEDIUM, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL, NULL, NULL, 0 };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_TEXT, &b), 0);
@@ -746,9 +746,8 @@ static void test_nothing_to_review_documents_are_valid(void **state)
     rv.summary = strdup("nothing to review");
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = {
-        &rv, &v, AR_SEV_LOW, NULL, 0, "the diff is empty", NULL, NULL, 0
-    };
+    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, NULL, 0, "the diff is empty",
+                                    NULL, NULL, 0,          0 };
     json_t *o = ar_review_to_value(&rep);
     assert_false(json_is_true(json_object_get(o, "reviewed")));
     assert_int_equal(json_array_size(json_object_get(o, "calls")), 0);
@@ -933,7 +932,7 @@ static void test_locate_clamps_drops_and_fingerprints(void **state)
     /* b's json as a baseline for a: all but the low one go, and do not count. */
     struct ar_review_verdict v;
     ar_review_verdict(&b, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &b, &v, AR_SEV_LOW, NULL, 1, NULL, NULL, NULL, 0 };
+    struct ar_review_report rep = { &b, &v, AR_SEV_LOW, NULL, 1, NULL, NULL, NULL, 0, 0 };
     json_t *doc = ar_review_to_value(&rep);
     char path[] = "/tmp/agentrun-baseline-XXXXXX";
     int fd = mkstemp(path);
@@ -1031,7 +1030,7 @@ static void test_rdjsonl_gitlab_and_checkstyle_formats(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0 };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_RDJSONL, &b), 0);

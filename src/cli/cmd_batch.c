@@ -487,12 +487,7 @@ static void summary(struct batch *b)
             "reasoning", (json_int_t)b->usage.reasoning, "cost_usd",
             json_real(ar_cost_round(b->cost)), "unknown_cost_jobs", (json_int_t)b->unknown_cost,
             "duration_ms", (json_int_t)(secs * 1000));
-        struct ar_buf line;
-        ar_buf_init(&line, AR_BUF_UNLIMITED);
-        if (o && ar_json_dump_compact(o, &line) == 0)
-            fprintf(stderr, "%s\n", ar_buf_cstr(&line));
-        ar_buf_finish(&line);
-        json_decref(o);
+        ar_cli_print_json_event(o);
         return;
     }
     char cost[80];

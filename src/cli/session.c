@@ -382,6 +382,18 @@ int ar_cli_session_exit_status(const struct ar_cli_session *s, int status)
     }
 }
 
+void ar_cli_print_json_event(json_t *o)
+{
+    struct ar_buf line;
+    ar_buf_init(&line, AR_BUF_UNLIMITED);
+    if (o && ar_json_dump_compact(o, &line) == 0) {
+        fprintf(stderr, "%s\n", ar_buf_cstr(&line));
+        fflush(stderr);
+    }
+    ar_buf_finish(&line);
+    json_decref(o);
+}
+
 void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_summary *sum)
 {
     if (ar_cli_verbosity < 0)
@@ -400,12 +412,7 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
                                                 : json_real(ar_cost_round(sum->cost_usd)),
             "cost_source", ar_cost_source_name(sum->cost_source), "duration_ms",
             (json_int_t)sum->duration_ms, "calls", (json_int_t)sum->calls);
-        struct ar_buf line;
-        ar_buf_init(&line, AR_BUF_UNLIMITED);
-        if (o && ar_json_dump_compact(o, &line) == 0)
-            fprintf(stderr, "%s\n", ar_buf_cstr(&line));
-        ar_buf_finish(&line);
-        json_decref(o);
+        ar_cli_print_json_event(o);
         return;
     }
     char cost[48];

@@ -17,6 +17,8 @@
 #ifndef AR_CLI_SESSION_H
 #define AR_CLI_SESSION_H
 
+#include <jansson.h>
+
 #include "agentrun/agentrun.h"
 #include "cli/cli.h"
 #include "util/strv.h"
@@ -161,6 +163,10 @@ struct ar_cli_summary {
  * {"level":"info","event":"<command>_summary",…}. Nothing under -q.
  */
 void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_summary *sum);
+
+/* Writes o (taken; NULL: nothing) to stderr as one compact JSON line, numbers in their
+ * shortest form: the --log-format json form of a command's own events. */
+void ar_cli_print_json_event(json_t *o);
 
 /* The summary of one run's result r (nothing when no CLI ever ran: not installed,
  * or interrupted first); extra as in struct ar_cli_summary. */

@@ -188,8 +188,10 @@ struct ar_result {
     char *provider;
     char *model;          /* the model actually used, or NULL */
     char *output;         /* the final model text of the last call, or NULL */
-    char *json;           /* the accepted JSON value as compact text, or NULL */
-    struct json_t *value; /* the same value parsed, borrowed from the result, or NULL */
+    char *json;           /* the accepted JSON value as compact text, its strings and
+                             numbers byte for byte as the model wrote them, or NULL */
+    struct json_t *value; /* the same value parsed (numbers past what jansson holds are
+                             the nearest double), borrowed from the result, or NULL */
     enum ar_repair_kind repair;
     char **local_fixes;    /* NULL-terminated names of local repairs made, never NULL */
     struct ar_usage usage; /* summed over calls */

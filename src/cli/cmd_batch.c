@@ -127,7 +127,8 @@ static void emit(struct batch *b, const struct ar_batch_job *job, struct ar_resu
     json_decref(v);
     struct ar_buf line;
     ar_buf_init(&line, AR_BUF_UNLIMITED);
-    if (ar_json_dump_compact(rec, &line) == 0)
+    /* "json" as the model wrote it: r->json, not the jansson value (json/doc.h). */
+    if (ar_json_dump_compact_raw(rec, r->value, r->json, &line) == 0)
         ar_buf_putc(&line, '\n');
     json_decref(rec);
     ar_cli_session_status_clear(&b->s);

@@ -6,7 +6,6 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "contract/contract.h"
-#include "json/dump.h"
 #include "json/extract.h"
 #include "json/markdown.h"
 #include "json/repair.h"
@@ -61,19 +60,11 @@ struct extract_args {
     const char *unwrap;
 };
 
-static int print_value(json_t *v)
+/* The value as the model wrote it: its text, not jansson's idea of it. */
+static int print_value(const struct ar_json_doc *doc)
 {
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    int rc = ar_json_dump_compact(v, &b);
-    if (rc == 0)
-        rc = ar_buf_putc(&b, '\n');
-    if (rc < 0)
-        ar_cli_errorf("out of memory");
-    else
-        rc = ar_cli_write_stdout(b.data, b.len);
-    ar_buf_finish(&b);
-    return rc;
+    int rc = ar_cli_write_stdout(doc->text, doc->len);
+    return rc < 0 ? rc : ar_cli_write_stdout("\n", 1);
 }
 
 static void note_fixes(unsigned fixes)
@@ -139,11 +130,12 @@ static int run_section(const struct extract_args *a, const struct ar_buf *in)
     return AR_EXIT_OK;
 }
 
-static int print_each(json_t *v, size_t start, size_t end, unsigned fixes, void *arg)
+static int print_each(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                      void *arg)
 {
     int *failed = arg;
     note_fixes(fixes);
-    if (print_value(v) < 0) {
+    if (print_value(doc) < 0) {
         *failed = 1;
         return 1;
     }
@@ -171,12 +163,12 @@ static int load_contract(const char *path, struct ar_contract **out)
     return 0;
 }
 
-static int report_violations(const struct ar_contract *c, json_t *v)
+static int report_violations(const struct ar_contract *c, const struct ar_json_doc *doc)
 {
     struct ar_violations vs = AR_VIOLATIONS_INIT;
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
-    ar_contract_check(c, v, &vs);
+    ar_contract_check_doc(c, doc, &vs);
     if (ar_violations_format(&vs, &b) == 0) {
         fflush(stdout);
         fputs(ar_buf_cstr(&b), stderr);
@@ -234,9 +226,9 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
     } else {
         note_fixes(res.fixes);
         if (!res.accepted)
-            rc = report_violations(contract, res.value);
+            rc = report_violations(contract, &res.doc);
         else
-            rc = print_value(res.value) < 0 ? AR_EXIT_USAGE : AR_EXIT_OK;
+            rc = print_value(&res.doc) < 0 ? AR_EXIT_USAGE : AR_EXIT_OK;
     }
     ar_extract_result_finish(&res);
     ar_contract_destroy(contract);

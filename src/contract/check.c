@@ -19,6 +19,7 @@ struct checker {
     struct ar_buf path;
     int found;
     int rc;
+    const struct ar_json_doc *doc; /* the value's spelling of numbers, or NULL */
 };
 
 static void report(struct checker *ck, json_t *value, const char *fmt, ...) AR_PRINTF(3, 4);
@@ -62,7 +63,28 @@ static void path_pop(struct checker *ck, size_t saved)
     }
 }
 
-static int type_matches(unsigned types, json_t *v)
+/* 1 when the number v has no fractional part, by its spelling when known. */
+static int is_integral(const struct checker *ck, json_t *v)
+{
+    size_t n;
+    const char *lex = ar_json_doc_lexeme(ck->doc, v, &n);
+    return lex ? ar_json_number_is_integral(lex, n) : ar_contract_is_integral(v);
+}
+
+/* v as a message quotes it: a number as written when its spelling is known. */
+static void preview(const struct checker *ck, char *dst, size_t dstlen, json_t *v)
+{
+    size_t n;
+    const char *lex = ar_json_doc_lexeme(ck->doc, v, &n);
+    if (lex)
+        snprintf(dst, dstlen, "%.*s%s",
+                 n > AR_CONTRACT_PREVIEW_BYTES ? AR_CONTRACT_PREVIEW_BYTES : (int)n, lex,
+                 n > AR_CONTRACT_PREVIEW_BYTES ? "\u2026" : "");
+    else
+        ar_contract_preview(dst, dstlen, v, AR_CONTRACT_PREVIEW_BYTES);
+}
+
+static int type_matches(const struct checker *ck, unsigned types, json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -74,7 +96,7 @@ static int type_matches(unsigned types, json_t *v)
     case JSON_INTEGER:
         return types & (T_INTEGER | T_NUMBER);
     case JSON_REAL:
-        return (types & T_NUMBER) || ((types & T_INTEGER) && ar_contract_is_integral(v));
+        return (types & T_NUMBER) || ((types & T_INTEGER) && is_integral(ck, v));
     case JSON_TRUE:
     case JSON_FALSE:
         return types & T_BOOLEAN;
@@ -248,20 +270,42 @@ static void check_string(struct checker *ck, const struct node *n, json_t *v)
     if (n->has & (HAS_MINLEN | HAS_MAXLEN)) {
         size_t len = utf8_length(json_string_value(v), json_string_length(v));
         if ((n->has & HAS_MINLEN) && len < n->min_len) {
-            ar_contract_preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
+            preview(ck, pv, sizeof(pv), v);
             report(ck, v, "expected at least %zu character%s, got %zu: %s", n->min_len,
                    n->min_len == 1 ? "" : "s", len, pv);
         }
         if ((n->has & HAS_MAXLEN) && len > n->max_len) {
-            ar_contract_preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
+            preview(ck, pv, sizeof(pv), v);
             report(ck, v, "expected at most %zu character%s, got %zu: %s", n->max_len,
                    n->max_len == 1 ? "" : "s", len, pv);
         }
     }
     if ((n->has & HAS_PATTERN) && !pattern_matches(&n->re, v)) {
-        ar_contract_preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
+        preview(ck, pv, sizeof(pv), v);
         report(ck, v, "expected a match for pattern \"%s\", got %s", n->pattern, pv);
     }
+}
+
+/* v compared with a bound: -1, 0 or 1. Exact when v's spelling is known or
+ * either side is an integer doubles cannot hold. */
+static int compare_bound(const struct checker *ck, json_t *v, json_t *bound)
+{
+    const double two53 = 9007199254740992.0;
+    size_t vn;
+    const char *lex = ar_json_doc_lexeme(ck->doc, v, &vn);
+    int exact = lex || (json_is_integer(v) && fabs((double)json_integer_value(v)) >= two53) ||
+                (json_is_integer(bound) && fabs((double)json_integer_value(bound)) >= two53);
+    if (!exact) {
+        double d = json_number_value(v), b = json_number_value(bound);
+        return d < b ? -1 : d > b;
+    }
+    char vbuf[AR_JSON_NUMBER_EXACT], bbuf[AR_JSON_NUMBER_EXACT];
+    if (!lex) {
+        vn = ar_json_number_exact(v, vbuf);
+        lex = vbuf;
+    }
+    size_t bn = ar_json_number_exact(bound, bbuf);
+    return ar_json_number_cmp(lex, vn, bbuf, bn);
 }
 
 static void check_number(struct checker *ck, const struct node *n, json_t *v)
@@ -269,16 +313,25 @@ static void check_number(struct checker *ck, const struct node *n, json_t *v)
     static const struct {
         unsigned flag;
         const char *op;
-    } bounds[] = { { HAS_MIN, ">=" }, { HAS_MAX, "<=" }, { HAS_XMIN, ">" }, { HAS_XMAX, "<" } };
-    double d = json_number_value(v);
+        int lo, hi; /* the comparison results that pass */
+    } bounds[] = { { HAS_MIN, ">=", 0, 1 },
+                   { HAS_MAX, "<=", -1, 0 },
+                   { HAS_XMIN, ">", 1, 1 },
+                   { HAS_XMAX, "<", -1, -1 } };
     const double limit[] = { n->min, n->max, n->xmin, n->xmax };
-    const int ok[] = { d >= n->min, d <= n->max, d > n->xmin, d < n->xmax };
     for (size_t i = 0; i < AR_ARRAY_SIZE(bounds); i++) {
-        if (!(n->has & bounds[i].flag) || ok[i])
+        if (!(n->has & bounds[i].flag))
+            continue;
+        int cmp = compare_bound(ck, v, n->bound_json[i]);
+        if (cmp >= bounds[i].lo && cmp <= bounds[i].hi)
             continue;
         char lim[40], pv[PREVIEW_MAX];
-        ar_contract_format_number(lim, sizeof(lim), limit[i]);
-        ar_contract_preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
+        if (json_is_integer(n->bound_json[i]))
+            snprintf(lim, sizeof(lim), "%" JSON_INTEGER_FORMAT,
+                     json_integer_value(n->bound_json[i]));
+        else
+            ar_contract_format_number(lim, sizeof(lim), limit[i]);
+        preview(ck, pv, sizeof(pv), v);
         report(ck, v, "expected a number %s %s, got %s", bounds[i].op, lim, pv);
     }
 }
@@ -292,14 +345,14 @@ static void check_node(struct checker *ck, const struct node *n, json_t *v)
         report(ck, v, "no value is allowed here");
         return;
     }
-    if (n->types && !type_matches(n->types, v)) {
+    if (n->types && !type_matches(ck, n->types, v)) {
         if (ck->out) {
             char want[128];
             types_text(want, sizeof(want), n->type_json);
             if (json_is_null(v)) {
                 report(ck, v, "expected %s, got null", want);
             } else {
-                ar_contract_preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
+                preview(ck, pv, sizeof(pv), v);
                 report(ck, v, "expected %s, got %s %s", want, ar_contract_kind_of(v), pv);
             }
         } else {
@@ -314,14 +367,14 @@ static void check_node(struct checker *ck, const struct node *n, json_t *v)
         if (!hit) {
             char want[2 * PREVIEW_MAX];
             ar_contract_preview(want, sizeof(want), n->enum_values, 2 * AR_CONTRACT_PREVIEW_BYTES);
-            ar_contract_preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
+            preview(ck, pv, sizeof(pv), v);
             report(ck, v, "expected one of %s, got %s", want, pv);
         }
     }
     if ((n->has & HAS_CONST) && !values_equal(n->const_value, v, 0)) {
         char want[PREVIEW_MAX];
         ar_contract_preview(want, sizeof(want), n->const_value, AR_CONTRACT_PREVIEW_BYTES);
-        ar_contract_preview(pv, sizeof(pv), v, AR_CONTRACT_PREVIEW_BYTES);
+        preview(ck, pv, sizeof(pv), v);
         report(ck, v, "expected %s, got %s", want, pv);
     }
     if (stop(ck))
@@ -338,7 +391,7 @@ static void check_node(struct checker *ck, const struct node *n, json_t *v)
 
 int ar_contract_check(const struct ar_contract *c, json_t *value, struct ar_violations *out)
 {
-    struct checker ck = { out, { NULL, 0, 0, AR_BUF_UNLIMITED }, 0, 0 };
+    struct checker ck = { out, { NULL, 0, 0, AR_BUF_UNLIMITED }, 0, 0, NULL };
     check_node(&ck, c->root, value);
     ar_buf_finish(&ck.path);
     return ck.rc ? ck.rc : ck.found;
@@ -346,12 +399,28 @@ int ar_contract_check(const struct ar_contract *c, json_t *value, struct ar_viol
 
 int ar_contract_accepts(const struct ar_contract *c, json_t *value)
 {
-    struct checker ck = { NULL, { NULL, 0, 0, AR_BUF_UNLIMITED }, 0, 0 };
+    struct checker ck = { NULL, { NULL, 0, 0, AR_BUF_UNLIMITED }, 0, 0, NULL };
     check_node(&ck, c->root, value);
     return ck.found == 0;
 }
 
-int ar_contract_accept_fn(json_t *value, void *arg)
+int ar_contract_check_doc(const struct ar_contract *c, const struct ar_json_doc *doc,
+                          struct ar_violations *out)
 {
-    return ar_contract_accepts(arg, value);
+    struct checker ck = { out, { NULL, 0, 0, AR_BUF_UNLIMITED }, 0, 0, doc };
+    check_node(&ck, c->root, doc->value);
+    ar_buf_finish(&ck.path);
+    return ck.rc ? ck.rc : ck.found;
+}
+
+int ar_contract_accepts_doc(const struct ar_contract *c, const struct ar_json_doc *doc)
+{
+    struct checker ck = { NULL, { NULL, 0, 0, AR_BUF_UNLIMITED }, 0, 0, doc };
+    check_node(&ck, c->root, doc->value);
+    return ck.found == 0;
+}
+
+int ar_contract_accept_fn(const struct ar_json_doc *doc, void *arg)
+{
+    return ar_contract_accepts_doc(arg, doc);
 }

@@ -29,6 +29,7 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "json/doc.h"
 #include "util/buf.h"
 
 /* Subschemas nested deeper than this are a load error. Checking recursion
@@ -145,7 +146,18 @@ int ar_contract_check(const struct ar_contract *c, json_t *value, struct ar_viol
  */
 int ar_contract_accepts(const struct ar_contract *c, json_t *value);
 
-/* The same as an accept callback: `arg` is the const struct ar_contract *. */
-int ar_contract_accept_fn(json_t *value, void *arg);
+/*
+ * ar_contract_check() and ar_contract_accepts() on a parsed document (doc.h,
+ * borrowed): its numbers are compared as written, exactly, so that
+ * 12345678901234567890 is an integer above a maximum of 12345678901234567889
+ * and 1e-400 is not 0.
+ */
+int ar_contract_check_doc(const struct ar_contract *c, const struct ar_json_doc *doc,
+                          struct ar_violations *out);
+int ar_contract_accepts_doc(const struct ar_contract *c, const struct ar_json_doc *doc);
+
+/* ar_contract_accepts_doc() as an extraction accept callback: `arg` is the
+ * const struct ar_contract *. */
+int ar_contract_accept_fn(const struct ar_json_doc *doc, void *arg);
 
 #endif

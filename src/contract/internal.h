@@ -57,6 +57,7 @@ struct node {
     json_t *const_value; /* borrowed */
     unsigned has;
     double min, max, xmin, xmax;
+    json_t *bound_json[4]; /* borrowed: the same bounds as written, for exact comparison */
     size_t min_len, max_len, min_items, max_items;
     const char *pattern; /* borrowed */
     regex_t re;

@@ -226,6 +226,7 @@ static int kw_number(struct loader *ld, struct node *n, const char *kw, json_t *
     for (size_t i = 0; i < AR_ARRAY_SIZE(map); i++)
         if (strcmp(map[i].kw, kw) == 0) {
             n->has |= map[i].flag;
+            n->bound_json[i] = v;
             return get_bound(ld, kw, v, (double *)((char *)n + map[i].off));
         }
     return 0;

@@ -68,9 +68,11 @@ static int dump_real(double d, struct ar_buf *out)
     return ar_buf_puts(out, tmp);
 }
 
-int ar_json_dump_compact(const json_t *v, struct ar_buf *out)
+static int dump(const json_t *v, const json_t *raw, const char *raw_text, struct ar_buf *out)
 {
     int rc = 0;
+    if (raw && v == raw)
+        return ar_buf_puts(out, raw_text);
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         const char *key;
@@ -87,7 +89,7 @@ int ar_json_dump_compact(const json_t *v, struct ar_buf *out)
             if (rc == 0)
                 rc = ar_buf_putc(out, ':');
             if (rc == 0)
-                rc = ar_json_dump_compact(member, out);
+                rc = dump(member, raw, raw_text, out);
             first = 0;
         }
         return rc ? rc : ar_buf_putc(out, '}');
@@ -98,7 +100,7 @@ int ar_json_dump_compact(const json_t *v, struct ar_buf *out)
             if (i)
                 rc = ar_buf_putc(out, ',');
             if (rc == 0)
-                rc = ar_json_dump_compact(json_array_get(v, i), out);
+                rc = dump(json_array_get(v, i), raw, raw_text, out);
         }
         return rc ? rc : ar_buf_putc(out, ']');
     case JSON_STRING:
@@ -115,4 +117,68 @@ int ar_json_dump_compact(const json_t *v, struct ar_buf *out)
         return ar_buf_puts(out, "null");
     }
     return 0;
+}
+
+int ar_json_dump_compact(const json_t *v, struct ar_buf *out)
+{
+    return dump(v, NULL, NULL, out);
+}
+
+int ar_json_dump_compact_raw(const json_t *v, const json_t *raw, const char *raw_text,
+                             struct ar_buf *out)
+{
+    return dump(v, raw_text ? raw : NULL, raw_text, out);
+}
+
+static int newline(struct ar_buf *out, size_t depth, int indent)
+{
+    int rc = ar_buf_putc(out, '\n');
+    for (size_t k = 0; k < depth * (size_t)indent && rc == 0; k++)
+        rc = ar_buf_putc(out, ' ');
+    return rc;
+}
+
+int ar_json_text_indent(const char *s, size_t n, int indent, struct ar_buf *out)
+{
+    size_t depth = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char c = s[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        if (c == '"') {
+            size_t j = i + 1;
+            while (j < n && s[j] != '"')
+                j += s[j] == '\\' ? 2 : 1;
+            if (j >= n)
+                j = n - 1;
+            rc = ar_buf_append(out, s + i, j + 1 - i);
+            i = j;
+        } else if (c == '{' || c == '[') {
+            size_t j = i + 1;
+            while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r'))
+                j++;
+            rc = ar_buf_putc(out, c);
+            if (j < n && (s[j] == '}' || s[j] == ']')) {
+                if (rc == 0)
+                    rc = ar_buf_putc(out, s[j]);
+                i = j;
+            } else if (rc == 0) {
+                rc = newline(out, ++depth, indent);
+            }
+        } else if (c == '}' || c == ']') {
+            rc = newline(out, depth ? --depth : 0, indent);
+            if (rc == 0)
+                rc = ar_buf_putc(out, c);
+        } else if (c == ',') {
+            rc = ar_buf_putc(out, ',');
+            if (rc == 0)
+                rc = newline(out, depth, indent);
+        } else if (c == ':') {
+            rc = ar_buf_puts(out, ": ");
+        } else {
+            rc = ar_buf_putc(out, c);
+        }
+    }
+    return rc;
 }

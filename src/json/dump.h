@@ -18,4 +18,22 @@
  */
 int ar_json_dump_compact(const json_t *v, struct ar_buf *out);
 
+/*
+ * Like ar_json_dump_compact(), but wherever the node `raw` (borrowed, found by
+ * address) occurs, `raw_text` (compact JSON text, NUL-terminated) is written
+ * in its place: how a RunResult carries the model's value as the model wrote
+ * it (json/doc.h) inside a document agentrun builds. `raw` or `raw_text` NULL:
+ * plain ar_json_dump_compact().
+ */
+int ar_json_dump_compact_raw(const json_t *v, const json_t *raw, const char *raw_text,
+                             struct ar_buf *out);
+
+/*
+ * Appends the JSON text s[0..n) (valid JSON, any layout) indented the way
+ * json_dumps(JSON_INDENT(indent)) lays values out: one member or element per
+ * line, ": " after keys, empty containers as {} and []. Tokens are copied as
+ * they are. Returns 0, AR_ETOOBIG or AR_ENOMEM.
+ */
+int ar_json_text_indent(const char *s, size_t n, int indent, struct ar_buf *out);
+
 #endif

@@ -39,6 +39,7 @@ struct ctx {
     int nomem;                         /* out of memory somewhere: give up */
     int fenced;                        /* scanning a fenced block now */
     struct ar_extract_result fallback; /* first parseable candidate accept rejected */
+    struct ar_extract_result deferred; /* first inline array (a citation?) */
     size_t trunc_start;                /* NO_MATCH until a value is cut off by the end */
     char first_error[200];             /* the first candidate's parse error */
     struct pair *pairs;                /* repair mode: lenient pairs of the current range */
@@ -57,48 +58,95 @@ static int kind_of_value(const json_t *v)
     return json_is_object(v) ? AR_KIND_OBJECT : json_is_array(v) ? AR_KIND_ARRAY : 0;
 }
 
-/* Offers one candidate. `src` holds its JSON text (the original bytes or a
- * repaired copy); [start, end) are its bytes in the original text. Returns 1
- * when it parsed. */
-static int offer(struct ctx *c, const char *src, size_t n, size_t start, size_t end, unsigned fixes)
+/* 1 when the candidate at `start` shares its line with text before it: an
+ * inline array there is a citation ("as in [1]") more likely than the answer. */
+static int is_inline(const struct ctx *c, size_t start)
 {
-    json_error_t jerr;
-    json_t *v = json_loadb(src, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-    if (!v) {
-        if (!c->first_error[0])
-            snprintf(c->first_error, sizeof(c->first_error), "JSON at byte %zu does not parse: %s",
-                     start, jerr.text);
-        return 0;
+    for (size_t i = start; i > 0; i--) {
+        char ch = c->text[i - 1];
+        if (ch == '\n')
+            return 0;
+        if (ch != ' ' && ch != '\t' && ch != '\r')
+            return 1;
     }
-    if (!(kind_of_value(v) & c->want)) {
-        json_decref(v);
-        return 0;
-    }
-    if (c->each) {
-        c->count++;
-        if (c->each(v, start, end, fixes, c->each_arg))
-            c->done = 1;
-        json_decref(v);
-        return 1;
-    }
-    int ok = !c->accept || c->accept(v, c->accept_arg);
-    struct ar_extract_result *r = ok ? c->res : &c->fallback;
-    if (!ok && c->fallback.value) {
-        json_decref(v);
-        return 1;
-    }
-    r->value = v;
+    return 0;
+}
+
+static void set_result(struct ctx *c, struct ar_extract_result *r, struct ar_json_doc *doc,
+                       size_t start, size_t end, unsigned fixes, int ok)
+{
+    r->doc = *doc;
+    memset(doc, 0, sizeof(*doc));
+    r->value = r->doc.value;
     r->start = start;
     r->end = end;
     r->fixes = fixes;
     r->accepted = ok;
     r->fenced = c->fenced;
-    if (ok)
-        c->done = 1;
+}
+
+/* Offers one candidate. `src` holds its JSON text (the original bytes or a
+ * repaired copy); [start, end) are its bytes in the original text. Returns 1
+ * when it parsed. */
+static int offer(struct ctx *c, const char *src, size_t n, size_t start, size_t end, unsigned fixes)
+{
+    struct ar_json_doc doc;
+    struct ar_error jerr = AR_ERROR_INIT;
+    int prc = ar_json_doc_parse(&doc, src, n, &jerr);
+    if (prc == AR_ENOMEM) {
+        c->nomem = 1;
+        return 0;
+    }
+    if (prc < 0) {
+        if (!c->first_error[0])
+            snprintf(c->first_error, sizeof(c->first_error),
+                     "JSON at byte %zu does not parse: %.150s", start, jerr.msg);
+        return 0;
+    }
+    if (!(kind_of_value(doc.value) & c->want)) {
+        ar_json_doc_finish(&doc);
+        return 0;
+    }
+    if (c->each) {
+        c->count++;
+        if (c->each(&doc, start, end, fixes, c->each_arg))
+            c->done = 1;
+        ar_json_doc_finish(&doc);
+        return 1;
+    }
+    int ok = !c->accept || c->accept(&doc, c->accept_arg);
+    /* An inline array waits: a later candidate on a line of its own wins. */
+    int deferred = ok && json_is_array(doc.value) && !c->fenced && is_inline(c, start);
+    if (deferred) {
+        if (!c->deferred.value)
+            set_result(c, &c->deferred, &doc, start, end, fixes, 1);
+        ar_json_doc_finish(&doc);
+        return 1;
+    }
+    if (!ok) {
+        if (!c->fallback.value)
+            set_result(c, &c->fallback, &doc, start, end, fixes, 0);
+        ar_json_doc_finish(&doc);
+        return 1;
+    }
+    set_result(c, c->res, &doc, start, end, fixes, 1);
+    c->done = 1;
     return 1;
 }
 
-/* Repairs text[start, end) and offers the result. Returns 1 when it parsed. */
+/* 1 when s[0..n) holds a byte besides brackets and whitespace: "{{" or "[[["
+ * cut off is no value worth closing. */
+static int has_content(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("{}[] \t\r\n", s[i]) || !s[i])
+            return 1;
+    return 0;
+}
+
+/* Repairs text[start, end) and offers the result. Returns 1 when it parsed. A
+ * value is closed (the truncation fix) only when the region is a prefix of
+ * JSON with some content: prose such as "use { carefully." is not cut-off JSON. */
 static int offer_repaired(struct ctx *c, size_t start, size_t end)
 {
     unsigned fixes = 0;
@@ -110,6 +158,14 @@ static int offer_repaired(struct ctx *c, size_t start, size_t end)
     }
     if (rc < 0 || !fixes)
         return 0;
+    if (fixes & AR_FIX_TRUNCATION) {
+        size_t stop;
+        int src = ar_json_scan(&c->sc, c->text, start, end, &stop);
+        if (src == AR_SCAN_NOMEM)
+            c->nomem = 1;
+        if (src != AR_SCAN_EOF || !has_content(c->text + start, end - start))
+            return 0;
+    }
     return offer(c, c->rbuf.data, c->rbuf.len, start, end, fixes);
 }
 
@@ -197,6 +253,35 @@ static size_t find_next(const struct ctx *c, struct finder *f, size_t i, size_t 
     return f->brace < f->bracket ? f->brace : f->bracket;
 }
 
+/* The first significant byte after the bracket at p. */
+static size_t first_inside(const struct ctx *c, size_t p, size_t hi)
+{
+    size_t q = p + 1;
+    while (q < hi && is_sp((unsigned char)c->text[q]))
+        q++;
+    return q;
+}
+
+/* Where a value that broke at `from` with `depth` containers open ends, by
+ * counting brackets outside double-quoted strings; hi when it never closes. */
+static size_t broken_end(const struct ctx *c, size_t from, size_t hi, size_t depth)
+{
+    const char *t = c->text;
+    for (size_t i = from; i < hi; i++) {
+        char ch = t[i];
+        if (ch == '"') {
+            for (i++; i < hi && t[i] != '"'; i++)
+                if (t[i] == '\\')
+                    i++;
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if ((ch == '}' || ch == ']') && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return hi;
+}
+
 /* Scans text[lo, hi) for candidates. `at_end`: hi is the end of the text, so a
  * value open at hi was truncated (rather than cut by a closing fence). */
 static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
@@ -241,7 +326,7 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
             return; /* everything after p is part of the cut-off value */
         }
         /* AR_SCAN_FAIL: not JSON from p. Sloppy JSON gets one repair attempt per
-         * region; otherwise its complete wanted sub-values are candidates. */
+         * region. */
         size_t close = repair && p >= c->repair_horizon ? lenient_close(c, p) : NOT_OPEN;
         if (close != NOT_OPEN) {
             size_t end = close == NO_MATCH ? hi : close + 1;
@@ -251,13 +336,16 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
                 continue;
             }
         }
-        size_t nsubs = c->sc.nsubs;
-        for (size_t k = 0; k < nsubs && !c->done; k++) {
-            /* offer() does not rescan, so the scanner's list stays valid. */
-            struct ar_json_span s = c->sc.subs[k];
-            offer(c, c->text + s.start, s.end - s.start, s.start, s.end, 0);
+        if (stop == first_inside(c, p, hi)) {
+            i = stop; /* prose in brackets: "{placeholder}", "[see below]" */
+            continue;
         }
-        i = stop;
+        /* A value that began as JSON and broke: nothing inside it is the answer
+         * (a fragment of a broken value would be a plausible wrong one). */
+        if (!c->first_error[0])
+            snprintf(c->first_error, sizeof(c->first_error),
+                     "JSON at byte %zu is broken at byte %zu", p, stop);
+        i = broken_end(c, stop, hi, c->sc.depth);
     }
 }
 
@@ -303,6 +391,7 @@ static void ctx_finish(struct ctx *c)
     ar_buf_finish(&c->rbuf);
     free(c->pairs);
     ar_extract_result_finish(&c->fallback);
+    ar_extract_result_finish(&c->deferred);
 }
 
 static size_t bom_len(const char *t, size_t len)
@@ -328,7 +417,7 @@ static int not_found(struct ctx *c, int want, struct ar_error *err)
 
 void ar_extract_result_finish(struct ar_extract_result *res)
 {
-    json_decref(res->value);
+    ar_json_doc_finish(&res->doc);
     memset(res, 0, sizeof(*res));
 }
 
@@ -348,6 +437,9 @@ int ar_json_extract(const char *text, size_t len, const struct ar_extract_option
     int rc = 0;
     if (c.done) {
         rc = 0;
+    } else if (c.deferred.value && !c.nomem) {
+        *res = c.deferred;
+        memset(&c.deferred, 0, sizeof(c.deferred));
     } else if (c.fallback.value && !c.nomem) {
         *res = c.fallback;
         memset(&c.fallback, 0, sizeof(c.fallback));

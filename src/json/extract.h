@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "json/doc.h"
 
 enum ar_json_want {
     AR_JSON_OBJECT = 1, /* the default: "[1]" in prose is never the answer */
@@ -38,9 +39,10 @@ enum ar_extract_flags {
     AR_EXTRACT_REPAIR = 1 << 0,
 };
 
-/* Contract-aware choice: returns non-zero when `value` (borrowed) is acceptable.
+/* Contract-aware choice: returns non-zero when the candidate (borrowed; its
+ * lexemes let numbers be compared exactly) is acceptable.
  * ar_contract_accept_fn() has this shape. */
-typedef int ar_extract_accept_fn(json_t *value, void *arg);
+typedef int ar_extract_accept_fn(const struct ar_json_doc *doc, void *arg);
 
 struct ar_extract_options {
     int want;       /* enum ar_json_want */
@@ -58,20 +60,22 @@ struct ar_extract_options {
     }
 
 struct ar_extract_result {
-    json_t *value; /* new reference, owned by the result; NULL when nothing was found */
-    size_t start;  /* the value's bytes in the text: [start, end) */
+    json_t *value; /* doc.value (borrowed from doc); NULL when nothing was found */
+    /* The value and its compact text as the model wrote it (doc.h): print doc.text. */
+    struct ar_json_doc doc;
+    size_t start; /* the value's bytes in the text: [start, end) */
     size_t end;
     unsigned fixes; /* enum ar_json_fix bits applied by local repair, 0 when none */
     int accepted;   /* 1 when accept approved it (always 1 without accept) */
     int fenced;     /* 1 when it came from a fenced block */
 };
 
-#define AR_EXTRACT_RESULT_INIT \
-    {                          \
-        NULL, 0, 0, 0, 0, 0    \
+#define AR_EXTRACT_RESULT_INIT                \
+    {                                         \
+        NULL, AR_JSON_DOC_INIT, 0, 0, 0, 0, 0 \
     }
 
-/* Drops the value reference; the result may be reused afterwards. */
+/* Frees the document; the result may be reused afterwards. */
 void ar_extract_result_finish(struct ar_extract_result *res);
 
 /*
@@ -87,9 +91,10 @@ void ar_extract_result_finish(struct ar_extract_result *res);
 int ar_json_extract(const char *text, size_t len, const struct ar_extract_options *opt,
                     struct ar_extract_result *res, struct ar_error *err);
 
-/* Called for each value by ar_json_extract_all(): `value` is borrowed for the call
- * (take a reference to keep it). Return non-zero to stop. */
-typedef int ar_extract_each_fn(json_t *value, size_t start, size_t end, unsigned fixes, void *arg);
+/* Called for each value by ar_json_extract_all(): `doc` is borrowed for the call
+ * (take a reference to doc->value, or copy doc->text, to keep it). Return non-zero to stop. */
+typedef int ar_extract_each_fn(const struct ar_json_doc *doc, size_t start, size_t end,
+                               unsigned fixes, void *arg);
 
 /*
  * Calls fn for every top-level value of the wanted kind in document order (bare

@@ -15,12 +15,7 @@ static void add_violation(void *arg, const char *msg)
     ar_strv_push(s->lines, msg);
 }
 
-static int contract_accepts(json_t *value, void *arg)
-{
-    return ar_contract_accepts(arg, value);
-}
-
-int ar_answer_check(const struct ar_answer_rules *rules, const char *text, json_t **value,
+int ar_answer_check(const struct ar_answer_rules *rules, const char *text, struct ar_json_doc *doc,
                     unsigned *fixes, struct ar_strv *details)
 {
     static const int want[] = { AR_JSON_OBJECT, AR_JSON_ARRAY, AR_JSON_ANY };
@@ -32,22 +27,23 @@ int ar_answer_check(const struct ar_answer_rules *rules, const char *text, json_
     xo.flags = rules->local_repair ? AR_EXTRACT_REPAIR : 0;
     if (rules->contract) {
         /* With a contract, the first candidate that satisfies it wins. */
-        xo.accept = contract_accepts;
+        xo.accept = ar_contract_accept_fn;
         xo.accept_arg = (void *)rules->contract;
     }
-    *value = NULL;
+    memset(doc, 0, sizeof(*doc));
     *fixes = 0;
     if (ar_json_extract(text, strlen(text), &xo, &xr, &err) < 0) {
         ar_strv_push(details, err.msg);
         return 0;
     }
-    *value = json_incref(xr.value);
+    *doc = xr.doc;
     *fixes = xr.fixes;
-    ar_extract_result_finish(&xr);
+    memset(&xr, 0, sizeof(xr));
+    json_t *value = doc->value;
 
     if (rules->contract) {
         struct ar_violations vs = AR_VIOLATIONS_INIT;
-        ar_contract_check(rules->contract, *value, &vs);
+        ar_contract_check_doc(rules->contract, doc, &vs);
         for (size_t i = 0; i < vs.n; i++) {
             struct ar_buf line;
             ar_buf_init(&line, AR_BUF_UNLIMITED);
@@ -61,9 +57,9 @@ int ar_answer_check(const struct ar_answer_rules *rules, const char *text, json_
     /* The caller's own rules run on any value found, even one the contract
      * rejects, so that the one repair call hears about every problem at once;
      * a validate hook must therefore cope with any shape. */
-    if (*value && rules->validate) {
+    if (value && rules->validate) {
         struct sink s = { details };
-        rules->validate(rules->validate_arg, *value, add_violation, &s);
+        rules->validate(rules->validate_arg, value, add_violation, &s);
     }
     return details->n == before;
 }

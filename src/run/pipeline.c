@@ -20,7 +20,6 @@
 #include "contract/contract.h"
 #include "cost/cost.h"
 #include "git/git.h"
-#include "json/dump.h"
 #include "json/extract.h"
 #include "json/repair.h"
 #include "proc/proc.h"
@@ -496,12 +495,13 @@ static void start_call(struct ar_run *run, enum call_kind kind)
 
 /* ---- extraction, checks and the repair prompt --------------------------------------- */
 
-static int check_answer(struct ar_run *run, const char *text, json_t **value, unsigned *fixes)
+static int check_answer(struct ar_run *run, const char *text, struct ar_json_doc *doc,
+                        unsigned *fixes)
 {
     struct ar_answer_rules rules = { run->contract, run->o.expect, run->o.local_repair,
                                      run->o.validate, run->o.validate_arg };
     ar_strv_finish(&run->details);
-    return ar_answer_check(&rules, text, value, fixes, &run->details);
+    return ar_answer_check(&rules, text, doc, fixes, &run->details);
 }
 
 static int render_repair(struct ar_run *run, const char *text, struct ar_error *err)
@@ -511,14 +511,14 @@ static int render_repair(struct ar_run *run, const char *text, struct ar_error *
                                    text, &run->repair_prompt, err);
 }
 
-static void accept_value(struct ar_run *run, json_t *value, unsigned fixes)
+/* Takes the document's value and text: the model's bytes are the answer. */
+static void accept_value(struct ar_run *run, struct ar_json_doc *doc, unsigned fixes)
 {
     struct ar_result *r = run->res;
-    r->value = value;
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    r->json = ar_json_dump_compact(value, &b) == 0 ? ar_buf_detach(&b, NULL) : NULL;
-    ar_buf_finish(&b);
+    r->value = json_incref(doc->value);
+    r->json = doc->text;
+    doc->text = NULL;
+    ar_json_doc_finish(doc);
     struct ar_strv names = AR_STRV_INIT;
     for (unsigned bit = 1; bit && bit <= fixes; bit <<= 1)
         if ((fixes & bit) && ar_json_fix_name(bit))
@@ -533,19 +533,19 @@ static void accept_value(struct ar_run *run, json_t *value, unsigned fixes)
 
 static void evaluate(struct ar_run *run, const char *text)
 {
-    json_t *value = NULL;
+    struct ar_json_doc doc;
     unsigned fixes = 0;
-    int ok = check_answer(run, text, &value, &fixes);
+    int ok = check_answer(run, text, &doc, &fixes);
     if (ok) {
-        accept_value(run, value, fixes);
+        accept_value(run, &doc, fixes);
         if (run->kind == CALL_REPAIR)
             ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_succeeded",
                          event_fields(run, ar_now_ms() - run->t0), "the repair call fixed it");
         finish(run);
         return;
     }
-    int code = value ? AR_ECONTRACT : AR_ENOJSON;
-    json_decref(value);
+    int code = doc.value ? AR_ECONTRACT : AR_ENOJSON;
+    ar_json_doc_finish(&doc);
     if (run->kind == CALL_MAIN && run->o.model_repair) {
         struct ar_error err = AR_ERROR_INIT;
         if (render_repair(run, text, &err) < 0) {

@@ -188,16 +188,21 @@ char *ar_result_to_json(const struct ar_result *r, int pretty)
     json_t *v = ar_result_to_value(r);
     if (!v)
         return NULL;
-    char *s;
-    if (pretty) {
-        s = json_dumps(v, JSON_PRESERVE_ORDER | JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-    } else {
-        /* The model's numbers as it wrote them: 0.85, not 0.84999999999999998. */
-        struct ar_buf b;
-        ar_buf_init(&b, AR_BUF_UNLIMITED);
-        s = ar_json_dump_compact(v, &b) == 0 ? ar_buf_detach(&b, NULL) : NULL;
-        ar_buf_finish(&b);
+    /* The "json" member is written from r->json, the model's value as it wrote
+     * it (numbers of any size, -0, 1.50; NUL-bearing keys), not from the
+     * jansson value, which cannot hold all of that. */
+    struct ar_buf b, p;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_buf_init(&p, AR_BUF_UNLIMITED);
+    char *s = NULL;
+    if (ar_json_dump_compact_raw(v, r->value, r->json, &b) == 0) {
+        if (!pretty)
+            s = ar_buf_detach(&b, NULL);
+        else if (ar_json_text_indent(b.data, b.len, 2, &p) == 0)
+            s = ar_buf_detach(&p, NULL);
     }
+    ar_buf_finish(&b);
+    ar_buf_finish(&p);
     json_decref(v);
     return s;
 }

@@ -37,6 +37,26 @@ class ExtractJson(unittest.TestCase):
         rc, out, err = run(stdin='Sure:\n```json\n{"z": 1, "a": "é", "r": 0.85}\n```\nBye')
         self.assertEqual((rc, out, err), (0, '{"z":1,"a":"é","r":0.85}\n', ""))
 
+    def test_numbers_and_nul_keys_as_written(self):
+        cases = ['{"id": 12345678901234567890}', '[-0]', '[20e1]', '[1.50, 0.85, 1E+2, -0.0e-0]',
+                 '{"foo\\u0000bar": 42, "z": 1, "a": 2}', '{"big": -1e400, "tiny": 1e-400}',
+                 '{"s": "\\u00e9\\/"}']
+        for text in cases:
+            want = text.replace(" ", "") + "\n"
+            self.assertEqual(run("--any", stdin=text), (0, want, ""), text)
+            self.assertEqual(run("--any", "--repair", stdin=text), (0, want, ""), text)
+            self.assertEqual(run("--any", "--all", stdin=text), (0, want, ""), text)
+
+    def test_big_integers_meet_schema_bounds_exactly(self):
+        schema = self.tmp.write("s.json", '{"properties": {"id": {"type": "integer", '
+                                          '"maximum": 9223372036854775807}}}')
+        self.assertEqual(run("--schema", schema, stdin='{"id": 9223372036854775807}'),
+                         (0, '{"id":9223372036854775807}\n', ""))
+        rc, out, err = run("--schema", schema, stdin='{"id": 9223372036854775808}')
+        self.assertEqual((rc, out), (3, ""))
+        self.assertEqual(err, "/id: expected a number <= 9223372036854775807, "
+                              "got 9223372036854775808\n")
+
     def test_reads_a_file_operand(self):
         path = self.tmp.write("out.txt", 'text {"a": [1, 2]} text')
         self.assertEqual(run(path), (0, '{"a":[1,2]}\n', ""))

@@ -53,6 +53,25 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual(len(self.sb.calls()), 1)
         self.assertIsNone(r["error"])
 
+    def test_numbers_and_nul_keys_leave_as_the_model_wrote_them(self):
+        answer = ('{"passed": true, "issues": [{"line": 12345678901234567890}], "r": 1.50, '
+                  '"z": -0, "e": 20e1, "foo\\u0000bar": 42}')
+        want = ('"json":{"passed":true,"issues":[{"line":12345678901234567890}],"r":1.50,'
+                '"z":-0,"e":20e1,"foo\\u0000bar":42},')
+        self.sb.answers("codex", [answer])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(want, p.stdout)
+        r = result(p)
+        self.assertEqual(r["json"]["issues"][0]["line"], 12345678901234567890)
+        self.assertEqual(r["json"]["foo\0bar"], 42)
+        self.assertEqual(r["repair"], "none")
+        # The text format prints the same bytes.
+        self.sb.answers("codex", [answer])
+        p = self.sb.run("run", "--schema", self.schema, "Review this", provider="codex")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(want[len('"json":'):-1], p.stdout)
+
     def test_trailing_comma_is_repaired_locally_in_one_call(self):
         self.sb.answers("codex", ['{"passed": true, "issues": [],}'])
         p = self.run_json()

@@ -527,13 +527,61 @@ static void test_contract_accept_fn_adapts_to_extract_callback(void **state)
 {
     struct ar_contract *c;
     assert_int_equal(ar_contract_parse(review_schema, strlen(review_schema), &c, NULL), 0);
-    int (*accept)(json_t *, void *) = ar_contract_accept_fn;
-    json_t *good = json_loads("{\"passed\":true,\"summary\":\"ok\",\"issues\":[]}", 0, NULL);
-    json_t *bad = json_loads("{\"passed\":true}", 0, NULL);
-    assert_int_equal(accept(good, c), 1);
-    assert_int_equal(accept(bad, c), 0);
-    json_decref(good);
-    json_decref(bad);
+    int (*accept)(const struct ar_json_doc *, void *) = ar_contract_accept_fn;
+    struct ar_json_doc good, bad;
+    const char *g = "{\"passed\":true,\"summary\":\"ok\",\"issues\":[]}", *b = "{\"passed\":true}";
+    assert_int_equal(ar_json_doc_parse(&good, g, strlen(g), NULL), 0);
+    assert_int_equal(ar_json_doc_parse(&bad, b, strlen(b), NULL), 0);
+    assert_int_equal(accept(&good, c), 1);
+    assert_int_equal(accept(&bad, c), 0);
+    ar_json_doc_finish(&good);
+    ar_json_doc_finish(&bad);
+    ar_contract_destroy(c);
+}
+
+/* Numbers are compared as the model wrote them, not as the nearest double. */
+static void test_contract_doc_compares_numbers_exactly(void **state)
+{
+    static const struct {
+        const char *value;
+        int ok;
+    } cases[] = {
+        { "{\"id\": 9223372036854775807}", 1 },
+        { "{\"id\": 9223372036854775808}", 0 },  /* past the maximum by one */
+        { "{\"id\": 12345678901234567890}", 0 }, /* and an integer all the same */
+        { "{\"id\": 9007199254740993}", 1 },
+        { "{\"id\": 1.5}", 0 },
+        { "{\"id\": 15e-1}", 0 },
+        { "{\"id\": 2.0e0, \"x\": 1e-400}", 1 }, /* 1e-400 is above 0 */
+        { "{\"id\": 2, \"x\": 0e5}", 0 },
+        { "{\"id\": 2, \"x\": -0}", 0 },
+        { "{\"id\": -9007199254740993}", 0 }, /* below the minimum */
+    };
+    const char *schema = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\","
+                         "\"maximum\":9223372036854775807,\"minimum\":-9007199254740992},"
+                         "\"x\":{\"exclusiveMinimum\":0}}}";
+    struct ar_contract *c;
+    assert_int_equal(ar_contract_parse(schema, strlen(schema), &c, NULL), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_json_doc d;
+        struct ar_violations vs = AR_VIOLATIONS_INIT;
+        assert_int_equal(ar_json_doc_parse(&d, cases[i].value, strlen(cases[i].value), NULL), 0);
+        if (ar_contract_accepts_doc(c, &d) != cases[i].ok ||
+            (ar_contract_check_doc(c, &d, &vs) == 0) != cases[i].ok)
+            fail_msg("%s: want ok=%d", cases[i].value, cases[i].ok);
+        ar_violations_finish(&vs);
+        ar_json_doc_finish(&d);
+    }
+    /* The message quotes the number as written. */
+    struct ar_json_doc d;
+    struct ar_violations vs = AR_VIOLATIONS_INIT;
+    const char *big = "{\"id\": 12345678901234567890}";
+    assert_int_equal(ar_json_doc_parse(&d, big, strlen(big), NULL), 0);
+    assert_int_equal(ar_contract_check_doc(c, &d, &vs), 1);
+    assert_string_equal(vs.v[0].message,
+                        "expected a number <= 9223372036854775807, got 12345678901234567890");
+    ar_violations_finish(&vs);
+    ar_json_doc_finish(&d);
     ar_contract_destroy(c);
 }
 
@@ -686,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_contract_invalid_json_reports_line_and_column),
         cmocka_unit_test(test_contract_schema_json_is_the_loaded_schema),
         cmocka_unit_test(test_contract_accept_fn_adapts_to_extract_callback),
+        cmocka_unit_test(test_contract_doc_compares_numbers_exactly),
         cmocka_unit_test(test_contract_random_schemas_check_and_accept_agree),
         cmocka_unit_test(test_json_pointer_escapes_per_rfc6901),
     };

@@ -79,8 +79,12 @@ static const struct extract_case cases[] = {
     { "NUL bytes in prose", "a\0b\0{\"a\": 1}\0", 13, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
     { "escaped NUL inside a string", "{\"a\": \"x\\u0000y\"}", 0, AR_JSON_OBJECT, 0,
       "{\"a\":\"x\\u0000y\"}", 0 },
-    { "a failed outer candidate yields its complete inner value", "{ \"a\": {\"b\": 1} oops }", 0,
-      AR_JSON_OBJECT, 0, "{\"b\":1}", 0 },
+    { "a broken value yields no fragment of itself", "{ \"a\": {\"b\": 1} oops }", 0,
+      AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
+    { "a broken value never closed hides what follows", "[{\"i\":1{\"i\":2}]", 0, AR_JSON_OBJECT, 0,
+      NULL, AR_ENOJSON },
+    { "after a broken value that closes, scanning goes on",
+      "draft {\"a\": 1 oops} final {\"a\": 2}", 0, AR_JSON_OBJECT, 0, "{\"a\":2}", 0 },
     { "truncated value is not replaced by its fragment", "{\"r\": {\"a\": 1}, \"s\": [1, 2", 0,
       AR_JSON_OBJECT, 0, NULL, AR_ETRUNCATED },
     { "unclosed fence with a truncated value", "```json\n{\"a\": [1,", 0, AR_JSON_OBJECT, 0, NULL,
@@ -93,7 +97,7 @@ static const struct extract_case cases[] = {
     { "keys keep the model's order", "{\"z\": 1, \"a\": 2, \"m\": 3}", 0, AR_JSON_OBJECT, 0,
       "{\"z\":1,\"a\":2,\"m\":3}", 0 },
     { "reals keep their short form", "{\"p\": 0.85, \"q\": 1.0, \"r\": 1e-7}", 0, AR_JSON_OBJECT, 0,
-      "{\"p\":0.85,\"q\":1.0,\"r\":1e-07}", 0 },
+      "{\"p\":0.85,\"q\":1.0,\"r\":1e-7}", 0 },
     { "too deep for the parser is skipped", NULL, 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
     { "repair: sloppy candidate", "Answer: {'a': 1, b: True,}", 0, AR_JSON_OBJECT,
       AR_EXTRACT_REPAIR, "{\"a\":1,\"b\":true}", 0 },
@@ -103,6 +107,26 @@ static const struct extract_case cases[] = {
       "{\"a\":1}", 0 },
     { "repair: jsonc fence with comments", "```jsonc\n{\n  // the id\n  \"id\": 7\n}\n```", 0,
       AR_JSON_OBJECT, AR_EXTRACT_REPAIR, "{\"id\":7}", 0 },
+    { "repair: prose with an open brace is not closed", "Sorry, I cannot help. Use { carefully.", 0,
+      AR_JSON_OBJECT, AR_EXTRACT_REPAIR, NULL, AR_ENOJSON },
+    { "repair: brackets alone are not a value", "{{", 0, AR_JSON_ANY, AR_EXTRACT_REPAIR, NULL,
+      AR_ETRUNCATED },
+    { "repair: a broken value gives no fragment", "[{\"i\":1{\"i\":2}]", 0, AR_JSON_OBJECT,
+      AR_EXTRACT_REPAIR, NULL, AR_ENOJSON },
+    { "inline citation loses to a block-level array", "As shown in [1], the list:\n[{\"a\": 1}]", 0,
+      AR_JSON_ARRAY, 0, "[{\"a\":1}]", 0 },
+    { "inline citation loses to a later object", "As shown in [1], the answer: {\"a\": 1}", 0,
+      AR_JSON_ANY, 0, "{\"a\":1}", 0 },
+    { "an inline array is the answer when nothing else is", "The ids are [3, 4].", 0, AR_JSON_ARRAY,
+      0, "[3,4]", 0 },
+    { "the first complete value wins", "{\"v\": 1}\nOr, alternatively:\n{\"v\": 2}", 0,
+      AR_JSON_OBJECT, 0, "{\"v\":1}", 0 },
+    { "a scalar is never the answer", "The answer is 42 and \"yes\".", 0, AR_JSON_ANY, 0, NULL,
+      AR_ENOJSON },
+    { "numbers as written", "{\"id\": 12345678901234567890, \"z\": -0, \"e\": 20e1, \"r\": 1.50}",
+      0, AR_JSON_OBJECT, 0, "{\"id\":12345678901234567890,\"z\":-0,\"e\":20e1,\"r\":1.50}", 0 },
+    { "NUL-bearing key", "{\"foo\\u0000bar\": 42}", 0, AR_JSON_OBJECT, 0, "{\"foo\\u0000bar\":42}",
+      0 },
     { "without repair, sloppy JSON is not found", "{'a': 1}", 0, AR_JSON_OBJECT, 0, NULL,
       AR_ENOJSON },
 };
@@ -133,8 +157,13 @@ static void run_case(const struct extract_case *c)
         if (rc != 0)
             fail_msg("%s: rc %d: %s", c->name, rc, err.msg);
         char *got = dump(r.value);
-        if (strcmp(got, c->expect) != 0)
-            fail_msg("%s: got %s, want %s", c->name, got, c->expect);
+        /* What is printed is the text as written; the jansson value agrees
+         * with it wherever jansson can hold the numbers. */
+        if (strcmp(r.doc.text, c->expect) != 0)
+            fail_msg("%s: got %s, want %s", c->name, r.doc.text, c->expect);
+        struct ar_json_doc back;
+        assert_int_equal(ar_json_doc_parse(&back, got, strlen(got), NULL), 0);
+        ar_json_doc_finish(&back);
         assert_true(r.start < r.end && r.end <= len);
         assert_int_equal(r.accepted, 1);
         assert_int_equal(r.fixes != 0,
@@ -176,11 +205,11 @@ static void test_extract_span_points_into_the_text(void **state)
     ar_extract_result_finish(&r);
 }
 
-static int has_key_b(json_t *v, void *arg)
+static int has_key_b(const struct ar_json_doc *doc, void *arg)
 {
     int *calls = arg;
     (*calls)++;
-    return json_object_get(v, "b") != NULL;
+    return json_object_get(doc->value, "b") != NULL;
 }
 
 static void test_extract_accept_picks_first_satisfying(void **state)
@@ -212,13 +241,12 @@ struct collect {
     char out[256];
 };
 
-static int collect_each(json_t *v, size_t start, size_t end, unsigned fixes, void *arg)
+static int collect_each(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                        void *arg)
 {
     struct collect *c = arg;
-    char *s = dump(v);
-    strcat(c->out, s);
+    strcat(c->out, doc->text);
     strcat(c->out, "|");
-    free(s);
     return 0;
 }
 

@@ -28,14 +28,14 @@ static void test_answer_first_candidate_satisfying_the_contract_wins(void **stat
     struct ar_contract *c = contract();
     struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
-    json_t *v = NULL;
+    struct ar_json_doc v;
     unsigned fixes = 0;
     assert_int_equal(
         ar_answer_check(&rules, "first {\"n\": 0} then {\"n\": 3,}", &v, &fixes, &details), 1);
-    assert_int_equal(json_integer_value(json_object_get(v, "n")), 3);
+    assert_int_equal(json_integer_value(json_object_get(v.value, "n")), 3);
     assert_true(fixes != 0); /* the trailing comma */
     assert_int_equal(details.n, 0);
-    json_decref(v);
+    ar_json_doc_finish(&v);
     ar_strv_finish(&details);
     ar_contract_destroy(c);
 }
@@ -45,17 +45,17 @@ static void test_answer_violations_are_listed_with_pointers(void **state)
     struct ar_contract *c = contract();
     struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
-    json_t *v = NULL;
+    struct ar_json_doc v;
     unsigned fixes = 0;
     assert_int_equal(ar_answer_check(&rules, "{\"n\": \"3\"}", &v, &fixes, &details), 0);
-    assert_non_null(v); /* JSON was found: a contract failure, not no_json */
+    assert_non_null(v.value); /* JSON was found: a contract failure, not no_json */
     assert_int_equal(details.n, 1);
     assert_non_null(strstr(details.v[0], "/n"));
-    json_decref(v);
+    ar_json_doc_finish(&v);
     ar_strv_finish(&details);
 
     assert_int_equal(ar_answer_check(&rules, "no json here", &v, &fixes, &details), 0);
-    assert_null(v);
+    assert_null(v.value);
     assert_int_equal(details.n, 1);
     ar_strv_finish(&details);
     ar_contract_destroy(c);
@@ -76,7 +76,7 @@ static void test_validate_hook_runs_on_contract_failures_too(void **state)
     struct ar_contract *c = contract();
     struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, hook, NULL };
     struct ar_strv details = AR_STRV_INIT;
-    json_t *v = NULL;
+    struct ar_json_doc v;
     unsigned fixes = 0;
     hook_calls = 0;
     /* Violates the contract and the hook: the repair call must hear both. */
@@ -84,10 +84,10 @@ static void test_validate_hook_runs_on_contract_failures_too(void **state)
     assert_int_equal(hook_calls, 1);
     assert_int_equal(details.n, 2);
     assert_string_equal(details.v[1], "n must be 42");
-    json_decref(v);
+    ar_json_doc_finish(&v);
     ar_strv_finish(&details);
     assert_int_equal(ar_answer_check(&rules, "{\"n\": 42}", &v, &fixes, &details), 1);
-    json_decref(v);
+    ar_json_doc_finish(&v);
     ar_strv_finish(&details);
     ar_contract_destroy(c);
 }

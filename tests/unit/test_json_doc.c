@@ -1,0 +1,185 @@
+/* Unit tests of src/json/doc: strict parsing, the text as written, exact numbers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <float.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/doc.h"
+
+/* Valid documents and their compact text: whitespace between tokens goes,
+ * every string and number stays as written. Written here in the manner of
+ * JSONTestSuite's y_ files. */
+static const struct {
+    const char *in;
+    const char *text;
+} valid[] = {
+    { "[]", "[]" },
+    { " { } ", "{}" },
+    { "[12345678901234567890]", "[12345678901234567890]" },
+    { "[-12345678901234567890123]", "[-12345678901234567890123]" },
+    { "[-0]", "[-0]" },
+    { "[-0.0, 0e0, 0E+0, 0e-0]", "[-0.0,0e0,0E+0,0e-0]" },
+    { "[20e1, 1.50, 1E400, -1e-400]", "[20e1,1.50,1E400,-1e-400]" },
+    { "{\"foo\\u0000bar\": 42}", "{\"foo\\u0000bar\":42}" },
+    { "{\"a\": \"\\u00e9\\/\\ud83d\\ude00\"}", "{\"a\":\"\\u00e9\\/\\ud83d\\ude00\"}" },
+    { "[\"\xc3\xa9\", true, false, null]", "[\"\xc3\xa9\",true,false,null]" },
+    { "{\"z\":1,\"a\":2}", "{\"z\":1,\"a\":2}" },
+    { "\t[\r\n1\n,\n2\n]\n", "[1,2]" },
+    { "\"scalar\"", "\"scalar\"" },
+    { "9223372036854775807", "9223372036854775807" },
+};
+
+/* Invalid documents (JSONTestSuite's n_ kind). */
+static const char *const invalid[] = {
+    "",
+    "[",
+    "[1,]",
+    "[01]",
+    "[.5]",
+    "[1.]",
+    "[1e]",
+    "[+1]",
+    "[0x1]",
+    "[NaN]",
+    "[Infinity]",
+    "{\"a\" 1}",
+    "{'a': 1}",
+    "{a: 1}",
+    "[\"\\x\"]",
+    "[\"\\u12\"]",
+    "[\"\\ud800\"]",
+    "[\"\\udc00\\ud800\"]",
+    "[\"a\nb\"]",
+    "[\"\xff\"]",
+    "[\"\xc3\"]",
+    "[1] x",
+    "[1]]",
+    "{\"a\": 1]",
+    "[tru]",
+    "[True]",
+    "\xef\xbb\xbf[]",
+};
+
+static void test_doc_valid_text_as_written(void **state)
+{
+    for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
+        struct ar_json_doc d;
+        struct ar_error err = AR_ERROR_INIT;
+        if (ar_json_doc_parse(&d, valid[i].in, strlen(valid[i].in), &err) != 0)
+            fail_msg("'%s': %s", valid[i].in, err.msg);
+        if (strcmp(d.text, valid[i].text) != 0 || d.len != strlen(valid[i].text))
+            fail_msg("'%s': text '%s'", valid[i].in, d.text);
+        ar_json_doc_finish(&d);
+    }
+}
+
+static void test_doc_invalid_is_refused_with_a_position(void **state)
+{
+    for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+        struct ar_json_doc d;
+        struct ar_error err = AR_ERROR_INIT;
+        if (ar_json_doc_parse(&d, invalid[i], strlen(invalid[i]), &err) != AR_ENOJSON)
+            fail_msg("'%s' was accepted", invalid[i]);
+        assert_non_null(strstr(err.msg, "at byte"));
+        assert_null(d.value);
+    }
+}
+
+static void test_doc_values_and_lexemes(void **state)
+{
+    const char *t = "{\"big\": 12345678901234567890, \"neg0\": -0, \"i\": 7, \"r\": 1.50,"
+                    " \"huge\": 1e400, \"k\\u0000\": 1}";
+    struct ar_json_doc d;
+    assert_int_equal(ar_json_doc_parse(&d, t, strlen(t), NULL), 0);
+    size_t n;
+    json_t *big = json_object_get(d.value, "big");
+    assert_true(json_is_real(big));
+    const char *lex = ar_json_doc_lexeme(&d, big, &n);
+    assert_non_null(lex);
+    assert_int_equal(n, 20);
+    assert_memory_equal(lex, "12345678901234567890", 20);
+    json_t *neg0 = json_object_get(d.value, "neg0");
+    assert_true(json_is_real(neg0));
+    lex = ar_json_doc_lexeme(&d, neg0, &n);
+    assert_int_equal(n, 2);
+    assert_memory_equal(lex, "-0", 2);
+    /* An integer jansson holds exactly has no recorded spelling. */
+    json_t *i = json_object_get(d.value, "i");
+    assert_true(json_is_integer(i));
+    assert_null(ar_json_doc_lexeme(&d, i, &n));
+    assert_true(json_real_value(json_object_get(d.value, "huge")) == DBL_MAX);
+    /* The NUL-bearing key is held whole. */
+    assert_non_null(json_object_getn(d.value, "k\0", 2));
+    assert_null(json_object_get(d.value, "k"));
+    ar_json_doc_finish(&d);
+    ar_json_doc_finish(&d); /* finish twice is harmless */
+}
+
+static void test_doc_depth_is_bounded(void **state)
+{
+    size_t depth = AR_JSON_MAX_DEPTH + 1;
+    char *t = malloc(2 * depth);
+    memset(t, '[', depth);
+    memset(t + depth, ']', depth);
+    struct ar_json_doc d;
+    assert_int_equal(ar_json_doc_parse(&d, t, 2 * depth, NULL), AR_ENOJSON);
+    assert_int_equal(ar_json_doc_parse(&d, t + 1, 2 * depth - 2, NULL), 0);
+    ar_json_doc_finish(&d);
+    free(t);
+}
+
+static int cmp(const char *a, const char *b)
+{
+    return ar_json_number_cmp(a, strlen(a), b, strlen(b));
+}
+
+static void test_number_cmp_is_exact(void **state)
+{
+    assert_int_equal(cmp("12345678901234567890", "12345678901234567889"), 1);
+    assert_int_equal(cmp("12345678901234567889", "12345678901234567890"), -1);
+    assert_int_equal(cmp("1.50", "15e-1"), 0);
+    assert_int_equal(cmp("-0", "0.0"), 0);
+    assert_int_equal(cmp("1e-400", "0"), 1);
+    assert_int_equal(cmp("-1e-400", "0"), -1);
+    assert_int_equal(cmp("-2", "-10"), 1);
+    assert_int_equal(cmp("100", "1e2"), 0);
+    assert_int_equal(cmp("0.001", "1e-3"), 0);
+    assert_int_equal(cmp("9007199254740993", "9007199254740992"), 1);
+    assert_int_equal(cmp("1e99999999999999999999999", "1e400"), 1);
+    assert_int_equal(cmp("0.1", "0.1000000000000000055511151231257827"), -1);
+    json_t *third = json_real(0.1);
+    char exact[AR_JSON_NUMBER_EXACT];
+    size_t n = ar_json_number_exact(third, exact);
+    /* 0.1 as a double is a little more than 0.1. */
+    assert_int_equal(ar_json_number_cmp("0.1", 3, exact, n), -1);
+    json_decref(third);
+}
+
+static void test_number_integral(void **state)
+{
+    assert_true(ar_json_number_is_integral("3", 1));
+    assert_true(ar_json_number_is_integral("3.0", 3));
+    assert_true(ar_json_number_is_integral("25e-1", 5) == 0);
+    assert_true(ar_json_number_is_integral("2.5e1", 5));
+    assert_true(ar_json_number_is_integral("-0", 2));
+    assert_true(ar_json_number_is_integral("1e-400", 6) == 0);
+    assert_true(ar_json_number_is_integral("12345678901234567890", 20));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_doc_valid_text_as_written),
+        cmocka_unit_test(test_doc_invalid_is_refused_with_a_position),
+        cmocka_unit_test(test_doc_values_and_lexemes),
+        cmocka_unit_test(test_doc_depth_is_bounded),
+        cmocka_unit_test(test_number_cmp_is_exact),
+        cmocka_unit_test(test_number_integral),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

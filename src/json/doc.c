@@ -13,6 +13,9 @@
 #include "util/buf.h"
 #include "util/utf8.h"
 
+/* Both gcc and clang read this; clang ignores a comment. */
+#define FALLTHROUGH __attribute__((fallthrough))
+
 struct frame {
     json_t *container; /* borrowed: its parent (or the document) holds it */
     char *key;         /* objects: the pending member's key, decoded */
@@ -363,7 +366,7 @@ static int parse(struct parser *p)
         case FIRST_VALUE:
             if (c == ']')
                 goto close;
-            /* fall through */
+            FALLTHROUGH;
         case VALUE: {
             json_t *v;
             if (c == '{' || c == '[') {

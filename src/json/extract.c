@@ -45,6 +45,7 @@ struct ctx {
     struct pair *pairs;                /* repair mode: lenient pairs of the current range */
     size_t npairs, paircap, pair_cursor;
     size_t repair_horizon; /* no repair starts before this offset (keeps repair linear) */
+    int sloppy_cut;        /* the last repair failed on sloppy JSON cut off by the end */
     struct ar_buf rbuf;
 };
 
@@ -144,14 +145,33 @@ static int has_content(const char *s, size_t n)
     return 0;
 }
 
+static int is_sp(unsigned char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* 1 when s[0..n) has a quoted key: a quote, then a colon. */
+static int has_key(const char *s, size_t n)
+{
+    char last = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ':' && (last == '"' || last == '\''))
+            return 1;
+        if (!is_sp((unsigned char)s[i]))
+            last = s[i];
+    }
+    return 0;
+}
+
 /* Repairs text[start, end) and offers the result. Returns 1 when it parsed. A
  * value is closed (the truncation fix) only when the region is a prefix of
  * JSON with some content: prose such as "use { carefully." is not cut-off JSON. */
-static int offer_repaired(struct ctx *c, size_t start, size_t end)
+static int offer_repaired(struct ctx *c, size_t start, size_t *endp)
 {
     unsigned fixes = 0;
+    size_t end = *endp, used = 0;
     ar_buf_reset(&c->rbuf);
-    int rc = ar_json_repair(c->text + start, end - start, &c->rbuf, &fixes, NULL);
+    int rc = ar_json_repair_value(c->text + start, end - start, &c->rbuf, &fixes, &used, NULL);
     if (rc == AR_ENOMEM) {
         c->nomem = 1;
         return 0;
@@ -163,15 +183,20 @@ static int offer_repaired(struct ctx *c, size_t start, size_t end)
         int src = ar_json_scan(&c->sc, c->text, start, end, &stop);
         if (src == AR_SCAN_NOMEM)
             c->nomem = 1;
-        if (src != AR_SCAN_EOF || !has_content(c->text + start, end - start))
+        if (src != AR_SCAN_EOF || !has_content(c->text + start, end - start)) {
+            /* Sloppy JSON cut off ({'a': 1, 'b': [1, 2) is truncated, not prose:
+             * nothing inside it may stand in for it. */
+            c->sloppy_cut =
+                src == AR_SCAN_FAIL && end == c->len && has_key(c->text + start, end - start);
             return 0;
+        }
     }
-    return offer(c, c->rbuf.data, c->rbuf.len, start, end, fixes);
-}
-
-static int is_sp(unsigned char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+    if (used && used < end - start)
+        end = start + used;
+    if (!offer(c, c->rbuf.data, c->rbuf.len, start, end, fixes))
+        return 0;
+    *endp = end;
+    return 1;
 }
 
 /* One pass over [lo, hi) pairing brackets the way sloppy JSON would: strings in
@@ -197,7 +222,8 @@ static int lenient_pairs(struct ctx *c, size_t lo, size_t hi)
         } else if (ch == '}' || ch == ']') {
             if (depth)
                 c->pairs[stack[--depth]].close = i;
-        } else if (depth && (ch == '"' || (ch == '\'' && prev && strchr("{[,:", prev)))) {
+        } else if (depth && ((ch == '"' && t[i - 1] != '\\') ||
+                             (ch == '\'' && prev && strchr("{[,:", prev)))) {
             size_t j = i + 1;
             while (j < hi && t[j] != ch) {
                 if (t[j] == '\\')
@@ -305,8 +331,9 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
         }
         if (rc == AR_SCAN_COMPLETE) {
             if (kind & c->want) {
+                size_t end = stop;
                 if (!offer(c, c->text + p, stop - p, p, stop, 0) && repair)
-                    offer_repaired(c, p, stop); /* e.g. a string that is not UTF-8 */
+                    offer_repaired(c, p, &end); /* e.g. a string that is not UTF-8 */
             }
             i = stop;
             continue;
@@ -314,7 +341,8 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
         if (rc == AR_SCAN_EOF) {
             if (!(kind & c->want) && !c->sc.saw_want)
                 return;
-            if (repair && offer_repaired(c, p, hi))
+            size_t end = hi;
+            if (repair && offer_repaired(c, p, &end))
                 return;
             if (at_end) {
                 if (c->trunc_start == NO_MATCH)
@@ -331,9 +359,15 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
         if (close != NOT_OPEN) {
             size_t end = close == NO_MATCH ? hi : close + 1;
             c->repair_horizon = end;
-            if (offer_repaired(c, p, end)) {
+            c->sloppy_cut = 0;
+            if (offer_repaired(c, p, &end)) {
                 i = end;
                 continue;
+            }
+            if (c->sloppy_cut) {
+                if (c->trunc_start == NO_MATCH)
+                    c->trunc_start = p;
+                return;
             }
         }
         if (stop == first_inside(c, p, hi)) {

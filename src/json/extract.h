@@ -7,12 +7,17 @@
  * A bare value is a top-level one: a complete object or array is a candidate
  * if it is of the wanted kind and is skipped whole otherwise, so the "[1]" of
  * a citation never yields its contents and an object inside an array is not
- * picked out of it. A candidate that stops being JSON is skipped; complete
- * values of the wanted kind nested in it before that point are candidates,
- * and scanning resumes where it stopped ("use {placeholder} then {\"a\":1}"
- * gives {"a":1}). A value still open when the text (or an unclosed fence)
- * ends is truncated: it is reported as such, never replaced by a fragment of
- * it. A leading UTF-8 BOM is skipped; offsets are into the original text.
+ * picked out of it. An array that shares its line with text before it (an
+ * inline citation) only wins when no later candidate does. A bracket whose
+ * first token is not JSON is prose and scanning resumes after it ("use
+ * {placeholder} then {\"a\":1}" gives {"a":1}); a value that began as JSON
+ * and broke is skipped to where its brackets close (to the end when they
+ * never do), and nothing inside it is a candidate. A value still open when
+ * the text (or an unclosed fence) ends is truncated: it is reported as such,
+ * never replaced by a fragment of it. With repair, it is closed only when
+ * the text is a JSON prefix with content. A leading UTF-8 BOM is skipped;
+ * offsets are into the original text. The value comes with its text as the
+ * model wrote it (doc.h).
  *
  * Time is linear in the text: each byte is scanned a bounded number of times
  * and only disjoint regions are handed to the JSON parser. Nothing recurses on

@@ -95,6 +95,20 @@ class ExtractJson(unittest.TestCase):
         self.assertEqual(err, "agentrun: repaired: trailing_comma, comments, single_quotes, "
                               "unquoted_keys, python_literals\n")
 
+    def test_repair_prefers_exit_3_to_invented_structure(self):
+        for text in ["Sorry, I cannot help. Use { carefully.", "{{", '[{"i":1{"i":2}]',
+                     "{I cannot}", "see [see below]", '{"a": Foo(bar)}']:
+            rc, out, err = run("--repair", "--any", stdin=text)
+            self.assertEqual((rc, out), (3, ""), text)
+            self.assertTrue(err.startswith("agentrun: error: "), err)
+
+    def test_repair_names_every_fix(self):
+        text = '{"a":"b,"c": [1, 2, ...], "d": ObjectId("7"), "e": .5, "f" TRUE}'
+        rc, out, err = run("--repair", "-v", stdin=text)
+        self.assertEqual((rc, out), (0, '{"a":"b","c":[1,2],"d":"7","e":0.5,"f":true}\n'))
+        self.assertEqual(err, "agentrun: repaired: missing_quote, number_format, ellipsis, "
+                              "js_syntax, missing_colon\n")
+
     def test_repair_closes_truncated_output(self):
         self.assertEqual(run("--repair", stdin='{"a": [1, 2'), (0, '{"a":[1,2]}\n', ""))
 

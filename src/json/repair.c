@@ -288,6 +288,15 @@ static size_t repair_string(struct repairer *r, size_t i, char delim, int curly,
                 i++; /* a lone backslash cut off at the end is dropped */
                 break;
             }
+            if (r->in[i + 1] == 'u' && i + 6 > r->len) {
+                size_t k = i + 2;
+                while (k < r->len && strchr("0123456789abcdefABCDEF", r->in[k]) && r->in[k])
+                    k++;
+                if (k == r->len) {
+                    i = r->len; /* cut inside \uXXXX: the partial escape is dropped */
+                    break;
+                }
+            }
             if (delim == '\'' && r->in[i + 1] == '\'')
                 putc_(r, '\'');
             else
@@ -333,6 +342,11 @@ static size_t repair_string(struct repairer *r, size_t i, char delim, int curly,
             return q;
         }
     }
+    const char *o = r->out->data;
+    size_t ol = r->out->len;
+    if (r->rc == 0 && ol >= 8 && o[ol - 6] == '\\' && o[ol - 5] == 'u' &&
+        (o[ol - 4] | 0x20) == 'd' && o[ol - 3] && strchr("89abAB", o[ol - 3]) && o[ol - 7] != '\\')
+        unput(r, 6); /* a high surrogate whose pair was cut off */
     putc_(r, '"');
     r->fixes |= AR_FIX_TRUNCATION;
     return i;

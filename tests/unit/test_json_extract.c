@@ -287,6 +287,32 @@ static void test_extract_adversarial_inputs_finish(void **state)
     free(t);
 }
 
+/* Every prefix of a valid document that holds more than brackets is closed
+ * by --repair into a value that parses, cuts inside a \uXXXX escape, a
+ * number, a literal or just after a '-' included. */
+static void test_extract_repair_closes_every_prefix(void **state)
+{
+    static const char *const docs[] = {
+        "{\"a\": [1, -2.5e+3, true, null, \"x\\u00e9y\\n\"], \"b\": {\"c\": -0}}",
+        "[{\"k\": \"\\ud83d\\ude00\"}, [false, 12345678901234567890], -1]",
+    };
+    for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+        size_t n = strlen(docs[d]);
+        for (size_t cut = 2; cut < n; cut++) {
+            if (strspn(docs[d], "[{") >= cut)
+                continue; /* brackets alone are no value (docs/extract.md) */
+            struct ar_extract_options o = { AR_JSON_ANY, AR_EXTRACT_REPAIR, NULL, NULL };
+            struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+            struct ar_error err = AR_ERROR_INIT;
+            int rc = ar_json_extract(docs[d], cut, &o, &r, &err);
+            if (rc != 0)
+                fail_msg("prefix '%.*s': %s", (int)cut, docs[d], err.msg);
+            assert_true(r.fixes & AR_FIX_TRUNCATION);
+            ar_extract_result_finish(&r);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_extract_accept_falls_back_to_first_parseable),
         cmocka_unit_test(test_extract_all_lists_top_level_values),
         cmocka_unit_test(test_extract_adversarial_inputs_finish),
+        cmocka_unit_test(test_extract_repair_closes_every_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

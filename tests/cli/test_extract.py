@@ -1,5 +1,7 @@
 """CLI tests of `agentrun extract`: stdout, stderr and exit status for each flag."""
 import os
+import random
+import re
 import subprocess
 import tempfile
 import unittest
@@ -46,6 +48,38 @@ class ExtractJson(unittest.TestCase):
             self.assertEqual(run("--any", stdin=text), (0, want, ""), text)
             self.assertEqual(run("--any", "--repair", stdin=text), (0, want, ""), text)
             self.assertEqual(run("--any", "--all", stdin=text), (0, want, ""), text)
+
+    def test_random_valid_json_comes_back_as_written(self):
+        rnd = random.Random(16)
+        numbers = ["0", "-0", "1.50", "20e1", "1E+2", "-0.0e-0", "12345678901234567890",
+                   "-98765432109876543210.5e-3", "1e400", "3"]
+        strings = ['"a"', '"\\u00e9"', '"\\u0000"', '"\\ud83d\\ude00"', '"x\\"y"', '"é"',
+                   '"[1]{"', '"\\/"']
+
+        def value(depth):
+            k = rnd.randrange(6 if depth < 4 else 4)
+            if k == 0:
+                return rnd.choice(numbers)
+            if k == 1:
+                return rnd.choice(strings)
+            if k == 2:
+                return rnd.choice(["true", "false", "null"])
+            if k == 3:
+                return rnd.choice(numbers)
+            items = [value(depth + 1) for _ in range(rnd.randrange(4))]
+            if k == 4:
+                return "[" + rnd.choice([",", " , ", ",\n "]).join(items) + "]"
+            keys = [rnd.choice(strings + ['"foo\\u0000bar"']) for _ in items]
+            return "{" + ", ".join(f"{a} : {b}" for a, b in zip(keys, items)) + "}"
+
+        for _ in range(60):
+            doc = value(0)
+            while doc[0] not in "[{":
+                doc = value(0)
+            # The document minus the whitespace between tokens.
+            want = re.sub(r'("(?:[^"\\]|\\.)*")|\s+', lambda m: m.group(1) or "", doc) + "\n"
+            for flags in ([], ["--repair"]):
+                self.assertEqual(run("--any", *flags, stdin=doc), (0, want, ""), doc)
 
     def test_big_integers_meet_schema_bounds_exactly(self):
         schema = self.tmp.write("s.json", '{"properties": {"id": {"type": "integer", '

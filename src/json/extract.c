@@ -325,6 +325,7 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
         size_t stop;
         int rc = ar_json_scan(&c->sc, c->text, p, hi, &stop);
         int kind = kind_of(c->text[p]);
+        size_t depth = c->sc.depth; /* where it stopped; a repair attempt rescans */
         if (rc == AR_SCAN_NOMEM) {
             c->nomem = 1;
             return;
@@ -379,7 +380,7 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
         if (!c->first_error[0])
             snprintf(c->first_error, sizeof(c->first_error),
                      "JSON at byte %zu is broken at byte %zu", p, stop);
-        i = broken_end(c, stop, hi, c->sc.depth);
+        i = broken_end(c, stop, hi, depth);
     }
 }
 

@@ -627,10 +627,13 @@ static size_t repair_unquoted_value(struct repairer *r, size_t s)
         unsigned char c = r->in[k];
         if (c == '"' || c == '\\')
             putc_(r, '\\');
-        if (c < 0x20)
-            put(r, "\\t", 2);
-        else
+        if (c < 0x20) {
+            char esc[8];
+            snprintf(esc, sizeof(esc), "\\u%04x", c);
+            put(r, esc, 6);
+        } else {
             putc_(r, (char)c);
+        }
     }
     putc_(r, '"');
     r->fixes |= AR_FIX_UNQUOTED_VALUES;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json/doc.h"
+#include "json/dump.h"
 
 /* Valid documents and their compact text: whitespace between tokens goes,
  * every string and number stays as written. Written here in the manner of
@@ -171,6 +172,32 @@ static void test_number_integral(void **state)
     assert_true(ar_json_number_is_integral("12345678901234567890", 20));
 }
 
+/* The RunResult's pretty form is its compact text indented as jansson would,
+ * with the model's value spliced in as written. */
+static void test_dump_raw_and_indent(void **state)
+{
+    const char *t = "{\"a\":[1,{\"b\":[]},{}],\"c\":\"x,:{}\\\"\",\"d\":{\"e\":null}}";
+    json_t *v = json_loads(t, 0, NULL);
+    char *want = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_json_text_indent(t, strlen(t), 2, &b), 0);
+    assert_string_equal(ar_buf_cstr(&b), want);
+    free(want);
+
+    struct ar_json_doc d;
+    const char *model = "[12345678901234567890, -0]";
+    assert_int_equal(ar_json_doc_parse(&d, model, strlen(model), NULL), 0);
+    json_t *outer = json_pack("{s:O,s:i}", "json", d.value, "n", 1);
+    ar_buf_reset(&b);
+    assert_int_equal(ar_json_dump_compact_raw(outer, d.value, d.text, &b), 0);
+    assert_string_equal(ar_buf_cstr(&b), "{\"json\":[12345678901234567890,-0],\"n\":1}");
+    json_decref(outer);
+    json_decref(v);
+    ar_json_doc_finish(&d);
+    ar_buf_finish(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_doc_depth_is_bounded),
         cmocka_unit_test(test_number_cmp_is_exact),
         cmocka_unit_test(test_number_integral),
+        cmocka_unit_test(test_dump_raw_and_indent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

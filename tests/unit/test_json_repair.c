@@ -96,6 +96,7 @@ static const struct class_case classes[] = {
       AR_FIX_UNQUOTED_KEYS | AR_FIX_UNQUOTED_VALUES },
     { "{\"status\": ok, \"n\": 2}", "{\"status\":\"ok\",\"n\":2}", AR_FIX_UNQUOTED_VALUES },
     { "{\"msg\": hello world\n}", "{\"msg\":\"hello world\"}", AR_FIX_UNQUOTED_VALUES },
+    { "{\"t\": x\ty}", "{\"t\":\"x\\u0009y\"}", AR_FIX_UNQUOTED_VALUES },
     { "[see below]", NULL, 0 },
     { "{I cannot}", NULL, 0 },
     /* an unbalanced quote mid-document */

@@ -42,6 +42,22 @@ enum ar_expect {
     AR_EXPECT_ANY,
 };
 
+/* When a run takes git snapshots (ar_run_options.track_files). */
+enum ar_track_files {
+    AR_TRACK_FILES_NEVER = 0,  /* no snapshots (--no-files) */
+    AR_TRACK_FILES_ALWAYS = 1, /* every run, also one that cannot edit (--track-files) */
+    AR_TRACK_FILES_EDITS = 2,  /* default: only runs that can edit files (allow_edits) */
+};
+
+/* Why a RunResult has files_tracked false (its files_untracked_reason). */
+enum ar_files_untracked {
+    AR_UNTRACKED_NOT_RUN = 0,     /* "not_run": the run ended before its first snapshot */
+    AR_UNTRACKED_READ_ONLY,       /* "read_only": the run could not edit files */
+    AR_UNTRACKED_DISABLED,        /* "disabled": track_files NEVER (--no-files) */
+    AR_UNTRACKED_NOT_A_WORK_TREE, /* "not_a_work_tree": cwd is outside a git work tree */
+    AR_UNTRACKED_GIT_FAILED,      /* "git_failed": git is missing or failed (the log says why) */
+};
+
 /* A template variable: {{name}} is replaced by value (inserted verbatim). */
 struct ar_var {
     const char *name;
@@ -93,7 +109,8 @@ struct ar_run_options {
     int allow_edits;    /* let the CLI edit files (default read-only) */
     int model_repair;   /* one repair call when the output fails (default 1) */
     int local_repair;   /* deterministic local repair (default 1) */
-    int track_files;    /* git snapshots before and after (default 1) */
+    int track_files;    /* enum ar_track_files: git snapshots before and after
+                           (default AR_TRACK_FILES_EDITS; 0 never, 1 always) */
     int with_content;   /* add created/modified files' content to the result */
 
     uint64_t timeout_ms;      /* wall clock per call (default 900 s); 0: none */
@@ -124,11 +141,12 @@ struct ar_run_options {
                                its calls may be cached; repair calls always are */
 };
 
-#define AR_RUN_OPTIONS_INIT                                                                 \
-    {                                                                                       \
-        .expect = AR_EXPECT_OBJECT, .model_repair = 1, .local_repair = 1, .track_files = 1, \
-        .timeout_ms = 900000, .idle_timeout_ms = 300000, .final_grace_ms = 3000,            \
-        .kill_grace_ms = 5000, .output_cap = (size_t)64 << 20, .logger = AR_LOGGER_INIT,    \
+#define AR_RUN_OPTIONS_INIT                                                                   \
+    {                                                                                         \
+        .expect = AR_EXPECT_OBJECT, .model_repair = 1, .local_repair = 1,                     \
+        .track_files = AR_TRACK_FILES_EDITS, .timeout_ms = 900000, .idle_timeout_ms = 300000, \
+        .final_grace_ms = 3000, .kill_grace_ms = 5000, .output_cap = (size_t)64 << 20,        \
+        .logger = AR_LOGGER_INIT,                                                             \
     }
 
 enum ar_repair_kind {
@@ -198,9 +216,10 @@ struct ar_result {
     double cost_usd;       /* summed; meaningful unless cost_source is AR_COST_UNKNOWN */
     enum ar_cost_source cost_source;
     char *session_id;
-    uint64_t duration_ms; /* the whole run */
-    int exit_code;        /* the CLI's exit status of the last call */
-    int files_tracked;    /* 0 outside a git work tree */
+    uint64_t duration_ms;                    /* the whole run */
+    int exit_code;                           /* the CLI's exit status of the last call */
+    int files_tracked;                       /* 1: `files` is what the run changed */
+    enum ar_files_untracked files_untracked; /* why files_tracked is 0; meaningless when 1 */
     struct ar_file_change *files;
     size_t n_files;
     struct ar_call_record *calls;

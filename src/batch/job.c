@@ -25,6 +25,7 @@ enum field {
     F_FALLBACK,
     F_JSON,
     F_EXPECT,
+    F_TRACK_FILES,
 };
 
 /* The keys a line may have, sorted (a unit test checks). */
@@ -45,6 +46,7 @@ static const struct {
     { "schema", F_SCHEMA },
     { "template", F_TEMPLATE },
     { "timeout", F_TIMEOUT },
+    { "track_files", F_TRACK_FILES },
     { "vars", F_VARS },
 };
 
@@ -205,6 +207,7 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
             return fail(job, "'%s' must be a non-empty string", key, NULL);
         break;
     case F_ALLOW_EDITS:
+    case F_TRACK_FILES:
     case F_JSON:
         if (!json_is_boolean(v))
             return fail(job, "'%s' must be true or false", key, NULL);
@@ -241,6 +244,9 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
     }
     case F_ALLOW_EDITS:
         o->allow_edits = json_is_true(v);
+        return 0;
+    case F_TRACK_FILES:
+        o->track_files = json_is_true(v) ? AR_TRACK_FILES_ALWAYS : AR_TRACK_FILES_NEVER;
         return 0;
     case F_TIMEOUT:
         return parse_seconds(job, key, v, &o->timeout_ms);

@@ -3,7 +3,8 @@
  *
  *   {"id": "t1", "prompt": "…"} or {"id": "t2", "template": "review", "vars": {"diff": "…"}}
  *   optional: provider, model, schema (an object, or a path to a file), cwd,
- *   allow_edits, timeout and idle_timeout (seconds), fallback ("codex,gemini"
+ *   allow_edits, track_files (true: snapshots even without allow_edits; false:
+ *   none), timeout and idle_timeout (seconds), fallback ("codex,gemini"
  *   or ["codex","gemini"]), json (extract JSON without a contract), expect
  *   ("object", "array", "any").
  *

@@ -32,6 +32,7 @@ enum {
     KEY_MAX_COST,
     KEY_ALLOW_EDITS,
     KEY_NO_FILES,
+    KEY_TRACK_FILES,
     KEY_OUTPUT,
     KEY_RESUME,
 };
@@ -53,6 +54,8 @@ static const struct ar_cli_opt opts[] = {
     { "allow-edits", KEY_ALLOW_EDITS, NULL, "let every job edit files (a job may say so itself)",
       NULL },
     { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots of every job", NULL },
+    { "track-files", KEY_TRACK_FILES, NULL,
+      "take the git snapshots also for jobs that cannot edit (a job may say so itself)", NULL },
     { "output", 'o', "FILE", "write the records to FILE instead of stdout (appended)", "@file" },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
@@ -587,7 +590,10 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             b.s.run.allow_edits = 1;
             break;
         case KEY_NO_FILES:
-            b.s.run.track_files = 0;
+            b.s.run.track_files = AR_TRACK_FILES_NEVER;
+            break;
+        case KEY_TRACK_FILES:
+            b.s.run.track_files = AR_TRACK_FILES_ALWAYS;
             break;
         case 'o':
             output = arg;
@@ -667,11 +673,10 @@ const struct ar_cli_command ar_cmd_batch = {
     .summary = "run many jobs from JSON Lines, N at a time, one RunResult line per job",
     .description =
         "Each input line is a job: {\"id\", \"prompt\" | \"template\" + \"vars\", \"provider\",\n"
-        "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"timeout\", \"idle_timeout\", "
-        "\"fallback\",\n"
-        "\"json\", \"expect\"}. Each output line is the job's RunResult with its \"id\", written "
-        "as\n"
-        "the job finishes. Exit 0 when every job succeeded, else the worst failure's status.",
+        "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"track_files\", \"timeout\",\n"
+        "\"idle_timeout\", \"fallback\", \"json\", \"expect\"}. Each output line is the job's\n"
+        "RunResult with its \"id\", written as the job finishes. Exit 0 when every job\n"
+        "succeeded, else the worst failure's status.",
     .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",
     .opts = opts,
     .run = batch_main,

@@ -24,6 +24,7 @@ enum {
     KEY_NO_LOCAL_REPAIR,
     KEY_WITH_CONTENT,
     KEY_NO_FILES,
+    KEY_TRACK_FILES,
     KEY_MAX_COST,
     KEY_FORMAT,
 };
@@ -47,6 +48,10 @@ static const struct ar_cli_opt opts[] = {
     { "with-content", KEY_WITH_CONTENT, NULL,
       "add each created or modified file's content to the result (1 MiB cap)", NULL },
     { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots (files_tracked: false)", NULL },
+    { "track-files", KEY_TRACK_FILES, NULL,
+      "take the git snapshots also without --allow-edits, to prove nothing changed (default: "
+      "only with --allow-edits)",
+      NULL },
     { "max-cost", KEY_MAX_COST, "USD",
       "a budget the CLI enforces where it can, claude (default: no limit)", NULL },
     { "format", KEY_FORMAT, "FORMAT",
@@ -218,7 +223,10 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             s.run.with_content = 1;
             break;
         case KEY_NO_FILES:
-            s.run.track_files = 0;
+            s.run.track_files = AR_TRACK_FILES_NEVER;
+            break;
+        case KEY_TRACK_FILES:
+            s.run.track_files = AR_TRACK_FILES_ALWAYS;
             break;
         case KEY_MAX_COST: {
             char *end;

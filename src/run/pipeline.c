@@ -141,6 +141,36 @@ static int inside_git_repo(const char *dir)
     return root != NULL;
 }
 
+/*
+ * Whether this run can change files, and so needs snapshots by default.
+ * The one place that decides it: when calls carry a posture (text, read,
+ * edit), this becomes "the posture is edit".
+ */
+static int can_edit(const struct ar_run_options *o)
+{
+    return o->allow_edits != 0;
+}
+
+/*
+ * Whether the run takes git snapshots; when not, *why says why for the
+ * RunResult. Only a run that can edit files needs them by default: a read or
+ * text call cannot write, and two snapshots of a large tree cost more than
+ * the call (docs/git-changes.md). --track-files asks for the proof anyway.
+ */
+static int needs_snapshots(const struct ar_run_options *o, enum ar_files_untracked *why)
+{
+    switch (o->track_files) {
+    case AR_TRACK_FILES_NEVER:
+        *why = AR_UNTRACKED_DISABLED;
+        return 0;
+    case AR_TRACK_FILES_ALWAYS:
+        return 1;
+    default:
+        *why = AR_UNTRACKED_READ_ONLY;
+        return can_edit(o);
+    }
+}
+
 static void transcript_write(struct ar_run *run, const char *line, size_t len)
 {
     if (run->transcript_fd < 0)
@@ -726,8 +756,10 @@ static void on_after(struct ar_git_snapshot *after, int rc, const struct ar_erro
         }
         ar_git_changes_finish(&ch);
     } else if (after && !after->tracked) {
+        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
         ar_debug(&run->o.logger, "files not tracked: %s", after->reason);
     } else if (rc < 0 && err) {
+        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
         ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
     }
     ar_git_snapshot_destroy(after);
@@ -740,6 +772,7 @@ static void finish(struct ar_run *run)
         struct ar_error err = AR_ERROR_INIT;
         if (ar_git_snapshot_start(run->loop, run->o.cwd, run->before, on_after, run, &err) == 0)
             return;
+        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
         ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
     }
     complete(run);
@@ -751,6 +784,12 @@ static void on_before(struct ar_git_snapshot *snap, int rc, const struct ar_erro
     run->before = snap;
     if (!snap && err)
         ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
+    if (!snap || !snap->tracked) {
+        run->res->files_untracked =
+            run->in_git_repo ? AR_UNTRACKED_GIT_FAILED : AR_UNTRACKED_NOT_A_WORK_TREE;
+        if (snap)
+            ar_debug(&run->o.logger, "files not tracked: %s", snap->reason);
+    }
     if (run->cancelled) {
         set_error(run, AR_EINTERRUPTED, "%s", "interrupted");
         complete(run);
@@ -938,7 +977,10 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
         free(run);
         return err->code ? err->code : rc;
     }
-    run->in_git_repo = inside_git_repo(run->o.cwd);
+    enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
+    int snapshots = needs_snapshots(&run->o, &why);
+    /* Looking for .git costs a few stat() calls: only where a snapshot may follow. */
+    run->in_git_repo = snapshots && inside_git_repo(run->o.cwd);
     ar_log_event(&run->o.logger, AR_LOG_INFO, "run_started", event_fields(run, 0), "%s: starting",
                  run->prov->name);
     /* A batch keeps its budget between jobs itself: one line per job would be noise. */
@@ -950,16 +992,21 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
                      run->prov->name);
     if (out)
         *out = run;
-    /* Outside a work tree there is nothing to snapshot: no git process per job
-     * (GIT_DIR can point anywhere, so then git itself decides). */
     if (run->missing.code) {
         run->res->error = run->missing;
         ar_loop_defer(loop, on_deferred, run);
         return 0;
     }
-    if (run->o.track_files && (run->in_git_repo || getenv("GIT_DIR"))) {
+    if (!snapshots) {
+        run->res->files_untracked = why;
+    } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
+        /* Outside a work tree there is nothing to snapshot: no git process per job
+         * (GIT_DIR can point anywhere, so then git itself decides). */
+        run->res->files_untracked = AR_UNTRACKED_NOT_A_WORK_TREE;
+    } else {
         if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_before, run, err) == 0)
             return 0;
+        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
         ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
         ar_error_clear(err);
     }

@@ -12,6 +12,9 @@
 static const char *const repair_names[] = { "none", "local", "model" };
 static const char *const cost_names[] = { "unknown", "cli", "price_table", "cache" };
 static const char *const op_names[] = { "create", "modify", "delete", "rename" };
+/* In enum ar_files_untracked's order. */
+static const char *const untracked_names[] = { "not_run", "read_only", "disabled",
+                                               "not_a_work_tree", "git_failed" };
 
 static void free_strv(char **v)
 {
@@ -169,6 +172,9 @@ json_t *ar_result_to_value(const struct ar_result *r)
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
     json_object_set_new(o, "exit_code", json_integer(r->exit_code));
     json_object_set_new(o, "files_tracked", json_boolean(r->files_tracked));
+    json_object_set_new(o, "files_untracked_reason",
+                        r->files_tracked ? json_null()
+                                         : json_string(untracked_names[r->files_untracked]));
     json_object_set_new(o, "files", files_value(r));
     json_object_set_new(o, "calls", calls_value(r));
     if (r->error.code) {

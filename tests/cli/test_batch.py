@@ -223,6 +223,24 @@ class Batch(unittest.TestCase):
         for r in records(p.stdout):
             self.assertEqual(len(r["files"]), 1, r["files"])
 
+    def test_track_files_key_and_flag(self):
+        self.sb.answers("codex", ["done"])
+        text = (json.dumps({"id": "read", "prompt": "x"}) + "\n" +
+                json.dumps({"id": "forced", "prompt": "x", "track_files": True}) + "\n" +
+                json.dumps({"id": "off", "prompt": "x", "track_files": False}) + "\n" +
+                json.dumps({"id": "bad", "prompt": "x", "track_files": "yes"}) + "\n")
+        p = self.batch(text, "-j", "1")
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(recs["read"]["files_untracked_reason"], "read_only")
+        self.assertTrue(recs["forced"]["files_tracked"])
+        self.assertIsNone(recs["forced"]["files_untracked_reason"])
+        self.assertEqual(recs["off"]["files_untracked_reason"], "disabled")
+        self.assertIn("track_files", recs["bad"]["error"]["message"])
+        p = self.batch(text, "-j", "1", "--track-files")
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertTrue(recs["read"]["files_tracked"])
+        self.assertEqual(recs["off"]["files_untracked_reason"], "disabled")
+
     def test_usage_errors(self):
         for args in (["batch", "-j", "0"], ["batch", "--max-cost", "free"],
                      ["batch", "--max-cost", "inf"], ["batch", "--max-cost", "1e999"],

@@ -1,6 +1,7 @@
 """agentrun run end to end with the fake CLI: the pipeline's promises (issue 5)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -202,6 +203,42 @@ class RunPipeline(unittest.TestCase):
             r = result(p)
             self.assertFalse(r["files_tracked"])
             self.assertIn("--skip-git-repo-check", r["calls"][0]["argv"])
+            p = sb.run("run", "--format", "json", "--allow-edits", "x")
+            self.assertEqual(result(p)["files_untracked_reason"], "not_a_work_tree")
+
+    def test_a_read_run_takes_no_snapshot_and_says_why(self):
+        self.sb.answers("codex", ["done"])
+        # A stand-in git that records being run: a read run must not run it at all.
+        log = os.path.join(self.sb.root, "git.log")
+        fake = os.path.join(self.sb.root, "gitbin")
+        os.makedirs(fake)
+        real = shutil.which("git", path=self.sb.env.get("PATH"))
+        with open(os.path.join(fake, "git"), "w") as f:
+            f.write(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
+        os.chmod(os.path.join(fake, "git"), 0o755)
+        env = dict(self.sb.env, PATH=fake + os.pathsep + self.sb.env.get("PATH", ""),
+                   FAKE_CLI_WRITE_FILES="sneaky.txt=x")
+        p = self.sb.run("run", "--format", "json", "x", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertFalse(r["files_tracked"])
+        self.assertEqual(r["files_untracked_reason"], "read_only")
+        self.assertEqual(r["files"], [])
+        self.assertFalse(os.path.exists(log), "a read run ran git")
+
+    def test_track_files_forces_the_snapshots_of_a_read_run(self):
+        self.sb.answers("codex", ["done", "done"])
+        self.sb.env["FAKE_CLI_WRITE_FILES"] = "sneaky.txt=x"
+        p = self.sb.run("run", "--format", "json", "--track-files", "x")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertTrue(r["files_tracked"])
+        self.assertIsNone(r["files_untracked_reason"])
+        self.assertEqual([(f["path"], f["op"]) for f in r["files"]], [("sneaky.txt", "create")])
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "--no-files", "x")
+        r = result(p)
+        self.assertFalse(r["files_tracked"])
+        self.assertEqual(r["files_untracked_reason"], "disabled")
 
     def test_template_with_vars_and_its_contract(self):
         d = os.path.join(self.sb.root, "prompts")
@@ -385,7 +422,8 @@ class RunPipeline(unittest.TestCase):
                    FAKE_CLI_WRITE_FILES="partial.txt=written before the signal",
                    FAKE_CLI_GRANDCHILD="ignore-term",
                    FAKE_CLI_PIDFILE=os.path.join(self.sb.root, "pids"))
-        proc = subprocess.Popen([AGENTRUN, "run", "--format", "json", "x"], cwd=self.sb.work,
+        proc = subprocess.Popen([AGENTRUN, "run", "--format", "json", "--allow-edits", "x"],
+                                cwd=self.sb.work,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, text=True)
         deadline = time.time() + 10

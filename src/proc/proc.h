@@ -207,6 +207,16 @@ int ar_loop_defer(struct ar_loop *loop, ar_job_fn *fn, void *arg);
 #define AR_PROC_FDS_RESERVED 32
 unsigned ar_proc_jobs_within_fd_limit(unsigned want);
 
+/*
+ * Runs work(arg) on libuv's thread pool, then done(arg) on the loop thread
+ * (never from inside this function). work must not touch the loop or any
+ * handle, and arg must stay valid and untouched by the loop until done runs.
+ * For blocking file work (hashing) that must not stall the other jobs on the
+ * loop. The pool has UV_THREADPOOL_SIZE threads (libuv's default: 4); the
+ * request keeps the loop alive until done has run. Returns 0 or AR_ENOMEM.
+ */
+int ar_loop_work(struct ar_loop *loop, ar_job_fn *work, ar_job_fn *done, void *arg);
+
 /* The libuv version at run time ("1.44.2"). Static storage. */
 const char *ar_libuv_version(void);
 

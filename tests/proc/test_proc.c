@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1217,9 +1218,68 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- Work on the thread pool --------------------------------------------------- */
+
+struct pool_work {
+    struct rec r;          /* the child that must finish while the work blocks */
+    volatile int released; /* set by the child's completion, on the loop thread */
+    int saw_release;       /* the work saw it (else it gave up after 10 s) */
+    int work_on_loop;      /* the work ran on the loop thread */
+    int done_on_loop;
+    pthread_t loop_thread;
+};
+
+static void on_work_child_done(struct ar_child *c, const struct ar_child_result *res, void *arg)
+{
+    struct pool_work *w = arg;
+    on_done(c, res, &w->r);
+    __atomic_store_n(&w->released, 1, __ATOMIC_SEQ_CST);
+}
+
+static void blocking_work(void *arg)
+{
+    struct pool_work *w = arg;
+    w->work_on_loop = pthread_equal(pthread_self(), w->loop_thread);
+    for (int i = 0; i < 1000 && !__atomic_load_n(&w->released, __ATOMIC_SEQ_CST); i++)
+        usleep(10000);
+    w->saw_release = __atomic_load_n(&w->released, __ATOMIC_SEQ_CST);
+}
+
+static void work_done(void *arg)
+{
+    struct pool_work *w = arg;
+    w->done_on_loop = pthread_equal(pthread_self(), w->loop_thread);
+}
+
+/* Work that blocks (a large file being hashed) leaves the loop free: a child started after it
+ * is reaped while the work still waits, and the completion comes back on the loop thread. */
+static void test_work_runs_off_the_loop_thread(void **state)
+{
+    struct pool_work w;
+    memset(&w, 0, sizeof(w));
+    w.loop_thread = pthread_self();
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    assert_non_null(loop);
+    assert_int_equal(ar_loop_work(loop, blocking_work, work_done, &w), 0);
+    struct ar_child_opts o;
+    opts_init(&o, NULL, &w.r);
+    o.on_done = on_work_child_done;
+    o.arg = &w;
+    assert_int_equal(ar_child_spawn(loop, &o, NULL, &err), 0);
+    assert_int_equal(ar_loop_run(loop), 0);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+    assert_int_equal(w.r.done, 1);
+    assert_false(w.work_on_loop);
+    assert_true(w.saw_release);
+    assert_true(w.done_on_loop);
+    rec_finish(&w.r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_work_runs_off_the_loop_thread),
         cmocka_unit_test(test_cap_fires_and_memory_stays_bounded),
         cmocka_unit_test(test_stderr_flood_does_not_count_against_the_cap),
         cmocka_unit_test(test_line_longer_than_cap_is_too_big),

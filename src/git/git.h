@@ -40,6 +40,24 @@ struct ar_loop;
 /* Per-file cap of ar_git_changes_load_content() in the RunResult (issue 5). */
 #define AR_GIT_CONTENT_MAX ((size_t)1 << 20)
 
+/*
+ * The first words of every git command agentrun runs, for a static argv:
+ *   static const char *const argv[] = { AR_GIT_ARGV_PREFIX, "status", …, NULL };
+ * core.fsmonitor=false: a configured fsmonitor is a program git would start
+ * (and a daemon it may leave behind) on our behalf; only a trusted project
+ * may have that, and the trust flag does not exist yet, so never. Commands
+ * that can diff add --no-ext-diff and --no-textconv themselves (options of
+ * the command, not config), so no external program runs on file content.
+ */
+#define AR_GIT_ARGV_PREFIX "git", "-c", "core.fsmonitor=false"
+
+/* A file's stat data as git's index keeps it: equal data means an unchanged file. */
+struct ar_git_stat {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns;
+    uint32_t mode;
+};
+
 /* One path that `git status` listed (or that `prev` listed, see revisit). */
 struct ar_git_file {
     char *path;        /* owned; relative to the root; "dir/" for an untracked nested repo */
@@ -50,6 +68,8 @@ struct ar_git_file {
     unsigned revisit : 1; /* not listed by status (clean now): hashed only because prev listed it */
     unsigned exists : 1;  /* present in the work tree when hashed */
     unsigned hashed : 1;  /* `oid` is valid (exists, and the content could be read) */
+    unsigned has_stat : 1; /* `st` is valid (exists) */
+    struct ar_git_stat st;
     unsigned char head_oid[AR_GIT_OID_LEN]; /* the HEAD blob of the path (hH), when has_head_oid */
     unsigned char oid[AR_GIT_OID_LEN];      /* the content's git blob id (symlink: of its target) */
 };
@@ -62,6 +82,10 @@ struct ar_git_snapshot {
     struct ar_git_file *files; /* owned; sorted by path (bytewise), each path once */
     size_t n;
     char head[72]; /* HEAD commit id in hex; "" before the first commit */
+    /* CLOCK_REALTIME (ns) when hashing began: a file changed this close to it may change
+     * again within the file system's timestamp granularity, so its stat data proves nothing. */
+    int64_t hashed_at_ns;
+    size_t n_read; /* files whose content hashing read (the others kept prev's hash) */
     /*
      * Taken with a prev whose HEAD differs (the run committed, or moved HEAD):
      * the paths that differ between prev->head and head, sorted, x = the
@@ -94,8 +118,8 @@ int ar_git_snapshot_take(const char *cwd, const struct ar_git_snapshot *prev,
  * The same on `loop` (for the run pipeline): spawns git through the
  * supervisor and calls done(snap, rc, err, arg) exactly once from the loop,
  * never from inside this function. cwd and prev are borrowed and must stay
- * valid until done runs. Hashing happens on the loop thread once status has
- * been read (a large dirty file delays other jobs on the loop that long).
+ * valid until done runs. Hashing runs on libuv's thread pool
+ * (ar_loop_work()), so a large dirty file never delays other jobs on the loop.
  *
  * Returns 0 when done will be called. Otherwise done is never called and the
  * return is AR_ENOMEM, or AR_ENOTFOUND (git is not on PATH) or AR_ESPAWN
@@ -127,7 +151,11 @@ int ar_git_snapshot_parse_commits(struct ar_git_snapshot *snap, const char *data
 /*
  * Adds a revisit entry for every path of prev (borrowed, may be NULL) that
  * snap lacks, then lstat()s and hashes every file of snap under snap->root.
- * An unreadable file is left with hashed == 0. Returns 0 or AR_ENOMEM.
+ * A file whose stat data equals what prev recorded for it is not read again:
+ * it keeps prev's hash, unless prev saw it change within 2 s of hashing (too
+ * close for timestamps to tell). An unreadable file is left with hashed == 0.
+ * Touches nothing but snap (prev is only read): safe on a worker thread.
+ * Returns 0 or AR_ENOMEM.
  */
 int ar_git_snapshot_hash(struct ar_git_snapshot *snap, const struct ar_git_snapshot *prev,
                          struct ar_error *err);

@@ -22,26 +22,26 @@
  */
 static const char *const git_env[] = { "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", NULL };
 
-/* core.fsmonitor=false in every git command: the repository's config must not
- * make git run a program of its choosing while agentrun takes a snapshot. */
-static const char *const toplevel_argv[] = {
-    "git", "-c", "core.fsmonitor=false", "rev-parse", "--show-toplevel", NULL
-};
+static const char *const toplevel_argv[] = { AR_GIT_ARGV_PREFIX, "rev-parse", "--show-toplevel",
+                                             NULL };
 
 /*
- * status.renames=true: a user's `status.renames = false` must not hide renames.
+ * One scan that does as little as it can: --no-renames (a rename is found
+ * by content in diff.c, which also catches `mv` without `git mv`, so git's
+ * similarity search over every added and deleted path is wasted work);
+ * --no-ahead-behind (--branch would otherwise count the commits between
+ * HEAD and its upstream); the untracked cache is used where the repository
+ * enables it (core.untrackedCache), and fsmonitor is off (AR_GIT_ARGV_PREFIX).
  * --branch: its "# branch.oid" header is HEAD, so a commit made by the run is noticed.
  */
-static const char *const status_argv[] = { "git",
-                                           "-c",
-                                           "core.fsmonitor=false",
-                                           "-c",
-                                           "status.renames=true",
+static const char *const status_argv[] = { AR_GIT_ARGV_PREFIX,
                                            "status",
                                            "--porcelain=v2",
                                            "-z",
                                            "--branch",
+                                           "--no-ahead-behind",
                                            "--untracked-files=all",
+                                           "--no-renames",
                                            NULL };
 
 /* The empty tree: what a repository without commits had before the run. */
@@ -56,6 +56,8 @@ struct snap_job {
     void *arg;
     char *root;
     struct ar_git_snapshot *snap; /* between status and the commit diff */
+    int hash_rc;                  /* the hashing's result, from the worker */
+    struct ar_error hash_err;
 };
 
 static void job_free(struct snap_job *j)
@@ -165,6 +167,9 @@ static void on_commits(struct ar_child *c, const struct ar_child_result *res, vo
     finish(j, snap, 0, NULL);
 }
 
+static void hash_work(void *arg);
+static void on_hashed(void *arg);
+
 static void on_status(struct ar_child *c, const struct ar_child_result *res, void *arg)
 {
     struct snap_job *j = arg;
@@ -183,13 +188,38 @@ static void on_status(struct ar_child *c, const struct ar_child_result *res, voi
         finish_untracked(j, "unexpected git status output", e.msg);
         return;
     }
-    if (!rc)
-        rc = ar_git_snapshot_hash(snap, j->prev, &e);
-    if (rc) {
+    if (!rc) {
+        /* Set before queueing: the worker may start at once. */
+        j->snap = snap;
+        if ((rc = ar_loop_work(j->loop, hash_work, on_hashed, j)) == 0)
+            return;
+        j->snap = NULL;
+    }
+    ar_git_snapshot_destroy(snap);
+    if (rc == AR_ENOMEM && !e.code)
+        ar_error_set(&e, AR_ENOMEM, "git snapshot", "out of memory");
+    finish(j, NULL, rc, &e);
+}
+
+/* On a pool thread: reads only the work tree, j->snap and j->prev. */
+static void hash_work(void *arg)
+{
+    struct snap_job *j = arg;
+    j->hash_rc = ar_git_snapshot_hash(j->snap, j->prev, &j->hash_err);
+}
+
+static void on_hashed(void *arg)
+{
+    struct snap_job *j = arg;
+    struct ar_git_snapshot *snap = j->snap;
+    j->snap = NULL;
+    if (j->hash_rc) {
+        struct ar_error e = j->hash_err;
         ar_git_snapshot_destroy(snap);
-        finish(j, NULL, rc, &e);
+        finish(j, NULL, j->hash_rc, &e);
         return;
     }
+    struct ar_error e = AR_ERROR_INIT;
     const struct ar_git_snapshot *prev = j->prev;
     if (!prev || !prev->tracked || !snap->head[0] || strcmp(prev->head, snap->head) == 0) {
         finish(j, snap, 0, NULL);
@@ -199,9 +229,7 @@ static void on_status(struct ar_child *c, const struct ar_child_result *res, voi
     const char *old = prev->head[0]              ? prev->head
                       : strlen(snap->head) == 40 ? EMPTY_TREE_SHA1
                                                  : EMPTY_TREE_SHA256;
-    const char *argv[] = { "git",
-                           "-c",
-                           "core.fsmonitor=false",
+    const char *argv[] = { AR_GIT_ARGV_PREFIX,
                            "diff",
                            "--no-ext-diff",
                            "--no-textconv",
@@ -223,6 +251,34 @@ static void on_status(struct ar_child *c, const struct ar_child_result *res, voi
         j->snap = NULL;
         finish(j, snap, 0, NULL);
     }
+}
+
+/*
+ * The top of the work tree found without a git process (one snapshot, one
+ * git), or NULL when git itself must say: GIT_DIR or GIT_WORK_TREE point
+ * elsewhere, no .git above cwd, or cwd inside a .git directory (where git
+ * sees no work tree at all).
+ */
+static char *known_root(const char *cwd)
+{
+    if (getenv("GIT_DIR") || getenv("GIT_WORK_TREE"))
+        return NULL;
+    char *path = realpath(cwd ? cwd : ".", NULL);
+    char *root = path ? ar_git_find_root(path) : NULL;
+    if (root) {
+        size_t n = strlen(root);
+        const char *rest = path + n;
+        if (n > 1 && *rest == '/')
+            rest++;
+        else if (n == 1)
+            rest = path + 1; /* the root is "/" */
+        if (strncmp(rest, ".git", 4) == 0 && (rest[4] == '/' || rest[4] == '\0')) {
+            free(root);
+            root = NULL;
+        }
+    }
+    free(path);
+    return root;
 }
 
 static void on_toplevel(struct ar_child *c, const struct ar_child_result *res, void *arg)
@@ -272,7 +328,17 @@ int ar_git_snapshot_start(struct ar_loop *loop, const char *cwd, const struct ar
     j->prev = prev;
     j->done = done;
     j->arg = arg;
-    int rc = spawn_git(j, toplevel_argv, j->cwd, on_toplevel, err);
+    int rc;
+    if (prev && prev->tracked)
+        j->root = strdup(prev->root); /* the same tree: its top has not moved */
+    else
+        j->root = known_root(cwd);
+    if (j->root)
+        rc = spawn_git(j, status_argv, j->root, on_status, err);
+    else if (prev && prev->tracked)
+        rc = ar_error_set(err, AR_ENOMEM, "git snapshot", "out of memory");
+    else
+        rc = spawn_git(j, toplevel_argv, j->cwd, on_toplevel, err);
     if (rc)
         job_free(j);
     return rc;

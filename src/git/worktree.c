@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "git/git.h"
@@ -87,19 +88,66 @@ static int open_regular(const char *full, struct stat *st)
     return fd;
 }
 
-/* Returns 0 or AR_ENOMEM; sets exists/hashed/oid of f. */
-static int hash_file(const char *root, struct ar_git_file *f)
+/* Timestamps this close to the start of hashing cannot prove a file unchanged (see git.h). */
+#define RACY_NS ((int64_t)2000000000)
+
+static int64_t ns_of(struct timespec t)
+{
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void stat_keep(struct ar_git_stat *d, const struct stat *st)
+{
+    d->dev = (uint64_t)st->st_dev;
+    d->ino = (uint64_t)st->st_ino;
+    d->size = (uint64_t)st->st_size;
+    d->mtime_ns = ns_of(st->st_mtim);
+    d->ctime_ns = ns_of(st->st_ctim);
+    d->mode = (uint32_t)st->st_mode;
+}
+
+/*
+ * Whether f (just lstat()ed) is what prev's entry p saw: same stat data, and
+ * p's timestamps far enough before prev's hashing that a later write within
+ * the same timestamp tick is impossible. ctime cannot be set by a user, so a
+ * write that restored mtime and size still shows.
+ */
+static int unchanged(const struct ar_git_file *f, const struct ar_git_file *p,
+                     const struct ar_git_snapshot *prev)
+{
+    if (!p || !p->has_stat || !f->has_stat)
+        return 0;
+    const struct ar_git_stat *a = &f->st, *b = &p->st;
+    if (a->dev != b->dev || a->ino != b->ino || a->size != b->size || a->mode != b->mode ||
+        a->mtime_ns != b->mtime_ns || a->ctime_ns != b->ctime_ns)
+        return 0;
+    int64_t limit = prev->hashed_at_ns - RACY_NS;
+    return b->mtime_ns < limit && b->ctime_ns < limit;
+}
+
+/* Returns 0 or AR_ENOMEM; sets exists/hashed/oid/st of f. p: prev's entry for the path, or NULL. */
+static int hash_file(const char *root, struct ar_git_file *f, const struct ar_git_file *p,
+                     const struct ar_git_snapshot *prev, size_t *n_read)
 {
     char *full = join(root, f->path);
     if (!full)
         return AR_ENOMEM;
-    f->exists = f->hashed = 0;
+    f->exists = f->hashed = f->has_stat = 0;
     struct stat st;
     if (lstat(full, &st) != 0) {
         free(full);
         return 0;
     }
     f->exists = 1;
+    f->has_stat = 1;
+    stat_keep(&f->st, &st);
+    if (unchanged(f, p, prev)) {
+        f->hashed = p->hashed;
+        memcpy(f->oid, p->oid, AR_GIT_OID_LEN);
+        free(full);
+        return 0;
+    }
+    (*n_read)++;
     if (S_ISLNK(st.st_mode)) {
         size_t n;
         char *target = read_link(full, &n);
@@ -185,11 +233,17 @@ int ar_git_snapshot_hash(struct ar_git_snapshot *snap, const struct ar_git_snaps
 {
     if (!snap->tracked)
         return 0;
-    if (prev && prev->tracked && add_revisits(snap, prev))
+    if (prev && !prev->tracked)
+        prev = NULL;
+    if (prev && add_revisits(snap, prev))
         return ar_error_set(err, AR_ENOMEM, "git snapshot", "out of memory");
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snap->hashed_at_ns = ns_of(now);
     for (size_t i = 0; i < snap->n; i++) {
         struct ar_git_file *f = &snap->files[i];
-        if (hash_file(snap->root, f))
+        const struct ar_git_file *p = prev ? ar_git_snapshot_find(prev, f->path) : NULL;
+        if (hash_file(snap->root, f, p, prev, &snap->n_read))
             return ar_error_set(err, AR_ENOMEM, "git snapshot", "out of memory");
         /* A clean path that exists is exactly what HEAD holds. */
         if (f->revisit)

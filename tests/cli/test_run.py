@@ -206,18 +206,37 @@ class RunPipeline(unittest.TestCase):
             p = sb.run("run", "--format", "json", "--allow-edits", "x")
             self.assertEqual(result(p)["files_untracked_reason"], "not_a_work_tree")
 
-    def test_a_read_run_takes_no_snapshot_and_says_why(self):
-        self.sb.answers("codex", ["done"])
-        # A stand-in git that records being run: a read run must not run it at all.
+    def logging_git(self):
+        """A stand-in git that appends its arguments to a log, then runs the real one."""
         log = os.path.join(self.sb.root, "git.log")
         fake = os.path.join(self.sb.root, "gitbin")
-        os.makedirs(fake)
+        os.makedirs(fake, exist_ok=True)
         real = shutil.which("git", path=self.sb.env.get("PATH"))
         with open(os.path.join(fake, "git"), "w") as f:
             f.write(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
         os.chmod(os.path.join(fake, "git"), 0o755)
-        env = dict(self.sb.env, PATH=fake + os.pathsep + self.sb.env.get("PATH", ""),
-                   FAKE_CLI_WRITE_FILES="sneaky.txt=x")
+        return log, dict(self.sb.env, PATH=fake + os.pathsep + self.sb.env.get("PATH", ""))
+
+    def test_an_edit_run_runs_one_cheap_git_status_per_snapshot(self):
+        self.sb.answers("codex", ["done"])
+        log, env = self.logging_git()
+        env["FAKE_CLI_WRITE_FILES"] = "new.txt=x"
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "x", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([(f["path"], f["op"]) for f in result(p)["files"]],
+                         [("new.txt", "create")])
+        with open(log) as f:
+            runs = f.read().splitlines()
+        self.assertEqual(len(runs), 2, runs)
+        for r in runs:
+            self.assertTrue(r.startswith("-c core.fsmonitor=false status --porcelain=v2 -z"), r)
+            self.assertIn("--no-renames", r)
+
+    def test_a_read_run_takes_no_snapshot_and_says_why(self):
+        self.sb.answers("codex", ["done"])
+        # A read run must not run git at all.
+        log, env = self.logging_git()
+        env["FAKE_CLI_WRITE_FILES"] = "sneaky.txt=x"
         p = self.sb.run("run", "--format", "json", "x", env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         r = result(p)

@@ -207,6 +207,31 @@ static const char *const odd_names[] = {
     "bad\xff.txt", "back\\slash",    "tab\tname",
 };
 
+/* The second snapshot reads only files whose stat data changed since the first. */
+static void test_unchanged_stat_is_not_read_again(void **state)
+{
+    puts_file("a.txt", "dirty\n");
+    puts_file("u.txt", "untracked\n");
+    struct ar_git_snapshot *before = take(NULL);
+    assert_int_equal(before->n_read, 2);
+    /* Just written: too close to the snapshot for timestamps to prove anything. */
+    struct ar_git_snapshot *after = take(before);
+    assert_int_equal(after->n_read, 2);
+    ar_git_snapshot_destroy(after);
+    /* As if the files had been written long before the first snapshot. */
+    before->hashed_at_ns += (int64_t)60 * 1000000000;
+    after = take(before);
+    assert_int_equal(after->n_read, 0);
+    ar_git_snapshot_destroy(after);
+    expect_changes(before, "");
+    puts_file("u.txt", "changed, longer\n");
+    after = take(before);
+    assert_int_equal(after->n_read, 1);
+    ar_git_snapshot_destroy(after);
+    expect_changes(before, "modify u.txt;");
+    ar_git_snapshot_destroy(before);
+}
+
 static void test_odd_names(void **state)
 {
     struct ar_git_snapshot *before = take(NULL);
@@ -426,6 +451,7 @@ int main(void)
         T(test_with_content_text_binary_and_cap),
         T(test_async_snapshots_share_one_loop),
         T(test_inside_dot_git_is_untracked),
+        T(test_unchanged_stat_is_not_read_again),
         cmocka_unit_test_setup_teardown(test_not_a_repo_is_untracked_not_an_error, make_plain_dir,
                                         remove_repo),
         cmocka_unit_test_setup_teardown(test_first_commit_of_an_empty_repository, make_plain_dir,

@@ -62,7 +62,8 @@ static const struct ar_cli_opt opts[] = {
 
 struct job_state {
     struct ar_batch_job job;
-    int state; /* PENDING, RUNNING, DONE */
+    int state;  /* PENDING, RUNNING, DONE */
+    int waited; /* held back at least once: another edit job had its work tree */
     double reserved;
     struct batch *b;
 };
@@ -77,6 +78,7 @@ struct batch {
     unsigned max_running;
     unsigned running;
     size_t ok, failed, skipped, budget_stopped, not_started;
+    size_t waited; /* edit jobs that waited for their work tree */
     struct ar_usage usage;
     double cost;
     size_t unknown_cost;
@@ -277,6 +279,10 @@ static void pump(struct batch *b)
             continue;
         }
         if (js->job.worktree && tree_busy(b, js->job.worktree)) {
+            if (!js->waited) {
+                js->waited = 1;
+                b->waited++;
+            }
             if (!b->serial_said) {
                 ar_cli_warnf("jobs that edit the same work tree run one at a time, so that each "
                              "one's files are its own");
@@ -513,6 +519,12 @@ static void summary(struct batch *b)
             b->ok, failed, b->skipped, pending, (unsigned long long)b->usage.input,
             (unsigned long long)(b->usage.cache_read + b->usage.cache_write),
             (unsigned long long)b->usage.output, cost, secs);
+    /* Until jobs get work trees of their own, git cannot tell two writers apart. */
+    if (b->waited)
+        fprintf(stderr,
+                "agentrun batch: edit jobs in one work tree ran one at a time (%zu waited for "
+                "theirs)\n",
+                b->waited);
 }
 
 /*

@@ -220,6 +220,8 @@ class Batch(unittest.TestCase):
         p = self.batch(jobs(3, allow_edits=True), "-j", "3")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("one at a time", p.stderr)
+        self.assertIn("edit jobs in one work tree ran one at a time (2 waited for theirs)",
+                      p.stderr)
         for r in records(p.stdout):
             self.assertEqual(len(r["files"]), 1, r["files"])
 
@@ -240,6 +242,34 @@ class Batch(unittest.TestCase):
         recs = {r["id"]: r for r in records(p.stdout)}
         self.assertTrue(recs["read"]["files_tracked"])
         self.assertEqual(recs["off"]["files_untracked_reason"], "disabled")
+
+    def test_a_huge_untracked_file_being_hashed_does_not_hold_up_other_jobs(self):
+        # Hashing a 1 TiB sparse file takes many minutes: on the loop thread it would hold
+        # up every other job's result until it ended. The read job in the same tree must
+        # be reported while the edit job is still hashing.
+        self.sb.answers("codex", ["done"])
+        with open(os.path.join(self.sb.work, "huge.bin"), "wb") as f:
+            f.truncate(1 << 40)
+        text = (json.dumps({"id": "edit", "prompt": "x", "allow_edits": True}) + "\n" +
+                json.dumps({"id": "read", "prompt": "y"}) + "\n")
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        proc = subprocess.Popen([AGENTRUN, "batch", "-j", "2", "-"], cwd=self.sb.work, env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        try:
+            proc.stdin.write(text)
+            proc.stdin.close()
+            import select
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            self.assertTrue(ready, "no record while the huge file was being hashed")
+            first = json.loads(proc.stdout.readline())
+            self.assertEqual(first["id"], "read")
+            self.assertTrue(first["ok"], first)
+            self.assertIsNone(proc.poll(), "the edit job cannot have finished hashing 1 TiB")
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
 
     def test_usage_errors(self):
         for args in (["batch", "-j", "0"], ["batch", "--max-cost", "free"],

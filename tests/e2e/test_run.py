@@ -155,7 +155,9 @@ class Base:
         self.assertEqual(len(doc["calls"]), 1)
         self.assertEqual(doc["calls"][0]["tokens"], doc["tokens"])
         self.assertEqual(doc["exit_code"], 0)
-        self.assertTrue(doc["files_tracked"])
+        # A read call cannot write: no snapshots unless --track-files asks (issue 22).
+        self.assertFalse(doc["files_tracked"])
+        self.assertEqual(doc["files_untracked_reason"], "read_only")
         self.assertEqual(doc["files"], [])
         sid = self.session_of_transcript()
         self.assertTrue(sid)

@@ -487,16 +487,17 @@ static void summary(struct batch *b)
     double secs = (double)(ar_now_ms() - b->t0) / 1000.0;
     if (b->s.log_json) {
         /* One more event line, not prose, for a reader of JSON lines. */
-        json_t *o = json_pack(
-            "{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I},s:o,s:I,s:I}", "level", "info",
-            "event", "batch_finished", "ok", (json_int_t)b->ok, "failed", (json_int_t)b->failed,
-            "skipped", (json_int_t)b->skipped, "not_started", (json_int_t)b->not_started,
-            "budget_stopped", (json_int_t)b->budget_stopped, "tokens", "input",
-            (json_int_t)b->usage.input, "cache_read", (json_int_t)b->usage.cache_read,
-            "cache_write", (json_int_t)b->usage.cache_write, "output", (json_int_t)b->usage.output,
-            "reasoning", (json_int_t)b->usage.reasoning, "cost_usd",
-            json_real(ar_cost_round(b->cost)), "unknown_cost_jobs", (json_int_t)b->unknown_cost,
-            "duration_ms", (json_int_t)(secs * 1000));
+        json_t *o =
+            json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I},s:o,s:I,s:I}",
+                      "level", "info", "event", "batch_finished", "ok", (json_int_t)b->ok, "failed",
+                      (json_int_t)b->failed, "skipped", (json_int_t)b->skipped, "not_started",
+                      (json_int_t)b->not_started, "budget_stopped", (json_int_t)b->budget_stopped,
+                      "edit_jobs_waited", (json_int_t)b->waited, "tokens", "input",
+                      (json_int_t)b->usage.input, "cache_read", (json_int_t)b->usage.cache_read,
+                      "cache_write", (json_int_t)b->usage.cache_write, "output",
+                      (json_int_t)b->usage.output, "reasoning", (json_int_t)b->usage.reasoning,
+                      "cost_usd", json_real(ar_cost_round(b->cost)), "unknown_cost_jobs",
+                      (json_int_t)b->unknown_cost, "duration_ms", (json_int_t)(secs * 1000));
         ar_cli_print_json_event(o);
         return;
     }

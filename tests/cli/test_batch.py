@@ -224,6 +224,9 @@ class Batch(unittest.TestCase):
                       p.stderr)
         for r in records(p.stdout):
             self.assertEqual(len(r["files"]), 1, r["files"])
+        q = self.batch(jobs(3, allow_edits=True), "-j", "3", "--log-format", "json")
+        last = json.loads(q.stderr.strip().splitlines()[-1])
+        self.assertEqual((last["event"], last["edit_jobs_waited"]), ("batch_finished", 2))
 
     def test_track_files_key_and_flag(self):
         self.sb.answers("codex", ["done"])

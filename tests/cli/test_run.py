@@ -9,7 +9,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox, alive  # noqa: E402
+from clitest import AGENTRUN, Sandbox, alive, claude_stream  # noqa: E402
+
+FIXTURES = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures")
 
 SCHEMA = json.dumps({
     "type": "object",
@@ -102,6 +104,33 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual(r["tokens"]["input"], 1600)
         self.assertEqual(r["tokens"]["cache_read"], 400)
         self.assertEqual(r["tokens"]["output"], 100)
+
+    def test_a_runs_cost_is_the_sum_of_its_calls_not_the_last_one(self):
+        # claude reports each call's own cost: main 0.01, repair 0.02 -> the run cost 0.03.
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join([
+            self.sb.fixture(claude_stream("I looked at it and it is fine.", cost=0.01)),
+            self.sb.fixture(claude_stream('{"passed": true, "issues": []}', cost=0.02))])
+        p = self.run_json(provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["repair"], "model")
+        self.assertEqual([c["cost_usd"] for c in r["calls"]], [0.01, 0.02])
+        self.assertAlmostEqual(r["cost_usd"], 0.03, places=9)
+        self.assertEqual(r["cost_source"], "cli")
+
+    def test_gemini_thinking_tokens_are_output_and_priced_as_output(self):
+        # Recorded from the real gemini CLI: candidates 42 + thoughts 300, uncached 1200,
+        # cached 300, gemini-2.5-pro ($1.25 in, $0.125 cached, $10 out per MTok).
+        self.sb.env["FAKE_CLI_FIXTURE"] = os.path.join(FIXTURES, "gemini", "stream-thoughts.jsonl")
+        p = self.sb.run("run", "--format", "json", "-m", "gemini-2.5-pro", "hello",
+                        provider="gemini")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["tokens"]["output"], 342)
+        self.assertEqual(r["tokens"]["reasoning"], 300)
+        self.assertEqual(r["cost_source"], "price_table")
+        self.assertAlmostEqual(r["cost_usd"], (1200 * 1.25 + 300 * 0.125 + 342 * 10) / 1e6,
+                               places=9)
 
     def test_prose_twice_fails_with_no_json_and_lists_both_calls(self):
         self.sb.answers("codex", ["Looks fine to me.", "Still fine, honestly."])

@@ -359,7 +359,9 @@ class Handler(BaseHTTPRequestHandler):
                      403: "permission_error", 404: "not_found_error", 413: "request_too_large",
                      429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
             body = {"type": "error", "error": {"type": etype, "message": msg or {
-                401: "invalid x-api-key", 429: "rate limited"}.get(status, "Internal server error")}}
+                401: "invalid x-api-key", 429: "rate limited",
+                403: "Your API key does not have permission to use the specified resource."}.get(
+                status, "Internal server error")}}
             hdr = {"request-id": "req_mock"}
             if status == 429:
                 hdr["retry-after"] = "0"
@@ -368,6 +370,8 @@ class Handler(BaseHTTPRequestHandler):
             code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")
             etype = {401: "invalid_request_error", 429: "requests"}.get(status, "server_error")
             body = {"error": {"message": msg or {401: "Incorrect API key provided: sk-mock.",
+                                                 403: "Project `proj_mock` does not have access "
+                                                      "to model `gpt-5.5`",
                                                  429: "Rate limit reached"}.get(
                 status, "The server had an error while processing your request."),
                 "type": etype, "param": None, "code": code}}
@@ -376,6 +380,7 @@ class Handler(BaseHTTPRequestHandler):
                    404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(status, "INTERNAL")
         body = {"error": {"code": status, "status": gstatus, "message": msg or {
             401: "API key not valid. Please pass a valid API key.",
+            403: "The caller does not have permission",
             429: "Resource has been exhausted (e.g. check quota)."}.get(
             status, "An internal error has occurred.")}}
         return self.send_json(status, body)

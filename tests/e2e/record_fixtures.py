@@ -39,6 +39,8 @@ GEMINI_JSON = ["-o", "json"]
 U_MAIN = {"input": 1200, "cached": 300, "cache_write": 0, "output": 42}
 U_TOOL1 = {"input": 900, "cached": 100, "output": 25}
 U_TOOL2 = {"input": 1000, "cached": 800, "output": 12}
+# A thinking model: output 342 of which 300 are thoughts (gemini: candidates 42 + thoughts 300).
+U_THOUGHTS = {"input": 1200, "cached": 300, "cache_write": 0, "output": 342, "reasoning": 300}
 TEXT = "Hello! This is the mock model answering."
 FENCED = {"verdict": "ok", "issues": [], "score": 7}
 SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string"},
@@ -60,7 +62,7 @@ def shell_then_text():
                  usage=U_TOOL1), text("I ran the command.", U_TOOL2)]
 
 
-ERR = {401: "auth", 429: "rate limit", 500: "server error"}
+ERR = {401: "auth", 403: "forbidden: a key without access", 429: "rate limit", 500: "server error"}
 
 
 def cases():
@@ -98,7 +100,7 @@ def cases():
          "streaming (request 2 has no stream key) and gets the answer; NOTE the result's "
          "usage is all 0 while total_cost_usd counts the tokens", {}),
     ]
-    for st in (401, 429, 500):
+    for st in (401, 403, 429, 500):
         c.append(("claude", "stream-error-%d" % st, "jsonl", CLAUDE_STREAM,
                   {"claude": [dict(kind="error", status=st)]},
                   "HTTP %d (%s), CLAUDE_CODE_MAX_RETRIES=0" % (st, ERR[st]), {}))
@@ -162,7 +164,7 @@ def cases():
          "exec resume <thread id> (json-resume-first.jsonl is call 1): usage is cumulative "
          "over the thread", {"resume": True}),
     ]
-    for st in (401, 429, 500):
+    for st in (401, 403, 429, 500):
         c.append(("codex", "json-error-%d" % st, "jsonl", CODEX_JSON,
                   {"codex": [dict(kind="error", status=st)]},
                   "HTTP %d (%s), request_max_retries=0 stream_max_retries=0" % (st, ERR[st]), {}))
@@ -173,6 +175,13 @@ def cases():
          "router call (gemini-3.5-flash-lite) scripted with 0 tokens", {}),
         ("gemini", "json-text", "json", GEMINI_JSON, {"gemini": [text()]},
          "json object of a text answer (no trailing newline)", {}),
+        ("gemini", "stream-thoughts", "jsonl", GEMINI_STREAM + ["-m", "gemini-2.5-pro"],
+         {"gemini": [text(usage=U_THOUGHTS)]},
+         "a thinking answer: scripted candidates 42 + thoughts 300 (output 342), uncached 1200 "
+         "+ cached 300; -m gemini-2.5-pro (no router call, a priced model)", {}),
+        ("gemini", "json-thoughts", "json", GEMINI_JSON + ["-m", "gemini-2.5-pro"],
+         {"gemini": [text(usage=U_THOUGHTS)]},
+         "json object of a thinking answer: tokens.candidates 42, tokens.thoughts 300", {}),
         ("gemini", "plain-text", "stdout", [], {"gemini": [text()]},
          "text mode", {}),
         ("gemini", "stream-fenced-json", "jsonl", GEMINI_STREAM,
@@ -224,7 +233,7 @@ def cases():
          "--resume <session id> (stream-resume-first.jsonl is call 1): usage per call",
          {"resume": True}),
     ]
-    for st in (401, 429, 500):
+    for st in (401, 403, 429, 500):
         c.append(("gemini", "stream-error-%d" % st, "jsonl", GEMINI_STREAM,
                   {"gemini": [dict(kind="error", status=st)]},
                   "HTTP %d (%s), maxAttempts 1" % (st, ERR[st]), {}))

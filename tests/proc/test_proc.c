@@ -315,6 +315,54 @@ static void test_line_longer_than_cap_is_too_big(void **state)
     rec_finish(&r);
 }
 
+/* The cap is a limit the output may reach: exactly cap bytes is a normal exit, one more is not. */
+static void test_output_of_exactly_the_cap_is_not_too_big(void **state)
+{
+    static const char *at[] = { "FAKE_CLI_FLOOD_STDOUT=65536", NULL };
+    static const char *past[] = { "FAKE_CLI_FLOOD_STDOUT=65537", NULL };
+    struct ar_child_opts o;
+    struct rec r;
+    opts_init(&o, at, &r);
+    o.output_cap = 65536;
+    o.capture_stdout = 1;
+    run_one(&o, &r);
+    assert_int_equal(r.res.end, AR_CHILD_EXITED);
+    assert_int_equal(r.res.err.code, 0);
+    assert_int_equal(r.res.status, 0);
+    assert_int_equal(r.res.stdout_bytes, 65536);
+    assert_int_equal(r.res.stdout_len, 65536);
+    rec_finish(&r);
+
+    opts_init(&o, past, &r);
+    o.output_cap = 65536;
+    run_one(&o, &r);
+    assert_int_equal(r.res.end, AR_CHILD_TOOBIG);
+    assert_int_equal(r.res.err.code, AR_ETOOBIG);
+    rec_finish(&r);
+}
+
+/*
+ * A CLI that writes far past the cap and exits before the next poll: its exit is
+ * seen first, then the final read finds the excess. That is too big, not a normal
+ * exit with the output silently cut at the cap. Repeated, as a poll may also win.
+ */
+static void test_output_past_the_cap_after_exit_is_still_too_big(void **state)
+{
+    static const char *env[] = { "FAKE_CLI_FLOOD_STDOUT=1048576", NULL };
+    for (int i = 0; i < 5; i++) {
+        struct ar_child_opts o;
+        struct rec r;
+        opts_init(&o, env, &r);
+        o.output_cap = 64 * 1024;
+        o.capture_stdout = 1;
+        run_one(&o, &r);
+        assert_int_equal(r.res.end, AR_CHILD_TOOBIG);
+        assert_int_equal(r.res.err.code, AR_ETOOBIG);
+        assert_true(r.res.stdout_len <= 64 * 1024);
+        rec_finish(&r);
+    }
+}
+
 /* ---- Exit ----------------------------------------------------------------- */
 
 static void test_exit_codes(void **state)
@@ -1283,6 +1331,8 @@ int main(void)
         cmocka_unit_test(test_cap_fires_and_memory_stays_bounded),
         cmocka_unit_test(test_stderr_flood_does_not_count_against_the_cap),
         cmocka_unit_test(test_line_longer_than_cap_is_too_big),
+        cmocka_unit_test(test_output_of_exactly_the_cap_is_not_too_big),
+        cmocka_unit_test(test_output_past_the_cap_after_exit_is_still_too_big),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_death_by_signal_is_128_plus_n),
         cmocka_unit_test(test_4mib_and_exit_at_once_while_reader_busy_loses_nothing),

@@ -330,6 +330,18 @@ static void test_validate_duplicate_prd_id(void **state)
         want);
 }
 
+/* A duplicate right after its twin is a duplicate too (the check must not skip the neighbour). */
+static void test_validate_duplicate_prd_id_next_to_its_twin(void **state)
+{
+    static const char *const want[] = {
+        "recommendation 1 repeats prd_id \"auth\" of recommendation 0", NULL
+    };
+    expect_messages(
+        "{\"recommendations\":[{\"prd_id\":\"auth\",\"priority\":1},"
+        "{\"prd_id\":\"auth\",\"priority\":2},{\"prd_id\":\"billing\",\"priority\":3}]}",
+        want);
+}
+
 static void test_validate_depends_on(void **state)
 {
     static const char *const want[] = {
@@ -453,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_validate_unknown_prd_id_lists_known_ids),
         cmocka_unit_test(test_validate_invalid_priority),
         cmocka_unit_test(test_validate_duplicate_prd_id),
+        cmocka_unit_test(test_validate_duplicate_prd_id_next_to_its_twin),
         cmocka_unit_test(test_validate_depends_on),
         cmocka_unit_test(test_validate_hook_reports_through_add),
         cmocka_unit_test(test_ranking_sorts_stably_cuts_top_and_lists_unranked),

@@ -18,6 +18,7 @@
 
 #include "agentrun/error.h"
 #include "provider/codex.h"
+#include "provider/common.h"
 #include "provider/gemini.h"
 #include "provider/provider.h"
 #include "util/buf.h"
@@ -90,6 +91,9 @@ static const struct fx fixtures[] = {
       1200, 300, 0, 42, 1, 1, "claude-opus-4-8[1m]", NULL, NULL },
     { "claude", "stream-error-401.jsonl", "stream-error-401.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0,
       0, 0, 1, 1, NULL, NULL, NULL },
+    /* HTTP 403 (a key without access) is an auth failure, not an API error */
+    { "claude", "stream-error-403.jsonl", "stream-error-403.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0,
+      0, 0, 1, 1, NULL, NULL, NULL },
     { "claude", "stream-error-429.jsonl", "stream-error-429.stderr", 1, 0, 0, NULL, AR_ERATELIMIT,
       0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
     { "claude", "stream-error-500.jsonl", "stream-error-500.stderr", 1, 0, 0, NULL, AR_EAPI, 0, 0,
@@ -137,6 +141,8 @@ static const struct fx fixtures[] = {
       "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
     { "codex", "json-error-401.jsonl", "json-error-401.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
       0, 1, NULL, NULL, NULL },
+    { "codex", "json-error-403.jsonl", "json-error-403.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
+      0, 1, NULL, NULL, NULL },
     { "codex", "json-error-429.jsonl", "json-error-429.stderr", 1, 0, 0, NULL, AR_ERATELIMIT, 0, 0,
       0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-error-500.jsonl", "json-error-500.stderr", 1, 0, 0, NULL, AR_EAPI, 0, 0, 0, 0,
@@ -167,6 +173,15 @@ static const struct fx fixtures[] = {
       1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
     { "gemini", "stream-error-401.jsonl", "stream-error-401.stderr", 145, 0, 0, NULL, AR_EAUTH, 0,
       0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "gemini", "stream-error-403.jsonl", "stream-error-403.stderr", 147, 0, 0, NULL, AR_EAUTH, 0,
+      0, 0, 0, 0, 1, NULL, NULL, NULL },
+    /* thinking: output 342 = candidates 42 + thoughts 300 (stream-json derives the thoughts
+     * from total_tokens) */
+    { "gemini", "stream-thoughts.jsonl", "stream-thoughts.stderr", 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 342, 0, 1, "gemini-2.5-pro",
+      NULL, NULL },
+    { "gemini", "json-thoughts.json", NULL, 0, 0, 1, "Hello! This is the mock model answering.", 0,
+      1200, 300, 0, 342, 0, 1, "gemini-2.5-pro", NULL, NULL },
     { "gemini", "stream-error-429.jsonl", "stream-error-429.stderr", 173, 0, 0, NULL, AR_ERATELIMIT,
       0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
     { "gemini", "stream-error-500.jsonl", "stream-error-500.stderr", 244, 0, 0, NULL, AR_EAPI, 0, 0,
@@ -387,6 +402,52 @@ static void test_claude_giving_up_is_not_an_api_error(void **state)
     assert_true(r.has_cost);
     ar_reply_finish(&r);
     free(data);
+}
+
+/* 401 and 403 both mean the key cannot be used: auth (the user must act), never api_error
+ * (which a fallback provider or a retry would be tried on). */
+static void test_http_403_is_auth_like_401(void **state)
+{
+    (void)state;
+    assert_int_equal(ar_pv_classify(403, NULL), AR_EAUTH);
+    assert_int_equal(ar_pv_classify(403, "Project does not have access to model"), AR_EAUTH);
+    assert_int_equal(ar_pv_classify(0, "unexpected status 403 Forbidden: no access"), AR_EAUTH);
+    assert_int_equal(ar_pv_classify(0, "{\"error\":{\"code\":403,\"message\":\"no\"}}"), AR_EAUTH);
+    assert_int_equal(ar_pv_classify(401, NULL), AR_EAUTH);
+    /* neighbours stay what they are */
+    assert_int_equal(ar_pv_classify(404, NULL), AR_EAPI);
+    assert_int_equal(ar_pv_classify(400, NULL), AR_EAPI);
+    assert_int_equal(ar_pv_classify(0, "status 4030 items"), AR_EAPI);
+}
+
+/* gemini's thinking tokens are output (billed at the output rate) and reasoning. */
+static void test_gemini_thoughts_count_as_output_and_reasoning(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("gemini");
+    const char *files[] = { "stream-thoughts.jsonl", "json-thoughts.json" };
+    for (size_t i = 0; i < 2; i++) {
+        size_t len;
+        char *data = slurp("gemini", files[i], &len);
+        assert_non_null(data);
+        struct ar_reply r;
+        ar_reply_init(&r);
+        if (i == 1) {
+            assert_int_equal(p->unwrap_captured(data, len, &r), 0);
+        } else {
+            struct ar_call_spec spec = { 0 };
+            struct ar_unwrap *u = p->unwrap_new(&spec);
+            assert_int_equal(feed(p, u, data, len, NULL, NULL), 1);
+            struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+            p->unwrap_finish(u, &ex, &r);
+            p->unwrap_free(u);
+        }
+        assert_int_equal(r.error, 0);
+        assert_int_equal(r.usage.output, 342);
+        assert_int_equal(r.usage.reasoning, 300);
+        ar_reply_finish(&r);
+        free(data);
+    }
 }
 
 static void test_plain_modes_are_not_wrappers(void **state)
@@ -1000,6 +1061,8 @@ int main(void)
         cmocka_unit_test(test_killed_without_final_event_is_interrupted),
         cmocka_unit_test(test_claude_giving_up_is_not_an_api_error),
         cmocka_unit_test(test_plain_modes_are_not_wrappers),
+        cmocka_unit_test(test_http_403_is_auth_like_401),
+        cmocka_unit_test(test_gemini_thoughts_count_as_output_and_reasoning),
         cmocka_unit_test(test_codex_plain_stderr_gives_tokens_and_session),
         cmocka_unit_test(test_gemini_stderr_error_object_is_the_last_one),
         cmocka_unit_test(test_gemini_loop_detection_is_empty),

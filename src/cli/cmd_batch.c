@@ -48,8 +48,8 @@ static const struct ar_cli_opt opts[] = {
       "there, so the same command resumes until done",
       NULL },
     { "max-cost", KEY_MAX_COST, "USD",
-      "stop starting jobs once spent + running jobs' worst case would pass USD; the rest fail "
-      "with error budget (exit 6)",
+      "stop starting jobs once spent + a reservation per running job (the dearest job so far) "
+      "would pass USD; the rest fail with error budget (exit 6)",
       NULL },
     { "allow-edits", KEY_ALLOW_EDITS, NULL, "let every job edit files (a job may say so itself)",
       NULL },
@@ -64,7 +64,6 @@ struct job_state {
     struct ar_batch_job job;
     int state;  /* PENDING, RUNNING, DONE */
     int waited; /* held back at least once: another edit job had its work tree */
-    double reserved;
     struct batch *b;
 };
 
@@ -83,10 +82,9 @@ struct batch {
     double cost;
     size_t unknown_cost;
     double max_cost;
-    double reserved;
-    double max_seen_cost;
-    int stop;  /* 1: budget, 2: signal or broken output */
-    int worst; /* the worst exit status so far */
+    double max_seen_cost; /* the dearest finished job: each running job's reservation */
+    int stop;             /* 1: budget, 2: signal or broken output */
+    int worst;            /* the worst exit status so far */
     int serial_said;
     FILE *out;
     uint64_t t0;
@@ -202,7 +200,6 @@ static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
     struct batch *b = js->b;
     js->state = DONE;
     b->running--;
-    b->reserved -= js->reserved;
     if (res->cost_source != AR_COST_UNKNOWN && res->cost_usd > b->max_seen_cost)
         b->max_seen_cost = res->cost_usd;
     /* A cost the price table does not know cannot be held against the cap, and
@@ -230,18 +227,30 @@ static int tree_busy(const struct batch *b, const char *tree)
     return 0;
 }
 
-/* May this job start now, as far as the budget goes? Sets its reservation. */
-static int budget_allows(struct batch *b, struct job_state *js)
+enum { BUDGET_START, BUDGET_WAIT, BUDGET_OVER };
+
+/*
+ * May this job start now, as far as the budget goes? Every running job and
+ * this one reserve the dearest job's cost so far, recomputed as costs come in.
+ * Before any job has cost something the estimate is the whole remaining budget,
+ * never $0: jobs then run one at a time until the first cost is known.
+ */
+static int budget_check(struct batch *b, struct job_state *js)
 {
     if (b->max_cost <= 0)
-        return 1;
-    /* A running job's worst case is taken to be the dearest job seen so far. */
-    double worst = b->max_seen_cost;
-    if (b->cost + b->reserved + worst > b->max_cost)
-        return 0;
-    js->reserved = worst;
-    js->job.opts.max_cost_usd = b->max_cost - b->cost - b->reserved;
-    return 1;
+        return BUDGET_START;
+    double left = b->max_cost - b->cost;
+    if (!(b->max_seen_cost > 0)) {
+        if (b->running)
+            return BUDGET_WAIT;
+        js->job.opts.max_cost_usd = left;
+        return BUDGET_START;
+    }
+    double est = b->max_seen_cost;
+    if (b->cost + (b->running + 1) * est > b->max_cost)
+        return BUDGET_OVER;
+    js->job.opts.max_cost_usd = left - b->running * est;
+    return BUDGET_START;
 }
 
 static void start(struct batch *b, struct job_state *js)
@@ -249,11 +258,9 @@ static void start(struct batch *b, struct job_state *js)
     struct ar_error err = AR_ERROR_INIT;
     js->state = RUNNING;
     b->running++;
-    b->reserved += js->reserved;
     js->job.opts.job_id = js->job.id;
     if (ar_run_start(b->s.loop, &js->job.opts, on_job_done, js, NULL, &err) < 0) {
         b->running--;
-        b->reserved -= js->reserved;
         /* Which line, and where in the template ("greet.md:1") when that is the cause. */
         char msg[sizeof(err.msg) + sizeof(err.where) + 48];
         if (err.where[0] && !strstr(err.msg, err.where))
@@ -290,7 +297,10 @@ static void pump(struct batch *b)
             }
             continue;
         }
-        if (!budget_allows(b, js)) {
+        int budget = budget_check(b, js);
+        if (budget == BUDGET_WAIT)
+            break;
+        if (budget == BUDGET_OVER) {
             b->stop = 1;
             break;
         }

@@ -194,6 +194,29 @@ class Batch(unittest.TestCase):
         argv = self.sb.calls()[0]["argv"]
         self.assertIn("--max-budget-usd", argv)
 
+    def test_concurrent_jobs_stay_within_the_budget(self):
+        # $0.40 jobs, 3 at once. The first job runs alone (no cost known yet: it reserves
+        # the whole budget, never $0); then each running job and the next one reserve
+        # $0.40. Issue 21: the old rule started 3 jobs on $0 reservations and spent $1.60
+        # of 1.3. Under the cap: 1.3 -> 3 jobs ($1.20); 1.0 -> 2 jobs ($0.80).
+        self.sb.answers("claude", ["paid"], cost=0.4)
+        self.sb.env["FAKE_CLI_SLEEP_MS"] = "150"
+        for cap, ran in (("1.3", 3), ("1.0", 2)):
+            with self.subTest(cap=cap):
+                if os.path.exists(self.sb.log):
+                    os.unlink(self.sb.log)
+                p = self.batch(jobs(6, provider="claude"), "-j", "3", "--max-cost", cap)
+                self.assertEqual(p.returncode, 6, p.stderr)
+                recs = records(p.stdout)
+                self.assertEqual(len(recs), 6)
+                spent = sum(r["cost_usd"] or 0 for r in recs)
+                self.assertLessEqual(spent, float(cap) + 1e-9)
+                self.assertEqual(sum(1 for r in recs if r["ok"]), ran)
+                self.assertEqual(len(self.sb.calls()), ran)
+                self.assertEqual([r["error"]["code"] for r in recs if not r["ok"]],
+                                 ["budget"] * (6 - ran))
+                self.assertIn("$%.4f" % (0.4 * ran), p.stderr)
+
     def test_an_unknown_cost_under_a_budget_stops_starting_jobs(self):
         self.sb.answers("codex", ["x"])  # the fake codex names no model: cost unknown
         p = self.batch(jobs(4), "-j", "1", "--max-cost", "5")

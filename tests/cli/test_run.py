@@ -348,9 +348,11 @@ class RunPipeline(unittest.TestCase):
         p = self.sb.run("run", "--format", "json", "--idle-timeout", "300ms", "x")
         self.assertEqual(p.returncode, 5, p.stderr)
         self.assertEqual(result(p)["error"]["code"], "idle_timeout")
+        self.assertTrue(result(p)["calls"][0]["timed_out"])
         p = self.sb.run("run", "--format", "json", "--timeout", "300ms", "x")
         self.assertEqual(p.returncode, 5, p.stderr)
         self.assertEqual(result(p)["error"]["code"], "timeout")
+        self.assertTrue(result(p)["calls"][0]["timed_out"])
 
     def test_missing_cli_is_not_found_naming_the_binary_and_the_override(self):
         p = self.sb.run("run", "--format", "json", "x",

@@ -420,6 +420,67 @@ static void test_http_403_is_auth_like_401(void **state)
     assert_int_equal(ar_pv_classify(0, "status 4030 items"), AR_EAPI);
 }
 
+/* A claude result without modelUsage (older CLIs, some error results): usage maps field by
+ * field, cache reads and cache writes kept apart. */
+static void test_claude_usage_without_model_usage(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("claude");
+    static const char line[] =
+        "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+        "\"result\":\"hi\",\"session_id\":\"a12149e5-57b9-4101-8896-0e79223f8ed2\","
+        "\"total_cost_usd\":0.01,\"usage\":{\"input_tokens\":100,"
+        "\"cache_read_input_tokens\":30,\"cache_creation_input_tokens\":20,"
+        "\"output_tokens\":5}}";
+    struct ar_call_spec spec = { 0 };
+    struct ar_unwrap *u = p->unwrap_new(&spec);
+    assert_int_equal(feed(p, u, line, sizeof(line) - 1, NULL, NULL), 1);
+    struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+    struct ar_reply r;
+    ar_reply_init(&r);
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, 0);
+    assert_true(r.has_usage);
+    assert_int_equal(r.usage.input, 100);
+    assert_int_equal(r.usage.cache_read, 30);
+    assert_int_equal(r.usage.cache_write, 20);
+    assert_int_equal(r.usage.output, 5);
+    ar_reply_finish(&r);
+}
+
+/* modelUsage lists every model the run used (the main one and, e.g., a small one for side
+ * tasks): tokens are the sum over all of them, and the dearest names the model. */
+static void test_claude_model_usage_sums_every_model(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("claude");
+    static const char line[] =
+        "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+        "\"result\":\"hi\",\"session_id\":\"a12149e5-57b9-4101-8896-0e79223f8ed2\","
+        "\"total_cost_usd\":0.05,\"usage\":{\"input_tokens\":1,\"output_tokens\":1},"
+        "\"modelUsage\":{\"claude-opus-4-8\":{\"inputTokens\":1000,\"outputTokens\":50,"
+        "\"cacheReadInputTokens\":300,\"cacheCreationInputTokens\":10,\"costUSD\":0.04},"
+        "\"claude-haiku-4-5\":{\"inputTokens\":200,\"outputTokens\":7,"
+        "\"cacheReadInputTokens\":5,\"cacheCreationInputTokens\":1,\"costUSD\":0.01}}}";
+    struct ar_call_spec spec = { 0 };
+    struct ar_unwrap *u = p->unwrap_new(&spec);
+    assert_int_equal(feed(p, u, line, sizeof(line) - 1, NULL, NULL), 1);
+    struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+    struct ar_reply r;
+    ar_reply_init(&r);
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, 0);
+    assert_int_equal(r.usage.input, 1200);
+    assert_int_equal(r.usage.output, 57);
+    assert_int_equal(r.usage.cache_read, 305);
+    assert_int_equal(r.usage.cache_write, 11);
+    assert_non_null(r.model);
+    assert_string_equal(r.model, "claude-opus-4-8");
+    ar_reply_finish(&r);
+}
+
 /* gemini's thinking tokens are output (billed at the output rate) and reasoning. */
 static void test_gemini_thoughts_count_as_output_and_reasoning(void **state)
 {
@@ -1062,6 +1123,8 @@ int main(void)
         cmocka_unit_test(test_claude_giving_up_is_not_an_api_error),
         cmocka_unit_test(test_plain_modes_are_not_wrappers),
         cmocka_unit_test(test_http_403_is_auth_like_401),
+        cmocka_unit_test(test_claude_usage_without_model_usage),
+        cmocka_unit_test(test_claude_model_usage_sums_every_model),
         cmocka_unit_test(test_gemini_thoughts_count_as_output_and_reasoning),
         cmocka_unit_test(test_codex_plain_stderr_gives_tokens_and_session),
         cmocka_unit_test(test_gemini_stderr_error_object_is_the_last_one),

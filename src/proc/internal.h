@@ -64,15 +64,6 @@ void ar_child_kill_now(struct ar_child *c);
 int ar_proc_group_alive(pid_t pgid);
 
 /*
- * Finds the program to run: argv0 as a path when it contains '/', else the
- * first executable match on path_env (the child's PATH). On success *out is
- * the file to execute (caller free()s). Fails with AR_ENOTFOUND or AR_ESPAWN,
- * the message naming argv0.
- */
-int ar_proc_find_program(const char *argv0, const char *cwd, const char *path_env, char **out,
-                         struct ar_error *err);
-
-/*
  * The child's environment: environ with opts->env applied ("NAME=VALUE" sets,
  * "NAME" removes). *out is a NULL-terminated array of owned strings
  * (ar_proc_free_env()). *path_out borrows the PATH value inside *out, or NULL.

@@ -220,4 +220,16 @@ int ar_loop_work(struct ar_loop *loop, ar_job_fn *work, ar_job_fn *done, void *a
 /* The libuv version at run time ("1.44.2"). Static storage. */
 const char *ar_libuv_version(void);
 
+/*
+ * Finds the program to run: argv0 as a path when it contains '/', else the
+ * first executable match on path_env (the child's PATH; NULL: a default
+ * of /usr/local/bin:/usr/bin:/bin). The one search agentrun has: the spawn and
+ * `doctor` use it alike. cwd resolves a relative argv0 (NULL: the current
+ * directory). On success *out is
+ * the file to execute (caller free()s). Fails with AR_ENOTFOUND or AR_ESPAWN,
+ * the message naming argv0.
+ */
+int ar_proc_find_program(const char *argv0, const char *cwd, const char *path_env, char **out,
+                         struct ar_error *err);
+
 #endif

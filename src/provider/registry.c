@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/proc.h"
 #include "provider/common.h"
 #include "provider/provider.h"
 
@@ -34,12 +35,6 @@ const char *ar_provider_bin(const struct ar_provider *p)
     return v && *v ? v : p->name;
 }
 
-static int is_executable(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
 char *ar_provider_which(const struct ar_provider *p)
 {
     return ar_path_search(ar_provider_bin(p));
@@ -47,28 +42,10 @@ char *ar_provider_which(const struct ar_provider *p)
 
 char *ar_path_search(const char *bin)
 {
-    if (!bin || !*bin)
-        return NULL;
-    if (strchr(bin, '/'))
-        return is_executable(bin) ? strdup(bin) : NULL;
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        const char *colon = strchr(path, ':');
-        size_t n = colon ? (size_t)(colon - path) : strlen(path);
-        char *cand = NULL;
-        /* An empty PATH entry means the current directory. */
-        if (asprintf(&cand, "%.*s/%s", (int)(n ? n : 1), n ? path : ".", bin) < 0)
-            return NULL;
-        if (is_executable(cand))
-            return cand;
-        free(cand);
-        if (!colon)
-            break;
-        path = colon + 1;
-    }
-    return NULL;
+    /* The spawn's own search (execvp's rules), so doctor can never say "found"
+     * where the spawn would say not_found. */
+    char *found = NULL;
+    return ar_proc_find_program(bin, NULL, getenv("PATH"), &found, NULL) == 0 ? found : NULL;
 }
 
 char *ar_provider_auth_file(const struct ar_provider *p, size_t i)

@@ -709,6 +709,13 @@ static void drop_own_files(const struct ar_run *run, struct ar_git_changes *ch, 
     ch->n = k;
 }
 
+/* The result's file operations are git's, one for one (fill_files() casts). */
+_Static_assert((int)AR_FILE_CREATE == (int)AR_GIT_CREATE &&
+                   (int)AR_FILE_MODIFY == (int)AR_GIT_MODIFY &&
+                   (int)AR_FILE_DELETE == (int)AR_GIT_DELETE &&
+                   (int)AR_FILE_RENAME == (int)AR_GIT_RENAME,
+               "enum ar_file_op and enum ar_git_op must stay in step");
+
 static void fill_files(struct ar_run *run, const struct ar_git_changes *ch)
 {
     struct ar_result *r = run->res;

@@ -47,6 +47,16 @@ class Doctor(unittest.TestCase):
         self.assertEqual(d["schema"], "agentrun.doctor/1")
         return p, d, {x["name"]: x for x in d["providers"]}
 
+    def test_found_means_what_the_spawn_would_run(self):
+        # doctor and the spawn share one search (execvp's rules): a directory or a file
+        # without the x bit named like the CLI is not a program.
+        os.mkdir(os.path.join(self.bin, "claude"))
+        with open(os.path.join(self.bin, "codex"), "w") as f:
+            f.write("#!/bin/sh\n")  # not executable
+        p, d, prov = self.doc()
+        self.assertFalse(prov["claude"]["found"], prov["claude"])
+        self.assertFalse(prov["codex"]["found"], prov["codex"])
+
     def test_nothing_installed_exits_4_with_install_hints(self):
         p, d, prov = self.doc()
         self.assertEqual(p.returncode, 4, p.stderr)

@@ -58,6 +58,25 @@ enum ar_files_untracked {
     AR_UNTRACKED_GIT_FAILED,      /* "git_failed": git is missing or failed (the log says why) */
 };
 
+/*
+ * The tools a call may use (DESIGN §4b). A call never loads what the checkout
+ * supplies (project settings, hooks, MCP servers, CLAUDE.md / AGENTS.md /
+ * GEMINI.md) unless trust_project is set.
+ */
+enum ar_tools {
+    AR_TOOLS_AUTO = 0, /* read-only tools, or the editing tools with allow_edits */
+    AR_TOOLS_NONE,     /* a text call: the whole input is in the prompt */
+    AR_TOOLS_READ,     /* read-only tools: read, grep, glob */
+    AR_TOOLS_EDIT,     /* the CLI's editing tools */
+};
+
+/* What one call was allowed to load and use, as the adapter set it up. */
+struct ar_posture {
+    enum ar_tools tools; /* never AR_TOOLS_AUTO here */
+    int project_config;  /* the checkout's settings, hooks and MCP servers were loaded */
+    int context_files;   /* the checkout's CLAUDE.md / AGENTS.md / GEMINI.md were loaded */
+};
+
 /* A template variable: {{name}} is replaced by value (inserted verbatim). */
 struct ar_var {
     const char *name;
@@ -104,14 +123,17 @@ struct ar_run_options {
     int want_json;           /* extract JSON even without a contract */
     enum ar_expect expect;
 
-    const char *cwd;    /* where the CLI runs; NULL: the current directory */
-    const char *resume; /* a session id to continue, or NULL */
-    int allow_edits;    /* let the CLI edit files (default read-only) */
-    int model_repair;   /* one repair call when the output fails (default 1) */
-    int local_repair;   /* deterministic local repair (default 1) */
-    int track_files;    /* enum ar_track_files: git snapshots before and after
-                           (default AR_TRACK_FILES_EDITS; 0 never, 1 always) */
-    int with_content;   /* add created/modified files' content to the result */
+    const char *cwd;     /* where the CLI runs; NULL: the current directory */
+    const char *resume;  /* a session id to continue, or NULL */
+    int allow_edits;     /* let the CLI edit files (default read-only) */
+    enum ar_tools tools; /* default AR_TOOLS_AUTO: read-only, or editing with allow_edits */
+    int trust_project;   /* load the checkout's settings, hooks, MCP servers, context files */
+    int no_session;      /* nothing to --resume later: the CLI need not keep the session */
+    int model_repair;    /* one repair call when the output fails (default 1) */
+    int local_repair;    /* deterministic local repair (default 1) */
+    int track_files;     /* enum ar_track_files: git snapshots before and after
+                            (default AR_TRACK_FILES_EDITS; 0 never, 1 always) */
+    int with_content;    /* add created/modified files' content to the result */
 
     uint64_t timeout_ms;      /* wall clock per call (default 900 s); 0: none */
     uint64_t idle_timeout_ms; /* no byte on stdout or stderr (default 300 s); 0: none */
@@ -195,6 +217,7 @@ struct ar_call_record {
     char *error; /* this call's error code name, or NULL */
     int cached;  /* served from the cache: usage and cost are 0, the original is in the result's
                     cached_* fields */
+    struct ar_posture posture;
 };
 
 /*
@@ -220,6 +243,7 @@ struct ar_result {
     int exit_code;                           /* the CLI's exit status of the last call */
     int files_tracked;                       /* 1: `files` is what the run changed */
     enum ar_files_untracked files_untracked; /* why files_tracked is 0; meaningless when 1 */
+    struct ar_posture posture; /* the main call's (the last main call with a fallback) */
     struct ar_file_change *files;
     size_t n_files;
     struct ar_call_record *calls;

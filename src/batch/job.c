@@ -26,6 +26,7 @@ enum field {
     F_JSON,
     F_EXPECT,
     F_TRACK_FILES,
+    F_TRUST_PROJECT,
 };
 
 /* The keys a line may have, sorted (a unit test checks). */
@@ -47,6 +48,7 @@ static const struct {
     { "template", F_TEMPLATE },
     { "timeout", F_TIMEOUT },
     { "track_files", F_TRACK_FILES },
+    { "trust_project", F_TRUST_PROJECT },
     { "vars", F_VARS },
 };
 
@@ -209,6 +211,7 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
     case F_ALLOW_EDITS:
     case F_TRACK_FILES:
     case F_JSON:
+    case F_TRUST_PROJECT:
         if (!json_is_boolean(v))
             return fail(job, "'%s' must be true or false", key, NULL);
         break;
@@ -256,6 +259,9 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
         return parse_fallback(job, v);
     case F_JSON:
         o->want_json = json_is_true(v);
+        return 0;
+    case F_TRUST_PROJECT:
+        o->trust_project = json_is_true(v);
         return 0;
     case F_EXPECT:
         if (!strcmp(s, "object"))

@@ -696,8 +696,8 @@ const struct ar_cli_command ar_cmd_batch = {
     .summary = "run many jobs from JSON Lines, N at a time, one RunResult line per job",
     .description =
         "Each input line is a job: {\"id\", \"prompt\" | \"template\" + \"vars\", \"provider\",\n"
-        "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"track_files\", \"timeout\",\n"
-        "\"idle_timeout\", \"fallback\", \"json\", \"expect\"}. Each output line is the job's\n"
+        "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"track_files\", \"trust_project\",\n"
+        "\"timeout\", \"idle_timeout\", \"fallback\", \"json\", \"expect\"}. Each output line is the job's\n"
         "RunResult with its \"id\", written as the job finishes. Exit 0 when every job\n"
         "succeeded, else the worst failure's status.",
     .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",

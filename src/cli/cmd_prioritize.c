@@ -179,6 +179,9 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     o.validate = ar_prioritize_validate;
     o.validate_arg = &set;
     o.allow_edits = 0;
+    /* A text call: the documents are in the prompt (DESIGN §4b). */
+    o.tools = AR_TOOLS_NONE;
+    o.no_session = 1;
     /* The prompt is the whole input: the call may be cached (--cache). */
     o.text_only = 1;
     /* Ranking reads; it changes nothing, so the git snapshots would only cost time. */

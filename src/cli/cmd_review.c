@@ -33,6 +33,7 @@ enum {
     KEY_INCLUDE,
     KEY_NO_DEFAULT_EXCLUDES,
     KEY_PRETTY,
+    KEY_CONTEXT_TOOLS,
 };
 
 #define DEFAULT_JOBS       4
@@ -47,6 +48,8 @@ static const struct ar_cli_opt opts[] = {
     { "staged", KEY_STAGED, NULL, "review the staged changes (the index against HEAD)", NULL },
     { "instructions", KEY_INSTRUCTIONS, "FILE",
       "the project's review guidelines, added to the prompt", "@file" },
+    { "context-tools", KEY_CONTEXT_TOOLS, NULL,
+      "let the model read files beyond the diff (read, grep, glob; default: no tools)", NULL },
     { "fail-on", KEY_FAIL_ON, "SEVERITY",
       "exit 1 on an issue at or above SEVERITY; none: never (default: low)",
       "critical|high|medium|low|info|none" },
@@ -171,8 +174,12 @@ static void chunk_start(void *arg)
     o.vars = vars;
     o.n_vars = 2;
     o.allow_edits = 0;
-    /* The prompt is the whole input: the call may be cached (--cache). */
-    o.text_only = 1;
+    /* A text call: the diff is in the prompt (DESIGN §4b). */
+    o.tools = o.tools == AR_TOOLS_READ ? AR_TOOLS_READ : AR_TOOLS_NONE;
+    o.no_session = 1;
+    /* The prompt is the whole input, unless the model may read files: then a cached
+     * answer could be stale (--cache). */
+    o.text_only = o.tools != AR_TOOLS_READ;
     /* A review changes nothing: the git snapshots would only cost time. */
     o.track_files = 0;
     o.job_id = ctx->n_chunks > 1 ? job->job_id : NULL;
@@ -412,6 +419,9 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_STRICT:
             strict = 1;
+            break;
+        case KEY_CONTEXT_TOOLS:
+            s.run.tools = AR_TOOLS_READ;
             break;
         case KEY_FORMAT:
             if ((fmt = ar_review_format_parse(arg)) < 0) {

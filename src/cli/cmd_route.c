@@ -246,6 +246,9 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
         o.expect = AR_EXPECT_ANY;
         o.validate = ar_route_validate;
         o.allow_edits = 0;
+        /* A text call: the documents are in the prompt (DESIGN §4b). */
+        o.tools = AR_TOOLS_NONE;
+        o.no_session = 1;
         /* The prompt is the whole input: the call may be cached (--cache). */
         o.text_only = 1;
         o.track_files = 0; /* routing reads; nothing to attribute */

@@ -20,6 +20,7 @@ enum {
     KEY_JSON,
     KEY_EXPECT,
     KEY_ALLOW_EDITS,
+    KEY_NO_TOOLS,
     KEY_RESUME,
     KEY_NO_LOCAL_REPAIR,
     KEY_WITH_CONTENT,
@@ -41,7 +42,10 @@ static const struct ar_cli_opt opts[] = {
       NULL },
     { "expect", KEY_EXPECT, "KIND", "the JSON value wanted: object, array or any (default: object)",
       "object|array|any" },
-    { "allow-edits", KEY_ALLOW_EDITS, NULL, "let the CLI edit files (default: read-only)", NULL },
+    { "allow-edits", KEY_ALLOW_EDITS, NULL,
+      "let the CLI use its editing tools (default: read-only tools: read, grep, glob)", NULL },
+    { "no-tools", KEY_NO_TOOLS, NULL,
+      "a text call: no tools at all, the CLI's agent prompt replaced where it allows", NULL },
     { "resume", KEY_RESUME, "ID", "continue the CLI session ID", NULL },
     { "no-local-repair", KEY_NO_LOCAL_REPAIR, NULL,
       "do not fix trailing commas, quotes, truncation… locally (default: fix)", NULL },
@@ -213,6 +217,9 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_ALLOW_EDITS:
             s.run.allow_edits = 1;
             break;
+        case KEY_NO_TOOLS:
+            s.run.tools = AR_TOOLS_NONE;
+            break;
         case KEY_RESUME:
             s.run.resume = arg;
             break;
@@ -270,6 +277,10 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     if (sources > 1) {
         ar_cli_usage_error(cmd, "give only one of PROMPT, -f FILE and -t TEMPLATE");
+        goto out;
+    }
+    if (s.run.allow_edits && s.run.tools == AR_TOOLS_NONE) {
+        ar_cli_usage_error(cmd, "--no-tools and --allow-edits exclude each other");
         goto out;
     }
     if (vars.n && !s.run.template_name) {

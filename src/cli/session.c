@@ -22,6 +22,9 @@ void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *
     s->run.logger.fn = ar_cli_log;
     s->run.logger.arg = s;
     s->run.logger.level = AR_LOG_WARN;
+    /* Only "1": a checkout is trusted on an explicit word, never on a stray value. */
+    const char *trust = getenv("AGENTRUN_TRUST_PROJECT");
+    s->run.trust_project = trust && strcmp(trust, "1") == 0;
 }
 
 static int parse_duration(struct ar_cli_session *s, const char *name, const char *arg,
@@ -89,6 +92,9 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
         return 1;
     case AR_CLI_KEY_FALLBACK:
         return parse_fallback(s, arg);
+    case AR_CLI_KEY_TRUST_PROJECT:
+        o->trust_project = 1;
+        return 1;
     case 'C':
         o->cwd = arg;
         return 1;

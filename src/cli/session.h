@@ -41,6 +41,7 @@ enum {
     AR_CLI_KEY_CACHE,
     AR_CLI_KEY_CACHE_DIR,
     AR_CLI_KEY_CACHE_TTL,
+    AR_CLI_KEY_TRUST_PROJECT,
     AR_CLI_KEY_COMMAND = 512,
 };
 
@@ -56,6 +57,9 @@ enum {
     {"model", 'm', "MODEL", "the model to ask for (default: $AGENTRUN_MODEL, else the CLI's)", \
      NULL}, \
     {"directory", 'C', "DIR", "run the CLI in DIR (default: the current directory)", "@dir"}, \
+    {"trust-project", AR_CLI_KEY_TRUST_PROJECT, NULL, \
+     "let the CLI load the checkout's settings, hooks, MCP servers and CLAUDE.md/AGENTS.md/" \
+     "GEMINI.md (default: $AGENTRUN_TRUST_PROJECT=1, else never)", NULL}, \
     {"timeout", AR_CLI_KEY_TIMEOUT, "DURATION", \
      "wall-clock limit per call: 90, 90s, 15m; 0: none (default: 900s)", NULL}, \
     {"idle-timeout", AR_CLI_KEY_IDLE_TIMEOUT, "DURATION", \

@@ -14,6 +14,49 @@ static const char *const claude_auth_env[] = { "ANTHROPIC_API_KEY", "CLAUDE_CODE
                                                "ANTHROPIC_AUTH_TOKEN", NULL };
 static const char *const claude_auth_files[] = { ".claude/.credentials.json", NULL };
 
+/* The built-in tools of each posture (--tools; "" is none at all). */
+static const char *const claude_tools[] = {
+    [AR_TOOLS_NONE] = "",
+    [AR_TOOLS_READ] = "Read,Grep,Glob",
+    [AR_TOOLS_EDIT] = "Read,Grep,Glob,Edit,Write,NotebookEdit",
+};
+
+/* Replaces claude's agent system prompt (≈ 15 KB) in text calls. */
+static const char claude_text_prompt[] =
+    "You are a language model called by agentrun, a command-line program. You have no tools: "
+    "everything you need is in the user's message. Answer it directly, in the form it asks for.";
+
+/*
+ * The posture levers (DESIGN §4b; measured against claude 2.1.197, docs/providers.md).
+ * --setting-sources user keeps the user's own settings (apiKeyHelper, model, their hooks and
+ * MCP servers) and drops the checkout's: .claude/settings*.json with its hooks, .mcp.json and
+ * CLAUDE.md / CLAUDE.local.md / .claude/rules. --bare would do it too but drops OAuth and
+ * keychain logins, so it is never used. A text call also loses the user's hooks, MCP servers
+ * and CLAUDE.md, and claude's agent system prompt.
+ */
+static int push_posture(const struct ar_call_spec *spec, struct ar_call_setup *out)
+{
+    struct ar_strv *a = &out->argv;
+    enum ar_tools tools = ar_pv_tools(spec);
+    int text = tools == AR_TOOLS_NONE;
+    int rc = ar_strv_pushv(a, (const char *const[]){ "--tools", claude_tools[tools], NULL });
+    if (!spec->trust_project)
+        rc |= ar_strv_pushv(a, (const char *const[]){ "--setting-sources", "user", NULL });
+    if (text) {
+        rc |=
+            ar_strv_pushv(a, (const char *const[]){ "--system-prompt", claude_text_prompt, NULL });
+        if (!spec->trust_project) {
+            rc |= ar_strv_pushv(a, (const char *const[]){ "--strict-mcp-config", "--settings",
+                                                          "{\"disableAllHooks\":true}", NULL });
+            rc |= ar_strv_push(&out->env, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1");
+        }
+    }
+    if (spec->no_session && !spec->resume)
+        rc |= ar_strv_push(a, "--no-session-persistence");
+    out->project_config = out->context_files = spec->trust_project;
+    return rc;
+}
+
 /*
  * claude's --json-schema accepts a plain JSON Schema; the contract's
  * annotation keywords are harmless. It is passed compact so the argv element
@@ -34,6 +77,7 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
     rc |= ar_strv_pushv(a, (const char *const[]){ "--permission-mode",
                                                   spec->allow_edits ? "acceptEdits" : "default",
                                                   NULL });
+    rc |= push_posture(spec, out);
     if (spec->schema) {
         json_error_t je;
         json_t *s = json_loads(spec->schema, 0, &je);

@@ -14,6 +14,15 @@ void ar_call_setup_init(struct ar_call_setup *s)
     ar_strv_init(&s->argv);
     ar_strv_init(&s->env);
     ar_strv_init(&s->tmpfiles);
+    s->project_config = 0;
+    s->context_files = 0;
+}
+
+enum ar_tools ar_pv_tools(const struct ar_call_spec *spec)
+{
+    if (spec->tools == AR_TOOLS_AUTO)
+        return spec->allow_edits ? AR_TOOLS_EDIT : AR_TOOLS_READ;
+    return spec->tools;
 }
 
 void ar_call_setup_finish(struct ar_call_setup *s)

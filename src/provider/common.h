@@ -42,6 +42,10 @@ struct ar_unwrap {
     char *partial_id;
 };
 
+/* The posture's tools of spec: NONE, READ or EDIT (AUTO, as a bare spec may say, is READ,
+ * or EDIT with allow_edits). */
+enum ar_tools ar_pv_tools(const struct ar_call_spec *spec);
+
 struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec);
 void ar_pv_unwrap_free(struct ar_unwrap *u);
 

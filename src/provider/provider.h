@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "agentrun/agentrun.h"
 #include "agentrun/error.h"
 #include "agentrun/usage.h"
 #include "util/strv.h"
@@ -29,7 +30,10 @@ struct ar_call_spec {
     const char *schema;    /* the contract as JSON text, or NULL (native structured output) */
     const char *resume;    /* a session/thread id to continue, or NULL */
     const char *cwd;       /* the working directory of the call */
-    int allow_edits;       /* edit permissions instead of read-only */
+    int allow_edits;       /* edit permissions instead of read-only (tools == AR_TOOLS_EDIT) */
+    enum ar_tools tools;   /* NONE, READ or EDIT (never AUTO): DESIGN §4b */
+    int trust_project;     /* load what the checkout supplies: settings, hooks, MCP, context */
+    int no_session;        /* no later --resume: the CLI need not persist the session */
     int in_git_repo;       /* cwd is inside a git work tree */
     double max_budget_usd; /* > 0: a budget the CLI should enforce itself, where it can */
     int text_only;         /* the prompt is the call's whole input (review, prioritize, route,
@@ -41,6 +45,10 @@ struct ar_call_setup {
     struct ar_strv argv;     /* argv[0] is the binary (AGENTRUN_<NAME>_BIN, else the name) */
     struct ar_strv env;      /* "NAME=VALUE" additions for the child */
     struct ar_strv tmpfiles; /* unlinked by ar_call_setup_finish() */
+    /* What the call loads of the checkout, as the adapter could arrange it (both 0 after
+     * init; an adapter sets them when the CLI offers no way to refuse, or trust_project). */
+    int project_config;
+    int context_files;
 };
 
 void ar_call_setup_init(struct ar_call_setup *s);

@@ -428,19 +428,37 @@ static const char *call_model(const struct ar_run *run)
     return v && *v ? v : NULL;
 }
 
+/*
+ * The tools of a call (DESIGN §4b), from the options alone, never from the
+ * CLI's configuration. The repair call only rewrites an answer that is in its
+ * prompt: it is a text call whatever the main call was.
+ */
+static enum ar_tools call_tools(const struct ar_run_options *o, enum call_kind kind)
+{
+    if (kind == CALL_REPAIR)
+        return AR_TOOLS_NONE;
+    if (o->tools != AR_TOOLS_AUTO)
+        return o->tools;
+    return o->allow_edits ? AR_TOOLS_EDIT : AR_TOOLS_READ;
+}
+
 static void start_call(struct ar_run *run, enum call_kind kind)
 {
     struct ar_error err = AR_ERROR_INIT;
     run->kind = kind;
     run->call_model = call_model(run);
+    enum ar_tools tools = call_tools(&run->o, kind);
     struct ar_call_spec spec = {
         .model = run->call_model,
         .schema = run->contract_compact,
         /* A session belongs to one CLI: a fallback provider starts afresh. */
         .resume = kind == CALL_MAIN && run->provider_index == 0 ? run->o.resume : NULL,
         .cwd = run->o.cwd,
-        /* The repair call only rewrites an answer: it never needs to edit files. */
-        .allow_edits = kind == CALL_MAIN && run->o.allow_edits,
+        .allow_edits = tools == AR_TOOLS_EDIT,
+        .tools = tools,
+        .trust_project = run->o.trust_project,
+        /* Nobody resumes a repair call's session. */
+        .no_session = kind == CALL_REPAIR || run->o.no_session,
         .in_git_repo = run->in_git_repo,
         .max_budget_usd = run->o.max_cost_usd,
         /* The repair call's input is its prompt alone, whatever the command. */
@@ -463,6 +481,9 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         finish(run);
         return;
     }
+    c->posture = (struct ar_posture){ tools, run->setup.project_config, run->setup.context_files };
+    if (kind == CALL_MAIN)
+        run->res->posture = c->posture;
     const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
     struct ar_call_opts call;
     memset(&call, 0, sizeof(call));
@@ -965,6 +986,11 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
             rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
         else
             run->res->error = (struct ar_error)AR_ERROR_INIT;
+    }
+    if (rc == 0) {
+        /* What was asked, until a call says what its adapter could arrange. */
+        run->res->posture = (struct ar_posture){ call_tools(&run->o, CALL_MAIN),
+                                                 run->o.trust_project, run->o.trust_project };
     }
     if (rc < 0) {
         ar_result_destroy(run->res);

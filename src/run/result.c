@@ -120,6 +120,16 @@ static json_t *files_value(const struct ar_result *r)
     return a;
 }
 
+static json_t *posture_value(const struct ar_posture *p)
+{
+    static const char *const tools[] = { "read", "none", "read", "edit" };
+    json_t *o = json_object();
+    json_object_set_new(o, "tools", json_string(tools[p->tools]));
+    json_object_set_new(o, "project_config", json_boolean(p->project_config));
+    json_object_set_new(o, "context_files", json_boolean(p->context_files));
+    return o;
+}
+
 static json_t *calls_value(const struct ar_result *r)
 {
     json_t *a = json_array();
@@ -129,6 +139,7 @@ static json_t *calls_value(const struct ar_result *r)
         json_object_set_new(o, "kind", json_string(c->kind ? c->kind : "main"));
         json_object_set_new(o, "provider", str_or_null(c->provider));
         json_object_set_new(o, "argv", strv_value(c->argv));
+        json_object_set_new(o, "posture", posture_value(&c->posture));
         json_object_set_new(o, "exit_code", json_integer(c->exit_code));
         json_object_set_new(o, "signal", c->signal ? json_integer(c->signal) : json_null());
         json_object_set_new(o, "duration_ms", json_integer((json_int_t)c->duration_ms));
@@ -171,6 +182,7 @@ json_t *ar_result_to_value(const struct ar_result *r)
     json_object_set_new(o, "session_id", text_value(r->session_id));
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
     json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+    json_object_set_new(o, "posture", posture_value(&r->posture));
     json_object_set_new(o, "files_tracked", json_boolean(r->files_tracked));
     json_object_set_new(o, "files_untracked_reason",
                         r->files_tracked ? json_null()

@@ -790,6 +790,74 @@ static void test_argv_for_every_option_combination(void **state)
     }
 }
 
+static int env_has(const struct ar_call_setup *s, const char *a)
+{
+    for (size_t i = 0; i < s->env.n; i++)
+        if (!strcmp(s->env.v[i], a))
+            return 1;
+    return 0;
+}
+
+static void prepare_posture(const struct ar_provider *p, enum ar_tools tools, int trust,
+                            int no_session, struct ar_call_setup *s)
+{
+    struct ar_call_spec spec = { 0 };
+    spec.tools = tools;
+    spec.allow_edits = tools == AR_TOOLS_EDIT;
+    spec.trust_project = trust;
+    spec.no_session = no_session;
+    spec.in_git_repo = 1;
+    spec.cwd = "/tmp";
+    ar_call_setup_init(s);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(p->prepare(&spec, s, &err), 0);
+    assert_int_equal(s->project_config, trust);
+}
+
+/* DESIGN §4b for claude: the checkout's settings (hooks, .mcp.json, CLAUDE.md) are never a
+ * setting source unless trusted; a text call has no tools, no MCP, no hooks, no CLAUDE.md
+ * and agentrun's own system prompt; never --bare (it drops OAuth logins). */
+static void test_claude_posture_argv(void **state)
+{
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_call_setup s;
+    static const char *const tools[] = { [AR_TOOLS_NONE] = "",
+                                         [AR_TOOLS_READ] = "Read,Grep,Glob",
+                                         [AR_TOOLS_EDIT] =
+                                             "Read,Grep,Glob,Edit,Write,NotebookEdit" };
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            prepare_posture(p, (enum ar_tools)t, trust, t == AR_TOOLS_NONE, &s);
+            int text = t == AR_TOOLS_NONE;
+            assert_true(argv_pair(&s, "--tools", tools[t]));
+            assert_int_equal(argv_pair(&s, "--setting-sources", "user"), !trust);
+            assert_int_equal(argv_has(&s, "--strict-mcp-config"), text && !trust);
+            assert_int_equal(argv_pair(&s, "--settings", "{\"disableAllHooks\":true}"),
+                             text && !trust);
+            assert_int_equal(env_has(&s, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1"), text && !trust);
+            assert_int_equal(argv_has(&s, "--system-prompt"), text);
+            assert_int_equal(argv_has(&s, "--no-session-persistence"), text);
+            assert_false(argv_has(&s, "--bare"));
+            assert_int_equal(s.context_files, trust);
+            ar_call_setup_finish(&s);
+        }
+    }
+    /* A bare spec (tools AUTO) is read-only, or editing with allow_edits. */
+    struct ar_call_spec spec = { 0 };
+    ar_call_setup_init(&s);
+    assert_int_equal(p->prepare(&spec, &s, NULL), 0);
+    assert_true(argv_pair(&s, "--tools", "Read,Grep,Glob"));
+    ar_call_setup_finish(&s);
+    /* A resumed session is never dropped. */
+    spec.tools = AR_TOOLS_NONE;
+    spec.no_session = 1;
+    spec.resume = "sess-1";
+    ar_call_setup_init(&s);
+    assert_int_equal(p->prepare(&spec, &s, NULL), 0);
+    assert_false(argv_has(&s, "--no-session-persistence"));
+    ar_call_setup_finish(&s);
+}
+
 static void test_bin_override_and_bad_schema(void **state)
 {
     const struct ar_provider *p = ar_provider_find("claude");
@@ -1133,6 +1201,7 @@ int main(void)
         cmocka_unit_test(test_token_counts_past_uint64_saturate),
         cmocka_unit_test(test_truncated_stream_is_truncated),
         cmocka_unit_test(test_argv_for_every_option_combination),
+        cmocka_unit_test(test_claude_posture_argv),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

@@ -47,7 +47,9 @@ enum {
 static const struct ar_cli_opt opts[] = {
     { "staged", KEY_STAGED, NULL, "review the staged changes (the index against HEAD)", NULL },
     { "instructions", KEY_INSTRUCTIONS, "FILE",
-      "the project's review guidelines, added to the prompt", "@file" },
+      "the project's review guidelines, added to the prompt; REV:PATH reads them from git "
+      "(origin/main:REVIEW.md: a pull request cannot change them)",
+      "@file" },
     { "context-tools", KEY_CONTEXT_TOOLS, NULL,
       "let the model read files beyond the diff (read, grep, glob; default: no tools)", NULL },
     { "fail-on", KEY_FAIL_ON, "SEVERITY",
@@ -495,7 +497,11 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "-C: %s", err.msg);
         goto out;
     }
-    if (instructions_path && ar_file_read(instructions_path, &instructions, &err) < 0) {
+    /* A file wins over a revision of the same name, as for DIFF. */
+    if (instructions_path &&
+        (ar_is_file(instructions_path) || !strchr(instructions_path, ':')
+             ? ar_file_read(instructions_path, &instructions, &err)
+             : ar_diff_read_blob(s.run.cwd, instructions_path, &instructions, &err)) < 0) {
         ar_cli_usage_error(cmd, "--instructions: %s", err.msg);
         goto out;
     }

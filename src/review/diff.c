@@ -418,3 +418,32 @@ int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err)
     ar_child_sync_finish(&g.s);
     return rc;
 }
+
+int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, struct ar_error *err)
+{
+    const char *colon = strchr(spec, ':');
+    if (!colon || colon == spec || !colon[1] || spec[0] == '-')
+        return ar_error_set(err, AR_EUSAGE, NULL, "'%s' is not REV:PATH", spec);
+    int rc = in_work_tree(cwd, err);
+    if (rc < 0)
+        return rc;
+    if (!rc)
+        return usage_not_repo("REV:PATH", err);
+    /* cat-file reads the blob as committed: no textconv, no filters, no work tree. */
+    const char *args[] = { "cat-file", "blob", spec, NULL };
+    struct git_out g;
+    rc = git_run(cwd, args, NULL, &g, err);
+    if (rc)
+        return rc;
+    if (g.status != 0) {
+        char why[200];
+        rc = ar_error_set(err, AR_EUSAGE, "git", "cannot read '%s' from git: %s", spec,
+                          git_reason(&g, why, sizeof(why)));
+    } else if (g.s.res.stdout_len) {
+        rc = ar_buf_append(out, g.s.stdout_data, g.s.res.stdout_len);
+        if (rc)
+            rc = ar_error_set(err, rc, "git", "'%s' is larger than %zu bytes", spec, out->max);
+    }
+    ar_child_sync_finish(&g.s);
+    return rc;
+}

@@ -62,6 +62,15 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
  */
 int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err);
 
+/*
+ * Appends the content of "REV:PATH" as committed (git cat-file blob), run in
+ * cwd (NULL: the current directory), to out. What a pull request cannot
+ * change: its base revision's copy. Returns 0, AR_EUSAGE (not REV:PATH, not
+ * a git repository, no such revision or path: err says which), AR_ETOOBIG
+ * (past out->max), AR_EIO, AR_ENOTFOUND (git missing).
+ */
+int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, struct ar_error *err);
+
 /* One file of a diff: byte offsets into the parsed text. */
 struct ar_diff_file {
     char *path; /* owned: the new path (the diff's prefix removed), the old one for a deletion */

@@ -256,6 +256,8 @@ static int codex_prepare(const struct ar_call_spec *spec, struct ar_call_setup *
                                   NULL });
     if (!spec->in_git_repo)
         rc |= ar_strv_push(a, "--skip-git-repo-check");
+    if (!rc && (rc = ar_codex_posture(spec, out, err)) < 0)
+        return rc;
     if (spec->schema) {
         char *strict = ar_codex_strict_schema(spec->schema);
         if (strict) {

@@ -5,6 +5,8 @@
 #include <stddef.h>
 
 #include "agentrun/usage.h"
+#include "provider/provider.h"
+#include "util/strv.h"
 
 /*
  * The contract rewritten for OpenAI strict structured outputs: every object
@@ -31,5 +33,16 @@ char *ar_codex_unstrict(const char *text, const char *schema);
 
 /* The model of the last turn_context in a rollout file, or NULL. Caller free()s. */
 char *ar_codex_rollout_model(const char *data, size_t len);
+
+/*
+ * The names of the MCP servers a config.toml defines as [mcp_servers.NAME] tables (bare
+ * keys only), appended to names once each. Returns 0 or AR_ENOMEM.
+ */
+int ar_codex_mcp_names(const char *toml, size_t len, struct ar_strv *names);
+
+/* Appends the posture's argv (DESIGN §4b) for spec to out: trust, AGENTS.md, tools, the
+ * text call's instructions file (a temp file in out->tmpfiles). Returns 0 or an AR_E… code. */
+int ar_codex_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
+                     struct ar_error *err);
 
 #endif

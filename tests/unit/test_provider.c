@@ -858,6 +858,93 @@ static void test_claude_posture_argv(void **state)
     ar_call_setup_finish(&s);
 }
 
+static int argv_index(const struct ar_call_setup *s, const char *a)
+{
+    for (size_t i = 0; i < s->argv.n; i++)
+        if (!strcmp(s->argv.v[i], a))
+            return (int)i;
+    return -1;
+}
+
+/* The -c value that starts with `prefix`, or NULL. */
+static const char *codex_config(const struct ar_call_setup *s, const char *prefix)
+{
+    for (size_t i = 0; i + 1 < s->argv.n; i++)
+        if (!strcmp(s->argv.v[i], "-c") && !strncmp(s->argv.v[i + 1], prefix, strlen(prefix)))
+            return s->argv.v[i + 1];
+    return NULL;
+}
+
+/* DESIGN §4b for codex: the checkout's trust is agentrun's per-call word (a directory the
+ * user once trusted is untrusted here), AGENTS.md stays out, and a text call has its
+ * shell, image, MCP and search tools off and a short instructions file. */
+static void test_codex_posture_argv(void **state)
+{
+    const struct ar_provider *p = ar_provider_find("codex");
+    char dir[] = "/tmp/agentrun-codex-home-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cfg[128];
+    snprintf(cfg, sizeof(cfg), "%s/config.toml", dir);
+    FILE *f = fopen(cfg, "w");
+    assert_non_null(f);
+    fputs("model = \"x\"\n[mcp_servers.docs]\ncommand = \"d\"\n  [mcp_servers.docs.env]\n"
+          "[mcp_servers.\"odd name\"]\n[mcp_servers.git-tool]\n",
+          f);
+    fclose(f);
+    setenv("CODEX_HOME", dir, 1);
+    struct ar_call_setup s;
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            prepare_posture(p, (enum ar_tools)t, trust, t == AR_TOOLS_NONE, &s);
+            int text = t == AR_TOOLS_NONE;
+            const char *projects = codex_config(&s, "projects={\"/tmp\"={trust_level=");
+            assert_non_null(projects);
+            assert_non_null(strstr(projects, trust ? "\"trusted\"" : "\"untrusted\""));
+            assert_int_equal(codex_config(&s, "project_doc_max_bytes=0") != NULL, !trust);
+            assert_non_null(codex_config(&s, "web_search=\"disabled\""));
+            assert_true(argv_pair(&s, "--disable", "multi_agent"));
+            assert_int_equal(argv_pair(&s, "--disable", "shell_tool"), text);
+            assert_int_equal(argv_pair(&s, "--disable", "hooks"), text && !trust);
+            assert_int_equal(codex_config(&s, "mcp_servers.docs.enabled=false") != NULL,
+                             text && !trust);
+            assert_int_equal(codex_config(&s, "mcp_servers.git-tool.enabled=false") != NULL,
+                             text && !trust);
+            assert_null(codex_config(&s, "mcp_servers.odd"));
+            assert_int_equal(argv_has(&s, "--ephemeral"), text);
+            const char *mi = codex_config(&s, "model_instructions_file=");
+            assert_int_equal(mi != NULL, text);
+            assert_int_equal(s.tmpfiles.n, (size_t)text);
+            if (text) {
+                struct stat st;
+                assert_int_equal(stat(s.tmpfiles.v[0], &st), 0);
+                assert_non_null(strstr(mi, s.tmpfiles.v[0]));
+            }
+            /* Every option comes before the prompt's "-". */
+            assert_true(argv_index(&s, "--sandbox") < (int)s.argv.n - 1);
+            assert_string_equal(s.argv.v[s.argv.n - 1], "-");
+            assert_int_equal(s.context_files, trust);
+            ar_call_setup_finish(&s);
+        }
+    }
+    unsetenv("CODEX_HOME");
+    unlink(cfg);
+    rmdir(dir);
+}
+
+static void test_codex_mcp_names(void **state)
+{
+    static const char toml[] = "[mcp_servers.a]\n\t[mcp_servers.a.env]\n[mcp_servers.b_2]\n"
+                               "[mcp_servers.]\n[mcp_servers.c d]\nx = \"[mcp_servers.e]\"\n"
+                               "[mcp_servers.f]";
+    struct ar_strv names = AR_STRV_INIT;
+    assert_int_equal(ar_codex_mcp_names(toml, sizeof(toml) - 1, &names), 0);
+    assert_int_equal(names.n, 3);
+    assert_string_equal(names.v[0], "a");
+    assert_string_equal(names.v[1], "b_2");
+    assert_string_equal(names.v[2], "f");
+    ar_strv_finish(&names);
+}
+
 static void test_bin_override_and_bad_schema(void **state)
 {
     const struct ar_provider *p = ar_provider_find("claude");
@@ -1202,6 +1289,8 @@ int main(void)
         cmocka_unit_test(test_truncated_stream_is_truncated),
         cmocka_unit_test(test_argv_for_every_option_combination),
         cmocka_unit_test(test_claude_posture_argv),
+        cmocka_unit_test(test_codex_posture_argv),
+        cmocka_unit_test(test_codex_mcp_names),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

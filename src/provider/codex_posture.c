@@ -1,0 +1,223 @@
+/*
+ * codex's posture levers (DESIGN §4b), measured against codex 0.169.0 with a hostile
+ * checkout (docs/providers.md#posture):
+ *   - the checkout's .codex/config.toml (MCP servers, instructions) and .codex/hooks.json
+ *     load only for a trusted project; a per-call `projects` override says which, so a
+ *     directory the user once trusted is still untrusted here unless --trust-project;
+ *   - project_doc_max_bytes=0 keeps AGENTS.md out (the user's $CODEX_HOME/AGENTS.md is
+ *     read whatever it says);
+ *   - tools are features: a text call turns off the shell, the image viewer, the goal,
+ *     agent and search tools, and the user's MCP servers (by name: `-c mcp_servers={}`
+ *     does not remove them), and replaces the base instructions with a short file.
+ * Reading is exec_command in the read-only sandbox: codex has no separate read tool.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "provider/codex.h"
+#include "provider/common.h"
+#include "provider/provider.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+/* Replaces codex's ≈ 14 KB of base instructions in text calls. */
+static const char codex_text_prompt[] =
+    "You are a language model called by agentrun, a command-line program. You have no tools "
+    "to use: everything you need is in the user's message. Answer it directly, in the form it "
+    "asks for.\n";
+
+/* Tools no call of agentrun needs: goals, images, sub-agents, apps, plugins. */
+static const char *const codex_off_always[] = {
+    "goals", "image_generation", "multi_agent", "tool_suggest", "apps", "plugins", NULL
+};
+
+/* What else a text call turns off. */
+static const char *const codex_off_text[] = {
+    "shell_tool",   "unified_exec",   "hooks",      "sleep_tool",     "browser_use", "computer_use",
+    "skill_search", "in_app_browser", "view_image", "code_mode_host", NULL,
+};
+
+static const char *const codex_text_config[] = {
+    "skills.include_instructions=false",
+    "skills.bundled.enabled=false",
+    "include_permissions_instructions=false",
+    "include_apps_instructions=false",
+    "include_environment_context=false",
+    "include_collaboration_mode_instructions=false",
+    "agents.enabled=false",
+    NULL,
+};
+
+/* s as a TOML basic string (quotes included) appended to b. */
+static int toml_quote(struct ar_buf *b, const char *s)
+{
+    int rc = ar_buf_append(b, "\"", 1);
+    for (; *s && !rc; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            rc = ar_buf_printf(b, "\\%c", (char)c);
+        else if (c < 0x20 || c == 0x7f)
+            rc = ar_buf_printf(b, "\\u%04x", c);
+        else
+            rc = ar_buf_append(b, s, 1);
+    }
+    return rc ? rc : ar_buf_append(b, "\"", 1);
+}
+
+/* The directory holding `.git` at or above dir (malloc'd), or NULL. */
+static char *git_top(const char *dir)
+{
+    char *d = strdup(dir);
+    while (d) {
+        char *git = NULL;
+        struct stat st;
+        if (asprintf(&git, "%s/.git", strcmp(d, "/") ? d : "") < 0)
+            break;
+        int found = lstat(git, &st) == 0;
+        free(git);
+        if (found)
+            return d;
+        char *slash = strrchr(d, '/');
+        if (!slash || slash == d)
+            break;
+        *slash = '\0';
+    }
+    free(d);
+    return NULL;
+}
+
+/*
+ * -c projects={"<cwd>"={trust_level="…"}, "<repository top>"=…}: codex looks the trust
+ * up by the repository's top directory (or the cwd outside one). The inline table is the
+ * only form codex parses here: a quoted key in a dotted -c path is not.
+ */
+static int push_trust(struct ar_strv *a, const char *cwd, int trusted)
+{
+    char *abs = realpath(cwd ? cwd : ".", NULL);
+    if (!abs)
+        return 0; /* the spawn fails on a missing cwd anyway */
+    char *top = git_top(abs);
+    const char *level = trusted ? "trusted" : "untrusted";
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    int rc = ar_buf_printf(&b, "projects={");
+    rc |= toml_quote(&b, abs);
+    rc |= ar_buf_printf(&b, "={trust_level=\"%s\"}", level);
+    if (top && strcmp(top, abs) != 0) {
+        rc |= ar_buf_append(&b, ",", 1);
+        rc |= toml_quote(&b, top);
+        rc |= ar_buf_printf(&b, "={trust_level=\"%s\"}", level);
+    }
+    rc |= ar_buf_append(&b, "}", 1);
+    if (!rc)
+        rc = ar_strv_pushv(a, (const char *const[]){ "-c", ar_buf_cstr(&b), NULL });
+    ar_buf_finish(&b);
+    free(top);
+    free(abs);
+    return rc;
+}
+
+int ar_codex_mcp_names(const char *toml, size_t len, struct ar_strv *names)
+{
+    static const char prefix[] = "[mcp_servers.";
+    size_t pos = 0;
+    int rc = 0;
+    while (pos < len && !rc) {
+        const char *line = toml + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
+        pos += n + 1;
+        while (n && (*line == ' ' || *line == '\t')) {
+            line++;
+            n--;
+        }
+        if (n < sizeof(prefix) || memcmp(line, prefix, sizeof(prefix) - 1) != 0)
+            continue;
+        const char *name = line + sizeof(prefix) - 1;
+        size_t k = 0;
+        while (k < n - (sizeof(prefix) - 1) &&
+               (name[k] == '_' || name[k] == '-' || (name[k] >= 'a' && name[k] <= 'z') ||
+                (name[k] >= 'A' && name[k] <= 'Z') || (name[k] >= '0' && name[k] <= '9')))
+            k++;
+        if (k == 0 || k > 64 || (name[k] != ']' && name[k] != '.'))
+            continue;
+        int seen = 0;
+        for (size_t i = 0; i < names->n && !seen; i++)
+            seen = strlen(names->v[i]) == k && memcmp(names->v[i], name, k) == 0;
+        if (!seen) {
+            char *s = strndup(name, k);
+            rc = s ? ar_strv_push_take(names, s) : AR_ENOMEM;
+        }
+    }
+    return rc;
+}
+
+/* -c mcp_servers.<name>.enabled=false for each server of the user's config.toml. */
+static int push_user_mcp_off(struct ar_strv *a)
+{
+    const char *home = getenv("CODEX_HOME");
+    char *path = NULL;
+    int n = -1;
+    if (home && *home)
+        n = asprintf(&path, "%s/config.toml", home);
+    else if ((home = getenv("HOME")) && *home)
+        n = asprintf(&path, "%s/.codex/config.toml", home);
+    if (n < 0)
+        return 0;
+    struct ar_buf b;
+    ar_buf_init(&b, (size_t)4 << 20);
+    struct ar_strv names = AR_STRV_INIT;
+    int rc = 0;
+    if (ar_file_read(path, &b, NULL) == 0)
+        rc = ar_codex_mcp_names(b.data ? b.data : "", b.len, &names);
+    for (size_t i = 0; i < names.n && !rc; i++) {
+        rc = ar_strv_push(a, "-c");
+        rc |= ar_strv_pushf(a, "mcp_servers.%s.enabled=false", names.v[i]);
+    }
+    ar_strv_finish(&names);
+    ar_buf_finish(&b);
+    free(path);
+    return rc;
+}
+
+int ar_codex_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
+                     struct ar_error *err)
+{
+    struct ar_strv *a = &out->argv;
+    int text = ar_pv_tools(spec) == AR_TOOLS_NONE;
+    int rc = push_trust(a, spec->cwd, spec->trust_project);
+    if (!spec->trust_project)
+        rc |= ar_strv_pushv(a, (const char *const[]){ "-c", "project_doc_max_bytes=0", NULL });
+    rc |= ar_strv_pushv(a, (const char *const[]){ "-c", "web_search=\"disabled\"", NULL });
+    for (size_t i = 0; codex_off_always[i]; i++)
+        rc |= ar_strv_pushv(a, (const char *const[]){ "--disable", codex_off_always[i], NULL });
+    if (text) {
+        char *file = ar_file_write_temp("instructions", codex_text_prompt,
+                                        sizeof(codex_text_prompt) - 1, err);
+        if (!file)
+            return err ? err->code : AR_EIO;
+        rc |= ar_strv_push(&out->tmpfiles, file);
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        rc |= ar_buf_printf(&b, "model_instructions_file=");
+        rc |= toml_quote(&b, file);
+        rc |= ar_strv_pushv(a, (const char *const[]){ "-c", ar_buf_cstr(&b), NULL });
+        ar_buf_finish(&b);
+        free(file);
+        for (size_t i = 0; codex_off_text[i]; i++)
+            if (!spec->trust_project || strcmp(codex_off_text[i], "hooks") != 0)
+                rc |=
+                    ar_strv_pushv(a, (const char *const[]){ "--disable", codex_off_text[i], NULL });
+        for (size_t i = 0; codex_text_config[i]; i++)
+            rc |= ar_strv_pushv(a, (const char *const[]){ "-c", codex_text_config[i], NULL });
+        if (!spec->trust_project)
+            rc |= push_user_mcp_off(a);
+    }
+    if (spec->no_session && !spec->resume)
+        rc |= ar_strv_push(a, "--ephemeral");
+    out->project_config = out->context_files = spec->trust_project;
+    return rc ? ar_error_set(err, AR_ENOMEM, "codex", "out of memory") : 0;
+}

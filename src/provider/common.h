@@ -46,6 +46,9 @@ struct ar_unwrap {
  * or EDIT with allow_edits). */
 enum ar_tools ar_pv_tools(const struct ar_call_spec *spec);
 
+/* Removes dir and everything in it, never following a symbolic link. Errors are ignored. */
+void ar_pv_remove_tree(const char *dir);
+
 struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec);
 void ar_pv_unwrap_free(struct ar_unwrap *u);
 

@@ -28,13 +28,13 @@ static int gemini_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
                                                spec->allow_edits ? "auto_edit" : "default", NULL });
     if (spec->resume)
         rc |= ar_strv_pushv(a, (const char *const[]){ "--resume", spec->resume, NULL });
-    /* Untrusted folders are refused (exit 55). GEMINI_CLI_NO_RELAUNCH is left
-     * alone: the supervisor signals the whole process group, which reaches the
-     * relaunched child, and the relaunch sets node's heap size for big contexts. */
-    rc |= ar_strv_push(&out->env, "GEMINI_CLI_TRUST_WORKSPACE=true");
     if (rc)
         return ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
-    return 0;
+    /* The workspace's trust, a private home and the tools (gemini_posture.c).
+     * GEMINI_CLI_NO_RELAUNCH is left alone: the supervisor signals the whole
+     * process group, which reaches the relaunched child, and the relaunch sets
+     * node's heap size for big contexts. */
+    return ar_gemini_posture(spec, out, err);
 }
 
 static struct ar_unwrap *gemini_unwrap_new(const struct ar_call_spec *spec)

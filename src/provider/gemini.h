@@ -4,11 +4,29 @@
 
 #include <stddef.h>
 
+#include "provider/provider.h"
+
+struct json_t;
+
 /*
  * The last JSON object with an "error" member that starts a line of gemini's
  * stderr (-o json puts it there, among noise), or NULL. Borrowed from data;
  * *obj_len (may be NULL) is its length.
  */
 const char *ar_gemini_find_error(const char *data, size_t len, size_t *obj_len);
+
+/*
+ * The settings.json of a call's private gemini home: a copy of the user's settings (a
+ * borrowed object) with folder trust off and tools.core set to the tools of the posture;
+ * a text call that does not trust the project also turns hooks off. New reference, or
+ * NULL when out of memory.
+ */
+struct json_t *ar_gemini_settings(struct json_t *user, enum ar_tools tools, int trust_project);
+
+/* Appends the posture (DESIGN §4b) for spec to out: a private home (out->tmpdirs) with
+ * those settings, the workspace's trust and, in a text call, agentrun's system prompt
+ * (out->tmpfiles). Returns 0 or an AR_E… code with err set. */
+int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
+                      struct ar_error *err);
 
 #endif

@@ -712,6 +712,14 @@ static int argv_pair(const struct ar_call_setup *s, const char *a, const char *b
     return 0;
 }
 
+static int env_has(const struct ar_call_setup *s, const char *a)
+{
+    for (size_t i = 0; i < s->env.n; i++)
+        if (!strcmp(s->env.v[i], a))
+            return 1;
+    return 0;
+}
+
 static void test_argv_for_every_option_combination(void **state)
 {
     static const char *schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":"
@@ -777,8 +785,8 @@ static void test_argv_for_every_option_combination(void **state)
                 assert_int_equal(argv_pair(&s, "--resume", "sess-123"), spec.resume != NULL);
                 assert_int_equal(argv_pair(&s, "-m", "some-model"), spec.model != NULL);
                 assert_false(argv_has(&s, "-p"));
-                assert_int_equal(s.env.n, 1);
-                assert_string_equal(s.env.v[0], "GEMINI_CLI_TRUST_WORKSPACE=true");
+                assert_true(env_has(&s, "GEMINI_CLI_TRUST_WORKSPACE=false"));
+                assert_int_equal(s.tmpdirs.n, 1);
             }
             char *tmp = s.tmpfiles.n ? strdup(s.tmpfiles.v[0]) : NULL;
             ar_call_setup_finish(&s);
@@ -788,14 +796,6 @@ static void test_argv_for_every_option_combination(void **state)
             }
         }
     }
-}
-
-static int env_has(const struct ar_call_setup *s, const char *a)
-{
-    for (size_t i = 0; i < s->env.n; i++)
-        if (!strcmp(s->env.v[i], a))
-            return 1;
-    return 0;
 }
 
 static void prepare_posture(const struct ar_provider *p, enum ar_tools tools, int trust,
@@ -943,6 +943,91 @@ static void test_codex_mcp_names(void **state)
     assert_string_equal(names.v[1], "b_2");
     assert_string_equal(names.v[2], "f");
     ar_strv_finish(&names);
+}
+
+static const char *env_value(const struct ar_call_setup *s, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < s->env.n; i++)
+        if (!strncmp(s->env.v[i], name, n) && s->env.v[i][n] == '=')
+            return s->env.v[i] + n + 1;
+    return NULL;
+}
+
+/* DESIGN §4b for gemini: the workspace is untrusted (no .gemini/settings.json, GEMINI.md,
+ * hooks or MCP of the checkout) without being fatal, through a private home whose settings
+ * are the user's plus agentrun's overlay, and whose other entries link to the user's. */
+static void test_gemini_posture_private_home(void **state)
+{
+    const struct ar_provider *p = ar_provider_find("gemini");
+    char home[] = "/tmp/agentrun-gemini-user-XXXXXX";
+    assert_non_null(mkdtemp(home));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/.gemini", home);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/.gemini/settings.json", home);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    /* gemini allows comments; the user's auth choice must survive. */
+    fputs("{\n  // mine\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n"
+          "  \"tools\": {\"core\": [\"run_shell_command\"]}\n}\n",
+          f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/.gemini/GEMINI.md", home);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", home, 1);
+    unsetenv("GEMINI_CLI_HOME");
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            struct ar_call_setup s;
+            prepare_posture(p, (enum ar_tools)t, trust, 0, &s);
+            int text = t == AR_TOOLS_NONE;
+            assert_true(env_has(&s, trust ? "GEMINI_CLI_TRUST_WORKSPACE=true"
+                                          : "GEMINI_CLI_TRUST_WORKSPACE=false"));
+            const char *priv = env_value(&s, "GEMINI_CLI_HOME");
+            assert_non_null(priv);
+            assert_string_equal(priv, s.tmpdirs.v[0]);
+            assert_int_equal(env_value(&s, "GEMINI_SYSTEM_MD") != NULL, text);
+            snprintf(path, sizeof(path), "%s/.gemini/settings.json", priv);
+            json_t *set = json_load_file(path, 0, NULL);
+            assert_non_null(set);
+            assert_string_equal(
+                json_string_value(json_object_get(
+                    json_object_get(json_object_get(set, "security"), "auth"), "selectedType")),
+                "gemini-api-key");
+            assert_true(json_is_false(json_object_get(
+                json_object_get(json_object_get(set, "security"), "folderTrust"), "enabled")));
+            json_t *core = json_object_get(json_object_get(set, "tools"), "core");
+            assert_int_equal(json_array_size(core), text ? 0 : t == AR_TOOLS_READ ? 5 : 7);
+            for (size_t i = 0; i < json_array_size(core); i++)
+                assert_string_not_equal(json_string_value(json_array_get(core, i)),
+                                        "run_shell_command");
+            json_decref(set);
+            /* The user's GEMINI.md is home-level context: read and edit calls keep it. */
+            struct stat st;
+            snprintf(path, sizeof(path), "%s/.gemini/GEMINI.md", priv);
+            assert_int_equal(lstat(path, &st) == 0, !text);
+            snprintf(path, sizeof(path), "%s/.gemini/tmp", priv);
+            assert_int_equal(lstat(path, &st), 0);
+            assert_true(S_ISLNK(st.st_mode));
+            char *dir = strdup(priv);
+            ar_call_setup_finish(&s);
+            assert_int_equal(access(dir, F_OK), -1); /* removed */
+            free(dir);
+        }
+    }
+    /* The user's own directory is intact (links were removed, not followed). */
+    snprintf(path, sizeof(path), "%s/.gemini/GEMINI.md", home);
+    assert_int_equal(access(path, F_OK), 0);
+    if (old_home) {
+        setenv("HOME", old_home, 1);
+        free(old_home);
+    }
+    snprintf(path, sizeof(path), "rm -rf '%s'", home);
+    assert_int_equal(system(path), 0);
 }
 
 static void test_bin_override_and_bad_schema(void **state)
@@ -1291,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_claude_posture_argv),
         cmocka_unit_test(test_codex_posture_argv),
         cmocka_unit_test(test_codex_mcp_names),
+        cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

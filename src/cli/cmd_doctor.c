@@ -97,6 +97,51 @@ static void probe_finish(struct probe *pr)
     free(pr->version);
 }
 
+/* One posture's argv (the binary left out, long values cut) and environment names. */
+static json_t *posture_value(const struct ar_provider *p, enum ar_tools tools, int trust)
+{
+    struct ar_call_spec spec = { 0 };
+    spec.tools = tools;
+    spec.allow_edits = tools == AR_TOOLS_EDIT;
+    spec.trust_project = trust;
+    spec.no_session = tools == AR_TOOLS_NONE;
+    spec.in_git_repo = 1;
+    struct ar_call_setup setup;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_call_setup_init(&setup);
+    json_t *o = json_object();
+    if (p->prepare(&spec, &setup, &err) < 0) {
+        json_object_set_new(o, "error", json_string(err.msg));
+    } else {
+        json_t *argv = json_array(), *env = json_array();
+        for (size_t i = 1; i < setup.argv.n; i++) {
+            const char *a = setup.argv.v[i];
+            /* A system prompt or a path in a temporary directory says nothing useful here. */
+            json_array_append_new(argv,
+                                  strlen(a) > 48 ? json_sprintf("%.40s…", a) : json_string(a));
+        }
+        for (size_t i = 0; i < setup.env.n; i++)
+            json_array_append_new(env, json_stringn(setup.env.v[i], strcspn(setup.env.v[i], "=")));
+        json_object_set_new(o, "argv", argv);
+        json_object_set_new(o, "env", env);
+        json_object_set_new(o, "project_config", json_boolean(setup.project_config));
+        json_object_set_new(o, "context_files", json_boolean(setup.context_files));
+    }
+    ar_call_setup_finish(&setup);
+    return o;
+}
+
+static json_t *postures_value(const struct ar_provider *p, int trust)
+{
+    static const char *const names[] = { NULL, "text", "read", "edit" };
+    json_t *o = json_object();
+    json_object_set_new(o, "how", json_string(p->posture_note));
+    json_object_set_new(o, "trust_project", json_boolean(trust));
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++)
+        json_object_set_new(o, names[t], posture_value(p, (enum ar_tools)t, trust));
+    return o;
+}
+
 static json_t *check_provider(const struct ar_provider *p, const struct probe *pr)
 {
     json_t *o = json_object();
@@ -133,6 +178,9 @@ static json_t *check_provider(const struct ar_provider *p, const struct probe *p
     /* A binary that does not even answer --version (it hangs, fails or is
      * broken) will not answer a prompt either. */
     json_object_set_new(o, "usable", json_boolean(pr->path && pr->version));
+    const char *trust = getenv("AGENTRUN_TRUST_PROJECT");
+    if (pr->path)
+        json_object_set_new(o, "posture", postures_value(p, trust && !strcmp(trust, "1")));
     return o;
 }
 
@@ -171,6 +219,30 @@ static json_t *check_prompts(const char *dir_opt)
     return o;
 }
 
+static void print_posture(const json_t *pos)
+{
+    printf("         posture: %s\n", json_string_value(json_object_get(pos, "how")));
+    if (json_is_true(json_object_get(pos, "trust_project")))
+        printf("         posture: AGENTRUN_TRUST_PROJECT=1: the checkout's settings, hooks, MCP "
+               "servers and context files load\n");
+    static const char *const names[] = { "text", "read", "edit" };
+    for (size_t n = 0; n < 3; n++) {
+        const json_t *o = json_object_get(pos, names[n]);
+        printf("         %s:", names[n]);
+        size_t i;
+        const json_t *v;
+        json_array_foreach(json_object_get(o, "argv"), i, v)
+        {
+            const char *a = json_string_value(v);
+            printf(*a && !strpbrk(a, " '\"{}") ? " %s" : " '%s'", a);
+        }
+        json_array_foreach(json_object_get(o, "env"), i, v) printf(" $%s", json_string_value(v));
+        if (json_object_get(o, "error"))
+            printf(" (%s)", json_string_value(json_object_get(o, "error")));
+        printf("\n");
+    }
+}
+
 static void print_text(const json_t *doc)
 {
     size_t i;
@@ -198,6 +270,7 @@ static void print_text(const json_t *doc)
             printf("         auth: $%s is set\n", json_string_value(v));
         json_array_foreach(json_object_get(p, "auth_files"), k, v)
             printf("         auth: %s\n", json_string_value(v));
+        print_posture(json_object_get(p, "posture"));
     }
     const json_t *git = json_object_get(doc, "git");
     if (json_is_true(json_object_get(git, "found")))
@@ -304,8 +377,10 @@ const struct ar_cli_command ar_cmd_doctor = {
     .summary = "check which CLIs, credentials, git and prompt overrides agentrun can use",
     .description = "For claude, codex and gemini: whether the binary is found (PATH, or "
                    "AGENTRUN_<NAME>_BIN), its --version, and which credential variables or "
-                   "login files are present (names only, never values). Also git and the "
-                   "prompt override directory. Exits 0 when at least one CLI is usable (found, and "
+                   "login files are present (names only, never values), and how each posture "
+                   "(text, read, edit) is run: the argv and environment agentrun passes. Also "
+                   "git and the prompt override directory. Exits 0 when at least one CLI is usable "
+                   "(found, and "
                    "its --version answered within 10 s; all are asked at once), 4 otherwise; "
                    "missing credentials are a warning, not a failure.",
     .example = "agentrun doctor --format json",

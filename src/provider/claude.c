@@ -354,6 +354,8 @@ const struct ar_provider ar_provider_claude = {
     .auth_env = claude_auth_env,
     .auth_files = claude_auth_files,
     .enforces_budget = 1,
+    .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
+                    "disableAllHooks), never --bare: OAuth and keychain logins keep working",
     .prepare = claude_prepare,
     .unwrap_new = claude_unwrap_new,
     .unwrap_line = claude_unwrap_line,

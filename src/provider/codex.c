@@ -638,6 +638,9 @@ const struct ar_provider ar_provider_codex = {
     .auth_files = codex_auth_files,
     .home_env = "CODEX_HOME",
     .home_dir = ".codex",
+    .posture_note =
+        "-c overrides (per-call project trust, project_doc_max_bytes=0, model_instructions_file) "
+        "and --disable FEATURE; the user's config.toml and its model providers stay",
     .prepare = codex_prepare,
     .unwrap_new = codex_unwrap_new,
     .unwrap_line = codex_unwrap_line,

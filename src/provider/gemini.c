@@ -309,6 +309,9 @@ const struct ar_provider ar_provider_gemini = {
     .model_env = NULL,
     .auth_env = gemini_auth_env,
     .auth_files = gemini_auth_files,
+    .posture_note = "an untrusted workspace through a private GEMINI_CLI_HOME: the user's settings "
+                    "plus tools.core, links to the rest of ~/.gemini; the user's own hooks and "
+                    "stdio MCP servers are off too unless --trust-project",
     .prepare = gemini_prepare,
     .unwrap_new = gemini_unwrap_new,
     .unwrap_line = gemini_unwrap_line,

@@ -105,6 +105,7 @@ struct ar_provider {
     const char *home_env; /* the variable that moves the CLI's config dir ("CODEX_HOME") or NULL */
     const char *home_dir; /* that dir's default, relative to $HOME (".codex") or NULL */
     int enforces_budget;  /* the CLI stops itself at spec->max_budget_usd (claude) */
+    const char *posture_note; /* how the posture is reached, for doctor (one sentence) */
 
     int (*prepare)(const struct ar_call_spec *spec, struct ar_call_setup *out,
                    struct ar_error *err);

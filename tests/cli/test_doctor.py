@@ -96,6 +96,30 @@ class Doctor(unittest.TestCase):
         self.assertIn("ANTHROPIC_API_KEY", t.stdout)
         self.assertNotIn(SECRET, t.stdout + t.stderr)
 
+    def test_posture_says_how_each_cli_is_run(self):
+        for name in ("claude", "codex", "gemini"):
+            self.script(name, "echo 1.0")
+        p, d, prov = self.doc()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        claude = prov["claude"]["posture"]
+        self.assertIn("never --bare", claude["how"])
+        self.assertFalse(claude["trust_project"])
+        for t in ("text", "read", "edit"):
+            self.assertNotIn("--bare", claude[t]["argv"])
+            self.assertIn("--setting-sources", claude[t]["argv"])
+            self.assertFalse(claude[t]["project_config"])
+        self.assertEqual(claude["text"]["argv"][claude["text"]["argv"].index("--tools") + 1], "")
+        self.assertIn("CLAUDE_CODE_DISABLE_CLAUDE_MDS", claude["text"]["env"])
+        self.assertIn("--ephemeral", prov["codex"]["posture"]["text"]["argv"])
+        self.assertIn("GEMINI_CLI_HOME", prov["gemini"]["posture"]["read"]["env"])
+        t = self.run_doctor()
+        self.assertIn("never --bare", t.stdout)
+        self.assertIn("read: -p --output-format stream-json", t.stdout)
+        p, d, prov = self.doc(env={"AGENTRUN_TRUST_PROJECT": "1"})
+        self.assertTrue(prov["claude"]["posture"]["trust_project"])
+        self.assertTrue(prov["claude"]["posture"]["read"]["project_config"])
+        self.assertNotIn("--setting-sources", prov["claude"]["posture"]["read"]["argv"])
+
     def test_path_lookup_login_files_and_codex_home(self):
         self.script("codex", "echo codex-cli 0.169.0")
         self.script("gemini", "echo 0.61.0")

@@ -23,8 +23,9 @@ static const char *const claude_tools[] = {
 
 /* Replaces claude's agent system prompt (≈ 15 KB) in text calls. */
 static const char claude_text_prompt[] =
-    "You are a language model called by agentrun, a command-line program. You have no tools: "
-    "everything you need is in the user's message. Answer it directly, in the form it asks for.";
+    "You are a language model called by agentrun, a command-line program. Everything you need "
+    "is in the user's message: answer it directly, in the form it asks for. When a "
+    "StructuredOutput tool is offered, give your final answer through it.";
 
 /*
  * The posture levers (DESIGN §4b; measured against claude 2.1.197, docs/providers.md).

@@ -171,6 +171,25 @@ class TestClaude(Base, unittest.TestCase):
     def answer(self, value):
         return {"kind": "structured", "value": value}
 
+    def test_the_users_api_key_helper_keeps_working(self):
+        # --setting-sources user keeps ~/.claude/settings.json, where apiKeyHelper lives
+        # (--bare or --setting-sources '' would lose it): no ANTHROPIC_API_KEY here.
+        os.makedirs(os.path.join(self.root.home, ".claude"), exist_ok=True)
+        with open(os.path.join(self.root.home, ".claude", "settings.json"), "w") as f:
+            json.dump({"apiKeyHelper": "echo sk-ant-from-helper"}, f)
+        self.mock.set_script({"claude": [self.answer(REVIEW)]})
+        e = self.root.agentrun_env()
+        del e["ANTHROPIC_API_KEY"]
+        for args in (["review", "--format", "json"], ["run", "--format", "json", "hi"]):
+            with self.subTest(args=args):
+                steps = [self.answer(REVIEW)] if args[0] == "review" else \
+                    [{"kind": "text", "text": "hello"}]
+                self.mock.set_script({"claude": steps})
+                p = subprocess.run([AGENTRUN, *args, "-p", "claude", "--timeout", "90s"],
+                                   cwd=self.root.work, env=e, capture_output=True, text=True,
+                                   timeout=180)
+                self.assertIn(p.returncode, (0,), p.stdout[-1500:] + p.stderr[-1500:])
+
     def commands(self):
         cmds = super().commands()
         # route's contract root is array-or-object: claude has no --json-schema for it.

@@ -866,6 +866,9 @@ static int copy_options(struct ar_run *run, const struct ar_run_options *o)
     run->o.vars = run->vars;
     if (run->o.expect > AR_EXPECT_ANY)
         run->o.expect = AR_EXPECT_OBJECT;
+    /* An out-of-range value would index the adapters' tables: the default instead. */
+    if ((unsigned)run->o.tools > AR_TOOLS_EDIT)
+        run->o.tools = AR_TOOLS_AUTO;
     return 0;
 }
 

@@ -94,8 +94,9 @@ static char *git_top(const char *dir)
  * up by the repository's top directory (or the cwd outside one). The inline table is the
  * only form codex parses here: a quoted key in a dotted -c path is not.
  */
-static int push_trust(struct ar_strv *a, const char *cwd, int trusted)
+static int push_trust(struct ar_call_setup *out, const char *cwd, int trusted)
 {
+    struct ar_strv *a = &out->argv;
     char *abs = realpath(cwd ? cwd : ".", NULL);
     if (!abs)
         return 0; /* the spawn fails on a missing cwd anyway */
@@ -112,6 +113,11 @@ static int push_trust(struct ar_strv *a, const char *cwd, int trusted)
         rc |= ar_buf_printf(&b, "={trust_level=\"%s\"}", level);
     }
     rc |= ar_buf_append(&b, "}", 1);
+    /* "/" alone would stand for every slash in argv. */
+    if (strlen(abs) > 1)
+        rc |= ar_strv_push(&out->local_paths, abs);
+    if (top && strcmp(top, abs) != 0 && strlen(top) > 1)
+        rc |= ar_strv_push(&out->local_paths, top);
     if (!rc)
         rc = ar_strv_pushv(a, (const char *const[]){ "-c", ar_buf_cstr(&b), NULL });
     ar_buf_finish(&b);
@@ -188,7 +194,7 @@ int ar_codex_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
 {
     struct ar_strv *a = &out->argv;
     int text = ar_pv_tools(spec) == AR_TOOLS_NONE;
-    int rc = push_trust(a, spec->cwd, spec->trust_project);
+    int rc = push_trust(out, spec->cwd, spec->trust_project);
     if (!spec->trust_project)
         rc |= ar_strv_pushv(a, (const char *const[]){ "-c", "project_doc_max_bytes=0", NULL });
     rc |= ar_strv_pushv(a, (const char *const[]){ "-c", "web_search=\"disabled\"", NULL });

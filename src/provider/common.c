@@ -16,6 +16,7 @@ void ar_call_setup_init(struct ar_call_setup *s)
     ar_strv_init(&s->env);
     ar_strv_init(&s->tmpfiles);
     ar_strv_init(&s->tmpdirs);
+    ar_strv_init(&s->local_paths);
     s->project_config = 0;
     s->context_files = 0;
 }
@@ -54,6 +55,7 @@ void ar_call_setup_finish(struct ar_call_setup *s)
     ar_strv_finish(&s->env);
     ar_strv_finish(&s->tmpfiles);
     ar_strv_finish(&s->tmpdirs);
+    ar_strv_finish(&s->local_paths);
 }
 
 void ar_reply_init(struct ar_reply *r)

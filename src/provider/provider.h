@@ -46,6 +46,9 @@ struct ar_call_setup {
     struct ar_strv env;      /* "NAME=VALUE" additions for the child */
     struct ar_strv tmpfiles; /* unlinked by ar_call_setup_finish() */
     struct ar_strv tmpdirs;  /* removed with their content by ar_call_setup_finish() */
+    /* Paths of this machine that argv elements contain (codex's absolute cwd): a recorded
+     * call matches on another machine with them replaced. */
+    struct ar_strv local_paths;
     /* What the call loads of the checkout, as the adapter could arrange it (both 0 after
      * init; an adapter sets them when the CLI offers no way to refuse, or trust_project). */
     int project_config;

@@ -3,9 +3,9 @@
  *
  * The replay match key is what decides the CLI's answer and is the same on
  * every machine: the provider, argv without the binary's path (temporary file
- * names replaced), the SHA-256 of stdin (the prompt) and of the contract.
- * The CLI's identity and timings are recorded but never matched: a replay
- * runs where the CLI is not installed.
+ * names and the paths an adapter marks as local replaced, also inside an argument), the SHA-256 of
+ * stdin (the prompt) and of the contract. The CLI's identity and timings are recorded but never
+ * matched: a replay runs where the CLI is not installed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -78,12 +78,35 @@ void ar_cassette_finish(struct ar_cassette *c)
     ar_cassette_init(c);
 }
 
-static int is_tmpfile(const struct ar_call_setup *setup, const char *arg)
+/* Appends arg to b with every temporary file name in it replaced by "@tmpfile" and every
+ * path of this machine the adapter named (setup->local_paths, longest first) by "@path":
+ * what a call's answer does not depend on. */
+static int normalize_arg(const struct ar_call_setup *setup, const char *arg, struct ar_buf *b)
 {
-    for (size_t i = 0; i < setup->tmpfiles.n; i++)
-        if (strcmp(setup->tmpfiles.v[i], arg) == 0)
-            return 1;
-    return 0;
+    int rc = 0;
+    while (*arg && !rc) {
+        const char *best = NULL, *with = NULL;
+        size_t best_len = 0;
+        const struct ar_strv *lists[2] = { &setup->tmpfiles, &setup->local_paths };
+        const char *names[2] = { "@tmpfile", "@path" };
+        for (int l = 0; l < 2; l++)
+            for (size_t i = 0; i < lists[l]->n; i++) {
+                size_t n = strlen(lists[l]->v[i]);
+                if (n > best_len && strncmp(arg, lists[l]->v[i], n) == 0) {
+                    best = lists[l]->v[i];
+                    best_len = n;
+                    with = names[l];
+                }
+            }
+        if (best) {
+            rc = ar_buf_puts(b, with);
+            arg += best_len;
+        } else {
+            rc = ar_buf_append(b, arg, 1);
+            arg++;
+        }
+    }
+    return rc;
 }
 
 int ar_cassette_set_request(struct ar_cassette *c, const char *provider,
@@ -95,16 +118,14 @@ int ar_cassette_set_request(struct ar_cassette *c, const char *provider,
     c->model = model ? strdup(model) : NULL;
     rc |= !c->provider || (model && !c->model);
     for (size_t i = 1; i < setup->argv.n; i++) {
-        const char *a = setup->argv.v[i];
-        if (is_tmpfile(setup, a)) {
-            rc |= ar_strv_push(&c->argv, "@tmpfile");
-            continue;
-        }
-        struct ar_buf b;
+        struct ar_buf norm, b;
+        ar_buf_init(&norm, AR_BUF_UNLIMITED);
         ar_buf_init(&b, AR_BUF_UNLIMITED);
-        rc |= ar_redact(rd, a, strlen(a), &b);
+        rc |= normalize_arg(setup, setup->argv.v[i], &norm);
+        rc |= ar_redact(rd, norm.data ? norm.data : "", norm.len, &b);
         rc |= ar_strv_push_take(&c->argv, ar_buf_detach(&b, NULL));
         ar_buf_finish(&b);
+        ar_buf_finish(&norm);
     }
     ar_sha256_hex_of(in, in_len, c->stdin_sha256);
     c->stdin_bytes = in_len;

@@ -114,6 +114,12 @@ static void request(struct ar_cassette *c, const char *prompt, const char *tmp, 
     ar_strv_push(&setup.argv, "--output-schema");
     ar_strv_push(&setup.argv, tmp);
     ar_strv_push(&setup.tmpfiles, tmp);
+    /* Inside an argument too (codex's -c model_instructions_file="…"), and the machine's
+     * paths the adapter names (its absolute cwd in -c projects={…}). */
+    ar_strv_pushf(&setup.argv, "model_instructions_file=\"%s\"", tmp);
+    ar_strv_pushf(&setup.argv, "projects={\"%s/x\"={trust_level=\"untrusted\"},\"%s\"={}}", tmp,
+                  tmp);
+    ar_strv_push(&setup.local_paths, tmp);
     struct ar_redactor r;
     ar_redactor_init(&r, NULL);
     ar_cassette_init(c);
@@ -134,6 +140,10 @@ static void test_cassette_key_ignores_temp_names_and_binary_but_not_the_prompt(v
     request(&b, "review this", "/tmp/agentrun-schema-BBBBBB", NULL);
     request(&c, "review this!", "/tmp/agentrun-schema-AAAAAA", NULL);
     assert_string_equal(a.argv.v[2], "@tmpfile");
+    assert_string_equal(a.argv.v[3], "model_instructions_file=\"@tmpfile\"");
+    /* The longest match wins; a temporary file name and a local path alike. */
+    assert_string_equal(a.argv.v[4], "projects={\"@tmpfile/x\"={trust_level=\"untrusted\"},"
+                                     "\"@tmpfile\"={}}");
     char ka[AR_SHA256_HEX], kb[AR_SHA256_HEX], kc[AR_SHA256_HEX];
     ar_cassette_key(&a, ka);
     ar_cassette_key(&b, kb);

@@ -156,11 +156,9 @@ struct ar_run_options {
     const char *record_dir; /* write a cassette of every call here; NULL: $AGENTRUN_RECORD */
     const char *replay_dir; /* serve every call from the cassettes here, never starting a CLI;
                                NULL: $AGENTRUN_REPLAY */
-    int cache;              /* reuse the answers of text-only calls (see text_only) */
+    int cache;              /* reuse the answers of text calls (tools NONE, not trusted) */
     const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/agentrun, else ~/.cache/agentrun */
     uint64_t cache_ttl_s;   /* older cache entries are not used; 0: no limit */
-    int text_only;          /* the prompt is the run's whole input (review, prioritize, route):
-                               its calls may be cached; repair calls always are */
 };
 
 #define AR_RUN_OPTIONS_INIT                                                                   \

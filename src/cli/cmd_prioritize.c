@@ -183,7 +183,6 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     o.tools = AR_TOOLS_NONE;
     o.no_session = 1;
     /* The prompt is the whole input: the call may be cached (--cache). */
-    o.text_only = 1;
     /* Ranking reads; it changes nothing, so the git snapshots would only cost time. */
     o.track_files = 0;
 

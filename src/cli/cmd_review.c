@@ -179,9 +179,6 @@ static void chunk_start(void *arg)
     /* A text call: the diff is in the prompt (DESIGN §4b). */
     o.tools = o.tools == AR_TOOLS_READ ? AR_TOOLS_READ : AR_TOOLS_NONE;
     o.no_session = 1;
-    /* The prompt is the whole input, unless the model may read files: then a cached
-     * answer could be stale (--cache). */
-    o.text_only = o.tools != AR_TOOLS_READ;
     /* A review changes nothing: the git snapshots would only cost time. */
     o.track_files = 0;
     o.job_id = ctx->n_chunks > 1 ? job->job_id : NULL;

@@ -250,7 +250,6 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
         o.tools = AR_TOOLS_NONE;
         o.no_session = 1;
         /* The prompt is the whole input: the call may be cached (--cache). */
-        o.text_only = 1;
         o.track_files = 0; /* routing reads; nothing to attribute */
         if (ar_cli_session_begin(&s) < 0) {
             rc = AR_EXIT_PROVIDER;

@@ -36,8 +36,6 @@ struct ar_call_spec {
     int no_session;        /* no later --resume: the CLI need not persist the session */
     int in_git_repo;       /* cwd is inside a git work tree */
     double max_budget_usd; /* > 0: a budget the CLI should enforce itself, where it can */
-    int text_only;         /* the prompt is the call's whole input (review, prioritize, route,
-                              a repair call): what makes it cacheable (src/record) */
 };
 
 /* What prepare() builds; the caller owns it and calls ar_call_setup_finish(). */

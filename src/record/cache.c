@@ -28,7 +28,9 @@
 
 int ar_cache_call_cacheable(const struct ar_call_spec *spec)
 {
-    return spec->text_only && !spec->allow_edits && !spec->resume;
+    /* A text call's whole input is its prompt (DESIGN §4b), unless the checkout is
+     * trusted and its context files join in; a resumed session has history. */
+    return spec->tools == AR_TOOLS_NONE && !spec->trust_project && !spec->resume;
 }
 
 char *ar_cache_default_dir(void)

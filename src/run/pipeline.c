@@ -142,13 +142,24 @@ static int inside_git_repo(const char *dir)
 }
 
 /*
- * Whether this run can change files, and so needs snapshots by default.
- * The one place that decides it: when calls carry a posture (text, read,
- * edit), this becomes "the posture is edit".
+ * The tools of a call (DESIGN §4b), from the options alone, never from the
+ * CLI's configuration. The repair call only rewrites an answer that is in its
+ * prompt: it is a text call whatever the main call was.
  */
+static enum ar_tools call_tools(const struct ar_run_options *o, enum call_kind kind)
+{
+    if (kind == CALL_REPAIR)
+        return AR_TOOLS_NONE;
+    if (o->tools != AR_TOOLS_AUTO)
+        return o->tools;
+    return o->allow_edits ? AR_TOOLS_EDIT : AR_TOOLS_READ;
+}
+
+/* Whether this run can change files, and so needs snapshots by default: its
+ * main call's posture is edit. */
 static int can_edit(const struct ar_run_options *o)
 {
-    return o->allow_edits != 0;
+    return call_tools(o, CALL_MAIN) == AR_TOOLS_EDIT;
 }
 
 /*
@@ -428,20 +439,6 @@ static const char *call_model(const struct ar_run *run)
     return v && *v ? v : NULL;
 }
 
-/*
- * The tools of a call (DESIGN §4b), from the options alone, never from the
- * CLI's configuration. The repair call only rewrites an answer that is in its
- * prompt: it is a text call whatever the main call was.
- */
-static enum ar_tools call_tools(const struct ar_run_options *o, enum call_kind kind)
-{
-    if (kind == CALL_REPAIR)
-        return AR_TOOLS_NONE;
-    if (o->tools != AR_TOOLS_AUTO)
-        return o->tools;
-    return o->allow_edits ? AR_TOOLS_EDIT : AR_TOOLS_READ;
-}
-
 static void start_call(struct ar_run *run, enum call_kind kind)
 {
     struct ar_error err = AR_ERROR_INIT;
@@ -461,8 +458,6 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         .no_session = kind == CALL_REPAIR || run->o.no_session,
         .in_git_repo = run->in_git_repo,
         .max_budget_usd = run->o.max_cost_usd,
-        /* The repair call's input is its prompt alone, whatever the command. */
-        .text_only = kind == CALL_REPAIR || run->o.text_only,
     };
     ar_call_setup_init(&run->setup);
     /* Every value placed in the CLI's argv is checked here, once for all adapters. */

@@ -169,6 +169,23 @@ class Cache(Case):
         self.assertEqual(len(self.sb.calls()), 4 + 3)
         self.assertEqual(len(self.entries()), 1)
 
+    def test_text_runs_are_cached_unless_the_checkout_is_trusted(self):
+        # run --no-tools is a text call: its prompt is its whole input.
+        self.sb.answers("codex", ['{"answer": 1}'])
+        for i in range(2):
+            p = self.sb.run("run", "--cache", "--cache-dir", self.cache, "--json", "--no-tools",
+                            "--format", "json", "answer", provider="codex")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIs(as_json(p)["cached"], i == 1)
+        self.assertEqual(len(self.sb.calls()), 1)
+        # Trusted, the checkout's context files join the input: never from the cache.
+        for _ in range(2):
+            p = self.sb.run("run", "--cache", "--cache-dir", self.cache, "--json", "--no-tools",
+                            "--trust-project", "--format", "json", "answer", provider="codex")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertFalse(as_json(p)["cached"])
+        self.assertEqual(len(self.sb.calls()), 3)
+
     def test_concurrent_reviews_share_the_cache(self):
         import subprocess
         from clitest import AGENTRUN

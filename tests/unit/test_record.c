@@ -210,11 +210,16 @@ static void test_cache_call_cacheable_only_for_text_calls_that_do_not_edit(void 
 {
     struct ar_call_spec s = { 0 };
     assert_false(ar_cache_call_cacheable(&s));
-    s.text_only = 1;
+    s.tools = AR_TOOLS_NONE;
     assert_true(ar_cache_call_cacheable(&s));
-    s.allow_edits = 1;
+    s.tools = AR_TOOLS_READ;
     assert_false(ar_cache_call_cacheable(&s));
-    s.allow_edits = 0;
+    s.tools = AR_TOOLS_EDIT;
+    assert_false(ar_cache_call_cacheable(&s));
+    s.tools = AR_TOOLS_NONE;
+    s.trust_project = 1;
+    assert_false(ar_cache_call_cacheable(&s));
+    s.trust_project = 0;
     s.resume = "session";
     assert_false(ar_cache_call_cacheable(&s));
 }

@@ -159,5 +159,59 @@ class PagesListEveryOption(unittest.TestCase):
                          "the page's prose where they need more than one line.")
 
 
+def load_yaml_module():
+    try:
+        import yaml  # noqa: F401
+    except ImportError:
+        # Debian's python3-yaml, for a python3 that is not Debian's own.
+        sys.path.append("/usr/lib/python3/dist-packages")
+        try:
+            import yaml  # noqa: F401
+        except ImportError:
+            return None
+    return sys.modules["yaml"]
+
+
+def yaml_blocks(text):
+    """The ```yaml fenced blocks of a page, with the line each starts on."""
+    out, block, start = [], None, 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if block is None and line.strip() == "```yaml":
+            block, start = [], n + 1
+        elif block is not None and line.strip() == "```":
+            out.append((start, "\n".join(block) + "\n"))
+            block = None
+        elif block is not None:
+            block.append(line)
+    return out
+
+
+class RecipesParse(unittest.TestCase):
+    """Every YAML recipe in the docs (GitHub Actions, GitLab CI, pre-commit) parses, and
+    a GitHub workflow has its trigger and jobs, so a copied recipe runs as it stands."""
+
+    def test_yaml_blocks_parse(self):
+        yaml = load_yaml_module()
+        if yaml is None:
+            self.skipTest("no yaml module")
+        seen = 0
+        for page in DOCS:
+            with open(os.path.join(SOURCE_ROOT, page), encoding="utf-8") as f:
+                text = f.read()
+            for line, block in yaml_blocks(text):
+                seen += 1
+                where = "%s:%d" % (page, line)
+                try:
+                    doc = yaml.safe_load(block)
+                except yaml.YAMLError as e:
+                    self.fail("%s: %s" % (where, e))
+                if isinstance(doc, dict) and "jobs" in doc and "runs-on" in block:
+                    # PyYAML reads the key `on` as True (YAML 1.1).
+                    self.assertTrue("on" in doc or True in doc, where + ": no 'on:' trigger")
+                    for name, job in doc["jobs"].items():
+                        self.assertIn("steps", job, "%s: job %s has no steps" % (where, name))
+        self.assertGreater(seen, 5)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -86,11 +86,13 @@ struct ar_var {
 /* Live progress of a run, for a status line. Borrowed for the call. */
 struct ar_run_progress {
     const char *provider;
-    const char *job;     /* options.job_id or NULL */
-    const char *call;    /* "main" or "repair" */
-    uint64_t elapsed_ms; /* since the run started */
-    const char *tool;    /* the tool the CLI is using now, or NULL */
-    const char *path;    /* the file it touches, or NULL */
+    const char *job;         /* options.job_id or NULL */
+    const char *call;        /* "main" or "repair" */
+    uint64_t elapsed_ms;     /* since the run started */
+    const char *tool;        /* the tool the CLI is using now, or NULL */
+    const char *path;        /* the file it touches, or NULL */
+    uint64_t wait_ms;        /* > 0: the run now waits this long before its next call */
+    const char *wait_reason; /* why it waits ("rate limit", "api_error"), or NULL */
 };
 typedef void ar_progress_fn(void *arg, const struct ar_run_progress *p);
 
@@ -134,6 +136,12 @@ struct ar_run_options {
     int track_files;     /* enum ar_track_files: git snapshots before and after
                             (default AR_TRACK_FILES_EDITS; 0 never, 1 always) */
     int with_content;    /* add created/modified files' content to the result */
+    int allow_denied;    /* a tool call the CLI refused does not fail the run (default 0:
+                            error "denied") */
+    int expect_changes;  /* no changed file fails the run with error "no_effect" */
+    /* The longest wait for a rate limit before the one retry of a call (default 60 s);
+     * 0: never wait, never retry (rate limits and transient API errors fail at once). */
+    uint64_t max_wait_ms;
 
     uint64_t timeout_ms;      /* wall clock per call (default 900 s); 0: none */
     uint64_t idle_timeout_ms; /* no byte on stdout or stderr (default 300 s); 0: none */
@@ -161,12 +169,12 @@ struct ar_run_options {
     uint64_t cache_ttl_s;   /* older cache entries are not used; 0: no limit */
 };
 
-#define AR_RUN_OPTIONS_INIT                                                                   \
-    {                                                                                         \
-        .expect = AR_EXPECT_OBJECT, .model_repair = 1, .local_repair = 1,                     \
-        .track_files = AR_TRACK_FILES_EDITS, .timeout_ms = 900000, .idle_timeout_ms = 300000, \
-        .final_grace_ms = 3000, .kill_grace_ms = 5000, .output_cap = (size_t)64 << 20,        \
-        .logger = AR_LOGGER_INIT,                                                             \
+#define AR_RUN_OPTIONS_INIT                                                              \
+    {                                                                                    \
+        .expect = AR_EXPECT_OBJECT, .model_repair = 1, .local_repair = 1,                \
+        .track_files = AR_TRACK_FILES_EDITS, .max_wait_ms = 60000, .timeout_ms = 900000, \
+        .idle_timeout_ms = 300000, .final_grace_ms = 3000, .kill_grace_ms = 5000,        \
+        .output_cap = (size_t)64 << 20, .logger = AR_LOGGER_INIT,                        \
     }
 
 enum ar_repair_kind {
@@ -216,6 +224,13 @@ struct ar_call_record {
     int cached;  /* served from the cache: usage and cost are 0, the original is in the result's
                     cached_* fields */
     struct ar_posture posture;
+    uint64_t waited_ms; /* how long the run waited before this call (a retry's backoff) */
+};
+
+/* A tool call the CLI refused (or a write or shell tool the call was never offered). */
+struct ar_denial {
+    char *tool;   /* the CLI's tool name ("Write", "apply_patch", "write_file") */
+    char *target; /* the file, command or URL it was for, or NULL when the CLI did not say */
 };
 
 /*
@@ -254,7 +269,11 @@ struct ar_result {
     struct ar_usage cached_usage;
     double cached_cost_usd;
     enum ar_cost_source cached_cost_source;
-    size_t n_cached; /* how many calls came from the cache */
+    size_t n_cached;          /* how many calls came from the cache */
+    struct ar_denial *denied; /* the tool calls the CLIs refused, over every call */
+    size_t n_denied;
+    double retry_after_s; /* rate_limit/api_error: when the provider said to come back
+                             (seconds from the end of the run); < 0 when unknown */
 };
 
 /*

@@ -40,7 +40,9 @@ extern "C" {
     X(CONTRACT, "contract", 3, "output violates the contract")         \
     X(BUDGET, "budget", 6, "budget exhausted")                         \
     X(INTERRUPTED, "interrupted", 130, "interrupted")                  \
-    X(REPLAYMISS, "replay_miss", 4, "no recorded call matches")
+    X(REPLAYMISS, "replay_miss", 4, "no recorded call matches")        \
+    X(DENIED, "denied", 4, "the CLI refused a tool call")              \
+    X(NOEFFECT, "no_effect", 4, "no file changed where a change was expected")
 
 enum ar_errno {
     AR_OK = 0,

@@ -27,6 +27,8 @@ enum field {
     F_EXPECT,
     F_TRACK_FILES,
     F_TRUST_PROJECT,
+    F_EXPECT_CHANGES,
+    F_ALLOW_DENIED,
 };
 
 /* The keys a line may have, sorted (a unit test checks). */
@@ -34,9 +36,11 @@ static const struct {
     const char *key;
     enum field f;
 } fields[] = {
+    { "allow_denied", F_ALLOW_DENIED },
     { "allow_edits", F_ALLOW_EDITS },
     { "cwd", F_CWD },
     { "expect", F_EXPECT },
+    { "expect_changes", F_EXPECT_CHANGES },
     { "fallback", F_FALLBACK },
     { "id", F_ID },
     { "idle_timeout", F_IDLE_TIMEOUT },
@@ -210,6 +214,8 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
         break;
     case F_ALLOW_EDITS:
     case F_TRACK_FILES:
+    case F_ALLOW_DENIED:
+    case F_EXPECT_CHANGES:
     case F_JSON:
     case F_TRUST_PROJECT:
         if (!json_is_boolean(v))
@@ -250,6 +256,12 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
         return 0;
     case F_TRACK_FILES:
         o->track_files = json_is_true(v) ? AR_TRACK_FILES_ALWAYS : AR_TRACK_FILES_NEVER;
+        return 0;
+    case F_ALLOW_DENIED:
+        o->allow_denied = json_is_true(v);
+        return 0;
+    case F_EXPECT_CHANGES:
+        o->expect_changes = json_is_true(v);
         return 0;
     case F_TIMEOUT:
         return parse_seconds(job, key, v, &o->timeout_ms);

@@ -6,7 +6,8 @@
  *   allow_edits, track_files (true: snapshots even without allow_edits; false:
  *   none), timeout and idle_timeout (seconds), fallback ("codex,gemini"
  *   or ["codex","gemini"]), json (extract JSON without a contract), expect
- *   ("object", "array", "any").
+ *   ("object", "array", "any"), expect_changes (no changed file is error
+ *   no_effect), allow_denied (a refused tool call does not fail the job).
  *
  * A line that cannot be used still yields a job: it has `error` set and is
  * reported as a failed record under its id, so one bad line never stops a batch.

@@ -35,6 +35,8 @@ enum {
     KEY_TRACK_FILES,
     KEY_OUTPUT,
     KEY_RESUME,
+    KEY_ALLOW_DENIED,
+    KEY_EXPECT_CHANGES,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -53,6 +55,10 @@ static const struct ar_cli_opt opts[] = {
       NULL },
     { "allow-edits", KEY_ALLOW_EDITS, NULL, "let every job edit files (a job may say so itself)",
       NULL },
+    { "allow-denied", KEY_ALLOW_DENIED, NULL,
+      "a tool call the CLI refused does not fail a job (a job may say so itself)", NULL },
+    { "expect-changes", KEY_EXPECT_CHANGES, NULL,
+      "a job that changed no file fails with no_effect (a job may say so itself)", NULL },
     { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots of every job", NULL },
     { "track-files", KEY_TRACK_FILES, NULL,
       "take the git snapshots also for jobs that cannot edit (a job may say so itself)", NULL },
@@ -88,7 +94,8 @@ struct batch {
     int serial_said;
     FILE *out;
     uint64_t t0;
-    int write_failed; /* a record could not be written: exit 2, as run does */
+    int write_failed;           /* a record could not be written: exit 2, as run does */
+    struct ar_backoff *backoff; /* one rate-limit pause per provider for all jobs */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -259,7 +266,8 @@ static void start(struct batch *b, struct job_state *js)
     js->state = RUNNING;
     b->running++;
     js->job.opts.job_id = js->job.id;
-    if (ar_run_start(b->s.loop, &js->job.opts, on_job_done, js, NULL, &err) < 0) {
+    if (ar_run_start_shared(b->s.loop, &js->job.opts, b->backoff, on_job_done, js, NULL, &err) <
+        0) {
         b->running--;
         /* Which line, and where in the template ("greet.md:1") when that is the cause. */
         char msg[sizeof(err.msg) + sizeof(err.where) + 48];
@@ -612,6 +620,12 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_ALLOW_EDITS:
             b.s.run.allow_edits = 1;
             break;
+        case KEY_ALLOW_DENIED:
+            b.s.run.allow_denied = 1;
+            break;
+        case KEY_EXPECT_CHANGES:
+            b.s.run.expect_changes = 1;
+            break;
         case KEY_NO_FILES:
             b.s.run.track_files = AR_TRACK_FILES_NEVER;
             break;
@@ -664,6 +678,13 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
+    b.backoff = ar_backoff_create();
+    if (!b.backoff) {
+        ar_cli_errorf("out of memory");
+        ar_cli_session_end(&b.s);
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
     b.t0 = ar_now_ms();
     b.s.run.progress = NULL; /* the status line shows the batch, not one job's tool */
     update_status(&b);
@@ -686,6 +707,7 @@ out:
     free(b.jobs);
     json_decref(done_ids);
     ar_buf_finish(&previous);
+    ar_backoff_destroy(b.backoff);
     ar_cli_parser_finish(&p);
     return rc;
 }
@@ -697,9 +719,10 @@ const struct ar_cli_command ar_cmd_batch = {
     .description =
         "Each input line is a job: {\"id\", \"prompt\" | \"template\" + \"vars\", \"provider\",\n"
         "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"track_files\", \"trust_project\",\n"
-        "\"timeout\", \"idle_timeout\", \"fallback\", \"json\", \"expect\"}. Each output line is the job's\n"
-        "RunResult with its \"id\", written as the job finishes. Exit 0 when every job\n"
-        "succeeded, else the worst failure's status.",
+        "\"timeout\", \"idle_timeout\", \"fallback\", \"json\", \"expect\", \"expect_changes\",\n"
+        "\"allow_denied\"}. Each output line is the job's RunResult with its \"id\", written as\n"
+        "the job finishes. A rate limit pauses every job of that provider together.\n"
+        "Exit 0 when every job succeeded, else the worst failure's status.",
     .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",
     .opts = opts,
     .run = batch_main,

@@ -28,6 +28,8 @@ enum {
     KEY_TRACK_FILES,
     KEY_MAX_COST,
     KEY_FORMAT,
+    KEY_ALLOW_DENIED,
+    KEY_EXPECT_CHANGES,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -46,6 +48,10 @@ static const struct ar_cli_opt opts[] = {
       "let the CLI use its editing tools (default: read-only tools: read, grep, glob)", NULL },
     { "no-tools", KEY_NO_TOOLS, NULL,
       "a text call: no tools at all, the CLI's agent prompt replaced where it allows", NULL },
+    { "allow-denied", KEY_ALLOW_DENIED, NULL,
+      "a tool call the CLI refused does not fail the run (default: error denied, exit 4)", NULL },
+    { "expect-changes", KEY_EXPECT_CHANGES, NULL,
+      "fail with error no_effect (exit 4) when no file changed (default: any outcome)", NULL },
     { "resume", KEY_RESUME, "ID", "continue the CLI session ID", NULL },
     { "no-local-repair", KEY_NO_LOCAL_REPAIR, NULL,
       "do not fix trailing commas, quotes, truncation… locally (default: fix)", NULL },
@@ -219,6 +225,12 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_NO_TOOLS:
             s.run.tools = AR_TOOLS_NONE;
+            break;
+        case KEY_ALLOW_DENIED:
+            s.run.allow_denied = 1;
+            break;
+        case KEY_EXPECT_CHANGES:
+            s.run.expect_changes = 1;
             break;
         case KEY_RESUME:
             s.run.resume = arg;

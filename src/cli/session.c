@@ -102,6 +102,8 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
         return parse_duration(s, "timeout", arg, &o->timeout_ms);
     case AR_CLI_KEY_IDLE_TIMEOUT:
         return parse_duration(s, "idle-timeout", arg, &o->idle_timeout_ms);
+    case AR_CLI_KEY_MAX_WAIT:
+        return parse_duration(s, "max-wait", arg, &o->max_wait_ms);
     case AR_CLI_KEY_NO_REPAIR:
         o->model_repair = 0;
         return 1;
@@ -229,14 +231,22 @@ static void status_draw(struct ar_cli_session *s)
 {
     if (!s->status_enabled)
         return;
-    uint64_t secs = (ar_now_ms() - s->status_start_ms) / 1000;
+    uint64_t now = ar_now_ms();
+    uint64_t secs = (now - s->status_start_ms) / 1000;
+    /* A run waiting out a rate limit shows how long is left instead of a tool. */
+    char waiting[96] = "";
+    if (s->wait_until_ms > now) {
+        uint64_t left = (s->wait_until_ms - now + 999) / 1000;
+        snprintf(waiting, sizeof(waiting), "%s: calling again in %lu:%02lu", s->wait_reason,
+                 (unsigned long)(left / 60), (unsigned long)(left % 60));
+    }
+    const char *tool = waiting[0] ? waiting : s->status_tool;
     char line[400];
     int n = snprintf(line, sizeof(line), "%s %s%s%lu:%02lu%s%s%s%s",
                      s->status_provider[0] ? s->status_provider : "agentrun",
                      s->status_job[0] ? s->status_job : "", s->status_job[0] ? " " : "",
                      (unsigned long)(secs / 60), (unsigned long)(secs % 60),
-                     s->status_extra[0] ? "  " : "", s->status_extra, s->status_tool[0] ? "  " : "",
-                     s->status_tool);
+                     s->status_extra[0] ? "  " : "", s->status_extra, tool[0] ? "  " : "", tool);
     if (n < 0)
         return;
     /* Keep it on one line of an 80-column terminal; \033[K clears what was longer. */
@@ -266,6 +276,8 @@ static void on_progress(void *arg, const struct ar_run_progress *p)
                  p->path ? p->path : "");
     if (p->job)
         snprintf(s->status_job, sizeof(s->status_job), "%s", p->job);
+    s->wait_until_ms = p->wait_ms ? ar_now_ms() + p->wait_ms : 0;
+    snprintf(s->wait_reason, sizeof(s->wait_reason), "%s", p->wait_reason ? p->wait_reason : "");
     status_draw(s);
 }
 

@@ -42,6 +42,7 @@ enum {
     AR_CLI_KEY_CACHE_DIR,
     AR_CLI_KEY_CACHE_TTL,
     AR_CLI_KEY_TRUST_PROJECT,
+    AR_CLI_KEY_MAX_WAIT,
     AR_CLI_KEY_COMMAND = 512,
 };
 
@@ -52,8 +53,11 @@ enum {
      "claude, codex, gemini or auto (default: $AGENTRUN_PROVIDER, else auto)", \
      "claude|codex|gemini|auto"}, \
     {"fallback", AR_CLI_KEY_FALLBACK, "LIST", \
-     "providers tried in turn after not_found, auth, rate_limit or api_error (default: none)", \
-     NULL}, \
+     "providers tried in turn after not_found, auth, rate_limit or api_error, while no file " \
+     "changed (default: none)", NULL}, \
+    {"max-wait", AR_CLI_KEY_MAX_WAIT, "DURATION", \
+     "wait up to this long for a rate limit, then call once more; 0: never wait or retry " \
+     "(default: 60s)", NULL}, \
     {"model", 'm', "MODEL", "the model to ask for (default: $AGENTRUN_MODEL, else the CLI's)", \
      NULL}, \
     {"directory", 'C', "DIR", "run the CLI in DIR (default: the current directory)", "@dir"}, \
@@ -108,6 +112,8 @@ struct ar_cli_session {
     char status_tool[160];
     unsigned running;       /* jobs in flight (batch/review chunks) */
     char status_extra[160]; /* a command's own summary ("12/200 done") */
+    uint64_t wait_until_ms; /* a run waits (rate limit) until then: a countdown */
+    char wait_reason[32];
 };
 
 void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd);

@@ -1,4 +1,7 @@
-/* One-shot callbacks from the loop: how a run that needs no child still ends asynchronously. */
+/*
+ * One-shot callbacks from the loop: how a run that needs no child still ends
+ * asynchronously, and the cancellable waits of a rate limit's backoff.
+ */
 #include <stdlib.h>
 
 #include "proc/internal.h"
@@ -32,4 +35,75 @@ int ar_loop_defer(struct ar_loop *loop, ar_job_fn *fn, void *arg)
     uv_timer_init(&loop->uv, &d->timer);
     uv_timer_start(&d->timer, on_timer, 0, 0);
     return 0;
+}
+
+struct ar_wait {
+    uv_timer_t timer;
+    struct ar_loop *loop;
+    struct ar_wait *prev, *next;
+    ar_wait_fn *fn;
+    void *arg;
+    int cancelled;
+    int fired;
+};
+
+static void wait_unlink(struct ar_wait *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        w->loop->waits = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+}
+
+static void on_wait_close(uv_handle_t *h)
+{
+    free(ar_container_of((uv_timer_t *)h, struct ar_wait, timer));
+}
+
+static void on_wait_timer(uv_timer_t *t)
+{
+    struct ar_wait *w = ar_container_of(t, struct ar_wait, timer);
+    w->fired = 1;
+    wait_unlink(w);
+    uv_close((uv_handle_t *)&w->timer, on_wait_close);
+    w->fn(w->arg, w->cancelled);
+}
+
+int ar_wait_start(struct ar_loop *loop, uint64_t ms, ar_wait_fn *fn, void *arg,
+                  struct ar_wait **out)
+{
+    struct ar_wait *w = calloc(1, sizeof(*w));
+    if (!w)
+        return AR_ENOMEM;
+    w->loop = loop;
+    w->fn = fn;
+    w->arg = arg;
+    w->cancelled = loop->cancelled;
+    w->next = loop->waits;
+    if (w->next)
+        w->next->prev = w;
+    loop->waits = w;
+    uv_timer_init(&loop->uv, &w->timer);
+    uv_timer_start(&w->timer, on_wait_timer, w->cancelled ? 0 : ms, 0);
+    if (out)
+        *out = w;
+    return 0;
+}
+
+void ar_wait_cancel(struct ar_wait *w)
+{
+    if (!w || w->fired || w->cancelled)
+        return;
+    w->cancelled = 1;
+    /* Restarting the timer at 0 reports from the loop, never from inside this call. */
+    uv_timer_start(&w->timer, on_wait_timer, 0, 0);
+}
+
+void ar_wait_cancel_all(struct ar_loop *loop)
+{
+    for (struct ar_wait *w = loop->waits; w; w = w->next)
+        ar_wait_cancel(w);
 }

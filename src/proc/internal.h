@@ -23,7 +23,8 @@ struct ar_loop {
     uv_loop_t uv;
     struct ar_child *children; /* live children (not yet finishing), a doubly linked list */
     size_t nchildren;
-    int cancelled; /* ar_loop_cancel_all() ran: later spawns fail with AR_EINTERRUPTED */
+    int cancelled;         /* ar_loop_cancel_all() ran: later spawns fail with AR_EINTERRUPTED */
+    struct ar_wait *waits; /* pending ar_wait_start() waits, a doubly linked list */
 
     uv_signal_t sigchld; /* reaps our children; unref'd */
     int sigchld_on;
@@ -37,6 +38,9 @@ struct ar_loop {
     char out_scratch[AR_PROC_CHUNK + 1]; /* stdout reads; +1 so a line can be NUL-terminated */
     char err_scratch[AR_PROC_CHUNK];     /* stderr reads */
 };
+
+/* Ends every pending wait of the loop early (defer.c keeps the list). */
+void ar_wait_cancel_all(struct ar_loop *loop);
 
 /* The live child after c in its loop's list, or NULL (child.c keeps the list). */
 struct ar_child *ar_child_next_live(struct ar_child *c);

@@ -51,6 +51,7 @@ void ar_loop_cancel_all(struct ar_loop *loop)
     /* ar_child_kill() only sends signals and arms timers: the list stays as it is. */
     for (struct ar_child *c = loop->children; c; c = ar_child_next_live(c))
         ar_child_kill(c);
+    ar_wait_cancel_all(loop);
 }
 
 int ar_loop_cancelled(const struct ar_loop *loop)

@@ -217,6 +217,19 @@ unsigned ar_proc_jobs_within_fd_limit(unsigned want);
  */
 int ar_loop_work(struct ar_loop *loop, ar_job_fn *work, ar_job_fn *done, void *arg);
 
+/*
+ * A cancellable wait (a rate limit's backoff): fn(arg, 0) runs once from the loop
+ * after ms, or fn(arg, 1) soon after ar_wait_cancel() or ar_loop_cancel_all()
+ * (a Ctrl-C must not sit out the wait). Started on a cancelled loop it reports
+ * cancelled at once (from the loop). *out (may be NULL) is valid until fn runs.
+ * The wait keeps the loop alive. Returns 0 or AR_ENOMEM.
+ */
+struct ar_wait;
+typedef void ar_wait_fn(void *arg, int cancelled);
+int ar_wait_start(struct ar_loop *loop, uint64_t ms, ar_wait_fn *fn, void *arg,
+                  struct ar_wait **out);
+void ar_wait_cancel(struct ar_wait *w);
+
 /* The libuv version at run time ("1.44.2"). Static storage. */
 const char *ar_libuv_version(void);
 

@@ -124,6 +124,23 @@ static int is_edit_tool(const char *name)
     return 0;
 }
 
+/* Tools whose successful run may have changed something (files, or anything a shell can). */
+static int acts(const char *name)
+{
+    return is_edit_tool(name) || !strcmp(name, "Bash");
+}
+
+/* What a tool use is for: its file, command, URL or pattern. Borrowed from input. */
+static const char *tool_target(const json_t *input)
+{
+    static const char *const keys[] = { "file_path", "notebook_path", "command", "url",
+                                        "path",      "pattern",       NULL };
+    for (size_t i = 0; keys[i]; i++)
+        if (ar_pv_str(input, keys[i]))
+            return ar_pv_str(input, keys[i]);
+    return NULL;
+}
+
 static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progress *ev)
 {
     const json_t *msg = json_object_get(o, "message"), *mu = json_object_get(msg, "usage");
@@ -155,6 +172,7 @@ static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progres
         /* The file counts once its tool_result arrives without an error: a
          * refused or never-run tool changed nothing. */
         const char *id = ar_pv_str(block, "id");
+        ar_pv_tool_seen(u, id, name, tool_target(input));
         if (is_edit_tool(name) && path && id) {
             if (!u->pending)
                 u->pending = json_object();
@@ -175,10 +193,23 @@ static void on_user(struct ar_unwrap *u, const json_t *o)
         if (!type || strcmp(type, "tool_result") != 0 || !id)
             continue;
         const char *path = json_string_value(json_object_get(u->pending, id));
-        if (path && !json_is_true(json_object_get(block, "is_error")))
+        int failed = json_is_true(json_object_get(block, "is_error"));
+        if (path && !failed)
             ar_pv_add_file(u, path);
         if (path)
             json_object_del(u->pending, id);
+        const char *name, *target;
+        if (!ar_pv_tool_lookup(u, id, &name, &target))
+            continue;
+        if (!failed && acts(name))
+            u->r.acted = 1;
+        /* A tool the call was never offered: claude answers the model with an error
+         * (permission refusals come in the result's permission_denials instead). */
+        const json_t *c = json_object_get(block, "content");
+        const char *text =
+            json_is_string(c) ? json_string_value(c) : ar_pv_str(json_array_get(c, 0), "text");
+        if (failed && text && strstr(text, "No such tool available"))
+            ar_pv_deny(u, name, target);
     }
 }
 
@@ -245,11 +276,15 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
     if (json_is_object(mu) && usage_from_model_usage(u, mu))
         r->has_usage = 1;
 
-    /* A refused Write/Edit changed nothing. */
+    /* A refused Write/Edit changed nothing; the refusal itself is reported. */
     size_t i;
     const json_t *d;
     json_array_foreach(json_object_get(o, "permission_denials"), i, d)
-        ar_pv_remove_file(u, ar_pv_str(json_object_get(d, "tool_input"), "file_path"));
+    {
+        const json_t *input = json_object_get(d, "tool_input");
+        ar_pv_remove_file(u, ar_pv_str(input, "file_path"));
+        ar_pv_deny(u, ar_pv_str(d, "tool_name"), tool_target(input));
+    }
 
     const json_t *cost = json_object_get(o, "total_cost_usd");
     if (json_is_number(cost)) {
@@ -267,6 +302,7 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
     if (json_is_true(json_object_get(o, "is_error"))) {
         const json_t *st = json_object_get(o, "api_error_status");
         int status = json_is_integer(st) ? (int)json_integer_value(st) : 0;
+        r->http_status = status;
         const char *msg = ar_pv_str(o, "result");
         /* The error_* subtypes carry no "result", their reason is in errors[]. */
         if (!msg)

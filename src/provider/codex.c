@@ -469,10 +469,19 @@ static void on_item(struct ar_unwrap *u, const char *type, const json_t *item,
         const char *first = ar_pv_str(json_array_get(changes, 0), "path");
         ar_pv_event(u, ev, "apply_patch", first);
         const char *status = ar_pv_str(item, "status");
-        if (completed && !(status && !strcmp(status, "failed")))
+        if (completed && !(status && !strcmp(status, "failed"))) {
             json_array_foreach(changes, i, c) ar_pv_add_file(u, ar_pv_str(c, "path"));
+            u->r.acted = 1;
+        }
     } else if (!strcmp(itype, "command_execution")) {
         ar_pv_event(u, ev, "shell", NULL); /* item.started may be missing */
+        const char *status = ar_pv_str(item, "status");
+        /* An approval policy that refused the command says "declined". */
+        if (status && !strcmp(status, "declined"))
+            ar_pv_deny(u, "shell", ar_pv_str(item, "command"));
+        /* Under a read-only sandbox a command cannot change the work tree. */
+        else if (completed && u->edits)
+            u->r.acted = 1;
     } else if (!strcmp(itype, "mcp_tool_call")) {
         if (!completed)
             ar_pv_event(u, ev, ar_pv_str(item, "tool") ? ar_pv_str(item, "tool") : "mcp", NULL);
@@ -508,6 +517,36 @@ static void on_usage(struct ar_unwrap *u, const json_t *usage)
     u->r.has_usage = 1;
 }
 
+/* The HTTP status codex quotes: "last status: 429 Too Many Requests", "unexpected
+ * status 401 Unauthorized: …"; 0 when none. */
+static int status_in(const char *msg)
+{
+    static const char *const keys[] = { "last status: ", "unexpected status ", NULL };
+    for (size_t i = 0; msg && keys[i]; i++) {
+        const char *p = strstr(msg, keys[i]);
+        if (!p)
+            continue;
+        int v = atoi(p + strlen(keys[i]));
+        if (v >= 100 && v <= 599)
+            return v;
+    }
+    return 0;
+}
+
+/*
+ * codex tells nothing on stdout when its sandbox refuses a patch: its stderr logs
+ * "error=patch rejected: writing is blocked by read-only sandbox; …" (and the
+ * model is told). Each such line is a refused apply_patch; the patch's file is not named.
+ */
+static void denials_in_stderr(struct ar_unwrap *u, const char *data, size_t len)
+{
+    static const char needle[] = "patch rejected";
+    for (const char *p = data, *end = data + len;
+         p && p < end && (p = memmem(p, (size_t)(end - p), needle, sizeof(needle) - 1)) != NULL;
+         p += sizeof(needle) - 1)
+        ar_pv_deny(u, "apply_patch", NULL);
+}
+
 static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
                              struct ar_progress *ev)
 {
@@ -537,7 +576,9 @@ static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         u->saw_event = 1;
         u->r.final_seen = 1;
         const char *msg = ar_pv_str(json_object_get(o, "error"), "message");
-        ar_pv_fail(u, ar_pv_classify(0, msg), msg ? msg : "codex reported a failed turn");
+        u->r.http_status = status_in(msg);
+        ar_pv_fail(u, ar_pv_classify(u->r.http_status, msg),
+                   msg ? msg : "codex reported a failed turn");
         final = 1;
     } else if (!strcmp(type, "error") && ar_pv_str(o, "message") &&
                !json_object_get(o, "timestamp")) { /* gemini's error events carry one */
@@ -553,6 +594,8 @@ static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
 static void codex_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
                                 struct ar_reply *out)
 {
+    if (exit && exit->stderr_tail)
+        denials_in_stderr(u, exit->stderr_tail, exit->stderr_len);
     /* codex's events never name the model; the thread's rollout does (turn_context). */
     if (!u->r.model && u->r.session_id) {
         struct ar_buf b;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "provider/common.h"
@@ -62,6 +63,8 @@ void ar_reply_init(struct ar_reply *r)
 {
     memset(r, 0, sizeof(*r));
     ar_strv_init(&r->files);
+    ar_strv_init(&r->denied);
+    r->retry_after_s = -1;
 }
 
 void ar_reply_finish(struct ar_reply *r)
@@ -71,6 +74,7 @@ void ar_reply_finish(struct ar_reply *r)
     free(r->model);
     free(r->error_msg);
     ar_strv_finish(&r->files);
+    ar_strv_finish(&r->denied);
     ar_reply_init(r);
 }
 
@@ -84,6 +88,7 @@ struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_
     ar_buf_init(&u->text, AR_BUF_UNLIMITED);
     if (spec) {
         u->structured = spec->schema != NULL;
+        u->edits = spec->allow_edits;
         u->resumed = spec->resume != NULL;
         if (spec->model)
             u->spec_model = strdup(spec->model);
@@ -103,6 +108,7 @@ void ar_pv_unwrap_free(struct ar_unwrap *u)
     free(u->schema);
     free(u->partial_id);
     json_decref(u->pending);
+    json_decref(u->tools);
     free(u);
 }
 
@@ -295,6 +301,248 @@ void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg)
         ar_pv_set(&u->r.error_msg, msg);
 }
 
+void ar_pv_tool_seen(struct ar_unwrap *u, const char *id, const char *name, const char *target)
+{
+    if (!id || !name)
+        return;
+    if (!u->tools)
+        u->tools = json_object();
+    json_object_set_new(u->tools, id, json_pack("[s,s?]", name, target));
+}
+
+int ar_pv_tool_lookup(struct ar_unwrap *u, const char *id, const char **name, const char **target)
+{
+    const json_t *t = id ? json_object_get(u->tools, id) : NULL;
+    *name = json_string_value(json_array_get(t, 0));
+    *target = json_string_value(json_array_get(t, 1));
+    return *name != NULL;
+}
+
+void ar_pv_deny(struct ar_unwrap *u, const char *tool, const char *target)
+{
+    if (!tool || !*tool)
+        return;
+    if (!target)
+        target = "";
+    for (size_t i = 0; i + 1 < u->r.denied.n; i += 2)
+        if (!strcmp(u->r.denied.v[i], tool) && !strcmp(u->r.denied.v[i + 1], target))
+            return;
+    ar_strv_push(&u->r.denied, tool);
+    ar_strv_push(&u->r.denied, target);
+}
+
+int ar_pv_transient(int http_status, const char *msg)
+{
+    if (http_status >= 500)
+        return 1;
+    if (http_status)
+        return 0;
+    static const char *const words[] = {
+        "overloaded",  "high demand",         "internal server error", "internal error",
+        "unavailable", "stream disconnected", "temporarily",           NULL,
+    };
+    for (size_t i = 0; words[i]; i++)
+        if (contains_ci(msg, words[i]))
+            return 1;
+    return msg && (has_status(msg, "500") || has_status(msg, "502") || has_status(msg, "503") ||
+                   has_status(msg, "504") || has_status(msg, "529"));
+}
+
+/* Seconds per unit word at p ("s", "sec", "minutes", "h", …), advancing *end; 0 if none. */
+static double unit_at(const char *p, const char **end)
+{
+    static const struct {
+        const char *word;
+        double secs;
+    } units[] = {
+        /* Longer words first: "ms" before "m", "minutes" before "min". */
+        { "milliseconds", 0.001 },
+        { "millisecond", 0.001 },
+        { "ms", 0.001 },
+        { "seconds", 1 },
+        { "second", 1 },
+        { "secs", 1 },
+        { "sec", 1 },
+        { "s", 1 },
+        { "minutes", 60 },
+        { "minute", 60 },
+        { "mins", 60 },
+        { "min", 60 },
+        { "m", 60 },
+        { "hours", 3600 },
+        { "hour", 3600 },
+        { "hrs", 3600 },
+        { "hr", 3600 },
+        { "h", 3600 },
+        { "days", 86400 },
+        { "day", 86400 },
+        { "d", 86400 },
+    };
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        size_t n = strlen(units[i].word);
+        if (strncasecmp(p, units[i].word, n) == 0 && !isalpha((unsigned char)p[n])) {
+            *end = p + n;
+            return units[i].secs;
+        }
+    }
+    return 0;
+}
+
+/* A duration at p: "7s", "2.5 seconds", "1h 30m", "2 hours, 5 minutes"; a bare
+ * number is seconds when bare_ok. Returns -1 when p holds none. */
+static double duration_at(const char *p, int bare_ok)
+{
+    double total = 0;
+    int parts = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '"' || *p == '\'' || *p == ':' || *p == '=' ||
+               (parts && (*p == ',' || !strncasecmp(p, "and ", 4))))
+            p += *p == 'a' || *p == 'A' ? 4 : 1;
+        if (!isdigit((unsigned char)*p))
+            break;
+        char *num_end;
+        double v = strtod(p, &num_end);
+        const char *q = num_end;
+        while (*q == ' ')
+            q++;
+        const char *unit_end;
+        double unit = unit_at(q, &unit_end);
+        if (unit == 0) {
+            if (!parts && bare_ok && v >= 0 && v < 1e9)
+                return v;
+            break;
+        }
+        total += v * unit;
+        parts++;
+        p = unit_end;
+    }
+    return parts ? total : -1;
+}
+
+static const char *find_ci(const char *hay, const char *needle)
+{
+    return hay ? strcasestr(hay, needle) : NULL;
+}
+
+/* A clock time at p, "5:03 PM", "3pm", "15:00", "Nov 25th, 2026 11:07 PM", as
+ * seconds from now; -1 when p holds none. */
+static double clock_at(const char *p, long long now)
+{
+    static const char *const months[] = { "jan", "feb", "mar", "apr", "may", "jun",
+                                          "jul", "aug", "sep", "oct", "nov", "dec" };
+    while (*p == ' ')
+        p++;
+    int mon = -1, mday = 0, year = 0;
+    for (int i = 0; i < 12; i++)
+        if (!strncasecmp(p, months[i], 3)) {
+            mon = i;
+            break;
+        }
+    if (mon >= 0) {
+        while (isalpha((unsigned char)*p) || *p == '.')
+            p++;
+        while (*p == ' ')
+            p++;
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        mday = (int)strtol(p, (char **)&p, 10);
+        while (isalpha((unsigned char)*p) || *p == ',' || *p == ' ')
+            p++;
+        if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) &&
+            isdigit((unsigned char)p[2]) && isdigit((unsigned char)p[3])) {
+            year = (int)strtol(p, (char **)&p, 10);
+            while (*p == ',' || *p == ' ')
+                p++;
+        }
+    }
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    int hour = (int)strtol(p, (char **)&p, 10), min = 0, has_colon = 0;
+    if (*p == ':' && isdigit((unsigned char)p[1])) {
+        min = (int)strtol(p + 1, (char **)&p, 10);
+        has_colon = 1;
+    }
+    while (*p == ' ')
+        p++;
+    int pm = -1;
+    if ((p[0] == 'a' || p[0] == 'A' || p[0] == 'p' || p[0] == 'P') &&
+        (p[1] == 'm' || p[1] == 'M') && !isalpha((unsigned char)p[2])) {
+        pm = p[0] == 'p' || p[0] == 'P';
+        p += 2;
+    }
+    if ((!has_colon && pm < 0) || hour > 23 || min > 59 || (pm >= 0 && (hour < 1 || hour > 12)))
+        return -1;
+    if (pm >= 0)
+        hour = hour % 12 + (pm ? 12 : 0);
+    while (*p == ' ' || *p == '(')
+        p++;
+    int utc = !strncasecmp(p, "utc", 3) || !strncasecmp(p, "gmt", 3);
+    time_t t = (time_t)now;
+    struct tm tm;
+    if (utc)
+        gmtime_r(&t, &tm);
+    else
+        localtime_r(&t, &tm);
+    tm.tm_hour = hour;
+    tm.tm_min = min;
+    tm.tm_sec = 0;
+    tm.tm_isdst = -1;
+    if (mon >= 0) {
+        tm.tm_mon = mon;
+        tm.tm_mday = mday;
+        if (year)
+            tm.tm_year = year - 1900;
+    }
+    time_t at = utc ? timegm(&tm) : mktime(&tm);
+    if (at == (time_t)-1)
+        return -1;
+    /* A bare clock time that has passed today means tomorrow. */
+    if (mon < 0 && (long long)at <= now)
+        at += 86400;
+    return (long long)at > now ? (double)((long long)at - now) : 0;
+}
+
+double ar_pv_retry_after(const char *msg, long long now)
+{
+    if (!msg)
+        return -1;
+    const char *p;
+    /* gemini's error dump: "retryDelayMs: 7000". */
+    if ((p = find_ci(msg, "retryDelayMs")) != NULL) {
+        p += 12;
+        while (*p == ' ' || *p == ':' || *p == '"' || *p == '=')
+            p++;
+        if (isdigit((unsigned char)*p))
+            return strtod(p, NULL) / 1000.0;
+    }
+    /* claude's subscription limit: "usage limit reached|<Unix time>". */
+    if ((p = find_ci(msg, "limit reached|")) != NULL) {
+        long long at = strtoll(p + 14, NULL, 10);
+        if (at > 1000000000LL)
+            return at > now ? (double)(at - now) : 0;
+    }
+    static const char *const durations[] = {
+        "retry-after", "retry after", "retrydelay",  "retry in", "try again in",
+        "resets in",   "reset in",    "retry_after", "wait for", NULL,
+    };
+    for (size_t i = 0; durations[i]; i++) {
+        if ((p = find_ci(msg, durations[i])) == NULL)
+            continue;
+        double d = duration_at(p + strlen(durations[i]), 1);
+        if (d >= 0)
+            return d;
+    }
+    static const char *const clocks[] = { "try again at", "resets at", "reset at", "resets", NULL };
+    for (size_t i = 0; clocks[i]; i++) {
+        if ((p = find_ci(msg, clocks[i])) == NULL)
+            continue;
+        double d = clock_at(p + strlen(clocks[i]), now);
+        if (d >= 0)
+            return d;
+    }
+    return -1;
+}
+
 char *ar_pv_last_line(const char *data, size_t len)
 {
     if (!data)
@@ -369,6 +617,16 @@ void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct a
     if (!r->has_usage && u->has_partial) {
         r->usage = u->partial;
         r->has_usage = 1;
+    }
+    if (r->error == AR_ERATELIMIT || r->error == AR_EAPI) {
+        if (r->retry_after_s < 0)
+            r->retry_after_s = ar_pv_retry_after(r->error_msg, (long long)time(NULL));
+        if (r->retry_after_s < 0 && exit->stderr_tail) {
+            char *tail = strndup(exit->stderr_tail, exit->stderr_len);
+            r->retry_after_s = ar_pv_retry_after(tail, (long long)time(NULL));
+            free(tail);
+        }
+        r->transient = r->error == AR_EAPI && ar_pv_transient(r->http_status, r->error_msg);
     }
     *out = *r;
     ar_reply_init(r);

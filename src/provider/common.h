@@ -25,6 +25,7 @@ struct ar_unwrap {
     int garbage;        /* lines that were not this CLI's JSON */
     int failed;         /* the final event reported a failure (r.error set) */
     int structured;     /* claude: a schema was passed (--json-schema) */
+    int edits;          /* the call may edit files (spec->allow_edits) */
     char *ev_tool;      /* the last progress event's strings (borrowed out) */
     char *ev_path;
     /* codex: a resumed thread's running total before this call */
@@ -40,6 +41,7 @@ struct ar_unwrap {
     struct ar_usage partial;
     struct ar_usage partial_last; /* the last message's share, replaced when it repeats */
     char *partial_id;
+    json_t *tools;    /* tool id -> [name, target] of every tool use seen */
 };
 
 /* The posture's tools of spec: NONE, READ or EDIT (AUTO, as a bare spec may say, is READ,
@@ -92,6 +94,28 @@ void ar_pv_partial_usage(struct ar_unwrap *u, const char *id, const struct ar_us
 
 /* Sets the reply's error (first one wins) and its message. */
 void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg);
+
+/* Remembers tool use `id` (its name and target) for a later result. */
+void ar_pv_tool_seen(struct ar_unwrap *u, const char *id, const char *name, const char *target);
+
+/* The name and target (borrowed, may be NULL) of tool use `id`; 0 when unknown. */
+int ar_pv_tool_lookup(struct ar_unwrap *u, const char *id, const char **name, const char **target);
+
+/* Records a refused tool call (target may be NULL) once. */
+void ar_pv_deny(struct ar_unwrap *u, const char *tool, const char *target);
+
+/*
+ * When a rate-limit or API error message says to come back: "retry after 7s",
+ * "Retry-After: 30", "try again in 2 hours 5 minutes", "resets in 1h 30m",
+ * "Try again at 5:03 PM." / "at Nov 25th, 2026 11:07 PM", "resets 3pm (UTC)",
+ * "usage limit reached|1767225600" (a Unix time), "retryDelayMs: 7000". Clock
+ * times are local unless the text says UTC; `now` is the current Unix time.
+ * Returns the seconds to wait (>= 0), or -1 when the text says nothing usable.
+ */
+double ar_pv_retry_after(const char *msg, long long now);
+
+/* Non-zero when an API failure is worth one retry: HTTP 5xx, or words for overload. */
+int ar_pv_transient(int http_status, const char *msg);
 
 /* The last non-empty line of stderr, or NULL. Caller free()s. */
 char *ar_pv_last_line(const char *data, size_t len);

@@ -78,6 +78,8 @@ static void on_error_object(struct ar_unwrap *u, const json_t *e)
 {
     const json_t *code = json_object_get(e, "code");
     int status = json_is_integer(code) ? (int)json_integer_value(code) : 0;
+    if (status)
+        u->r.http_status = status;
     const char *msg = ar_pv_str(e, "message");
     const char *type = ar_pv_str(e, "type");
     int cls = ar_pv_classify(status, msg);
@@ -156,6 +158,8 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         /* The file counts once its tool_result says success: the default
          * approval mode answers "Tool not found". */
         const char *id = ar_pv_str(o, "tool_id");
+        const char *target = path ? path : ar_pv_str(par, "command");
+        ar_pv_tool_seen(u, id, name, target);
         if (name && is_write_tool(name) && path && id) {
             if (!u->pending)
                 u->pending = json_object();
@@ -170,6 +174,18 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
             ar_pv_add_file(u, path);
         if (path)
             json_object_del(u->pending, id);
+        const char *name, *target;
+        if (ar_pv_tool_lookup(u, id, &name, &target)) {
+            if (status && !strcmp(status, "success") &&
+                (is_write_tool(name) || !strcmp(name, "run_shell_command")))
+                u->r.acted = 1;
+            /* The approval mode did not offer the tool (default mode has no write or
+             * shell tool), or the policy engine refused it. */
+            const char *etype = ar_pv_str(json_object_get(o, "error"), "type");
+            if (status && !strcmp(status, "error") && etype &&
+                (!strcmp(etype, "tool_not_registered") || !strcmp(etype, "policy_violation")))
+                ar_pv_deny(u, name, target);
+        }
     } else if (!strcmp(type, "error")) {
         /* A warning such as "Loop detected, stopping execution": kept as the
          * message should the call end without text. */
@@ -234,6 +250,7 @@ static void gemini_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info 
             char msg[64];
             snprintf(msg, sizeof(msg), "gemini exited with %d (HTTP %d)", exit->status,
                      exit->status + 256);
+            u->r.http_status = exit->status + 256;
             ar_pv_fail(u, ar_pv_classify(exit->status + 256, NULL), msg);
         }
     }

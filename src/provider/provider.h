@@ -89,6 +89,13 @@ struct ar_reply {
     char *error_msg;      /* the CLI's own words, or NULL */
     struct ar_strv files; /* paths the CLI itself reported changing */
     size_t nul_replaced;  /* NUL characters in the CLI's strings, replaced with U+FFFD */
+    /* Tool calls the CLI refused, or tools the call was never offered, as pairs:
+     * denied.v[2i] is the tool, denied.v[2i+1] its target ("" when unknown). */
+    struct ar_strv denied;
+    int acted;            /* a tool that can change files (an edit, a shell command) ran */
+    int http_status;      /* the failing API request's HTTP status, when the CLI said; else 0 */
+    int transient;        /* error is an API failure worth one retry (5xx, overloaded) */
+    double retry_after_s; /* when the provider said to come back, in seconds; < 0: it did not */
 };
 
 void ar_reply_init(struct ar_reply *r);

@@ -40,6 +40,55 @@
 enum call_kind { CALL_MAIN, CALL_REPAIR };
 static const char *const call_kind_names[] = { "main", "repair" };
 
+/* The waits before the one retry of a call when the provider did not say how long. */
+#define RATE_LIMIT_WAIT_MS 5000
+#define TRANSIENT_WAIT_MS  2000
+
+/* Until when each provider is paused (a rate limit); see run.h. */
+#define BACKOFF_SLOTS 8
+struct ar_backoff {
+    struct {
+        char name[32];
+        uint64_t until_ms;
+    } v[BACKOFF_SLOTS];
+};
+
+struct ar_backoff *ar_backoff_create(void)
+{
+    return calloc(1, sizeof(struct ar_backoff));
+}
+
+void ar_backoff_destroy(struct ar_backoff *b)
+{
+    free(b);
+}
+
+static uint64_t backoff_left(const struct ar_backoff *b, const char *name, uint64_t now)
+{
+    for (size_t i = 0; i < BACKOFF_SLOTS; i++)
+        if (!strcmp(b->v[i].name, name))
+            return b->v[i].until_ms > now ? b->v[i].until_ms - now : 0;
+    return 0;
+}
+
+static void backoff_extend(struct ar_backoff *b, const char *name, uint64_t until_ms)
+{
+    size_t free_slot = BACKOFF_SLOTS;
+    for (size_t i = 0; i < BACKOFF_SLOTS; i++) {
+        if (!strcmp(b->v[i].name, name)) {
+            if (until_ms > b->v[i].until_ms)
+                b->v[i].until_ms = until_ms;
+            return;
+        }
+        if (!b->v[i].name[0] && free_slot == BACKOFF_SLOTS)
+            free_slot = i;
+    }
+    if (free_slot < BACKOFF_SLOTS) {
+        snprintf(b->v[free_slot].name, sizeof(b->v[free_slot].name), "%s", name);
+        b->v[free_slot].until_ms = until_ms;
+    }
+}
+
 struct ar_run {
     struct ar_loop *loop;
     struct ar_run_options o; /* strings point into `own` */
@@ -74,6 +123,15 @@ struct ar_run {
     int cancelled;
     struct ar_call_tapes tapes; /* --record, --replay, --cache */
 
+    /* Retries and waits. */
+    struct ar_backoff *backoff; /* shared (batch) or &own_backoff */
+    struct ar_backoff own_backoff;
+    struct ar_wait *wait;     /* the wait in progress, or NULL */
+    enum call_kind wait_kind; /* the call to make when it ends */
+    uint64_t waited_ms;       /* waited before the next call (for its record) */
+    int retried;              /* the current call was already retried once */
+    int side_effects;         /* a call changed files or ran a tool that can */
+
     uint64_t t0;
     struct ar_result *res;
     struct ar_cost cost;
@@ -83,6 +141,7 @@ struct ar_run {
 };
 
 static void start_call(struct ar_run *run, enum call_kind kind);
+static void launch_call(struct ar_run *run, enum call_kind kind);
 static void finish(struct ar_run *run);
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -227,6 +286,8 @@ static struct ar_call_record *new_call(struct ar_run *run)
     c->kind = strdup(call_kind_names[run->kind]);
     c->provider = strdup(run->prov->name);
     c->exit_code = -1;
+    c->waited_ms = run->waited_ms;
+    run->waited_ms = 0;
     struct ar_strv argv = AR_STRV_INIT;
     ar_strv_pushv(&argv, ar_strv_get(&run->setup.argv));
     c->argv = strv_take_array(&argv);
@@ -246,10 +307,14 @@ static void on_line(struct ar_call *call, const char *line, size_t len, void *ar
     if (run->prov->unwrap_line(run->unwrap, line, len, &ev))
         ar_call_final_seen(call);
     if (ev.tool && run->o.progress) {
-        struct ar_run_progress p = {
-            run->prov->name,       run->o.job_id, call_kind_names[run->kind],
-            ar_now_ms() - run->t0, ev.tool,       ev.path
-        };
+        struct ar_run_progress p = { run->prov->name,
+                                     run->o.job_id,
+                                     call_kind_names[run->kind],
+                                     ar_now_ms() - run->t0,
+                                     ev.tool,
+                                     ev.path,
+                                     0,
+                                     NULL };
         run->o.progress(run->o.progress_arg, &p);
     }
 }
@@ -302,6 +367,79 @@ static void count_cached(struct ar_run *run, struct ar_call_record *c, struct ar
         ar_cost_add(&run->cached_cost, cost);
     memset(usage, 0, sizeof(*usage));
     *cost = (struct ar_cost){ 0, AR_COST_CACHE };
+}
+
+static void on_wait_done(void *arg, int cancelled)
+{
+    struct ar_run *run = arg;
+    run->wait = NULL;
+    if (cancelled || run->cancelled) {
+        set_error(run, AR_EINTERRUPTED, "%s", "interrupted while waiting to call again");
+        finish(run);
+        return;
+    }
+    launch_call(run, run->wait_kind);
+}
+
+/* Waits ms (a libuv timer: a Ctrl-C ends it at once), then makes call `kind`. */
+static void begin_wait(struct ar_run *run, enum call_kind kind, uint64_t ms, const char *reason)
+{
+    run->wait_kind = kind;
+    run->waited_ms += ms;
+    if (ar_wait_start(run->loop, ms, on_wait_done, run, &run->wait) < 0) {
+        set_error(run, AR_ENOMEM, "%s", "out of memory");
+        finish(run);
+        return;
+    }
+    if (run->o.progress) {
+        struct ar_run_progress p = { run->prov->name,
+                                     run->o.job_id,
+                                     call_kind_names[kind],
+                                     ar_now_ms() - run->t0,
+                                     NULL,
+                                     NULL,
+                                     ms,
+                                     reason };
+        run->o.progress(run->o.progress_arg, &p);
+    }
+}
+
+static void add_denials(struct ar_result *r, const struct ar_reply *reply)
+{
+    size_t n = reply->denied.n / 2;
+    if (!n)
+        return;
+    struct ar_denial *v = realloc(r->denied, (r->n_denied + n) * sizeof(*v));
+    if (!v)
+        return;
+    r->denied = v;
+    for (size_t i = 0; i < n; i++) {
+        const char *target = reply->denied.v[2 * i + 1];
+        v[r->n_denied].tool = strdup(reply->denied.v[2 * i]);
+        v[r->n_denied].target = *target ? strdup(target) : NULL;
+        r->n_denied++;
+    }
+}
+
+/*
+ * Whether a failed call is made once more, and after how long: a rate limit
+ * after the wait the provider asked for (or RATE_LIMIT_WAIT_MS), a transient API
+ * error (5xx, overloaded) after a short backoff; never a second time, never past
+ * --max-wait, and never once the run changed something.
+ */
+static int retry_wait(const struct ar_run *run, int code, const struct ar_reply *reply,
+                      uint64_t *ms)
+{
+    if (run->retried || run->cancelled || !run->o.max_wait_ms || run->side_effects)
+        return 0;
+    double hint = reply->retry_after_s;
+    if (code == AR_ERATELIMIT)
+        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : RATE_LIMIT_WAIT_MS;
+    else if (code == AR_EAPI && reply->transient)
+        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : TRANSIENT_WAIT_MS;
+    else
+        return 0;
+    return *ms <= run->o.max_wait_ms;
 }
 
 static void on_call_done(struct ar_call *call, const struct ar_child_result *cr, void *arg)
@@ -393,6 +531,19 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
         msg = reply.error_msg;
         break;
     }
+    /* A tool call the CLI refused: the answer is not what was asked, whatever it says. */
+    add_denials(r, &reply);
+    if (!code && reply.denied.n && !run->o.allow_denied) {
+        code = AR_EDENIED;
+        size_t n = reply.denied.n / 2;
+        const char *target = reply.denied.v[1];
+        snprintf(buf, sizeof(buf), "%s refused %zu tool call%s (%s%s%s); --allow-denied accepts it",
+                 run->prov->name, n, n == 1 ? "" : "s", reply.denied.v[0], *target ? " " : "",
+                 target);
+        msg = buf;
+    }
+    if (reply.files.n || reply.acted)
+        run->side_effects = 1;
     if (code)
         c->error = strdup(ar_strerror_name(code));
     else
@@ -408,9 +559,35 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
 
     if (code) {
         set_error(run, code, "%s", msg ? msg : ar_strerror(code));
-        ar_reply_finish(&reply);
-        if (run->kind == CALL_MAIN && !run->cancelled && falls_back(code) && next_provider(run)) {
+        r->retry_after_s = reply.retry_after_s;
+        uint64_t wait_ms = 0;
+        if (retry_wait(run, code, &reply, &wait_ms)) {
+            ar_reply_finish(&reply);
+            if (code == AR_ERATELIMIT)
+                backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
+            ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name,
+                    r->error.msg, (double)wait_ms / 1000.0);
             r->error = (struct ar_error)AR_ERROR_INIT;
+            r->retry_after_s = -1;
+            run->retried = 1;
+            begin_wait(run, run->kind, wait_ms,
+                       code == AR_ERATELIMIT ? "rate limit" : ar_strerror_name(code));
+            return;
+        }
+        ar_reply_finish(&reply);
+        int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
+        if (could_move_on && run->side_effects) {
+            /* The work tree is no longer what the task was given: running it again
+             * (here or with another provider) could apply its edits twice. */
+            char why[256];
+            snprintf(why, sizeof(why), "%s", r->error.msg);
+            ar_error_set(&r->error, code, NULL,
+                         "%s; not retried or handed to a fallback provider: the call had "
+                         "already changed files or run tools (see files)",
+                         why);
+        } else if (could_move_on && next_provider(run)) {
+            r->error = (struct ar_error)AR_ERROR_INIT;
+            r->retry_after_s = -1;
             start_call(run, CALL_MAIN);
             return;
         }
@@ -439,7 +616,27 @@ static const char *call_model(const struct ar_run *run)
     return v && *v ? v : NULL;
 }
 
+/* A new call (not a retry): it gets its one retry. */
 static void start_call(struct ar_run *run, enum call_kind kind)
+{
+    run->retried = 0;
+    launch_call(run, kind);
+}
+
+static void spawn_call(struct ar_run *run, enum call_kind kind);
+
+/* Makes call `kind` now, or after the provider's shared rate-limit pause. */
+static void launch_call(struct ar_run *run, enum call_kind kind)
+{
+    uint64_t pause = backoff_left(run->backoff, run->prov->name, ar_now_ms());
+    if (pause && run->o.max_wait_ms) {
+        begin_wait(run, kind, pause, "rate limit");
+        return;
+    }
+    spawn_call(run, kind);
+}
+
+static void spawn_call(struct ar_run *run, enum call_kind kind)
 {
     struct ar_error err = AR_ERROR_INIT;
     run->kind = kind;
@@ -533,8 +730,14 @@ static void start_call(struct ar_run *run, enum call_kind kind)
                      event_fields(run, ar_now_ms() - run->t0), "asking %s to repair its answer",
                      run->prov->name);
     if (run->o.progress) {
-        struct ar_run_progress p = { run->prov->name,       run->o.job_id, call_kind_names[kind],
-                                     ar_now_ms() - run->t0, NULL,          NULL };
+        struct ar_run_progress p = { run->prov->name,
+                                     run->o.job_id,
+                                     call_kind_names[kind],
+                                     ar_now_ms() - run->t0,
+                                     NULL,
+                                     NULL,
+                                     0,
+                                     NULL };
         run->o.progress(run->o.progress_arg, &p);
     }
 }
@@ -625,6 +828,15 @@ static void evaluate(struct ar_run *run, const char *text)
 static void complete(struct ar_run *run)
 {
     struct ar_result *r = run->res;
+    /* --expect-changes: an answer that changed nothing did not do the task. */
+    if (!r->error.code && run->o.expect_changes && r->n_calls) {
+        if (!r->files_tracked)
+            set_error(run, AR_ENOEFFECT, "%s",
+                      "a change was expected, but files are not tracked (not a git work tree, "
+                      "or --no-files): none can be confirmed");
+        else if (r->n_files == 0)
+            set_error(run, AR_ENOEFFECT, "%s", "a change was expected, but no file changed");
+    }
     r->duration_ms = ar_now_ms() - run->t0;
     r->ok = r->error.code == 0;
     r->cost_usd = run->cost.usd;
@@ -942,6 +1154,13 @@ static int load_prompt(struct ar_run *run, struct ar_error *err)
 int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run_done_fn *done,
                  void *arg, struct ar_run **out, struct ar_error *err)
 {
+    return ar_run_start_shared(loop, opts, NULL, done, arg, out, err);
+}
+
+int ar_run_start_shared(struct ar_loop *loop, const struct ar_run_options *opts,
+                        struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
+                        struct ar_run **out, struct ar_error *err)
+{
     struct ar_error local = AR_ERROR_INIT;
     if (!err)
         err = &local;
@@ -949,6 +1168,7 @@ int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run
     if (!run)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     run->loop = loop;
+    run->backoff = backoff ? backoff : &run->own_backoff;
     run->done = done;
     run->arg = arg;
     run->transcript_fd = -1;
@@ -1050,6 +1270,8 @@ void ar_run_cancel(struct ar_run *run)
     run->cancelled = 1;
     if (run->call)
         ar_call_kill(run->call);
+    if (run->wait)
+        ar_wait_cancel(run->wait);
 }
 
 /* ---- the synchronous public entry point -------------------------------------------------- */

@@ -50,6 +50,11 @@ void ar_result_destroy(struct ar_result *r)
     }
     free(r->calls);
     free_strv(r->error_details);
+    for (size_t i = 0; i < r->n_denied; i++) {
+        free(r->denied[i].tool);
+        free(r->denied[i].target);
+    }
+    free(r->denied);
     free(r);
 }
 
@@ -151,6 +156,7 @@ static json_t *calls_value(const struct ar_result *r)
         json_object_set_new(o, "usage_cumulative", json_boolean(c->usage_cumulative));
         json_object_set_new(o, "stderr_tail", text_value(c->stderr_tail ? c->stderr_tail : ""));
         json_object_set_new(o, "error", str_or_null(c->error));
+        json_object_set_new(o, "waited_ms", json_integer((json_int_t)c->waited_ms));
         json_array_append_new(a, o);
     }
     return a;
@@ -189,11 +195,18 @@ json_t *ar_result_to_value(const struct ar_result *r)
                                          : json_string(untracked_names[r->files_untracked]));
     json_object_set_new(o, "files", files_value(r));
     json_object_set_new(o, "calls", calls_value(r));
+    json_t *denied = json_array();
+    for (size_t i = 0; i < r->n_denied; i++)
+        json_array_append_new(denied, json_pack("{s:o,s:o}", "tool", text_value(r->denied[i].tool),
+                                                "target", text_value(r->denied[i].target)));
+    json_object_set_new(o, "denied", denied);
     if (r->error.code) {
         json_t *e = json_object();
         json_object_set_new(e, "code", json_string(ar_strerror_name(r->error.code)));
         json_object_set_new(e, "message", text_value(r->error.msg));
         json_object_set_new(e, "details", strv_value(r->error_details));
+        if (r->retry_after_s >= 0)
+            json_object_set_new(e, "retry_after_s", json_real(r->retry_after_s));
         json_object_set_new(o, "error", e);
     } else {
         json_object_set_new(o, "error", json_null());
@@ -241,6 +254,7 @@ struct ar_result *ar_result_new_failed(const char *provider, int code, const cha
     r->local_fixes = calloc(1, sizeof(char *));
     r->error_details = calloc(1, sizeof(char *));
     r->exit_code = -1;
+    r->retry_after_s = -1;
     ar_error_set(&r->error, code, NULL, "%s", msg ? msg : ar_strerror(code));
     if (!r->local_fixes || !r->error_details) {
         ar_result_destroy(r);

@@ -33,6 +33,22 @@ typedef void ar_run_done_fn(struct ar_run *run, struct ar_result *res, void *arg
 int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run_done_fn *done,
                  void *arg, struct ar_run **out, struct ar_error *err);
 
+/*
+ * Rate-limit pauses shared by runs on one loop (batch): when a run of a
+ * provider is told to come back later, every run started with the same
+ * backoff waits until then before its next call of that provider, so the
+ * jobs pause together instead of each running into the limit again.
+ */
+struct ar_backoff;
+struct ar_backoff *ar_backoff_create(void);    /* NULL when out of memory */
+void ar_backoff_destroy(struct ar_backoff *b); /* after the runs ended; NULL is fine */
+
+/* ar_run_start() with a backoff shared with other runs (borrowed; it must outlive
+ * the run). NULL: the run keeps its own. */
+int ar_run_start_shared(struct ar_loop *loop, const struct ar_run_options *opts,
+                        struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
+                        struct ar_run **out, struct ar_error *err);
+
 /* Ends the run's current call; the result is error "interrupted". */
 void ar_run_cancel(struct ar_run *run);
 

@@ -157,7 +157,8 @@ class Batch(unittest.TestCase):
                 sb.env["FAKE_CLI_EXIT"] = "1,0"
                 line = json.dumps({"id": "a", "prompt": "x", "provider": "codex",
                                    "fallback": ["claude"]}) + "\n"
-                p = sb.run("batch", "-", input=line)
+                # --max-wait 0: no retry of codex first, straight to the fallback.
+                p = sb.run("batch", "--max-wait", "0", "-", input=line)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 r = records(p.stdout)[0]
                 self.assertEqual(r["provider"], "claude")

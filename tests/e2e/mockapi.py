@@ -33,8 +33,12 @@ step left gets HTTP 500 with a body explaining that the script is exhausted. STE
   {"kind": "structured", "value": {...}}             claude: a StructuredOutput tool call
   {"kind": "shell", "command": "echo hi > f.txt"}    a shell tool call (claude Bash, codex
         exec_command, gemini run_shell_command); the final text as the next step
-  {"kind": "error", "status": 401|429|500|..., "message": "..."}
-        HTTP error with the API's own error body
+  {"kind": "error", "status": 401|429|500|..., "message": "...", "retry_after": 2}
+        HTTP error with the API's own error body; "retry_after" (seconds) adds a
+        Retry-After header (and, for gemini, a google.rpc.RetryInfo retryDelay in the
+        body, the way the Gemini API says when to come back); "resets_in_seconds" (codex)
+        makes the body a ChatGPT usage-limit error (type usage_limit_reached) that says
+        when the limit resets
   {"kind": "stream_error", "text": "partial", "message": "..."}
         partial text then an in-stream failure (claude error event, codex
         response.failed, gemini: the stream is cut)
@@ -169,6 +173,13 @@ def usage_of(step):
     u = step.get("usage") or {}
     return {k: int(u.get(k, d)) for k, d in
             (("input", 10), ("cached", 0), ("cache_write", 0), ("output", 5), ("reasoning", 0))}
+
+
+def retry_after_header(step):
+    """The Retry-After header of an error step with "retry_after", else none."""
+    if "retry_after" not in step:
+        return {}
+    return {"retry-after": str(step["retry_after"])}
 
 
 def step_text(step):
@@ -365,6 +376,7 @@ class Handler(BaseHTTPRequestHandler):
             hdr = {"request-id": "req_mock"}
             if status == 429:
                 hdr["retry-after"] = "0"
+            hdr.update(retry_after_header(step))
             return self.send_json(status, body, hdr)
         if api == "codex":
             code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")
@@ -375,7 +387,12 @@ class Handler(BaseHTTPRequestHandler):
                                                  429: "Rate limit reached"}.get(
                 status, "The server had an error while processing your request."),
                 "type": etype, "param": None, "code": code}}
-            return self.send_json(status, body)
+            if "resets_in_seconds" in step:
+                body["error"].update(type="usage_limit_reached", code=None,
+                                     message=msg or "The usage limit has been reached",
+                                     resets_in_seconds=int(step["resets_in_seconds"]),
+                                     resets_at=int(time.time()) + int(step["resets_in_seconds"]))
+            return self.send_json(status, body, retry_after_header(step))
         gstatus = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
                    404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(status, "INTERNAL")
         body = {"error": {"code": status, "status": gstatus, "message": msg or {
@@ -383,7 +400,10 @@ class Handler(BaseHTTPRequestHandler):
             403: "The caller does not have permission",
             429: "Resource has been exhausted (e.g. check quota)."}.get(
             status, "An internal error has occurred.")}}
-        return self.send_json(status, body)
+        if "retry_after" in step:
+            body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                         "retryDelay": "%ss" % step["retry_after"]}]
+        return self.send_json(status, body, retry_after_header(step))
 
     # ---------------------------------------------------------------- claude
     @staticmethod

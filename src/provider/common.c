@@ -243,8 +243,8 @@ int ar_pv_classify(int http_status, const char *msg)
         "authentication",    NULL,
     };
     static const char *const rate[] = {
-        "too many requests",           "rate limit", "rate_limit", "resource_exhausted",
-        "resource has been exhausted", "quota",      NULL,
+        "too many requests",           "rate limit", "rate_limit",  "resource_exhausted",
+        "resource has been exhausted", "quota",      "usage limit", NULL,
     };
     if (msg && (has_status(msg, "401") || has_status(msg, "403")))
         return AR_EAUTH;

@@ -93,6 +93,13 @@ def cases():
         ("claude", "stream-tool-denied", "jsonl", CLAUDE_STREAM,
          {"claude": tool_then_text()},
          "default permission mode refuses Write: permission_denials[], is_error false, exit 0", {}),
+        ("claude", "stream-tool-bash-denied", "jsonl", CLAUDE_STREAM,
+         {"claude": shell_then_text()},
+         "default permission mode refuses Bash: permission_denials[] names the command", {}),
+        ("claude", "stream-error-429-retry-after", "jsonl", CLAUDE_STREAM,
+         {"claude": [dict(kind="error", status=429, retry_after=7)]},
+         "HTTP 429 with Retry-After: 7, CLAUDE_CODE_MAX_RETRIES=0: claude does not pass the "
+         "wait on (the same text as without the header)", {}),
         ("claude", "stream-midstream-error", "jsonl", CLAUDE_STREAM,
          {"claude": [dict(kind="stream_error", text="partial ans", message="Overloaded"),
                      text("recovered answer", U_MAIN)]},
@@ -145,6 +152,14 @@ def cases():
         ("codex", "json-tool-rejected", "jsonl", CODEX_JSON,
          {"codex": tool_then_text()},
          "read-only sandbox rejects the patch; exit 0", {}),
+        ("codex", "json-tool-shell-readonly", "jsonl", CODEX_JSON,
+         {"codex": shell_then_text()},
+         "read-only sandbox: the command writing shell.txt fails (Read-only file system); "
+         "neither stdout nor stderr records it, exit 0", {}),
+        ("codex", "json-error-429-usage-limit", "jsonl", CODEX_JSON,
+         {"codex": [dict(kind="error", status=429, resets_in_seconds=5400)]},
+         "HTTP 429 usage_limit_reached with resets_in_seconds 5400: 'Try again at H:MM PM.' "
+         "(local time, the recorder's TZ was UTC)", {}),
         ("codex", "json-stream-failed", "jsonl", CODEX_JSON,
          {"codex": [dict(kind="stream_error", text="partial ans", message="mock stream failure")]},
          "response.failed after partial text", {}),
@@ -196,6 +211,13 @@ def cases():
         ("gemini", "stream-tool-default", "jsonl", GEMINI_STREAM,
          {"gemini": tool_then_text()},
          "default approval mode: write_file is not offered; the model is told it is not found", {}),
+        ("gemini", "stream-tool-shell-default", "jsonl", GEMINI_STREAM,
+         {"gemini": shell_then_text()},
+         "default approval mode: run_shell_command is not offered (tool_not_registered)", {}),
+        ("gemini", "stream-error-429-retry-after", "jsonl", GEMINI_STREAM,
+         {"gemini": [dict(kind="error", status=429, retry_after=7)]},
+         "HTTP 429 with Retry-After: 7 and a RetryInfo retryDelay '7s', maxAttempts 1: the "
+         "result's message says 'Suggested retry after 7s.'", {}),
         ("gemini", "stream-loop-detected", "jsonl", GEMINI_STREAM,
          {"gemini": [dict(kind="repetitive", bytes=65536, usage=U_MAIN, times=2)]},
          "a repetitive answer trips loop detection; gemini re-asks once with a 'System: "

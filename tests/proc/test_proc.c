@@ -1250,6 +1250,85 @@ static void test_sighup_ends_every_group_and_calls_back(void **state)
     run_signal(SIGHUP);
 }
 
+/* ---- Waits (a rate limit's backoff) ------------------------------------------------- */
+
+struct wait_test {
+    int fired, cancelled;
+    uint64_t at_ms;
+    struct ar_wait *w;
+};
+
+static void on_wait(void *arg, int cancelled)
+{
+    struct wait_test *t = arg;
+    t->fired++;
+    t->cancelled = cancelled;
+    t->at_ms = ar_now_ms();
+}
+
+static struct ar_loop *wait_loop;
+
+static void raise_sigint(void *arg)
+{
+    raise(SIGINT);
+}
+
+static void test_wait_runs_after_its_time_and_keeps_the_loop_alive(void **state)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    struct wait_test t = { 0 };
+    uint64_t t0 = ar_now_ms();
+    assert_int_equal(ar_wait_start(loop, 300, on_wait, &t, &t.w), 0);
+    ar_loop_run(loop);
+    assert_int_equal(t.fired, 1);
+    assert_int_equal(t.cancelled, 0);
+    assert_true(t.at_ms - t0 >= 300);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+}
+
+/* A Ctrl-C during a long wait ends it at once, reported as cancelled, and a wait
+ * started after the signal does not wait at all. */
+static void test_sigint_ends_a_wait_at_once(void **state)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    wait_loop = ar_loop_create(&err);
+    assert_int_equal(ar_loop_watch_signals(wait_loop, NULL, NULL, &err), 0);
+    struct wait_test t = { 0 }, late = { 0 };
+    uint64_t t0 = ar_now_ms();
+    assert_int_equal(ar_wait_start(wait_loop, 60000, on_wait, &t, &t.w), 0);
+    assert_int_equal(ar_loop_defer(wait_loop, raise_sigint, NULL), 0);
+    ar_loop_run(wait_loop);
+    assert_int_equal(t.fired, 1);
+    assert_int_equal(t.cancelled, 1);
+    assert_true(t.at_ms - t0 < 2000);
+    uint64_t t1 = ar_now_ms();
+    assert_int_equal(ar_wait_start(wait_loop, 60000, on_wait, &late, NULL), 0);
+    ar_loop_run(wait_loop);
+    assert_int_equal(late.fired, 1);
+    assert_int_equal(late.cancelled, 1);
+    assert_true(late.at_ms - t1 < 2000);
+    assert_int_equal(ar_loop_destroy(wait_loop), 0);
+}
+
+static void test_wait_cancel_reports_once(void **state)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    struct wait_test a = { 0 }, b = { 0 };
+    assert_int_equal(ar_wait_start(loop, 60000, on_wait, &a, &a.w), 0);
+    assert_int_equal(ar_wait_start(loop, 50, on_wait, &b, &b.w), 0);
+    ar_wait_cancel(a.w);
+    ar_wait_cancel(a.w);          /* twice: still one report */
+    assert_int_equal(a.fired, 0); /* never from inside the call */
+    ar_loop_run(loop);
+    assert_int_equal(a.fired, 1);
+    assert_int_equal(a.cancelled, 1);
+    assert_int_equal(b.fired, 1);
+    assert_int_equal(b.cancelled, 0);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+}
+
 /* ---- Setup ---------------------------------------------------------------------- */
 
 static int setup(void **state)
@@ -1328,6 +1407,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_work_runs_off_the_loop_thread),
+        cmocka_unit_test(test_wait_runs_after_its_time_and_keeps_the_loop_alive),
+        cmocka_unit_test(test_sigint_ends_a_wait_at_once),
+        cmocka_unit_test(test_wait_cancel_reports_once),
         cmocka_unit_test(test_cap_fires_and_memory_stays_bounded),
         cmocka_unit_test(test_stderr_flood_does_not_count_against_the_cap),
         cmocka_unit_test(test_line_longer_than_cap_is_too_big),

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agentrun/error.h"
@@ -136,6 +137,10 @@ static const struct fx fixtures[] = {
       1, 1, NULL, "Bash", NULL },
     { "claude", "stream-tool-denied.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 1, 1, NULL, NULL,
       NULL },
+    { "claude", "stream-tool-bash-denied.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0, 0,
+      1, 1, NULL, "Bash", NULL },
+    { "claude", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 1, 0,
+      0, NULL, AR_ERATELIMIT, 0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
     /* codex */
     { "codex", "json-text.jsonl", "json-text.stderr", 0, 0, 0,
       "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
@@ -161,6 +166,10 @@ static const struct fx fixtures[] = {
       1, NULL, "shell", NULL },
     { "codex", "json-tool-rejected.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL, NULL,
       NULL },
+    { "codex", "json-tool-shell-readonly.jsonl", "json-tool-shell-readonly.stderr", 0, 0, 0,
+      "I ran the command.", 0, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
+    { "codex", "json-error-429-usage-limit.jsonl", "json-error-429-usage-limit.stderr", 1, 0, 0,
+      NULL, AR_ERATELIMIT, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-output-last-message.jsonl", NULL, 0, 0, 0,
       "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
     { "codex", "json-resume-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100, 0, 25, 0, 1,
@@ -198,6 +207,10 @@ static const struct fx fixtures[] = {
       0, 1, NULL, "run_shell_command", NULL },
     { "gemini", "stream-tool-default.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL,
       "write_file", NULL },
+    { "gemini", "stream-tool-shell-default.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0,
+      0, 0, 1, NULL, "run_shell_command", NULL },
+    { "gemini", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 173, 0,
+      0, NULL, AR_ERATELIMIT, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
     /* loop detection: warning event, result success, no text, exit 0 */
     { "gemini", "stream-loop-detected.jsonl", "stream-loop-detected.stderr", 0, 0, 0, NULL,
       AR_EEMPTY, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
@@ -1354,6 +1367,171 @@ static void test_classification_of_cli_messages(void **state)
     }
 }
 
+/* One recorded call through its adapter, with the spec's edit permission. */
+static void replay(const char *cli, const char *file, const char *stderr_file, int status,
+                   int allow_edits, struct ar_reply *r)
+{
+    const struct ar_provider *p = ar_provider_find(cli);
+    size_t len = 0, elen = 0;
+    char *data = slurp(cli, file, &len);
+    char *err = stderr_file ? slurp(cli, stderr_file, &elen) : NULL;
+    assert_non_null(data);
+    struct ar_call_spec spec = { 0 };
+    spec.allow_edits = allow_edits;
+    struct ar_unwrap *u = p->unwrap_new(&spec);
+    feed(p, u, data, len, NULL, NULL);
+    struct ar_exit_info ex = { status, 0, 0, err, elen };
+    ar_reply_init(r);
+    p->unwrap_finish(u, &ex, r);
+    p->unwrap_free(u);
+    free(data);
+    free(err);
+}
+
+/* Each CLI's own record of a refused tool call, from the recordings (FORMATS.md). */
+static void test_refused_tool_calls_from_recordings(void **state)
+{
+    static const struct {
+        const char *cli, *file, *stderr_file;
+        const char *tool;   /* the one denial expected, or NULL for none */
+        const char *target; /* its target's suffix, or NULL when unnamed */
+        int allow_edits;
+        int acted;
+    } cases[] = {
+        /* claude: the result's permission_denials */
+        { "claude", "stream-tool-denied.jsonl", NULL, "Write", "/hello.txt", 0, 0 },
+        { "claude", "stream-tool-bash-denied.jsonl", NULL, "Bash",
+          "echo shell-made > shell.txt && echo done", 0, 0 },
+        { "claude", "stream-tool-write.jsonl", NULL, NULL, NULL, 1, 1 },
+        { "claude", "stream-tool-bash.jsonl", NULL, NULL, NULL, 1, 1 },
+        { "claude", "stream-text.jsonl", NULL, NULL, NULL, 0, 0 },
+        /* codex: only stderr says the sandbox rejected the patch; the file is not named */
+        { "codex", "json-tool-rejected.jsonl", "json-tool-rejected.stderr", "apply_patch", NULL, 0,
+          0 },
+        { "codex", "json-tool-apply-patch.jsonl", "json-tool-apply-patch.stderr", NULL, NULL, 1,
+          1 },
+        { "codex", "json-tool-shell.jsonl", "json-tool-shell.stderr", NULL, NULL, 1, 1 },
+        /* a read-only sandbox's failed shell write leaves no trace codex prints */
+        { "codex", "json-tool-shell-readonly.jsonl", "json-tool-shell-readonly.stderr", NULL, NULL,
+          0, 0 },
+        /* gemini: a tool the approval mode did not offer */
+        { "gemini", "stream-tool-default.jsonl", NULL, "write_file", "/hello.txt", 0, 0 },
+        { "gemini", "stream-tool-shell-default.jsonl", NULL, "run_shell_command",
+          "echo shell-made > shell.txt && echo done", 0, 0 },
+        { "gemini", "stream-tool-write.jsonl", NULL, NULL, NULL, 1, 1 },
+        { "gemini", "stream-tool-shell.jsonl", NULL, NULL, NULL, 1, 1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_reply r;
+        replay(cases[i].cli, cases[i].file, cases[i].stderr_file, 0, cases[i].allow_edits, &r);
+        print_message("%s/%s: %zu denied, acted %d\n", cases[i].cli, cases[i].file, r.denied.n / 2,
+                      r.acted);
+        assert_int_equal(r.error, 0);
+        assert_int_equal(r.acted, cases[i].acted);
+        if (!cases[i].tool) {
+            assert_int_equal(r.denied.n, 0);
+        } else {
+            assert_int_equal(r.denied.n, 2);
+            assert_string_equal(r.denied.v[0], cases[i].tool);
+            const char *t = r.denied.v[1];
+            if (!cases[i].target) {
+                assert_string_equal(t, "");
+            } else {
+                size_t n = strlen(t), sl = strlen(cases[i].target);
+                assert_true(n >= sl && !strcmp(t + n - sl, cases[i].target));
+            }
+        }
+        ar_reply_finish(&r);
+    }
+}
+
+/* What each CLI says about when to come back after a rate limit, and whether an API
+ * failure is worth one more try, from the recordings. */
+static void test_come_back_times_from_recordings(void **state)
+{
+    static const struct {
+        const char *cli, *file, *stderr_file;
+        int status, error;
+        double retry_after; /* -1: the CLI did not say; -2: a positive time (clock-dependent) */
+        int transient;
+    } cases[] = {
+        /* claude does not pass Retry-After on (CLAUDE_CODE_MAX_RETRIES=0) */
+        { "claude", "stream-error-429-retry-after.jsonl", NULL, 1, AR_ERATELIMIT, -1, 0 },
+        { "claude", "stream-error-500.jsonl", NULL, 1, AR_EAPI, -1, 1 },
+        { "claude", "stream-error-401.jsonl", NULL, 1, AR_EAUTH, -1, 0 },
+        /* codex: a plain 429 says nothing; a usage limit names a clock time */
+        { "codex", "json-error-429.jsonl", NULL, 1, AR_ERATELIMIT, -1, 0 },
+        { "codex", "json-error-429-usage-limit.jsonl", NULL, 1, AR_ERATELIMIT, -2, 0 },
+        { "codex", "json-error-500.jsonl", NULL, 1, AR_EAPI, -1, 1 },
+        /* gemini: "Suggested retry after 7s." from the API's RetryInfo */
+        { "gemini", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr",
+          173, AR_ERATELIMIT, 7, 0 },
+        { "gemini", "stream-error-429.jsonl", "stream-error-429.stderr", 173, AR_ERATELIMIT, -1,
+          0 },
+        { "gemini", "stream-error-500.jsonl", "stream-error-500.stderr", 244, AR_EAPI, -1, 1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_reply r;
+        replay(cases[i].cli, cases[i].file, cases[i].stderr_file, cases[i].status, 0, &r);
+        print_message("%s/%s: %s retry_after %.1f transient %d\n", cases[i].cli, cases[i].file,
+                      ar_strerror_name(r.error), r.retry_after_s, r.transient);
+        assert_int_equal(r.error, cases[i].error);
+        if (cases[i].retry_after == -2)
+            assert_true(r.retry_after_s > 0 && r.retry_after_s <= 86400);
+        else
+            assert_true(r.retry_after_s == cases[i].retry_after);
+        assert_int_equal(r.transient, cases[i].transient);
+        ar_reply_finish(&r);
+    }
+}
+
+/* The wording of each CLI's limits, at a fixed time (2026-11-23 15:42:00 UTC), in UTC. */
+static void test_retry_after_wordings(void **state)
+{
+    setenv("TZ", "UTC", 1);
+    tzset();
+    const long long now = 1795448520LL; /* 2026-11-23T15:42:00Z */
+    static const struct {
+        const char *msg;
+        double want;
+    } cases[] = {
+        /* gemini, recorded: the RetryInfo retryDelay in its words, and its error dump */
+        { "[API Error: Resource has been exhausted (e.g. check quota).\nSuggested retry after 7s.]",
+          7 },
+        { "  retryDelayMs: 7000,\n  status: 429", 7 },
+        { "Please retry in 2.5s.", 2.5 },
+        /* codex, recorded: usage limits name a local clock time */
+        { "You\u2019ve hit your usage limit. Try again at 5:12 PM.", 5400 },
+        { "You've hit your usage limit. Try again at Nov 25th, 2026 11:07 PM.",
+          2 * 86400 + 7 * 3600 + 25 * 60 },
+        { "Try again at 3:00 PM.", 23 * 3600 + 18 * 60 }, /* passed today: tomorrow */
+        { "rate limited, try again in 2 hours 5 minutes", 2 * 3600 + 5 * 60 },
+        /* claude's subscription limits */
+        { "Claude AI usage limit reached|1795452120", 3600 },
+        { "You've hit your limit \u00b7 resets 5pm (UTC)", 3600 + 18 * 60 },
+        { "5-hour limit reached \u00b7 resets in 1h 30m", 5400 },
+        { "Retry-After: 30", 30 },
+        { "retry_after 1500ms", 1.5 },
+        /* nothing to go by */
+        { "exceeded retry limit, last status: 429 Too Many Requests", -1 },
+        { "You\u2019ve hit your usage limit. Try again later.", -1 },
+        { "resets 3 times a day", -1 },
+        { "try again at the top of the hour", -1 },
+        { "", -1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double got = ar_pv_retry_after(cases[i].msg, now);
+        print_message("%s -> %.3f\n", cases[i].msg, got);
+        assert_true(got == cases[i].want);
+    }
+    assert_true(ar_pv_retry_after(NULL, now) == -1);
+    assert_true(ar_pv_transient(503, NULL));
+    assert_false(ar_pv_transient(400, "overloaded"));
+    assert_true(ar_pv_transient(0, "We\u2019re currently experiencing high demand"));
+    assert_true(ar_pv_transient(0, "Overloaded"));
+    assert_false(ar_pv_transient(0, "invalid request"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1382,6 +1560,9 @@ int main(void)
         cmocka_unit_test(test_codex_resume_usage_is_per_call),
         cmocka_unit_test(test_registry_order_find_resolve_and_model),
         cmocka_unit_test(test_classification_of_cli_messages),
+        cmocka_unit_test(test_refused_tool_calls_from_recordings),
+        cmocka_unit_test(test_come_back_times_from_recordings),
+        cmocka_unit_test(test_retry_after_wordings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

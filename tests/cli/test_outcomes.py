@@ -1,0 +1,333 @@
+"""Honest outcomes (issue 14) with the fake CLI: a tool call the CLI refused fails the run
+(`denied`) unless --allow-denied; --expect-changes turns "no file changed" into
+`no_effect`; a rate limit or a transient API error is called once more after the wait
+the provider named (within --max-wait), a Ctrl-C ends that wait at once, and batch jobs
+of one provider pause together; a call that changed files is never retried nor handed to
+a fallback provider."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, Sandbox, codex_stream  # noqa: E402
+
+FIXTURES = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures")
+
+
+def fx(cli, name):
+    return os.path.join(FIXTURES, cli, name)
+
+
+def result(p):
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"stdout is not one JSON object: {p.stdout!r}\nstderr: {p.stderr}")
+
+
+def codex_failed(message):
+    """A codex turn that failed with `message` (what codex prints for API errors)."""
+    lines = [{"type": "thread.started", "thread_id": "01a201a4-e6d7-7c03-9d63-00000000000f"},
+             {"type": "turn.started"},
+             {"type": "error", "message": message},
+             {"type": "turn.failed", "error": {"message": message}}]
+    return "".join(json.dumps(l) + "\n" for l in lines)
+
+
+def claude_write_then_500(path):
+    """claude wrote `path` (Write tool_use, successful tool_result), then the API failed."""
+    sid = "a12149e5-57b9-4101-8896-0e79223f8ed2"
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": "claude-opus-4-8",
+         "tools": ["Write"], "permissionMode": "acceptEdits"},
+        {"type": "assistant", "session_id": sid, "message": {
+            "id": "m1", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Write",
+                         "input": {"file_path": path, "content": "hi\n"}}]}},
+        {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "File created"}]}},
+        {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 500,
+         "result": "API Error: 500 Internal server error", "session_id": sid,
+         "total_cost_usd": 0.02, "num_turns": 2,
+         "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0,
+                   "cache_read_input_tokens": 0, "output_tokens": 5},
+         "permission_denials": []},
+    ]
+    return "".join(json.dumps(l) + "\n" for l in lines)
+
+
+class Denied(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def run_fixture(self, cli, stdout, stderr=None, *args):
+        self.sb.env["FAKE_CLI_FIXTURE"] = fx(cli, stdout)
+        if stderr:
+            self.sb.env["FAKE_CLI_STDERR_FIXTURE"] = fx(cli, stderr)
+        return self.sb.run("run", "--format", "json", *args, "Create hello.txt", provider=cli)
+
+    def test_each_clis_refused_write_is_denied_exit_4(self):
+        cases = [("claude", "stream-tool-denied.jsonl", None, "Write", "/hello.txt"),
+                 ("codex", "json-tool-rejected.jsonl", "json-tool-rejected.stderr",
+                  "apply_patch", None),
+                 ("gemini", "stream-tool-default.jsonl", None, "write_file", "/hello.txt")]
+        for cli, out, err, tool, target in cases:
+            with self.subTest(cli=cli):
+                p = self.run_fixture(cli, out, err)
+                self.assertEqual(p.returncode, 4, p.stderr)
+                r = result(p)
+                self.assertFalse(r["ok"])
+                self.assertEqual(r["error"]["code"], "denied", r["error"])
+                self.assertIn(tool, r["error"]["message"])
+                self.assertEqual(len(r["denied"]), 1)
+                self.assertEqual(r["denied"][0]["tool"], tool)
+                if target:
+                    self.assertTrue(r["denied"][0]["target"].endswith(target))
+                else:
+                    self.assertIsNone(r["denied"][0]["target"])
+                self.assertEqual(r["calls"][0]["error"], "denied")
+                self.assertEqual(r["files"], [])
+                # The model's "I wrote hello.txt." is kept for the record, never printed as
+                # a success in text format.
+                self.assertEqual(r["output"], "I wrote hello.txt.")
+                self.sb.env.pop("FAKE_CLI_STDERR_FIXTURE", None)
+
+    def test_allow_denied_keeps_the_list_and_succeeds(self):
+        p = self.run_fixture("claude", "stream-tool-denied.jsonl", None, "--allow-denied")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertTrue(r["ok"])
+        self.assertEqual([d["tool"] for d in r["denied"]], ["Write"])
+
+    def test_text_format_prints_no_answer_for_a_denied_run(self):
+        self.sb.env["FAKE_CLI_FIXTURE"] = fx("claude", "stream-tool-denied.jsonl")
+        p = self.sb.run("run", "Create hello.txt", provider="claude")
+        self.assertEqual(p.returncode, 4)
+        self.assertEqual(p.stdout, "")
+        self.assertIn("denied", p.stderr)
+
+    def test_an_allowed_write_is_ok_and_not_denied(self):
+        p = self.run_fixture("claude", "stream-tool-write.jsonl", None, "--allow-edits")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(result(p)["denied"], [])
+
+    def test_batch_job_keys_allow_denied(self):
+        self.sb.env["FAKE_CLI_FIXTURE"] = fx("claude", "stream-tool-denied.jsonl")
+        lines = "".join(json.dumps(j) + "\n" for j in (
+            {"id": "strict", "prompt": "x", "provider": "claude"},
+            {"id": "lenient", "prompt": "x", "provider": "claude", "allow_denied": True}))
+        p = self.sb.run("batch", "-j", "1", "-", input=lines)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        recs = {r["id"]: r for r in map(json.loads, p.stdout.splitlines())}
+        self.assertEqual(recs["strict"]["error"]["code"], "denied")
+        self.assertTrue(recs["lenient"]["ok"])
+
+
+class ExpectChanges(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def test_text_answer_with_expect_changes_is_no_effect(self):
+        self.sb.answers("codex", ["I would change main.c."])
+        p = self.sb.run("run", "--format", "json", "--expect-changes", "fix it")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "no_effect", r["error"])
+        self.assertEqual(r["output"], "I would change main.c.")
+
+    def test_a_changed_file_satisfies_expect_changes(self):
+        self.sb.answers("codex", ["done"])
+        self.sb.env["FAKE_CLI_WRITE_FILES"] = "new.txt=hi"
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "--expect-changes", "fix it")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([f["path"] for f in result(p)["files"]], ["new.txt"])
+
+    def test_untracked_files_cannot_confirm_a_change(self):
+        self.sb.answers("codex", ["done"])
+        p = self.sb.run("run", "--format", "json", "--no-files", "--expect-changes", "fix it")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "no_effect")
+        self.assertIn("not tracked", r["error"]["message"])
+
+    def test_batch_job_key_expect_changes(self):
+        self.sb.answers("codex", ["nothing to do"])
+        line = json.dumps({"id": 1, "prompt": "x", "expect_changes": True}) + "\n"
+        p = self.sb.run("batch", "-", input=line)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["error"]["code"], "no_effect")
+        p = self.sb.run("batch", "-", input=json.dumps({"id": 1, "expect_changes": "yes",
+                                                        "prompt": "x"}) + "\n")
+        self.assertEqual(json.loads(p.stdout)["error"]["code"], "usage")
+
+
+class Retries(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def script(self, *stdouts, exits):
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join(self.sb.fixture(s) for s in stdouts)
+        self.sb.env["FAKE_CLI_EXIT"] = exits
+
+    def test_rate_limit_waits_the_named_time_then_one_more_call_succeeds(self):
+        self.script(codex_failed("Rate limit reached for gpt-5.5. Please try again in 1.5s."),
+                    codex_stream("second time lucky", input_tokens=300, cached=0, output=7),
+                    exits="1,0")
+        t0 = time.monotonic()
+        p = self.sb.run("run", "--format", "json", "x")
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertTrue(r["ok"])
+        self.assertIsNone(r["error"])
+        self.assertEqual(r["output"], "second time lucky")
+        self.assertEqual([c["error"] for c in r["calls"]], ["rate_limit", None])
+        self.assertEqual([c["kind"] for c in r["calls"]], ["main", "main"])
+        self.assertEqual(r["calls"][0]["waited_ms"], 0)
+        self.assertGreaterEqual(r["calls"][1]["waited_ms"], 1500)
+        self.assertGreaterEqual(took, 1.5)
+        self.assertEqual(r["calls"][1]["tokens"]["input"], 300)
+        self.assertEqual(r["tokens"]["input"], 300)
+        self.assertEqual(len(self.sb.calls()), 2)
+        self.assertIn("calling again in 1.5 s", p.stderr)
+
+    def test_a_wait_past_max_wait_fails_at_once_with_retry_after(self):
+        self.script(codex_failed("Rate limit reached. Please try again in 20s."),
+                    codex_stream("never asked"), exits="1,0")
+        t0 = time.monotonic()
+        p = self.sb.run("run", "--format", "json", "--max-wait", "5s", "x")
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "rate_limit")
+        self.assertEqual(r["error"]["retry_after_s"], 20)
+        self.assertEqual(len(r["calls"]), 1)
+        self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_max_wait_0_never_retries(self):
+        self.script(codex_failed("exceeded retry limit, last status: 429 Too Many Requests"),
+                    codex_stream("never asked"), exits="1,0")
+        p = self.sb.run("run", "--format", "json", "--max-wait", "0", "x")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "rate_limit")
+        self.assertNotIn("retry_after_s", r["error"])
+        self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_transient_api_error_gets_one_retry_but_not_two(self):
+        busy = "We\u2019re currently experiencing high demand, which may cause temporary errors."
+        self.script(codex_failed(busy), codex_stream("fine now"), exits="1,0")
+        p = self.sb.run("run", "--format", "json", "x")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual([c["error"] for c in r["calls"]], ["api_error", None])
+        self.assertGreaterEqual(r["calls"][1]["waited_ms"], 2000)
+        # Twice in a row: one retry only, then the error.
+        self.script(codex_failed(busy), exits="1")
+        os.unlink(self.sb.state)
+        p = self.sb.run("run", "--format", "json", "x")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual([c["error"] for c in result(p)["calls"]], ["api_error", "api_error"])
+
+    def test_a_bad_request_is_not_retried(self):
+        self.script(codex_failed("unexpected status 400 Bad Request: bad input"), exits="1")
+        p = self.sb.run("run", "--format", "json", "x")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(len(result(p)["calls"]), 1)
+
+    def test_sigint_during_the_wait_ends_the_run_at_once(self):
+        self.script(codex_failed("Rate limit reached. Please try again in 40s."),
+                    codex_stream("never asked"), exits="1,0")
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        proc = subprocess.Popen([AGENTRUN, "run", "--format", "json", "x"], cwd=self.sb.work,
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            end = time.monotonic() + 20
+            while not self.sb.calls() and time.monotonic() < end:
+                time.sleep(0.05)
+            time.sleep(0.5)  # the failed call is in, the wait has begun
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=10)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertLess(took, 3)
+        r = json.loads(out)
+        self.assertEqual(r["error"]["code"], "interrupted")
+        self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_no_retry_and_no_fallback_after_a_write(self):
+        self.sb.env["FAKE_CLI_FIXTURE"] = self.sb.fixture(
+            claude_write_then_500(os.path.join(self.sb.work, "greeting.txt")))
+        self.sb.env["FAKE_CLI_EXIT"] = "1"
+        self.sb.env["FAKE_CLI_WRITE_FILES"] = "greeting.txt=hi"
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "--fallback", "codex",
+                        "Create greeting.txt", provider="claude")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "api_error")
+        self.assertIn("not retried or handed to a fallback provider", r["error"]["message"])
+        self.assertEqual([c["provider"] for c in r["calls"]], ["claude"])
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"])
+        self.assertEqual([(f["path"], f["op"]) for f in r["files"]], [("greeting.txt", "create")])
+
+    def test_clean_failure_still_falls_back_after_its_retry(self):
+        self.script(codex_failed("exceeded retry limit, last status: 429 Too Many Requests"),
+                    exits="1,1,0")
+        self.sb.env["FAKE_CLI_FIXTURE"] += "," + self.sb.fixture(codex_failed("x")) + "," + \
+            self.sb.fixture(json.dumps({"type": "init", "timestamp": "t", "session_id": "s",
+                                        "model": "auto"}) + "\n" +
+                            json.dumps({"type": "message", "timestamp": "t", "role": "assistant",
+                                        "content": "from gemini", "delta": True}) + "\n" +
+                            json.dumps({"type": "result", "timestamp": "t", "status": "success",
+                                        "stats": {}}) + "\n")
+        p = self.sb.run("run", "--format", "json", "--max-wait", "10s", "--fallback", "gemini",
+                        "x")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual([c["provider"] for c in r["calls"]], ["codex", "codex", "gemini"])
+        self.assertEqual(r["output"], "from gemini")
+
+
+class BatchBackoff(unittest.TestCase):
+    def test_a_rate_limit_pauses_the_providers_next_job_too(self):
+        with Sandbox() as sb:
+            limited = sb.fixture(codex_failed("Rate limit reached. Please try again in 4s."))
+            ok = sb.fixture(codex_stream("ok"))
+            # Call 0 (job a or b) is rate limited; call 1 (the other) answers after 1.5 s,
+            # which frees the slot for job c: c must sit out the rest of the 4 s pause.
+            sb.env["FAKE_CLI_FIXTURE"] = ",".join([limited, ok, ok, ok])
+            sb.env["FAKE_CLI_EXIT"] = "1,0"
+            sb.env["FAKE_CLI_SLEEP_MS"] = ",1500,0"
+            lines = "".join(json.dumps({"id": i, "prompt": "x"}) + "\n" for i in "abc")
+            p = sb.run("batch", "-j", "2", "-", input=lines)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            recs = {r["id"]: r for r in map(json.loads, p.stdout.splitlines())}
+            self.assertTrue(all(r["ok"] for r in recs.values()), recs)
+            self.assertEqual(sorted(len(recs[i]["calls"]) for i in "ab"), [1, 2])
+            self.assertEqual(len(recs["c"]["calls"]), 1)
+            self.assertGreaterEqual(recs["c"]["calls"][0]["waited_ms"], 1000,
+                                    [(r["id"], [(c["error"], c["waited_ms"], c["duration_ms"])
+                                                for c in r["calls"]]) for r in recs.values()])
+
+
+if __name__ == "__main__":
+    unittest.main()

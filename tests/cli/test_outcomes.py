@@ -312,8 +312,10 @@ class BatchBackoff(unittest.TestCase):
         with Sandbox() as sb:
             limited = sb.fixture(codex_failed("Rate limit reached. Please try again in 4s."))
             ok = sb.fixture(codex_stream("ok"))
-            # Call 0 (job a or b) is rate limited; call 1 (the other) answers after 1.5 s,
-            # which frees the slot for job c: c must sit out the rest of the 4 s pause.
+            # Call 0 (job a or b) is rate limited for 4 s. The other of a and b either
+            # started before that answer (then it is call 1, answers after 1.5 s and frees
+            # the slot for job c, which must sit out the rest of the pause) or after it
+            # (then it sits out the pause itself). Either way a job of that provider waited.
             sb.env["FAKE_CLI_FIXTURE"] = ",".join([limited, ok, ok, ok])
             sb.env["FAKE_CLI_EXIT"] = "1,0"
             sb.env["FAKE_CLI_SLEEP_MS"] = ",1500,0"
@@ -322,11 +324,16 @@ class BatchBackoff(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             recs = {r["id"]: r for r in map(json.loads, p.stdout.splitlines())}
             self.assertTrue(all(r["ok"] for r in recs.values()), recs)
-            self.assertEqual(sorted(len(recs[i]["calls"]) for i in "ab"), [1, 2])
-            self.assertEqual(len(recs["c"]["calls"]), 1)
-            self.assertGreaterEqual(recs["c"]["calls"][0]["waited_ms"], 1000,
-                                    [(r["id"], [(c["error"], c["waited_ms"], c["duration_ms"])
-                                                for c in r["calls"]]) for r in recs.values()])
+            timeline = [(r["id"], [(c["error"], c["waited_ms"]) for c in r["calls"]])
+                        for r in recs.values()]
+            limited_jobs = [r for r in recs.values() if len(r["calls"]) == 2]
+            self.assertEqual(len(limited_jobs), 1, timeline)
+            self.assertEqual(limited_jobs[0]["calls"][0]["error"], "rate_limit")
+            others = [r for r in recs.values() if len(r["calls"]) == 1]
+            self.assertEqual(len(others), 2, timeline)
+            self.assertGreaterEqual(max(r["calls"][0]["waited_ms"] for r in others), 1000,
+                                    timeline)
+            self.assertEqual(len(sb.calls()), 4)
 
 
 if __name__ == "__main__":

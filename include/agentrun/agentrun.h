@@ -110,7 +110,8 @@ struct ar_run_options {
     /* "claude", "codex", "gemini", "auto"; NULL: $AGENTRUN_PROVIDER, else auto */
     const char *provider;
     /* "codex,gemini": providers tried in turn when the main call fails with not_found,
-     * auth, rate_limit or api_error (never on a contract failure or a timeout); NULL: none */
+     * auth, rate_limit or api_error (never on a contract failure or a timeout, never once
+     * a call changed files or ran tools); NULL: none */
     const char *fallback;
     /* NULL: $AGENTRUN_MODEL, the CLI's own variable, the CLI's default */
     const char *model;

@@ -244,8 +244,9 @@ class Base:
     def test_http_errors_are_classified(self):
         for status, code in ((401, "auth"), (429, "rate_limit"), (500, "api_error")):
             with self.subTest(status=status):
+                # --max-wait 0: no retry (test_outcomes.py covers the retry).
                 p, doc = self.run_agentrun({self.cli: [{"kind": "error", "status": status}]},
-                                           *self.model_args)
+                                           "--max-wait", "0", *self.model_args)
                 self.assertEqual(p.returncode, 4, p.stderr.decode()[-2000:])
                 self.assertFalse(doc["ok"])
                 self.assertEqual(doc["error"]["code"], code, doc["error"])

@@ -425,12 +425,14 @@ static void add_denials(struct ar_result *r, const struct ar_reply *reply)
  * Whether a failed call is made once more, and after how long: a rate limit
  * after the wait the provider asked for (or RATE_LIMIT_WAIT_MS), a transient API
  * error (5xx, overloaded) after a short backoff; never a second time, never past
- * --max-wait, and never once the run changed something.
+ * --max-wait, and never when the call changed something.
  */
 static int retry_wait(const struct ar_run *run, int code, const struct ar_reply *reply,
                       uint64_t *ms)
 {
-    if (run->retried || run->cancelled || !run->o.max_wait_ms || run->side_effects)
+    /* The call's own effects decide: a repair call after an editing main call only
+     * rewrites text, and may be made again. */
+    if (run->retried || run->cancelled || !run->o.max_wait_ms || reply->files.n || reply->acted)
         return 0;
     double hint = reply->retry_after_s;
     if (code == AR_ERATELIMIT)

@@ -274,6 +274,50 @@ class Retries(unittest.TestCase):
         self.assertEqual(r["error"]["code"], "interrupted")
         self.assertEqual(len(self.sb.calls()), 1)
 
+    def test_the_status_line_counts_down_the_wait(self):
+        import pty
+        self.script(codex_failed("Rate limit reached. Please try again in 1.5s."),
+                    codex_stream("done"), exits="1,0")
+        master, slave = pty.openpty()
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm")
+        proc = subprocess.Popen([AGENTRUN, "run", "x"], cwd=self.sb.work, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        data = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        os.close(master)
+        proc.stdout.close()
+        self.assertEqual(proc.wait(timeout=30), 0)
+        self.assertIn(b"rate limit: calling again in 0:02", data)
+        self.assertIn(b"rate limit: calling again in 0:01", data)
+
+    def test_repair_call_may_be_retried_after_an_editing_main_call(self):
+        # The main call wrote a file (so it would never be made again); the repair call
+        # only rewrites text, so its rate limit is waited out like any other.
+        schema = self.sb.write("s.json", json.dumps({"type": "object", "required": ["ok"]}),
+                               base=self.sb.root)
+        main = codex_stream("prose, no JSON").splitlines(keepends=True)
+        main.insert(2, json.dumps({"type": "item.completed", "item": {
+            "id": "item_9", "type": "file_change", "status": "completed",
+            "changes": [{"path": os.path.join(self.sb.work, "made.txt"), "kind": "add"}]}}) + "\n")
+        self.script("".join(main),
+                    codex_failed("Rate limit reached. Please try again in 1s."),
+                    codex_stream('{"ok": true}'), exits="0,1,0")
+        self.sb.env["FAKE_CLI_WRITE_FILES_0"] = "made.txt=x"
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "--schema", schema, "x")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual([(c["kind"], c["error"]) for c in r["calls"]],
+                         [("main", None), ("repair", "rate_limit"), ("repair", None)])
+        self.assertEqual([f["path"] for f in r["files"]], ["made.txt"])
+
     def test_no_retry_and_no_fallback_after_a_write(self):
         self.sb.env["FAKE_CLI_FIXTURE"] = self.sb.fixture(
             claude_write_then_500(os.path.join(self.sb.work, "greeting.txt")))

@@ -97,6 +97,32 @@ class TestMock(unittest.TestCase):
         st, data = self.call(CODEX)
         self.assertEqual(json.loads(data)["error"]["code"], "invalid_api_key")
 
+    def call_headers(self, req):
+        method, path, body = req
+        c = http.client.HTTPConnection("127.0.0.1", self.mock.port, timeout=30)
+        c.request(method, path, body=json.dumps(body), headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, r.getheader("Retry-After"), json.loads(data)
+
+    def test_retry_after_and_usage_limit(self):
+        err = {"kind": "error", "status": 429, "retry_after": 7}
+        self.mock.set_script({"claude": [err], "gemini": [err], "codex": [
+            dict(err, resets_in_seconds=5400), {"kind": "error", "status": 429}]})
+        st, ra, body = self.call_headers(CLAUDE)
+        self.assertEqual((st, ra, body["error"]["type"]), (429, "7", "rate_limit_error"))
+        st, ra, body = self.call_headers(GEMINI)
+        self.assertEqual((st, ra), (429, "7"))
+        self.assertEqual(body["error"]["details"][0]["retryDelay"], "7s")
+        st, ra, body = self.call_headers(CODEX)
+        self.assertEqual((st, ra, body["error"]["type"]), (429, "7", "usage_limit_reached"))
+        self.assertEqual(body["error"]["resets_in_seconds"], 5400)
+        self.assertAlmostEqual(body["error"]["resets_at"], time.time() + 5400, delta=60)
+        # Without the keys: no header, the plain rate-limit body.
+        st, ra, body = self.call_headers(CODEX)
+        self.assertEqual((st, ra, body["error"]["code"]), (429, None, "rate_limit_exceeded"))
+
     def test_tool_write_shapes(self):
         self.mock.set_script({a: [{"kind": "tool_write", "path": "/w/f.txt", "content": "x\n"}]
                               for a in ("claude", "codex", "gemini")})

@@ -201,6 +201,20 @@ static void update_status(struct batch *b)
 
 static void pump(struct batch *b);
 
+/* The batch's status line shows counts, not one job's tool; but a job waiting out a
+ * rate limit (a pause the provider's other jobs share) is shown as a countdown. */
+static void on_job_progress(void *arg, const struct ar_run_progress *p)
+{
+    struct ar_cli_session *s = arg;
+    if (!p->wait_ms)
+        return;
+    uint64_t until = ar_now_ms() + p->wait_ms;
+    if (until > s->wait_until_ms) {
+        s->wait_until_ms = until;
+        snprintf(s->wait_reason, sizeof(s->wait_reason), "%s paused", p->provider);
+    }
+}
+
 static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
 {
     struct job_state *js = arg;
@@ -266,6 +280,8 @@ static void start(struct batch *b, struct job_state *js)
     js->state = RUNNING;
     b->running++;
     js->job.opts.job_id = js->job.id;
+    js->job.opts.progress = on_job_progress;
+    js->job.opts.progress_arg = &b->s;
     if (ar_run_start_shared(b->s.loop, &js->job.opts, b->backoff, on_job_done, js, NULL, &err) <
         0) {
         b->running--;

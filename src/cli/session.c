@@ -237,16 +237,20 @@ static void status_draw(struct ar_cli_session *s)
     char waiting[96] = "";
     if (s->wait_until_ms > now) {
         uint64_t left = (s->wait_until_ms - now + 999) / 1000;
-        snprintf(waiting, sizeof(waiting), "%s: calling again in %lu:%02lu", s->wait_reason,
-                 (unsigned long)(left / 60), (unsigned long)(left % 60));
+        /* A batch line is long already: there the pause goes first, in short. */
+        snprintf(waiting, sizeof(waiting),
+                 s->status_extra[0] ? "%s %lu:%02lu" : "%s: calling again in %lu:%02lu",
+                 s->wait_reason, (unsigned long)(left / 60), (unsigned long)(left % 60));
     }
-    const char *tool = waiting[0] ? waiting : s->status_tool;
+    int batch_wait = waiting[0] && s->status_extra[0];
+    const char *tool = waiting[0] && !batch_wait ? waiting : s->status_tool;
     char line[400];
-    int n = snprintf(line, sizeof(line), "%s %s%s%lu:%02lu%s%s%s%s",
+    int n = snprintf(line, sizeof(line), "%s %s%s%lu:%02lu%s%s%s%s%s%s",
                      s->status_provider[0] ? s->status_provider : "agentrun",
                      s->status_job[0] ? s->status_job : "", s->status_job[0] ? " " : "",
-                     (unsigned long)(secs / 60), (unsigned long)(secs % 60),
-                     s->status_extra[0] ? "  " : "", s->status_extra, tool[0] ? "  " : "", tool);
+                     (unsigned long)(secs / 60), (unsigned long)(secs % 60), batch_wait ? "  " : "",
+                     batch_wait ? waiting : "", s->status_extra[0] ? "  " : "", s->status_extra,
+                     tool[0] ? "  " : "", tool);
     if (n < 0)
         return;
     /* Keep it on one line of an 80-column terminal; \033[K clears what was longer. */

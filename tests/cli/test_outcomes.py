@@ -379,6 +379,35 @@ class BatchBackoff(unittest.TestCase):
                                     timeline)
             self.assertEqual(len(sb.calls()), 4)
 
+    def test_the_batch_status_line_shows_the_pause(self):
+        import pty
+        with Sandbox() as sb:
+            sb.env["FAKE_CLI_FIXTURE"] = ",".join([
+                sb.fixture(codex_failed("Rate limit reached. Please try again in 2s.")),
+                sb.fixture(codex_stream("ok"))])
+            sb.env["FAKE_CLI_EXIT"] = "1,0"
+            lines = "".join(json.dumps({"id": i, "prompt": "x"}) + "\n" for i in "ab")
+            master, slave = pty.openpty()
+            proc = subprocess.Popen([AGENTRUN, "batch", "-j", "1", "-"], cwd=sb.work,
+                                    env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
+            os.close(slave)
+            proc.stdin.write(lines.encode())
+            proc.stdin.close()
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            os.close(master)
+            proc.stdout.close()
+            self.assertEqual(proc.wait(timeout=30), 0)
+            self.assertIn(b"codex paused 0:02  0/2 done", data)
+
 
 if __name__ == "__main__":
     unittest.main()

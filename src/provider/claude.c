@@ -203,12 +203,14 @@ static void on_user(struct ar_unwrap *u, const json_t *o)
             continue;
         if (!failed && acts(name))
             u->r.acted = 1;
-        /* A tool the call was never offered: claude answers the model with an error
-         * (permission refusals come in the result's permission_denials instead). */
+        /* A tool that changes things and that the call was never offered: claude
+         * answers the model with an error (permission refusals come in the result's
+         * permission_denials instead). Another missing tool (a read tool,
+         * StructuredOutput without --json-schema) claims nothing that did not happen. */
         const json_t *c = json_object_get(block, "content");
         const char *text =
             json_is_string(c) ? json_string_value(c) : ar_pv_str(json_array_get(c, 0), "text");
-        if (failed && text && strstr(text, "No such tool available"))
+        if (failed && text && strstr(text, "No such tool available") && acts(name))
             ar_pv_deny(u, name, target);
     }
 }

@@ -179,11 +179,14 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
             if (status && !strcmp(status, "success") &&
                 (is_write_tool(name) || !strcmp(name, "run_shell_command")))
                 u->r.acted = 1;
-            /* The approval mode did not offer the tool (default mode has no write or
-             * shell tool), or the policy engine refused it. */
+            /* The policy engine refused the tool, or the approval mode did not offer
+             * a tool that changes things (default mode has no write or shell tool; a
+             * missing read tool claims nothing that did not happen). */
             const char *etype = ar_pv_str(json_object_get(o, "error"), "type");
+            int acts = is_write_tool(name) || !strcmp(name, "run_shell_command");
             if (status && !strcmp(status, "error") && etype &&
-                (!strcmp(etype, "tool_not_registered") || !strcmp(etype, "policy_violation")))
+                ((!strcmp(etype, "tool_not_registered") && acts) ||
+                 !strcmp(etype, "policy_violation")))
                 ar_pv_deny(u, name, target);
         }
     } else if (!strcmp(type, "error")) {

@@ -1445,6 +1445,56 @@ static void test_refused_tool_calls_from_recordings(void **state)
     }
 }
 
+/* A missing tool that changes nothing (a read tool, claude's StructuredOutput without
+ * --json-schema) is not a refusal; a missing write or shell tool is, and so is what the
+ * policy engine refused. */
+static void test_only_missing_tools_that_act_are_refusals(void **state)
+{
+    static const struct {
+        const char *cli;
+        const char *lines;
+        int denied;
+    } cases[] = {
+        { "claude",
+          "{\"type\":\"assistant\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":"
+          "\"tool_use\",\"id\":\"t1\",\"name\":\"StructuredOutput\",\"input\":{}}]}}\n"
+          "{\"type\":\"user\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":"
+          "\"tool_result\",\"tool_use_id\":\"t1\",\"is_error\":true,\"content\":\"<tool_use_"
+          "error>Error: No such tool available: StructuredOutput</tool_use_error>\"}]}}\n",
+          0 },
+        { "claude",
+          "{\"type\":\"assistant\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":"
+          "\"tool_use\",\"id\":\"t1\",\"name\":\"Write\",\"input\":{\"file_path\":\"/w/a\"}}]}}\n"
+          "{\"type\":\"user\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":"
+          "\"tool_result\",\"tool_use_id\":\"t1\",\"is_error\":true,\"content\":[{\"type\":"
+          "\"text\",\"text\":\"Error: No such tool available: Write\"}]}]}}\n",
+          1 },
+        { "gemini",
+          "{\"type\":\"tool_use\",\"timestamp\":\"t\",\"tool_name\":\"google_web_search\","
+          "\"tool_id\":\"g1\",\"parameters\":{\"query\":\"x\"}}\n"
+          "{\"type\":\"tool_result\",\"timestamp\":\"t\",\"tool_id\":\"g1\",\"status\":"
+          "\"error\",\"error\":{\"type\":\"tool_not_registered\",\"message\":\"no\"}}\n",
+          0 },
+        { "gemini",
+          "{\"type\":\"tool_use\",\"timestamp\":\"t\",\"tool_name\":\"read_file\","
+          "\"tool_id\":\"g1\",\"parameters\":{\"file_path\":\"/w/a\"}}\n"
+          "{\"type\":\"tool_result\",\"timestamp\":\"t\",\"tool_id\":\"g1\",\"status\":"
+          "\"error\",\"error\":{\"type\":\"policy_violation\",\"message\":\"denied\"}}\n",
+          1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct ar_provider *p = ar_provider_find(cases[i].cli);
+        struct ar_unwrap *u = p->unwrap_new(NULL);
+        feed(p, u, cases[i].lines, strlen(cases[i].lines), NULL, NULL);
+        struct ar_reply r;
+        struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+        p->unwrap_finish(u, &ex, &r);
+        p->unwrap_free(u);
+        assert_int_equal(r.denied.n / 2, cases[i].denied);
+        ar_reply_finish(&r);
+    }
+}
+
 /* What each CLI says about when to come back after a rate limit, and whether an API
  * failure is worth one more try, from the recordings. */
 static void test_come_back_times_from_recordings(void **state)
@@ -1562,6 +1612,7 @@ int main(void)
         cmocka_unit_test(test_classification_of_cli_messages),
         cmocka_unit_test(test_refused_tool_calls_from_recordings),
         cmocka_unit_test(test_come_back_times_from_recordings),
+        cmocka_unit_test(test_only_missing_tools_that_act_are_refusals),
         cmocka_unit_test(test_retry_after_wordings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

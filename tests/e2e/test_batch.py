@@ -122,13 +122,14 @@ class TestBatchAcrossClis(unittest.TestCase):
 
 class TestBatchFallbackAndFailure(unittest.TestCase):
     """A job whose provider rejects the key falls back to the next real CLI; a job
-    without a fallback fails alone with the API's error class and the batch exits 4."""
+    without a fallback fails alone with the API's error class (after its one retry) and the
+    batch exits 4."""
 
     def setUp(self):
         self.mock = Mock({"claude": [{"kind": "error", "status": 401}],
                           "gemini": [{"kind": "text", "text": "gemini took over",
                                       "usage": USAGE["gemini"]}],
-                          "codex": [{"kind": "error", "status": 500}]}).start()
+                          "codex": [{"kind": "error", "status": 500, "times": 2}]}).start()
         self.root = RunRoot(self.mock.port)
 
     def tearDown(self):
@@ -156,9 +157,12 @@ class TestBatchFallbackAndFailure(unittest.TestCase):
         self.assertEqual(f1["tokens"]["input"], USAGE["gemini"]["input"])
         self.assertFalse(f2["ok"])
         self.assertEqual(f2["error"]["code"], "api_error")
-        self.assertEqual([(c["provider"], c["error"]) for c in f2["calls"]], [("codex", "api_error")])
+        # A 500 is transient: called once more after 2 s, never a third time.
+        self.assertEqual([(c["provider"], c["error"]) for c in f2["calls"]],
+                         [("codex", "api_error"), ("codex", "api_error")])
+        self.assertGreaterEqual(f2["calls"][1]["waited_ms"], 2000)
         for cli in harness.CLIS:
-            self.assertEqual(len(self.mock.model_requests(cli)), 1, cli)
+            self.assertEqual(len(self.mock.model_requests(cli)), 2 if cli == "codex" else 1, cli)
         self.assertRegex(p.stderr, r"agentrun batch: 1 ok, 1 failed\b")
         self.assertEqual(harness.leftover_processes(self.root), [])
 

@@ -237,7 +237,8 @@ static int needs_snapshots(const struct ar_run_options *o, enum ar_files_untrack
         return 1;
     default:
         *why = AR_UNTRACKED_READ_ONLY;
-        return can_edit(o);
+        /* --expect-changes needs the snapshots to say "no file changed". */
+        return can_edit(o) || o->expect_changes;
     }
 }
 
@@ -834,8 +835,8 @@ static void complete(struct ar_run *run)
     if (!r->error.code && run->o.expect_changes && r->n_calls) {
         if (!r->files_tracked)
             set_error(run, AR_ENOEFFECT, "%s",
-                      "a change was expected, but files are not tracked (not a git work tree, "
-                      "or --no-files): none can be confirmed");
+                      "a change was expected, but files are not tracked (see "
+                      "files_untracked_reason): none can be confirmed");
         else if (r->n_files == 0)
             set_error(run, AR_ENOEFFECT, "%s", "a change was expected, but no file changed");
     }

@@ -144,6 +144,9 @@ class ExpectChanges(unittest.TestCase):
         r = result(p)
         self.assertEqual(r["error"]["code"], "no_effect", r["error"])
         self.assertEqual(r["output"], "I would change main.c.")
+        # A read run takes its snapshots when a change is expected: "no file changed".
+        self.assertTrue(r["files_tracked"])
+        self.assertIn("no file changed", r["error"]["message"])
 
     def test_a_changed_file_satisfies_expect_changes(self):
         self.sb.answers("codex", ["done"])

@@ -458,7 +458,8 @@ int ar_json_doc_parse(struct ar_json_doc *doc, const char *s, size_t n, struct a
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
         return ar_error_set(err, AR_ENOJSON, NULL, "%s", p.msg);
     }
-    qsort(p.nums, p.nnums, sizeof(*p.nums), by_node);
+    if (p.nnums) /* qsort(NULL, 0, …) is undefined: glibc declares the array non-null */
+        qsort(p.nums, p.nnums, sizeof(*p.nums), by_node);
     doc->value = p.root;
     doc->text = ar_buf_detach(&p.out, &doc->len);
     doc->nums = p.nums;

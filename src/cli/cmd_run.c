@@ -136,7 +136,6 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
 
 static void print_summary(const struct ar_cli_session *s, const struct ar_result *r)
 {
-    static const char *const repair[] = { "none", "local", "model" };
     char extra[160];
     if (r->files_tracked)
         snprintf(extra, sizeof(extra), "%zu file%s changed, ", r->n_files,
@@ -144,7 +143,7 @@ static void print_summary(const struct ar_cli_session *s, const struct ar_result
     else
         snprintf(extra, sizeof(extra), "files not tracked, ");
     snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "%zu call%s, repair %s",
-             r->n_calls, r->n_calls == 1 ? "" : "s", repair[r->repair]);
+             r->n_calls, r->n_calls == 1 ? "" : "s", ar_repair_kind_name(r->repair));
     ar_cli_session_summary_of(s, r, extra);
 }
 

@@ -61,13 +61,6 @@ static const struct {
                       "A remark, not a problem", "A remark on the change that needs no fix." },
 };
 
-static const char *const cost_source_names[] = {
-    [AR_COST_UNKNOWN] = "unknown",
-    [AR_COST_CLI] = "cli",
-    [AR_COST_TABLE] = "price_table",
-    [AR_COST_CACHE] = "cache",
-};
-
 const char *ar_review_error_text(const struct ar_review *rv, char *buf, size_t n)
 {
     const char *name = ar_strerror_name(rv->error.code);
@@ -167,7 +160,7 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
                             rv->cost_source == AR_COST_UNKNOWN
                                 ? json_null()
                                 : json_real(ar_cost_round(rv->cost_usd)));
-        json_object_set_new(o, "cost_source", json_string(cost_source_names[rv->cost_source]));
+        json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(rv->cost_source)));
     }
     json_object_set_new(o, "cached", json_boolean(rv->cached));
     if (rv->n_cached)
@@ -176,7 +169,7 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
             json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&rv->cached_usage), "cost_usd",
                       rv->cached_cost_source == AR_COST_UNKNOWN ? json_null()
                                                                 : json_real(rv->cached_cost_usd),
-                      "cost_source", cost_source_names[rv->cached_cost_source], "calls",
+                      "cost_source", ar_cost_source_name(rv->cached_cost_source), "calls",
                       (json_int_t)rv->n_cached));
     else
         json_object_set_new(o, "cached_from", json_null());

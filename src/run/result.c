@@ -9,8 +9,11 @@
 #include "util/buf.h"
 #include "util/utf8.h"
 
-static const char *const repair_names[] = { "none", "local", "model" };
-static const char *const cost_names[] = { "unknown", "cli", "price_table", "cache" };
+const char *ar_repair_kind_name(enum ar_repair_kind k)
+{
+    static const char *const names[] = { "none", "local", "model" };
+    return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "none";
+}
 static const char *const op_names[] = { "create", "modify", "delete", "rename" };
 /* In enum ar_files_untracked's order. */
 static const char *const untracked_names[] = { "not_run", "read_only", "disabled",
@@ -150,7 +153,7 @@ static json_t *calls_value(const struct ar_result *r)
         json_object_set_new(o, "duration_ms", json_integer((json_int_t)c->duration_ms));
         json_object_set_new(o, "tokens", usage_value(&c->usage));
         json_object_set_new(o, "cost_usd", cost_value(c->cost_usd, c->cost_source));
-        json_object_set_new(o, "cost_source", json_string(cost_names[c->cost_source]));
+        json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(c->cost_source)));
         json_object_set_new(o, "cached", json_boolean(c->cached));
         json_object_set_new(o, "timed_out", json_boolean(c->timed_out));
         json_object_set_new(o, "usage_cumulative", json_boolean(c->usage_cumulative));
@@ -166,7 +169,7 @@ json_t *ar_result_cached_from(const struct ar_result *r)
 {
     return json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&r->cached_usage), "cost_usd",
                      cost_value(r->cached_cost_usd, r->cached_cost_source), "cost_source",
-                     cost_names[r->cached_cost_source], "calls", (json_int_t)r->n_cached);
+                     ar_cost_source_name(r->cached_cost_source), "calls", (json_int_t)r->n_cached);
 }
 
 json_t *ar_result_to_value(const struct ar_result *r)
@@ -178,11 +181,11 @@ json_t *ar_result_to_value(const struct ar_result *r)
     json_object_set_new(o, "model", text_value(r->model));
     json_object_set_new(o, "output", text_value(r->output));
     json_object_set_new(o, "json", r->value ? json_incref(r->value) : json_null());
-    json_object_set_new(o, "repair", json_string(repair_names[r->repair]));
+    json_object_set_new(o, "repair", json_string(ar_repair_kind_name(r->repair)));
     json_object_set_new(o, "local_fixes", strv_value(r->local_fixes));
     json_object_set_new(o, "tokens", usage_value(&r->usage));
     json_object_set_new(o, "cost_usd", cost_value(r->cost_usd, r->cost_source));
-    json_object_set_new(o, "cost_source", json_string(cost_names[r->cost_source]));
+    json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(r->cost_source)));
     json_object_set_new(o, "cached", json_boolean(r->cached));
     json_object_set_new(o, "cached_from", r->n_cached ? ar_result_cached_from(r) : json_null());
     json_object_set_new(o, "session_id", text_value(r->session_id));

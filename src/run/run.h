@@ -71,6 +71,9 @@ json_t *ar_json_text(const char *s, size_t len);
  * were made (tokens, cost_usd, cost_source, calls). New reference. */
 json_t *ar_result_cached_from(const struct ar_result *r);
 
+/* The RunResult word for k: "none", "local" or "model". Static storage. */
+const char *ar_repair_kind_name(enum ar_repair_kind k);
+
 /* The RunResult object of r (docs/run-result.md). New reference. */
 json_t *ar_result_to_value(const struct ar_result *r);
 

@@ -10,6 +10,7 @@
 #include "contract/contract.h"
 #include "prompt/prompt.h"
 #include "run/answer.h"
+#include "cost/cost.h"
 #include "run/run.h"
 
 static const char schema[] = "{\"type\":\"object\",\"required\":[\"n\"],"
@@ -169,9 +170,22 @@ static void test_result_json_keeps_invalid_utf8_as_replacement_characters(void *
     ar_result_destroy(r);
 }
 
+static void test_repair_and_cost_source_words_are_the_documented_ones(void **state)
+{
+    (void)state;
+    assert_string_equal(ar_repair_kind_name(AR_REPAIR_NONE), "none");
+    assert_string_equal(ar_repair_kind_name(AR_REPAIR_LOCAL), "local");
+    assert_string_equal(ar_repair_kind_name(AR_REPAIR_MODEL), "model");
+    assert_string_equal(ar_cost_source_name(AR_COST_UNKNOWN), "unknown");
+    assert_string_equal(ar_cost_source_name(AR_COST_CLI), "cli");
+    assert_string_equal(ar_cost_source_name(AR_COST_TABLE), "price_table");
+    assert_string_equal(ar_cost_source_name(AR_COST_CACHE), "cache");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repair_and_cost_source_words_are_the_documented_ones),
         cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),
         cmocka_unit_test(test_answer_violations_are_listed_with_pointers),
         cmocka_unit_test(test_validate_hook_runs_on_contract_failures_too),

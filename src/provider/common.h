@@ -41,7 +41,7 @@ struct ar_unwrap {
     struct ar_usage partial;
     struct ar_usage partial_last; /* the last message's share, replaced when it repeats */
     char *partial_id;
-    json_t *tools;    /* tool id -> [name, target] of every tool use seen */
+    json_t *tools; /* tool id -> [name, target] of every tool use seen */
 };
 
 /* The posture's tools of spec: NONE, READ or EDIT (AUTO, as a bare spec may say, is READ,

@@ -2,7 +2,9 @@
  * agentrun: run Claude Code, Codex or Gemini headlessly and get back a
  * result you can trust.
  *
- * The public C API. One call runs one job to completion:
+ * The public C API. ar_run() runs one job to completion; ar_run_start() runs
+ * it on the caller's libuv loop, with events, a result callback and cancel
+ * (batch.h and review.h do the same for batches and reviews):
  *
  *     struct ar_run_options o = AR_RUN_OPTIONS_INIT;
  *     o.prompt = "Say hello as JSON";
@@ -96,6 +98,18 @@ struct ar_run_progress {
 };
 typedef void ar_progress_fn(void *arg, const struct ar_run_progress *p);
 
+/* The two events of a call's life (options.on_call). */
+enum ar_call_event {
+    AR_CALL_STARTED = 0, /* the CLI was started (or a cassette or the cache answers): the
+                            record has kind, provider, argv, posture and waited_ms; a call
+                            that could not start gets only FINISHED, exit_code -1) */
+    AR_CALL_FINISHED,    /* it ended: the record is complete (exit code, usage, cost, error) */
+};
+struct ar_call_record;
+/* A call started or finished. call is borrowed for the callback; the same record ends
+ * up in ar_result.calls. */
+typedef void ar_call_fn(void *arg, enum ar_call_event ev, const struct ar_call_record *call);
+
 /*
  * Extra checks beyond the contract (prioritize: every prd_id must be known).
  * Called with every extracted value (borrowed), also one that violates the
@@ -158,8 +172,10 @@ struct ar_run_options {
     ar_validate_fn *validate;
     void *validate_arg;
     struct ar_logger logger;
-    ar_progress_fn *progress;
+    ar_progress_fn *progress; /* live progress for a status line (tool in use, waits) */
     void *progress_arg;
+    ar_call_fn *on_call; /* every call's start and end, with its record */
+    void *call_arg;
 
     /* Reproducible runs (docs/record-replay.md). */
     const char *record_dir; /* write a cassette of every call here; NULL: $AGENTRUN_RECORD */
@@ -277,8 +293,48 @@ struct ar_result {
                              (seconds from the end of the run); < 0 when unknown */
 };
 
+/* ---- runs on the caller's libuv loop ---------------------------------------------------- */
+
+struct uv_loop_s; /* libuv's uv_loop_t: the caller's, borrowed */
+struct ar_run;    /* a run in progress */
+
 /*
- * Runs one job to completion on a private event loop.
+ * The run is over: res is the result, owned by the callee from here on
+ * (ar_result_destroy()); it may have failed (res->ok, res->error), also with
+ * "interrupted" after ar_run_cancel(). Called exactly once, from the loop; the
+ * run handle is freed after this returns.
+ */
+typedef void ar_run_done_fn(struct ar_run *run, struct ar_result *res, void *arg);
+
+/*
+ * Starts one job on the caller's libuv loop and returns at once; the caller
+ * runs the loop (uv_run()). Events come by callback from the loop: live
+ * progress through opts->progress, each call's start and end through
+ * opts->on_call, and the result through done(run, res, arg).
+ *
+ * opts is copied, strings included: the caller's may go away once this
+ * returns (the callbacks and their args must stay valid until done). *out
+ * (out may be NULL) is the run, valid until done returns: the handle for
+ * ar_run_cancel(). Returns 0 (done will be called), or a negative AR_E… code
+ * with err set when the run cannot be set up (bad options, unknown template
+ * or provider): done is then never called. Like ar_run(), it installs no
+ * signal handlers.
+ */
+AR_API int ar_run_start(struct uv_loop_s *loop, const struct ar_run_options *opts,
+                        ar_run_done_fn *done, void *arg, struct ar_run **out, struct ar_error *err);
+
+/*
+ * Ends the run: its CLI's process group gets SIGTERM, then SIGKILL after
+ * kill_grace_ms; a rate-limit wait ends at once, and no further call (repair,
+ * retry, fallback) starts. done still comes, from the loop, with error
+ * "interrupted". A second call SIGKILLs at once (a second Ctrl-C). Only
+ * between ar_run_start() and the return of done.
+ */
+AR_API void ar_run_cancel(struct ar_run *run);
+
+/*
+ * Runs one job to completion on a private event loop: ar_run_start() on a
+ * loop of its own, run until done.
  *
  * It installs no signal handlers. The CLI runs in its own process group, so
  * a host program that is killed does not take it along: a host that wants
@@ -303,6 +359,15 @@ AR_API char *ar_result_to_json(const struct ar_result *r, int pretty);
 
 /* The process exit status for r per DESIGN §7 (0, 3, 4, 5, …). */
 AR_API int ar_result_exit_status(const struct ar_result *r);
+
+/*
+ * Marks the file open on fd as one the host program itself writes (its stdout
+ * redirected into the work tree, a batch's output file): no run reports it
+ * among the files it changed. Only regular files count (by device and inode,
+ * so any path to them matches); at most 16. Call it before starting runs,
+ * from the thread that runs them.
+ */
+AR_API void ar_ignore_own_file(int fd);
 
 /* "0.1.0". Static storage. */
 AR_API const char *ar_version(void);

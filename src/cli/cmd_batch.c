@@ -282,8 +282,7 @@ static void start(struct batch *b, struct job_state *js)
     js->job.opts.job_id = js->job.id;
     js->job.opts.progress = on_job_progress;
     js->job.opts.progress_arg = &b->s;
-    if (ar_run_start_shared(b->s.loop, &js->job.opts, b->backoff, on_job_done, js, NULL, &err) <
-        0) {
+    if (ar_pipeline_start(b->s.loop, &js->job.opts, b->backoff, on_job_done, js, NULL, &err) < 0) {
         b->running--;
         /* Which line, and where in the template ("greet.md:1") when that is the cause. */
         char msg[sizeof(err.msg) + sizeof(err.where) + 48];
@@ -678,7 +677,7 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             b.out = stdout;
             goto out;
         }
-        ar_run_own_file(fileno(b.out));
+        ar_ignore_own_file(fileno(b.out));
         if (end_line(b.out, output) < 0) {
             ar_cli_errorf("cannot write '%s': %s", output, strerror(errno));
             goto out;

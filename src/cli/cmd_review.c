@@ -183,7 +183,7 @@ static void chunk_start(void *arg)
     o.track_files = 0;
     o.job_id = ctx->n_chunks > 1 ? job->job_id : NULL;
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_run_start(ctx->s->loop, &o, on_chunk_done, job, &job->run, &err) < 0) {
+    if (ar_pipeline_start(ctx->s->loop, &o, NULL, on_chunk_done, job, &job->run, &err) < 0) {
         job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
         ar_pool_cancel_queued(ctx->pool);
         ar_pool_release(ctx->pool);

@@ -11,8 +11,14 @@
 #include "cost/cost.h"
 #include "util/file.h"
 #include "proc/proc.h"
+#include <uv.h>
 #include "provider/provider.h"
 #include "run/run.h"
+
+static uint64_t now_ms(void)
+{
+    return uv_hrtime() / 1000000u;
+}
 
 void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd)
 {
@@ -231,7 +237,7 @@ static void status_draw(struct ar_cli_session *s)
 {
     if (!s->status_enabled)
         return;
-    uint64_t now = ar_now_ms();
+    uint64_t now = now_ms();
     uint64_t secs = (now - s->status_start_ms) / 1000;
     /* A run waiting out a rate limit shows how long is left instead of a tool. */
     char waiting[96] = "";
@@ -265,9 +271,9 @@ static void status_draw(struct ar_cli_session *s)
     s->status_shown = 1;
 }
 
-static void on_tick(void *arg)
+static void on_tick(uv_timer_t *t)
 {
-    status_draw(arg);
+    status_draw(t->data);
 }
 
 static void on_progress(void *arg, const struct ar_run_progress *p)
@@ -280,7 +286,7 @@ static void on_progress(void *arg, const struct ar_run_progress *p)
                  p->path ? p->path : "");
     if (p->job)
         snprintf(s->status_job, sizeof(s->status_job), "%s", p->job);
-    s->wait_until_ms = p->wait_ms ? ar_now_ms() + p->wait_ms : 0;
+    s->wait_until_ms = p->wait_ms ? now_ms() + p->wait_ms : 0;
     snprintf(s->wait_reason, sizeof(s->wait_reason), "%s", p->wait_reason ? p->wait_reason : "");
     status_draw(s);
 }
@@ -292,11 +298,17 @@ ar_progress_fn *ar_cli_session_progress_fn(void)
 
 void ar_cli_session_status_start(struct ar_cli_session *s)
 {
-    if (s->ticker || !status_wanted())
+    if (s->ticker_on || !status_wanted())
         return;
     s->status_enabled = 1;
-    s->status_start_ms = ar_now_ms();
-    s->ticker = ar_ticker_start(s->loop, 250, on_tick, s);
+    s->status_start_ms = now_ms();
+    if (uv_timer_init(&s->uv, &s->ticker) != 0)
+        return;
+    s->ticker.data = s;
+    s->ticker_on = 1;
+    uv_timer_start(&s->ticker, on_tick, 250, 250);
+    /* A status line must not keep the loop running after the last child. */
+    uv_unref((uv_handle_t *)&s->ticker);
 }
 
 void ar_cli_session_status_clear(struct ar_cli_session *s)
@@ -310,33 +322,67 @@ void ar_cli_session_status_clear(struct ar_cli_session *s)
 
 static void status_stop(struct ar_cli_session *s)
 {
-    ar_ticker_stop(s->ticker);
-    s->ticker = NULL;
+    if (s->ticker_on)
+        uv_close((uv_handle_t *)&s->ticker, NULL);
+    s->ticker_on = 0;
     ar_cli_session_status_clear(s);
     s->status_enabled = 0;
 }
 
 /* ---- loop and signals ------------------------------------------------------- */
 
-static void on_signal(int signum, void *arg)
+static const int watched_signals[AR_CLI_NSIGNALS] = { SIGINT, SIGTERM, SIGHUP };
+
+/*
+ * The first SIGINT, SIGTERM or SIGHUP cancels what the command runs (its
+ * children get SIGTERM, then SIGKILL after the grace); a second one cancels
+ * again, which SIGKILLs them at once.
+ */
+static void on_signal(uv_signal_t *h, int signum)
 {
-    struct ar_cli_session *s = arg;
+    struct ar_cli_session *s = h->data;
     if (!s->signal)
         s->signal = signum;
+    if (s->cancel)
+        s->cancel(s->cancel_arg);
+    if (s->loop)
+        ar_loop_cancel_all(s->loop);
+}
+
+uv_loop_t *ar_cli_session_uv(struct ar_cli_session *s)
+{
+    return &s->uv;
+}
+
+void ar_cli_session_set_cancel(struct ar_cli_session *s, void (*fn)(void *arg), void *arg)
+{
+    s->cancel = fn;
+    s->cancel_arg = arg;
 }
 
 int ar_cli_session_begin(struct ar_cli_session *s)
 {
     struct ar_error err = AR_ERROR_INIT;
-    s->loop = ar_loop_create(&err);
-    if (!s->loop) {
-        ar_cli_errorf("%s", err.msg);
+    int rc = uv_loop_init(&s->uv);
+    if (rc < 0) {
+        ar_cli_errorf("cannot create the event loop: %s", uv_strerror(rc));
         return -1;
     }
-    if (ar_loop_watch_signals(s->loop, on_signal, s, &err) < 0) {
+    s->uv_on = 1;
+    for (int i = 0; i < AR_CLI_NSIGNALS; i++) {
+        if ((rc = uv_signal_init(&s->uv, &s->sig[i])) < 0)
+            goto fail;
+        s->sig[i].data = s;
+        s->n_sig = i + 1;
+        if ((rc = uv_signal_start(&s->sig[i], on_signal, watched_signals[i])) < 0)
+            goto fail;
+        /* Watching must not keep the loop alive on its own. */
+        uv_unref((uv_handle_t *)&s->sig[i]);
+    }
+    s->loop = ar_loop_attach(&s->uv, &err);
+    if (!s->loop) {
         ar_cli_errorf("%s", err.msg);
-        ar_loop_destroy(s->loop);
-        s->loop = NULL;
+        ar_cli_session_end(s);
         return -1;
     }
     if (!s->run.progress) {
@@ -344,25 +390,32 @@ int ar_cli_session_begin(struct ar_cli_session *s)
         s->run.progress_arg = s;
     }
     return 0;
+fail:
+    ar_cli_errorf("cannot watch signal %d: %s", watched_signals[s->n_sig ? s->n_sig - 1 : 0],
+                  uv_strerror(rc));
+    ar_cli_session_end(s);
+    return -1;
 }
-
-struct one_run {
-    struct ar_result *res;
-};
 
 static void on_run_done(struct ar_run *run, struct ar_result *res, void *arg)
 {
-    struct one_run *one = arg;
-    one->res = res;
+    (void)run;
+    *(struct ar_result **)arg = res;
+}
+
+static void cancel_run(void *arg)
+{
+    ar_run_cancel(arg);
 }
 
 int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
                        struct ar_result **out)
 {
-    struct one_run one = { NULL };
+    struct ar_result *res = NULL;
+    struct ar_run *run = NULL;
     struct ar_error err = AR_ERROR_INIT;
     *out = NULL;
-    if (ar_run_start(s->loop, o, on_run_done, &one, NULL, &err) < 0) {
+    if (ar_run_start(&s->uv, o, on_run_done, &res, &run, &err) < 0) {
         /* Name what failed (a template's file and line) unless the message does. */
         if (err.where[0] && !strstr(err.msg, err.where))
             ar_cli_errorf("%s: %s", err.where, err.msg);
@@ -371,23 +424,34 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
         s->start_error = err.code;
         return ar_error_exit_status(err.code);
     }
+    ar_cli_session_set_cancel(s, cancel_run, run);
     ar_cli_session_status_start(s);
-    ar_loop_run(s->loop);
+    uv_run(&s->uv, UV_RUN_DEFAULT);
+    ar_cli_session_set_cancel(s, NULL, NULL);
     status_stop(s);
-    if (!one.res) {
+    if (!res) {
         ar_cli_errorf("the run ended without a result");
         return AR_EXIT_PROVIDER;
     }
-    *out = one.res;
+    *out = res;
     return 0;
 }
 
 void ar_cli_session_end(struct ar_cli_session *s)
 {
     status_stop(s);
-    if (s->loop && ar_loop_destroy(s->loop) != 0)
-        ar_cli_warnf("internal: event loop closed with open handles");
+    if (!s->uv_on)
+        return;
+    ar_loop_detach(s->loop);
     s->loop = NULL;
+    for (int i = 0; i < s->n_sig; i++)
+        uv_close((uv_handle_t *)&s->sig[i], NULL);
+    s->n_sig = 0;
+    /* The close callbacks (and the detach) run here; nothing else is left. */
+    uv_run(&s->uv, UV_RUN_DEFAULT);
+    if (uv_loop_close(&s->uv) != 0)
+        ar_cli_warnf("internal: event loop closed with open handles");
+    s->uv_on = 0;
 }
 
 int ar_cli_session_exit_status(const struct ar_cli_session *s, int status)

@@ -9,8 +9,9 @@
  *      first (returns 1 when it was a shared option);
  *   3. ar_cli_session_begin(&s) creates the loop and watches SIGINT/TERM/HUP;
  *   4. ar_cli_session_run() runs one job to completion (live status shown),
- *      or the command starts several with ar_run_start() on s.loop
- *      (ar_cli_session_progress_fn / _arg give them the status line);
+ *      or the command starts the library's batch or review on
+ *      ar_cli_session_uv(), hands its cancel to ar_cli_session_set_cancel()
+ *      and runs the loop (ar_cli_session_progress_fn gives it the status line);
  *   5. ar_cli_session_end(); ar_cli_session_exit_status() maps a received
  *      signal to 130/143/129 and wins over any other status.
  */
@@ -18,13 +19,15 @@
 #define AR_CLI_SESSION_H
 
 #include <jansson.h>
+#include <uv.h>
 
 #include "agentrun/agentrun.h"
 #include "cli/cli.h"
 #include "util/strv.h"
 
 struct ar_loop;
-struct ar_ticker;
+
+#define AR_CLI_NSIGNALS 3 /* SIGINT, SIGTERM, SIGHUP */
 
 /* Keys of the shared long-only options; commands use keys from AR_CLI_KEY_COMMAND up. */
 enum {
@@ -99,13 +102,20 @@ struct ar_cli_session {
     const struct ar_cli_command *cmd;
     struct ar_run_options run; /* shared fields filled from the options */
     int log_json;
-    struct ar_loop *loop;
+    uv_loop_t uv; /* the loop every run of the command runs on */
+    int uv_on;
+    struct ar_loop *loop; /* TRANSITION: attached to uv for batch/review until they move */
+    uv_signal_t sig[AR_CLI_NSIGNALS];
+    int n_sig;
+    void (*cancel)(void *arg); /* what a signal cancels (ar_cli_session_set_cancel) */
+    void *cancel_arg;
     int signal;      /* the signal that interrupted us, or 0 */
     int start_error; /* the AR_E… code of a run that could not start, or 0 */
     /* live status line */
     int status_enabled;
     int status_shown;
-    struct ar_ticker *ticker;
+    uv_timer_t ticker;
+    int ticker_on;
     uint64_t status_start_ms;
     char status_provider[32];
     char status_job[64];
@@ -134,6 +144,16 @@ int ar_cli_session_next(struct ar_cli_session *s, struct ar_cli_parser *p, const
 
 /* Creates the loop and watches signals. Returns 0, or -1 after printing why. */
 int ar_cli_session_begin(struct ar_cli_session *s);
+
+/* The session's libuv loop, for the library's async API (ar_batch_start(), …). */
+uv_loop_t *ar_cli_session_uv(struct ar_cli_session *s);
+
+/*
+ * What a signal cancels: on the first SIGINT/SIGTERM/SIGHUP fn(arg) runs (the
+ * command's ar_*_cancel()), on a second one it runs again, which SIGKILLs at
+ * once. NULL: nothing (the exit status still reports the signal).
+ */
+void ar_cli_session_set_cancel(struct ar_cli_session *s, void (*fn)(void *arg), void *arg);
 
 /*
  * Runs one job on the session's loop with the live status line. o is usually

@@ -109,7 +109,7 @@ static void unlink_child(struct ar_child *c)
 
 static uint64_t now_ms(struct ar_child *c)
 {
-    return uv_now(&c->loop->uv);
+    return uv_now(c->loop->uv);
 }
 
 static pid_t child_pid(struct ar_child *c)
@@ -650,7 +650,7 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
         goto out_file;
     }
 
-    uv_loop_t *uv = &loop->uv;
+    uv_loop_t *uv = loop->uv;
     int in_w, err_r;
     /* Before the spawn, so an exit at once cannot come before anyone listens for SIGCHLD. */
     if ((rc = ar_loop_watch_children(loop, err)))

@@ -32,7 +32,7 @@ int ar_loop_defer(struct ar_loop *loop, ar_job_fn *fn, void *arg)
         return AR_ENOMEM;
     d->fn = fn;
     d->arg = arg;
-    uv_timer_init(&loop->uv, &d->timer);
+    uv_timer_init(loop->uv, &d->timer);
     uv_timer_start(&d->timer, on_timer, 0, 0);
     return 0;
 }
@@ -86,7 +86,7 @@ int ar_wait_start(struct ar_loop *loop, uint64_t ms, ar_wait_fn *fn, void *arg,
     if (w->next)
         w->next->prev = w;
     loop->waits = w;
-    uv_timer_init(&loop->uv, &w->timer);
+    uv_timer_init(loop->uv, &w->timer);
     uv_timer_start(&w->timer, on_wait_timer, w->cancelled ? 0 : ms, 0);
     if (out)
         *out = w;

@@ -20,10 +20,15 @@
 #define AR_PROC_NSIGNALS 3
 
 struct ar_loop {
-    uv_loop_t uv;
+    uv_loop_t *uv; /* own_uv, or the caller's loop (ar_loop_attach) */
+    uv_loop_t own_uv;
+    int attached;              /* uv is the caller's: never run or closed here */
+    int detaching;             /* ar_loop_detach() ran: freed once its handles closed */
+    int closing;               /* handles whose close callback is still to come */
     struct ar_child *children; /* live children (not yet finishing), a doubly linked list */
     size_t nchildren;
     int cancelled;         /* ar_loop_cancel_all() ran: later spawns fail with AR_EINTERRUPTED */
+    int killed;            /* ar_loop_cancel_all() ran twice: every group got SIGKILL */
     struct ar_wait *waits; /* pending ar_wait_start() waits, a doubly linked list */
 
     uv_signal_t sigchld; /* reaps our children; unref'd */

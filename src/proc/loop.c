@@ -13,7 +13,7 @@
 
 static const int watched_signals[AR_PROC_NSIGNALS] = { SIGINT, SIGTERM, SIGHUP };
 
-struct ar_loop *ar_loop_create(struct ar_error *err)
+static void ignore_sigpipe(void)
 {
     /*
      * A child that closes its stdin early must give us UV_EPIPE, not kill us.
@@ -23,30 +23,103 @@ struct ar_loop *ar_loop_create(struct ar_error *err)
     struct sigaction sa;
     if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
         signal(SIGPIPE, SIG_IGN);
+}
 
+struct ar_loop *ar_loop_create(struct ar_error *err)
+{
+    ignore_sigpipe();
     struct ar_loop *loop = calloc(1, sizeof(*loop));
     if (!loop) {
         ar_error_set(err, AR_ENOMEM, NULL, "cannot create the event loop: out of memory");
         return NULL;
     }
-    int rc = uv_loop_init(&loop->uv);
+    int rc = uv_loop_init(&loop->own_uv);
     if (rc < 0) {
         ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot create the event loop: %s",
                          uv_strerror(rc));
         free(loop);
         return NULL;
     }
+    loop->uv = &loop->own_uv;
     return loop;
+}
+
+struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err)
+{
+    ignore_sigpipe();
+    struct ar_loop *loop = calloc(1, sizeof(*loop));
+    if (!loop) {
+        ar_error_set(err, AR_ENOMEM, NULL, "cannot attach to the event loop: out of memory");
+        return NULL;
+    }
+    loop->uv = uv;
+    loop->attached = 1;
+    return loop;
+}
+
+static void on_detach_close(uv_handle_t *h)
+{
+    struct ar_loop *loop = h->data;
+    if (--loop->closing == 0)
+        free(loop);
+}
+
+static void close_handles(struct ar_loop *loop, uv_close_cb cb)
+{
+    for (int i = 0; i < loop->sig_watching; i++) {
+        if (!uv_is_closing((uv_handle_t *)&loop->sig[i])) {
+            loop->closing++;
+            uv_close((uv_handle_t *)&loop->sig[i], cb);
+        }
+    }
+    loop->sig_watching = 0;
+    if (loop->sigchld_on) {
+        loop->closing++;
+        uv_close((uv_handle_t *)&loop->sigchld, cb);
+    }
+    loop->sigchld_on = 0;
+}
+
+static void detach_now(void *arg)
+{
+    struct ar_loop *loop = arg;
+    /* A child still finishing keeps the loop: its last callbacks use the list. */
+    if (loop->nchildren && ar_loop_defer(loop, detach_now, loop) == 0)
+        return;
+    close_handles(loop, on_detach_close);
+    if (loop->closing == 0)
+        free(loop);
+}
+
+void ar_loop_detach(struct ar_loop *loop)
+{
+    if (!loop)
+        return;
+    assert(loop->attached && !loop->detaching);
+    loop->detaching = 1;
+    /*
+     * From the loop's next turn, never from here: the caller is usually inside a
+     * callback of the last child, whose own teardown still reaches the loop.
+     */
+    if (ar_loop_defer(loop, detach_now, loop) != 0)
+        detach_now(loop); /* out of memory: the children are gone when done ran */
 }
 
 int ar_loop_run(struct ar_loop *loop)
 {
-    uv_run(&loop->uv, UV_RUN_DEFAULT);
+    uv_run(loop->uv, UV_RUN_DEFAULT);
     return 0;
 }
 
 void ar_loop_cancel_all(struct ar_loop *loop)
 {
+    if (loop->cancelled) {
+        /* A second cancel: the caller is impatient, skip the grace. */
+        loop->killed = 1;
+        for (struct ar_child *c = loop->children; c; c = ar_child_next_live(c))
+            ar_child_kill_now(c);
+        return;
+    }
     loop->cancelled = 1;
     /* ar_child_kill() only sends signals and arms timers: the list stays as it is. */
     for (struct ar_child *c = loop->children; c; c = ar_child_next_live(c))
@@ -77,7 +150,7 @@ int ar_loop_watch_children(struct ar_loop *loop, struct ar_error *err)
 {
     if (loop->sigchld_on)
         return 0;
-    int rc = uv_signal_init(&loop->uv, &loop->sigchld);
+    int rc = uv_signal_init(loop->uv, &loop->sigchld);
     if (rc == 0) {
         loop->sigchld.data = loop;
         loop->sigchld_on = 1;
@@ -101,8 +174,8 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     }
     /* A second signal: the user is impatient, skip the grace. */
-    for (struct ar_child *c = loop->children; c; c = ar_child_next_live(c))
-        ar_child_kill_now(c);
+    if (!loop->killed)
+        ar_loop_cancel_all(loop);
 }
 
 int ar_loop_watch_signals(struct ar_loop *loop, ar_signal_fn *fn, void *arg, struct ar_error *err)
@@ -111,7 +184,7 @@ int ar_loop_watch_signals(struct ar_loop *loop, ar_signal_fn *fn, void *arg, str
     loop->sig_fn = fn;
     loop->sig_arg = arg;
     for (int i = 0; i < AR_PROC_NSIGNALS; i++) {
-        int rc = uv_signal_init(&loop->uv, &loop->sig[i]);
+        int rc = uv_signal_init(loop->uv, &loop->sig[i]);
         if (rc < 0)
             goto fail;
         loop->sig[i].data = loop;
@@ -133,23 +206,19 @@ int ar_loop_destroy(struct ar_loop *loop)
 {
     if (!loop)
         return 0;
+    assert(!loop->attached);
     if (loop->nchildren)
         return -1;
-    for (int i = 0; i < loop->sig_watching; i++)
-        if (!uv_is_closing((uv_handle_t *)&loop->sig[i]))
-            uv_close((uv_handle_t *)&loop->sig[i], NULL);
-    loop->sig_watching = 0;
-    if (loop->sigchld_on)
-        uv_close((uv_handle_t *)&loop->sigchld, NULL);
-    loop->sigchld_on = 0;
+    close_handles(loop, NULL);
+    loop->closing = 0;
     /*
      * Let pending close callbacks run (pools and tickers stopped after
      * ar_loop_run() returned free their memory there). A handle that is still
      * active (a ticker never stopped) is a bug: a few turns, never forever.
      */
-    for (int i = 0; i < 8 && uv_loop_alive(&loop->uv); i++)
-        uv_run(&loop->uv, UV_RUN_NOWAIT);
-    if (uv_loop_close(&loop->uv) != 0)
+    for (int i = 0; i < 8 && uv_loop_alive(loop->uv); i++)
+        uv_run(loop->uv, UV_RUN_NOWAIT);
+    if (uv_loop_close(loop->uv) != 0)
         return -1; /* the loop memory stays: freeing it under live handles would be worse */
     free(loop);
     return 0;
@@ -175,7 +244,7 @@ struct ar_ticker *ar_ticker_start(struct ar_loop *loop, uint64_t every_ms, ar_ti
         return NULL;
     tk->fn = fn;
     tk->arg = arg;
-    uv_timer_init(&loop->uv, &tk->timer);
+    uv_timer_init(loop->uv, &tk->timer);
     if (every_ms == 0)
         every_ms = 1;
     uv_timer_start(&tk->timer, on_tick, every_ms, every_ms);

@@ -61,7 +61,7 @@ struct ar_pool *ar_pool_create(struct ar_loop *loop, unsigned max_running)
         return NULL;
     pool->loop = loop;
     pool->max_running = max_running ? max_running : 1;
-    uv_idle_init(&loop->uv, &pool->idle);
+    uv_idle_init(loop->uv, &pool->idle);
     return pool;
 }
 

@@ -28,6 +28,7 @@
 struct ar_loop;
 struct ar_child;
 struct ar_pool;
+struct uv_loop_s;
 
 #define AR_CHILD_DEFAULT_OUTPUT_CAP    ((size_t)64 << 20)
 #define AR_CHILD_DEFAULT_STDERR_TAIL   ((size_t)64 << 10)
@@ -99,6 +100,23 @@ struct ar_child_opts {
 /* A new loop, or NULL with err set. */
 struct ar_loop *ar_loop_create(struct ar_error *err);
 
+/*
+ * An agentrun loop on the caller's libuv loop (borrowed: it must outlive the
+ * returned loop), for the public async API: one per run, batch or review, so
+ * cancelling one ends only its own children. The caller runs uv itself;
+ * ar_loop_run() and ar_loop_destroy() are not for an attached loop.
+ * Returns NULL with err set when out of memory.
+ */
+struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err);
+
+/*
+ * Ends an attached loop once the work on it is over (no child, wait or work
+ * left; call it from the last completion callback). It closes its handles on
+ * the loop's next turn and frees itself from their close callbacks, so the
+ * caller's loop only has to keep running. NULL is fine.
+ */
+void ar_loop_detach(struct ar_loop *loop);
+
 /* Runs until no child, timer or job is left. Returns 0. */
 int ar_loop_run(struct ar_loop *loop);
 
@@ -106,6 +124,7 @@ int ar_loop_run(struct ar_loop *loop);
  * Ends every live child's group (SIGTERM, then SIGKILL after its grace).
  * From then on ar_child_spawn() on this loop fails with AR_EINTERRUPTED, so a
  * completion callback cannot start new work (a repair call) after a Ctrl-C.
+ * A second call SIGKILLs every group at once (a second Ctrl-C).
  */
 void ar_loop_cancel_all(struct ar_loop *loop);
 

@@ -39,7 +39,7 @@ int ar_loop_work(struct ar_loop *loop, ar_job_fn *work, ar_job_fn *done, void *a
     w->work = work;
     w->done = done;
     w->arg = arg;
-    int rc = uv_queue_work(&loop->uv, &w->req, on_work, on_after_work);
+    int rc = uv_queue_work(loop->uv, &w->req, on_work, on_after_work);
     /* uv_queue_work() fails only for a NULL work callback, which cannot happen here. */
     if (rc < 0) {
         free(w);

@@ -91,7 +91,8 @@ static void backoff_extend(struct ar_backoff *b, const char *name, uint64_t unti
 
 struct ar_run {
     struct ar_loop *loop;
-    struct ar_run_options o; /* strings point into `own` */
+    struct ar_loop *own_loop; /* the public ar_run_start()'s: detached after done */
+    struct ar_run_options o;  /* strings point into `own` */
     struct ar_strv own;
     struct ar_var *vars;
     ar_run_done_fn *done;
@@ -551,6 +552,8 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
         c->error = strdup(ar_strerror_name(code));
     else
         ar_call_keep(call);
+    if (run->o.on_call)
+        run->o.on_call(run->o.call_arg, AR_CALL_FINISHED, c);
 
     if (ar_log_enabled(&run->o.logger, AR_LOG_DEBUG) && reply.text) {
         json_t *f = event_fields(run, cr->duration_ms);
@@ -714,6 +717,8 @@ static void spawn_call(struct ar_run *run, enum call_kind kind)
         run->unwrap = NULL;
         ar_call_setup_finish(&run->setup);
         c->error = strdup(ar_strerror_name(err.code));
+        if (run->o.on_call)
+            run->o.on_call(run->o.call_arg, AR_CALL_FINISHED, c);
         if (err.code == AR_ENOTFOUND)
             ar_error_set(&run->res->error, err.code, NULL,
                          "%s; install it with '%s' or set %s to its path", err.msg,
@@ -728,6 +733,8 @@ static void spawn_call(struct ar_run *run, enum call_kind kind)
         finish(run);
         return;
     }
+    if (run->o.on_call)
+        run->o.on_call(run->o.call_arg, AR_CALL_STARTED, c);
     if (kind == CALL_REPAIR)
         ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_attempt",
                      event_fields(run, ar_now_ms() - run->t0), "asking %s to repair its answer",
@@ -871,7 +878,9 @@ static void complete(struct ar_run *run)
     ar_strv_finish(&run->own);
     ar_call_tapes_finish(&run->tapes);
     free(run->vars);
+    struct ar_loop *own_loop = run->own_loop;
     free(run);
+    ar_loop_detach(own_loop);
 }
 
 /* ---- agentrun's own files: never a run's change ----------------------------------------- */
@@ -894,7 +903,7 @@ static int stat_own(int fd, struct own_file *f)
     return 1;
 }
 
-void ar_run_own_file(int fd)
+void ar_ignore_own_file(int fd)
 {
     struct own_file f;
     if (n_own_files < AR_ARRAY_SIZE(own_files) && stat_own(fd, &f))
@@ -1154,15 +1163,9 @@ static int load_prompt(struct ar_run *run, struct ar_error *err)
     return 0;
 }
 
-int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run_done_fn *done,
-                 void *arg, struct ar_run **out, struct ar_error *err)
-{
-    return ar_run_start_shared(loop, opts, NULL, done, arg, out, err);
-}
-
-int ar_run_start_shared(struct ar_loop *loop, const struct ar_run_options *opts,
-                        struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
-                        struct ar_run **out, struct ar_error *err)
+int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
+                      struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
+                      struct ar_run **out, struct ar_error *err)
 {
     struct ar_error local = AR_ERROR_INIT;
     if (!err)
@@ -1268,40 +1271,18 @@ int ar_run_start_shared(struct ar_loop *loop, const struct ar_run_options *opts,
     return 0;
 }
 
-void ar_run_cancel(struct ar_run *run)
+void ar_pipeline_cancel(struct ar_run *run)
 {
     run->cancelled = 1;
     if (run->call)
         ar_call_kill(run->call);
     if (run->wait)
         ar_wait_cancel(run->wait);
+    if (run->own_loop)
+        ar_loop_cancel_all(run->own_loop);
 }
 
-/* ---- the synchronous public entry point -------------------------------------------------- */
-
-struct sync_run {
-    struct ar_result *res;
-};
-
-static void on_sync_done(struct ar_run *run, struct ar_result *res, void *arg)
+void ar_pipeline_own_loop(struct ar_run *run, struct ar_loop *loop)
 {
-    struct sync_run *s = arg;
-    s->res = res;
-}
-
-int ar_run(const struct ar_run_options *opts, struct ar_result **out, struct ar_error *err)
-{
-    *out = NULL;
-    struct ar_loop *loop = ar_loop_create(err);
-    if (!loop)
-        return err ? err->code : AR_ENOMEM;
-    struct sync_run s = { NULL };
-    int rc = ar_run_start(loop, opts, on_sync_done, &s, NULL, err);
-    if (rc == 0)
-        ar_loop_run(loop);
-    ar_loop_destroy(loop);
-    if (rc < 0)
-        return rc;
-    *out = s.res;
-    return 0;
+    run->own_loop = loop;
 }

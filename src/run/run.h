@@ -5,9 +5,10 @@
  *   -> contract check -> (on failure, once) repair call -> extract -> check
  *   -> git snapshot -> RunResult
  *
- * Many runs share one loop: commands that run several jobs at once (review
- * chunks, batch) start each with ar_run_start() from a pool job and release
- * the pool slot in their done callback.
+ * Many runs share one loop: the library's batch and review start each job
+ * with ar_pipeline_start() from a pool job and release the pool slot in their
+ * done callback. The public ar_run_start() (api.c) is one pipeline on a loop
+ * of its own, attached to the caller's libuv loop.
  */
 #ifndef AR_RUN_RUN_H
 #define AR_RUN_RUN_H
@@ -19,20 +20,6 @@
 struct ar_loop;
 struct ar_run;
 
-/* The run is over. res is owned by the callee (ar_result_destroy()). The run
- * object is freed after this returns. */
-typedef void ar_run_done_fn(struct ar_run *run, struct ar_result *res, void *arg);
-
-/*
- * Starts a run on loop. Options are copied; the caller's strings may go away
- * after this returns. Returns 0 (done will be called exactly once, from the
- * loop) or a negative AR_E… code with err set when the run cannot be set up
- * (unknown provider or template, bad variables, unreadable schema): done is
- * then never called.
- */
-int ar_run_start(struct ar_loop *loop, const struct ar_run_options *opts, ar_run_done_fn *done,
-                 void *arg, struct ar_run **out, struct ar_error *err);
-
 /*
  * Rate-limit pauses shared by runs on one loop (batch): when a run of a
  * provider is told to come back later, every run started with the same
@@ -43,23 +30,27 @@ struct ar_backoff;
 struct ar_backoff *ar_backoff_create(void);    /* NULL when out of memory */
 void ar_backoff_destroy(struct ar_backoff *b); /* after the runs ended; NULL is fine */
 
-/* ar_run_start() with a backoff shared with other runs (borrowed; it must outlive
- * the run). NULL: the run keeps its own. */
-int ar_run_start_shared(struct ar_loop *loop, const struct ar_run_options *opts,
-                        struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
-                        struct ar_run **out, struct ar_error *err);
-
-/* Ends the run's current call; the result is error "interrupted". */
-void ar_run_cancel(struct ar_run *run);
-
 /*
- * Marks the file open on fd as one agentrun itself writes (its stdout or
- * stderr redirected into the work tree, batch -o FILE): no run ever reports it
- * among the files it changed. Only regular files are kept (by device and
- * inode, so any path to them matches); at most 16. Not thread-safe: call it
- * from the thread that runs the loop, before the runs start.
+ * Starts a run on loop. Options are copied; the caller's strings may go away
+ * after this returns. backoff (borrowed; it must outlive the run) is shared
+ * with other runs; NULL: the run keeps its own. Returns 0 (done will be
+ * called exactly once, from the loop; *out, when out is not NULL, is valid
+ * until done returns) or a negative AR_E… code with err set when the run
+ * cannot be set up (unknown provider or template, bad variables, unreadable
+ * schema): done is then never called.
  */
-void ar_run_own_file(int fd);
+int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
+                      struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
+                      struct ar_run **out, struct ar_error *err);
+
+/* Ends the run's current call or wait; the result is error "interrupted". With a
+ * loop of its own (ar_pipeline_own_loop) every child of that loop is ended, and a
+ * second cancel SIGKILLs them at once. */
+void ar_pipeline_cancel(struct ar_run *run);
+
+/* Gives the run the loop it alone runs on (attached by ar_run_start()): the run
+ * detaches it after its done callback returned. */
+void ar_pipeline_own_loop(struct ar_run *run, struct ar_loop *loop);
 
 /* A result that failed before any call (a bad batch line): error code and message. */
 struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);

@@ -6,7 +6,6 @@
 #include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/session.h"
-#include "proc/proc.h"
 #include "route/route.h"
 #include "run/run.h"
 
@@ -175,7 +174,7 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
     double min_score = AR_ROUTE_DEFAULT_MIN_SCORE;
     int no_llm = 0, json_format = 0, rc = AR_EXIT_USAGE, key, began = 0;
     char *query = NULL;
-    uint64_t start = ar_now_ms();
+    uint64_t start = ar_cli_now_ms();
 
     ar_manifest_init(&m);
     ar_route_init(&r);
@@ -287,7 +286,7 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
     } else
         rc = found ? AR_EXIT_OK : AR_EXIT_OUTPUT;
 
-    oc.duration_ms = ar_now_ms() - start;
+    oc.duration_ms = ar_cli_now_ms() - start;
     report(&oc);
     if (print_outcome(&oc, json_format) < 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;

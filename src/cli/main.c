@@ -8,15 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <uv.h>
+
+#include "agentrun/agentrun.h"
 #include "ar_config.h"
 #include "cli/cli.h"
 #include "cli/manual.h"
-#include "proc/proc.h"
-#include "run/run.h"
 
 static void print_version(void)
 {
-    printf("agentrun %s (libuv %s, jansson %s)\n", AR_VERSION, ar_libuv_version(),
+    printf("agentrun %s (libuv %s, jansson %s)\n", AR_VERSION, uv_version_string(),
            jansson_version_str());
 }
 

@@ -15,7 +15,7 @@
 #include "provider/provider.h"
 #include "run/run.h"
 
-static uint64_t now_ms(void)
+uint64_t ar_cli_now_ms(void)
 {
     return uv_hrtime() / 1000000u;
 }
@@ -237,7 +237,7 @@ static void status_draw(struct ar_cli_session *s)
 {
     if (!s->status_enabled)
         return;
-    uint64_t now = now_ms();
+    uint64_t now = ar_cli_now_ms();
     uint64_t secs = (now - s->status_start_ms) / 1000;
     /* A run waiting out a rate limit shows how long is left instead of a tool. */
     char waiting[96] = "";
@@ -286,7 +286,7 @@ static void on_progress(void *arg, const struct ar_run_progress *p)
                  p->path ? p->path : "");
     if (p->job)
         snprintf(s->status_job, sizeof(s->status_job), "%s", p->job);
-    s->wait_until_ms = p->wait_ms ? now_ms() + p->wait_ms : 0;
+    s->wait_until_ms = p->wait_ms ? ar_cli_now_ms() + p->wait_ms : 0;
     snprintf(s->wait_reason, sizeof(s->wait_reason), "%s", p->wait_reason ? p->wait_reason : "");
     status_draw(s);
 }
@@ -301,7 +301,7 @@ void ar_cli_session_status_start(struct ar_cli_session *s)
     if (s->ticker_on || !status_wanted())
         return;
     s->status_enabled = 1;
-    s->status_start_ms = now_ms();
+    s->status_start_ms = ar_cli_now_ms();
     if (uv_timer_init(&s->uv, &s->ticker) != 0)
         return;
     s->ticker.data = s;

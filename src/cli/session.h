@@ -169,6 +169,9 @@ ar_progress_fn *ar_cli_session_progress_fn(void);
 void ar_cli_session_status_start(struct ar_cli_session *s);
 void ar_cli_session_status_clear(struct ar_cli_session *s);
 
+/* Monotonic milliseconds (libuv's clock, the one the library's durations use). */
+uint64_t ar_cli_now_ms(void);
+
 /* Closes the loop. */
 void ar_cli_session_end(struct ar_cli_session *s);
 

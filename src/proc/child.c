@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "proc/internal.h"
+#include "util/file.h"
 #include "util/buf.h"
 #include "util/macros.h"
 
@@ -596,7 +597,7 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
         return ar_error_set(err, AR_ESPAWN, NULL, "cannot run a program: empty argv");
     if (loop->cancelled && !opts->after_cancel)
         return ar_error_set(err, AR_EINTERRUPTED, argv0, "cannot run '%s': interrupted", argv0);
-    if (opts->cwd && !ar_proc_is_dir(opts->cwd))
+    if (opts->cwd && !ar_is_dir(opts->cwd))
         return ar_error_set_sys(err, AR_ESPAWN, ENOENT, argv0,
                                 "cannot run '%s': '%s' is not a directory", argv0, opts->cwd);
 

@@ -84,7 +84,4 @@ void ar_proc_free_env(char **env);
 /* An unlinked temporary file opened O_RDWR|O_CLOEXEC, created 0600. Returns the fd or -1. */
 int ar_proc_open_stdout_file(struct ar_error *err);
 
-/* Non-zero when path is a directory. */
-int ar_proc_is_dir(const char *path);
-
 #endif

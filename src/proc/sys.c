@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "proc/internal.h"
+#include "util/file.h"
 
 extern char **environ;
 
@@ -180,7 +181,7 @@ nomem:
 int ar_proc_open_stdout_file(struct ar_error *err)
 {
     const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir || !ar_proc_is_dir(dir))
+    if (!dir || !*dir || !ar_is_dir(dir))
         dir = "/tmp";
 #ifdef O_TMPFILE
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -206,12 +207,6 @@ int ar_proc_open_stdout_file(struct ar_error *err)
     unlink(path);
     free(path);
     return mfd;
-}
-
-int ar_proc_is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /*
@@ -312,7 +307,7 @@ int ar_proc_launch(const char *file, const char *name, const char *const *argv, 
     if (rc != 0) {
         close(in[1]);
         close(er[0]);
-        if (cwd && (rc == ENOENT || rc == ENOTDIR) && !ar_proc_is_dir(cwd))
+        if (cwd && (rc == ENOENT || rc == ENOTDIR) && !ar_is_dir(cwd))
             return ar_error_set_sys(err, AR_ESPAWN, rc, name, "cannot run '%s' in '%s': %s", name,
                                     cwd, strerror(rc));
         return ar_error_set_sys(err, rc == ENOENT ? AR_ENOTFOUND : AR_ESPAWN, rc, name,

@@ -133,8 +133,8 @@ class Install(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return shlex.split(p.stdout)
 
-    def build_example(self, out, static=False):
-        """Compiles docs/examples/run.c against the installed library."""
+    def build_example(self, out, static=False, name="run.c", extra=()):
+        """Compiles docs/examples/NAME against the installed library."""
         cflags = self.pkg_config("--cflags")
         libs = self.pkg_config("--static", "--libs") if static else self.pkg_config("--libs")
         if static:
@@ -144,8 +144,8 @@ class Install(unittest.TestCase):
         if self.opts.get("b_sanitize", "none") not in ("none", ""):
             # A sanitized library needs the sanitizer runtime in the program.
             san = ["-fsanitize=" + self.opts["b_sanitize"]]
-        argv = [*c_compiler(), *san, os.path.join(SOURCE_ROOT, "docs", "examples", "run.c"),
-                *cflags, "-o", out, *libs]
+        argv = [*c_compiler(), *san, os.path.join(SOURCE_ROOT, "docs", "examples", name),
+                *cflags, "-o", out, *libs, *extra]
         p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, " ".join(argv) + "\n" + p.stderr)
 
@@ -180,6 +180,26 @@ class Install(unittest.TestCase):
         self.build_example(exe, static=True)
         self.run_example(exe, {})
 
+
+    def test_the_library_example_builds_on_the_installed_library_and_libuv_and_runs(self):
+        # What docs/library.md tells a user: agentrun's and libuv's pkg-config flags.
+        p = subprocess.run(["pkg-config", "--cflags", "--libs", "libuv"], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        exe = os.path.join(self.tmp, "library")
+        self.build_example(exe, name="library.c", extra=shlex.split(p.stdout))
+        with Sandbox() as sb:
+            sb.answers("codex", ['{"colours": ["red", "blue"]}'])
+            env = dict(sb.env, AGENTRUN_PROVIDER="codex", LD_LIBRARY_PATH=self.path("libdir"))
+            p = subprocess.run([exe, "run", "two colours"], cwd=sb.work, env=env,
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout), {"colours": ["red", "blue"]})
+            self.assertIn("main call to codex finished: exit 0", p.stderr)
+            p = subprocess.run([exe, "cancel", "two colours", "200"], cwd=sb.work,
+                               env=dict(env, FAKE_CLI_HANG="1"), capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(p.returncode, 130, p.stderr)
 
     @unittest.skipUnless(shutil.which("c++"), "no C++ compiler")
     def test_a_cpp_program_compiles_and_links_against_the_installed_library(self):

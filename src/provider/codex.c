@@ -4,12 +4,12 @@
  * FORMATS.md for the events read here.
  */
 #include <ctype.h>
-#include <dirent.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "provider/codex.h"
+#include "provider/codex_rollout.h"
+#include "provider/codex_schema.h"
 #include "provider/common.h"
 #include "provider/provider.h"
 #include "util/file.h"
@@ -17,230 +17,6 @@
 
 static const char *const codex_auth_env[] = { "OPENAI_API_KEY", "CODEX_API_KEY", NULL };
 static const char *const codex_auth_files[] = { ".codex/auth.json", NULL };
-
-/* Keywords OpenAI's strict structured outputs accept; everything else is dropped. */
-static const char *const strict_keywords[] = {
-    "$defs",
-    "$ref",
-    "additionalProperties",
-    "anyOf",
-    "const",
-    "definitions",
-    "description",
-    "enum",
-    "exclusiveMaximum",
-    "exclusiveMinimum",
-    "format",
-    "items",
-    "maxItems",
-    "maximum",
-    "minItems",
-    "minimum",
-    "multipleOf",
-    "pattern",
-    "properties",
-    "required",
-    "title",
-    "type",
-    NULL,
-};
-
-static int is_strict_keyword(const char *k)
-{
-    for (size_t i = 0; strict_keywords[i]; i++)
-        if (strcmp(strict_keywords[i], k) == 0)
-            return 1;
-    return 0;
-}
-
-static json_t *sanitize(const json_t *s, int depth);
-
-/* An optional property must still be listed in `required`: it may be null instead. */
-static json_t *make_nullable(json_t *s)
-{
-    json_t *type = json_object_get(s, "type");
-    if (json_is_string(type)) {
-        if (strcmp(json_string_value(type), "null") != 0)
-            json_object_set_new(s, "type", json_pack("[s,s]", json_string_value(type), "null"));
-    } else if (json_is_array(type)) {
-        size_t i;
-        json_t *t;
-        int has_null = 0;
-        json_array_foreach(type, i, t) has_null |=
-            json_is_string(t) && !strcmp(json_string_value(t), "null");
-        if (!has_null)
-            json_array_append_new(type, json_string("null"));
-    } else {
-        return json_pack("{s:[o,{s:s}]}", "anyOf", s, "type", "null");
-    }
-    json_t *en = json_object_get(s, "enum");
-    if (json_is_array(en)) {
-        size_t i;
-        json_t *v;
-        int has_null = 0;
-        json_array_foreach(en, i, v) has_null |= json_is_null(v);
-        if (!has_null)
-            json_array_append_new(en, json_null());
-    }
-    return s;
-}
-
-static json_t *sanitize_object(const json_t *s, json_t *out, int depth)
-{
-    const json_t *props = json_object_get(s, "properties");
-    const json_t *req = json_object_get(s, "required");
-    json_t *nprops = json_object();
-    json_t *nreq = json_array();
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)props, key, v)
-    {
-        int required = 0;
-        size_t i;
-        json_t *r;
-        json_array_foreach(req, i, r) required |=
-            json_is_string(r) && !strcmp(json_string_value(r), key);
-        json_t *ns = sanitize(v, depth + 1);
-        if (!required)
-            ns = make_nullable(ns);
-        json_object_set_new(nprops, key, ns);
-        json_array_append_new(nreq, json_string(key));
-    }
-    json_object_set_new(out, "properties", nprops);
-    json_object_set_new(out, "required", nreq);
-    json_object_set_new(out, "additionalProperties", json_false());
-    return out;
-}
-
-static json_t *sanitize(const json_t *s, int depth)
-{
-    if (!json_is_object(s) || depth > 64)
-        return json_object();
-    json_t *out = json_object();
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)s, key, v)
-    {
-        if (!strcmp(key, "oneOf")) /* strict mode knows anyOf only */
-            key = "anyOf";
-        if (!is_strict_keyword(key) || !strcmp(key, "properties") || !strcmp(key, "required") ||
-            !strcmp(key, "additionalProperties"))
-            continue;
-        if (!strcmp(key, "items")) {
-            json_object_set_new(out, key, sanitize(v, depth + 1));
-        } else if (!strcmp(key, "anyOf") && json_is_array(v)) {
-            json_t *arr = json_array();
-            size_t i;
-            json_t *e;
-            json_array_foreach(v, i, e) json_array_append_new(arr, sanitize(e, depth + 1));
-            json_object_set_new(out, key, arr);
-        } else if ((!strcmp(key, "$defs") || !strcmp(key, "definitions")) && json_is_object(v)) {
-            json_t *defs = json_object();
-            const char *dk;
-            json_t *dv;
-            json_object_foreach(v, dk, dv) json_object_set_new(defs, dk, sanitize(dv, depth + 1));
-            json_object_set_new(out, key, defs);
-        } else {
-            json_object_set(out, key, v);
-        }
-    }
-    const json_t *type = json_object_get(s, "type");
-    int is_object = json_object_get(s, "properties") != NULL ||
-                    (json_is_string(type) && !strcmp(json_string_value(type), "object"));
-    if (json_is_array(type)) {
-        size_t i;
-        json_t *t;
-        json_array_foreach(type, i, t) is_object |=
-            json_is_string(t) && !strcmp(json_string_value(t), "object");
-    }
-    if (is_object)
-        sanitize_object(s, out, depth);
-    return out;
-}
-
-char *ar_codex_strict_schema(const char *schema)
-{
-    json_t *s = json_loads(schema, 0, NULL);
-    const json_t *type = json_object_get(s, "type");
-    /* The Responses API wants an object at the root; anything else, a union that may
-     * be an array included, gets no native schema. */
-    if (!json_is_object(s) ||
-        !((!type && json_object_get(s, "properties")) ||
-          (json_is_string(type) && !strcmp(json_string_value(type), "object")))) {
-        json_decref(s);
-        return NULL;
-    }
-    json_t *out = sanitize(s, 0);
-    json_decref(s);
-    char *text = json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(out);
-    return text;
-}
-
-static int allows_null(const json_t *schema)
-{
-    const json_t *type = json_object_get(schema, "type");
-    if (json_is_string(type))
-        return !strcmp(json_string_value(type), "null");
-    size_t i;
-    const json_t *t;
-    json_array_foreach(type, i,
-                       t) if (json_is_string(t) && !strcmp(json_string_value(t), "null")) return 1;
-    return !type; /* no type: anything, null included */
-}
-
-static int is_required(const json_t *schema, const char *key)
-{
-    size_t i;
-    const json_t *r;
-    json_array_foreach(json_object_get(schema, "required"), i,
-                       r) if (json_is_string(r) && !strcmp(json_string_value(r), key)) return 1;
-    return 0;
-}
-
-/* Drops the nulls strict mode made the model write for optional properties. Returns how many. */
-static int prune_nulls(json_t *v, const json_t *schema, int depth)
-{
-    if (!json_is_object(schema) || depth > 64)
-        return 0;
-    int n = 0;
-    if (json_is_object(v)) {
-        const json_t *props = json_object_get(schema, "properties");
-        const char *key;
-        json_t *child;
-        void *tmp;
-        json_object_foreach_safe(v, tmp, key, child)
-        {
-            const json_t *ps = json_object_get(props, key);
-            if (!ps)
-                continue;
-            if (json_is_null(child) && !is_required(schema, key) && !allows_null(ps)) {
-                json_object_del(v, key);
-                n++;
-            } else {
-                n += prune_nulls(child, ps, depth + 1);
-            }
-        }
-    } else if (json_is_array(v)) {
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e) n +=
-            prune_nulls(e, json_object_get(schema, "items"), depth + 1);
-    }
-    return n;
-}
-
-char *ar_codex_unstrict(const char *text, const char *schema)
-{
-    json_t *s = json_loads(schema, 0, NULL);
-    json_t *v = s ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
-    char *out = NULL;
-    if (v && prune_nulls(v, s, 0) > 0)
-        out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(v);
-    json_decref(s);
-    return out;
-}
 
 static int codex_prepare(const struct ar_call_spec *spec, struct ar_call_setup *out,
                          struct ar_error *err)
@@ -281,171 +57,12 @@ static int codex_prepare(const struct ar_call_spec *spec, struct ar_call_setup *
     return 0;
 }
 
-/* The token object named `key` anywhere under o (rollout lines nest it in payload/info). */
-static const json_t *find_key(const json_t *o, const char *key, int depth)
-{
-    if (!json_is_object(o) || depth > 6)
-        return NULL;
-    const json_t *v = json_object_get(o, key);
-    if (json_is_object(v))
-        return v;
-    const char *k;
-    json_t *c;
-    json_object_foreach((json_t *)o, k, c)
-    {
-        const json_t *f = find_key(c, key, depth + 1);
-        if (f)
-            return f;
-    }
-    return NULL;
-}
-
-static void raw_usage(const json_t *t, struct ar_usage *raw)
-{
-    raw->input = ar_pv_u64(t, "input_tokens");
-    raw->cache_read = ar_pv_u64(t, "cached_input_tokens");
-    raw->cache_write = ar_pv_u64(t, "cache_write_input_tokens");
-    raw->output = ar_pv_u64(t, "output_tokens");
-    raw->reasoning = ar_pv_u64(t, "reasoning_output_tokens");
-}
-
-/*
- * Calls fn for each non-empty line of data, last line first (a rollout's
- * newest state is at its end), until fn returns non-zero; returns that value.
- */
-static int each_line_backwards(const char *data, size_t len,
-                               int (*fn)(const char *line, size_t n, void *arg), void *arg)
-{
-    size_t end = len;
-    while (end > 0) {
-        size_t start = end;
-        while (start > 0 && data[start - 1] != '\n')
-            start--;
-        const char *line = data + start;
-        /* `line` is never NULL; the test keeps GCC's sanitizer build from thinking so. */
-        int rc = end > start && line ? fn(line, end - start, arg) : 0;
-        if (rc)
-            return rc;
-        end = start ? start - 1 : 0;
-    }
-    return 0;
-}
-
-static int total_in_line(const char *line, size_t n, void *arg)
-{
-    if (!memmem(line, n, "total_token_usage", 17) && !memmem(line, n, "thread_token_usage", 18))
-        return 0;
-    json_t *o = ar_pv_parse_object(line, n);
-    const json_t *t = find_key(o, "thread_token_usage", 0);
-    if (!t)
-        t = find_key(o, "total_token_usage", 0);
-    if (t)
-        raw_usage(t, arg);
-    json_decref(o);
-    return t != NULL;
-}
-
-int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw)
-{
-    /* The last line carrying the thread total wins. */
-    return each_line_backwards(data, len, total_in_line, raw) ? 0 : AR_ENOJSON;
-}
-
-static char *find_rollout(const char *dir, const char *suffix, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    char *found = NULL;
-    struct dirent *e;
-    size_t slen = strlen(suffix);
-    while (!found && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *path = NULL;
-        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
-            break;
-        size_t n = strlen(e->d_name);
-        if (!strncmp(e->d_name, "rollout-", 8) && n > slen &&
-            !strcmp(e->d_name + n - slen, suffix) && ar_is_file(path)) {
-            found = path;
-            break;
-        }
-        if (depth < 4 && ar_is_dir(path))
-            found = find_rollout(path, suffix, depth + 1);
-        free(path);
-    }
-    closedir(d);
-    return found;
-}
-
-/* Reads the rollout file of a thread, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl. */
-static int read_rollout(const char *thread_id, struct ar_buf *out)
-{
-    const char *home = getenv("CODEX_HOME");
-    char *sessions = NULL;
-    if (home && *home) {
-        if (asprintf(&sessions, "%s/sessions", home) < 0)
-            return AR_ENOMEM;
-    } else {
-        const char *h = getenv("HOME");
-        if (!h || asprintf(&sessions, "%s/.codex/sessions", h) < 0)
-            return AR_ENOJSON;
-    }
-    char *suffix = NULL;
-    int rc = AR_ENOJSON;
-    if (!strchr(thread_id, '/') && asprintf(&suffix, "-%s.jsonl", thread_id) >= 0) {
-        char *path = find_rollout(sessions, suffix, 0);
-        if (path && ar_file_read(path, out, NULL) == 0)
-            rc = 0;
-        free(path);
-        free(suffix);
-    }
-    free(sessions);
-    return rc;
-}
-
-/*
- * codex reports a resumed thread's usage as the running total of the whole
- * thread (FORMATS.md). The thread's rollout file holds that total as of the
- * previous call; it is read before the CLI starts and subtracted.
- */
-static int read_base(const char *thread_id, struct ar_usage *raw)
-{
-    struct ar_buf b;
-    ar_buf_init(&b, (size_t)512 << 20);
-    int rc = read_rollout(thread_id, &b);
-    if (rc == 0)
-        rc = ar_codex_rollout_total(ar_buf_cstr(&b), b.len, raw);
-    ar_buf_finish(&b);
-    return rc;
-}
-
-static int model_in_line(const char *line, size_t n, void *arg)
-{
-    if (!memmem(line, n, "\"turn_context\"", 14))
-        return 0;
-    json_t *o = ar_pv_parse_object(line, n);
-    const char *m = ar_pv_str(json_object_get(o, "payload"), "model");
-    char **model = arg;
-    *model = m && *m ? strdup(m) : NULL;
-    json_decref(o);
-    return *model != NULL;
-}
-
-char *ar_codex_rollout_model(const char *data, size_t len)
-{
-    char *model = NULL;
-    each_line_backwards(data, len, model_in_line, &model);
-    return model;
-}
-
 static struct ar_unwrap *codex_unwrap_new(const struct ar_call_spec *spec)
 {
     struct ar_unwrap *u = ar_pv_unwrap_new(&ar_provider_codex, spec);
     if (u && spec && spec->schema)
         u->schema = strdup(spec->schema);
-    if (u && spec && spec->resume && read_base(spec->resume, &u->base) == 0)
+    if (u && spec && spec->resume && ar_codex_thread_total(spec->resume, &u->base) == 0)
         u->has_base = 1;
     if (u && u->spec_model)
         ar_pv_set(&u->r.model, u->spec_model);
@@ -494,7 +111,7 @@ static void on_item(struct ar_unwrap *u, const char *type, const json_t *item,
 static void on_usage(struct ar_unwrap *u, const json_t *usage)
 {
     struct ar_usage raw;
-    raw_usage(usage, &raw);
+    ar_codex_token_usage(usage, &raw);
     if (u->resumed) {
         if (u->has_base && raw.input >= u->base.input && raw.output >= u->base.output) {
             raw.input -= u->base.input;
@@ -597,13 +214,8 @@ static void codex_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *
     if (exit && exit->stderr_tail)
         denials_in_stderr(u, exit->stderr_tail, exit->stderr_len);
     /* codex's events never name the model; the thread's rollout does (turn_context). */
-    if (!u->r.model && u->r.session_id) {
-        struct ar_buf b;
-        ar_buf_init(&b, (size_t)512 << 20);
-        if (read_rollout(u->r.session_id, &b) == 0)
-            u->r.model = ar_codex_rollout_model(ar_buf_cstr(&b), b.len);
-        ar_buf_finish(&b);
-    }
+    if (!u->r.model && u->r.session_id)
+        u->r.model = ar_codex_thread_model(u->r.session_id);
     /* With --output-schema, strict mode made optional properties nullable; the
      * contract itself does not allow those nulls, so they are taken out again. */
     if (u->schema && u->r.text) {

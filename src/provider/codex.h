@@ -1,38 +1,11 @@
-/* codex internals exposed for the unit tests. */
+/* codex's posture (codex_posture.c), for the adapter (codex.c) and the unit tests. */
 #ifndef AR_PROVIDER_CODEX_H
 #define AR_PROVIDER_CODEX_H
 
 #include <stddef.h>
 
-#include "agentrun/usage.h"
 #include "provider/provider.h"
 #include "util/strv.h"
-
-/*
- * The contract rewritten for OpenAI strict structured outputs: every object
- * gets additionalProperties false and lists all its properties in required
- * (optional ones become nullable); keywords strict mode rejects are dropped;
- * oneOf becomes anyOf. NULL when the root is not an object schema (then no
- * --output-schema is passed) or the text is not JSON. Caller free()s.
- */
-char *ar_codex_strict_schema(const char *schema);
-
-/*
- * The thread's running token total in a rollout file (the last
- * thread_token_usage / total_token_usage), raw codex counts: input includes
- * cached. Returns 0 or AR_ENOJSON.
- */
-int ar_codex_rollout_total(const char *data, size_t len, struct ar_usage *raw);
-
-/*
- * The answer to a strict-mode call with the nulls taken out that strict mode
- * forced on optional properties the contract does not allow to be null; NULL
- * when nothing changed (or text is not JSON). Caller free()s.
- */
-char *ar_codex_unstrict(const char *text, const char *schema);
-
-/* The model of the last turn_context in a rollout file, or NULL. Caller free()s. */
-char *ar_codex_rollout_model(const char *data, size_t len);
 
 /*
  * The names of the MCP servers a config.toml defines as [mcp_servers.NAME] tables (bare

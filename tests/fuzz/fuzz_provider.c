@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provider/codex.h"
+#include "provider/codex_rollout.h"
+#include "provider/codex_schema.h"
 #include "provider/provider.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

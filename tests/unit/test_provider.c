@@ -19,6 +19,8 @@
 
 #include "agentrun/error.h"
 #include "provider/codex.h"
+#include "provider/codex_rollout.h"
+#include "provider/codex_schema.h"
 #include "provider/common.h"
 #include "provider/gemini.h"
 #include "provider/provider.h"

@@ -1,0 +1,233 @@
+/*
+ * codex's structured output: the contract rewritten for OpenAI's strict mode
+ * (--output-schema), and the answer's forced nulls taken out again.
+ */
+#include <string.h>
+
+#include <jansson.h>
+
+#include "provider/codex_schema.h"
+
+/* Keywords OpenAI's strict structured outputs accept; everything else is dropped. */
+static const char *const strict_keywords[] = {
+    "$defs",
+    "$ref",
+    "additionalProperties",
+    "anyOf",
+    "const",
+    "definitions",
+    "description",
+    "enum",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "format",
+    "items",
+    "maxItems",
+    "maximum",
+    "minItems",
+    "minimum",
+    "multipleOf",
+    "pattern",
+    "properties",
+    "required",
+    "title",
+    "type",
+    NULL,
+};
+
+static int is_strict_keyword(const char *k)
+{
+    for (size_t i = 0; strict_keywords[i]; i++)
+        if (strcmp(strict_keywords[i], k) == 0)
+            return 1;
+    return 0;
+}
+
+static json_t *sanitize(const json_t *s, int depth);
+
+/* An optional property must still be listed in `required`: it may be null instead. */
+static json_t *make_nullable(json_t *s)
+{
+    json_t *type = json_object_get(s, "type");
+    if (json_is_string(type)) {
+        if (strcmp(json_string_value(type), "null") != 0)
+            json_object_set_new(s, "type", json_pack("[s,s]", json_string_value(type), "null"));
+    } else if (json_is_array(type)) {
+        size_t i;
+        json_t *t;
+        int has_null = 0;
+        json_array_foreach(type, i, t) has_null |=
+            json_is_string(t) && !strcmp(json_string_value(t), "null");
+        if (!has_null)
+            json_array_append_new(type, json_string("null"));
+    } else {
+        return json_pack("{s:[o,{s:s}]}", "anyOf", s, "type", "null");
+    }
+    json_t *en = json_object_get(s, "enum");
+    if (json_is_array(en)) {
+        size_t i;
+        json_t *v;
+        int has_null = 0;
+        json_array_foreach(en, i, v) has_null |= json_is_null(v);
+        if (!has_null)
+            json_array_append_new(en, json_null());
+    }
+    return s;
+}
+
+static json_t *sanitize_object(const json_t *s, json_t *out, int depth)
+{
+    const json_t *props = json_object_get(s, "properties");
+    const json_t *req = json_object_get(s, "required");
+    json_t *nprops = json_object();
+    json_t *nreq = json_array();
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)props, key, v)
+    {
+        int required = 0;
+        size_t i;
+        json_t *r;
+        json_array_foreach(req, i, r) required |=
+            json_is_string(r) && !strcmp(json_string_value(r), key);
+        json_t *ns = sanitize(v, depth + 1);
+        if (!required)
+            ns = make_nullable(ns);
+        json_object_set_new(nprops, key, ns);
+        json_array_append_new(nreq, json_string(key));
+    }
+    json_object_set_new(out, "properties", nprops);
+    json_object_set_new(out, "required", nreq);
+    json_object_set_new(out, "additionalProperties", json_false());
+    return out;
+}
+
+static json_t *sanitize(const json_t *s, int depth)
+{
+    if (!json_is_object(s) || depth > 64)
+        return json_object();
+    json_t *out = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)s, key, v)
+    {
+        if (!strcmp(key, "oneOf")) /* strict mode knows anyOf only */
+            key = "anyOf";
+        if (!is_strict_keyword(key) || !strcmp(key, "properties") || !strcmp(key, "required") ||
+            !strcmp(key, "additionalProperties"))
+            continue;
+        if (!strcmp(key, "items")) {
+            json_object_set_new(out, key, sanitize(v, depth + 1));
+        } else if (!strcmp(key, "anyOf") && json_is_array(v)) {
+            json_t *arr = json_array();
+            size_t i;
+            json_t *e;
+            json_array_foreach(v, i, e) json_array_append_new(arr, sanitize(e, depth + 1));
+            json_object_set_new(out, key, arr);
+        } else if ((!strcmp(key, "$defs") || !strcmp(key, "definitions")) && json_is_object(v)) {
+            json_t *defs = json_object();
+            const char *dk;
+            json_t *dv;
+            json_object_foreach(v, dk, dv) json_object_set_new(defs, dk, sanitize(dv, depth + 1));
+            json_object_set_new(out, key, defs);
+        } else {
+            json_object_set(out, key, v);
+        }
+    }
+    const json_t *type = json_object_get(s, "type");
+    int is_object = json_object_get(s, "properties") != NULL ||
+                    (json_is_string(type) && !strcmp(json_string_value(type), "object"));
+    if (json_is_array(type)) {
+        size_t i;
+        json_t *t;
+        json_array_foreach(type, i, t) is_object |=
+            json_is_string(t) && !strcmp(json_string_value(t), "object");
+    }
+    if (is_object)
+        sanitize_object(s, out, depth);
+    return out;
+}
+
+char *ar_codex_strict_schema(const char *schema)
+{
+    json_t *s = json_loads(schema, 0, NULL);
+    const json_t *type = json_object_get(s, "type");
+    /* The Responses API wants an object at the root; anything else, a union that may
+     * be an array included, gets no native schema. */
+    if (!json_is_object(s) ||
+        !((!type && json_object_get(s, "properties")) ||
+          (json_is_string(type) && !strcmp(json_string_value(type), "object")))) {
+        json_decref(s);
+        return NULL;
+    }
+    json_t *out = sanitize(s, 0);
+    json_decref(s);
+    char *text = json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(out);
+    return text;
+}
+
+static int allows_null(const json_t *schema)
+{
+    const json_t *type = json_object_get(schema, "type");
+    if (json_is_string(type))
+        return !strcmp(json_string_value(type), "null");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(type, i,
+                       t) if (json_is_string(t) && !strcmp(json_string_value(t), "null")) return 1;
+    return !type; /* no type: anything, null included */
+}
+
+static int is_required(const json_t *schema, const char *key)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(schema, "required"), i,
+                       r) if (json_is_string(r) && !strcmp(json_string_value(r), key)) return 1;
+    return 0;
+}
+
+/* Drops the nulls strict mode made the model write for optional properties. Returns how many. */
+static int prune_nulls(json_t *v, const json_t *schema, int depth)
+{
+    if (!json_is_object(schema) || depth > 64)
+        return 0;
+    int n = 0;
+    if (json_is_object(v)) {
+        const json_t *props = json_object_get(schema, "properties");
+        const char *key;
+        json_t *child;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, key, child)
+        {
+            const json_t *ps = json_object_get(props, key);
+            if (!ps)
+                continue;
+            if (json_is_null(child) && !is_required(schema, key) && !allows_null(ps)) {
+                json_object_del(v, key);
+                n++;
+            } else {
+                n += prune_nulls(child, ps, depth + 1);
+            }
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) n +=
+            prune_nulls(e, json_object_get(schema, "items"), depth + 1);
+    }
+    return n;
+}
+
+char *ar_codex_unstrict(const char *text, const char *schema)
+{
+    json_t *s = json_loads(schema, 0, NULL);
+    json_t *v = s ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+    char *out = NULL;
+    if (v && prune_nulls(v, s, 0) > 0)
+        out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(v);
+    json_decref(s);
+    return out;
+}

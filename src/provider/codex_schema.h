@@ -1,0 +1,28 @@
+/*
+ * codex's structured output under OpenAI's strict mode (codex_schema.c): the
+ * contract is rewritten before the call (--output-schema) and the answer's
+ * forced nulls are taken out after it. Pure functions on JSON text; only
+ * src/provider/ and the unit tests include this.
+ */
+#ifndef AR_PROVIDER_CODEX_SCHEMA_H
+#define AR_PROVIDER_CODEX_SCHEMA_H
+
+/*
+ * The contract rewritten for OpenAI strict structured outputs: every object
+ * gets additionalProperties false and lists all its properties in required
+ * (optional ones become nullable); keywords strict mode rejects are dropped;
+ * oneOf becomes anyOf. NULL when the root is not an object schema (then no
+ * --output-schema is passed) or the text is not JSON. schema is borrowed.
+ * Caller free()s.
+ */
+char *ar_codex_strict_schema(const char *schema);
+
+/*
+ * The answer to a strict-mode call with the nulls taken out that strict mode
+ * forced on optional properties the contract does not allow to be null; NULL
+ * when nothing changed (or text is not JSON). text and schema (the original
+ * contract, not its strict copy) are borrowed. Caller free()s.
+ */
+char *ar_codex_unstrict(const char *text, const char *schema);
+
+#endif

@@ -9,6 +9,7 @@
 
 #include "provider/common.h"
 #include "provider/provider.h"
+#include "util/macros.h"
 
 static const char *const claude_auth_env[] = { "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN",
                                                "ANTHROPIC_AUTH_TOKEN", NULL };
@@ -110,9 +111,35 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
     return 0;
 }
 
+/* One call's stream state: the common part and what only claude's stream needs. */
+struct claude_unwrap {
+    struct ar_unwrap u;
+    json_t *pending; /* tool id -> path of a write tool awaiting its tool_result */
+};
+
+static struct claude_unwrap *claude_of(struct ar_unwrap *u)
+{
+    return ar_container_of(u, struct claude_unwrap, u);
+}
+
 static struct ar_unwrap *claude_unwrap_new(const struct ar_call_spec *spec)
 {
-    return ar_pv_unwrap_new(&ar_provider_claude, spec);
+    (void)spec;
+    struct claude_unwrap *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    ar_pv_unwrap_init(&c->u, &ar_provider_claude);
+    return &c->u;
+}
+
+static void claude_unwrap_free(struct ar_unwrap *u)
+{
+    if (!u)
+        return;
+    struct claude_unwrap *c = claude_of(u);
+    json_decref(c->pending);
+    ar_pv_unwrap_finish(&c->u);
+    free(c);
 }
 
 static int is_edit_tool(const char *name)
@@ -143,6 +170,7 @@ static const char *tool_target(const json_t *input)
 
 static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progress *ev)
 {
+    struct claude_unwrap *c = claude_of(u);
     const json_t *msg = json_object_get(o, "message"), *mu = json_object_get(msg, "usage");
     if (json_is_object(mu)) {
         struct ar_usage x = { ar_pv_u64(mu, "input_tokens"),
@@ -174,9 +202,9 @@ static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progres
         const char *id = ar_pv_str(block, "id");
         ar_pv_tool_seen(u, id, name, tool_target(input));
         if (is_edit_tool(name) && path && id) {
-            if (!u->pending)
-                u->pending = json_object();
-            json_object_set_new(u->pending, id, json_string(path));
+            if (!c->pending)
+                c->pending = json_object();
+            json_object_set_new(c->pending, id, json_string(path));
         }
     }
 }
@@ -192,12 +220,13 @@ static void on_user(struct ar_unwrap *u, const json_t *o)
         const char *id = ar_pv_str(block, "tool_use_id");
         if (!type || strcmp(type, "tool_result") != 0 || !id)
             continue;
-        const char *path = json_string_value(json_object_get(u->pending, id));
+        json_t *pending = claude_of(u)->pending;
+        const char *path = json_string_value(json_object_get(pending, id));
         int failed = json_is_true(json_object_get(block, "is_error"));
         if (path && !failed)
             ar_pv_add_file(u, path);
         if (path)
-            json_object_del(u->pending, id);
+            json_object_del(pending, id);
         const char *name, *target;
         if (!ar_pv_tool_lookup(u, id, &name, &target))
             continue;
@@ -399,7 +428,7 @@ const struct ar_provider ar_provider_claude = {
     .unwrap_new = claude_unwrap_new,
     .unwrap_line = claude_unwrap_line,
     .unwrap_finish = claude_unwrap_finish,
-    .unwrap_free = ar_pv_unwrap_free,
+    .unwrap_free = claude_unwrap_free,
     .unwrap_captured = claude_unwrap_captured,
     .unwrap_stderr = NULL,
 };

@@ -57,16 +57,50 @@ static int codex_prepare(const struct ar_call_spec *spec, struct ar_call_setup *
     return 0;
 }
 
+/* One call's stream state: the common part and what only codex's stream needs. */
+struct codex_unwrap {
+    struct ar_unwrap u;
+    int edits;    /* the call may edit files: a shell command may have changed the tree */
+    char *schema; /* the contract, to undo strict mode's nulls; NULL without one */
+    /* A resumed thread: its running total before this call, read from the rollout. */
+    int resumed;
+    int has_base;
+    struct ar_usage base;
+};
+
+static struct codex_unwrap *codex_of(struct ar_unwrap *u)
+{
+    return ar_container_of(u, struct codex_unwrap, u);
+}
+
+static void codex_unwrap_free(struct ar_unwrap *u)
+{
+    if (!u)
+        return;
+    struct codex_unwrap *c = codex_of(u);
+    free(c->schema);
+    ar_pv_unwrap_finish(&c->u);
+    free(c);
+}
+
 static struct ar_unwrap *codex_unwrap_new(const struct ar_call_spec *spec)
 {
-    struct ar_unwrap *u = ar_pv_unwrap_new(&ar_provider_codex, spec);
-    if (u && spec && spec->schema)
-        u->schema = strdup(spec->schema);
-    if (u && spec && spec->resume && ar_codex_thread_total(spec->resume, &u->base) == 0)
-        u->has_base = 1;
-    if (u && u->spec_model)
-        ar_pv_set(&u->r.model, u->spec_model);
-    return u;
+    struct codex_unwrap *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    ar_pv_unwrap_init(&c->u, &ar_provider_codex);
+    if (!spec)
+        return &c->u;
+    c->edits = spec->allow_edits;
+    c->resumed = spec->resume != NULL;
+    if (spec->schema)
+        c->schema = strdup(spec->schema);
+    if (spec->resume && ar_codex_thread_total(spec->resume, &c->base) == 0)
+        c->has_base = 1;
+    /* codex's events never name the model: the one asked for is the first answer. */
+    if (spec->model)
+        ar_pv_set(&c->u.r.model, spec->model);
+    return &c->u;
 }
 
 static void on_item(struct ar_unwrap *u, const char *type, const json_t *item,
@@ -97,7 +131,7 @@ static void on_item(struct ar_unwrap *u, const char *type, const json_t *item,
         if (status && !strcmp(status, "declined"))
             ar_pv_deny(u, "shell", ar_pv_str(item, "command"));
         /* Under a read-only sandbox a command cannot change the work tree. */
-        else if (completed && u->edits)
+        else if (completed && codex_of(u)->edits)
             u->r.acted = 1;
     } else if (!strcmp(itype, "mcp_tool_call")) {
         if (!completed)
@@ -110,16 +144,17 @@ static void on_item(struct ar_unwrap *u, const char *type, const json_t *item,
 
 static void on_usage(struct ar_unwrap *u, const json_t *usage)
 {
+    struct codex_unwrap *c = codex_of(u);
     struct ar_usage raw;
     ar_codex_token_usage(usage, &raw);
-    if (u->resumed) {
-        if (u->has_base && raw.input >= u->base.input && raw.output >= u->base.output) {
-            raw.input -= u->base.input;
-            raw.cache_read -= AR_MIN(raw.cache_read, u->base.cache_read);
-            raw.cache_write -= AR_MIN(raw.cache_write, u->base.cache_write);
-            raw.output -= u->base.output;
-            raw.reasoning -= AR_MIN(raw.reasoning, u->base.reasoning);
-        } else if (!u->has_base) {
+    if (c->resumed) {
+        if (c->has_base && raw.input >= c->base.input && raw.output >= c->base.output) {
+            raw.input -= c->base.input;
+            raw.cache_read -= AR_MIN(raw.cache_read, c->base.cache_read);
+            raw.cache_write -= AR_MIN(raw.cache_write, c->base.cache_write);
+            raw.output -= c->base.output;
+            raw.reasoning -= AR_MIN(raw.reasoning, c->base.reasoning);
+        } else if (!c->has_base) {
             u->r.usage_cumulative = 1;
         }
         /* A total below the baseline means this codex counts per call already. */
@@ -218,8 +253,9 @@ static void codex_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *
         u->r.model = ar_codex_thread_model(u->r.session_id);
     /* With --output-schema, strict mode made optional properties nullable; the
      * contract itself does not allow those nulls, so they are taken out again. */
-    if (u->schema && u->r.text) {
-        char *fixed = ar_codex_unstrict(u->r.text, u->schema);
+    const char *schema = codex_of(u)->schema;
+    if (schema && u->r.text) {
+        char *fixed = ar_codex_unstrict(u->r.text, schema);
         if (fixed) {
             free(u->r.text);
             u->r.text = fixed;
@@ -300,7 +336,7 @@ const struct ar_provider ar_provider_codex = {
     .unwrap_new = codex_unwrap_new,
     .unwrap_line = codex_unwrap_line,
     .unwrap_finish = codex_unwrap_finish,
-    .unwrap_free = ar_pv_unwrap_free,
+    .unwrap_free = codex_unwrap_free,
     .unwrap_captured = codex_unwrap_captured,
     .unwrap_stderr = codex_unwrap_stderr,
 };

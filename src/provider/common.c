@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "provider/common.h"
+#include "util/buf.h"
 #include "util/utf8.h"
 
 void ar_call_setup_init(struct ar_call_setup *s)
@@ -78,38 +79,21 @@ void ar_reply_finish(struct ar_reply *r)
     ar_reply_init(r);
 }
 
-struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec)
+void ar_pv_unwrap_init(struct ar_unwrap *u, const struct ar_provider *p)
 {
-    struct ar_unwrap *u = calloc(1, sizeof(*u));
-    if (!u)
-        return NULL;
+    memset(u, 0, sizeof(*u));
     u->p = p;
     ar_reply_init(&u->r);
-    ar_buf_init(&u->text, AR_BUF_UNLIMITED);
-    if (spec) {
-        u->structured = spec->schema != NULL;
-        u->edits = spec->allow_edits;
-        u->resumed = spec->resume != NULL;
-        if (spec->model)
-            u->spec_model = strdup(spec->model);
-    }
-    return u;
 }
 
-void ar_pv_unwrap_free(struct ar_unwrap *u)
+void ar_pv_unwrap_finish(struct ar_unwrap *u)
 {
-    if (!u)
-        return;
     ar_reply_finish(&u->r);
-    ar_buf_finish(&u->text);
     free(u->ev_tool);
     free(u->ev_path);
-    free(u->spec_model);
-    free(u->schema);
     free(u->partial_id);
-    json_decref(u->pending);
     json_decref(u->tools);
-    free(u);
+    memset(u, 0, sizeof(*u));
 }
 
 /* Replaces the NULs inside v's strings with U+FFFD; returns how many. Every
@@ -295,7 +279,6 @@ void ar_pv_fail(struct ar_unwrap *u, int code, const char *msg)
 {
     if (u->r.error)
         return;
-    u->failed = 1;
     u->r.error = code;
     if (msg && *msg && !u->r.error_msg) /* a message noted earlier (gemini's warning) stays */
         ar_pv_set(&u->r.error_msg, msg);
@@ -649,7 +632,7 @@ static int feed_lines(const struct ar_provider *p, struct ar_unwrap *u, const ch
 int ar_pv_captured(const struct ar_provider *p, const char *data, size_t len,
                    int (*whole)(struct ar_unwrap *u, json_t *doc), struct ar_reply *out)
 {
-    struct ar_unwrap *u = ar_pv_unwrap_new(p, NULL);
+    struct ar_unwrap *u = p->unwrap_new(NULL);
     if (!u)
         return AR_ENOMEM;
     int ok = 0;
@@ -663,11 +646,11 @@ int ar_pv_captured(const struct ar_provider *p, const char *data, size_t len,
     if (!ok)
         ok = feed_lines(p, u, data, len);
     if (!ok) {
-        ar_pv_unwrap_free(u);
+        p->unwrap_free(u);
         return AR_ENOJSON;
     }
     struct ar_exit_info exit = { 0 };
     p->unwrap_finish(u, &exit, out);
-    ar_pv_unwrap_free(u);
+    p->unwrap_free(u);
     return 0;
 }

@@ -11,30 +11,32 @@
 #include <stdint.h>
 
 #include "provider/provider.h"
-#include "util/buf.h"
 
 /* The longest line an adapter parses; longer lines are skipped (counted as garbage). */
 #define AR_PV_MAX_LINE ((size_t)256 << 20)
 
-/* Per-call stream state. One layout for all adapters; each uses what it needs. */
+/*
+ * The stream state every adapter shares: the reply being filled and what the
+ * common helpers below keep. An adapter's own state is its own struct, private
+ * to its file, that embeds this one:
+ *
+ *     struct gemini_unwrap {
+ *         struct ar_unwrap u;   (the common state)
+ *         struct ar_buf text;   (gemini's own)
+ *     };
+ *
+ * Its unwrap_new() allocates that struct and calls ar_pv_unwrap_init(&g->u, …);
+ * its functions get their struct back with ar_container_of(u, struct
+ * gemini_unwrap, u); its unwrap_free() calls ar_pv_unwrap_finish(&g->u) before
+ * freeing. So adding a provider changes no struct here.
+ */
 struct ar_unwrap {
     const struct ar_provider *p;
-    struct ar_reply r;  /* filled as lines arrive; moved out by unwrap_finish */
-    struct ar_buf text; /* gemini: concatenated assistant deltas */
-    int saw_event;      /* a line of this CLI's stream was recognized */
-    int garbage;        /* lines that were not this CLI's JSON */
-    int failed;         /* the final event reported a failure (r.error set) */
-    int structured;     /* claude: a schema was passed (--json-schema) */
-    int edits;          /* the call may edit files (spec->allow_edits) */
-    char *ev_tool;      /* the last progress event's strings (borrowed out) */
+    struct ar_reply r; /* filled as lines arrive; moved out by ar_pv_finish */
+    int saw_event;     /* a line of this CLI's stream was recognized */
+    int garbage;       /* lines that were not this CLI's JSON */
+    char *ev_tool;     /* the last progress event's strings (borrowed out) */
     char *ev_path;
-    /* codex: a resumed thread's running total before this call */
-    int resumed;
-    int has_base;
-    struct ar_usage base;
-    char *spec_model; /* the model asked for, or NULL */
-    char *schema;     /* codex: the contract, to undo strict mode's nulls */
-    json_t *pending;  /* tool id -> path of a write tool awaiting its result */
     /* Usage seen before the final event (claude's assistant messages), kept for a
      * call that never gets there (interrupted, timed out): see ar_pv_partial_usage(). */
     int has_partial;
@@ -51,8 +53,12 @@ enum ar_tools ar_pv_tools(const struct ar_call_spec *spec);
 /* Removes dir and everything in it, never following a symbolic link. Errors are ignored. */
 void ar_pv_remove_tree(const char *dir);
 
-struct ar_unwrap *ar_pv_unwrap_new(const struct ar_provider *p, const struct ar_call_spec *spec);
-void ar_pv_unwrap_free(struct ar_unwrap *u);
+/* Initializes the common state u, embedded in p's own unwrap state, for a call of p
+ * (borrowed: static storage). Allocates nothing. */
+void ar_pv_unwrap_init(struct ar_unwrap *u, const struct ar_provider *p);
+
+/* Frees what the common state u holds (not u itself). */
+void ar_pv_unwrap_finish(struct ar_unwrap *u);
 
 /* Parses one line as a JSON object. NULL when it is not one. New reference. */
 json_t *ar_pv_parse_object(const char *line, size_t len);
@@ -130,7 +136,8 @@ void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct a
 /*
  * unwrap_captured() for a JSONL stream or one JSON document: feeds each line
  * through p (or the whole of data when it is one multi-line document and
- * `whole` accepts it). Returns 0 or AR_ENOJSON.
+ * `whole` accepts it), on a state from p->unwrap_new(NULL). Returns 0,
+ * AR_ENOJSON or AR_ENOMEM.
  */
 int ar_pv_captured(const struct ar_provider *p, const char *data, size_t len,
                    int (*whole)(struct ar_unwrap *u, json_t *doc), struct ar_reply *out);

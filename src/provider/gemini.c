@@ -9,6 +9,8 @@
 #include "provider/common.h"
 #include "provider/gemini.h"
 #include "provider/provider.h"
+#include "util/buf.h"
+#include "util/macros.h"
 
 static const char *const gemini_auth_env[] = { "GEMINI_API_KEY", "GOOGLE_API_KEY",
                                                "GOOGLE_APPLICATION_CREDENTIALS", NULL };
@@ -37,9 +39,38 @@ static int gemini_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
     return ar_gemini_posture(spec, out, err);
 }
 
+/* One call's stream state: the common part and what only gemini's stream needs. */
+struct gemini_unwrap {
+    struct ar_unwrap u;
+    struct ar_buf text; /* the assistant's message deltas, concatenated */
+    json_t *pending;    /* tool id -> path of a write tool awaiting its tool_result */
+};
+
+static struct gemini_unwrap *gemini_of(struct ar_unwrap *u)
+{
+    return ar_container_of(u, struct gemini_unwrap, u);
+}
+
 static struct ar_unwrap *gemini_unwrap_new(const struct ar_call_spec *spec)
 {
-    return ar_pv_unwrap_new(&ar_provider_gemini, spec);
+    (void)spec;
+    struct gemini_unwrap *g = calloc(1, sizeof(*g));
+    if (!g)
+        return NULL;
+    ar_pv_unwrap_init(&g->u, &ar_provider_gemini);
+    ar_buf_init(&g->text, AR_BUF_UNLIMITED);
+    return &g->u;
+}
+
+static void gemini_unwrap_free(struct ar_unwrap *u)
+{
+    if (!u)
+        return;
+    struct gemini_unwrap *g = gemini_of(u);
+    ar_buf_finish(&g->text);
+    json_decref(g->pending);
+    ar_pv_unwrap_finish(&g->u);
+    free(g);
 }
 
 static int is_write_tool(const char *name)
@@ -93,8 +124,9 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
 {
     struct ar_reply *r = &u->r;
     r->final_seen = 1;
-    if (u->text.len)
-        ar_pv_set(&r->text, ar_buf_cstr(&u->text));
+    struct ar_buf *text = &gemini_of(u)->text;
+    if (text->len)
+        ar_pv_set(&r->text, ar_buf_cstr(text));
     const json_t *st = json_object_get(o, "stats");
     if (json_is_object(st)) {
         uint64_t prompt = ar_pv_u64(st, "input_tokens");
@@ -129,6 +161,7 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
 {
     if (ev)
         memset(ev, 0, sizeof(*ev));
+    struct gemini_unwrap *g = gemini_of(u);
     json_t *o = ar_pv_parse_line(u, line, len);
     const char *type = ar_pv_str(o, "type");
     int final = 0;
@@ -144,7 +177,7 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         const char *role = ar_pv_str(o, "role");
         const char *content = ar_pv_str(o, "content");
         if (role && !strcmp(role, "assistant") && content)
-            ar_buf_puts(&u->text, content);
+            ar_buf_puts(&g->text, content);
     } else if (!strcmp(type, "tool_use")) {
         u->saw_event = 1;
         const char *name = ar_pv_str(o, "tool_name");
@@ -161,19 +194,19 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         const char *target = path ? path : ar_pv_str(par, "command");
         ar_pv_tool_seen(u, id, name, target);
         if (name && is_write_tool(name) && path && id) {
-            if (!u->pending)
-                u->pending = json_object();
-            json_object_set_new(u->pending, id, json_string(path));
+            if (!g->pending)
+                g->pending = json_object();
+            json_object_set_new(g->pending, id, json_string(path));
         }
     } else if (!strcmp(type, "tool_result")) {
         u->saw_event = 1;
         const char *id = ar_pv_str(o, "tool_id");
         const char *status = ar_pv_str(o, "status");
-        const char *path = id ? json_string_value(json_object_get(u->pending, id)) : NULL;
+        const char *path = id ? json_string_value(json_object_get(g->pending, id)) : NULL;
         if (path && status && !strcmp(status, "success"))
             ar_pv_add_file(u, path);
         if (path)
-            json_object_del(u->pending, id);
+            json_object_del(g->pending, id);
         const char *name, *target;
         if (ar_pv_tool_lookup(u, id, &name, &target)) {
             if (status && !strcmp(status, "success") &&
@@ -304,7 +337,7 @@ static int gemini_unwrap_captured(const char *data, size_t len, struct ar_reply 
 
 static int gemini_unwrap_stderr(const char *data, size_t len, struct ar_reply *out)
 {
-    struct ar_unwrap *u = ar_pv_unwrap_new(&ar_provider_gemini, NULL);
+    struct ar_unwrap *u = gemini_unwrap_new(NULL);
     if (!u)
         return AR_ENOMEM;
     int found = apply_stderr(u, data, len);
@@ -318,7 +351,7 @@ static int gemini_unwrap_stderr(const char *data, size_t len, struct ar_reply *o
         out->error_msg = u->r.error_msg;
         u->r.error_msg = NULL;
     }
-    ar_pv_unwrap_free(u);
+    gemini_unwrap_free(u);
     return found ? 0 : AR_ENOJSON;
 }
 
@@ -336,7 +369,7 @@ const struct ar_provider ar_provider_gemini = {
     .unwrap_new = gemini_unwrap_new,
     .unwrap_line = gemini_unwrap_line,
     .unwrap_finish = gemini_unwrap_finish,
-    .unwrap_free = ar_pv_unwrap_free,
+    .unwrap_free = gemini_unwrap_free,
     .unwrap_captured = gemini_unwrap_captured,
     .unwrap_stderr = gemini_unwrap_stderr,
 };

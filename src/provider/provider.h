@@ -13,6 +13,11 @@
  *   3. p->unwrap_finish(u, &exit, &reply): the final text, usage, session,
  *      model, cost and the error class;
  *   4. p->unwrap_free(u); ar_call_setup_finish(&setup) unlinks the temp files.
+ *
+ * The unwrap state belongs to the adapter that made it: u must go back to the
+ * same provider's functions. Each adapter keeps its own fields in a struct
+ * private to its file (src/provider/common.h says how), so adding a provider
+ * adds a file and a row in registry.c and changes no shared struct.
  */
 #ifndef AR_PROVIDER_PROVIDER_H
 #define AR_PROVIDER_PROVIDER_H
@@ -101,7 +106,7 @@ struct ar_reply {
 void ar_reply_init(struct ar_reply *r);
 void ar_reply_finish(struct ar_reply *r);
 
-struct ar_unwrap; /* per-call stream state, opaque */
+struct ar_unwrap; /* per-call stream state, opaque: owned by the adapter that made it */
 
 struct ar_provider {
     const char *name;              /* "claude" */
@@ -117,12 +122,15 @@ struct ar_provider {
 
     int (*prepare)(const struct ar_call_spec *spec, struct ar_call_setup *out,
                    struct ar_error *err);
+    /* A new stream state for one call of spec (borrowed; NULL for captured output), or
+     * NULL when out of memory. The caller owns it and gives it to unwrap_free(). */
     struct ar_unwrap *(*unwrap_new)(const struct ar_call_spec *spec);
     /* Feeds one stdout line. Returns 1 when it was the final event, else 0.
      * *ev is filled when the line is a tool use worth showing (else zeroed). */
     int (*unwrap_line)(struct ar_unwrap *u, const char *line, size_t len, struct ar_progress *ev);
     void (*unwrap_finish)(struct ar_unwrap *u, const struct ar_exit_info *exit,
                           struct ar_reply *out);
+    /* Frees u and all it holds; NULL does nothing. */
     void (*unwrap_free)(struct ar_unwrap *u);
 
     /* Parses output a script already captured, streaming or not (claude

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agentrun/error.h"
+#include "contract/contract.h"
 #include "provider/codex.h"
 #include "provider/codex_rollout.h"
 #include "provider/codex_schema.h"
@@ -1161,7 +1162,53 @@ static void test_codex_schema_is_made_strict(void **state)
     free(out);
 }
 
-/* ---- codex resumed usage ---- */
+/* What --output-schema is for: an answer that obeys the strict copy of a contract
+ * passes the contract itself once un-stricted, so no repair call is spent on the
+ * nulls strict mode forced. Checked with agentrun's own contract validator. */
+static void test_codex_strict_answer_unstricted_satisfies_the_contract(void **state)
+{
+    const char *contract =
+        "{\"type\":\"object\",\"required\":[\"verdict\",\"findings\"],\"properties\":{"
+        "\"verdict\":{\"type\":\"string\",\"enum\":[\"ok\",\"bad\"]},\"note\":{\"type\":\"string\"}"
+        ","
+        "\"findings\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"line\"],"
+        "\"properties\":{\"line\":{\"type\":\"integer\"},\"hint\":{\"type\":\"string\"}}}}}}";
+    char *strict_text = ar_codex_strict_schema(contract);
+    assert_non_null(strict_text);
+    struct ar_contract *orig = NULL, *strict = NULL;
+    assert_int_equal(ar_contract_parse(contract, strlen(contract), &orig, NULL), 0);
+    assert_int_equal(ar_contract_parse(strict_text, strlen(strict_text), &strict, NULL), 0);
+
+    const char *answer = "{\"verdict\":\"ok\",\"note\":null,\"findings\":"
+                         "[{\"line\":3,\"hint\":null},{\"line\":4,\"hint\":\"x\"}]}";
+    json_t *v = json_loads(answer, 0, NULL);
+    assert_true(ar_contract_accepts(strict, v));
+    assert_false(ar_contract_accepts(orig, v)); /* "note": null is not a string */
+    json_decref(v);
+    /* strict mode lists every property in required: leaving one out is refused */
+    v = json_loads("{\"verdict\":\"ok\",\"findings\":[]}", 0, NULL);
+    assert_false(ar_contract_accepts(strict, v));
+    assert_true(ar_contract_accepts(orig, v));
+    json_decref(v);
+    /* and no property the contract does not name */
+    v = json_loads("{\"verdict\":\"ok\",\"note\":null,\"findings\":[],\"extra\":1}", 0, NULL);
+    assert_false(ar_contract_accepts(strict, v));
+    json_decref(v);
+
+    char *fixed = ar_codex_unstrict(answer, contract);
+    assert_non_null(fixed);
+    assert_string_equal(
+        fixed, "{\"verdict\":\"ok\",\"findings\":[{\"line\":3},{\"line\":4,\"hint\":\"x\"}]}");
+    v = json_loads(fixed, 0, NULL);
+    assert_true(ar_contract_accepts(orig, v));
+    json_decref(v);
+    free(fixed);
+    ar_contract_destroy(strict);
+    ar_contract_destroy(orig);
+    free(strict_text);
+}
+
+/* ---- codex rollout files ---- */
 
 static void write_file(const char *path, const char *s)
 {
@@ -1170,6 +1217,81 @@ static void write_file(const char *path, const char *s)
     fputs(s, f);
     fclose(f);
 }
+
+static void mkdirs(const char *root, const char *rel)
+{
+    char path[512];
+    for (const char *p = rel;; p++) {
+        if (*p != '/' && *p)
+            continue;
+        snprintf(path, sizeof(path), "%s/%.*s", root, (int)(p - rel), rel);
+        mkdir(path, 0700);
+        if (!*p)
+            return;
+    }
+}
+
+/* A thread's rollout file is found by its id under $CODEX_HOME/sessions/YYYY/MM/DD, else
+ * under $HOME/.codex/sessions: the model codex's events never name and a resumed thread's
+ * running total come from there. */
+static void test_codex_thread_rollout_is_found_by_id(void **state)
+{
+    char dir[] = "/tmp/ar-test-rollout-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *id = "019a7c3e-1111-7222-8333-444455556666";
+    const char *other = "019a7c3e-9999-7222-8333-444455556666";
+    mkdirs(dir, "ch/sessions/2026/11/23");
+    mkdirs(dir, "home/.codex/sessions/2026/11/22");
+    char path[512], path2[512], path3[512];
+    snprintf(path, sizeof(path), "%s/ch/sessions/2026/11/23/rollout-2026-11-23T10-00-00-%s.jsonl",
+             dir, id);
+    write_file(path,
+               "{\"type\":\"session_meta\",\"payload\":{\"id\":\"x\"}}\n"
+               "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5.5\"}}\n"
+               "{\"type\":\"event_msg\",\"payload\":{\"info\":{\"total_token_usage\":"
+               "{\"input_tokens\":900,\"cached_input_tokens\":100,\"output_tokens\":20}}}}\n");
+    snprintf(path2, sizeof(path2), "%s/ch/sessions/2026/11/23/rollout-2026-11-23T11-00-00-%s.jsonl",
+             dir, other);
+    write_file(path2, "{\"type\":\"turn_context\",\"payload\":{\"model\":\"other\"}}\n");
+    snprintf(path3, sizeof(path3),
+             "%s/home/.codex/sessions/2026/11/22/rollout-2026-11-22T09-00-00-%s.jsonl", dir, id);
+    write_file(path3, "{\"type\":\"turn_context\",\"payload\":{\"model\":\"from-home\"}}\n");
+
+    char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char env[512];
+    snprintf(env, sizeof(env), "%s/ch", dir);
+    setenv("CODEX_HOME", env, 1);
+    char *m = ar_codex_thread_model(id);
+    assert_string_equal(m, "gpt-5.5");
+    free(m);
+    m = ar_codex_thread_model(other);
+    assert_string_equal(m, "other");
+    free(m);
+    struct ar_usage raw = AR_USAGE_INIT;
+    assert_int_equal(ar_codex_thread_total(id, &raw), 0);
+    assert_int_equal(raw.input, 900);
+    assert_int_equal(raw.cache_read, 100);
+    assert_int_equal(raw.output, 20);
+    /* no total in the file, no file, or an id that is a path: nothing */
+    assert_int_equal(ar_codex_thread_total(other, &raw), AR_ENOJSON);
+    assert_null(ar_codex_thread_model("019a7c3e-0000-7222-8333-444455556666"));
+    assert_null(ar_codex_thread_model("23/rollout-2026-11-23T10-00-00-019a7c3e"));
+
+    unsetenv("CODEX_HOME");
+    snprintf(env, sizeof(env), "%s/home", dir);
+    setenv("HOME", env, 1);
+    m = ar_codex_thread_model(id);
+    assert_string_equal(m, "from-home");
+    free(m);
+    if (home)
+        setenv("HOME", home, 1);
+    else
+        unsetenv("HOME");
+    free(home);
+    ar_pv_remove_tree(dir);
+}
+
+/* ---- codex resumed usage ---- */
 
 static void test_codex_resume_usage_is_per_call(void **state)
 {
@@ -1609,7 +1731,9 @@ int main(void)
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),
+        cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),
+        cmocka_unit_test(test_codex_thread_rollout_is_found_by_id),
         cmocka_unit_test(test_registry_order_find_resolve_and_model),
         cmocka_unit_test(test_classification_of_cli_messages),
         cmocka_unit_test(test_refused_tool_calls_from_recordings),

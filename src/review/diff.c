@@ -388,7 +388,7 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
         return ar_error_set(err, AR_EUSAGE, NULL, "the DIFF argument is empty");
     if (src->arg && src->arg[0] == '-' && src->arg[1])
         return ar_error_set(err, AR_EUSAGE, src->arg, "unknown option '%s'", src->arg);
-    if (src->arg && (strcmp(src->arg, "-") == 0 || ar_is_file(src->arg))) {
+    if (src->arg && !src->git_only && (strcmp(src->arg, "-") == 0 || ar_is_file(src->arg))) {
         int rc = ar_file_read(src->arg, out, err);
         /* Unreadable input is a usage error (DESIGN §7). */
         if (rc == AR_EIO && err)

@@ -31,14 +31,16 @@ struct ar_diff_source {
     int staged;      /* --staged: the index against HEAD (arg must be NULL) */
     const char *cwd; /* where git runs (-C DIR); NULL: the current directory. Files
                         named by arg are relative to the current directory. */
+    int git_only;    /* arg is a revision or a range, never a file or "-" (the library's
+                        callers read files themselves) */
 };
 
 /*
  * Appends the diff to `out` (bounded by out->max). The kinds of source, tried
  * in this order:
- *   - arg "-": standard input;
+ *   - arg "-": standard input (not with git_only);
  *   - arg names an existing regular file: its content (a file wins over a
- *     revision of the same name);
+ *     revision of the same name; not with git_only);
  *   - arg "R^!": the change commit R introduced (against its first parent;
  *     a root commit against the empty tree);
  *   - arg "A..B" / "A...B": `git diff` of the range as given;

@@ -192,3 +192,36 @@ size_t ar_review_apply_baseline(struct ar_review *rv, const struct ar_baseline *
     rv->suppressed += removed;
     return removed;
 }
+
+/* The public baseline (agentrun/review.h) is the internal one behind an opaque name. */
+struct ar_review_baseline {
+    struct ar_baseline b;
+};
+
+int ar_review_baseline_load(const char *path, struct ar_review_baseline **out, struct ar_error *err)
+{
+    *out = NULL;
+    struct ar_review_baseline *rb = calloc(1, sizeof(*rb));
+    if (!rb)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory reading the baseline");
+    int rc = ar_baseline_load(path, &rb->b, err);
+    if (rc) {
+        free(rb);
+        return rc;
+    }
+    *out = rb;
+    return 0;
+}
+
+void ar_review_baseline_destroy(struct ar_review_baseline *rb)
+{
+    if (!rb)
+        return;
+    ar_baseline_finish(&rb->b);
+    free(rb);
+}
+
+const struct ar_baseline *ar_review_baseline_get(const struct ar_review_baseline *rb)
+{
+    return rb ? &rb->b : NULL;
+}

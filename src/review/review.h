@@ -21,72 +21,14 @@
 #include <stdint.h>
 
 #include "agentrun/agentrun.h"
+#include "agentrun/review.h"
 #include "review/diff.h"
 
-/* Most severe first: a lower value is more severe. */
-enum ar_severity {
-    AR_SEV_CRITICAL = 0,
-    AR_SEV_HIGH,
-    AR_SEV_MEDIUM,
-    AR_SEV_LOW,
-    AR_SEV_INFO,
-    AR_SEV_COUNT,
-};
-
-/* --fail-on none: findings never fail the review (errors still do). */
-#define AR_FAIL_ON_NONE AR_SEV_COUNT
-
-/* "critical", …, "info"; "none" for AR_FAIL_ON_NONE. Static storage. */
-const char *ar_severity_name(int sev);
-
-/* The severity named s, AR_FAIL_ON_NONE for "none" when allow_none, or -1. */
-int ar_severity_parse(const char *s, int allow_none);
-
-/* A fingerprint: 32 lowercase hex digits (ar_review_fingerprint()). */
-#define AR_FINGERPRINT_LEN 32
+/* The severities, the finding, the review object and the verdict are public
+ * (agentrun/review.h): a review run's result hands them to the caller. */
 
 /* The SARIF partialFingerprints key the fingerprint goes under. */
 #define AR_FINGERPRINT_KEY "agentrunFinding/v1"
-
-/* The largest line number reported: SARIF and GitHub read 32-bit lines. */
-#define AR_REVIEW_MAX_LINE INT32_MAX
-
-struct ar_review_issue {
-    char *file;   /* owned: as the model wrote it; after ar_review_locate() the repository path */
-    int64_t line; /* >= 1; after ar_review_locate() at most AR_REVIEW_MAX_LINE */
-    enum ar_severity severity;
-    char *message;                            /* owned */
-    char *suggestion;                         /* owned, or NULL */
-    int outside_diff;                         /* the file is not one of the diff's files */
-    char fingerprint[AR_FINGERPRINT_LEN + 1]; /* set by ar_review_locate(); "" before */
-};
-
-struct ar_review {
-    int passed;    /* as the model said (merged: all chunks said so); degraded: 1 */
-    char *summary; /* owned, never NULL after a successful fill */
-    struct ar_review_issue *issues;
-    size_t n_issues;
-    int degraded;          /* no usable review output: error.code says why */
-    char *raw_output;      /* degraded: the model's text (owned; NULL when there was none) */
-    struct ar_error error; /* degraded: AR_ENOJSON/AR_ECONTRACT; failed: the run's error */
-    int failed;            /* the run itself failed (provider, timeout, interruption) */
-    char *provider;        /* owned or NULL */
-    char *model;           /* owned or NULL */
-    struct ar_usage usage;
-    double cost_usd;
-    enum ar_cost_source cost_source;
-    uint64_t duration_ms;
-    int cached; /* every call came from the cache (--cache) */
-    /* What the cached calls spent when they were made (the RunResult's cached_from). */
-    size_t n_cached;
-    struct ar_usage cached_usage;
-    double cached_cost_usd;
-    enum ar_cost_source cached_cost_source;
-    json_t *calls;  /* owned reference: the RunResult `calls` entries, never NULL after fill */
-    size_t chunks;  /* how many chunk reviews this is made of */
-    size_t dropped; /* issues ar_review_locate() dropped: their path was outside the repository */
-    size_t suppressed; /* issues ar_review_apply_baseline() removed */
-};
 
 void ar_review_init(struct ar_review *rv);
 
@@ -152,7 +94,8 @@ int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const cha
 void ar_review_fingerprint(const struct ar_review_issue *is, unsigned occurrence,
                            char out[AR_FINGERPRINT_LEN + 1]);
 
-/* The fingerprints of a previous review (--baseline), sorted. */
+/* The fingerprints of a previous review (--baseline), sorted. The public
+ * struct ar_review_baseline wraps one. */
 struct ar_baseline {
     char (*fp)[AR_FINGERPRINT_LEN + 1];
     size_t n;
@@ -170,16 +113,12 @@ int ar_baseline_load(const char *path, struct ar_baseline *b, struct ar_error *e
 
 void ar_baseline_finish(struct ar_baseline *b);
 
+/* The fingerprints behind a public baseline (borrowed from it), or NULL for NULL. */
+const struct ar_baseline *ar_review_baseline_get(const struct ar_review_baseline *rb);
+
 /* Removes from rv (located) every issue whose fingerprint is in b; adds how
  * many to rv->suppressed and returns that. */
 size_t ar_review_apply_baseline(struct ar_review *rv, const struct ar_baseline *b);
-
-struct ar_review_verdict {
-    int exit_status;  /* 0, 1 (findings), 3 (degraded and strict), or the failure's */
-    size_t n_failing; /* issues at or above fail_on */
-    size_t by_severity[AR_SEV_COUNT];
-    int fails; /* exit_status == 1 */
-};
 
 /*
  * The verdict of rv with --fail-on fail_on (a severity or AR_FAIL_ON_NONE)

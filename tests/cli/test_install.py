@@ -209,10 +209,14 @@ class Install(unittest.TestCase):
         with open(src, "w") as f:
             f.write('#include <agentrun/agentrun.h>\n'
                     '#include <agentrun/error.h>\n#include <agentrun/log.h>\n'
-                    '#include <agentrun/usage.h>\n#include <cstdio>\n'
+                    '#include <agentrun/usage.h>\n#include <agentrun/review.h>\n'
+                    '#include <cstdio>\n#include <cstring>\n'
                     'int main() {\n'
                     '    struct ar_run_options o = AR_RUN_OPTIONS_INIT;\n'
                     '    (void)o;\n'
+                    '    struct ar_review_options ro = AR_REVIEW_OPTIONS_INIT;\n'
+                    '    if (ro.jobs != 4 || std::strcmp(ar_severity_name(AR_SEV_HIGH), "high"))\n'
+                    '        return 1;\n'
                     '    std::printf("%s %s\\n", ar_version(), ar_strerror_name(AR_ECONTRACT));\n'
                     '    return 0;\n}\n')
         exe = os.path.join(self.tmp, "app-cpp")

@@ -1,0 +1,292 @@
+/*
+ * agentrun: AI code review of a diff, on the caller's libuv loop (what
+ * `agentrun review` does; docs/review.md describes the review itself).
+ *
+ * A review reads a diff (text the caller supplies, or git: a revision, a
+ * range, the index, the working tree), leaves out the files a filter skips,
+ * cuts the rest into chunks, reviews up to `jobs` chunks at once (each chunk
+ * one run of the review template: a text call), merges the chunk reviews,
+ * resolves the model's paths against the diff and the repository, leaves out
+ * what a baseline already knows, and judges the findings against fail_on.
+ *
+ * Protocol:
+ *   1. struct ar_review_options o = AR_REVIEW_OPTIONS_INIT; fill it in;
+ *   2. ar_review_start(loop, &o, done, arg, &review, &err): the diff is read
+ *      and cut before it returns (git runs to completion, blocking while it
+ *      does), so a bad revision or a diff past max_chunks fails here and costs
+ *      nothing; ar_review_plan(review) then says what will be reviewed;
+ *   3. the caller runs its loop (uv_run()); on_event reports each chunk as it
+ *      starts and finishes; ar_review_cancel() ends the review early;
+ *   4. done(review, result, arg) runs exactly once, from the loop, also when
+ *      there was nothing to review (no model call) or the review failed;
+ *   5. ar_review_result_destroy(result).
+ * Nothing here prints: diagnostics go to options.run.logger.
+ */
+#ifndef AGENTRUN_REVIEW_H
+#define AGENTRUN_REVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agentrun.h"
+#include "common.h"
+#include "error.h"
+#include "usage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct uv_loop_s; /* libuv's uv_loop_t: the caller's, borrowed */
+struct json_t;    /* jansson's value type */
+
+/* Most severe first: a lower value is more severe. */
+enum ar_severity {
+    AR_SEV_CRITICAL = 0,
+    AR_SEV_HIGH,
+    AR_SEV_MEDIUM,
+    AR_SEV_LOW,
+    AR_SEV_INFO,
+    AR_SEV_COUNT,
+};
+
+/* fail_on none: findings never fail the review (errors still do). */
+#define AR_FAIL_ON_NONE AR_SEV_COUNT
+
+/* "critical", …, "info"; "none" for AR_FAIL_ON_NONE; "unknown" otherwise. Static storage. */
+AR_API const char *ar_severity_name(int sev);
+
+/* The severity named s, AR_FAIL_ON_NONE for "none" when allow_none, or -1. */
+AR_API int ar_severity_parse(const char *s, int allow_none);
+
+/* A fingerprint: 32 lowercase hex digits, the same for a finding that moved lines. */
+#define AR_FINGERPRINT_LEN 32
+
+/* The largest line number reported: SARIF and GitHub read 32-bit lines. */
+#define AR_REVIEW_MAX_LINE INT32_MAX
+
+/* One finding. Owned by the review that holds it. */
+struct ar_review_issue {
+    char *file;   /* the repository path (as the model wrote it before the paths are located) */
+    int64_t line; /* >= 1, at most AR_REVIEW_MAX_LINE */
+    enum ar_severity severity;
+    char *message;
+    char *suggestion;                         /* or NULL */
+    int outside_diff;                         /* the file is not one of the diff's files */
+    char fingerprint[AR_FINGERPRINT_LEN + 1]; /* "" until the paths are located */
+};
+
+/*
+ * A review: one chunk's, or the merge of all of them. Everything is owned by
+ * the review; read it, don't change it.
+ */
+struct ar_review {
+    int passed;    /* as the model said (merged: every chunk said so); degraded: 1 */
+    char *summary; /* never NULL in a result */
+    struct ar_review_issue *issues;
+    size_t n_issues;
+    int degraded;          /* no usable review output: error.code (no_json, contract) says why */
+    char *raw_output;      /* degraded: the model's text, or NULL when there was none */
+    struct ar_error error; /* degraded: AR_ENOJSON/AR_ECONTRACT; failed: the run's error */
+    int failed;            /* a chunk's run failed (provider, timeout, interrupted…) */
+    char *provider;        /* or NULL */
+    char *model;           /* or NULL */
+    struct ar_usage usage; /* summed over every call */
+    double cost_usd;       /* meaningful unless cost_source is AR_COST_UNKNOWN */
+    enum ar_cost_source cost_source;
+    uint64_t duration_ms;
+    int cached; /* every call came from the cache */
+    /* What the cached calls spent when they were made. */
+    size_t n_cached;
+    struct ar_usage cached_usage;
+    double cached_cost_usd;
+    enum ar_cost_source cached_cost_source;
+    struct json_t *calls; /* the RunResult `calls` entries of every chunk (a JSON array),
+                             borrowed from the review; never NULL in a result */
+    size_t chunks;        /* how many chunk reviews this is made of */
+    size_t dropped;       /* findings left out: their path was outside the repository */
+    size_t suppressed;    /* findings left out: the baseline knew them */
+};
+
+/* How a review is judged. */
+struct ar_review_verdict {
+    int exit_status; /* 0, 1 (findings), 3 (degraded and strict), or the failure's (4, 5, 130…) */
+    size_t n_failing; /* findings at or above fail_on */
+    size_t by_severity[AR_SEV_COUNT];
+    int fails; /* exit_status == 1 */
+};
+
+/*
+ * The fingerprints of a previous review, to leave out the findings it
+ * already had: agentrun's json output (issues[].fingerprint), its SARIF
+ * output (partialFingerprints) or its gitlab output ([].fingerprint).
+ * On success *out is a new baseline the caller frees with
+ * ar_review_baseline_destroy(). Returns 0, AR_EUSAGE (unreadable, not JSON,
+ * or none of those documents: err says which) or AR_ENOMEM.
+ */
+struct ar_review_baseline;
+AR_API int ar_review_baseline_load(const char *path, struct ar_review_baseline **out,
+                                   struct ar_error *err);
+AR_API void ar_review_baseline_destroy(struct ar_review_baseline *b); /* NULL is fine */
+
+struct ar_review_run; /* a review in progress */
+
+/* What ar_review_event reports. */
+enum ar_review_event_kind {
+    AR_REVIEW_CHUNK_STARTED = 0, /* the chunk's run started */
+    AR_REVIEW_CHUNK_FINISHED,    /* the chunk is over: reviewed, failed, or never started
+                                    (another chunk failed, or the review was cancelled) */
+};
+
+struct ar_review_event {
+    enum ar_review_event_kind kind;
+    size_t chunk;    /* which chunk, from 0 */
+    size_t n_chunks; /* how many there are */
+    size_t running;  /* chunks under review now */
+    size_t finished; /* chunks over so far, this one included */
+    /* FINISHED: the chunk's review (borrowed for the call; its paths not yet located) */
+    const struct ar_review *review;
+};
+
+/* A chunk started or finished. ev is borrowed for the call. */
+typedef void ar_review_event_fn(void *arg, const struct ar_review_event *ev);
+
+struct ar_review_options {
+    /*
+     * Every chunk's run: provider, fallback, model, cwd (also where git runs
+     * and where the model's paths are resolved), timeouts, logger, progress,
+     * cache, record and replay. The review sets the rest: the review template
+     * with the chunk and the instructions, no edits, no session, no git
+     * snapshots, and a text call (no tools) unless run.tools is
+     * AR_TOOLS_READ (the model may read files beyond the diff).
+     * run.prompt, run.template_name, run.vars and run.job_id are ignored.
+     */
+    struct ar_run_options run;
+
+    /* The diff: the caller's text, else git (rev, staged, or the working tree). */
+    const char *diff; /* a unified diff of diff_len bytes (NUL bytes are sent as U+FFFD) */
+    size_t diff_len;
+    const char *label; /* with diff: what to call it ("stdin", a file name); NULL: none */
+    const char *rev;   /* "R": the working tree against R, untracked files included;
+                          "R^!": the change commit R introduced; "A..B", "A...B": the range */
+    int staged;        /* the index against HEAD */
+    /* none of those: the working tree against HEAD, untracked files included */
+
+    /*
+     * Which files are reviewed. A glob without '/' matches the file name
+     * ("*.lock"); one with '/' the whole path from the repository root, '*'
+     * crossing '/' too ("vendor/x*"); a trailing '/' everything under a
+     * folder ("vendor/"). With includes only files matching one are
+     * reviewed; then excludes, and unless no_default_excludes the lockfiles
+     * (package-lock.json, Cargo.lock…), are skipped.
+     */
+    const char *const *include;
+    size_t n_include;
+    const char *const *exclude;
+    size_t n_exclude;
+    int no_default_excludes;
+
+    size_t max_chunk_bytes; /* chunks of at most this many bytes (default 200 KiB; > 0) */
+    size_t max_chunks; /* a diff needing more chunks fails to start (default 20; each chunk is a
+                          paid call) */
+    unsigned jobs;     /* chunks reviewed at once (default 4; 1 to 64), lowered to fit the open
+                          file limit */
+
+    const char *instructions; /* the project's review guidelines, added to the prompt, or NULL */
+    const struct ar_review_baseline *baseline; /* findings to leave out, or NULL */
+    int fail_on; /* a severity or AR_FAIL_ON_NONE: findings at or above it fail (default low) */
+    int strict;  /* a degraded review (unusable model output) fails with exit status 3 */
+
+    ar_review_event_fn *on_event; /* may be NULL */
+    void *event_arg;
+};
+
+#define AR_REVIEW_OPTIONS_INIT                                                              \
+    {                                                                                       \
+        .run = AR_RUN_OPTIONS_INIT, .max_chunk_bytes = (size_t)200 << 10, .max_chunks = 20, \
+        .jobs = 4, .fail_on = AR_SEV_LOW,                                                   \
+    }
+
+/* What a review looks at, known once ar_review_start() returns. */
+struct ar_review_plan {
+    const char *source;          /* what is reviewed ("HEAD~1", "the staged changes", "the working
+                                    tree", the caller's label), or NULL */
+    size_t n_files;              /* files to review (the filter applied) */
+    size_t bytes;                /* their diff's size */
+    size_t n_chunks;             /* model calls to make; 0 when nothing is reviewed */
+    const char *const *excluded; /* the diff's files the filter skipped */
+    size_t n_excluded;
+    size_t nul_bytes;    /* NUL bytes in the diff, sent to the model as U+FFFD */
+    unsigned jobs;       /* chunks at once: options.jobs, lowered to fit the open file limit */
+    int reviewed;        /* 0: nothing a model could review (empty, binary files only, every
+                            file excluded): no call is made and the review passes */
+    const char *why_not; /* with !reviewed: "the diff is empty", "binary files only",
+                            "no content changes", "every changed file is excluded" */
+};
+
+/* The outcome of a review. Everything is owned by the result. */
+struct ar_review_result {
+    struct ar_review_plan plan;       /* what was reviewed */
+    struct ar_review review;          /* the merged review: located, the baseline applied */
+    struct ar_review_verdict verdict; /* with options.fail_on and options.strict */
+    int fail_on;                      /* options.fail_on */
+};
+
+/*
+ * The review is over: res (never NULL) is owned by the callee from here on
+ * (ar_review_result_destroy()). A failed chunk fails the review
+ * (res->review.failed, res->review.error; the chunks not started by then are
+ * not reviewed); after ar_review_cancel() the error is "interrupted". Called
+ * exactly once, from the loop; the review handle is freed after this
+ * returns.
+ */
+typedef void ar_review_done_fn(struct ar_review_run *review, struct ar_review_result *res,
+                               void *arg);
+
+/*
+ * Starts a review on the caller's libuv loop (borrowed: it must outlive the
+ * review). opts is copied (its strings and arrays too, the baseline's
+ * fingerprints included): the caller's may go away once this returns; the
+ * callbacks and their args must stay valid until done. *out (out may be
+ * NULL) is the review, valid until done returns: the handle for
+ * ar_review_plan() and ar_review_cancel(). Returns 0 (done will be called),
+ * or a negative AR_E… code with err set, done never called: AR_EUSAGE for
+ * bad options, an unknown revision, not a git repository (err.where names a
+ * revision), or a diff needing more than max_chunks chunks (err.where
+ * "max_chunks"); AR_EIO and AR_ENOTFOUND when git fails or is missing;
+ * AR_ETOOBIG for a diff past 256 MiB; AR_ENOMEM. Installs no signal handler.
+ */
+AR_API int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *opts,
+                           ar_review_done_fn *done, void *arg, struct ar_review_run **out,
+                           struct ar_error *err);
+
+/* What the review looks at. Borrowed from the review: valid until done returns. */
+AR_API const struct ar_review_plan *ar_review_plan(const struct ar_review_run *review);
+
+/*
+ * Ends the review: every running chunk's CLI gets SIGTERM, then SIGKILL after
+ * run.kill_grace_ms, and no queued chunk starts; done still comes, from the
+ * loop, with error "interrupted". A second call SIGKILLs at once (a second
+ * Ctrl-C). Only between ar_review_start() and the return of done.
+ */
+AR_API void ar_review_cancel(struct ar_review_run *review);
+
+/* Frees res and everything it holds. NULL is fine. */
+AR_API void ar_review_result_destroy(struct ar_review_result *res);
+
+/*
+ * Reviews to completion on a private event loop: ar_review_start() on a loop
+ * of its own, run until done. Installs no signal handler (see ar_run()).
+ * Returns 0 with *out set (the review may still have failed: see
+ * (*out)->review.failed and (*out)->verdict), or a negative AR_E… code with
+ * err set when it could not start (as ar_review_start()); *out is then NULL.
+ * The caller frees *out with ar_review_result_destroy().
+ */
+AR_API int ar_review(const struct ar_review_options *opts, struct ar_review_result **out,
+                     struct ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,583 @@
+/*
+ * A review of one diff on the caller's loop (agentrun/review.h): the diff read
+ * and cut into chunks, the chunks reviewed concurrently through a job pool on
+ * an agentrun loop attached to the caller's libuv loop, the chunk reviews
+ * merged, located and judged, and the result handed to the done callback.
+ *
+ * The blocking ar_review() brings a private libuv loop, like ar_run().
+ *
+ * Ownership: the review run owns its copy of the options, the diff, its chunks,
+ * the pool and the attached loop, and frees them after done returns; the result
+ * it hands to done belongs to the caller from then on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "proc/proc.h"
+#include "review/diff.h"
+#include "review/review.h"
+#include "run/run.h"
+#include "util/macros.h"
+#include "util/strv.h"
+#include "util/utf8.h"
+
+#define MAX_JOBS 64
+
+/* The result and the strings its plan points to. */
+struct result_box {
+    struct ar_review_result pub;
+    char *source;
+    char **excluded;
+};
+
+/* One chunk's review job. */
+struct chunk_job {
+    struct ar_review_run *rr;
+    size_t index;
+    char job_id[64];
+    struct ar_review rv;
+};
+
+struct ar_review_run {
+    struct ar_loop *loop; /* attached to the caller's, ours alone */
+    struct ar_pool *pool;
+    ar_review_done_fn *done;
+    void *arg;
+    ar_review_event_fn *on_event;
+    void *event_arg;
+    int fail_on, strict;
+    int cancelled;
+
+    /* The options' strings, copied. */
+    struct ar_run_options run;
+    struct ar_strv strings, include, exclude;
+    char *instructions;
+    struct ar_baseline baseline;
+    int has_baseline;
+
+    /* The diff and what is reviewed of it. */
+    struct ar_buf text, kept_text;
+    struct ar_diff diff, kept;
+    const struct ar_diff *reviewed; /* &diff, or &kept when the filter skipped files */
+    struct ar_diff_chunk *chunks;
+    size_t n_chunks;
+    struct chunk_job *jobs;
+    size_t running, finished;
+    char *root; /* the repository's top, or NULL */
+    uint64_t t0;
+
+    struct result_box *res;
+};
+
+/* Points *field at a copy of itself kept in rr->strings. Returns 0 or AR_ENOMEM. */
+static int keep_string(struct ar_review_run *rr, const char **field)
+{
+    if (!*field)
+        return 0;
+    char *copy = strdup(*field);
+    if (!copy || ar_strv_push_take(&rr->strings, copy) != 0)
+        return AR_ENOMEM;
+    *field = copy;
+    return 0;
+}
+
+/* Copies the run options a chunk's run uses; the review sets the rest per chunk. */
+static int copy_run_options(struct ar_review_run *rr, const struct ar_run_options *o)
+{
+    rr->run = *o;
+    struct ar_run_options *c = &rr->run;
+    c->prompt = NULL;
+    c->template_name = NULL;
+    c->vars = NULL;
+    c->n_vars = 0;
+    c->schema = NULL;
+    c->resume = NULL;
+    c->job_id = NULL;
+    const char **fields[] = {
+        &c->provider,    &c->fallback,        &c->model,      &c->prompts_dir, &c->cwd,
+        &c->prices_file, &c->transcript_path, &c->record_dir, &c->replay_dir,  &c->cache_dir,
+    };
+    for (size_t i = 0; i < AR_ARRAY_SIZE(fields); i++)
+        if (keep_string(rr, fields[i]) != 0)
+            return AR_ENOMEM;
+    return 0;
+}
+
+static int copy_globs(struct ar_strv *to, const char *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ar_strv_push(to, v[i]) != 0)
+            return AR_ENOMEM;
+    return 0;
+}
+
+static void run_free(struct ar_review_run *rr)
+{
+    if (rr->jobs)
+        for (size_t i = 0; i < rr->n_chunks; i++)
+            ar_review_finish(&rr->jobs[i].rv);
+    free(rr->jobs);
+    ar_pool_destroy(rr->pool);
+    ar_diff_chunks_free(rr->chunks, rr->n_chunks);
+    ar_diff_finish(&rr->kept);
+    ar_diff_finish(&rr->diff);
+    ar_buf_finish(&rr->kept_text);
+    ar_buf_finish(&rr->text);
+    ar_baseline_finish(&rr->baseline);
+    free(rr->instructions);
+    free(rr->root);
+    ar_strv_finish(&rr->strings);
+    ar_strv_finish(&rr->include);
+    ar_strv_finish(&rr->exclude);
+    ar_review_result_destroy(rr->res ? &rr->res->pub : NULL);
+    free(rr);
+}
+
+void ar_review_result_destroy(struct ar_review_result *res)
+{
+    if (!res)
+        return;
+    struct result_box *box = ar_container_of(res, struct result_box, pub);
+    ar_review_finish(&box->pub.review);
+    for (size_t i = 0; box->excluded && i < box->pub.plan.n_excluded; i++)
+        free(box->excluded[i]);
+    free(box->excluded);
+    free(box->source);
+    free(box);
+}
+
+const struct ar_review_plan *ar_review_plan(const struct ar_review_run *rr)
+{
+    return &rr->res->pub.plan;
+}
+
+/* ---- finishing ----------------------------------------------------------- */
+
+/* Calls done with the result, then frees the run and lets go of the loop. */
+static void deliver(struct ar_review_run *rr)
+{
+    struct result_box *box = rr->res;
+    rr->res = NULL;
+    struct ar_loop *loop = rr->loop;
+    rr->done(rr, &box->pub, rr->arg);
+    run_free(rr);
+    ar_loop_detach(loop);
+}
+
+/* A review that could not be completed: failed with code and msg. */
+static void fail_review(struct ar_review *rv, int code, const char *msg)
+{
+    rv->failed = 1;
+    rv->passed = 0;
+    ar_error_set(&rv->error, code, NULL, "%s", msg);
+}
+
+static void finish_nothing(void *arg)
+{
+    struct ar_review_run *rr = arg;
+    struct ar_review_result *res = &rr->res->pub;
+    /* Nothing a model could review: no call, a pass, and a document a CI step can parse. */
+    res->review.passed = 1;
+    res->review.summary = strdup("nothing to review");
+    res->review.calls = json_array();
+    if (!res->review.summary || !res->review.calls)
+        fail_review(&res->review, AR_ENOMEM, "out of memory");
+    ar_review_verdict(&res->review, rr->fail_on, rr->strict, &res->verdict);
+    deliver(rr);
+}
+
+static void finish_reviewed(void *arg)
+{
+    struct ar_review_run *rr = arg;
+    struct ar_review *merged = &rr->res->pub.review;
+    struct ar_review *parts = calloc(rr->n_chunks, sizeof(*parts));
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = parts ? 0 : ar_error_set(&err, AR_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; !rc && i < rr->n_chunks; i++)
+        parts[i] = rr->jobs[i].rv;
+    if (!rc)
+        rc = ar_review_merge(parts, rr->n_chunks, rr->reviewed, merged, &err);
+    free(parts);
+    if (!rc) {
+        merged->duration_ms = ar_now_ms() - rr->t0;
+        /* The model's paths are hostile text: resolved against the reviewed diff and
+         * the repository (those outside it dropped) before anyone shows them. */
+        const char *cwd = rr->run.cwd ? rr->run.cwd : ".";
+        rc = ar_review_locate(merged, rr->reviewed, rr->root ? rr->root : cwd, &err);
+    }
+    if (rc) {
+        ar_review_finish(merged);
+        ar_review_init(merged);
+        merged->summary = strdup("");
+        merged->calls = json_array();
+        fail_review(merged, rc, err.msg);
+    } else if (rr->has_baseline) {
+        ar_review_apply_baseline(merged, &rr->baseline);
+    }
+    ar_review_verdict(merged, rr->fail_on, rr->strict, &rr->res->pub.verdict);
+    deliver(rr);
+}
+
+/* ---- the chunks ---------------------------------------------------------- */
+
+static void emit(struct ar_review_run *rr, enum ar_review_event_kind kind, size_t index,
+                 const struct ar_review *rv)
+{
+    if (!rr->on_event)
+        return;
+    struct ar_review_event ev = { kind, index, rr->n_chunks, rr->running, rr->finished, rv };
+    rr->on_event(rr->event_arg, &ev);
+}
+
+/* The chunk is over with res (taken; NULL: out of memory). */
+static void job_finish(struct chunk_job *job, struct ar_result *res)
+{
+    struct ar_review_run *rr = job->rr;
+    json_t *whole = res ? ar_result_to_value(res) : NULL;
+    ar_review_finish(&job->rv);
+    ar_review_init(&job->rv);
+    if (!res ||
+        ar_review_from_result(res, whole ? json_object_get(whole, "calls") : NULL, &job->rv) != 0)
+        fail_review(&job->rv, AR_ENOMEM, "out of memory");
+    json_decref(whole);
+    ar_result_destroy(res);
+    rr->finished++;
+    emit(rr, AR_REVIEW_CHUNK_FINISHED, job->index, &job->rv);
+    /* From the loop's next turn: the pool may still be in the middle of a call.
+     * Without memory for that, done could never come: better to end here. */
+    if (rr->finished == rr->n_chunks && ar_loop_defer(rr->loop, finish_reviewed, rr) != 0)
+        abort();
+}
+
+static void on_chunk_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    (void)run;
+    struct chunk_job *job = arg;
+    struct ar_review_run *rr = job->rr;
+    rr->running--;
+    job_finish(job, res);
+    /* A provider failure fails the whole review: do not spend more calls on it. */
+    if (job->rv.failed)
+        ar_pool_cancel_queued(rr->pool);
+    ar_pool_release(rr->pool);
+}
+
+static void chunk_skip(void *arg)
+{
+    struct chunk_job *job = arg;
+    const char *why = job->rr->cancelled ? "interrupted" : "not reviewed: another chunk failed";
+    job_finish(job, ar_result_new_failed(job->rr->run.provider, AR_EINTERRUPTED, why));
+}
+
+static void chunk_start(void *arg)
+{
+    struct chunk_job *job = arg;
+    struct ar_review_run *rr = job->rr;
+    /* After a cancel the running calls end (the loop kills their groups); the
+     * queued ones must not start. */
+    if (rr->cancelled) {
+        chunk_skip(job);
+        ar_pool_release(rr->pool);
+        return;
+    }
+    const struct ar_diff_chunk *c = &rr->chunks[job->index];
+    /* The chunk goes into the prompt as a C string: one that would not arrive
+     * whole is never reviewed (and so never passes). */
+    if (strlen(c->text) != c->len) {
+        job_finish(job,
+                   ar_result_new_failed(rr->run.provider, AR_EUSAGE,
+                                        "the chunk holds a NUL byte and cannot be sent whole"));
+        ar_pool_cancel_queued(rr->pool);
+        ar_pool_release(rr->pool);
+        return;
+    }
+    struct ar_var vars[2] = {
+        { "diff", c->text },
+        { "instructions", rr->instructions ? rr->instructions : "" },
+    };
+    struct ar_run_options o = rr->run;
+    o.template_name = "review";
+    o.vars = vars;
+    o.n_vars = 2;
+    o.allow_edits = 0;
+    /* A text call: the diff is in the prompt (DESIGN §4b). */
+    o.tools = o.tools == AR_TOOLS_READ ? AR_TOOLS_READ : AR_TOOLS_NONE;
+    o.no_session = 1;
+    /* A review changes nothing: the git snapshots would only cost time. */
+    o.track_files = 0;
+    o.job_id = rr->n_chunks > 1 ? job->job_id : NULL;
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_pipeline_start(rr->loop, &o, NULL, on_chunk_done, job, NULL, &err) < 0) {
+        job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
+        ar_pool_cancel_queued(rr->pool);
+        ar_pool_release(rr->pool);
+        return;
+    }
+    rr->running++;
+    emit(rr, AR_REVIEW_CHUNK_STARTED, job->index, NULL);
+}
+
+void ar_review_cancel(struct ar_review_run *rr)
+{
+    rr->cancelled = 1;
+    if (rr->pool)
+        ar_pool_cancel_queued(rr->pool);
+    /* The first call ends every group (SIGTERM, then SIGKILL); a second SIGKILLs. */
+    ar_loop_cancel_all(rr->loop);
+}
+
+/* ---- the start ----------------------------------------------------------- */
+
+static int check_options(const struct ar_review_options *o, struct ar_error *err)
+{
+    if (o->diff && (o->rev || o->staged))
+        return ar_error_set(err, AR_EUSAGE, NULL,
+                            "give the diff text, a revision or staged, "
+                            "not several");
+    if (o->jobs < 1 || o->jobs > MAX_JOBS)
+        return ar_error_set(err, AR_EUSAGE, "jobs", "jobs must be 1 to %d, not %u", MAX_JOBS,
+                            o->jobs);
+    if (o->max_chunk_bytes == 0)
+        return ar_error_set(err, AR_EUSAGE, "max_chunk_bytes", "max_chunk_bytes must be > 0");
+    if (o->max_chunks == 0)
+        return ar_error_set(err, AR_EUSAGE, "max_chunks", "max_chunks must be > 0");
+    if (o->fail_on < 0 || o->fail_on > AR_FAIL_ON_NONE)
+        return ar_error_set(err, AR_EUSAGE, "fail_on", "fail_on must be a severity or none");
+    for (size_t i = 0; i < o->n_include + o->n_exclude; i++) {
+        const char *g = i < o->n_include ? o->include[i] : o->exclude[i - o->n_include];
+        if (!g || !*g)
+            return ar_error_set(err, AR_EUSAGE, NULL, "a glob of include or exclude is empty");
+    }
+    return 0;
+}
+
+static int copy_options(struct ar_review_run *rr, const struct ar_review_options *o,
+                        struct ar_error *err)
+{
+    rr->fail_on = o->fail_on;
+    rr->strict = o->strict;
+    rr->on_event = o->on_event;
+    rr->event_arg = o->event_arg;
+    int rc = copy_run_options(rr, &o->run);
+    if (!rc)
+        rc = copy_globs(&rr->include, o->include, o->n_include);
+    if (!rc)
+        rc = copy_globs(&rr->exclude, o->exclude, o->n_exclude);
+    if (!rc && o->instructions && !(rr->instructions = strdup(o->instructions)))
+        rc = AR_ENOMEM;
+    const struct ar_baseline *b = ar_review_baseline_get(o->baseline);
+    if (!rc && b) {
+        rr->has_baseline = 1;
+        rr->baseline.n = b->n;
+        if (b->n && !(rr->baseline.fp = malloc(b->n * sizeof(*b->fp))))
+            rc = AR_ENOMEM;
+        else if (b->n)
+            memcpy(rr->baseline.fp, b->fp, b->n * sizeof(*b->fp));
+        if (rc)
+            rr->baseline.n = 0;
+    }
+    return rc ? ar_error_set(err, rc, NULL, "out of memory") : 0;
+}
+
+/* Reads the diff into rr->text; the plan's source gets its label. */
+static int read_diff(struct ar_review_run *rr, const struct ar_review_options *o,
+                     struct ar_error *err)
+{
+    struct result_box *box = rr->res;
+    if (o->diff) {
+        int rc = ar_buf_append(&rr->text, o->diff, o->diff_len);
+        if (rc == AR_ETOOBIG)
+            return ar_error_set(err, rc, NULL, "the diff is larger than %zu bytes",
+                                AR_DIFF_MAX_BYTES);
+        if (rc || (o->label && !(box->source = strdup(o->label))))
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        return 0;
+    }
+    struct ar_diff_source src = { o->rev, o->staged, rr->run.cwd, 1 };
+    return ar_diff_acquire(&src, &rr->text, &box->source, err);
+}
+
+static const char *why_nothing(const struct ar_diff *d)
+{
+    for (size_t i = 0; i < d->n_files; i++)
+        if (d->files[i].binary)
+            return "binary files only";
+    return d->n_files ? "no content changes" : "the diff is empty";
+}
+
+/*
+ * Parses the diff, leaves out the files the filter skips (listed in the plan;
+ * skipped files never reach the model), and cuts the rest into chunks.
+ */
+static int plan_review(struct ar_review_run *rr, const struct ar_review_options *o,
+                       struct ar_error *err)
+{
+    struct result_box *box = rr->res;
+    struct ar_review_plan *plan = &box->pub.plan;
+    plan->source = box->source;
+    /* git calls a file text when its first 8,000 bytes hold no NUL: a NUL further
+     * down reaches the diff, and the prompt (a C string) would end there, hiding
+     * every file after it from the model. */
+    if (ar_buf_replace_nul(&rr->text, &plan->nul_bytes) != 0)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    int rc = ar_diff_parse(ar_buf_cstr(&rr->text), rr->text.len, &rr->diff, err);
+    if (rc)
+        return rc;
+
+    struct ar_path_filter filter = { ar_strv_get(&rr->include), o->n_include,
+                                     ar_strv_get(&rr->exclude), o->n_exclude,
+                                     o->no_default_excludes };
+    box->excluded = calloc(rr->diff.n_files + 1, sizeof(*box->excluded));
+    if (!box->excluded)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < rr->diff.n_files; i++) {
+        if (!ar_path_filter_skips(&filter, rr->diff.files[i].path))
+            continue;
+        if (!(box->excluded[plan->n_excluded] = strdup(rr->diff.files[i].path)))
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        plan->n_excluded++;
+    }
+    plan->excluded = (const char *const *)box->excluded;
+    rr->reviewed = &rr->diff;
+    if (plan->n_excluded) {
+        if (ar_diff_filter(&rr->diff, &filter, &rr->kept_text, NULL) != 0 ||
+            ar_diff_parse(ar_buf_cstr(&rr->kept_text), rr->kept_text.len, &rr->kept, err) != 0)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        rr->reviewed = &rr->kept;
+    }
+    plan->n_files = rr->reviewed->n_files;
+    plan->bytes = rr->reviewed->len;
+    if (!ar_diff_reviewable(rr->reviewed)) {
+        plan->why_not = ar_diff_reviewable(&rr->diff) ? "every changed file is excluded"
+                                                      : why_nothing(&rr->diff);
+        return 0;
+    }
+    plan->reviewed = 1;
+    rc = ar_diff_split(rr->reviewed, o->max_chunk_bytes, &rr->chunks, &rr->n_chunks, err);
+    if (rc)
+        return rc;
+    /* Each chunk is a paid call: a huge diff costs only what the caller agreed to. */
+    if (rr->n_chunks > o->max_chunks)
+        return ar_error_set(err, AR_EUSAGE, "max_chunks",
+                            "%s needs %zu chunks of at most %zu bytes (%zu bytes), more than "
+                            "max_chunks %zu",
+                            plan->source ? plan->source : "the diff", rr->n_chunks,
+                            o->max_chunk_bytes, rr->text.len, o->max_chunks);
+    plan->n_chunks = rr->n_chunks;
+    plan->jobs = ar_proc_jobs_within_fd_limit(o->jobs);
+    /* Where the model's paths are resolved: the repository's top, found now so
+     * that the end of the review runs no git. */
+    return ar_diff_toplevel(rr->run.cwd, &rr->root, err);
+}
+
+/* Submits every chunk to the pool. */
+static int submit_chunks(struct ar_review_run *rr, struct ar_error *err)
+{
+    const struct ar_review_plan *plan = &rr->res->pub.plan;
+    rr->jobs = calloc(rr->n_chunks, sizeof(*rr->jobs));
+    rr->pool = rr->jobs ? ar_pool_create(rr->loop, plan->jobs) : NULL;
+    if (!rr->pool)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < rr->n_chunks; i++) {
+        struct chunk_job *job = &rr->jobs[i];
+        job->rr = rr;
+        job->index = i;
+        snprintf(job->job_id, sizeof(job->job_id), "chunk %zu/%zu", i + 1, rr->n_chunks);
+        ar_review_init(&job->rv);
+    }
+    for (size_t i = 0; i < rr->n_chunks; i++)
+        if (ar_pool_submit(rr->pool, chunk_start, chunk_skip, &rr->jobs[i]) != 0)
+            chunk_skip(&rr->jobs[i]);
+    return 0;
+}
+
+int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
+                    ar_review_done_fn *done, void *arg, struct ar_review_run **out,
+                    struct ar_error *err)
+{
+    struct ar_error local = AR_ERROR_INIT;
+    if (!err)
+        err = &local;
+    if (out)
+        *out = NULL;
+    if (!loop || !o || !done)
+        return ar_error_set(err, AR_EUSAGE, NULL,
+                            "ar_review_start() needs a loop, options and a done callback");
+    int rc = check_options(o, err);
+    if (rc)
+        return rc;
+    struct ar_review_run *rr = calloc(1, sizeof(*rr));
+    if (!rr || !(rr->res = calloc(1, sizeof(*rr->res)))) {
+        free(rr);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    rr->done = done;
+    rr->arg = arg;
+    ar_strv_init(&rr->strings);
+    ar_strv_init(&rr->include);
+    ar_strv_init(&rr->exclude);
+    ar_buf_init(&rr->text, AR_DIFF_MAX_BYTES);
+    ar_buf_init(&rr->kept_text, AR_DIFF_MAX_BYTES);
+    rr->diff = (struct ar_diff)AR_DIFF_INIT;
+    rr->kept = (struct ar_diff)AR_DIFF_INIT;
+    ar_review_init(&rr->res->pub.review);
+    rr->res->pub.fail_on = o->fail_on;
+
+    rc = copy_options(rr, o, err);
+    if (!rc)
+        rc = read_diff(rr, o, err);
+    if (!rc)
+        rc = plan_review(rr, o, err);
+    if (!rc && !(rr->loop = ar_loop_attach(loop, err)))
+        rc = err->code ? err->code : AR_ENOMEM;
+    if (rc)
+        goto error_run;
+
+    rr->t0 = ar_now_ms();
+    if (!rr->res->pub.plan.reviewed)
+        rc = ar_loop_defer(rr->loop, finish_nothing, rr);
+    else
+        rc = submit_chunks(rr, err);
+    if (rc)
+        goto error_loop;
+    if (out)
+        *out = rr;
+    return 0;
+
+error_loop:
+    ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    ar_pool_destroy(rr->pool);
+    rr->pool = NULL;
+    ar_loop_detach(rr->loop);
+error_run:
+    run_free(rr);
+    return rc;
+}
+
+static void on_blocking_done(struct ar_review_run *review, struct ar_review_result *res, void *arg)
+{
+    (void)review;
+    *(struct ar_review_result **)arg = res;
+}
+
+int ar_review(const struct ar_review_options *opts, struct ar_review_result **out,
+              struct ar_error *err)
+{
+    *out = NULL;
+    uv_loop_t uv;
+    int rc = uv_loop_init(&uv);
+    if (rc < 0)
+        return ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot create the event loop: %s",
+                                uv_strerror(rc));
+    struct ar_review_result *res = NULL;
+    rc = ar_review_start(&uv, opts, on_blocking_done, &res, NULL, err);
+    /* Also after a failed start: nothing is left on the loop, the run returns at once. */
+    uv_run(&uv, UV_RUN_DEFAULT);
+    uv_loop_close(&uv);
+    if (rc < 0)
+        return rc;
+    *out = res;
+    return 0;
+}

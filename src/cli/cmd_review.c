@@ -1,7 +1,9 @@
 /*
- * agentrun review: AI code review of a diff for CI and git hooks. The diff is
- * cut into chunks that are reviewed in parallel on one loop through the job
- * pool, the chunk reviews are merged, and the verdict becomes the exit status.
+ * agentrun review: AI code review of a diff for CI and git hooks. The command
+ * reads its options and inputs (DIFF as a file or stdin, --instructions,
+ * --baseline), hands the review to the library (agentrun/review.h: the
+ * chunks, their calls, the merge and the verdict) on the session's loop, and
+ * prints the result in the chosen format; the verdict becomes the exit status.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +13,9 @@
 #include "cli/commands.h"
 #include "cli/review_format.h"
 #include "cli/session.h"
-#include "proc/proc.h"
+#include "agentrun/review.h"
 #include "review/diff.h"
 #include "review/review.h"
-#include "run/run.h"
 #include "util/file.h"
 #include "util/utf8.h"
 
@@ -81,180 +82,6 @@ static const struct ar_cli_opt opts[] = {
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
-/* One chunk's review job. */
-struct chunk_job {
-    struct review_ctx *ctx;
-    size_t index;
-    char job_id[64];
-    struct ar_run *run; /* while running */
-    int done;
-    struct ar_review rv;
-};
-
-struct review_ctx {
-    struct ar_cli_session *s;
-    struct ar_pool *pool;
-    const struct ar_diff_chunk *chunks;
-    size_t n_chunks;
-    struct chunk_job *jobs;
-    const char *instructions;
-    size_t running;
-    size_t finished;
-    int nomem;
-};
-
-static void job_finish(struct chunk_job *job, struct ar_result *res)
-{
-    json_t *whole = res ? ar_result_to_value(res) : NULL;
-    ar_review_init(&job->rv);
-    if (!res ||
-        ar_review_from_result(res, whole ? json_object_get(whole, "calls") : NULL, &job->rv) != 0)
-        job->ctx->nomem = 1;
-    json_decref(whole);
-    ar_result_destroy(res);
-    job->done = 1;
-    job->ctx->finished++;
-}
-
-static void update_status(struct review_ctx *ctx)
-{
-    struct ar_cli_session *s = ctx->s;
-    s->running = (unsigned)ctx->running;
-    snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu chunks reviewed", ctx->finished,
-             ctx->n_chunks);
-}
-
-static void on_chunk_done(struct ar_run *run, struct ar_result *res, void *arg)
-{
-    struct chunk_job *job = arg;
-    struct review_ctx *ctx = job->ctx;
-    job->run = NULL;
-    ctx->running--;
-    job_finish(job, res);
-    /* A provider failure fails the whole review: do not spend more calls on it. */
-    if (job->rv.failed)
-        ar_pool_cancel_queued(ctx->pool);
-    update_status(ctx);
-    ar_pool_release(ctx->pool);
-}
-
-static void chunk_skip(void *arg)
-{
-    struct chunk_job *job = arg;
-    const char *why = job->ctx->s->signal ? "interrupted" : "not reviewed: another chunk failed";
-    job_finish(job, ar_result_new_failed(job->ctx->s->run.provider, AR_EINTERRUPTED, why));
-}
-
-static void chunk_start(void *arg)
-{
-    struct chunk_job *job = arg;
-    struct review_ctx *ctx = job->ctx;
-    /* A signal ends the running calls (the loop kills their groups); the
-     * queued ones must not start. */
-    if (ctx->s->signal) {
-        chunk_skip(job);
-        ar_pool_release(ctx->pool);
-        return;
-    }
-    const struct ar_diff_chunk *c = &ctx->chunks[job->index];
-    /* The chunk goes into the prompt as a C string: one that would not arrive
-     * whole is never reviewed (and so never passes). */
-    if (strlen(c->text) != c->len) {
-        job_finish(job,
-                   ar_result_new_failed(ctx->s->run.provider, AR_EUSAGE,
-                                        "the chunk holds a NUL byte and cannot be sent whole"));
-        ar_pool_cancel_queued(ctx->pool);
-        ar_pool_release(ctx->pool);
-        return;
-    }
-    struct ar_var vars[2] = {
-        { "diff", c->text },
-        { "instructions", ctx->instructions ? ctx->instructions : "" },
-    };
-    struct ar_run_options o = ctx->s->run;
-    o.template_name = "review";
-    o.vars = vars;
-    o.n_vars = 2;
-    o.allow_edits = 0;
-    /* A text call: the diff is in the prompt (DESIGN §4b). */
-    o.tools = o.tools == AR_TOOLS_READ ? AR_TOOLS_READ : AR_TOOLS_NONE;
-    o.no_session = 1;
-    /* A review changes nothing: the git snapshots would only cost time. */
-    o.track_files = 0;
-    o.job_id = ctx->n_chunks > 1 ? job->job_id : NULL;
-    struct ar_error err = AR_ERROR_INIT;
-    if (ar_pipeline_start(ctx->s->loop, &o, NULL, on_chunk_done, job, &job->run, &err) < 0) {
-        job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
-        ar_pool_cancel_queued(ctx->pool);
-        ar_pool_release(ctx->pool);
-        return;
-    }
-    ctx->running++;
-    update_status(ctx);
-}
-
-/* Reviews every chunk on the session's loop; fills merged. Returns 0 or an exit status. */
-static int review_chunks(struct ar_cli_session *s, const struct ar_diff *diff,
-                         const struct ar_diff_chunk *chunks, size_t n, unsigned jobs,
-                         const char *instructions, struct ar_review *merged)
-{
-    struct review_ctx ctx = {
-        .s = s, .chunks = chunks, .n_chunks = n, .instructions = instructions
-    };
-    ctx.jobs = calloc(n, sizeof(*ctx.jobs));
-    ctx.pool = ar_pool_create(s->loop, jobs);
-    if (!ctx.jobs || !ctx.pool) {
-        free(ctx.jobs);
-        ar_pool_destroy(ctx.pool);
-        ar_cli_errorf("out of memory");
-        return AR_EXIT_PROVIDER;
-    }
-    for (size_t i = 0; i < n; i++) {
-        struct chunk_job *job = &ctx.jobs[i];
-        job->ctx = &ctx;
-        job->index = i;
-        snprintf(job->job_id, sizeof(job->job_id), "chunk %zu/%zu", i + 1, n);
-        ar_review_init(&job->rv);
-        if (ar_pool_submit(ctx.pool, chunk_start, chunk_skip, job) != 0)
-            chunk_skip(job);
-    }
-    ar_cli_session_status_start(s);
-    ar_loop_run(s->loop);
-    ar_cli_session_status_clear(s);
-    ar_pool_destroy(ctx.pool);
-
-    struct ar_review *parts = calloc(n, sizeof(*parts));
-    int rc = 0;
-    if (!parts || ctx.nomem) {
-        ar_cli_errorf("out of memory");
-        rc = AR_EXIT_PROVIDER;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            if (!ctx.jobs[i].done) /* cannot happen: every job ends in done or skip */
-                job_finish(&ctx.jobs[i], NULL);
-            parts[i] = ctx.jobs[i].rv;
-        }
-        struct ar_error err = AR_ERROR_INIT;
-        if (ar_review_merge(parts, n, diff, merged, &err) != 0) {
-            ar_cli_errorf("%s", err.msg);
-            rc = AR_EXIT_PROVIDER;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        ar_review_finish(&ctx.jobs[i].rv);
-    free(parts);
-    free(ctx.jobs);
-    return rc;
-}
-
-static const char *why_nothing(const struct ar_diff *d)
-{
-    for (size_t i = 0; i < d->n_files; i++)
-        if (d->files[i].binary)
-            return "binary files only";
-    return d->n_files ? "no content changes" : "the diff is empty";
-}
-
 static int print_report(const struct ar_review_report *rep, int fmt)
 {
     struct ar_buf out;
@@ -296,65 +123,88 @@ static int replace_nul(struct ar_buf *b, const char *what)
     return 0;
 }
 
-/*
- * The model's paths are hostile text: resolves them against the reviewed diff
- * and the repository (dropping those outside it) before any format shows
- * them, then leaves out what the baseline (may be NULL) knows. Returns 0, or
- * -1 after printing why.
- */
-static int locate_findings(struct ar_cli_session *s, struct ar_review *rv,
-                           const struct ar_diff *reviewed, const struct ar_baseline *baseline,
-                           const char *baseline_path)
+/* The chunk counts for the status line. */
+static void on_review_event(void *arg, const struct ar_review_event *ev)
 {
-    struct ar_error err = AR_ERROR_INIT;
-    char *root = NULL;
-    if (rv->n_issues && ar_diff_toplevel(s->run.cwd, &root, &err) != 0) {
-        ar_cli_errorf("%s", err.msg);
-        return -1;
+    struct ar_cli_session *s = arg;
+    s->running = (unsigned)ev->running;
+    snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu chunks reviewed", ev->finished,
+             ev->n_chunks);
+}
+
+static void on_review_done(struct ar_review_run *review, struct ar_review_result *res, void *arg)
+{
+    (void)review;
+    *(struct ar_review_result **)arg = res;
+}
+
+static void cancel_review(void *arg)
+{
+    ar_review_cancel(arg);
+}
+
+/* Says what the review will look at (with -v) before the calls start. */
+static void note_plan(const struct ar_review_plan *plan, long jobs)
+{
+    const char *label = plan->source ? plan->source : "the diff";
+    if (plan->nul_bytes)
+        ar_cli_warnf("%s: %zu NUL byte%s sent to the model as U+FFFD", label, plan->nul_bytes,
+                     plan->nul_bytes == 1 ? "" : "s");
+    if (plan->n_excluded)
+        ar_cli_notef("skipping %zu file%s (--exclude, --include, default excludes)",
+                     plan->n_excluded, plan->n_excluded == 1 ? "" : "s");
+    if (!plan->reviewed) {
+        ar_cli_notef("nothing to review in %s: %s", label, plan->why_not);
+        return;
     }
-    int rc = ar_review_locate(rv, reviewed, root ? root : (s->run.cwd ? s->run.cwd : "."), &err);
-    free(root);
-    if (rc) {
-        ar_cli_errorf("%s", err.msg);
-        return -1;
-    }
+    ar_cli_notef("reviewing %s: %zu file%s, %zu bytes, %zu chunk%s", label, plan->n_files,
+                 plan->n_files == 1 ? "" : "s", plan->bytes, plan->n_chunks,
+                 plan->n_chunks == 1 ? "" : "s");
+    if (plan->jobs < (unsigned long)jobs)
+        ar_cli_warnf("-j %ld lowered to %u: the open file limit (ulimit -n) allows no more", jobs,
+                     plan->jobs);
+}
+
+/* Says what the located review left out. */
+static void note_left_out(const struct ar_review *rv, const char *baseline_path)
+{
     if (rv->dropped)
         ar_cli_warnf("%zu finding%s dropped: the path is outside the repository", rv->dropped,
                      rv->dropped == 1 ? "" : "s");
-    if (baseline && ar_review_apply_baseline(rv, baseline))
+    if (baseline_path && rv->suppressed)
         ar_cli_notef("%zu finding%s already in the baseline '%s'", rv->suppressed,
                      rv->suppressed == 1 ? "" : "s", baseline_path);
-    return 0;
 }
 
 /*
- * Lists the diff's files the filter skips in excluded (diff.n_files slots;
- * the names are borrowed from diff) and, when there are any, parses the rest
- * into kept (its text in kept_text): skipped files never reach the model.
- * *reviewed is the diff to review. Returns how many were skipped, or -1
+ * Reads DIFF when it is a file or '-' (a file wins over a revision of the
+ * same name) into text, and points the options at it; anything else is a
+ * revision or a range for the library's git. Returns 0, or an exit status
  * after printing why.
  */
-static long skip_files(const struct ar_diff *diff, const struct ar_path_filter *filter,
-                       const char **excluded, struct ar_buf *kept_text, struct ar_diff *kept,
-                       const struct ar_diff **reviewed)
+static int read_input(const struct ar_cli_command *cmd, const char *arg, int staged,
+                      struct ar_buf *text, struct ar_review_options *o)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < diff->n_files; i++)
-        if (ar_path_filter_skips(filter, diff->files[i].path))
-            excluded[n++] = diff->files[i].path;
-    *reviewed = diff;
-    if (!n)
+    int is_input =
+        arg && !staged && *arg && (strcmp(arg, "-") == 0 || (arg[0] != '-' && ar_is_file(arg)));
+    if (!is_input) {
+        o->rev = arg;
+        o->staged = staged;
         return 0;
-    struct ar_error err = AR_ERROR_INIT;
-    if (ar_diff_filter(diff, filter, kept_text, NULL) != 0 ||
-        ar_diff_parse(ar_buf_cstr(kept_text), kept_text->len, kept, &err) != 0) {
-        ar_cli_errorf("out of memory");
-        return -1;
     }
-    *reviewed = kept;
-    ar_cli_notef("skipping %zu file%s (--exclude, --include, default excludes)", n,
-                 n == 1 ? "" : "s");
-    return (long)n;
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = ar_file_read(arg, text, &err);
+    /* Unreadable input is a usage error (DESIGN §7). */
+    if (rc == AR_EIO)
+        return ar_cli_usage_error(cmd, "%s", err.msg);
+    if (rc) {
+        ar_cli_errorf("%s", err.msg);
+        return ar_error_exit_status(rc);
+    }
+    o->diff = ar_buf_cstr(text);
+    o->diff_len = text->len;
+    o->label = strcmp(arg, "-") == 0 ? "stdin" : arg;
+    return 0;
 }
 
 static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -364,34 +214,28 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_session_init(&s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
     int rc = AR_EXIT_USAGE;
-    int staged = 0, strict = 0, pretty = 0, fail_on = AR_SEV_LOW, fmt = AR_REVIEW_FORMAT_TEXT;
+    int staged = 0, pretty = 0, fmt = AR_REVIEW_FORMAT_TEXT;
+    struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
     const char *instructions_path = NULL;
     unsigned long long max_chunk = AR_DIFF_DEFAULT_MAX_CHUNK;
     long jobs = DEFAULT_JOBS, max_chunks = DEFAULT_MAX_CHUNKS;
     struct ar_buf diff_text, instructions;
     ar_buf_init(&diff_text, AR_DIFF_MAX_BYTES);
     ar_buf_init(&instructions, (size_t)1 << 20);
-    struct ar_diff diff = AR_DIFF_INIT;
-    struct ar_diff_chunk *chunks = NULL;
-    size_t n_chunks = 0;
-    char *label = NULL;
-    struct ar_review merged;
-    ar_review_init(&merged);
     /* --include/--exclude values point into argv; argc bounds their number. */
     const char **includes = calloc((size_t)argc + 1, sizeof(*includes));
     const char **excludes = calloc((size_t)argc + 1, sizeof(*excludes));
-    const char **excluded = NULL;
-    struct ar_path_filter filter = { includes, 0, excludes, 0, 0 };
     const char *baseline_path = NULL, *sarif_category = NULL;
-    struct ar_baseline baseline = { NULL, 0 };
-    struct ar_buf kept_text;
-    ar_buf_init(&kept_text, AR_DIFF_MAX_BYTES);
-    struct ar_diff kept = AR_DIFF_INIT;
+    struct ar_review_baseline *baseline = NULL;
+    struct ar_review_result *res = NULL;
+    int began = 0;
     if (!includes || !excludes) {
         ar_cli_errorf("out of memory");
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
+    o.include = includes;
+    o.exclude = excludes;
 
     const char *arg;
     int key;
@@ -408,7 +252,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             instructions_path = arg;
             break;
         case KEY_FAIL_ON:
-            if ((fail_on = ar_severity_parse(arg, 1)) < 0) {
+            if ((o.fail_on = ar_severity_parse(arg, 1)) < 0) {
                 ar_cli_usage_error(cmd,
                                    "invalid --fail-on '%s' (critical, high, medium, low, info, "
                                    "none)",
@@ -417,7 +261,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             }
             break;
         case KEY_STRICT:
-            strict = 1;
+            o.strict = 1;
             break;
         case KEY_CONTEXT_TOOLS:
             s.run.tools = AR_TOOLS_READ;
@@ -460,12 +304,12 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
                 goto out;
             }
             if (key == KEY_EXCLUDE)
-                excludes[filter.n_exclude++] = arg;
+                excludes[o.n_exclude++] = arg;
             else
-                includes[filter.n_include++] = arg;
+                includes[o.n_include++] = arg;
             break;
         case KEY_NO_DEFAULT_EXCLUDES:
-            filter.no_defaults = 1;
+            o.no_default_excludes = 1;
             break;
         case KEY_PRETTY:
             pretty = 1;
@@ -508,7 +352,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     /* Read before any model call: a bad baseline costs nothing. */
     if (baseline_path) {
-        int brc = ar_baseline_load(baseline_path, &baseline, &err);
+        int brc = ar_review_baseline_load(baseline_path, &baseline, &err);
         if (brc == AR_EUSAGE) {
             ar_cli_usage_error(cmd, "--baseline: %s", err.msg);
             goto out;
@@ -519,132 +363,94 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             goto out;
         }
     }
-
-    struct ar_diff_source src = { diff_arg, staged, s.run.cwd };
-    int code = ar_diff_acquire(&src, &diff_text, &label, &err);
-    if (code == AR_EUSAGE) {
-        ar_cli_usage_error(cmd, "%s", err.msg);
+    if ((rc = read_input(cmd, diff_arg, staged, &diff_text, &o)) != 0)
         goto out;
-    }
-    if (code) {
-        ar_cli_errorf("%s", err.msg);
-        rc = ar_error_exit_status(code);
-        goto out;
-    }
-    /* git calls a file text when its first 8,000 bytes hold no NUL: a NUL further
-     * down reaches the diff, and the prompt (a C string) would end there, hiding
-     * every file after it from the model. */
-    if (replace_nul(&diff_text, label ? label : "the diff") < 0) {
-        rc = AR_EXIT_PROVIDER;
-        goto out;
-    }
-    if (ar_diff_parse(ar_buf_cstr(&diff_text), diff_text.len, &diff, &err) != 0) {
-        ar_cli_errorf("%s", err.msg);
-        rc = AR_EXIT_PROVIDER;
-        goto out;
-    }
-
-    excluded = calloc(diff.n_files + 1, sizeof(*excluded));
-    const struct ar_diff *reviewed = &diff;
-    long skipped =
-        excluded ? skip_files(&diff, &filter, excluded, &kept_text, &kept, &reviewed) : -1;
-    if (skipped < 0) {
-        if (!excluded)
-            ar_cli_errorf("out of memory");
-        rc = AR_EXIT_PROVIDER;
-        goto out;
-    }
-    size_t n_excluded = (size_t)skipped;
-
-    struct ar_review_verdict verdict;
-    struct ar_review_report rep = { &merged, &verdict,       fail_on,  label,      1,
-                                    NULL,    sarif_category, excluded, n_excluded, pretty };
-    if (!ar_diff_reviewable(reviewed)) {
-        /* Nothing a model could review: no call, a pass, and a document a CI
-         * step can still parse. */
-        merged.passed = 1;
-        merged.summary = strdup("nothing to review");
-        merged.calls = json_array();
-        rep.reviewed = 0;
-        rep.why_not =
-            ar_diff_reviewable(&diff) ? "every changed file is excluded" : why_nothing(&diff);
-        ar_review_verdict(&merged, fail_on, strict, &verdict);
-        ar_cli_notef("nothing to review in %s: %s", label ? label : "the diff", rep.why_not);
-        rc = print_report(&rep, fmt) ? AR_EXIT_USAGE : AR_EXIT_OK;
-        goto out;
-    }
-    if (ar_diff_split(reviewed, (size_t)max_chunk, &chunks, &n_chunks, &err) != 0) {
-        ar_cli_errorf("%s", err.msg);
-        rc = AR_EXIT_PROVIDER;
-        goto out;
-    }
-    /* Each chunk is a paid call: a huge diff costs only what the user agreed to. */
-    if (n_chunks > (size_t)max_chunks) {
-        ar_cli_usage_error(cmd,
-                           "%s needs %zu chunks of at most %llu bytes (%zu bytes), more than "
-                           "--max-chunks %ld; raise --max-chunks or --max-chunk-bytes, or review "
-                           "less",
-                           label ? label : "the diff", n_chunks, max_chunk, diff_text.len,
-                           max_chunks);
-        goto out;
-    }
-    ar_cli_notef("reviewing %s: %zu file%s, %zu bytes, %zu chunk%s", label ? label : "the diff",
-                 reviewed->n_files, reviewed->n_files == 1 ? "" : "s", reviewed->len, n_chunks,
-                 n_chunks == 1 ? "" : "s");
 
     if (ar_cli_session_begin(&s) < 0) {
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
-    unsigned fit = ar_proc_jobs_within_fd_limit((unsigned)jobs);
-    if (fit < (unsigned)jobs) {
-        ar_cli_warnf("-j %ld lowered to %u: the open file limit (ulimit -n) allows no more", jobs,
-                     fit);
-        jobs = (long)fit;
-    }
-    uint64_t t0 = ar_now_ms();
-    rc = review_chunks(&s, reviewed, chunks, n_chunks, (unsigned)jobs,
-                       instructions_path ? ar_buf_cstr(&instructions) : NULL, &merged);
-    ar_cli_session_end(&s);
-    if (rc)
+    began = 1;
+    o.run = s.run;
+    o.max_chunk_bytes = (size_t)max_chunk;
+    o.max_chunks = (size_t)max_chunks;
+    o.jobs = (unsigned)jobs;
+    o.instructions = instructions_path ? ar_buf_cstr(&instructions) : NULL;
+    o.baseline = baseline;
+    o.on_event = on_review_event;
+    o.event_arg = &s;
+    struct ar_review_run *review = NULL;
+    if (ar_review_start(ar_cli_session_uv(&s), &o, on_review_done, &res, &review, &err) < 0) {
+        if (err.code == AR_EUSAGE && strcmp(err.where, "max_chunks") == 0)
+            rc = ar_cli_usage_error(cmd,
+                                    "%s; raise --max-chunks or --max-chunk-bytes, or review "
+                                    "less",
+                                    err.msg);
+        else if (err.code == AR_EUSAGE)
+            rc = ar_cli_usage_error(cmd, "%s", err.msg);
+        else {
+            ar_cli_errorf("%s", err.msg);
+            rc = ar_error_exit_status(err.code);
+        }
         goto out;
-    merged.duration_ms = ar_now_ms() - t0;
-
-    if (locate_findings(&s, &merged, reviewed, baseline_path ? &baseline : NULL, baseline_path)) {
+    }
+    note_plan(ar_review_plan(review), jobs);
+    ar_cli_session_set_cancel(&s, cancel_review, review);
+    if (ar_review_plan(review)->reviewed)
+        ar_cli_session_status_start(&s);
+    uv_run(ar_cli_session_uv(&s), UV_RUN_DEFAULT);
+    ar_cli_session_set_cancel(&s, NULL, NULL);
+    ar_cli_session_end(&s);
+    began = 0;
+    if (!res) {
+        ar_cli_errorf("the review ended without a result");
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
 
-    ar_review_verdict(&merged, fail_on, strict, &verdict);
+    const struct ar_review_plan *plan = &res->plan;
+    const struct ar_review *rv = &res->review;
+    struct ar_review_verdict verdict = res->verdict;
+    struct ar_review_report rep = { rv,
+                                    &verdict,
+                                    o.fail_on,
+                                    plan->source,
+                                    plan->reviewed,
+                                    plan->why_not,
+                                    sarif_category,
+                                    plan->excluded,
+                                    plan->n_excluded,
+                                    pretty };
+    if (!plan->reviewed) {
+        rc = print_report(&rep, fmt) ? AR_EXIT_USAGE : AR_EXIT_OK;
+        goto out;
+    }
+    note_left_out(rv, baseline_path);
     verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
-    warn_outcome(&merged, strict);
+    warn_outcome(rv, o.strict);
     rc = verdict.exit_status;
     if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
-    struct ar_cli_summary sum = { merged.provider,
-                                  merged.model,
-                                  merged.usage,
-                                  merged.cost_usd,
-                                  merged.cost_source,
-                                  merged.duration_ms,
-                                  json_array_size(merged.calls),
+    struct ar_cli_summary sum = { rv->provider,
+                                  rv->model,
+                                  rv->usage,
+                                  rv->cost_usd,
+                                  rv->cost_source,
+                                  rv->duration_ms,
+                                  json_array_size(rv->calls),
                                   NULL };
     ar_cli_session_summary(&s, &sum);
 
 out:
+    if (began)
+        ar_cli_session_end(&s);
     ar_cli_parser_finish(&p);
-    ar_review_finish(&merged);
-    ar_baseline_finish(&baseline);
-    ar_diff_finish(&kept);
-    ar_buf_finish(&kept_text);
-    free(excluded);
+    ar_review_result_destroy(res);
+    ar_review_baseline_destroy(baseline);
     free(includes);
     free(excludes);
-    ar_diff_chunks_free(chunks, n_chunks);
-    ar_diff_finish(&diff);
     ar_buf_finish(&diff_text);
     ar_buf_finish(&instructions);
-    free(label);
     return rc;
 }
 

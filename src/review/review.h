@@ -3,7 +3,7 @@
  * what a chunk's run result means for it (a review, a degraded review, or a
  * failure), the merge of chunk reviews, and the verdict.
  *
- * Protocol for one `agentrun review`:
+ * Protocol for one review (src/review/fanout.c follows it for ar_review_start()):
  *   1. per chunk: ar_review_from_result() on the chunk's run result;
  *   2. ar_review_merge() of the chunk reviews, in chunk order, which also
  *      flags issues outside the diff;

@@ -321,9 +321,9 @@ static void chunk_start(void *arg)
 
 void ar_review_cancel(struct ar_review_run *rr)
 {
+    /* The queued chunks see the flag when the pool starts them, from the loop,
+     * and end as "interrupted" without a call. */
     rr->cancelled = 1;
-    if (rr->pool)
-        ar_pool_cancel_queued(rr->pool);
     /* The first call ends every group (SIGTERM, then SIGKILL); a second SIGKILLs. */
     ar_loop_cancel_all(rr->loop);
 }

@@ -283,20 +283,23 @@ static void test_cancel(void **state)
     fake_env(codex_fixture("never", "{}"), NULL);
     setenv("FAKE_CLI_HANG", "1", 1);
     struct ar_review_options o = base_options();
+    o.jobs = 1; /* the second chunk waits in the queue: it never starts */
     struct outcome oc = { 0 };
     review(&o, &oc, 200, 1);
     const struct ar_review_result *res = oc.res;
     assert_true(res->review.failed);
     assert_int_equal(res->review.error.code, AR_EINTERRUPTED);
     assert_int_equal(res->verdict.exit_status, 130);
-    assert_int_equal(oc.started, 2);
+    assert_int_equal(oc.started, 1);
     assert_int_equal(oc.finished, 2);
+    assert_int_equal(json_array_size((json_t *)res->review.calls), 1);
     ar_review_result_destroy(oc.res);
 
     /* A CLI that ignores SIGTERM, a long grace: the second cancel SIGKILLs at once. */
     fake_env(codex_fixture("never", "{}"), NULL);
     setenv("FAKE_CLI_HANG", "1", 1);
     setenv("FAKE_CLI_IGNORE_TERM", "1", 1);
+    o.jobs = 2;
     o.run.kill_grace_ms = 60000;
     struct outcome oc2 = { 0 };
     review(&o, &oc2, 200, 2); /* at 200 ms, then again at 1200 ms */

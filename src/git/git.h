@@ -22,6 +22,7 @@
  *
  * Paths are relative to the repository root and are byte strings: any byte
  * but NUL may occur (git paths cannot hold NUL), they need not be UTF-8.
+ * git itself runs only through git/run.h (its hardened argv and environment).
  */
 #ifndef AR_GIT_GIT_H
 #define AR_GIT_GIT_H
@@ -39,17 +40,6 @@ struct ar_loop;
 
 /* Per-file cap of ar_git_changes_load_content() in the RunResult (issue 5). */
 #define AR_GIT_CONTENT_MAX ((size_t)1 << 20)
-
-/*
- * The first words of every git command agentrun runs, for a static argv:
- *   static const char *const argv[] = { AR_GIT_ARGV_PREFIX, "status", …, NULL };
- * core.fsmonitor=false: a configured fsmonitor is a program git would start
- * (and a daemon it may leave behind) on our behalf; only a trusted project
- * may have that, and the trust flag does not exist yet, so never. Commands
- * that can diff add --no-ext-diff and --no-textconv themselves (options of
- * the command, not config), so no external program runs on file content.
- */
-#define AR_GIT_ARGV_PREFIX "git", "-c", "core.fsmonitor=false"
 
 /* A file's stat data as git's index keeps it: equal data means an unchanged file. */
 struct ar_git_stat {

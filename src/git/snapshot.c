@@ -8,22 +8,14 @@
 #include <string.h>
 
 #include "git/git.h"
-#include "proc/proc.h"
+#include "git/run.h"
 
 /* Generous: status in a large tree on a cold cache can take many seconds. */
 #define GIT_TIMEOUT_MS 120000
 /* Status of a tree with very many untracked files can be large. */
 #define GIT_OUTPUT_CAP ((size_t)256 << 20)
 
-/*
- * GIT_OPTIONAL_LOCKS=0: status otherwise refreshes the index and takes
- * index.lock, which would make a CLI's own `git add` fail while we look.
- * LC_ALL=C: stderr (our `reason`) in one language.
- */
-static const char *const git_env[] = { "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", NULL };
-
-static const char *const toplevel_argv[] = { AR_GIT_ARGV_PREFIX, "rev-parse", "--show-toplevel",
-                                             NULL };
+static const char *const toplevel_args[] = { "rev-parse", "--show-toplevel", NULL };
 
 /*
  * One scan that does as little as it can: --no-renames (a rename is found
@@ -31,11 +23,12 @@ static const char *const toplevel_argv[] = { AR_GIT_ARGV_PREFIX, "rev-parse", "-
  * similarity search over every added and deleted path is wasted work);
  * --no-ahead-behind (--branch would otherwise count the commits between
  * HEAD and its upstream); the untracked cache is used where the repository
- * enables it (core.untrackedCache), and fsmonitor is off (AR_GIT_ARGV_PREFIX).
+ * enables it (core.untrackedCache), and fsmonitor is off (git/run.h).
  * --branch: its "# branch.oid" header is HEAD, so a commit made by the run is noticed.
+ * GIT_OPTIONAL_LOCKS=0 (git/run.h): status otherwise refreshes the index and
+ * takes index.lock, which would make a CLI's own `git add` fail while we look.
  */
-static const char *const status_argv[] = { AR_GIT_ARGV_PREFIX,
-                                           "status",
+static const char *const status_args[] = { "status",
                                            "--porcelain=v2",
                                            "-z",
                                            "--branch",
@@ -95,22 +88,6 @@ static void finish_untracked(struct snap_job *j, const char *why, const char *de
         finish(j, s, 0, NULL);
 }
 
-/* The first line of git's stderr, which holds its "fatal: …" message. */
-static void first_line(const struct ar_child_result *res, char *out, size_t cap)
-{
-    out[0] = '\0';
-    if (!res->stderr_tail || res->stderr_tail_len == 0)
-        return;
-    size_t n = res->stderr_tail_len;
-    const char *nl = memchr(res->stderr_tail, '\n', n);
-    if (nl)
-        n = (size_t)(nl - res->stderr_tail);
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(out, res->stderr_tail, n);
-    out[n] = '\0';
-}
-
 /* Why a git child did not succeed, or NULL when it did. */
 static const char *failure(const struct ar_child_result *res)
 {
@@ -129,21 +106,17 @@ static const char *failure(const struct ar_child_result *res)
     return "";
 }
 
-static int spawn_git(struct snap_job *j, const char *const *argv, const char *cwd,
+static int spawn_git(struct snap_job *j, const char *const *args, const char *cwd,
                      ar_child_done_fn *on_done, struct ar_error *err)
 {
-    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
-    o.argv = argv;
-    o.cwd = cwd;
-    o.env = git_env;
-    o.timeout_ms = GIT_TIMEOUT_MS;
-    o.output_cap = GIT_OUTPUT_CAP;
-    o.capture_stdout = 1;
+    struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+    cmd.args = args;
+    cmd.cwd = cwd;
+    cmd.timeout_ms = GIT_TIMEOUT_MS;
+    cmd.output_cap = GIT_OUTPUT_CAP;
     /* After Ctrl-C the run still reports the files its CLI already changed. */
-    o.after_cancel = 1;
-    o.on_done = on_done;
-    o.arg = j;
-    return ar_child_spawn(j->loop, &o, NULL, err);
+    cmd.flags = AR_GIT_AFTER_CANCEL;
+    return ar_git_start(j->loop, &cmd, on_done, j, err);
 }
 
 /*
@@ -176,7 +149,7 @@ static void on_status(struct ar_child *c, const struct ar_child_result *res, voi
     char line[200];
     const char *why = failure(res);
     if (why) {
-        first_line(res, line, sizeof(line));
+        ar_git_stderr_line(res->stderr_tail, res->stderr_tail_len, line, sizeof(line));
         finish_untracked(j, *why ? why : "git status failed", line);
         return;
     }
@@ -229,20 +202,10 @@ static void on_hashed(void *arg)
     const char *old = prev->head[0]              ? prev->head
                       : strlen(snap->head) == 40 ? EMPTY_TREE_SHA1
                                                  : EMPTY_TREE_SHA256;
-    const char *argv[] = { AR_GIT_ARGV_PREFIX,
-                           "diff",
-                           "--no-ext-diff",
-                           "--no-textconv",
-                           "--no-color",
-                           "--name-status",
-                           "-z",
-                           "-M",
-                           old,
-                           snap->head,
-                           "--",
-                           NULL };
+    /* The runner adds --no-color --no-ext-diff --no-textconv to every diff. */
+    const char *args[] = { "diff", "--name-status", "-z", "-M", old, snap->head, "--", NULL };
     j->snap = snap;
-    if (spawn_git(j, argv, j->root, on_commits, &e)) {
+    if (spawn_git(j, args, j->root, on_commits, &e)) {
         if (e.code == AR_ENOMEM) {
             finish(j, NULL, AR_ENOMEM, &e);
             return;
@@ -287,7 +250,7 @@ static void on_toplevel(struct ar_child *c, const struct ar_child_result *res, v
     char line[200];
     const char *why = failure(res);
     if (why) {
-        first_line(res, line, sizeof(line));
+        ar_git_stderr_line(res->stderr_tail, res->stderr_tail_len, line, sizeof(line));
         /* rev-parse fails with 128 outside a work tree: the common, expected case. */
         finish_untracked(j, *why ? why : "not a git work tree", line);
         return;
@@ -308,7 +271,7 @@ static void on_toplevel(struct ar_child *c, const struct ar_child_result *res, v
     j->root[n] = '\0';
     struct ar_error e = AR_ERROR_INIT;
     /* Status in the top directory: every path comes out relative to it. */
-    if (spawn_git(j, status_argv, j->root, on_status, &e)) {
+    if (spawn_git(j, status_args, j->root, on_status, &e)) {
         if (e.code == AR_ENOMEM)
             finish(j, NULL, AR_ENOMEM, &e);
         else
@@ -334,11 +297,11 @@ int ar_git_snapshot_start(struct ar_loop *loop, const char *cwd, const struct ar
     else
         j->root = known_root(cwd);
     if (j->root)
-        rc = spawn_git(j, status_argv, j->root, on_status, err);
+        rc = spawn_git(j, status_args, j->root, on_status, err);
     else if (prev && prev->tracked)
         rc = ar_error_set(err, AR_ENOMEM, "git snapshot", "out of memory");
     else
-        rc = spawn_git(j, toplevel_argv, j->cwd, on_toplevel, err);
+        rc = spawn_git(j, toplevel_args, j->cwd, on_toplevel, err);
     if (rc)
         job_free(j);
     return rc;

@@ -1,69 +1,36 @@
 /*
  * Where a review's diff comes from: a file, stdin, or git. git runs only
- * through the supervisor (argv, never a shell), with a configuration pinned
- * so that user settings cannot change what the parser sees.
+ * through git/run.h (the supervisor, argv, never a shell, no program the
+ * repository's config names), with the output configuration pinned so that
+ * user settings cannot change what the parser sees.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc/proc.h"
+#include "git/run.h"
 #include "review/diff.h"
 #include "util/file.h"
 #include "util/strv.h"
-
-/* Settings that would change the shape of `git diff` output, and no program the
- * repository's config names (core.fsmonitor) runs on our behalf. */
-static const char *const git_pinned[] = {
-    "git",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.quotepath=false",
-    "-c",
-    "diff.noprefix=false",
-    "-c",
-    "diff.mnemonicPrefix=false",
-    "-c",
-    "diff.relative=false",
-    "-c",
-    "color.ui=never",
-    NULL,
-};
-
-/* Options of every diff-producing command. */
-static const char *const diff_opts[] = { "--no-color", "--no-ext-diff", "--no-textconv", NULL };
-
-/* git must not wait on a terminal or a pager, whatever the environment says. */
-static const char *const git_env[] = { "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL };
 
 struct git_out {
     struct ar_child_sync s;
     int status;
 };
 
-/* Runs git with the pinned config and `args` in cwd; captures stdout (up to
- * AR_DIFF_MAX_BYTES). A non-zero exit is not an error here: callers decide. */
+/* Runs git (git/run.h, with the output pinned for the diff parser) and `args`
+ * in cwd; captures stdout (up to AR_DIFF_MAX_BYTES). A non-zero exit is not an
+ * error here: callers decide. */
 static int git_run(const char *cwd, const char *const *args, const char *stdin_data,
                    struct git_out *out, struct ar_error *err)
 {
-    struct ar_strv argv = AR_STRV_INIT;
-    int rc = ar_strv_pushv(&argv, git_pinned);
-    if (!rc)
-        rc = ar_strv_pushv(&argv, args);
-    if (rc) {
-        ar_strv_finish(&argv);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    }
-    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
-    o.argv = ar_strv_get(&argv);
-    o.cwd = cwd;
-    o.env = git_env;
-    o.stdin_data = stdin_data ? stdin_data : "";
-    o.stdin_len = stdin_data ? strlen(stdin_data) : 0;
-    o.capture_stdout = 1;
-    o.output_cap = AR_DIFF_MAX_BYTES;
-    rc = ar_child_run_sync(&o, &out->s, err);
-    ar_strv_finish(&argv);
+    struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+    cmd.args = args;
+    cmd.cwd = cwd;
+    cmd.stdin_data = stdin_data;
+    cmd.stdin_len = stdin_data ? strlen(stdin_data) : 0;
+    cmd.output_cap = AR_DIFF_MAX_BYTES;
+    cmd.flags = AR_GIT_PIN_OUTPUT;
+    int rc = ar_git_run(&cmd, &out->s, err);
     if (rc)
         return rc;
     if (out->s.res.end == AR_CHILD_TOOBIG) {
@@ -78,14 +45,8 @@ static int git_run(const char *cwd, const char *const *args, const char *stdin_d
 /* The first line of git's stderr, for messages. */
 static const char *git_reason(const struct git_out *g, char *buf, size_t n)
 {
-    const char *t = g->s.stderr_tail ? g->s.stderr_tail : "";
-    const char *nl = strchr(t, '\n');
-    size_t len = nl ? (size_t)(nl - t) : strlen(t);
-    if (len >= n)
-        len = n - 1;
-    memcpy(buf, t, len);
-    buf[len] = '\0';
-    return len ? buf : "git failed";
+    ar_git_stderr_line(g->s.res.stderr_tail, g->s.res.stderr_tail_len, buf, n);
+    return buf[0] ? buf : "git failed";
 }
 
 /* 1 when cwd is inside a git work tree, 0 when not. */
@@ -204,10 +165,7 @@ static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_error *
     const char *end = p + g.s.res.stdout_len;
     for (; !rc && p < end; p += strlen(p) + 1) {
         /* `git diff --no-index` exits 1 when the files differ, which they do. */
-        const char *args[] = {
-            "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--", "/dev/null",
-            p,      NULL
-        };
+        const char *args[] = { "diff", "--no-index", "--", "/dev/null", p, NULL };
         rc = git_diff_into(top, args, 1, out, err);
     }
     ar_child_sync_finish(&g.s);
@@ -215,14 +173,13 @@ static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_error *
     return rc;
 }
 
-/* git diff <extra…> with the shared options; extra is NULL-terminated. */
+/* git diff <extra…> (the runner adds --no-color --no-ext-diff --no-textconv);
+ * extra is NULL-terminated. */
 static int diff_cmd(const char *cwd, const char *const *extra, struct ar_buf *out,
                     struct ar_error *err)
 {
     struct ar_strv a = AR_STRV_INIT;
     int rc = ar_strv_push(&a, "diff");
-    if (!rc)
-        rc = ar_strv_pushv(&a, diff_opts);
     if (!rc)
         rc = ar_strv_pushv(&a, extra);
     if (rc) {

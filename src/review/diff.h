@@ -48,11 +48,11 @@ struct ar_diff_source {
  *   - staged: `git diff --cached`;
  *   - neither: the working tree against HEAD (`git diff HEAD`; the empty tree
  *     before the first commit) plus untracked, not ignored files as new files.
- * git runs only through the supervisor, with --no-color --no-ext-diff
- * --no-textconv, core.fsmonitor=false and core.quotepath=false. `*label` (may be NULL) receives a
- * description of the source for messages ("HEAD~1", "the working tree"); caller free()s it. Returns
- * 0, AR_EUSAGE (err says "no such file 'x'", "unknown revision 'x'", "not a git repository"),
- * AR_ETOOBIG, AR_EIO, AR_ENOTFOUND (git missing).
+ * git runs only through git/run.h (the supervisor; --no-color --no-ext-diff
+ * --no-textconv, core.fsmonitor=false, core.quotepath=false, prefixes pinned). `*label` (may be
+ * NULL) receives a description of the source for messages ("HEAD~1", "the working tree"); caller
+ * free()s it. Returns 0, AR_EUSAGE (err says "no such file 'x'", "unknown revision 'x'", "not a git
+ * repository"), AR_ETOOBIG, AR_EIO, AR_ENOTFOUND (git missing).
  */
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
                     struct ar_error *err);

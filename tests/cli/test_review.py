@@ -852,5 +852,56 @@ class Excludes(ReviewCase):
         self.assertEqual(self.sb.calls(), [])
 
 
+class HostileRepository(ReviewCase):
+    """A checkout whose git config names programs (an fsmonitor, an external diff, a
+    textconv filter for every file through .gitattributes, a pager): reading any kind
+    of git diff for a review must run none of them (src/git/run.c)."""
+
+    def setUp(self):
+        super().setUp()
+        self.marker = os.path.join(self.sb.root, "programs-ran")
+        script = self.sb.write("hostile.sh", "#!/bin/sh\n"
+                               f'echo "$0 $*" >> "{self.marker}"\n'
+                               "echo TEXTCONV-RAN\nexit 0\n", base=self.sb.root)
+        os.chmod(script, 0o755)
+        self.sb.write(".gitattributes", "* diff=hostile\n")
+        self.change_app()
+        self.sb.git("add", ".gitattributes", "app.c")
+        self.sb.git("commit", "-q", "-m", "deref")
+        self.sb.write("staged.c", "int staged;\n")
+        self.sb.git("add", "staged.c")
+        self.sb.write("untracked.c", "int fresh;\n")
+        # Last: every fixture git command from here on would run them too.
+        for key in ("core.fsmonitor", "diff.external", "diff.hostile.textconv",
+                    "diff.hostile.command", "core.pager"):
+            self.sb.git("config", key, script)
+
+    def ran(self):
+        if not os.path.exists(self.marker):
+            return ""
+        with open(self.marker) as f:
+            return f.read()
+
+    def test_no_program_of_the_repository_runs_for_any_git_source(self):
+        cases = [
+            ("range", ["HEAD~1..HEAD"], "+    return *p;"),
+            ("three dots", ["HEAD~1...HEAD"], "+    return *p;"),
+            ("commit", ["HEAD^!"], "+    return *p;"),
+            ("revision", ["HEAD~1"], "+int fresh;"),
+            ("staged", ["--staged"], "+int staged;"),
+            ("working tree", [], "+int fresh;"),
+            ("instructions from git", ["--instructions", "HEAD:app.c", "HEAD^!"],
+             "+    return *p;"),
+        ]
+        for name, args, want in cases:
+            with self.subTest(source=name):
+                p = self.review(*args, answers=[review()])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(self.ran(), "")
+                d = self.reviewed_diffs()[-1]
+                self.assertIn(want, d)
+                self.assertNotIn("TEXTCONV-RAN", d)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -17,6 +17,7 @@
 #include "git/git.h"
 #include "util/utf8.h"
 #include "git/internal.h"
+#include "git/run.h"
 
 #define HH   "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 #define HH24 "0123456789abcdef01234567"
@@ -727,6 +728,76 @@ static void test_untracked_snapshot_has_reason(void **state)
     ar_git_snapshot_destroy(NULL);
 }
 
+/* The whole command line of args (NULL-terminated) under flags, words joined by ' '. */
+static void git_line(const char *const *args, unsigned flags, char *out, size_t cap)
+{
+    struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+    cmd.args = args;
+    cmd.flags = flags;
+    struct ar_strv argv = AR_STRV_INIT;
+    assert_int_equal(ar_git_argv(&cmd, &argv), 0);
+    out[0] = '\0';
+    for (size_t i = 0; i < argv.n; i++) {
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%s%s", i ? " " : "", argv.v[i]);
+    }
+    ar_strv_finish(&argv);
+}
+
+/* Every git command is hardened; a caller cannot leave the diff options out. */
+static void test_git_argv_is_hardened(void **state)
+{
+    char got[1024];
+    static const char *const status[] = { "status", "-z", NULL };
+    git_line(status, 0, got, sizeof(got));
+    assert_string_equal(got, "git -c core.fsmonitor=false status -z");
+
+    static const char *const diff[] = { "diff", "--name-status", "A", "B", "--", NULL };
+    git_line(diff, 0, got, sizeof(got));
+    assert_string_equal(got, "git -c core.fsmonitor=false diff --no-color --no-ext-diff "
+                             "--no-textconv --name-status A B --");
+
+    static const char *const noindex[] = { "diff", "--no-index", "--", "/dev/null", "x", NULL };
+    git_line(noindex, AR_GIT_PIN_OUTPUT, got, sizeof(got));
+    assert_string_equal(got, "git -c core.fsmonitor=false -c core.quotepath=false -c "
+                             "diff.noprefix=false -c diff.mnemonicPrefix=false -c "
+                             "diff.relative=false -c color.ui=never diff --no-color "
+                             "--no-ext-diff --no-textconv --no-index -- /dev/null x");
+
+    static const char *const show[] = { "show", "HEAD", NULL }, *const log[] = { "log", "-p",
+                                                                                 NULL };
+    git_line(show, 0, got, sizeof(got));
+    assert_string_equal(got, "git -c core.fsmonitor=false show --no-color --no-ext-diff "
+                             "--no-textconv HEAD");
+    git_line(log, 0, got, sizeof(got));
+    assert_string_equal(got, "git -c core.fsmonitor=false log --no-color --no-ext-diff "
+                             "--no-textconv -p");
+
+    /* A word that only starts like a diff command is not one. */
+    static const char *const other[] = { "diff-tree", "x", NULL };
+    git_line(other, 0, got, sizeof(got));
+    assert_string_equal(got, "git -c core.fsmonitor=false diff-tree x");
+
+    static const char *const want_env[] = { "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat",
+                                            "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL };
+    for (size_t i = 0; want_env[i]; i++) {
+        size_t k = 0;
+        while (ar_git_env[k] && strcmp(ar_git_env[k], want_env[i]) != 0)
+            k++;
+        if (!ar_git_env[k])
+            fail_msg("%s is missing from git's environment", want_env[i]);
+    }
+}
+
+static void test_git_stderr_line(void **state)
+{
+    char buf[8];
+    assert_string_equal(ar_git_stderr_line(NULL, 0, buf, sizeof(buf)), "");
+    assert_string_equal(ar_git_stderr_line("fatal: x\nmore", 14, buf, sizeof(buf)), "fatal: ");
+    assert_string_equal(ar_git_stderr_line("ab\ncd", 5, buf, sizeof(buf)), "ab");
+    assert_string_equal(ar_git_stderr_line("abc", 3, buf, sizeof(buf)), "abc");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -753,6 +824,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_content_encodings_and_cap, make_tmp, remove_tmp),
         cmocka_unit_test(test_json_paths_not_utf8_get_replacement_chars),
         cmocka_unit_test(test_untracked_snapshot_has_reason),
+        cmocka_unit_test(test_git_argv_is_hardened),
+        cmocka_unit_test(test_git_stderr_line),
         cmocka_unit_test_setup_teardown(test_find_root_walks_up_to_a_dot_git_entry, make_tmp,
                                         remove_tmp),
     };

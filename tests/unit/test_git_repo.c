@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "git/git.h"
+#include "git/run.h"
 #include "proc/proc.h"
 
 static char repo[256];
@@ -425,6 +426,98 @@ static void test_async_start_without_git_fails_at_once(void **state)
     assert_int_equal(slot.calls, 0);
 }
 
+/*
+ * A repository whose config names programs git would run on our behalf: an
+ * fsmonitor, an external diff (global and per driver), a textconv filter for
+ * every file (.gitattributes), a pager. Each leaves a line in `marker` when it
+ * runs (and passes its input through, so that git would go on). Run without
+ * the hardening of git/run.h, every one of them runs.
+ */
+static void make_hostile(char *marker, size_t n)
+{
+    char script[512];
+    snprintf(marker, n, "%s/.git/programs-ran", repo);
+    snprintf(script, sizeof(script), "%s/.git/hostile.sh", repo);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho \"$0 $*\" >> '%s'\ncat \"$1\" 2>/dev/null\nexit 0\n", marker);
+    fclose(f);
+    assert_int_equal(chmod(script, 0755), 0);
+    puts_file(".gitattributes", "* diff=hostile\n");
+    sh("git add .gitattributes && " COMMIT " -m attributes");
+    /* Last: from here on the fixture's own git commands must say core.fsmonitor=false. */
+    sh("git config core.fsmonitor '%s' && git config diff.external '%s' && git config "
+       "diff.hostile.textconv '%s' && git config diff.hostile.command '%s' && git config "
+       "core.pager '%s'",
+       script, script, script, script, script);
+}
+
+static void expect_no_program_ran(const char *marker)
+{
+    char buf[1024] = "";
+    FILE *f = fopen(marker, "r");
+    if (f) {
+        size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[k] = '\0';
+        fclose(f);
+        fail_msg("a program of the repository's config ran: %s", buf);
+    }
+}
+
+static void test_hostile_config_runs_no_program(void **state)
+{
+    char marker[512];
+    make_hostile(marker, sizeof(marker));
+    puts_file("a.txt", "changed\n");
+    puts_file("new.txt", "new\n");
+    static const char *const diff[] = { "diff", "HEAD", "--", NULL };
+    static const char *const range[] = { "diff", "HEAD~1..HEAD", "--", NULL };
+    static const char *const cached[] = { "diff", "--cached", "--", NULL };
+    static const char *const noindex[] = {
+        "diff", "--no-index", "--", "/dev/null", "new.txt", NULL
+    };
+    static const char *const show[] = { "show", "HEAD", NULL };
+    static const char *const log[] = { "log", "-p", "-1", NULL };
+    static const char *const status[] = { "status", "--porcelain=v2", "-z", NULL };
+    static const struct {
+        const char *const *args;
+        int status;
+        const char *want; /* in stdout */
+    } cases[] = {
+        { diff, 0, "+changed\n" },
+        { range, 0, "+* diff=hostile\n" },
+        { cached, 0, "" },
+        { noindex, 1, "+new\n" },
+        { show, 0, "+* diff=hostile\n" },
+        { log, 0, "+* diff=hostile\n" },
+        { status, 0, "a.txt" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+        cmd.args = cases[i].args;
+        cmd.cwd = repo;
+        cmd.flags = i % 2 ? AR_GIT_PIN_OUTPUT : 0;
+        struct ar_child_sync out;
+        struct ar_error err = AR_ERROR_INIT;
+        assert_int_equal(ar_git_run(&cmd, &out, &err), 0);
+        if (out.res.status != cases[i].status || out.res.end != AR_CHILD_EXITED)
+            fail_msg("git %s: exit %d: %s", cases[i].args[0], out.res.status, out.stderr_tail);
+        if (!strstr(out.stdout_data ? out.stdout_data : "", cases[i].want))
+            fail_msg("git %s: no '%s' in: %s", cases[i].args[0], cases[i].want,
+                     out.stdout_data ? out.stdout_data : "");
+        ar_child_sync_finish(&out);
+        expect_no_program_ran(marker);
+    }
+    /* The snapshots, and the diff of what a run committed. */
+    struct ar_git_snapshot *before = take(NULL);
+    sh("printf again > a.txt && git -c core.fsmonitor=false add a.txt && git -c "
+       "core.fsmonitor=false -c user.name=t -c "
+       "user.email=t@example.com -c commit.gpgsign=false commit -q -m run");
+    expect_changes(before, "modify a.txt;");
+    ar_git_snapshot_destroy(before);
+    expect_no_program_ran(marker);
+}
+
 int main(void)
 {
     if (system("git --version >/dev/null 2>&1") != 0) {
@@ -452,6 +545,7 @@ int main(void)
         T(test_async_snapshots_share_one_loop),
         T(test_inside_dot_git_is_untracked),
         T(test_unchanged_stat_is_not_read_again),
+        T(test_hostile_config_runs_no_program),
         cmocka_unit_test_setup_teardown(test_not_a_repo_is_untracked_not_an_error, make_plain_dir,
                                         remove_repo),
         cmocka_unit_test_setup_teardown(test_first_commit_of_an_empty_repository, make_plain_dir,

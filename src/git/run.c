@@ -1,0 +1,106 @@
+/* Running git with the hardened command line and environment of run.h. */
+#include <string.h>
+
+#include "git/run.h"
+
+const char *const ar_git_env[] = { "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0",
+                                   "LC_ALL=C", NULL };
+
+static const char *const prefix[] = { "git", "-c", "core.fsmonitor=false", NULL };
+
+static const char *const output_pins[] = {
+    "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
+    "-c", "diff.relative=false",  "-c", "color.ui=never",      NULL,
+};
+
+/* The commands that print diffs and honour diff.external and textconv drivers. */
+static const char *const diff_commands[] = { "diff", "log", "show", NULL };
+
+static const char *const diff_opts[] = { "--no-color", "--no-ext-diff", "--no-textconv", NULL };
+
+static int prints_diffs(const char *subcommand)
+{
+    for (size_t i = 0; diff_commands[i]; i++)
+        if (strcmp(subcommand, diff_commands[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int ar_git_argv(const struct ar_git_cmd *cmd, struct ar_strv *argv)
+{
+    const char *const *args = cmd->args;
+    int rc = ar_strv_pushv(argv, prefix);
+    if (!rc && (cmd->flags & AR_GIT_PIN_OUTPUT))
+        rc = ar_strv_pushv(argv, output_pins);
+    if (!rc && args[0]) {
+        rc = ar_strv_push(argv, args[0]);
+        if (!rc && prints_diffs(args[0]))
+            rc = ar_strv_pushv(argv, diff_opts);
+        if (!rc)
+            rc = ar_strv_pushv(argv, args + 1);
+    }
+    return rc ? AR_ENOMEM : 0;
+}
+
+/* The child's options for cmd, whose argv the caller has built. */
+static void child_opts(const struct ar_git_cmd *cmd, const struct ar_strv *argv,
+                       struct ar_child_opts *o)
+{
+    o->argv = ar_strv_get(argv);
+    o->cwd = cmd->cwd;
+    o->env = ar_git_env;
+    o->stdin_data = cmd->stdin_data;
+    o->stdin_len = cmd->stdin_data ? cmd->stdin_len : 0;
+    o->timeout_ms = cmd->timeout_ms;
+    o->output_cap = cmd->output_cap;
+    o->capture_stdout = 1;
+    o->after_cancel = (cmd->flags & AR_GIT_AFTER_CANCEL) != 0;
+}
+
+int ar_git_start(struct ar_loop *loop, const struct ar_git_cmd *cmd, ar_child_done_fn *done,
+                 void *arg, struct ar_error *err)
+{
+    struct ar_strv argv = AR_STRV_INIT;
+    if (ar_git_argv(cmd, &argv)) {
+        ar_strv_finish(&argv);
+        return ar_error_set(err, AR_ENOMEM, "git", "out of memory");
+    }
+    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    child_opts(cmd, &argv, &o);
+    o.on_done = done;
+    o.arg = arg;
+    /* The spawn copies argv into the new process: it is ours to free at once. */
+    int rc = ar_child_spawn(loop, &o, NULL, err);
+    ar_strv_finish(&argv);
+    return rc;
+}
+
+int ar_git_run(const struct ar_git_cmd *cmd, struct ar_child_sync *out, struct ar_error *err)
+{
+    struct ar_strv argv = AR_STRV_INIT;
+    if (ar_git_argv(cmd, &argv)) {
+        ar_strv_finish(&argv);
+        memset(out, 0, sizeof(*out));
+        return ar_error_set(err, AR_ENOMEM, "git", "out of memory");
+    }
+    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    child_opts(cmd, &argv, &o);
+    int rc = ar_child_run_sync(&o, out, err);
+    ar_strv_finish(&argv);
+    return rc;
+}
+
+const char *ar_git_stderr_line(const char *tail, size_t len, char *buf, size_t n)
+{
+    size_t k = 0;
+    if (tail) {
+        const char *nl = memchr(tail, '\n', len);
+        k = nl ? (size_t)(nl - tail) : len;
+    }
+    if (k >= n)
+        k = n - 1;
+    if (k)
+        memcpy(buf, tail, k);
+    buf[k] = '\0';
+    return buf;
+}

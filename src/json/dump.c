@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 static int dump_string(const char *s, size_t n, struct ar_buf *out)
 {
     int rc = ar_buf_putc(out, '"');
@@ -181,4 +183,20 @@ int ar_json_text_indent(const char *s, size_t n, int indent, struct ar_buf *out)
         }
     }
     return rc;
+}
+
+json_t *ar_json_text(const char *s, size_t n)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_stringn(s, n);
+    if (v)
+        return v;
+    /* jansson refuses invalid UTF-8; model and CLI text can hold anything, so
+     * the field keeps a lossy copy rather than disappearing. */
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    v = ar_utf8_append_lossy(&b, s, n, NULL) ? NULL : json_stringn(ar_buf_cstr(&b), b.len);
+    ar_buf_finish(&b);
+    return v ? v : json_null();
 }

@@ -36,4 +36,8 @@ int ar_json_dump_compact_raw(const json_t *v, const json_t *raw, const char *raw
  */
 int ar_json_text_indent(const char *s, size_t n, int indent, struct ar_buf *out);
 
+/* A JSON string of s[0..len) (s may be NULL: JSON null); bytes that are not
+ * UTF-8 become U+FFFD. New reference; JSON null when out of memory. */
+json_t *ar_json_text(const char *s, size_t len);
+
 #endif

@@ -66,22 +66,6 @@ static json_t *str_or_null(const char *s)
     return s ? json_string(s) : json_null();
 }
 
-json_t *ar_json_text(const char *s, size_t n)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_stringn(s, n);
-    if (v)
-        return v;
-    /* jansson refuses invalid UTF-8; model and CLI text can hold anything, so
-     * the field keeps a lossy copy rather than disappearing. */
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    v = ar_utf8_append_lossy(&b, s, n, NULL) ? NULL : json_stringn(ar_buf_cstr(&b), b.len);
-    ar_buf_finish(&b);
-    return v ? v : json_null();
-}
-
 static json_t *text_value(const char *s)
 {
     return s ? ar_json_text(s, strlen(s)) : json_null();

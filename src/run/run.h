@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "agentrun/agentrun.h"
+#include "json/dump.h" /* ar_json_text(), which moved there: for the callers of run.h */
 
 struct ar_loop;
 struct ar_run;
@@ -54,9 +55,6 @@ void ar_pipeline_own_loop(struct ar_run *run, struct ar_loop *loop);
 
 /* A result that failed before any call (a bad batch line): error code and message. */
 struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);
-
-/* A JSON string of s[0..len); bytes that are not UTF-8 become U+FFFD. New reference. */
-json_t *ar_json_text(const char *s, size_t len);
 
 /* The RunResult's "cached_from" object of r: what its cached calls spent when they
  * were made (tokens, cost_usd, cost_source, calls). New reference. */

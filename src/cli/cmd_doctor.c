@@ -1,7 +1,8 @@
 /*
  * agentrun doctor: which CLIs are found and usable, their versions, which
  * credentials are present (names only, never values), git, and where prompt
- * overrides are looked for.
+ * overrides are looked for. The checks are src/doctor's; this file only
+ * prints its report, as text or as the agentrun.doctor/1 JSON.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -10,13 +11,8 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "proc/proc.h"
-#include "provider/provider.h"
-#include "run/run.h"
-#include "util/file.h"
-#include "util/strv.h"
-
-#define VERSION_TIMEOUT_MS 10000
+#include "doctor/doctor.h"
+#include "json/dump.h"
 
 enum { KEY_FORMAT = 512, KEY_PROMPTS_DIR, KEY_PRETTY };
 
@@ -27,196 +23,98 @@ static const struct ar_cli_opt doctor_opts[] = {
     { NULL, 0, NULL, NULL, NULL },
 };
 
-/*
- * One `<path> --version` probe. All of them run at once on one loop: a CLI
- * that hangs costs VERSION_TIMEOUT_MS once, not once per CLI.
- */
-struct probe {
-    char *path;      /* owned, or NULL: not found, nothing to run */
-    char *version;   /* owned: the first non-empty line of stdout, else stderr */
-    const char *why; /* static: why there is no version */
-};
-
-/* The first non-empty line of s[0..n), at most 200 bytes, or NULL. */
-static char *first_line(const char *s, size_t n)
+/* A string of a report as JSON: NULL is null, bytes that are not UTF-8 become U+FFFD. */
+static json_t *text_or_null(const char *s)
 {
-    const char *end = s + n;
-    while (s && s < end) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *e = nl ? nl : end;
-        const char *b = s;
-        while (b < e && (*b == ' ' || *b == '\t'))
-            b++;
-        const char *t = e;
-        while (t > b && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
-            t--;
-        if (t > b && !memchr(b, '\0', (size_t)(t - b)))
-            return strndup(b, (size_t)(t - b) > 200 ? 200 : (size_t)(t - b));
-        s = nl ? nl + 1 : end;
-    }
-    return NULL;
+    return s ? ar_json_text(s, strlen(s)) : json_null();
 }
 
-static void on_version_done(struct ar_child *c, const struct ar_child_result *res, void *arg)
+static json_t *strv_value(const struct ar_strv *v)
 {
-    struct probe *pr = arg;
-    if (res->end == AR_CHILD_TIMEOUT) {
-        pr->why = "--version timed out";
-    } else if (res->status != 0) {
-        pr->why = "--version failed";
-    } else {
-        pr->version = first_line(res->stdout_data, res->stdout_len);
-        if (!pr->version)
-            pr->version = first_line(res->stderr_tail, res->stderr_tail_len);
-        if (!pr->version)
-            pr->why = "--version printed nothing";
-    }
+    json_t *a = json_array();
+    for (size_t i = 0; i < v->n; i++)
+        json_array_append_new(a, json_string(v->v[i]));
+    return a;
 }
 
-static void probe_start(struct ar_loop *loop, struct probe *pr)
+/* One posture's argv (long values cut: a system prompt or a path in a temporary
+ * directory says nothing useful here) and environment names. */
+static json_t *call_value(const struct ar_doctor_call *c)
 {
-    if (!pr->path)
-        return;
-    const char *argv[] = { pr->path, "--version", NULL };
-    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
-    o.argv = argv;
-    o.timeout_ms = VERSION_TIMEOUT_MS;
-    o.kill_grace_ms = 1000;
-    o.capture_stdout = 1;
-    o.output_cap = 1 << 20;
-    o.on_done = on_version_done;
-    o.arg = pr;
-    struct ar_error err = AR_ERROR_INIT;
-    if (!loop || ar_child_spawn(loop, &o, NULL, &err) != 0)
-        pr->why = "cannot run it";
-}
-
-static void probe_finish(struct probe *pr)
-{
-    free(pr->path);
-    free(pr->version);
-}
-
-/* One posture's argv (the binary left out, long values cut) and environment names. */
-static json_t *posture_value(const struct ar_provider *p, enum ar_tools tools, int trust)
-{
-    struct ar_call_spec spec = { 0 };
-    spec.tools = tools;
-    spec.allow_edits = tools == AR_TOOLS_EDIT;
-    spec.trust_project = trust;
-    spec.no_session = tools == AR_TOOLS_NONE;
-    spec.in_git_repo = 1;
-    struct ar_call_setup setup;
-    struct ar_error err = AR_ERROR_INIT;
-    ar_call_setup_init(&setup);
     json_t *o = json_object();
-    if (p->prepare(&spec, &setup, &err) < 0) {
-        json_object_set_new(o, "error", json_string(err.msg));
-    } else {
-        json_t *argv = json_array(), *env = json_array();
-        for (size_t i = 1; i < setup.argv.n; i++) {
-            const char *a = setup.argv.v[i];
-            /* A system prompt or a path in a temporary directory says nothing useful here. */
-            json_array_append_new(argv,
-                                  strlen(a) > 48 ? json_sprintf("%.40s…", a) : json_string(a));
-        }
-        for (size_t i = 0; i < setup.env.n; i++)
-            json_array_append_new(env, json_stringn(setup.env.v[i], strcspn(setup.env.v[i], "=")));
-        json_object_set_new(o, "argv", argv);
-        json_object_set_new(o, "env", env);
-        json_object_set_new(o, "project_config", json_boolean(setup.project_config));
-        json_object_set_new(o, "context_files", json_boolean(setup.context_files));
+    if (c->error) {
+        json_object_set_new(o, "error", json_string(c->error));
+        return o;
     }
-    ar_call_setup_finish(&setup);
+    json_t *argv = json_array();
+    for (size_t i = 0; i < c->argv.n; i++) {
+        const char *a = c->argv.v[i];
+        json_array_append_new(argv, strlen(a) > 48 ? json_sprintf("%.40s…", a) : json_string(a));
+    }
+    json_object_set_new(o, "argv", argv);
+    json_object_set_new(o, "env", strv_value(&c->env));
+    json_object_set_new(o, "project_config", json_boolean(c->project_config));
+    json_object_set_new(o, "context_files", json_boolean(c->context_files));
     return o;
 }
 
-static json_t *postures_value(const struct ar_provider *p, int trust)
+static json_t *postures_value(const struct ar_doctor_provider *p)
 {
-    static const char *const names[] = { NULL, "text", "read", "edit" };
     json_t *o = json_object();
     json_object_set_new(o, "how", json_string(p->posture_note));
-    json_object_set_new(o, "trust_project", json_boolean(trust));
-    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++)
-        json_object_set_new(o, names[t], posture_value(p, (enum ar_tools)t, trust));
+    json_object_set_new(o, "trust_project", json_boolean(p->trust_project));
+    for (int k = 0; k < AR_DOCTOR_N_POSTURES; k++)
+        json_object_set_new(o, ar_doctor_posture_name((enum ar_doctor_posture)k),
+                            call_value(&p->postures[k]));
     return o;
 }
 
-static json_t *check_provider(const struct ar_provider *p, const struct probe *pr)
+static json_t *provider_value(const struct ar_doctor_provider *p)
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(p->name));
-    const char *over = getenv(p->bin_env);
     json_object_set_new(o, "bin_env", json_string(p->bin_env));
-    json_object_set_new(o, "bin_override", over && *over ? json_string(over) : json_null());
-    json_object_set_new(o, "found", json_boolean(pr->path != NULL));
-    json_object_set_new(o, "path",
-                        pr->path ? ar_json_text(pr->path, strlen(pr->path)) : json_null());
+    json_object_set_new(o, "bin_override",
+                        p->bin_override ? json_string(p->bin_override) : json_null());
+    json_object_set_new(o, "found", json_boolean(p->path != NULL));
+    json_object_set_new(o, "path", text_or_null(p->path));
     json_object_set_new(o, "install_hint", json_string(p->install_hint));
-    json_object_set_new(o, "version",
-                        pr->version ? ar_json_text(pr->version, strlen(pr->version)) : json_null());
-    if (pr->path && !pr->version)
-        json_object_set_new(o, "version_error", json_string(pr->why ? pr->why : "no answer"));
-
-    /* Names of the credentials that are present; their values are never read out. */
-    json_t *env = json_array(), *files = json_array();
-    for (size_t i = 0; p->auth_env && p->auth_env[i]; i++) {
-        const char *v = getenv(p->auth_env[i]);
-        if (v && *v)
-            json_array_append_new(env, json_string(p->auth_env[i]));
-    }
-    char *f;
-    for (size_t i = 0; (f = ar_provider_auth_file(p, i)) != NULL; i++) {
-        if (ar_is_file(f))
-            json_array_append_new(files, json_string(f));
-        free(f);
-    }
-    int auth_known = json_array_size(env) + json_array_size(files) > 0;
-    json_object_set_new(o, "auth_env", env);
-    json_object_set_new(o, "auth_files", files);
-    json_object_set_new(o, "auth_found", json_boolean(auth_known));
-    /* A binary that does not even answer --version (it hangs, fails or is
-     * broken) will not answer a prompt either. */
-    json_object_set_new(o, "usable", json_boolean(pr->path && pr->version));
-    const char *trust = getenv("AGENTRUN_TRUST_PROJECT");
-    if (pr->path)
-        json_object_set_new(o, "posture", postures_value(p, trust && !strcmp(trust, "1")));
+    json_object_set_new(o, "version", text_or_null(p->version));
+    if (p->path && !p->version)
+        json_object_set_new(o, "version_error", json_string(p->version_error));
+    json_object_set_new(o, "auth_env", strv_value(&p->auth_env));
+    json_object_set_new(o, "auth_files", strv_value(&p->auth_files));
+    json_object_set_new(o, "auth_found", json_boolean(p->auth_env.n + p->auth_files.n > 0));
+    json_object_set_new(o, "usable", json_boolean(p->usable));
+    if (p->path)
+        json_object_set_new(o, "posture", postures_value(p));
     return o;
 }
 
-static json_t *check_git(const struct probe *pr)
+/* The agentrun.doctor/1 document (docs/doctor.md). New reference. */
+static json_t *report_value(const struct ar_doctor_report *r)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "found", json_boolean(pr->path != NULL));
-    json_object_set_new(o, "path",
-                        pr->path ? ar_json_text(pr->path, strlen(pr->path)) : json_null());
-    json_object_set_new(o, "version",
-                        pr->version ? ar_json_text(pr->version, strlen(pr->version)) : json_null());
-    return o;
-}
-
-static json_t *check_prompts(const char *dir_opt)
-{
-    json_t *o = json_object();
-    const char *xdg = getenv("XDG_CONFIG_HOME");
-    const char *home = getenv("HOME");
-    char *dir = NULL;
-    /* The XDG spec says a relative XDG_CONFIG_HOME is invalid and ignored. */
-    if (xdg && xdg[0] == '/') {
-        if (asprintf(&dir, "%s/agentrun/prompts", xdg) < 0)
-            dir = NULL;
-    } else if (home && *home) {
-        if (asprintf(&dir, "%s/.config/agentrun/prompts", home) < 0)
-            dir = NULL;
+    json_t *doc = json_object();
+    json_t *providers = json_array();
+    for (size_t i = 0; i < r->n_providers; i++)
+        json_array_append_new(providers, provider_value(&r->providers[i]));
+    json_object_set_new(doc, "schema", json_string("agentrun.doctor/1"));
+    json_object_set_new(doc, "ok", json_boolean(r->ok));
+    json_object_set_new(doc, "providers", providers);
+    json_t *git = json_object();
+    json_object_set_new(git, "found", json_boolean(r->git_path != NULL));
+    json_object_set_new(git, "path", text_or_null(r->git_path));
+    json_object_set_new(git, "version", text_or_null(r->git_version));
+    json_object_set_new(doc, "git", git);
+    json_t *pr = json_object();
+    json_object_set_new(pr, "config_dir", r->config_dir ? json_string(r->config_dir) : json_null());
+    json_object_set_new(pr, "config_dir_exists", json_boolean(r->config_dir_exists));
+    if (r->prompts_dir) {
+        json_object_set_new(pr, "prompts_dir", json_string(r->prompts_dir));
+        json_object_set_new(pr, "prompts_dir_exists", json_boolean(r->prompts_dir_exists));
     }
-    json_object_set_new(o, "config_dir", dir ? json_string(dir) : json_null());
-    json_object_set_new(o, "config_dir_exists", json_boolean(dir && ar_is_dir(dir)));
-    if (dir_opt) {
-        json_object_set_new(o, "prompts_dir", json_string(dir_opt));
-        json_object_set_new(o, "prompts_dir_exists", json_boolean(ar_is_dir(dir_opt)));
-    }
-    free(dir);
-    return o;
+    json_object_set_new(doc, "prompts", pr);
+    return doc;
 }
 
 static void print_posture(const json_t *pos)
@@ -324,38 +222,16 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
     if (ind < argc)
         return ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind]);
 
-    /* Every --version at once: the providers', then git's (the last probe). */
-    struct probe probes[8];
-    size_t n = 0;
-    memset(probes, 0, sizeof(probes));
-    for (const struct ar_provider *const *p = ar_providers(); *p && n + 1 < 8; p++)
-        probes[n++].path = ar_provider_which(*p);
-    probes[n++].path = ar_path_search("git");
+    struct ar_doctor_report report;
     struct ar_error err = AR_ERROR_INIT;
-    struct ar_loop *loop = ar_loop_create(&err);
-    for (size_t i = 0; i < n; i++)
-        probe_start(loop, &probes[i]);
-    if (loop) {
-        ar_loop_run(loop);
-        ar_loop_destroy(loop);
+    if (ar_doctor_check(prompts_dir, &report, &err) < 0) {
+        ar_doctor_report_finish(&report);
+        ar_cli_errorf("%s", err.msg);
+        return AR_EXIT_USAGE; /* as when the output cannot be made, below */
     }
-
-    json_t *doc = json_object();
-    json_t *providers = json_array();
-    int usable = 0;
-    size_t i = 0;
-    for (const struct ar_provider *const *p = ar_providers(); *p && i + 1 < n; p++, i++) {
-        json_t *o = check_provider(*p, &probes[i]);
-        usable |= json_is_true(json_object_get(o, "usable"));
-        json_array_append_new(providers, o);
-    }
-    json_object_set_new(doc, "schema", json_string("agentrun.doctor/1"));
-    json_object_set_new(doc, "ok", json_boolean(usable));
-    json_object_set_new(doc, "providers", providers);
-    json_object_set_new(doc, "git", check_git(&probes[n - 1]));
-    for (size_t k = 0; k < n; k++)
-        probe_finish(&probes[k]);
-    json_object_set_new(doc, "prompts", check_prompts(prompts_dir));
+    int usable = report.ok;
+    json_t *doc = report_value(&report);
+    ar_doctor_report_finish(&report);
     int rc = AR_EXIT_OK;
     if (json) {
         char *s = json_dumps(doc, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);

@@ -43,17 +43,16 @@ static int valid_name(const char *name)
     return 1;
 }
 
-/* $XDG_CONFIG_HOME/agentrun/prompts, or ~/.config/…; the XDG spec says a relative value is ignored.
- */
-static int config_dir(struct ar_buf *out)
+int ar_prompt_config_dir(struct ar_buf *out)
 {
+    /* The XDG spec says a relative XDG_CONFIG_HOME is invalid and ignored. */
     const char *xdg = getenv("XDG_CONFIG_HOME");
     if (xdg && xdg[0] == '/')
         return ar_buf_printf(out, "%s/agentrun/prompts", xdg);
     const char *home = getenv("HOME");
     if (home && home[0])
         return ar_buf_printf(out, "%s/.config/agentrun/prompts", home);
-    return -1;
+    return AR_ENOTFOUND;
 }
 
 static int load_file(const char *path, enum ar_prompt_source source, struct ar_prompt **out,
@@ -122,7 +121,7 @@ int ar_prompt_load(const char *name, const char *prompts_dir, struct ar_prompt *
     if (rc == 0) {
         struct ar_buf dir;
         ar_buf_init(&dir, AR_BUF_UNLIMITED);
-        if (config_dir(&dir) == 0)
+        if (ar_prompt_config_dir(&dir) == 0)
             rc = try_dir(dir.data, name, AR_PROMPT_CONFIG, out, err);
         ar_buf_finish(&dir);
     }
@@ -183,7 +182,7 @@ int ar_prompt_list(const char *prompts_dir, struct ar_strv *names)
         rc = add_dir_names(prompts_dir, &all);
     struct ar_buf dir;
     ar_buf_init(&dir, AR_BUF_UNLIMITED);
-    if (rc == 0 && config_dir(&dir) == 0)
+    if (rc == 0 && ar_prompt_config_dir(&dir) == 0)
         rc = add_dir_names(dir.data, &all);
     ar_buf_finish(&dir);
     if (all.n)

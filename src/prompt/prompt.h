@@ -149,4 +149,11 @@ const char *ar_prompt_contract_text(const struct ar_prompt *p, size_t *len);
  */
 int ar_prompt_list(const char *prompts_dir, struct ar_strv *names);
 
+/*
+ * Appends the user's prompt override directory to out: $XDG_CONFIG_HOME/agentrun/prompts,
+ * or ~/.config/agentrun/prompts when XDG_CONFIG_HOME is unset or relative. Returns 0,
+ * AR_ENOTFOUND when HOME is unset too (there is none), AR_ENOMEM or AR_ETOOBIG.
+ */
+int ar_prompt_config_dir(struct ar_buf *out);
+
 #endif

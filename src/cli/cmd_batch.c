@@ -1,11 +1,11 @@
 /*
- * agentrun batch: many jobs from JSON Lines, N at a time on one loop, one
- * RunResult line per job as each finishes.
+ * agentrun batch: many jobs from JSON Lines, N at a time, one RunResult line
+ * per job as each finishes.
  *
- * Scheduling is a small loop of its own rather than the FIFO pool: a job may
- * have to wait while another edit job holds its work tree (git status cannot
- * tell two writers apart), and the budget decides before each start whether
- * a job may start at all.
+ * The library schedules (include/agentrun/batch.h: concurrency, budget, edit
+ * jobs one per work tree, rate-limit pauses, resume); this command reads the
+ * options and the input, writes each record with one write(), keeps the
+ * status line and the summary, and picks the exit status.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,13 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "batch/job.h"
+#include "agentrun/batch.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cost/cost.h"
-#include "json/dump.h"
-#include "proc/proc.h"
-#include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -66,36 +63,16 @@ static const struct ar_cli_opt opts[] = {
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
-struct job_state {
-    struct ar_batch_job job;
-    int state;  /* PENDING, RUNNING, DONE */
-    int waited; /* held back at least once: another edit job had its work tree */
-    struct batch *b;
-};
-
-enum { PENDING, RUNNING, DONE };
-
 struct batch {
     struct ar_cli_session s;
-    struct job_state *jobs;
-    size_t n;
-    size_t first_pending; /* every job before it has started or ended */
+    struct ar_batch *b; /* until its done callback */
+    struct ar_batch_stats end;
     unsigned max_running;
-    unsigned running;
-    size_t ok, failed, skipped, budget_stopped, not_started;
-    size_t waited; /* edit jobs that waited for their work tree */
-    struct ar_usage usage;
-    double cost;
-    size_t unknown_cost;
     double max_cost;
-    double max_seen_cost; /* the dearest finished job: each running job's reservation */
-    int stop;             /* 1: budget, 2: signal or broken output */
-    int worst;            /* the worst exit status so far */
-    int serial_said;
+    int worst;        /* the worst exit status so far */
+    int cancelled;    /* a signal (or a failed write) cancelled the batch */
+    int write_failed; /* a record could not be written: exit 2, as run does */
     FILE *out;
-    uint64_t t0;
-    int write_failed;           /* a record could not be written: exit 2, as run does */
-    struct ar_backoff *backoff; /* one rate-limit pause per provider for all jobs */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -119,87 +96,72 @@ static int rank(int status)
     }
 }
 
-static void note_status(struct batch *b, int status)
+static void note_status(struct batch *c, int status)
 {
-    if (rank(status) > rank(b->worst))
-        b->worst = status;
+    if (rank(status) > rank(c->worst))
+        c->worst = status;
 }
 
-static void emit(struct batch *b, const struct ar_batch_job *job, struct ar_result *r)
+static void update_status(struct batch *c, const struct ar_batch *b)
 {
-    json_t *rec = json_object();
-    /* The id as the input gave it: 7 stays a number, so `.id == 7` finds it. */
-    json_object_set_new(rec, "id",
-                        job->id_is_integer ? json_integer(strtoll(job->id, NULL, 10))
-                                           : json_string(job->id));
-    json_t *v = ar_result_to_value(r);
-    json_object_update(rec, v);
-    json_decref(v);
-    struct ar_buf line;
-    ar_buf_init(&line, AR_BUF_UNLIMITED);
-    /* "json" as the model wrote it: r->json, not the jansson value (json/doc.h). */
-    if (ar_json_dump_compact_raw(rec, r->value, r->json, &line) == 0)
-        ar_buf_putc(&line, '\n');
-    json_decref(rec);
-    ar_cli_session_status_clear(&b->s);
-    /* One write() per record (stdio would cut a large one into several), so two
-     * batches appending to one file (O_APPEND) never interleave their records; a
-     * consumer can stream, and an interruption keeps every finished record whole. */
-    if (fflush(b->out) != 0 || ar_write_all(fileno(b->out), line.data, line.len) != 0) {
-        if (b->stop != 2)
-            ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
-        b->stop = 2;
-        b->write_failed = 1;
-        note_status(b, AR_EXIT_USAGE);
-        ar_loop_cancel_all(b->s.loop);
-    }
-    ar_buf_finish(&line);
-
-    if (r->ok)
-        b->ok++;
-    else
-        b->failed++;
-    note_status(b, ar_result_exit_status(r));
-    b->usage.input += r->usage.input;
-    b->usage.cache_read += r->usage.cache_read;
-    b->usage.cache_write += r->usage.cache_write;
-    b->usage.output += r->usage.output;
-    b->usage.reasoning += r->usage.reasoning;
-    if (r->n_calls && r->cost_source == AR_COST_UNKNOWN)
-        b->unknown_cost++;
-    else if (r->n_calls)
-        b->cost += r->cost_usd;
-}
-
-static void emit_failed(struct batch *b, struct job_state *js, int code, const char *msg)
-{
-    struct ar_result *r = ar_result_new_failed(NULL, code, msg);
-    if (!r)
-        return;
-    emit(b, &js->job, r);
-    ar_result_destroy(r);
-    js->state = DONE;
-}
-
-static void update_status(struct batch *b)
-{
-    size_t done = b->ok + b->failed;
-    size_t total = b->n - b->skipped;
+    struct ar_batch_stats st;
+    ar_batch_get_stats(b, &st);
+    size_t done = st.ok + st.failed;
+    size_t total = st.added - st.skipped;
     char eta[32] = "";
     if (done && done < total) {
-        uint64_t per = (ar_now_ms() - b->t0) / done;
-        uint64_t left = per * (total - done) / (b->max_running ? b->max_running : 1) / 1000;
+        uint64_t per = st.duration_ms / done;
+        uint64_t left = per * (total - done) / (st.jobs ? st.jobs : 1) / 1000;
         snprintf(eta, sizeof(eta), ", ETA %lu:%02lu", (unsigned long)(left / 60),
                  (unsigned long)(left % 60));
     }
-    snprintf(b->s.status_extra, sizeof(b->s.status_extra),
-             "%zu/%zu done, %u running, %zu failed, %llu tokens, $%.4f%s", done, total, b->running,
-             b->failed,
-             (unsigned long long)(b->usage.input + b->usage.cache_read + b->usage.output), b->cost,
-             eta);
+    snprintf(c->s.status_extra, sizeof(c->s.status_extra),
+             "%zu/%zu done, %zu running, %zu failed, %llu tokens, $%.4f%s", done, total, st.running,
+             st.failed,
+             (unsigned long long)(st.usage.input + st.usage.cache_read + st.usage.output),
+             st.cost_usd, eta);
 }
 
-static void pump(struct batch *b);
+static void cancel(void *arg)
+{
+    struct batch *c = arg;
+    c->cancelled = 1;
+    if (c->b)
+        ar_batch_cancel(c->b);
+}
+
+static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, void *arg)
+{
+    struct batch *c = arg;
+    if (rec->outcome != AR_BATCH_FINISHED)
+        return;
+    note_status(c, ar_result_exit_status(rec->result));
+    ar_cli_session_status_clear(&c->s);
+    /* One write() per record (stdio would cut a large one into several), so two
+     * batches appending to one file (O_APPEND) never interleave their records; a
+     * consumer can stream, and an interruption keeps every finished record whole. */
+    errno = ENOMEM;
+    if (!rec->json || fflush(c->out) != 0 ||
+        ar_write_all(fileno(c->out), rec->json, rec->json_len) != 0) {
+        if (!c->cancelled)
+            ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
+        note_status(c, AR_EXIT_USAGE);
+        if (!c->write_failed && !c->cancelled) {
+            c->cancelled = 1;
+            ar_batch_cancel(b);
+        }
+        c->write_failed = 1;
+    }
+    update_status(c, b);
+}
+
+static void on_done(struct ar_batch *b, const struct ar_batch_stats *st, void *arg)
+{
+    struct batch *c = arg;
+    (void)b;
+    c->end = *st;
+    c->b = NULL;
+}
 
 /* The batch's status line shows counts, not one job's tool; but a job waiting out a
  * rate limit (a pause the provider's other jobs share) is shown as a countdown. */
@@ -208,161 +170,16 @@ static void on_job_progress(void *arg, const struct ar_run_progress *p)
     struct ar_cli_session *s = arg;
     if (!p->wait_ms)
         return;
-    uint64_t until = ar_now_ms() + p->wait_ms;
+    uint64_t until = uv_hrtime() / 1000000u + p->wait_ms;
     if (until > s->wait_until_ms) {
         s->wait_until_ms = until;
         snprintf(s->wait_reason, sizeof(s->wait_reason), "%s paused", p->provider);
     }
 }
 
-static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
-{
-    struct job_state *js = arg;
-    struct batch *b = js->b;
-    js->state = DONE;
-    b->running--;
-    if (res->cost_source != AR_COST_UNKNOWN && res->cost_usd > b->max_seen_cost)
-        b->max_seen_cost = res->cost_usd;
-    /* A cost the price table does not know cannot be held against the cap, and
-     * counting it as zero would let the batch run past it: stop starting jobs. */
-    if (b->max_cost > 0 && res->n_calls && res->cost_source == AR_COST_UNKNOWN && !b->stop) {
-        ar_cli_warnf("job '%s' cost an unknown amount (model %s is not in the price table), so "
-                     "--max-cost can no longer be kept: no more jobs start; --prices FILE "
-                     "prices it",
-                     js->job.id, res->model ? res->model : "unknown");
-        b->stop = 1;
-    }
-    emit(b, &js->job, res);
-    ar_result_destroy(res);
-    update_status(b);
-    pump(b);
-}
-
-static int tree_busy(const struct batch *b, const char *tree)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        const struct job_state *o = &b->jobs[i];
-        if (o->state == RUNNING && o->job.worktree && strcmp(o->job.worktree, tree) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-enum { BUDGET_START, BUDGET_WAIT, BUDGET_OVER };
-
-/*
- * May this job start now, as far as the budget goes? Every running job and
- * this one reserve the dearest job's cost so far, recomputed as costs come in.
- * Before any job has cost something the estimate is the whole remaining budget,
- * never $0: jobs then run one at a time until the first cost is known.
- */
-static int budget_check(struct batch *b, struct job_state *js)
-{
-    if (b->max_cost <= 0)
-        return BUDGET_START;
-    double left = b->max_cost - b->cost;
-    if (!(b->max_seen_cost > 0)) {
-        if (b->running)
-            return BUDGET_WAIT;
-        js->job.opts.max_cost_usd = left;
-        return BUDGET_START;
-    }
-    double est = b->max_seen_cost;
-    if (b->cost + (b->running + 1) * est > b->max_cost)
-        return BUDGET_OVER;
-    js->job.opts.max_cost_usd = left - b->running * est;
-    return BUDGET_START;
-}
-
-static void start(struct batch *b, struct job_state *js)
-{
-    struct ar_error err = AR_ERROR_INIT;
-    js->state = RUNNING;
-    b->running++;
-    js->job.opts.job_id = js->job.id;
-    js->job.opts.progress = on_job_progress;
-    js->job.opts.progress_arg = &b->s;
-    if (ar_pipeline_start(b->s.loop, &js->job.opts, b->backoff, on_job_done, js, NULL, &err) < 0) {
-        b->running--;
-        /* Which line, and where in the template ("greet.md:1") when that is the cause. */
-        char msg[sizeof(err.msg) + sizeof(err.where) + 48];
-        if (err.where[0] && !strstr(err.msg, err.where))
-            snprintf(msg, sizeof(msg), "line %zu: %s: %s", js->job.line, err.where, err.msg);
-        else
-            snprintf(msg, sizeof(msg), "line %zu: %s", js->job.line, err.msg);
-        emit_failed(b, js, err.code, msg);
-    }
-}
-
-static void pump(struct batch *b)
-{
-    if (b->s.signal && !b->stop)
-        b->stop = 2;
-    while (b->first_pending < b->n && b->jobs[b->first_pending].state != PENDING)
-        b->first_pending++;
-    for (size_t i = b->first_pending; i < b->n && b->running < b->max_running && !b->stop; i++) {
-        struct job_state *js = &b->jobs[i];
-        if (js->state != PENDING)
-            continue;
-        if (js->job.error) {
-            emit_failed(b, js, AR_EUSAGE, js->job.error);
-            continue;
-        }
-        if (js->job.worktree && tree_busy(b, js->job.worktree)) {
-            if (!js->waited) {
-                js->waited = 1;
-                b->waited++;
-            }
-            if (!b->serial_said) {
-                ar_cli_warnf("jobs that edit the same work tree run one at a time, so that each "
-                             "one's files are its own");
-                b->serial_said = 1;
-            }
-            continue;
-        }
-        int budget = budget_check(b, js);
-        if (budget == BUDGET_WAIT)
-            break;
-        if (budget == BUDGET_OVER) {
-            b->stop = 1;
-            break;
-        }
-        start(b, js);
-    }
-    /* Over budget: nothing more starts; the rest are reported once nothing runs
-     * (a running job's cost may still come in). */
-    if (b->stop == 1 && b->running == 0) {
-        for (size_t i = b->first_pending; i < b->n; i++)
-            if (b->jobs[i].state == PENDING) {
-                emit_failed(b, &b->jobs[i], AR_EBUDGET,
-                            b->unknown_cost
-                                ? "not started: an earlier job's cost is unknown, so --max-cost "
-                                  "could no longer be kept"
-                                : "not started: the batch would pass --max-cost");
-                b->budget_stopped++;
-            }
-    }
-}
-
-/* The id of a record as the job list keys it ("7" for 7), or NULL when the line is
- * not a record (a line cut off by an interruption). Borrowed from rec or num. */
-static const char *record_key(const json_t *rec, char num[32])
-{
-    const json_t *id = json_object_get(rec, "id");
-    if (json_is_integer(id)) {
-        snprintf(num, 32, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
-        return num;
-    }
-    return json_string_value(id);
-}
-
-/*
- * Reads an earlier output into *buf and marks in done_ids every id it holds a
- * record with "ok": true for. A file that does not exist yet holds none, so the
- * first run of a resumable command line is the same command as the later ones.
- */
-static int load_resume(const struct ar_cli_command *cmd, const char *path, json_t *done_ids,
-                       struct ar_buf *buf)
+/* Reads an earlier output into *buf. A file that does not exist yet holds none, so
+ * the first run of a resumable command line is the same command as the later ones. */
+static int load_resume(const struct ar_cli_command *cmd, const char *path, struct ar_buf *buf)
 {
     struct ar_error err = AR_ERROR_INIT;
     if (access(path, F_OK) != 0 && errno == ENOENT) {
@@ -371,76 +188,32 @@ static int load_resume(const struct ar_cli_command *cmd, const char *path, json_
     }
     if (ar_file_read(path, buf, &err) < 0)
         return ar_cli_usage_error(cmd, "--resume-from: %s", err.msg);
-    for (const char *p = buf->data, *end = buf->data + buf->len; p && p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        if (!ar_batch_line_blank(p, len)) {
-            json_t *rec = json_loadb(p, len, 0, NULL);
-            char num[32];
-            const char *key = record_key(rec, num);
-            if (key && json_is_true(json_object_get(rec, "ok")))
-                json_object_set_new(done_ids, key, json_true());
-            json_decref(rec);
-        }
-        p = nl ? nl + 1 : end;
-    }
     return 0;
 }
 
 /*
  * --resume: the output file is both the record of what is done and where the new
  * records go. It is first rewritten (a new file renamed over it, so a crash leaves
- * the old one whole) to hold one record per id: the last ok one, else the last one
- * of an id this run does not retry. Cut lines and the failed records of the jobs
- * about to run again are dropped, so when the batch ends each id has exactly one
- * record, its final one.
+ * the old one whole) to hold one record per id (ar_batch_compact_records()), so
+ * when the batch ends each id has exactly one record, its final one.
  */
-static int compact_output(struct batch *b, const char *path, const struct ar_buf *old)
+static int compact_output(const struct ar_batch *b, const char *path, const struct ar_buf *old)
 {
     if (!old->data)
         return 0;
-    json_t *best = json_object(); /* id -> [line offset, ok] */
-    for (const char *p = old->data, *end = old->data + old->len; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        json_t *rec = ar_batch_line_blank(p, len) ? NULL : json_loadb(p, len, 0, NULL);
-        char num[32];
-        const char *key = record_key(rec, num);
-        if (key) {
-            int ok = json_is_true(json_object_get(rec, "ok"));
-            json_t *cur = json_object_get(best, key);
-            if (ok || !cur || !json_is_true(json_array_get(cur, 1)))
-                json_object_set_new(best, key, json_pack("[Ib]", (json_int_t)(p - old->data), ok));
-        }
-        json_decref(rec);
-        p = nl ? nl + 1 : end;
-    }
-    for (size_t i = 0; i < b->n; i++)
-        if (b->jobs[i].state == PENDING && !b->jobs[i].job.error)
-            json_object_del(best, b->jobs[i].job.id);
-
+    size_t len = 0;
+    char *text = ar_batch_compact_records(b, old->data, old->len, &len);
     char *tmp = NULL;
     int rc = -1;
-    if (asprintf(&tmp, "%s.agentrun-tmp", path) < 0) {
+    if (!text || asprintf(&tmp, "%s.agentrun-tmp", path) < 0) {
         tmp = NULL;
+        errno = ENOMEM;
         goto out;
     }
     FILE *f = fopen(tmp, "w");
     if (!f)
         goto out;
-    int bad = 0;
-    for (const char *p = old->data, *end = old->data + old->len; p < end && !bad;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        json_t *rec = ar_batch_line_blank(p, len) ? NULL : json_loadb(p, len, 0, NULL);
-        char num[32];
-        const char *key = record_key(rec, num);
-        json_t *keep = key ? json_object_get(best, key) : NULL;
-        if (keep && json_integer_value(json_array_get(keep, 0)) == (json_int_t)(p - old->data))
-            bad = fwrite(p, 1, len, f) != len || fputc('\n', f) == EOF;
-        json_decref(rec);
-        p = nl ? nl + 1 : end;
-    }
+    int bad = len && fwrite(text, 1, len, f) != len;
     bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
     bad |= fclose(f) != 0;
     if (!bad && rename(tmp, path) == 0)
@@ -451,91 +224,50 @@ out:
     if (rc < 0)
         ar_cli_errorf("cannot rewrite '%s' for --resume: %s", path, strerror(errno));
     free(tmp);
-    json_decref(best);
+    free(text);
     return rc;
 }
 
-static int load_jobs(struct batch *b, const char *input, const json_t *done_ids)
+/* Gives the batch every line of the input (blank ones count for the line numbers). */
+static int add_lines(struct ar_batch *b, const struct ar_buf *in)
 {
-    struct ar_buf buf;
     struct ar_error err = AR_ERROR_INIT;
-    ar_buf_init(&buf, AR_BUF_UNLIMITED);
-    if (ar_file_read(input, &buf, &err) < 0) {
-        ar_buf_finish(&buf);
-        return ar_cli_usage_error(b->s.cmd, "%s", err.msg);
-    }
-    size_t cap = 0, lineno = 0;
-    json_t *seen = json_object();
-    for (const char *p = buf.data, *end = buf.data + buf.len; p && p < end;) {
+    for (const char *p = in->data, *end = in->data + in->len; p && p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        lineno++;
-        if (!ar_batch_line_blank(p, len)) {
-            if (b->n == cap) {
-                cap = cap ? cap * 2 : 64;
-                struct job_state *v = realloc(b->jobs, cap * sizeof(*v));
-                if (!v)
-                    abort();
-                b->jobs = v;
-            }
-            struct job_state *js = &b->jobs[b->n];
-            memset(js, 0, sizeof(*js));
-            js->b = b;
-            if (ar_batch_job_parse(p, len, lineno, &b->s.run, &js->job) < 0)
-                abort();
-            b->n++;
-            json_t *first = js->job.error ? NULL : json_object_get(seen, js->job.id);
-            if (first) {
-                /* Its record is keyed by its line, as for a line without an id, so
-                 * the output never holds two records of one id. */
-                char msg[200];
-                snprintf(msg, sizeof(msg),
-                         "line %zu: id '%.100s' is used twice (first on line %" JSON_INTEGER_FORMAT
-                         ")",
-                         lineno, js->job.id, json_integer_value(first));
-                js->job.error = strdup(msg);
-                free(js->job.id);
-                if (asprintf(&js->job.id, "line %zu", lineno) < 0)
-                    abort();
-                js->job.id_is_integer = 0;
-            } else if (!js->job.error) {
-                json_object_set_new(seen, js->job.id, json_integer((json_int_t)lineno));
-            }
-            if (!js->job.error && json_object_get(done_ids, js->job.id)) {
-                js->state = DONE;
-                b->skipped++;
-            }
+        if (ar_batch_add_line(b, p, len, &err) < 0) {
+            ar_cli_errorf("%s", err.msg);
+            return -1;
         }
         p = nl ? nl + 1 : end;
     }
-    json_decref(seen);
-    ar_buf_finish(&buf);
     return 0;
 }
 
-static void summary(struct batch *b)
+static void summary(const struct batch *c)
 {
     if (ar_cli_verbosity < 0)
         return;
-    double secs = (double)(ar_now_ms() - b->t0) / 1000.0;
-    if (b->s.log_json) {
+    const struct ar_batch_stats *b = &c->end;
+    double secs = (double)b->duration_ms / 1000.0;
+    if (c->s.log_json) {
         /* One more event line, not prose, for a reader of JSON lines. */
         json_t *o =
             json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I},s:o,s:I,s:I}",
                       "level", "info", "event", "batch_finished", "ok", (json_int_t)b->ok, "failed",
                       (json_int_t)b->failed, "skipped", (json_int_t)b->skipped, "not_started",
                       (json_int_t)b->not_started, "budget_stopped", (json_int_t)b->budget_stopped,
-                      "edit_jobs_waited", (json_int_t)b->waited, "tokens", "input",
+                      "edit_jobs_waited", (json_int_t)b->edit_jobs_waited, "tokens", "input",
                       (json_int_t)b->usage.input, "cache_read", (json_int_t)b->usage.cache_read,
                       "cache_write", (json_int_t)b->usage.cache_write, "output",
                       (json_int_t)b->usage.output, "reasoning", (json_int_t)b->usage.reasoning,
-                      "cost_usd", json_real(ar_cost_round(b->cost)), "unknown_cost_jobs",
-                      (json_int_t)b->unknown_cost, "duration_ms", (json_int_t)(secs * 1000));
+                      "cost_usd", json_real(ar_cost_round(b->cost_usd)), "unknown_cost_jobs",
+                      (json_int_t)b->unknown_cost, "duration_ms", (json_int_t)b->duration_ms);
         ar_cli_print_json_event(o);
         return;
     }
     char cost[80];
-    snprintf(cost, sizeof(cost), "$%.4f", b->cost);
+    snprintf(cost, sizeof(cost), "$%.4f", b->cost_usd);
     if (b->unknown_cost)
         snprintf(cost + strlen(cost), sizeof(cost) - strlen(cost), " + %zu job%s of unknown cost",
                  b->unknown_cost, b->unknown_cost == 1 ? "" : "s");
@@ -554,11 +286,11 @@ static void summary(struct batch *b)
             (unsigned long long)(b->usage.cache_read + b->usage.cache_write),
             (unsigned long long)b->usage.output, cost, secs);
     /* Until jobs get work trees of their own, git cannot tell two writers apart. */
-    if (b->waited)
+    if (b->edit_jobs_waited)
         fprintf(stderr,
                 "agentrun batch: edit jobs in one work tree ran one at a time (%zu waited for "
                 "theirs)\n",
-                b->waited);
+                b->edit_jobs_waited);
 }
 
 /*
@@ -576,33 +308,51 @@ static int end_line(FILE *f, const char *path)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0; /* write-only for us: nothing to check */
-    char c;
-    ssize_t n = pread(fd, &c, 1, st.st_size - 1);
+    char ch;
+    ssize_t n = pread(fd, &ch, 1, st.st_size - 1);
     close(fd);
-    if (n != 1 || c == '\n')
+    if (n != 1 || ch == '\n')
         return 0;
     if (fputc('\n', f) == EOF || fflush(f) != 0)
         return -1;
     return 0;
 }
 
+/* Opens -o FILE for appending (after --resume rewrote it). Returns 0, or the exit status
+ * after printing why not. */
+static int open_output(struct batch *c, const char *output)
+{
+    c->out = fopen(output, "a");
+    if (!c->out) {
+        c->out = stdout;
+        return ar_cli_usage_error(c->s.cmd, "cannot open '%s': %s", output, strerror(errno));
+    }
+    ar_ignore_own_file(fileno(c->out));
+    if (end_line(c->out, output) < 0) {
+        ar_cli_errorf("cannot write '%s': %s", output, strerror(errno));
+        return AR_EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
 {
-    struct batch b;
+    struct batch c;
     struct ar_cli_parser p;
     const char *resume = NULL, *output = NULL;
     const char *arg;
     int key, rc = AR_EXIT_USAGE, resume_output = 0;
-    json_t *done_ids = json_object();
-    struct ar_buf previous;
+    struct ar_buf previous, input_buf;
+    struct ar_error err = AR_ERROR_INIT;
     ar_buf_init(&previous, AR_BUF_UNLIMITED);
+    ar_buf_init(&input_buf, AR_BUF_UNLIMITED);
 
-    memset(&b, 0, sizeof(b));
-    b.max_running = 4;
-    b.out = stdout;
-    ar_cli_session_init(&b.s, cmd);
+    memset(&c, 0, sizeof(c));
+    c.max_running = 4;
+    c.out = stdout;
+    ar_cli_session_init(&c.s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
-    while ((key = ar_cli_session_next(&b.s, &p, &arg)) != -1) {
+    while ((key = ar_cli_session_next(&c.s, &p, &arg)) != -1) {
         if (key == -2) {
             rc = p.status;
             goto out;
@@ -614,7 +364,7 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
                 ar_cli_usage_error(cmd, "invalid -j '%s': want 1 to 1024", arg);
                 goto out;
             }
-            b.max_running = (unsigned)n;
+            c.max_running = (unsigned)n;
             break;
         case KEY_RESUME_FROM:
             resume = arg;
@@ -624,8 +374,8 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_MAX_COST: {
             char *end;
-            b.max_cost = strtod(arg, &end);
-            if (end == arg || *end || !(b.max_cost > 0) || !isfinite(b.max_cost)) {
+            c.max_cost = strtod(arg, &end);
+            if (end == arg || *end || !(c.max_cost > 0) || !isfinite(c.max_cost)) {
                 ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
                                    arg);
                 goto out;
@@ -633,19 +383,19 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         }
         case KEY_ALLOW_EDITS:
-            b.s.run.allow_edits = 1;
+            c.s.run.allow_edits = 1;
             break;
         case KEY_ALLOW_DENIED:
-            b.s.run.allow_denied = 1;
+            c.s.run.allow_denied = 1;
             break;
         case KEY_EXPECT_CHANGES:
-            b.s.run.expect_changes = 1;
+            c.s.run.expect_changes = 1;
             break;
         case KEY_NO_FILES:
-            b.s.run.track_files = AR_TRACK_FILES_NEVER;
+            c.s.run.track_files = AR_TRACK_FILES_NEVER;
             break;
         case KEY_TRACK_FILES:
-            b.s.run.track_files = AR_TRACK_FILES_ALWAYS;
+            c.s.run.track_files = AR_TRACK_FILES_ALWAYS;
             break;
         case 'o':
             output = arg;
@@ -664,65 +414,65 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     if (resume_output)
         resume = output;
-    if (resume && load_resume(cmd, resume, done_ids, &previous))
+    if (resume && load_resume(cmd, resume, &previous))
         goto out;
-    if (load_jobs(&b, input, done_ids))
+    if (ar_file_read(input, &input_buf, &err) < 0) {
+        ar_cli_usage_error(cmd, "%s", err.msg);
         goto out;
-    if (resume_output && compact_output(&b, output, &previous) < 0)
-        goto out;
-    if (output) {
-        b.out = fopen(output, "a");
-        if (!b.out) {
-            ar_cli_usage_error(cmd, "cannot open '%s': %s", output, strerror(errno));
-            b.out = stdout;
-            goto out;
-        }
-        ar_ignore_own_file(fileno(b.out));
-        if (end_line(b.out, output) < 0) {
-            ar_cli_errorf("cannot write '%s': %s", output, strerror(errno));
-            goto out;
-        }
     }
-    unsigned fit = ar_proc_jobs_within_fd_limit(b.max_running);
-    if (fit < b.max_running) {
-        ar_cli_warnf("-j %u lowered to %u: the open file limit (ulimit -n) allows no more",
-                     b.max_running, fit);
-        b.max_running = fit;
-    }
-    if (ar_cli_session_begin(&b.s) < 0) {
+    if (ar_cli_session_begin(&c.s) < 0) {
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
-    b.backoff = ar_backoff_create();
-    if (!b.backoff) {
-        ar_cli_errorf("out of memory");
-        ar_cli_session_end(&b.s);
+    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    o.defaults = c.s.run;
+    /* The status line shows the batch, not one job's tool. */
+    o.defaults.progress = on_job_progress;
+    o.defaults.progress_arg = &c.s;
+    o.jobs = c.max_running;
+    o.max_cost_usd = c.max_cost;
+    if (ar_batch_start(ar_cli_session_uv(&c.s), &o, on_record, on_done, &c, &c.b, &err) < 0) {
+        ar_cli_errorf("%s", err.msg);
+        ar_cli_session_end(&c.s);
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
-    b.t0 = ar_now_ms();
-    b.s.run.progress = NULL; /* the status line shows the batch, not one job's tool */
-    update_status(&b);
-    ar_cli_session_status_start(&b.s);
-    pump(&b);
-    ar_loop_run(b.s.loop);
-    /* Jobs still pending here were never started (an interruption). */
-    for (size_t i = 0; i < b.n; i++)
-        b.not_started += b.jobs[i].state == PENDING;
-    ar_cli_session_end(&b.s);
-    summary(&b);
+    ar_cli_session_set_cancel(&c.s, cancel, &c);
+    int setup = 0;
+    if (previous.data && ar_batch_resume(c.b, previous.data, previous.len, &err) < 0) {
+        ar_cli_errorf("%s", err.msg);
+        setup = AR_EXIT_PROVIDER;
+    }
+    if (!setup && add_lines(c.b, &input_buf) < 0)
+        setup = AR_EXIT_PROVIDER;
+    ar_batch_close(c.b);
+    if (!setup && resume_output && compact_output(c.b, output, &previous) < 0)
+        setup = AR_EXIT_USAGE;
+    if (!setup && output)
+        setup = open_output(&c, output);
+    /* Set up wrong: no job starts; the loop only lets the batch end. */
+    if (setup) {
+        c.cancelled = 1;
+        ar_batch_cancel(c.b);
+    } else {
+        update_status(&c, c.b);
+        ar_cli_session_status_start(&c.s);
+    }
+    uv_run(ar_cli_session_uv(&c.s), UV_RUN_DEFAULT);
+    ar_cli_session_end(&c.s);
+    if (setup) {
+        rc = setup;
+        goto out;
+    }
+    summary(&c);
     /* Output that cannot be written (EPIPE, a full disk) exits 2 as in run; the
      * jobs it cancelled are not an interruption by a signal. */
-    rc = ar_cli_session_exit_status(&b.s, b.write_failed ? AR_EXIT_USAGE : b.worst);
+    rc = ar_cli_session_exit_status(&c.s, c.write_failed ? AR_EXIT_USAGE : c.worst);
 out:
-    if (b.out && b.out != stdout)
-        fclose(b.out);
-    for (size_t i = 0; i < b.n; i++)
-        ar_batch_job_finish(&b.jobs[i].job);
-    free(b.jobs);
-    json_decref(done_ids);
+    if (c.out && c.out != stdout)
+        fclose(c.out);
     ar_buf_finish(&previous);
-    ar_backoff_destroy(b.backoff);
+    ar_buf_finish(&input_buf);
     ar_cli_parser_finish(&p);
     return rc;
 }

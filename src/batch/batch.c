@@ -1,0 +1,584 @@
+/*
+ * The batch scheduler (include/agentrun/batch.h): jobs in input order, at most
+ * N at once on one loop, one record per job as each finishes.
+ *
+ * Scheduling is a small loop of its own rather than the FIFO pool: a job may
+ * have to wait while another edit job holds its work tree (git status cannot
+ * tell two writers apart), and the budget decides before each start whether a
+ * job may start at all. pump() is the one place that starts jobs, writes off
+ * the ones that will never start and ends the batch; it runs from the loop
+ * only (a deferred call, or a job's done callback), so no user callback ever
+ * runs from inside an ar_batch_*() call.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agentrun/batch.h"
+#include "batch/job.h"
+#include "batch/record.h"
+#include "git/git.h"
+#include "proc/proc.h"
+#include "run/run.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+enum job_state {
+    PENDING,
+    SKIP, /* an earlier batch did it: reported as skipped when the queue gets there */
+    RUNNING,
+    DONE, /* reported; what the job owned is freed */
+};
+
+struct job {
+    struct ar_batch_job job;
+    enum job_state state;
+    int waited; /* held back at least once: another edit job had its work tree */
+    struct ar_batch *b;
+    struct job *prev, *next; /* the running list, while RUNNING */
+};
+
+enum stop {
+    GOING = 0,
+    STOP_BUDGET, /* no job starts; the rest fail with error budget once none runs */
+    STOP_CANCEL, /* ar_batch_cancel(): the rest are never started */
+};
+
+struct ar_batch {
+    struct ar_loop *loop;
+    struct ar_batch_options o;
+    ar_batch_record_fn *record;
+    ar_batch_done_fn *done;
+    void *arg;
+
+    struct job **jobs; /* in input order; each one allocated alone (runs point at it) */
+    size_t n, cap;
+    size_t first_pending;       /* every job before it has started or been reported */
+    size_t reported;            /* jobs whose record went out */
+    size_t lineno;              /* lines given to ar_batch_add_line() */
+    struct job *running;        /* the running jobs, for the work tree check */
+    json_t *seen;               /* id -> its line, to refuse an id used twice */
+    json_t *done_ids;           /* ids an earlier batch finished (ar_batch_resume()) */
+    struct ar_backoff *backoff; /* one rate-limit pause per provider for all jobs */
+
+    double max_seen_cost; /* the dearest finished job: each running job's reservation */
+    enum stop stop;
+    int cancelled;
+    int closed;
+    int pump_queued; /* a deferred pump() is on its way: only it may end the batch */
+    int in_pump;
+    int serial_said;
+    uint64_t t0;
+    struct ar_batch_stats st;
+};
+
+static void pump(struct ar_batch *b);
+
+static void on_deferred_pump(void *arg)
+{
+    struct ar_batch *b = arg;
+    b->pump_queued = 0;
+    pump(b);
+}
+
+/* pump() soon, from the loop. */
+static int kick(struct ar_batch *b)
+{
+    if (b->pump_queued)
+        return 0;
+    int rc = ar_loop_defer(b->loop, on_deferred_pump, b);
+    if (rc == 0)
+        b->pump_queued = 1;
+    return rc;
+}
+
+static void usage_add(struct ar_usage *a, const struct ar_usage *b)
+{
+    a->input += b->input;
+    a->cache_read += b->cache_read;
+    a->cache_write += b->cache_write;
+    a->output += b->output;
+    a->reasoning += b->reasoning;
+}
+
+/* ---- records --------------------------------------------------------------------------- */
+
+static void report(struct ar_batch *b, struct job *j, enum ar_batch_outcome outcome,
+                   const struct ar_result *r)
+{
+    struct ar_batch_record rec = {
+        j->job.id, j->job.id_is_integer, j->job.line, outcome, r, NULL, 0
+    };
+    struct ar_buf line;
+    ar_buf_init(&line, AR_BUF_UNLIMITED);
+    if (r) {
+        if (r->ok)
+            b->st.ok++;
+        else
+            b->st.failed++;
+        usage_add(&b->st.usage, &r->usage);
+        if (r->n_calls && r->cost_source == AR_COST_UNKNOWN)
+            b->st.unknown_cost++;
+        else if (r->n_calls)
+            b->st.cost_usd += r->cost_usd;
+        if (ar_batch_record_line(j->job.id, j->job.id_is_integer, r, &line) == 0) {
+            rec.json = line.data;
+            rec.json_len = line.len;
+        }
+    } else if (outcome == AR_BATCH_NOT_STARTED) {
+        b->st.not_started++;
+    }
+    j->state = DONE;
+    b->reported++;
+    b->record(b, &rec, b->arg);
+    ar_buf_finish(&line);
+    /* Its record is out: a batch of a million jobs keeps none of their prompts. */
+    ar_batch_job_finish(&j->job);
+}
+
+static void report_failed(struct ar_batch *b, struct job *j, int code, const char *msg)
+{
+    struct ar_result *r = ar_result_new_failed(NULL, code, msg);
+    if (!r)
+        abort(); /* out of memory: the one policy (docs/architecture.md) */
+    report(b, j, AR_BATCH_FINISHED, r);
+    ar_result_destroy(r);
+}
+
+/* ---- running jobs ---------------------------------------------------------------------- */
+
+static void running_add(struct ar_batch *b, struct job *j)
+{
+    j->state = RUNNING;
+    j->prev = NULL;
+    j->next = b->running;
+    if (b->running)
+        b->running->prev = j;
+    b->running = j;
+    b->st.running++;
+}
+
+static void running_remove(struct ar_batch *b, struct job *j)
+{
+    if (j->prev)
+        j->prev->next = j->next;
+    else
+        b->running = j->next;
+    if (j->next)
+        j->next->prev = j->prev;
+    j->prev = j->next = NULL;
+    b->st.running--;
+}
+
+static int tree_busy(const struct ar_batch *b, const char *tree)
+{
+    for (const struct job *o = b->running; o; o = o->next)
+        if (o->job.worktree && strcmp(o->job.worktree, tree) == 0)
+            return 1;
+    return 0;
+}
+
+static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    struct job *j = arg;
+    struct ar_batch *b = j->b;
+    (void)run;
+    running_remove(b, j);
+    if (res->cost_source != AR_COST_UNKNOWN && res->cost_usd > b->max_seen_cost)
+        b->max_seen_cost = res->cost_usd;
+    /* A cost the price table does not know cannot be held against the cap, and
+     * counting it as zero would let the batch run past it: stop starting jobs. */
+    if (b->o.max_cost_usd > 0 && res->n_calls && res->cost_source == AR_COST_UNKNOWN && !b->stop) {
+        ar_log_event(&b->o.defaults.logger, AR_LOG_WARN, "batch_cost_unknown",
+                     json_pack("{s:s,s:s?}", "id", j->job.id, "model", res->model),
+                     "job '%s' cost an unknown amount (model %s is not in the price table), so "
+                     "--max-cost can no longer be kept: no more jobs start; --prices FILE "
+                     "prices it",
+                     j->job.id, res->model ? res->model : "unknown");
+        b->stop = STOP_BUDGET;
+    }
+    report(b, j, AR_BATCH_FINISHED, res);
+    ar_result_destroy(res);
+    pump(b);
+}
+
+enum { BUDGET_START, BUDGET_WAIT, BUDGET_OVER };
+
+/*
+ * May this job start now, as far as the budget goes? Every running job and
+ * this one reserve the dearest job's cost so far, recomputed as costs come in.
+ * Before any job has cost something the estimate is the whole remaining budget,
+ * never $0: jobs then run one at a time until the first cost is known.
+ */
+static int budget_check(struct ar_batch *b, struct job *j)
+{
+    double max = b->o.max_cost_usd;
+    if (max <= 0)
+        return BUDGET_START;
+    double left = max - b->st.cost_usd;
+    if (!(b->max_seen_cost > 0)) {
+        if (b->st.running)
+            return BUDGET_WAIT;
+        j->job.opts.max_cost_usd = left;
+        return BUDGET_START;
+    }
+    double est = b->max_seen_cost;
+    if (b->st.cost_usd + (double)(b->st.running + 1) * est > max)
+        return BUDGET_OVER;
+    j->job.opts.max_cost_usd = left - (double)b->st.running * est;
+    return BUDGET_START;
+}
+
+static void start(struct ar_batch *b, struct job *j)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    j->job.opts.job_id = j->job.id;
+    running_add(b, j);
+    if (ar_pipeline_start(b->loop, &j->job.opts, b->backoff, on_job_done, j, NULL, &err) == 0)
+        return;
+    running_remove(b, j);
+    /* Which line, and where in the template ("greet.md:1") when that is the cause. */
+    char msg[sizeof(err.msg) + sizeof(err.where) + 48];
+    const char *where = err.where[0] && !strstr(err.msg, err.where) ? err.where : NULL;
+    if (j->job.line)
+        snprintf(msg, sizeof(msg), "line %zu: %s%s%s", j->job.line, where ? where : "",
+                 where ? ": " : "", err.msg);
+    else
+        snprintf(msg, sizeof(msg), "%s%s%s", where ? where : "", where ? ": " : "", err.msg);
+    report_failed(b, j, err.code, msg);
+}
+
+/* ---- the scheduler --------------------------------------------------------------------- */
+
+static void finish(struct ar_batch *b);
+
+static void write_off_rest(struct ar_batch *b)
+{
+    for (size_t i = b->first_pending; i < b->n; i++) {
+        struct job *j = b->jobs[i];
+        if (j->state == SKIP)
+            report(b, j, AR_BATCH_SKIPPED, NULL);
+        else if (j->state != PENDING)
+            continue;
+        else if (b->stop == STOP_CANCEL)
+            report(b, j, AR_BATCH_NOT_STARTED, NULL);
+        else {
+            report_failed(b, j, AR_EBUDGET,
+                          b->st.unknown_cost
+                              ? "not started: an earlier job's cost is unknown, so --max-cost "
+                                "could no longer be kept"
+                              : "not started: the batch would pass --max-cost");
+            b->st.budget_stopped++;
+        }
+    }
+}
+
+static void pump(struct ar_batch *b)
+{
+    /* A record callback that adds or cancels kicks a pump of its own, later. */
+    if (b->in_pump)
+        return;
+    b->in_pump = 1;
+    while (b->first_pending < b->n && b->jobs[b->first_pending]->state != PENDING &&
+           b->jobs[b->first_pending]->state != SKIP)
+        b->first_pending++;
+    for (size_t i = b->first_pending; i < b->n && b->st.running < b->st.jobs && b->stop == GOING;
+         i++) {
+        struct job *j = b->jobs[i];
+        if (j->state == SKIP) {
+            report(b, j, AR_BATCH_SKIPPED, NULL);
+            continue;
+        }
+        if (j->state != PENDING)
+            continue;
+        if (j->job.error) {
+            report_failed(b, j, AR_EUSAGE, j->job.error);
+            continue;
+        }
+        if (j->job.worktree && tree_busy(b, j->job.worktree)) {
+            if (!j->waited) {
+                j->waited = 1;
+                b->st.edit_jobs_waited++;
+            }
+            if (!b->serial_said) {
+                ar_warn(&b->o.defaults.logger, "jobs that edit the same work tree run one at a "
+                                               "time, so that each one's files are its own");
+                b->serial_said = 1;
+            }
+            continue;
+        }
+        int budget = budget_check(b, j);
+        if (budget == BUDGET_WAIT)
+            break;
+        if (budget == BUDGET_OVER) {
+            b->stop = STOP_BUDGET;
+            break;
+        }
+        start(b, j);
+    }
+    /* Stopped: nothing more starts; the rest are written off once nothing runs
+     * (a running job's cost may still come in). */
+    if (b->stop != GOING && b->st.running == 0)
+        write_off_rest(b);
+    b->in_pump = 0;
+    if (b->closed && b->st.running == 0 && b->reported == b->n && !b->pump_queued)
+        finish(b);
+}
+
+/* ---- the public API -------------------------------------------------------------------- */
+
+static void destroy(struct ar_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        ar_batch_job_finish(&b->jobs[i]->job);
+        free(b->jobs[i]);
+    }
+    free(b->jobs);
+    json_decref(b->seen);
+    json_decref(b->done_ids);
+    ar_backoff_destroy(b->backoff);
+    free(b);
+}
+
+static void finish(struct ar_batch *b)
+{
+    struct ar_batch_stats st;
+    ar_batch_get_stats(b, &st);
+    ar_loop_detach(b->loop);
+    b->loop = NULL;
+    b->done(b, &st, b->arg);
+    destroy(b);
+}
+
+int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
+                   ar_batch_record_fn *record, ar_batch_done_fn *done, void *arg,
+                   struct ar_batch **out, struct ar_error *err)
+{
+    struct ar_error local = AR_ERROR_INIT;
+    if (!err)
+        err = &local;
+    if (out)
+        *out = NULL;
+    if (!loop || !o || !record || !done || !out)
+        return ar_error_set(err, AR_EUSAGE, NULL,
+                            "ar_batch_start() needs a loop, options, record and done callbacks "
+                            "and somewhere to put the batch");
+    struct ar_batch *b = calloc(1, sizeof(*b));
+    if (!b)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    b->o = *o;
+    b->record = record;
+    b->done = done;
+    b->arg = arg;
+    b->seen = json_object();
+    b->done_ids = json_object();
+    b->backoff = ar_backoff_create();
+    if (!b->seen || !b->done_ids || !b->backoff) {
+        destroy(b);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    b->loop = ar_loop_attach(loop, err);
+    if (!b->loop) {
+        int rc = err->code;
+        destroy(b);
+        return rc;
+    }
+    unsigned want = o->jobs ? o->jobs : 1;
+    b->st.jobs = ar_proc_jobs_within_fd_limit(want);
+    if (b->st.jobs < want)
+        ar_warn(&b->o.defaults.logger,
+                "-j %u lowered to %u: the open file limit (ulimit -n) allows no more", want,
+                b->st.jobs);
+    b->t0 = ar_now_ms();
+    *out = b;
+    return 0;
+}
+
+static int mark_done(void *arg, const char *key, int ok, size_t offset, size_t len)
+{
+    (void)offset;
+    (void)len;
+    if (ok && json_object_set_new(arg, key, json_true()) < 0)
+        return AR_ENOMEM;
+    return 0;
+}
+
+int ar_batch_resume(struct ar_batch *b, const char *text, size_t len, struct ar_error *err)
+{
+    int rc = ar_batch_record_each(text, len, mark_done, b->done_ids);
+    if (rc < 0)
+        return ar_error_set(err, rc, NULL, "out of memory");
+    return 0;
+}
+
+/* Appends j to the queue and kicks the scheduler. Takes j. */
+static int enqueue(struct ar_batch *b, struct job *j, struct ar_error *err)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        struct job **v = realloc(b->jobs, cap * sizeof(*v));
+        if (!v)
+            goto nomem;
+        b->jobs = v;
+        b->cap = cap;
+    }
+    if (kick(b) < 0)
+        goto nomem;
+    j->b = b;
+    b->jobs[b->n++] = j;
+    b->st.added++;
+    if (!j->job.error && json_object_get(b->done_ids, j->job.id)) {
+        j->state = SKIP;
+        b->st.skipped++;
+    }
+    return 0;
+nomem:
+    ar_batch_job_finish(&j->job);
+    free(j);
+    return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+}
+
+int ar_batch_add_line(struct ar_batch *b, const char *line, size_t len, struct ar_error *err)
+{
+    if (b->closed)
+        return ar_error_set(err, AR_EUSAGE, NULL, "the batch is closed: no job can be added");
+    size_t lineno = ++b->lineno;
+    if (ar_batch_line_blank(line, len))
+        return 0;
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j || ar_batch_job_parse(line, len, lineno, &b->o.defaults, &j->job) < 0) {
+        if (j)
+            ar_batch_job_finish(&j->job);
+        free(j);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    json_t *first = j->job.error ? NULL : json_object_get(b->seen, j->job.id);
+    if (first) {
+        /* Its record is keyed by its line, as for a line without an id, so the
+         * output never holds two records of one id. */
+        char msg[200], id[32];
+        snprintf(msg, sizeof(msg),
+                 "line %zu: id '%.100s' is used twice (first on line %" JSON_INTEGER_FORMAT ")",
+                 lineno, j->job.id, json_integer_value(first));
+        snprintf(id, sizeof(id), "line %zu", lineno);
+        free(j->job.id);
+        j->job.id = strdup(id);
+        j->job.error = strdup(msg);
+        j->job.id_is_integer = 0;
+        if (!j->job.id || !j->job.error) {
+            ar_batch_job_finish(&j->job);
+            free(j);
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        }
+    } else if (!j->job.error &&
+               json_object_set_new(b->seen, j->job.id, json_integer((json_int_t)lineno)) < 0) {
+        ar_batch_job_finish(&j->job);
+        free(j);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    return enqueue(b, j, err);
+}
+
+int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options *o,
+                 struct ar_error *err)
+{
+    if (b->closed)
+        return ar_error_set(err, AR_EUSAGE, NULL, "the batch is closed: no job can be added");
+    if (!id)
+        return ar_error_set(err, AR_EUSAGE, NULL, "a job needs an id");
+    if (json_object_get(b->seen, id))
+        return ar_error_set(err, AR_EUSAGE, NULL, "id '%.100s' is used twice", id);
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    j->job.opts = *o;
+    j->job.id = strdup(id);
+    if (o->allow_edits)
+        j->job.worktree = ar_git_find_root(o->cwd);
+    if (!j->job.id || json_object_set_new(b->seen, id, json_integer(0)) < 0) {
+        ar_batch_job_finish(&j->job);
+        free(j);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    return enqueue(b, j, err);
+}
+
+void ar_batch_close(struct ar_batch *b)
+{
+    b->closed = 1;
+    /* The one kick that can fail with no caller to tell: without it an empty batch
+     * would never end, so this is out of memory like any other. */
+    if (kick(b) < 0)
+        abort();
+}
+
+struct compact {
+    const struct ar_batch *b;
+    json_t *best; /* id -> [line offset, ok] */
+    struct ar_buf *out;
+    const char *text;
+};
+
+static int pick_best(void *arg, const char *key, int ok, size_t offset, size_t len)
+{
+    struct compact *c = arg;
+    (void)len;
+    json_t *cur = json_object_get(c->best, key);
+    if (ok || !cur || !json_is_true(json_array_get(cur, 1))) {
+        json_t *v = json_pack("[Ib]", (json_int_t)offset, ok);
+        if (!v || json_object_set_new(c->best, key, v) < 0)
+            return AR_ENOMEM;
+    }
+    return 0;
+}
+
+static int keep_best(void *arg, const char *key, int ok, size_t offset, size_t len)
+{
+    struct compact *c = arg;
+    (void)ok;
+    json_t *keep = json_object_get(c->best, key);
+    if (keep && json_integer_value(json_array_get(keep, 0)) == (json_int_t)offset)
+        if (ar_buf_append(c->out, c->text + offset, len) < 0 || ar_buf_putc(c->out, '\n') < 0)
+            return AR_ENOMEM;
+    return 0;
+}
+
+char *ar_batch_compact_records(const struct ar_batch *b, const char *text, size_t len,
+                               size_t *out_len)
+{
+    struct ar_buf out;
+    ar_buf_init(&out, AR_BUF_UNLIMITED);
+    struct compact c = { b, json_object(), &out, text };
+    int rc = c.best ? ar_batch_record_each(text, len, pick_best, &c) : AR_ENOMEM;
+    /* The jobs about to run again: their new record is their final one. */
+    for (size_t i = 0; rc == 0 && i < b->n; i++)
+        if (b->jobs[i]->state == PENDING && !b->jobs[i]->job.error)
+            json_object_del(c.best, b->jobs[i]->job.id);
+    if (rc == 0)
+        rc = ar_batch_record_each(text, len, keep_best, &c);
+    json_decref(c.best);
+    if (rc < 0) {
+        ar_buf_finish(&out);
+        return NULL;
+    }
+    return ar_buf_detach(&out, out_len);
+}
+
+void ar_batch_get_stats(const struct ar_batch *b, struct ar_batch_stats *st)
+{
+    *st = b->st;
+    st->cancelled = b->cancelled != 0;
+    st->duration_ms = ar_now_ms() - b->t0;
+}
+
+void ar_batch_cancel(struct ar_batch *b)
+{
+    b->cancelled++;
+    if (b->stop == GOING)
+        b->stop = STOP_CANCEL;
+    /* The first call ends every job's CLI group (SIGTERM, then SIGKILL after the
+     * grace); a second one SIGKILLs them at once. */
+    ar_loop_cancel_all(b->loop);
+    if (kick(b) < 0)
+        abort();
+}

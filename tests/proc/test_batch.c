@@ -1,0 +1,350 @@
+/*
+ * The public batch API (include/agentrun/batch.h) on a libuv loop this test
+ * owns, against the fake CLI (tests/fake) standing in for claude: jobs from
+ * lines and from options, the budget, resume, cancel. Each test ends with
+ * uv_loop_close() == 0: the batch left no handle behind.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "agentrun/batch.h"
+
+#ifndef AR_FAKE_BIN_DIR
+#error "AR_FAKE_BIN_DIR: the fake CLI's bin directory, set by tests/proc/meson.build"
+#endif
+
+static char tmpdir[256];
+static char fixture[300];
+
+/* A claude stream answering `text` at `cost` USD. */
+static void write_fixture(const char *text, double cost)
+{
+    FILE *f = fopen(fixture, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":"
+            "\"claude-opus-4-8\",\"tools\":[],\"permissionMode\":\"default\"}\n"
+            "{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"type\":\"message\",\"role\":"
+            "\"assistant\",\"model\":\"claude-opus-4-8\",\"content\":[{\"type\":\"text\","
+            "\"text\":\"%s\"}],\"usage\":{\"input_tokens\":100,\"output_tokens\":5}},"
+            "\"session_id\":\"s1\"}\n"
+            "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"%s\","
+            "\"session_id\":\"s1\",\"total_cost_usd\":%g,\"usage\":{\"input_tokens\":100,"
+            "\"output_tokens\":5},\"num_turns\":1}\n",
+            text, text, cost);
+    fclose(f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/agentrun-batch-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    snprintf(fixture, sizeof(fixture), "%s/answer.jsonl", tmpdir);
+    write_fixture("done", 0.4);
+    setenv("AGENTRUN_CLAUDE_BIN", AR_FAKE_BIN_DIR "/claude", 1);
+    setenv("FAKE_CLI_FIXTURE", fixture, 1);
+    unsetenv("FAKE_CLI_HANG");
+    unsetenv("AGENTRUN_PROVIDER");
+    unsetenv("AGENTRUN_MODEL");
+    unsetenv("AGENTRUN_RECORD");
+    unsetenv("AGENTRUN_REPLAY");
+    unsetenv("AGENTRUN_PRICES");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* What the callbacks saw. */
+struct seen {
+    struct ar_batch *b;
+    char ids[16][32];
+    enum ar_batch_outcome outcome[16];
+    int ok[16];
+    int error[16]; /* the result's error code */
+    char lines[4096];
+    size_t n;
+    int done;
+    struct ar_batch_stats st;
+    int cancel_after; /* cancel from the record callback of this many records (0: never) */
+};
+
+static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, void *arg)
+{
+    struct seen *s = arg;
+    assert_false(s->done);
+    assert_true(s->n < 16);
+    snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", rec->id);
+    s->outcome[s->n] = rec->outcome;
+    if (rec->outcome == AR_BATCH_FINISHED) {
+        assert_non_null(rec->result);
+        assert_non_null(rec->json);
+        assert_int_equal(rec->json[rec->json_len - 1], '\n');
+        assert_int_equal(strlen(rec->json), rec->json_len);
+        s->ok[s->n] = rec->result->ok;
+        s->error[s->n] = rec->result->error.code;
+        strncat(s->lines, rec->json, sizeof(s->lines) - strlen(s->lines) - 1);
+    } else {
+        assert_null(rec->result);
+        assert_null(rec->json);
+    }
+    s->n++;
+    if (s->cancel_after && s->n == (size_t)s->cancel_after)
+        ar_batch_cancel(b);
+}
+
+static void on_done(struct ar_batch *b, const struct ar_batch_stats *st, void *arg)
+{
+    struct seen *s = arg;
+    assert_ptr_equal(b, s->b);
+    s->done++;
+    s->st = *st;
+}
+
+static struct ar_batch *start(uv_loop_t *loop, struct ar_batch_options *o, struct seen *s)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    o->defaults.provider = "claude";
+    o->defaults.cwd = tmpdir;
+    assert_int_equal(ar_batch_start(loop, o, on_record, on_done, s, &s->b, &err), 0);
+    assert_non_null(s->b);
+    return s->b;
+}
+
+static void add_line(struct ar_batch *b, const char *line)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_batch_add_line(b, line, strlen(line), &err), 0);
+}
+
+static void run_to_end(uv_loop_t *loop, struct seen *s)
+{
+    uv_run(loop, UV_RUN_DEFAULT);
+    assert_int_equal(s->done, 1);
+    assert_int_equal(uv_loop_close(loop), 0);
+}
+
+static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct seen s = { 0 };
+    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    o.jobs = 2;
+    struct ar_batch *b = start(&loop, &o, &s);
+    add_line(b, "{\"id\": \"a\", \"prompt\": \"one\"}");
+    add_line(b, "   ");
+    add_line(b, "{\"id\": 7, \"prompt\": \"two\"}");
+    add_line(b, "{\"id\": \"bad\", \"promt\": \"typo\"}");
+    struct ar_run_options r = o.defaults;
+    r.prompt = "three";
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_batch_add(b, "c", &r, &err), 0);
+    assert_int_equal(ar_batch_add(b, "c", &r, &err), AR_EUSAGE);
+    ar_batch_close(b);
+    /* Nothing before the loop runs. */
+    assert_int_equal(s.n, 0);
+    assert_int_equal(ar_batch_add_line(b, "{}", 2, &err), AR_EUSAGE);
+    run_to_end(&loop, &s);
+
+    assert_int_equal(s.n, 4);
+    assert_int_equal(s.st.added, 4);
+    assert_int_equal(s.st.ok, 3);
+    assert_int_equal(s.st.failed, 1);
+    assert_int_equal(s.st.running, 0);
+    assert_int_equal(s.st.usage.input, 300);
+    assert_true(s.st.cost_usd > 1.19 && s.st.cost_usd < 1.21);
+    for (size_t i = 0; i < s.n; i++) {
+        assert_int_equal(s.outcome[i], AR_BATCH_FINISHED);
+        if (strcmp(s.ids[i], "bad") == 0)
+            assert_int_equal(s.error[i], AR_EUSAGE);
+        else
+            assert_true(s.ok[i]);
+    }
+    /* An integer id stays a number in its record; a line's failure names its line. */
+    assert_non_null(strstr(s.lines, "{\"id\":7,"));
+    assert_non_null(strstr(s.lines, "line 4: unknown key 'promt'"));
+}
+
+static void test_batch_budget_stops_starting_jobs_and_fails_the_rest(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct seen s = { 0 };
+    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    o.jobs = 1;
+    o.max_cost_usd = 1.0;
+    struct ar_batch *b = start(&loop, &o, &s);
+    for (int i = 0; i < 5; i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "{\"id\": \"j%d\", \"prompt\": \"x\"}", i);
+        add_line(b, line);
+    }
+    ar_batch_close(b);
+    run_to_end(&loop, &s);
+
+    /* $0.40 a job, $1 in all: the third would pass the budget. */
+    assert_int_equal(s.n, 5);
+    assert_int_equal(s.st.ok, 2);
+    assert_int_equal(s.st.failed, 3);
+    assert_int_equal(s.st.budget_stopped, 3);
+    for (size_t i = 2; i < 5; i++)
+        assert_int_equal(s.error[i], AR_EBUDGET);
+    assert_true(s.st.cost_usd <= 1.0);
+}
+
+static void test_batch_resume_skips_done_ids_and_compacts_the_records(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct seen s = { 0 };
+    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch *b = start(&loop, &o, &s);
+    const char *earlier = "{\"id\":\"a\",\"ok\":true,\"n\":1}\n"
+                          "{\"id\":\"b\",\"ok\":false,\"n\":2}\n"
+                          "{\"id\":\"c\",\"ok\":false,\"n\":3}\n"
+                          "{\"id\":\"a\",\"ok\":false,\"n\":4}\n"
+                          "{\"id\":\"cut";
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_batch_resume(b, earlier, strlen(earlier), &err), 0);
+    add_line(b, "{\"id\": \"a\", \"prompt\": \"x\"}");
+    add_line(b, "{\"id\": \"b\", \"prompt\": \"x\"}");
+    ar_batch_close(b);
+
+    /* a is done (its ok record stays); b runs again (its old record goes); c is not
+     * in this batch (its last record stays); the cut line goes. */
+    size_t len = 0;
+    char *text = ar_batch_compact_records(b, earlier, strlen(earlier), &len);
+    assert_non_null(text);
+    assert_string_equal(text, "{\"id\":\"a\",\"ok\":true,\"n\":1}\n"
+                              "{\"id\":\"c\",\"ok\":false,\"n\":3}\n");
+    assert_int_equal(len, strlen(text));
+    free(text);
+
+    run_to_end(&loop, &s);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.ids[0], "a");
+    assert_int_equal(s.outcome[0], AR_BATCH_SKIPPED);
+    assert_string_equal(s.ids[1], "b");
+    assert_int_equal(s.outcome[1], AR_BATCH_FINISHED);
+    assert_int_equal(s.st.skipped, 1);
+    assert_int_equal(s.st.ok, 1);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    struct seen *s = t->data;
+    ar_batch_cancel(s->b);
+    uv_close((uv_handle_t *)t, NULL);
+}
+
+static void test_batch_cancel_ends_running_jobs_and_never_starts_the_rest(void **state)
+{
+    (void)state;
+    setenv("FAKE_CLI_HANG", "1", 1);
+    unsetenv("FAKE_CLI_FIXTURE");
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct seen s = { 0 };
+    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    o.jobs = 2;
+    o.defaults.kill_grace_ms = 200;
+    struct ar_batch *b = start(&loop, &o, &s);
+    for (int i = 0; i < 5; i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "{\"id\": \"j%d\", \"prompt\": \"x\"}", i);
+        add_line(b, line);
+    }
+    ar_batch_close(b);
+    uv_timer_t t;
+    uv_timer_init(&loop, &t);
+    t.data = &s;
+    uv_timer_start(&t, on_timer, 300, 0);
+    uint64_t t0 = uv_hrtime();
+    run_to_end(&loop, &s);
+
+    assert_true(uv_hrtime() - t0 < 10ULL * 1000000000ULL);
+    assert_int_equal(s.n, 5);
+    assert_true(s.st.cancelled);
+    assert_int_equal(s.st.failed, 2);
+    assert_int_equal(s.st.not_started, 3);
+    for (size_t i = 0; i < s.n; i++) {
+        if (s.outcome[i] == AR_BATCH_FINISHED)
+            assert_int_equal(s.error[i], AR_EINTERRUPTED);
+        else
+            assert_int_equal(s.outcome[i], AR_BATCH_NOT_STARTED);
+    }
+}
+
+static void test_batch_cancel_from_a_record_callback_stops_the_rest(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct seen s = { 0 };
+    s.cancel_after = 1;
+    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    o.jobs = 1;
+    struct ar_batch *b = start(&loop, &o, &s);
+    for (int i = 0; i < 3; i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "{\"id\": \"j%d\", \"prompt\": \"x\"}", i);
+        add_line(b, line);
+    }
+    ar_batch_close(b);
+    run_to_end(&loop, &s);
+    assert_int_equal(s.st.ok, 1);
+    assert_int_equal(s.st.not_started, 2);
+}
+
+static void test_batch_without_jobs_ends_from_the_loop(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct seen s = { 0 };
+    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch *b = start(&loop, &o, &s);
+    ar_batch_close(b);
+    assert_int_equal(s.done, 0);
+    run_to_end(&loop, &s);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(s.st.added, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_batch_runs_lines_and_option_jobs_and_reports_each_once,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_budget_stops_starting_jobs_and_fails_the_rest,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_resume_skips_done_ids_and_compacts_the_records,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_batch_cancel_ends_running_jobs_and_never_starts_the_rest, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_cancel_from_a_record_callback_stops_the_rest,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_without_jobs_ends_from_the_loop, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

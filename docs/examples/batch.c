@@ -89,7 +89,7 @@ static int add_prompts(struct ar_batch *b, const struct ar_run_options *defaults
 {
     for (int i = 0; i < n; i++) {
         struct ar_run_options o = *defaults;
-        o.prompt = prompts[i]; /* borrowed until done: argv lives that long */
+        o.prompt = prompts[i]; /* copied by ar_batch_add() */
         char id[32];
         snprintf(id, sizeof(id), "p%d", i + 1);
         int rc = ar_batch_add(b, id, &o, err);

@@ -52,12 +52,13 @@ struct ar_batch;
 
 struct ar_batch_options {
     /*
-     * What every job starts from: a line's own fields ("provider", "cwd", …) and
-     * ar_batch_add()'s options replace these. The struct is copied; the strings,
-     * arrays and callbacks it points to stay borrowed until the done callback.
-     * defaults.logger also gets the batch's own warnings; defaults.progress gets
-     * every job's progress (its job is the job's id). defaults.max_cost_usd and
-     * job_id are set per job by the batch.
+     * What every job starts from: a line's own fields ("provider", "cwd", …)
+     * replace these. Copied by ar_batch_start(), strings and variables included
+     * (yours may go away once it returns); the callbacks and their arguments
+     * (logger, progress, on_call, validate) must stay valid until done.
+     * defaults.logger also gets the batch's own warnings; defaults.progress and
+     * on_call get every job's (p->job is the job's id). job_id and max_cost_usd
+     * are set per job by the batch.
      */
     struct ar_run_options defaults;
     /* At most this many jobs run at once (default 4). Lowered, with a warning, to
@@ -160,9 +161,10 @@ AR_API int ar_batch_add_line(struct ar_batch *b, const char *line, size_t len,
                              struct ar_error *err);
 
 /*
- * Adds a job with options o under id (both borrowed: id is copied; o is
- * copied, its strings and arrays stay borrowed until done). o starts from
- * nothing but itself: take ar_batch_options.defaults or AR_RUN_OPTIONS_INIT.
+ * Adds a job with options o under id. Both are copied, o's strings and
+ * variables included; o's callbacks and their arguments must stay valid until
+ * done. o starts from nothing but itself: take a copy of
+ * ar_batch_options.defaults or AR_RUN_OPTIONS_INIT.
  * A job with allow_edits is serialised with the other edit jobs of its work
  * tree. Returns 0; AR_EUSAGE when id is NULL or already used, or after
  * ar_batch_close(); AR_ENOMEM.

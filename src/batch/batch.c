@@ -47,6 +47,7 @@ enum stop {
 struct ar_batch {
     struct ar_loop *loop;
     struct ar_batch_options o;
+    struct ar_batch_job defaults; /* owns the strings of o.defaults */
     ar_batch_record_fn *record;
     ar_batch_done_fn *done;
     void *arg;
@@ -334,6 +335,7 @@ static void destroy(struct ar_batch *b)
         free(b->jobs[i]);
     }
     free(b->jobs);
+    ar_batch_job_finish(&b->defaults);
     json_decref(b->seen);
     json_decref(b->done_ids);
     ar_backoff_destroy(b->backoff);
@@ -367,6 +369,11 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
     if (!b)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     b->o = *o;
+    if (ar_batch_job_copy_options(&b->defaults, &o->defaults) < 0) {
+        destroy(b);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    b->o.defaults = b->defaults.opts;
     b->record = record;
     b->done = done;
     b->arg = arg;
@@ -491,11 +498,11 @@ int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options
     struct job *j = calloc(1, sizeof(*j));
     if (!j)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    j->job.opts = *o;
     j->job.id = strdup(id);
-    if (o->allow_edits)
+    int rc = ar_batch_job_copy_options(&j->job, o);
+    if (rc == 0 && o->allow_edits)
         j->job.worktree = ar_git_find_root(o->cwd);
-    if (!j->job.id || json_object_set_new(b->seen, id, json_integer(0)) < 0) {
+    if (rc < 0 || !j->job.id || json_object_set_new(b->seen, id, json_integer(0)) < 0) {
         ar_batch_job_finish(&j->job);
         free(j);
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");

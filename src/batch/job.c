@@ -86,6 +86,39 @@ static const char *keep_take(struct ar_batch_job *job, char *s)
     return job->storage.v[job->storage.n - 1];
 }
 
+int ar_batch_job_copy_options(struct ar_batch_job *job, const struct ar_run_options *o)
+{
+    job->opts = *o;
+    const char **strings[] = {
+        &job->opts.provider,        &job->opts.fallback,
+        &job->opts.model,           &job->opts.prompt,
+        &job->opts.template_name,   &job->opts.prompts_dir,
+        &job->opts.schema,          &job->opts.cwd,
+        &job->opts.resume,          &job->opts.prices_file,
+        &job->opts.transcript_path, &job->opts.job_id,
+        &job->opts.record_dir,      &job->opts.replay_dir,
+        &job->opts.cache_dir,
+    };
+    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+        if (*strings[i] && !(*strings[i] = keep(job, *strings[i])))
+            return AR_ENOMEM;
+    job->opts.vars = NULL;
+    if (o->n_vars) {
+        job->vars = calloc(o->n_vars, sizeof(*job->vars));
+        if (!job->vars)
+            return AR_ENOMEM;
+        for (size_t i = 0; i < o->n_vars; i++) {
+            const struct ar_var *v = &o->vars[i];
+            job->vars[i].name = v->name ? keep(job, v->name) : NULL;
+            job->vars[i].value = v->value ? keep(job, v->value) : NULL;
+            if (!job->vars[i].name != !v->name || !job->vars[i].value != !v->value)
+                return AR_ENOMEM;
+        }
+        job->opts.vars = job->vars;
+    }
+    return 0;
+}
+
 static int fail(struct ar_batch_job *job, const char *fmt, const char *a, const char *b)
 {
     char msg[512];

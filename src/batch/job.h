@@ -43,6 +43,14 @@ struct ar_batch_job {
 int ar_batch_job_parse(const char *line, size_t len, size_t lineno,
                        const struct ar_run_options *defaults, struct ar_batch_job *job);
 
+/*
+ * Fills job->opts with a copy of o whose strings and variables the job owns (in
+ * storage and vars), so the caller's may go away. Callbacks and their arguments
+ * are copied as pointers. Returns 0, or AR_ENOMEM (ar_batch_job_finish() still
+ * frees what was copied).
+ */
+int ar_batch_job_copy_options(struct ar_batch_job *job, const struct ar_run_options *o);
+
 /* Frees what the job owns. */
 void ar_batch_job_finish(struct ar_batch_job *job);
 

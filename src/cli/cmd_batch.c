@@ -170,7 +170,7 @@ static void on_job_progress(void *arg, const struct ar_run_progress *p)
     struct ar_cli_session *s = arg;
     if (!p->wait_ms)
         return;
-    uint64_t until = uv_hrtime() / 1000000u + p->wait_ms;
+    uint64_t until = ar_cli_now_ms() + p->wait_ms;
     if (until > s->wait_until_ms) {
         s->wait_until_ms = until;
         snprintf(s->wait_reason, sizeof(s->wait_reason), "%s paused", p->provider);

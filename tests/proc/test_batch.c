@@ -53,6 +53,9 @@ static int setup(void **state)
     write_fixture("done", 0.4);
     setenv("AGENTRUN_CLAUDE_BIN", AR_FAKE_BIN_DIR "/claude", 1);
     setenv("FAKE_CLI_FIXTURE", fixture, 1);
+    char log[300];
+    snprintf(log, sizeof(log), "%s/calls.jsonl", tmpdir);
+    setenv("FAKE_CLI_LOG", log, 1);
     unsetenv("FAKE_CLI_HANG");
     unsetenv("AGENTRUN_PROVIDER");
     unsetenv("AGENTRUN_MODEL");
@@ -152,11 +155,14 @@ static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **s
     add_line(b, "   ");
     add_line(b, "{\"id\": 7, \"prompt\": \"two\"}");
     add_line(b, "{\"id\": \"bad\", \"promt\": \"typo\"}");
+    /* ar_batch_add() copies the options' strings: the caller's may go away. */
+    char prompt[32] = "third job";
     struct ar_run_options r = o.defaults;
-    r.prompt = "three";
+    r.prompt = prompt;
     struct ar_error err = AR_ERROR_INIT;
     assert_int_equal(ar_batch_add(b, "c", &r, &err), 0);
     assert_int_equal(ar_batch_add(b, "c", &r, &err), AR_EUSAGE);
+    memset(prompt, 'X', sizeof(prompt) - 1);
     ar_batch_close(b);
     /* Nothing before the loop runs. */
     assert_int_equal(s.n, 0);
@@ -180,6 +186,14 @@ static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **s
     /* An integer id stays a number in its record; a line's failure names its line. */
     assert_non_null(strstr(s.lines, "{\"id\":7,"));
     assert_non_null(strstr(s.lines, "line 4: unknown key 'promt'"));
+    char log[300], buf[8192] = "";
+    snprintf(log, sizeof(log), "%s/calls.jsonl", tmpdir);
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+    fclose(f);
+    assert_non_null(strstr(buf, "third job"));
+    assert_null(strstr(buf, "XXXX"));
 }
 
 static void test_batch_budget_stops_starting_jobs_and_fails_the_rest(void **state)

@@ -82,6 +82,7 @@ struct seen {
     int error[16]; /* the result's error code */
     char lines[4096];
     size_t n;
+    size_t finished; /* FINISHED records */
     int done;
     struct ar_batch_stats st;
     int cancel_after; /* cancel from the record callback of this many records (0: never) */
@@ -107,6 +108,13 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         assert_null(rec->json);
     }
     s->n++;
+    /* The numbers a status line reads agree with the records so far. */
+    struct ar_batch_stats st;
+    ar_batch_get_stats(b, &st);
+    s->finished += rec->outcome == AR_BATCH_FINISHED;
+    assert_int_equal(st.ok + st.failed, s->finished);
+    assert_true(st.running <= st.jobs);
+    assert_true(s->n <= st.added);
     if (s->cancel_after && s->n == (size_t)s->cancel_after)
         ar_batch_cancel(b);
 }

@@ -10,6 +10,7 @@
  * only (a deferred call, or a job's done callback), so no user callback ever
  * runs from inside an ar_batch_*() call.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,21 +265,21 @@ static void write_off_rest(struct ar_batch *b)
         else if (b->stop == STOP_CANCEL)
             report(b, j, AR_BATCH_NOT_STARTED, NULL);
         else {
+            b->st.budget_stopped++; /* counted before its record, as ok and failed are */
             report_failed(b, j, AR_EBUDGET,
                           b->st.unknown_cost
                               ? "not started: an earlier job's cost is unknown, so --max-cost "
                                 "could no longer be kept"
                               : "not started: the batch would pass --max-cost");
-            b->st.budget_stopped++;
         }
     }
 }
 
 static void pump(struct ar_batch *b)
 {
-    /* A record callback that adds or cancels kicks a pump of its own, later. */
-    if (b->in_pump)
-        return;
+    /* Never re-entered: the record callbacks run in here, and what they may call
+     * (ar_batch_add*(), ar_batch_cancel()) only kicks a later pump. */
+    assert(!b->in_pump);
     b->in_pump = 1;
     while (b->first_pending < b->n && b->jobs[b->first_pending]->state != PENDING &&
            b->jobs[b->first_pending]->state != SKIP)

@@ -464,10 +464,12 @@ int ar_batch_add_line(struct ar_batch *b, const char *line, size_t len, struct a
     if (first) {
         /* Its record is keyed by its line, as for a line without an id, so the
          * output never holds two records of one id. */
-        char msg[200], id[32];
-        snprintf(msg, sizeof(msg),
-                 "line %zu: id '%.100s' is used twice (first on line %" JSON_INTEGER_FORMAT ")",
-                 lineno, j->job.id, json_integer_value(first));
+        char msg[200], id[32], where[48] = "by ar_batch_add()"; /* a line 0: a job built in C */
+        if (json_integer_value(first) > 0)
+            snprintf(where, sizeof(where), "on line %" JSON_INTEGER_FORMAT,
+                     json_integer_value(first));
+        snprintf(msg, sizeof(msg), "line %zu: id '%.100s' is used twice (first %s)", lineno,
+                 j->job.id, where);
         snprintf(id, sizeof(id), "line %zu", lineno);
         free(j->job.id);
         j->job.id = strdup(id);

@@ -171,22 +171,23 @@ static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **s
     assert_int_equal(ar_batch_add(b, "c", &r, &err), 0);
     assert_int_equal(ar_batch_add(b, "c", &r, &err), AR_EUSAGE);
     memset(prompt, 'X', sizeof(prompt) - 1);
+    add_line(b, "{\"id\": \"c\", \"prompt\": \"again\"}");
     ar_batch_close(b);
     /* Nothing before the loop runs. */
     assert_int_equal(s.n, 0);
     assert_int_equal(ar_batch_add_line(b, "{}", 2, &err), AR_EUSAGE);
     run_to_end(&loop, &s);
 
-    assert_int_equal(s.n, 4);
-    assert_int_equal(s.st.added, 4);
+    assert_int_equal(s.n, 5);
+    assert_int_equal(s.st.added, 5);
     assert_int_equal(s.st.ok, 3);
-    assert_int_equal(s.st.failed, 1);
+    assert_int_equal(s.st.failed, 2);
     assert_int_equal(s.st.running, 0);
     assert_int_equal(s.st.usage.input, 300);
     assert_true(s.st.cost_usd > 1.19 && s.st.cost_usd < 1.21);
     for (size_t i = 0; i < s.n; i++) {
         assert_int_equal(s.outcome[i], AR_BATCH_FINISHED);
-        if (strcmp(s.ids[i], "bad") == 0)
+        if (strcmp(s.ids[i], "bad") == 0 || strcmp(s.ids[i], "line 5") == 0)
             assert_int_equal(s.error[i], AR_EUSAGE);
         else
             assert_true(s.ok[i]);
@@ -194,6 +195,7 @@ static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **s
     /* An integer id stays a number in its record; a line's failure names its line. */
     assert_non_null(strstr(s.lines, "{\"id\":7,"));
     assert_non_null(strstr(s.lines, "line 4: unknown key 'promt'"));
+    assert_non_null(strstr(s.lines, "line 5: id 'c' is used twice (first by ar_batch_add())"));
     char log[300], buf[8192] = "";
     snprintf(log, sizeof(log), "%s/calls.jsonl", tmpdir);
     FILE *f = fopen(log, "r");

@@ -140,9 +140,12 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
     /* One write() per record (stdio would cut a large one into several), so two
      * batches appending to one file (O_APPEND) never interleave their records; a
      * consumer can stream, and an interruption keeps every finished record whole. */
-    errno = ENOMEM;
-    if (!rec->json || fflush(c->out) != 0 ||
-        ar_write_all(fileno(c->out), rec->json, rec->json_len) != 0) {
+    int bad = !rec->json; /* the library ran out of memory building it */
+    if (bad)
+        errno = ENOMEM;
+    else
+        bad = fflush(c->out) != 0 || ar_write_all(fileno(c->out), rec->json, rec->json_len) != 0;
+    if (bad) {
         if (!c->cancelled)
             ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
         note_status(c, AR_EXIT_USAGE);

@@ -10,7 +10,6 @@
 #include "json/dump.h"
 #include "cost/cost.h"
 #include "util/file.h"
-#include "proc/proc.h"
 #include <uv.h>
 #include "provider/provider.h"
 #include "run/run.h"
@@ -345,8 +344,6 @@ static void on_signal(uv_signal_t *h, int signum)
         s->signal = signum;
     if (s->cancel)
         s->cancel(s->cancel_arg);
-    if (s->loop)
-        ar_loop_cancel_all(s->loop);
 }
 
 uv_loop_t *ar_cli_session_uv(struct ar_cli_session *s)
@@ -362,7 +359,6 @@ void ar_cli_session_set_cancel(struct ar_cli_session *s, void (*fn)(void *arg), 
 
 int ar_cli_session_begin(struct ar_cli_session *s)
 {
-    struct ar_error err = AR_ERROR_INIT;
     int rc = uv_loop_init(&s->uv);
     if (rc < 0) {
         ar_cli_errorf("cannot create the event loop: %s", uv_strerror(rc));
@@ -378,12 +374,6 @@ int ar_cli_session_begin(struct ar_cli_session *s)
             goto fail;
         /* Watching must not keep the loop alive on its own. */
         uv_unref((uv_handle_t *)&s->sig[i]);
-    }
-    s->loop = ar_loop_attach(&s->uv, &err);
-    if (!s->loop) {
-        ar_cli_errorf("%s", err.msg);
-        ar_cli_session_end(s);
-        return -1;
     }
     if (!s->run.progress) {
         s->run.progress = on_progress;
@@ -442,8 +432,6 @@ void ar_cli_session_end(struct ar_cli_session *s)
     status_stop(s);
     if (!s->uv_on)
         return;
-    ar_loop_detach(s->loop);
-    s->loop = NULL;
     for (int i = 0; i < s->n_sig; i++)
         uv_close((uv_handle_t *)&s->sig[i], NULL);
     s->n_sig = 0;

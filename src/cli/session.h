@@ -25,8 +25,6 @@
 #include "cli/cli.h"
 #include "util/strv.h"
 
-struct ar_loop;
-
 #define AR_CLI_NSIGNALS 3 /* SIGINT, SIGTERM, SIGHUP */
 
 /* Keys of the shared long-only options; commands use keys from AR_CLI_KEY_COMMAND up. */
@@ -104,7 +102,6 @@ struct ar_cli_session {
     int log_json;
     uv_loop_t uv; /* the loop every run of the command runs on */
     int uv_on;
-    struct ar_loop *loop; /* TRANSITION: attached to uv for batch/review until they move */
     uv_signal_t sig[AR_CLI_NSIGNALS];
     int n_sig;
     void (*cancel)(void *arg); /* what a signal cancels (ar_cli_session_set_cancel) */

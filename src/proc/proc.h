@@ -1,6 +1,8 @@
 /*
  * The process supervisor: children, a job pool and signals on one event loop.
- * This module is the only code that includes <uv.h>; everything here is opaque.
+ * The library's only user of libuv's handles; everything here is opaque. (The
+ * public blocking wrappers, ar_run() and ar_review(), make a private uv_loop_t
+ * for the async API, and the CLI's session runs one: neither touches a handle.)
  *
  * A child runs from an argv (never a shell) in its own session and process
  * group. Its stdin is a pipe fed from a buffer and then closed; its stdout is an
@@ -248,9 +250,6 @@ typedef void ar_wait_fn(void *arg, int cancelled);
 int ar_wait_start(struct ar_loop *loop, uint64_t ms, ar_wait_fn *fn, void *arg,
                   struct ar_wait **out);
 void ar_wait_cancel(struct ar_wait *w);
-
-/* The libuv version at run time ("1.44.2"). Static storage. */
-const char *ar_libuv_version(void);
 
 /*
  * Finds the program to run: argv0 as a path when it contains '/', else the

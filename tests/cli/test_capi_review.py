@@ -1,4 +1,4 @@
-"""The review example of docs/examples/review.c (docs/library-review.md) links
+"""The review example of docs/examples/review.c (docs/library.md) links
 against libagentrun, reviews on its own libuv loop, and cancels on Ctrl-C."""
 import json
 import os

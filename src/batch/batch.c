@@ -20,6 +20,7 @@
 #include "batch/record.h"
 #include "git/git.h"
 #include "proc/proc.h"
+#include "result/result.h"
 #include "run/run.h"
 #include "util/buf.h"
 #include "util/log.h"

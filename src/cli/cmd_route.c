@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "route/route.h"
-#include "run/run.h"
+#include "result/result.h"
 
 #define AR_ROUTE_SCHEMA "agentrun.route/1"
 

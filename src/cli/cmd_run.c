@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "json/dump.h"
-#include "run/run.h"
+#include "result/result.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/utf8.h"

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "cli/prioritize_format.h"
-#include "run/run.h"
+#include "result/result.h"
 
 /* Below this the rationale column would hold a word or two per line. */
 #define MIN_RATIONALE_WIDTH 20

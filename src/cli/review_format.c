@@ -11,7 +11,7 @@
 #include "cli/review_format.h"
 #include "cost/cost.h"
 #include "json/dump.h"
-#include "run/run.h"
+#include "result/result.h"
 #include "util/macros.h"
 #include "util/utf8.h"
 

@@ -141,21 +141,6 @@ double ar_cost_round(double usd)
     return isfinite(usd) ? round(usd * 1e10) / 1e10 : usd;
 }
 
-const char *ar_cost_source_name(enum ar_cost_source s)
-{
-    switch (s) {
-    case AR_COST_CLI:
-        return "cli";
-    case AR_COST_TABLE:
-        return "price_table";
-    case AR_COST_CACHE:
-        return "cache";
-    case AR_COST_UNKNOWN:
-        break;
-    }
-    return "unknown";
-}
-
 void ar_prices_destroy(struct ar_prices *t)
 {
     if (!t)

@@ -63,7 +63,8 @@ const struct ar_price *ar_prices_find(const struct ar_prices *t, const char *mod
 /* USD for usage at price p, choosing the long-context rates past the threshold. */
 double ar_price_apply(const struct ar_price *p, const struct ar_usage *u);
 
-/* enum ar_cost_source (unknown, cli, table) is public: include/agentrun/agentrun.h. */
+/* enum ar_cost_source (unknown, cli, table, cache) is public: include/agentrun/agentrun.h;
+ * its words are the RunResult's (ar_cost_source_name(), src/result/result.h). */
 
 struct ar_cost {
     double usd; /* meaningful unless source is AR_COST_UNKNOWN */
@@ -93,8 +94,5 @@ void ar_cost_add(struct ar_cost *a, const struct ar_cost *b);
  * 0.0064625, where rounding to a millionth would change it).
  */
 double ar_cost_round(double usd);
-
-/* "cli", "price_table", "cache" or "unknown". */
-const char *ar_cost_source_name(enum ar_cost_source s);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "proc/proc.h"
 #include "review/diff.h"
+#include "result/result.h"
 #include "review/review.h"
 #include "run/run.h"
 #include "util/macros.h"

@@ -13,10 +13,7 @@
 #ifndef AR_RUN_RUN_H
 #define AR_RUN_RUN_H
 
-#include <jansson.h>
-
 #include "agentrun/agentrun.h"
-#include "json/dump.h" /* ar_json_text(), which moved there: for the callers of run.h */
 
 struct ar_loop;
 struct ar_run;
@@ -52,18 +49,5 @@ void ar_pipeline_cancel(struct ar_run *run);
 /* Gives the run the loop it alone runs on (attached by ar_run_start()): the run
  * detaches it after its done callback returned. */
 void ar_pipeline_own_loop(struct ar_run *run, struct ar_loop *loop);
-
-/* A result that failed before any call (a bad batch line): error code and message. */
-struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);
-
-/* The RunResult's "cached_from" object of r: what its cached calls spent when they
- * were made (tokens, cost_usd, cost_source, calls). New reference. */
-json_t *ar_result_cached_from(const struct ar_result *r);
-
-/* The RunResult word for k: "none", "local" or "model". Static storage. */
-const char *ar_repair_kind_name(enum ar_repair_kind k);
-
-/* The RunResult object of r (docs/run-result.md). New reference. */
-json_t *ar_result_to_value(const struct ar_result *r);
 
 #endif

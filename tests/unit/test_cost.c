@@ -13,6 +13,7 @@
 
 #include "agentrun/error.h"
 #include "cost/cost.h"
+#include "result/result.h"
 
 static void test_builtin_table_is_sorted_unique_and_sane(void **state)
 {

@@ -14,7 +14,7 @@
 #include "cli/review_format.h"
 #include "review/diff.h"
 #include "review/review.h"
-#include "run/run.h"
+#include "result/result.h"
 #include "util/macros.h"
 
 static const char two_files[] = "diff --git a/src/a.c b/src/a.c\n"

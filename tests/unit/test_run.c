@@ -11,6 +11,7 @@
 #include "prompt/prompt.h"
 #include "run/answer.h"
 #include "cost/cost.h"
+#include "result/result.h"
 #include "run/run.h"
 
 static const char schema[] = "{\"type\":\"object\",\"required\":[\"n\"],"

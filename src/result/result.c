@@ -1,19 +1,34 @@
-/* The RunResult: freeing it, and its JSON form (docs/run-result.md). */
+/* The RunResult: its words, freeing it, and its JSON form (docs/run-result.md). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ar_config.h"
 #include "cost/cost.h"
 #include "json/dump.h"
-#include "run/run.h"
+#include "result/result.h"
 #include "util/buf.h"
-#include "util/utf8.h"
 
 const char *ar_repair_kind_name(enum ar_repair_kind k)
 {
     static const char *const names[] = { "none", "local", "model" };
     return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "none";
 }
+
+const char *ar_cost_source_name(enum ar_cost_source s)
+{
+    switch (s) {
+    case AR_COST_CLI:
+        return "cli";
+    case AR_COST_TABLE:
+        return "price_table";
+    case AR_COST_CACHE:
+        return "cache";
+    case AR_COST_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
 static const char *const op_names[] = { "create", "modify", "delete", "rename" };
 /* In enum ar_files_untracked's order. */
 static const char *const untracked_names[] = { "not_run", "read_only", "disabled",

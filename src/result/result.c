@@ -1,12 +1,21 @@
-/* The RunResult: its words, freeing it, and its JSON form (docs/run-result.md). */
+/* The RunResult: its words, freeing it, building it call by call, and its JSON form
+ * (docs/run-result.md). */
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ar_config.h"
 #include "cost/cost.h"
+#include "git/git.h"
+#include "json/doc.h"
 #include "json/dump.h"
+#include "json/repair.h"
 #include "result/result.h"
+#include "util/base64.h"
 #include "util/buf.h"
+#include "util/strv.h"
 
 const char *ar_repair_kind_name(enum ar_repair_kind k)
 {
@@ -247,7 +256,8 @@ int ar_result_exit_status(const struct ar_result *r)
     return r->error.code ? ar_error_exit_status(r->error.code) : 0;
 }
 
-struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg)
+/* An empty result: no error, no call yet. NULL when out of memory. */
+static struct ar_result *result_new(const char *provider)
 {
     struct ar_result *r = calloc(1, sizeof(*r));
     if (!r)
@@ -257,11 +267,321 @@ struct ar_result *ar_result_new_failed(const char *provider, int code, const cha
     r->error_details = calloc(1, sizeof(char *));
     r->exit_code = -1;
     r->retry_after_s = -1;
-    ar_error_set(&r->error, code, NULL, "%s", msg ? msg : ar_strerror(code));
-    if (!r->local_fixes || !r->error_details) {
+    if ((provider && !r->provider) || !r->local_fixes || !r->error_details) {
         ar_result_destroy(r);
         return NULL;
     }
+    return r;
+}
+
+struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg)
+{
+    struct ar_result *r = result_new(provider);
+    if (r)
+        ar_error_set(&r->error, code, NULL, "%s", msg ? msg : ar_strerror(code));
+    return r;
+}
+
+/* ---- the draft -------------------------------------------------------------------- */
+
+/* The result's file operations are git's, one for one (ar_result_draft_take_files() casts). */
+_Static_assert((int)AR_FILE_CREATE == (int)AR_GIT_CREATE &&
+                   (int)AR_FILE_MODIFY == (int)AR_GIT_MODIFY &&
+                   (int)AR_FILE_DELETE == (int)AR_GIT_DELETE &&
+                   (int)AR_FILE_RENAME == (int)AR_GIT_RENAME,
+               "enum ar_file_op and enum ar_git_op must stay in step");
+
+static void usage_add(struct ar_usage *a, const struct ar_usage *b)
+{
+    a->input += b->input;
+    a->cache_read += b->cache_read;
+    a->cache_write += b->cache_write;
+    a->output += b->output;
+    a->reasoning += b->reasoning;
+}
+
+/* *dst becomes a copy of s; s NULL leaves it as it is. Returns 0 or AR_ENOMEM. */
+static int replace_str(char **dst, const char *s)
+{
+    if (!s)
+        return 0;
+    char *copy = strdup(s);
+    if (!copy)
+        return AR_ENOMEM;
+    free(*dst);
+    *dst = copy;
+    return 0;
+}
+
+/* The NULL-terminated array of sv's strings, which is left empty; NULL when out of memory. */
+static char **strv_take_array(struct ar_strv *sv)
+{
+    char **v = sv->v;
+    if (!v)
+        v = calloc(1, sizeof(char *));
+    else
+        ar_strv_init(sv);
+    return v;
+}
+
+int ar_result_draft_init(struct ar_result_draft *d, const char *provider,
+                         const struct ar_posture *posture)
+{
+    memset(d, 0, sizeof(*d));
+    d->res = result_new(provider);
+    if (!d->res)
+        return AR_ENOMEM;
+    d->res->posture = *posture;
+    return 0;
+}
+
+void ar_result_draft_finish(struct ar_result_draft *d)
+{
+    ar_result_destroy(d->res);
+    memset(d, 0, sizeof(*d));
+}
+
+int ar_result_draft_switch_provider(struct ar_result_draft *d, const char *provider)
+{
+    struct ar_result *r = d->res;
+    int rc = replace_str(&r->provider, provider);
+    free(r->session_id);
+    free(r->model);
+    free(r->output);
+    r->session_id = r->model = r->output = NULL;
+    r->exit_code = -1;
+    return rc;
+}
+
+struct ar_call_record *ar_result_draft_begin_call(struct ar_result_draft *d, const char *kind,
+                                                  const char *provider, const char *const *argv,
+                                                  uint64_t waited_ms,
+                                                  const struct ar_posture *posture, int main_call)
+{
+    struct ar_result *r = d->res;
+    struct ar_call_record *v = realloc(r->calls, (r->n_calls + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    r->calls = v;
+    struct ar_call_record *c = &v[r->n_calls];
+    memset(c, 0, sizeof(*c));
+    struct ar_strv copy = AR_STRV_INIT;
+    c->kind = strdup(kind);
+    c->provider = strdup(provider);
+    c->argv = ar_strv_pushv(&copy, argv) == 0 ? strv_take_array(&copy) : NULL;
+    ar_strv_finish(&copy);
+    c->exit_code = -1;
+    c->waited_ms = waited_ms;
+    c->posture = *posture;
+    /* Counted even when a copy failed, so ar_result_destroy() frees the others. */
+    r->n_calls++;
+    if (!c->kind || !c->provider || !c->argv)
+        return NULL;
+    if (main_call)
+        r->posture = *posture;
+    return c;
+}
+
+/* Records a refused tool call of each (tool, target) pair. */
+static int add_denials(struct ar_result *r, const struct ar_strv *pairs)
+{
+    size_t n = pairs ? pairs->n / 2 : 0;
+    if (!n)
+        return 0;
+    struct ar_denial *v = realloc(r->denied, (r->n_denied + n) * sizeof(*v));
+    if (!v)
+        return AR_ENOMEM;
+    r->denied = v;
+    for (size_t i = 0; i < n; i++) {
+        const char *target = pairs->v[2 * i + 1];
+        struct ar_denial *dn = &v[r->n_denied++];
+        dn->tool = strdup(pairs->v[2 * i]);
+        dn->target = *target ? strdup(target) : NULL;
+        if (!dn->tool || (*target && !dn->target))
+            return AR_ENOMEM;
+    }
+    return 0;
+}
+
+int ar_result_draft_end_call(struct ar_result_draft *d, const struct ar_call_end *e)
+{
+    struct ar_result *r = d->res;
+    assert(r->n_calls > 0);
+    struct ar_call_record *c = &r->calls[r->n_calls - 1];
+    struct ar_usage usage = e->usage;
+    struct ar_cost cost = e->cost;
+    if (e->cached) {
+        /* A call served from the cache spent nothing now: its original usage and
+         * cost are reported apart (cached_*), and it counts as zero. */
+        c->cached = 1;
+        usage_add(&r->cached_usage, &usage);
+        if (!r->n_cached++)
+            d->cached_cost = cost;
+        else
+            ar_cost_add(&d->cached_cost, &cost);
+        memset(&usage, 0, sizeof(usage));
+        cost = (struct ar_cost){ 0, AR_COST_CACHE };
+    }
+    c->exit_code = e->exit_code;
+    c->signal = e->signal;
+    c->duration_ms = e->duration_ms;
+    c->usage = usage;
+    c->cost_usd = cost.usd;
+    c->cost_source = cost.source;
+    c->timed_out = e->timed_out;
+    c->usage_cumulative = e->usage_cumulative;
+    c->stderr_tail = strndup(e->stderr_tail ? e->stderr_tail : "", e->stderr_tail_len);
+    usage_add(&r->usage, &usage);
+    if (!d->cost_started)
+        d->cost = cost;
+    else
+        ar_cost_add(&d->cost, &cost);
+    d->cost_started = 1;
+    r->exit_code = e->exit_code;
+    int rc = c->stderr_tail ? 0 : AR_ENOMEM;
+    if (replace_str(&r->model, e->model))
+        rc = AR_ENOMEM;
+    if ((e->main_call || !r->session_id) && replace_str(&r->session_id, e->session_id))
+        rc = AR_ENOMEM;
+    free(r->output);
+    r->output = e->text ? strdup(e->text) : NULL;
+    if (e->text && !r->output)
+        rc = AR_ENOMEM;
+    if (add_denials(r, e->denied))
+        rc = AR_ENOMEM;
+    return rc;
+}
+
+int ar_result_draft_fail_call(struct ar_result_draft *d, int code)
+{
+    struct ar_result *r = d->res;
+    assert(r->n_calls > 0);
+    struct ar_call_record *c = &r->calls[r->n_calls - 1];
+    free(c->error);
+    c->error = strdup(ar_strerror_name(code));
+    return c->error ? 0 : AR_ENOMEM;
+}
+
+int ar_result_draft_fail(struct ar_result_draft *d, int code, const char *fmt, ...)
+{
+    struct ar_error *e = &d->res->error;
+    *e = (struct ar_error)AR_ERROR_INIT;
+    e->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void ar_result_draft_fail_with(struct ar_result_draft *d, const struct ar_error *err)
+{
+    d->res->error = *err;
+}
+
+void ar_result_draft_retry_after(struct ar_result_draft *d, double s)
+{
+    d->res->retry_after_s = s;
+}
+
+void ar_result_draft_clear_error(struct ar_result_draft *d)
+{
+    d->res->error = (struct ar_error)AR_ERROR_INIT;
+    d->res->retry_after_s = -1;
+}
+
+void ar_result_draft_repairing(struct ar_result_draft *d)
+{
+    d->res->repair = AR_REPAIR_MODEL;
+}
+
+int ar_result_draft_accept(struct ar_result_draft *d, struct ar_json_doc *doc, unsigned fixes,
+                           enum ar_repair_kind repair)
+{
+    struct ar_result *r = d->res;
+    /* The model's bytes are the answer: the text as written, and its value. */
+    json_decref(r->value);
+    free(r->json);
+    r->value = json_incref(doc->value);
+    r->json = doc->text;
+    doc->text = NULL;
+    ar_json_doc_finish(doc);
+    r->repair = repair;
+    struct ar_strv names = AR_STRV_INIT;
+    int rc = 0;
+    for (unsigned bit = 1; rc == 0 && bit && bit <= fixes; bit <<= 1)
+        if ((fixes & bit) && ar_json_fix_name(bit))
+            rc = ar_strv_push(&names, ar_json_fix_name(bit));
+    char **v = rc ? NULL : strv_take_array(&names);
+    ar_strv_finish(&names);
+    if (!v)
+        return AR_ENOMEM;
+    free_strv(r->local_fixes);
+    r->local_fixes = v;
+    return 0;
+}
+
+int ar_result_draft_take_details(struct ar_result_draft *d, struct ar_strv *details)
+{
+    char **v = strv_take_array(details);
+    if (!v)
+        return AR_ENOMEM;
+    free_strv(d->res->error_details);
+    d->res->error_details = v;
+    return 0;
+}
+
+void ar_result_draft_untracked(struct ar_result_draft *d, enum ar_files_untracked why)
+{
+    d->res->files_untracked = why;
+}
+
+int ar_result_draft_take_files(struct ar_result_draft *d, struct ar_git_changes *ch,
+                               int with_content)
+{
+    struct ar_result *r = d->res;
+    r->files_tracked = 1;
+    r->files = calloc(ch->n ? ch->n : 1, sizeof(*r->files));
+    if (!r->files)
+        return AR_ENOMEM;
+    for (size_t i = 0; i < ch->n; i++) {
+        struct ar_git_change *g = &ch->v[i];
+        struct ar_file_change *f = &r->files[i];
+        r->n_files = i + 1;
+        f->path = strdup(g->path);
+        f->from = g->from ? strdup(g->from) : NULL;
+        f->op = (enum ar_file_op)g->op;
+        if (!f->path || (g->from && !f->from))
+            return AR_ENOMEM;
+        if (!with_content || !g->has_content)
+            continue;
+        /* The text as it is when it is UTF-8 (git checked: no NUL either), else base64. */
+        if (g->utf8) {
+            f->content = g->content;
+            f->content_len = g->content_len;
+            g->content = NULL;
+        } else {
+            f->content = ar_base64_encode(g->content, g->content_len, &f->content_len);
+            f->base64 = 1;
+        }
+        if (!f->content)
+            return AR_ENOMEM;
+        f->truncated = g->truncated;
+    }
+    return 0;
+}
+
+struct ar_result *ar_result_draft_detach(struct ar_result_draft *d, uint64_t duration_ms)
+{
+    struct ar_result *r = d->res;
+    r->duration_ms = duration_ms;
+    r->ok = r->error.code == 0;
+    r->cost_usd = d->cost.usd;
+    r->cost_source = r->n_calls ? d->cost.source : AR_COST_UNKNOWN;
+    r->cached = r->n_calls && r->n_cached == r->n_calls;
+    r->cached_cost_usd = d->cached_cost.usd;
+    r->cached_cost_source = r->n_cached ? d->cached_cost.source : AR_COST_UNKNOWN;
+    d->res = NULL;
     return r;
 }
 

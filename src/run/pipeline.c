@@ -2,12 +2,25 @@
  * The run pipeline: the one place the stages are sequenced (DESIGN §1).
  *
  * A run is a small state machine driven by the loop: every stage that waits
- * (a git snapshot, a CLI call) continues in its completion callback.
+ * (a git snapshot, a CLI call) continues in its completion callback. Each
+ * stage records what happened in the run's draft RunResult (src/result) and
+ * decides what comes next:
  *
- *   start ─▶ git before ─▶ call(main) ─▶ evaluate ─ok─────────────▶ git after ─▶ done
- *                              ▲  │ provider error, fallback left     ▲
- *                              └──┘                                   │
- *                                         evaluate fails ─▶ call(repair) ─▶ evaluate
+ *   ar_pipeline_start  options, providers, the rendered prompt, the draft result
+ *   snapshot_before    git status before the first call (runs that can edit)
+ *   make_call          a new call: the main one, or the one repair call
+ *     schedule_call      after the provider's shared rate-limit pause, if any
+ *     start_call         the adapter's argv; the call source starts it
+ *   on_call_end        recorded; a failure goes to after_failed_call (the same
+ *                      call once more after a wait, or the next provider, or
+ *                      the end), an answer to check_answer
+ *   check_answer       extract, repair locally, check; a bad main answer gets
+ *                      make_call(repair), a good one or a bad repair the end
+ *   end_run            snapshot_after (when snapshot_before was taken), then
+ *   report             the result to the done callback, then run_free()
+ *
+ * A run that ends before its first call reports at once (no snapshot after).
+ * run_free() is the one teardown, also for a run whose setup failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +35,6 @@
 #include "git/git.h"
 #include "json/dump.h"
 #include "json/extract.h"
-#include "json/repair.h"
 #include "proc/proc.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
@@ -136,55 +148,48 @@ struct ar_run {
     int side_effects;         /* a call changed files or ran a tool that can */
 
     uint64_t t0;
-    struct ar_result *res;
-    struct ar_cost cost;
-    int cost_started; /* a call that ran set `cost`; one that never spawned cost nothing */
-    struct ar_cost cached_cost; /* what the cached calls cost when they were made */
-    struct ar_strv details;
+    struct ar_result_draft draft; /* the RunResult as the stages record it (src/result) */
+    struct ar_strv details;       /* the last check's violations */
 };
 
+static void make_call(struct ar_run *run, enum call_kind kind);
+static void schedule_call(struct ar_run *run, enum call_kind kind);
 static void start_call(struct ar_run *run, enum call_kind kind);
-static void launch_call(struct ar_run *run, enum call_kind kind);
-static void finish(struct ar_run *run);
+static void end_run(struct ar_run *run);
+static void report(struct ar_run *run);
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-static const char *keep(struct ar_run *run, const char *s)
+/* *dst becomes the run's own copy of s (NULL stays NULL). Returns 0 or AR_ENOMEM. */
+static int keep(struct ar_run *run, const char **dst, const char *s)
 {
-    if (!s || ar_strv_push(&run->own, s) < 0)
-        return NULL;
-    return run->own.v[run->own.n - 1];
-}
-
-static char *dup_or_null(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
-static void set_str(char **dst, const char *s)
-{
+    *dst = NULL;
     if (!s)
-        return;
-    free(*dst);
-    *dst = strdup(s);
+        return 0;
+    if (ar_strv_push(&run->own, s) < 0)
+        return AR_ENOMEM;
+    *dst = run->own.v[run->own.n - 1];
+    return 0;
 }
 
-static void usage_add(struct ar_usage *a, const struct ar_usage *b)
+static void set_error(struct ar_run *run, int code, const char *fmt, const char *msg)
 {
-    a->input += b->input;
-    a->cache_read += b->cache_read;
-    a->cache_write += b->cache_write;
-    a->output += b->output;
-    a->reasoning += b->reasoning;
+    ar_result_draft_fail(&run->draft, code, fmt, msg);
 }
 
-static char **strv_take_array(struct ar_strv *sv)
+/* The caller's event (options.on_call) about the call begun last. */
+static void call_event(struct ar_run *run, enum ar_call_event ev)
 {
-    char **v = sv->v;
-    if (!v)
-        v = calloc(1, sizeof(char *));
-    ar_strv_init(sv);
-    return v;
+    const struct ar_result *r = run->draft.res;
+    if (run->o.on_call)
+        run->o.on_call(run->o.call_arg, ev, &r->calls[r->n_calls - 1]);
+}
+
+/* The run cannot go on for want of memory: its error says so, and it ends. */
+static void end_out_of_memory(struct ar_run *run)
+{
+    ar_result_draft_fail(&run->draft, AR_ENOMEM, "%s", "out of memory");
+    end_run(run);
 }
 
 static json_t *event_fields(const struct ar_run *run, uint64_t duration_ms)
@@ -278,31 +283,6 @@ static void transcript_write(struct ar_run *run, const char *line, size_t len)
 
 /* ---- the calls -------------------------------------------------------------------- */
 
-static struct ar_call_record *new_call(struct ar_run *run)
-{
-    struct ar_result *r = run->res;
-    struct ar_call_record *v = realloc(r->calls, (r->n_calls + 1) * sizeof(*v));
-    if (!v)
-        return NULL;
-    r->calls = v;
-    struct ar_call_record *c = &v[r->n_calls++];
-    memset(c, 0, sizeof(*c));
-    c->kind = strdup(call_kind_names[run->kind]);
-    c->provider = strdup(run->prov->name);
-    c->exit_code = -1;
-    c->waited_ms = run->waited_ms;
-    run->waited_ms = 0;
-    struct ar_strv argv = AR_STRV_INIT;
-    ar_strv_pushv(&argv, ar_strv_get(&run->setup.argv));
-    c->argv = strv_take_array(&argv);
-    return c;
-}
-
-static void set_error(struct ar_run *run, int code, const char *fmt, const char *msg)
-{
-    ar_error_set(&run->res->error, code, NULL, fmt, msg);
-}
-
 static void on_line(struct ar_call *call, const char *line, size_t len, void *arg)
 {
     struct ar_run *run = arg;
@@ -329,6 +309,7 @@ static int falls_back(int code)
     return code == AR_ENOTFOUND || code == AR_EAUTH || code == AR_ERATELIMIT || code == AR_EAPI;
 }
 
+/* Moves on to the next installed provider of the fallback list: 1, or 0 when none is left. */
 static int next_provider(struct ar_run *run)
 {
     while (run->provider_index + 1 < run->providers.n) {
@@ -338,39 +319,17 @@ static int next_provider(struct ar_run *run)
         if (p) {
             ar_log_event(&run->o.logger, AR_LOG_WARN, "fallback", event_fields(run, 0),
                          "%s failed (%s); trying %s", run->prov->name,
-                         ar_strerror_name(run->res->error.code), p->name);
+                         ar_strerror_name(run->draft.res->error.code), p->name);
             run->prov = p;
-            set_str(&run->res->provider, p->name);
-            /* These describe the last call: the failed provider's session,
-             * model and text would be taken for the next one's. */
-            struct ar_result *r = run->res;
-            free(r->session_id);
-            free(r->model);
-            free(r->output);
-            r->session_id = r->model = r->output = NULL;
-            r->exit_code = -1;
+            if (ar_result_draft_switch_provider(&run->draft, p->name) < 0) {
+                set_error(run, AR_ENOMEM, "%s", "out of memory");
+                return 0;
+            }
+            ar_result_draft_clear_error(&run->draft);
             return 1;
         }
     }
     return 0;
-}
-
-static void evaluate(struct ar_run *run, const char *text);
-
-/* A call served from the cache spent nothing now: its original usage and cost
- * are reported apart (cached_*), and it counts as zero. */
-static void count_cached(struct ar_run *run, struct ar_call_record *c, struct ar_usage *usage,
-                         struct ar_cost *cost)
-{
-    struct ar_result *r = run->res;
-    c->cached = 1;
-    usage_add(&r->cached_usage, usage);
-    if (!r->n_cached++)
-        run->cached_cost = *cost;
-    else
-        ar_cost_add(&run->cached_cost, cost);
-    memset(usage, 0, sizeof(*usage));
-    *cost = (struct ar_cost){ 0, AR_COST_CACHE };
 }
 
 static void on_wait_done(void *arg, int cancelled)
@@ -379,20 +338,19 @@ static void on_wait_done(void *arg, int cancelled)
     run->wait = NULL;
     if (cancelled || run->cancelled) {
         set_error(run, AR_EINTERRUPTED, "%s", "interrupted while waiting to call again");
-        finish(run);
+        end_run(run);
         return;
     }
-    launch_call(run, run->wait_kind);
+    start_call(run, run->wait_kind);
 }
 
 /* Waits ms (a libuv timer: a Ctrl-C ends it at once), then makes call `kind`. */
-static void begin_wait(struct ar_run *run, enum call_kind kind, uint64_t ms, const char *reason)
+static void wait_then_call(struct ar_run *run, enum call_kind kind, uint64_t ms, const char *reason)
 {
     run->wait_kind = kind;
     run->waited_ms += ms;
     if (ar_wait_start(run->loop, ms, on_wait_done, run, &run->wait) < 0) {
-        set_error(run, AR_ENOMEM, "%s", "out of memory");
-        finish(run);
+        end_out_of_memory(run);
         return;
     }
     if (run->o.progress) {
@@ -405,23 +363,6 @@ static void begin_wait(struct ar_run *run, enum call_kind kind, uint64_t ms, con
                                      ms,
                                      reason };
         run->o.progress(run->o.progress_arg, &p);
-    }
-}
-
-static void add_denials(struct ar_result *r, const struct ar_reply *reply)
-{
-    size_t n = reply->denied.n / 2;
-    if (!n)
-        return;
-    struct ar_denial *v = realloc(r->denied, (r->n_denied + n) * sizeof(*v));
-    if (!v)
-        return;
-    r->denied = v;
-    for (size_t i = 0; i < n; i++) {
-        const char *target = reply->denied.v[2 * i + 1];
-        v[r->n_denied].tool = strdup(reply->denied.v[2 * i]);
-        v[r->n_denied].target = *target ? strdup(target) : NULL;
-        r->n_denied++;
     }
 }
 
@@ -448,11 +389,135 @@ static int retry_wait(const struct ar_run *run, int code, const struct ar_reply 
     return *ms <= run->o.max_wait_ms;
 }
 
-static void on_call_done(struct ar_call *call, const struct ar_child_result *cr, void *arg)
+/*
+ * What ended the call, as the run's error: a clock, the cap or a cancel, else
+ * what the adapter found, else a tool call the CLI refused. Returns the code
+ * (0: the call succeeded) and sets *msg (into buf, or the reply's message).
+ */
+static int call_error(const struct ar_run *run, const struct ar_child_result *cr,
+                      const struct ar_reply *reply, const char **msg, char *buf, size_t size)
+{
+    int code = 0;
+    *msg = buf;
+    switch (cr->end) {
+    case AR_CHILD_TIMEOUT:
+        code = AR_ETIMEOUT;
+        snprintf(buf, size, "%s did not finish within %.0f s", run->prov->name,
+                 (double)run->o.timeout_ms / 1000.0);
+        break;
+    case AR_CHILD_IDLE:
+        code = AR_EIDLE;
+        snprintf(buf, size, "%s printed nothing for %.0f s", run->prov->name,
+                 (double)run->o.idle_timeout_ms / 1000.0);
+        break;
+    case AR_CHILD_TOOBIG:
+        code = AR_ETOOBIG;
+        snprintf(buf, size, "%s printed more than %zu bytes", run->prov->name, run->o.output_cap);
+        break;
+    case AR_CHILD_CANCELLED:
+        code = AR_EINTERRUPTED;
+        snprintf(buf, size, "%s was stopped before it finished", run->prov->name);
+        break;
+    default:
+        code = reply->error;
+        *msg = reply->error_msg;
+        break;
+    }
+    /* A tool call the CLI refused: the answer is not what was asked, whatever it says. */
+    if (!code && reply->denied.n && !run->o.allow_denied) {
+        code = AR_EDENIED;
+        size_t n = reply->denied.n / 2;
+        const char *target = reply->denied.v[1];
+        snprintf(buf, size, "%s refused %zu tool call%s (%s%s%s); --allow-denied accepts it",
+                 run->prov->name, n, n == 1 ? "" : "s", reply->denied.v[0], *target ? " " : "",
+                 target);
+        *msg = buf;
+    }
+    return code;
+}
+
+/* Records the call that ended in the draft: its exit, tokens, cost, text and denials. */
+static int record_call_end(struct ar_run *run, struct ar_call *call,
+                           const struct ar_child_result *cr, const struct ar_reply *reply)
+{
+    if (reply->has_cost && !ar_cost_cli_valid(reply->cost_usd))
+        ar_warn(&run->o.logger, "%s reported a cost of %g USD, which cannot be right; ignored",
+                run->prov->name, reply->cost_usd);
+    if (reply->nul_replaced)
+        ar_warn(&run->o.logger,
+                "%s's output held %zu NUL character%s (\\u0000), each replaced with U+FFFD",
+                run->prov->name, reply->nul_replaced, reply->nul_replaced == 1 ? "" : "s");
+    if (reply->usage_cumulative)
+        ar_warn(&run->o.logger,
+                "%s reported the resumed session's running token total; this call's own share "
+                "could not be told apart, so tokens and cost include earlier calls",
+                run->prov->name);
+    const char *model = reply->model ? reply->model : run->call_model;
+    struct ar_call_end e = {
+        .exit_code = cr->status,
+        .signal = cr->term_signal,
+        .duration_ms = cr->duration_ms,
+        .timed_out = cr->end == AR_CHILD_TIMEOUT || cr->end == AR_CHILD_IDLE,
+        .stderr_tail = cr->stderr_tail,
+        .stderr_tail_len = cr->stderr_tail_len,
+        .usage = reply->usage,
+        .usage_cumulative = reply->usage_cumulative,
+        .cost = ar_cost_compute(run->prices, model, reply->has_usage ? &reply->usage : NULL,
+                                reply->has_cost, reply->cost_usd),
+        .cached = ar_call_origin(call) == AR_CALL_CACHED,
+        .model = model,
+        .session_id = reply->session_id,
+        .main_call = run->kind == CALL_MAIN,
+        .text = reply->text,
+        .denied = &reply->denied,
+    };
+    return ar_result_draft_end_call(&run->draft, &e);
+}
+
+/*
+ * A call failed with `code`: made once more after a wait (retry_wait()), or
+ * by the next provider of the fallback list, or the run ends with the error.
+ */
+static void after_failed_call(struct ar_run *run, int code, const char *msg,
+                              const struct ar_reply *reply)
+{
+    struct ar_result *r = run->draft.res;
+    set_error(run, code, "%s", msg ? msg : ar_strerror(code));
+    ar_result_draft_retry_after(&run->draft, reply->retry_after_s);
+    uint64_t wait_ms = 0;
+    if (retry_wait(run, code, reply, &wait_ms)) {
+        if (code == AR_ERATELIMIT)
+            backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
+        ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name, r->error.msg,
+                (double)wait_ms / 1000.0);
+        ar_result_draft_clear_error(&run->draft);
+        run->retried = 1;
+        wait_then_call(run, run->kind, wait_ms,
+                       code == AR_ERATELIMIT ? "rate limit" : ar_strerror_name(code));
+        return;
+    }
+    int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
+    if (could_move_on && run->side_effects) {
+        /* The work tree is no longer what the task was given: running it again
+         * (here or with another provider) could apply its edits twice. */
+        char why[sizeof(r->error.msg)];
+        snprintf(why, sizeof(why), "%s", r->error.msg);
+        ar_result_draft_fail(&run->draft, code,
+                             "%s; not retried or handed to a fallback provider: the call had "
+                             "already changed files or run tools (see files)",
+                             why);
+    } else if (could_move_on && next_provider(run)) {
+        make_call(run, CALL_MAIN);
+        return;
+    }
+    end_run(run);
+}
+
+static void check_answer(struct ar_run *run, const char *text);
+
+static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, void *arg)
 {
     struct ar_run *run = arg;
-    struct ar_result *r = run->res;
-    struct ar_call_record *c = &r->calls[r->n_calls - 1];
     run->call = NULL;
 
     struct ar_exit_info exit = { cr->status, cr->term_signal,
@@ -465,97 +530,17 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
     run->unwrap = NULL;
     ar_call_setup_finish(&run->setup);
 
-    if (reply.has_cost && !ar_cost_cli_valid(reply.cost_usd))
-        ar_warn(&run->o.logger, "%s reported a cost of %g USD, which cannot be right; ignored",
-                run->prov->name, reply.cost_usd);
-    const char *model = reply.model ? reply.model : run->call_model;
-    struct ar_cost cost = ar_cost_compute(run->prices, model, reply.has_usage ? &reply.usage : NULL,
-                                          reply.has_cost, reply.cost_usd);
-    if (ar_call_origin(call) == AR_CALL_CACHED)
-        count_cached(run, c, &reply.usage, &cost);
-    c->exit_code = cr->status;
-    c->signal = cr->term_signal;
-    c->duration_ms = cr->duration_ms;
-    c->usage = reply.usage;
-    c->cost_usd = cost.usd;
-    c->cost_source = (enum ar_cost_source)cost.source;
-    c->timed_out = cr->end == AR_CHILD_TIMEOUT || cr->end == AR_CHILD_IDLE;
-    c->usage_cumulative = reply.usage_cumulative;
-    c->stderr_tail = strndup(cr->stderr_tail ? cr->stderr_tail : "", cr->stderr_tail_len);
-
-    if (reply.nul_replaced)
-        ar_warn(&run->o.logger,
-                "%s's output held %zu NUL character%s (\\u0000), each replaced with U+FFFD",
-                run->prov->name, reply.nul_replaced, reply.nul_replaced == 1 ? "" : "s");
-    usage_add(&r->usage, &reply.usage);
-    if (reply.usage_cumulative)
-        ar_warn(&run->o.logger,
-                "%s reported the resumed session's running token total; this call's own share "
-                "could not be told apart, so tokens and cost include earlier calls",
-                run->prov->name);
-    if (!run->cost_started)
-        run->cost = cost;
-    else
-        ar_cost_add(&run->cost, &cost);
-    run->cost_started = 1;
-    set_str(&r->model, model);
-    if (run->kind == CALL_MAIN || !r->session_id)
-        set_str(&r->session_id, reply.session_id);
-    free(r->output);
-    r->output = dup_or_null(reply.text);
-    r->exit_code = cr->status;
-
-    int code = 0;
-    const char *msg = NULL;
+    int nomem = record_call_end(run, call, cr, &reply) < 0;
     char buf[256];
-    switch (cr->end) {
-    case AR_CHILD_TIMEOUT:
-        code = AR_ETIMEOUT;
-        snprintf(buf, sizeof(buf), "%s did not finish within %.0f s", run->prov->name,
-                 (double)run->o.timeout_ms / 1000.0);
-        msg = buf;
-        break;
-    case AR_CHILD_IDLE:
-        code = AR_EIDLE;
-        snprintf(buf, sizeof(buf), "%s printed nothing for %.0f s", run->prov->name,
-                 (double)run->o.idle_timeout_ms / 1000.0);
-        msg = buf;
-        break;
-    case AR_CHILD_TOOBIG:
-        code = AR_ETOOBIG;
-        snprintf(buf, sizeof(buf), "%s printed more than %zu bytes", run->prov->name,
-                 run->o.output_cap);
-        msg = buf;
-        break;
-    case AR_CHILD_CANCELLED:
-        code = AR_EINTERRUPTED;
-        snprintf(buf, sizeof(buf), "%s was stopped before it finished", run->prov->name);
-        msg = buf;
-        break;
-    default:
-        code = reply.error;
-        msg = reply.error_msg;
-        break;
-    }
-    /* A tool call the CLI refused: the answer is not what was asked, whatever it says. */
-    add_denials(r, &reply);
-    if (!code && reply.denied.n && !run->o.allow_denied) {
-        code = AR_EDENIED;
-        size_t n = reply.denied.n / 2;
-        const char *target = reply.denied.v[1];
-        snprintf(buf, sizeof(buf), "%s refused %zu tool call%s (%s%s%s); --allow-denied accepts it",
-                 run->prov->name, n, n == 1 ? "" : "s", reply.denied.v[0], *target ? " " : "",
-                 target);
-        msg = buf;
-    }
+    const char *msg = NULL;
+    int code = call_error(run, cr, &reply, &msg, buf, sizeof(buf));
     if (reply.files.n || reply.acted)
         run->side_effects = 1;
-    if (code)
-        c->error = strdup(ar_strerror_name(code));
-    else
+    if (code && ar_result_draft_fail_call(&run->draft, code) < 0)
+        nomem = 1;
+    else if (!code)
         ar_call_keep(call);
-    if (run->o.on_call)
-        run->o.on_call(run->o.call_arg, AR_CALL_FINISHED, c);
+    call_event(run, AR_CALL_FINISHED);
 
     if (ar_log_enabled(&run->o.logger, AR_LOG_DEBUG) && reply.text) {
         json_t *f = event_fields(run, cr->duration_ms);
@@ -565,50 +550,19 @@ static void on_call_done(struct ar_call *call, const struct ar_child_result *cr,
                      run->prov->name, strlen(reply.text));
     }
 
-    if (code) {
-        set_error(run, code, "%s", msg ? msg : ar_strerror(code));
-        r->retry_after_s = reply.retry_after_s;
-        uint64_t wait_ms = 0;
-        if (retry_wait(run, code, &reply, &wait_ms)) {
-            ar_reply_finish(&reply);
-            if (code == AR_ERATELIMIT)
-                backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
-            ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name,
-                    r->error.msg, (double)wait_ms / 1000.0);
-            r->error = (struct ar_error)AR_ERROR_INIT;
-            r->retry_after_s = -1;
-            run->retried = 1;
-            begin_wait(run, run->kind, wait_ms,
-                       code == AR_ERATELIMIT ? "rate limit" : ar_strerror_name(code));
-            return;
-        }
+    if (nomem) {
         ar_reply_finish(&reply);
-        int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
-        if (could_move_on && run->side_effects) {
-            /* The work tree is no longer what the task was given: running it again
-             * (here or with another provider) could apply its edits twice. */
-            char why[256];
-            snprintf(why, sizeof(why), "%s", r->error.msg);
-            ar_error_set(&r->error, code, NULL,
-                         "%s; not retried or handed to a fallback provider: the call had "
-                         "already changed files or run tools (see files)",
-                         why);
-        } else if (could_move_on && next_provider(run)) {
-            r->error = (struct ar_error)AR_ERROR_INIT;
-            r->retry_after_s = -1;
-            start_call(run, CALL_MAIN);
-            return;
-        }
-        finish(run);
-        return;
-    }
-    if (!run->contract && !run->o.want_json) {
+        end_out_of_memory(run);
+    } else if (code) {
+        after_failed_call(run, code, msg, &reply);
         ar_reply_finish(&reply);
-        finish(run);
-        return;
+    } else {
+        ar_reply_finish(&reply);
+        if (!run->contract && !run->o.want_json)
+            end_run(run);
+        else
+            check_answer(run, run->draft.res->output ? run->draft.res->output : "");
     }
-    evaluate(run, r->output ? r->output : "");
-    ar_reply_finish(&reply);
 }
 
 /*
@@ -625,26 +579,26 @@ static const char *call_model(const struct ar_run *run)
 }
 
 /* A new call (not a retry): it gets its one retry. */
-static void start_call(struct ar_run *run, enum call_kind kind)
+static void make_call(struct ar_run *run, enum call_kind kind)
 {
     run->retried = 0;
-    launch_call(run, kind);
+    schedule_call(run, kind);
 }
 
-static void spawn_call(struct ar_run *run, enum call_kind kind);
-
 /* Makes call `kind` now, or after the provider's shared rate-limit pause. */
-static void launch_call(struct ar_run *run, enum call_kind kind)
+static void schedule_call(struct ar_run *run, enum call_kind kind)
 {
     uint64_t pause = backoff_left(run->backoff, run->prov->name, ar_now_ms());
     if (pause && run->o.max_wait_ms) {
-        begin_wait(run, kind, pause, "rate limit");
+        wait_then_call(run, kind, pause, "rate limit");
         return;
     }
-    spawn_call(run, kind);
+    start_call(run, kind);
 }
 
-static void spawn_call(struct ar_run *run, enum call_kind kind)
+/* The adapter builds the call (argv, environment, temporary files), the draft
+ * records it, and the call source starts it with the prompt on stdin. */
+static void start_call(struct ar_run *run, enum call_kind kind)
 {
     struct ar_error err = AR_ERROR_INIT;
     run->kind = kind;
@@ -670,20 +624,20 @@ static void spawn_call(struct ar_run *run, enum call_kind kind)
         ar_provider_check_arg("session id", spec.resume, &err) < 0 ||
         run->prov->prepare(&spec, &run->setup, &err) < 0) {
         ar_call_setup_finish(&run->setup);
-        run->res->error = err;
-        finish(run);
+        ar_result_draft_fail_with(&run->draft, &err);
+        end_run(run);
         return;
     }
-    struct ar_call_record *c = new_call(run);
+    struct ar_posture posture = { tools, run->setup.project_config, run->setup.context_files };
+    struct ar_call_record *c = ar_result_draft_begin_call(
+        &run->draft, call_kind_names[kind], run->prov->name, ar_strv_get(&run->setup.argv),
+        run->waited_ms, &posture, kind == CALL_MAIN);
+    run->waited_ms = 0;
     if (!c) {
         ar_call_setup_finish(&run->setup);
-        set_error(run, AR_ENOMEM, "%s", "out of memory");
-        finish(run);
+        end_out_of_memory(run);
         return;
     }
-    c->posture = (struct ar_posture){ tools, run->setup.project_config, run->setup.context_files };
-    if (kind == CALL_MAIN)
-        run->res->posture = c->posture;
     const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
     struct ar_call_opts call;
     memset(&call, 0, sizeof(call));
@@ -705,38 +659,37 @@ static void spawn_call(struct ar_run *run, enum call_kind kind)
     call.tapes = &run->tapes;
     call.logger = &run->o.logger;
     call.on_line = on_line;
-    call.on_done = on_call_done;
+    call.on_done = on_call_end;
     call.arg = run;
     run->unwrap = run->prov->unwrap_new(&spec);
     if (!run->unwrap) {
         ar_call_setup_finish(&run->setup);
-        set_error(run, AR_ENOMEM, "%s", "out of memory");
-        finish(run);
+        end_out_of_memory(run);
         return;
     }
     if (ar_call_start(run->loop, &call, &run->call, &err) < 0) {
         run->prov->unwrap_free(run->unwrap);
         run->unwrap = NULL;
         ar_call_setup_finish(&run->setup);
-        c->error = strdup(ar_strerror_name(err.code));
-        if (run->o.on_call)
-            run->o.on_call(run->o.call_arg, AR_CALL_FINISHED, c);
-        if (err.code == AR_ENOTFOUND)
-            ar_error_set(&run->res->error, err.code, NULL,
-                         "%s; install it with '%s' or set %s to its path", err.msg,
-                         run->prov->install_hint, run->prov->bin_env);
-        else
-            run->res->error = err;
-        if (kind == CALL_MAIN && falls_back(err.code) && next_provider(run)) {
-            run->res->error = (struct ar_error)AR_ERROR_INIT;
-            start_call(run, CALL_MAIN);
+        if (ar_result_draft_fail_call(&run->draft, err.code) < 0) {
+            end_out_of_memory(run);
             return;
         }
-        finish(run);
+        call_event(run, AR_CALL_FINISHED);
+        if (err.code == AR_ENOTFOUND)
+            ar_result_draft_fail(&run->draft, err.code,
+                                 "%s; install it with '%s' or set %s to its path", err.msg,
+                                 run->prov->install_hint, run->prov->bin_env);
+        else
+            ar_result_draft_fail_with(&run->draft, &err);
+        if (kind == CALL_MAIN && falls_back(err.code) && next_provider(run)) {
+            make_call(run, CALL_MAIN);
+            return;
+        }
+        end_run(run);
         return;
     }
-    if (run->o.on_call)
-        run->o.on_call(run->o.call_arg, AR_CALL_STARTED, c);
+    call_event(run, AR_CALL_STARTED);
     if (kind == CALL_REPAIR)
         ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_attempt",
                      event_fields(run, ar_now_ms() - run->t0), "asking %s to repair its answer",
@@ -756,8 +709,8 @@ static void spawn_call(struct ar_run *run, enum call_kind kind)
 
 /* ---- extraction, checks and the repair prompt --------------------------------------- */
 
-static int check_answer(struct ar_run *run, const char *text, struct ar_json_doc *doc,
-                        unsigned *fixes)
+static int check_rules(struct ar_run *run, const char *text, struct ar_json_doc *doc,
+                       unsigned *fixes)
 {
     struct ar_answer_rules rules = { run->contract, run->o.expect, run->o.local_repair,
                                      run->o.validate, run->o.validate_arg };
@@ -772,37 +725,27 @@ static int render_repair(struct ar_run *run, const char *text, struct ar_error *
                                    text, &run->repair_prompt, err);
 }
 
-/* Takes the document's value and text: the model's bytes are the answer. */
-static void accept_value(struct ar_run *run, struct ar_json_doc *doc, unsigned fixes)
-{
-    struct ar_result *r = run->res;
-    r->value = json_incref(doc->value);
-    r->json = doc->text;
-    doc->text = NULL;
-    ar_json_doc_finish(doc);
-    struct ar_strv names = AR_STRV_INIT;
-    for (unsigned bit = 1; bit && bit <= fixes; bit <<= 1)
-        if ((fixes & bit) && ar_json_fix_name(bit))
-            ar_strv_push(&names, ar_json_fix_name(bit));
-    free(r->local_fixes);
-    r->local_fixes = strv_take_array(&names);
-    if (run->kind == CALL_REPAIR)
-        r->repair = AR_REPAIR_MODEL;
-    else if (fixes)
-        r->repair = AR_REPAIR_LOCAL;
-}
-
-static void evaluate(struct ar_run *run, const char *text)
+/*
+ * Extract, repair locally and check the answer `text`: a good one is the
+ * run's JSON; a bad answer of the main call gets the one repair call (when
+ * allowed), else the run ends with no_json or contract and the violations.
+ */
+static void check_answer(struct ar_run *run, const char *text)
 {
     struct ar_json_doc doc;
     unsigned fixes = 0;
-    int ok = check_answer(run, text, &doc, &fixes);
-    if (ok) {
-        accept_value(run, &doc, fixes);
+    if (check_rules(run, text, &doc, &fixes)) {
+        enum ar_repair_kind repair = run->kind == CALL_REPAIR ? AR_REPAIR_MODEL
+                                     : fixes                  ? AR_REPAIR_LOCAL
+                                                              : run->draft.res->repair;
+        if (ar_result_draft_accept(&run->draft, &doc, fixes, repair) < 0) {
+            end_out_of_memory(run);
+            return;
+        }
         if (run->kind == CALL_REPAIR)
             ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_succeeded",
                          event_fields(run, ar_now_ms() - run->t0), "the repair call fixed it");
-        finish(run);
+        end_run(run);
         return;
     }
     int code = doc.value ? AR_ECONTRACT : AR_ENOJSON;
@@ -810,15 +753,15 @@ static void evaluate(struct ar_run *run, const char *text)
     if (run->kind == CALL_MAIN && run->o.model_repair) {
         struct ar_error err = AR_ERROR_INIT;
         if (render_repair(run, text, &err) < 0) {
-            run->res->error = err;
-            finish(run);
+            ar_result_draft_fail_with(&run->draft, &err);
+            end_run(run);
             return;
         }
         ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_needed", event_fields(run, 0),
                      "%s: %s; one repair call", run->prov->name,
                      run->details.n ? run->details.v[0] : ar_strerror(code));
-        run->res->repair = AR_REPAIR_MODEL;
-        start_call(run, CALL_REPAIR);
+        ar_result_draft_repairing(&run->draft);
+        make_call(run, CALL_REPAIR);
         return;
     }
     if (run->kind == CALL_REPAIR)
@@ -828,63 +771,14 @@ static void evaluate(struct ar_run *run, const char *text)
         set_error(run, code, "%s",
                   run->details.n ? run->details.v[0] : "no JSON found in the model output");
     else
-        ar_error_set(&run->res->error, code, NULL, "the answer violates the contract (%zu %s)",
-                     run->details.n, run->details.n == 1 ? "violation" : "violations");
-    free(run->res->error_details);
-    run->res->error_details = strv_take_array(&run->details);
-    finish(run);
-}
-
-/* ---- git snapshots and the end of a run ------------------------------------------------ */
-
-static void complete(struct ar_run *run)
-{
-    struct ar_result *r = run->res;
-    /* --expect-changes: an answer that changed nothing did not do the task. */
-    if (!r->error.code && run->o.expect_changes && r->n_calls) {
-        if (!r->files_tracked)
-            set_error(run, AR_ENOEFFECT, "%s",
-                      "a change was expected, but files are not tracked (see "
-                      "files_untracked_reason): none can be confirmed");
-        else if (r->n_files == 0)
-            set_error(run, AR_ENOEFFECT, "%s", "a change was expected, but no file changed");
+        ar_result_draft_fail(&run->draft, code, "the answer violates the contract (%zu %s)",
+                             run->details.n, run->details.n == 1 ? "violation" : "violations");
+    if (ar_result_draft_take_details(&run->draft, &run->details) < 0) {
+        end_out_of_memory(run);
+        return;
     }
-    r->duration_ms = ar_now_ms() - run->t0;
-    r->ok = r->error.code == 0;
-    r->cost_usd = run->cost.usd;
-    r->cost_source = r->n_calls ? (enum ar_cost_source)run->cost.source : AR_COST_UNKNOWN;
-    r->cached = r->n_calls && r->n_cached == r->n_calls;
-    r->cached_cost_usd = run->cached_cost.usd;
-    r->cached_cost_source = r->n_cached ? run->cached_cost.source : AR_COST_UNKNOWN;
-    if (r->ok)
-        ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished", event_fields(run, r->duration_ms),
-                     "%s finished in %.1f s", r->provider, (double)r->duration_ms / 1000.0);
-    else
-        ar_log_event(&run->o.logger, AR_LOG_INFO, "run_failed", event_fields(run, r->duration_ms),
-                     "%s failed: %s", r->provider ? r->provider : "run",
-                     ar_strerror_name(r->error.code));
-    run->res = NULL;
-    run->done(run, r, run->arg);
-
-    ar_git_snapshot_destroy(run->before);
-    ar_prompt_destroy(run->tpl);
-    ar_prompt_destroy(run->repair_tpl);
-    ar_prices_destroy(run->prices);
-    free(run->contract_compact);
-    ar_buf_finish(&run->prompt);
-    ar_buf_finish(&run->repair_prompt);
-    if (run->transcript_fd >= 0)
-        close(run->transcript_fd);
-    ar_strv_finish(&run->providers);
-    ar_strv_finish(&run->details);
-    ar_strv_finish(&run->own);
-    ar_call_tapes_finish(&run->tapes);
-    free(run->vars);
-    struct ar_loop *own_loop = run->own_loop;
-    free(run);
-    ar_loop_detach(own_loop);
+    end_run(run);
 }
-
 /* ---- agentrun's own files: never a run's change ----------------------------------------- */
 
 struct own_file {
@@ -951,138 +845,167 @@ static void drop_own_files(const struct ar_run *run, struct ar_git_changes *ch, 
     ch->n = k;
 }
 
-/* The result's file operations are git's, one for one (fill_files() casts). */
-_Static_assert((int)AR_FILE_CREATE == (int)AR_GIT_CREATE &&
-                   (int)AR_FILE_MODIFY == (int)AR_GIT_MODIFY &&
-                   (int)AR_FILE_DELETE == (int)AR_GIT_DELETE &&
-                   (int)AR_FILE_RENAME == (int)AR_GIT_RENAME,
-               "enum ar_file_op and enum ar_git_op must stay in step");
+/* ---- the end of a run ------------------------------------------------------------------- */
 
-static void fill_files(struct ar_run *run, const struct ar_git_changes *ch)
+/* The one teardown: everything the run owns, whether it ran or its setup failed. */
+static void run_free(struct ar_run *run)
 {
-    struct ar_result *r = run->res;
-    r->files = calloc(ch->n ? ch->n : 1, sizeof(*r->files));
-    if (!r->files)
-        return;
-    /* Content travels as the JSON helper encodes it (UTF-8 or base64), so there
-     * is one encoder of file content, in src/git. */
-    json_t *arr = run->o.with_content ? ar_git_changes_to_json(ch) : NULL;
-    for (size_t i = 0; i < ch->n; i++) {
-        const struct ar_git_change *g = &ch->v[i];
-        struct ar_file_change *f = &r->files[i];
-        f->path = strdup(g->path);
-        f->from = dup_or_null(g->from);
-        f->op = (enum ar_file_op)g->op;
-        json_t *o = json_array_get(arr, i);
-        const char *content = json_string_value(json_object_get(o, "content"));
-        if (content) {
-            f->content_len = json_string_length(json_object_get(o, "content"));
-            f->content = malloc(f->content_len + 1);
-            if (f->content) {
-                memcpy(f->content, content, f->content_len + 1);
-                f->base64 = !g->utf8;
-                f->truncated = g->truncated;
-            }
-        }
-    }
-    r->n_files = ch->n;
-    json_decref(arr);
+    ar_result_draft_finish(&run->draft);
+    ar_git_snapshot_destroy(run->before);
+    ar_prompt_destroy(run->tpl);
+    ar_prompt_destroy(run->repair_tpl);
+    ar_prices_destroy(run->prices);
+    free(run->contract_compact);
+    ar_buf_finish(&run->prompt);
+    ar_buf_finish(&run->repair_prompt);
+    if (run->transcript_fd >= 0)
+        close(run->transcript_fd);
+    ar_strv_finish(&run->providers);
+    ar_strv_finish(&run->details);
+    ar_strv_finish(&run->own);
+    ar_call_tapes_finish(&run->tapes);
+    free(run->vars);
+    struct ar_loop *own_loop = run->own_loop;
+    free(run);
+    ar_loop_detach(own_loop);
 }
 
-static void on_after(struct ar_git_snapshot *after, int rc, const struct ar_error *err, void *arg)
+/* The run is over: the finished result goes to the done callback, and the run is freed. */
+static void report(struct ar_run *run)
+{
+    const struct ar_result *r = run->draft.res;
+    /* --expect-changes: an answer that changed nothing did not do the task. */
+    if (!r->error.code && run->o.expect_changes && r->n_calls) {
+        if (!r->files_tracked)
+            set_error(run, AR_ENOEFFECT, "%s",
+                      "a change was expected, but files are not tracked (see "
+                      "files_untracked_reason): none can be confirmed");
+        else if (r->n_files == 0)
+            set_error(run, AR_ENOEFFECT, "%s", "a change was expected, but no file changed");
+    }
+    struct ar_result *res = ar_result_draft_detach(&run->draft, ar_now_ms() - run->t0);
+    if (res->ok)
+        ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished",
+                     event_fields(run, res->duration_ms), "%s finished in %.1f s", res->provider,
+                     (double)res->duration_ms / 1000.0);
+    else
+        ar_log_event(&run->o.logger, AR_LOG_INFO, "run_failed", event_fields(run, res->duration_ms),
+                     "%s failed: %s", res->provider ? res->provider : "run",
+                     ar_strerror_name(res->error.code));
+    run->done(run, res, run->arg);
+    run_free(run);
+}
+
+/* The files the run changed, from the two snapshots, into the draft. */
+static void record_changes(struct ar_run *run, const struct ar_git_snapshot *after)
+{
+    struct ar_git_changes ch;
+    struct ar_error e = AR_ERROR_INIT;
+    ar_git_changes_init(&ch);
+    if (ar_git_changes_compute(run->before, after, &ch, &e) == 0) {
+        drop_own_files(run, &ch, after->root);
+        if (run->o.with_content)
+            ar_git_changes_load_content(&ch, after->root, 0, &e);
+        if (ar_result_draft_take_files(&run->draft, &ch, run->o.with_content) < 0)
+            ar_result_draft_fail(&run->draft, AR_ENOMEM, "%s", "out of memory");
+    }
+    ar_git_changes_finish(&ch);
+}
+
+static void on_snapshot_after(struct ar_git_snapshot *after, int rc, const struct ar_error *err,
+                              void *arg)
 {
     struct ar_run *run = arg;
     if (after && after->tracked && run->before && run->before->tracked) {
-        struct ar_git_changes ch;
-        struct ar_error e = AR_ERROR_INIT;
-        ar_git_changes_init(&ch);
-        if (ar_git_changes_compute(run->before, after, &ch, &e) == 0) {
-            drop_own_files(run, &ch, after->root);
-            if (run->o.with_content)
-                ar_git_changes_load_content(&ch, after->root, 0, &e);
-            run->res->files_tracked = 1;
-            fill_files(run, &ch);
-        }
-        ar_git_changes_finish(&ch);
+        record_changes(run, after);
     } else if (after && !after->tracked) {
-        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
         ar_debug(&run->o.logger, "files not tracked: %s", after->reason);
     } else if (rc < 0 && err) {
-        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
         ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
     }
     ar_git_snapshot_destroy(after);
-    complete(run);
+    report(run);
 }
 
-static void finish(struct ar_run *run)
+/* The calls are over: the second snapshot (when the first one was taken), then the report. */
+static void end_run(struct ar_run *run)
 {
     if (run->before && run->before->tracked) {
         struct ar_error err = AR_ERROR_INIT;
-        if (ar_git_snapshot_start(run->loop, run->o.cwd, run->before, on_after, run, &err) == 0)
+        if (ar_git_snapshot_start(run->loop, run->o.cwd, run->before, on_snapshot_after, run,
+                                  &err) == 0)
             return;
-        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
         ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
     }
-    complete(run);
+    report(run);
 }
 
-static void on_before(struct ar_git_snapshot *snap, int rc, const struct ar_error *err, void *arg)
+/* ---- the first call ---------------------------------------------------------------------- */
+
+static void on_snapshot_before(struct ar_git_snapshot *snap, int rc, const struct ar_error *err,
+                               void *arg)
 {
     struct ar_run *run = arg;
     run->before = snap;
     if (!snap && err)
         ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
     if (!snap || !snap->tracked) {
-        run->res->files_untracked =
-            run->in_git_repo ? AR_UNTRACKED_GIT_FAILED : AR_UNTRACKED_NOT_A_WORK_TREE;
+        ar_result_draft_untracked(&run->draft, run->in_git_repo ? AR_UNTRACKED_GIT_FAILED
+                                                                : AR_UNTRACKED_NOT_A_WORK_TREE);
         if (snap)
             ar_debug(&run->o.logger, "files not tracked: %s", snap->reason);
     }
     if (run->cancelled) {
         set_error(run, AR_EINTERRUPTED, "%s", "interrupted");
-        complete(run);
+        report(run);
         return;
     }
-    start_call(run, CALL_MAIN);
+    make_call(run, CALL_MAIN);
 }
 
 /* A run that ends before its first call still reports from the loop, never from
- * inside ar_run_start(). */
+ * inside ar_pipeline_start(). */
 static void on_deferred(void *arg)
 {
     struct ar_run *run = arg;
-    if (run->cancelled && !run->res->error.code)
+    if (run->cancelled && !run->draft.res->error.code)
         set_error(run, AR_EINTERRUPTED, "%s", "the run was cancelled before its first call");
-    if (run->res->error.code)
-        complete(run);
+    if (run->draft.res->error.code)
+        report(run);
     else
-        start_call(run, CALL_MAIN);
+        make_call(run, CALL_MAIN);
 }
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
+/* The run's own copy of the options: the caller's strings may go away once
+ * ar_pipeline_start() returns. Returns 0 or AR_ENOMEM. */
 static int copy_options(struct ar_run *run, const struct ar_run_options *o)
 {
     run->o = *o;
-    run->o.provider = keep(run, o->provider);
-    run->o.fallback = keep(run, o->fallback);
-    run->o.model = keep(run, o->model);
-    run->o.prompt = keep(run, o->prompt);
-    run->o.template_name = keep(run, o->template_name);
-    run->o.prompts_dir = keep(run, o->prompts_dir);
-    run->o.schema = keep(run, o->schema);
-    run->o.cwd = keep(run, o->cwd);
-    run->o.resume = keep(run, o->resume);
-    run->o.prices_file = keep(run, o->prices_file);
-    run->o.transcript_path = keep(run, o->transcript_path);
-    run->o.job_id = keep(run, o->job_id);
+    int rc = 0;
+    rc |= keep(run, &run->o.provider, o->provider);
+    rc |= keep(run, &run->o.fallback, o->fallback);
+    rc |= keep(run, &run->o.model, o->model);
+    rc |= keep(run, &run->o.prompt, o->prompt);
+    rc |= keep(run, &run->o.template_name, o->template_name);
+    rc |= keep(run, &run->o.prompts_dir, o->prompts_dir);
+    rc |= keep(run, &run->o.schema, o->schema);
+    rc |= keep(run, &run->o.cwd, o->cwd);
+    rc |= keep(run, &run->o.resume, o->resume);
+    rc |= keep(run, &run->o.prices_file, o->prices_file);
+    rc |= keep(run, &run->o.transcript_path, o->transcript_path);
+    rc |= keep(run, &run->o.job_id, o->job_id);
     run->vars = calloc(o->n_vars ? o->n_vars : 1, sizeof(*run->vars));
-    if (!run->vars)
+    if (rc || !run->vars)
         return AR_ENOMEM;
     for (size_t i = 0; i < o->n_vars; i++) {
-        run->vars[i].name = keep(run, o->vars[i].name);
-        run->vars[i].value = keep(run, o->vars[i].value);
+        if (keep(run, &run->vars[i].name, o->vars[i].name) ||
+            keep(run, &run->vars[i].value, o->vars[i].value))
+            return AR_ENOMEM;
     }
     run->o.vars = run->vars;
     if (run->o.expect > AR_EXPECT_ANY)
@@ -1107,15 +1030,19 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
         p = ar_providers()[0];
     }
     run->prov = p;
-    ar_strv_push(&run->providers, p->name);
+    if (ar_strv_push(&run->providers, p->name) < 0)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     if (run->o.fallback) {
         if (ar_provider_check_list(run->o.fallback, err) < 0)
             return err->code;
         char *list = strdup(run->o.fallback);
-        for (char *save = NULL, *t = strtok_r(list, ", ", &save); t;
+        int rc = list ? 0 : AR_ENOMEM;
+        for (char *save = NULL, *t = list ? strtok_r(list, ", ", &save) : NULL; t && rc == 0;
              t = strtok_r(NULL, ", ", &save))
-            ar_strv_push(&run->providers, t);
+            rc = ar_strv_push(&run->providers, t);
         free(list);
+        if (rc < 0)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
     if (missing)
         ar_error_clear(err);
@@ -1185,6 +1112,8 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
     ar_buf_init(&run->repair_prompt, AR_BUF_UNLIMITED);
 
     int rc = copy_options(run, opts);
+    if (rc < 0)
+        ar_error_set(err, rc, NULL, "out of memory");
     if (rc == 0)
         rc = ar_call_tapes_init(&run->tapes, opts, err);
     if (rc == 0)
@@ -1207,33 +1136,14 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
     if (rc == 0 && run->o.cwd)
         rc = ar_dir_check(run->o.cwd, err);
     if (rc == 0) {
-        run->res = ar_result_new_failed(run->prov->name, 0, NULL);
-        if (!run->res)
-            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-        else
-            run->res->error = (struct ar_error)AR_ERROR_INIT;
-    }
-    if (rc == 0) {
         /* What was asked, until a call says what its adapter could arrange. */
-        run->res->posture = (struct ar_posture){ call_tools(&run->o, CALL_MAIN),
-                                                 run->o.trust_project, run->o.trust_project };
+        struct ar_posture asked = { call_tools(&run->o, CALL_MAIN), run->o.trust_project,
+                                    run->o.trust_project };
+        if (ar_result_draft_init(&run->draft, run->prov->name, &asked) < 0)
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
     if (rc < 0) {
-        ar_result_destroy(run->res);
-        run->res = NULL;
-        ar_prompt_destroy(run->tpl);
-        ar_prompt_destroy(run->repair_tpl);
-        ar_prices_destroy(run->prices);
-        free(run->contract_compact);
-        if (run->transcript_fd >= 0)
-            close(run->transcript_fd);
-        ar_buf_finish(&run->prompt);
-        ar_buf_finish(&run->repair_prompt);
-        ar_strv_finish(&run->providers);
-        ar_strv_finish(&run->own);
-        ar_call_tapes_finish(&run->tapes);
-        free(run->vars);
-        free(run);
+        run_free(run);
         return err->code ? err->code : rc;
     }
     enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
@@ -1249,27 +1159,29 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                      "%s cannot stop itself at a budget: --max-cost is not enforced during this "
                      "call (its cost is known only once it ends)",
                      run->prov->name);
-    if (out)
-        *out = run;
     if (run->missing.code) {
-        run->res->error = run->missing;
-        ar_loop_defer(loop, on_deferred, run);
-        return 0;
-    }
-    if (!snapshots) {
-        run->res->files_untracked = why;
+        ar_result_draft_fail_with(&run->draft, &run->missing);
+    } else if (!snapshots) {
+        ar_result_draft_untracked(&run->draft, why);
     } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
         /* Outside a work tree there is nothing to snapshot: no git process per job
          * (GIT_DIR can point anywhere, so then git itself decides). */
-        run->res->files_untracked = AR_UNTRACKED_NOT_A_WORK_TREE;
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_NOT_A_WORK_TREE);
+    } else if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_snapshot_before, run, err) == 0) {
+        if (out)
+            *out = run;
+        return 0;
     } else {
-        if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_before, run, err) == 0)
-            return 0;
-        run->res->files_untracked = AR_UNTRACKED_GIT_FAILED;
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
         ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
         ar_error_clear(err);
     }
-    ar_loop_defer(loop, on_deferred, run);
+    if (ar_loop_defer(loop, on_deferred, run) < 0) {
+        run_free(run);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    if (out)
+        *out = run;
     return 0;
 }
 

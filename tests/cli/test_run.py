@@ -224,6 +224,23 @@ class RunPipeline(unittest.TestCase):
                          [("README", "modify"), ("new.txt", "create")])
         self.assertIn("--sandbox", result(p)["calls"][0]["argv"])
 
+    def test_with_content_carries_text_as_is_and_other_bytes_as_base64(self):
+        self.sb.answers("codex", ["done"])
+        # "\udcff\udcfe" reaches the fake CLI as the bytes ff fe (surrogateescape): not UTF-8.
+        self.sb.env["FAKE_CLI_WRITE_FILES"] = "new.txt=héllo\nworld;bin.dat=\udcff\udcfeab"
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "--with-content", "edit")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        files = {f["path"]: f for f in result(p)["files"]}
+        self.assertEqual(set(files), {"new.txt", "bin.dat"})
+        self.assertEqual((files["new.txt"]["content"], files["new.txt"]["encoding"],
+                          files["new.txt"]["truncated"]), ("héllo\nworld", "utf-8", False))
+        self.assertEqual((files["bin.dat"]["content"], files["bin.dat"]["encoding"]),
+                         ("//5hYg==", "base64"))
+        self.sb.env["FAKE_CLI_WRITE_FILES"] = "new.txt=changed again"
+        p = self.sb.run("run", "--format", "json", "--allow-edits", "edit")
+        self.assertEqual([f["path"] for f in result(p)["files"]], ["new.txt"])
+        self.assertNotIn("content", result(p)["files"][0])
+
     def test_outside_a_work_tree_files_are_not_tracked(self):
         with Sandbox(git=False) as sb:
             sb.answers("codex", ["done"])

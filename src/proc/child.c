@@ -49,8 +49,8 @@ struct ar_child {
     uv_write_t wreq;
     int open_handles; /* on_done runs when the last one is closed */
 
-    char *name; /* argv[0] as given, for messages */
-    char *stdin_data;
+    char *name;             /* argv[0] as given, for messages */
+    const char *stdin_data; /* borrowed from the caller until on_done (ar_child_opts) */
     size_t stdin_len;
     int out_fd;
     uint64_t out_off;
@@ -498,7 +498,6 @@ static void free_child(struct ar_child *c)
     ar_buf_finish(&c->line);
     ar_buf_finish(&c->captured);
     ar_buf_finish(&c->tail);
-    free(c->stdin_data);
     free(c->name);
     free(c);
 }
@@ -575,7 +574,6 @@ static void on_write(uv_write_t *req, int status)
 {
     struct ar_child *c = req->data;
     /* status < 0 (UV_EPIPE: the child closed stdin early) changes nothing: stdin is done. */
-    free(c->stdin_data);
     c->stdin_data = NULL;
     close_handle(c, &c->in);
 }
@@ -636,15 +634,10 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
             ar_error_set(err, AR_ETOOBIG, argv0, "cannot run '%s': stdin larger than 4 GiB", argv0);
         goto out_file;
     }
-    if (opts->stdin_len) {
-        if (!(c->stdin_data = malloc(opts->stdin_len))) {
-            free_child(c);
-            rc = ar_error_set(err, AR_ENOMEM, argv0, "cannot run '%s': out of memory", argv0);
-            goto out_file;
-        }
-        memcpy(c->stdin_data, opts->stdin_data, opts->stdin_len);
-        c->stdin_len = opts->stdin_len;
-    }
+    /* Borrowed, not copied: a prompt can be tens of MiB, and the caller keeps it
+     * until on_done anyway (the pipeline's rendered prompt lives as long as the run). */
+    c->stdin_data = opts->stdin_data;
+    c->stdin_len = opts->stdin_data ? opts->stdin_len : 0;
     if ((c->out_fd = ar_proc_open_stdout_file(err)) < 0) {
         rc = err ? err->code : AR_ESPAWN;
         free_child(c);
@@ -680,7 +673,8 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     uv_read_start((uv_stream_t *)&c->err, on_err_alloc, on_err_read);
     if (c->stdin_len) {
         c->wreq.data = c;
-        uv_buf_t b = uv_buf_init(c->stdin_data, (unsigned)c->stdin_len);
+        /* libuv takes a char *, and only reads it. */
+        uv_buf_t b = uv_buf_init((char *)c->stdin_data, (unsigned)c->stdin_len);
         if (uv_write(&c->wreq, (uv_stream_t *)&c->in, &b, 1, on_write) < 0)
             close_handle(c, &c->in);
     } else {

@@ -78,7 +78,9 @@ struct ar_child_opts {
     /* "NAME=VALUE" entries that add to or override agentrun's environment;
      * a bare "NAME" removes NAME. NULL-terminated, may be NULL. */
     const char *const *env;
-    const void *stdin_data; /* written to the child's stdin, which is then closed */
+    /* Written to the child's stdin, which is then closed. Borrowed, not copied:
+     * it must stay valid and unchanged until on_done has returned. */
+    const void *stdin_data;
     size_t stdin_len;
     uint64_t timeout_ms;       /* wall clock; 0 = none */
     uint64_t idle_timeout_ms;  /* 0 = none */

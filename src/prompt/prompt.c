@@ -619,6 +619,30 @@ static const char *lookup(const struct ar_prompt *p, const struct seg *s,
     return NULL;
 }
 
+int ar_prompt_render_inline(const char *prompt, size_t len, const char *schema, size_t schema_len,
+                            const char *schema_origin, struct ar_buf *out, struct ar_prompt **tpl,
+                            struct ar_error *err)
+{
+    /* The inline template of an empty prompt is exactly what follows the prompt. */
+    int rc = ar_prompt_create_inline("", 0, schema, schema_len, schema_origin, tpl, err);
+    if (rc)
+        return rc;
+    size_t tail_len = 0;
+    ar_prompt_text(*tpl, &tail_len);
+    rc = ar_buf_reserve(out, len + tail_len);
+    if (rc == 0)
+        rc = ar_buf_append(out, prompt, len);
+    if (rc == 0)
+        rc = ar_prompt_render(*tpl, NULL, 0, out, err);
+    else
+        ar_error_set(err, rc, schema_origin, "prompt: %s", ar_strerror(rc));
+    if (rc) {
+        ar_prompt_destroy(*tpl);
+        *tpl = NULL;
+    }
+    return rc;
+}
+
 int ar_prompt_render(const struct ar_prompt *p, const struct ar_prompt_var *vars, size_t nvars,
                      struct ar_buf *out, struct ar_error *err)
 {

@@ -6,7 +6,8 @@
  *
  * Protocol for the pipeline:
  *   1. ar_prompt_load("review", opts->prompts_dir, &p, &err) — or
- *      ar_prompt_create_inline() for a free-form prompt (+ optional schema);
+ *      ar_prompt_create_inline() for a free-form prompt (+ optional schema),
+ *      or ar_prompt_render_inline(), which renders it at once (step 3);
  *      a bad template (unsupported contract keyword, unclosed section…) fails
  *      here with AR_EUSAGE and err->where = "prompts/review.md:14";
  *   2. ar_prompt_contract(p) gives the contract (NULL when the template has
@@ -96,6 +97,19 @@ int ar_prompt_parse(const char *origin, const char *text, size_t len, struct ar_
  */
 int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, size_t schema_len,
                             const char *schema_origin, struct ar_prompt **out,
+                            struct ar_error *err);
+
+/*
+ * A free-form prompt rendered with one copy: appends prompt[0..len) to out,
+ * then, when schema is not NULL, the instruction and the json-schema block —
+ * the same bytes as ar_prompt_create_inline() and ar_prompt_render(), without
+ * the template's own copy of the prompt. *tpl (ar_prompt_destroy()) holds
+ * only the contract (ar_prompt_contract(), NULL without a schema). Errors as
+ * ar_prompt_create_inline(), and AR_ETOOBIG / AR_ENOMEM from out; *tpl is
+ * NULL then.
+ */
+int ar_prompt_render_inline(const char *prompt, size_t len, const char *schema, size_t schema_len,
+                            const char *schema_origin, struct ar_buf *out, struct ar_prompt **tpl,
                             struct ar_error *err);
 
 /* Frees the template. NULL does nothing. */

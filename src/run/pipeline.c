@@ -108,7 +108,6 @@ struct ar_run {
     struct ar_loop *own_loop; /* the public ar_run_start()'s: detached after done */
     struct ar_run_options o;  /* strings point into `own` */
     struct ar_strv own;
-    struct ar_var *vars;
     ar_run_done_fn *done;
     void *arg;
 
@@ -864,7 +863,6 @@ static void run_free(struct ar_run *run)
     ar_strv_finish(&run->details);
     ar_strv_finish(&run->own);
     ar_call_tapes_finish(&run->tapes);
-    free(run->vars);
     struct ar_loop *own_loop = run->own_loop;
     free(run);
     ar_loop_detach(own_loop);
@@ -981,33 +979,31 @@ static void on_deferred(void *arg)
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
-/* The run's own copy of the options: the caller's strings may go away once
- * ar_pipeline_start() returns. Returns 0 or AR_ENOMEM. */
+/*
+ * The run's own copy of the options it reads after ar_pipeline_start() returns (the
+ * caller's strings may go away then). The prompt, the template, its variables
+ * and --schema are read only while starting (render_prompt(), from the
+ * caller's options): the rendered prompt is the run's one copy of them, so they
+ * are not kept. Returns 0 or AR_ENOMEM.
+ */
 static int copy_options(struct ar_run *run, const struct ar_run_options *o)
 {
     run->o = *o;
+    run->o.prompt = run->o.template_name = run->o.schema = NULL;
+    run->o.vars = NULL;
+    run->o.n_vars = 0;
     int rc = 0;
     rc |= keep(run, &run->o.provider, o->provider);
     rc |= keep(run, &run->o.fallback, o->fallback);
     rc |= keep(run, &run->o.model, o->model);
-    rc |= keep(run, &run->o.prompt, o->prompt);
-    rc |= keep(run, &run->o.template_name, o->template_name);
     rc |= keep(run, &run->o.prompts_dir, o->prompts_dir);
-    rc |= keep(run, &run->o.schema, o->schema);
     rc |= keep(run, &run->o.cwd, o->cwd);
     rc |= keep(run, &run->o.resume, o->resume);
     rc |= keep(run, &run->o.prices_file, o->prices_file);
     rc |= keep(run, &run->o.transcript_path, o->transcript_path);
     rc |= keep(run, &run->o.job_id, o->job_id);
-    run->vars = calloc(o->n_vars ? o->n_vars : 1, sizeof(*run->vars));
-    if (rc || !run->vars)
+    if (rc)
         return AR_ENOMEM;
-    for (size_t i = 0; i < o->n_vars; i++) {
-        if (keep(run, &run->vars[i].name, o->vars[i].name) ||
-            keep(run, &run->vars[i].value, o->vars[i].value))
-            return AR_ENOMEM;
-    }
-    run->o.vars = run->vars;
     if (run->o.expect > AR_EXPECT_ANY)
         run->o.expect = AR_EXPECT_OBJECT;
     /* An out-of-range value would index the adapters' tables: the default instead. */
@@ -1049,35 +1045,41 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     return 0;
 }
 
-static int load_prompt(struct ar_run *run, struct ar_error *err)
+/*
+ * Renders the prompt once, into run->prompt, straight from the caller's
+ * options o (borrowed for the call): a free-form prompt and its --schema
+ * instruction, or the template with its variables. This buffer is the only
+ * copy the run makes; the child's stdin borrows it.
+ */
+static int render_prompt(struct ar_run *run, const struct ar_run_options *o, struct ar_error *err)
 {
-    const struct ar_run_options *o = &run->o;
     int rc;
     if (o->template_name) {
         if (o->prompt)
             return ar_error_set(err, AR_EUSAGE, NULL, "give a prompt or a template, not both");
-        rc = ar_prompt_load(o->template_name, o->prompts_dir, &run->tpl, err);
+        rc = ar_prompt_load(o->template_name, run->o.prompts_dir, &run->tpl, err);
         if (rc == 0 && o->schema)
             return ar_error_set(
                 err, AR_EUSAGE, NULL,
                 "a template carries its own contract; --schema goes with a free-form prompt");
+        if (rc < 0)
+            return rc;
+        struct ar_prompt_var *pv = calloc(o->n_vars ? o->n_vars : 1, sizeof(*pv));
+        if (!pv)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        for (size_t i = 0; i < o->n_vars; i++) {
+            pv[i].name = o->vars[i].name;
+            pv[i].value = o->vars[i].value;
+        }
+        rc = ar_prompt_render(run->tpl, pv, o->n_vars, &run->prompt, err);
+        free(pv);
     } else if (o->prompt) {
-        rc = ar_prompt_create_inline(o->prompt, strlen(o->prompt), o->schema,
-                                     o->schema ? strlen(o->schema) : 0, "--schema", &run->tpl, err);
+        rc = ar_prompt_render_inline(o->prompt, strlen(o->prompt), o->schema,
+                                     o->schema ? strlen(o->schema) : 0, "--schema", &run->prompt,
+                                     &run->tpl, err);
     } else {
         return ar_error_set(err, AR_EUSAGE, NULL, "no prompt and no template");
     }
-    if (rc < 0)
-        return rc;
-    struct ar_prompt_var *pv = calloc(o->n_vars ? o->n_vars : 1, sizeof(*pv));
-    if (!pv)
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    for (size_t i = 0; i < o->n_vars; i++) {
-        pv[i].name = o->vars[i].name;
-        pv[i].value = o->vars[i].value;
-    }
-    rc = ar_prompt_render(run->tpl, pv, o->n_vars, &run->prompt, err);
-    free(pv);
     if (rc < 0)
         return rc;
     run->contract = ar_prompt_contract(run->tpl);
@@ -1087,8 +1089,8 @@ static int load_prompt(struct ar_run *run, struct ar_error *err)
         if (!run->contract_compact)
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
-    if ((run->contract || o->want_json) && o->model_repair)
-        return ar_prompt_load("repair", o->prompts_dir, &run->repair_tpl, err);
+    if ((run->contract || run->o.want_json) && run->o.model_repair)
+        return ar_prompt_load("repair", run->o.prompts_dir, &run->repair_tpl, err);
     return 0;
 }
 
@@ -1119,7 +1121,7 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
     if (rc == 0)
         rc = resolve_providers(run, err);
     if (rc == 0)
-        rc = load_prompt(run, err);
+        rc = render_prompt(run, opts, err);
     if (rc == 0)
         rc = ar_prices_open(run->o.prices_file, &run->prices, err);
     if (rc == 0 && run->o.transcript_path) {

@@ -259,6 +259,48 @@ static void test_prompt_inline_is_literal_and_carries_the_schema(void **state)
     assert_string_equal(err.where, "s.json:2");
 }
 
+/* Rendering a free-form prompt at once gives the very bytes of create_inline + render. */
+static void test_prompt_render_inline_is_create_inline_and_render(void **state)
+{
+    const char *schemas[] = { NULL, "{\"type\":\"object\",\"description\":\"```\"}",
+                              "{\"type\":\"array\"}\n" };
+    const char *prompts[] = { "fix {{x}}", "", "line\n```\n" };
+    for (size_t i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
+        for (size_t j = 0; j < sizeof(prompts) / sizeof(prompts[0]); j++) {
+            const char *sc = schemas[i], *pr = prompts[j];
+            size_t sl = sc ? strlen(sc) : 0;
+            struct ar_error err = AR_ERROR_INIT;
+            struct ar_prompt *p, *tpl;
+            assert_int_equal(ar_prompt_create_inline(pr, strlen(pr), sc, sl, "s", &p, &err), 0);
+            char *want = render(p, NULL, 0, &err);
+            assert_non_null(want);
+            struct ar_buf got;
+            ar_buf_init(&got, AR_BUF_UNLIMITED);
+            assert_int_equal(ar_prompt_render_inline(pr, strlen(pr), sc, sl, "s", &got, &tpl, &err),
+                             0);
+            assert_int_equal(got.len, strlen(want));
+            assert_memory_equal(ar_buf_cstr(&got), want, got.len);
+            assert_int_equal(ar_prompt_contract(tpl) != NULL, sc != NULL);
+            free(want);
+            ar_buf_finish(&got);
+            ar_prompt_destroy(tpl);
+            ar_prompt_destroy(p);
+        }
+    }
+    struct ar_buf b;
+    ar_buf_init(&b, 4);
+    struct ar_prompt *tpl = NULL;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_prompt_render_inline("too long", 8, NULL, 0, "s", &b, &tpl, &err),
+                     AR_ETOOBIG);
+    assert_null(tpl);
+    assert_int_equal(err.code, AR_ETOOBIG);
+    assert_int_equal(
+        ar_prompt_render_inline("p", 1, "{\"anyOf\":[]}", 12, "s.json", &b, &tpl, &err), AR_EUSAGE);
+    assert_null(tpl);
+    ar_buf_finish(&b);
+}
+
 /* Random templates built from the syntax's own pieces: parsing either succeeds or is a
  * template error with a line, and rendering a parsed one never reads out of bounds. */
 static void test_prompt_random_templates_parse_or_fail_cleanly(void **state)
@@ -577,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_prompt_json_schema_inside_another_block_is_not_the_contract),
         cmocka_unit_test(test_prompt_template_errors_name_file_and_line),
         cmocka_unit_test(test_prompt_inline_is_literal_and_carries_the_schema),
+        cmocka_unit_test(test_prompt_render_inline_is_create_inline_and_render),
         cmocka_unit_test(test_prompt_random_templates_parse_or_fail_cleanly),
         cmocka_unit_test(test_prompt_override_precedence_dir_then_config_then_embedded),
         cmocka_unit_test(test_prompt_relative_xdg_is_ignored_for_home_config),

@@ -61,7 +61,8 @@ struct ar_cli_parser {
     int argc;
     char **argv;
     int ind;
-    int status; /* after -2: AR_EXIT_OK for help, AR_EXIT_USAGE for an error */
+    int status; /* after -2: AR_EXIT_OK for help, AR_EXIT_USAGE for an error,
+                   ar_cli_out_of_memory()'s status when the parser could not be set up */
     void *priv;
 };
 void ar_cli_parser_init(struct ar_cli_parser *p, const struct ar_cli_command *cmd, int argc,
@@ -81,6 +82,18 @@ void ar_cli_notef(const char *fmt, ...) AR_PRINTF(1, 2);
 /* The text of the last ar_cli_errorf() or ar_cli_usage_error() message ("" before
  * any). Static storage, overwritten by the next one. */
 const char *ar_cli_last_error(void);
+
+/* What the last message reported: AR_ENOMEM after ar_cli_out_of_memory(), AR_EUSAGE
+ * after ar_cli_usage_error(), else 0. */
+int ar_cli_last_error_code(void);
+
+/*
+ * Out of memory, the one way every command reports it (docs/architecture.md,
+ * "Out of memory"): prints "agentrun: error: out of memory" and returns the exit
+ * status of error nomem, ar_error_exit_status(AR_ENOMEM): 4. Never an abort(),
+ * never a usage error.
+ */
+int ar_cli_out_of_memory(void);
 
 /* A usage error: prints "agentrun <cmd>: <msg>" and a hint, returns AR_EXIT_USAGE. */
 int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...) AR_PRINTF(2, 3);

@@ -102,6 +102,8 @@ static int run_cache(const struct ar_cli_command *cmd, int argc, char **argv)
     if (ind + 1 < argc)
         return ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind + 1]);
     char *dir = dir_opt ? strdup(dir_opt) : ar_cache_default_dir();
+    if (!dir && dir_opt)
+        return ar_cli_out_of_memory();
     if (!dir) {
         ar_cli_errorf("no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir");
         return AR_EXIT_USAGE;

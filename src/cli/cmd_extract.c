@@ -151,6 +151,8 @@ static int load_contract(const char *path, struct ar_contract **out)
     if (rc == 0)
         rc = ar_contract_parse(ar_buf_cstr(&b), b.len, out, &err);
     ar_buf_finish(&b);
+    if (rc == AR_ENOMEM)
+        return ar_cli_out_of_memory();
     if (rc < 0) {
         if (err.where[0] && strcmp(err.where, path) != 0)
             ar_cli_errorf("schema '%s': %s: %s", path, err.where, err.msg);
@@ -190,9 +192,11 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
         rc = ar_json_extract_all(text, in->len, &a->xo, print_each, &failed, &err);
         if (failed)
             return AR_EXIT_USAGE;
+        if (rc == AR_ENOMEM)
+            return ar_cli_out_of_memory();
         if (rc < 0) {
             ar_cli_errorf("%s", err.msg);
-            return rc == AR_ENOMEM ? AR_EXIT_PROVIDER : AR_EXIT_OUTPUT;
+            return AR_EXIT_OUTPUT;
         }
         return AR_EXIT_OK;
     }
@@ -220,9 +224,11 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
         ar_buf_finish(&fixes);
         ar_extract_result_finish(&rr);
         rc = AR_EXIT_OUTPUT;
+    } else if (rc == AR_ENOMEM) {
+        rc = ar_cli_out_of_memory();
     } else if (rc < 0) {
         ar_cli_errorf("%s", err.msg);
-        rc = rc == AR_ENOMEM ? AR_EXIT_PROVIDER : AR_EXIT_OUTPUT;
+        rc = AR_EXIT_OUTPUT;
     } else {
         note_fixes(res.fixes);
         if (!res.accepted)
@@ -272,8 +278,7 @@ static int unwrap(const char *name, struct ar_buf *in)
             (unsigned long long)reply.usage.output);
         ar_buf_reset(in);
         if (ar_buf_puts(in, reply.text) < 0) {
-            ar_cli_errorf("out of memory");
-            rc = AR_EXIT_PROVIDER;
+            rc = ar_cli_out_of_memory();
         }
     }
     ar_reply_finish(&reply);
@@ -356,8 +361,10 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_buf_init(&in, AR_BUF_UNLIMITED);
     int rc = ar_file_read(a.file, &in, &err);
     if (rc < 0) {
-        ar_cli_errorf("%s", err.msg);
         ar_buf_finish(&in);
+        if (rc == AR_ENOMEM)
+            return ar_cli_out_of_memory();
+        ar_cli_errorf("%s", err.msg);
         return AR_EXIT_USAGE;
     }
     if (a.unwrap && (rc = unwrap(a.unwrap, &in)) != 0) {

@@ -139,31 +139,31 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
 
     struct ar_error err = AR_ERROR_INIT;
     if (ar_prd_set_read(&set, argv[p.ind], &ro, &err) < 0) {
-        if (err.code == AR_ENOMEM) {
-            ar_cli_errorf("%s", err.msg);
-            rc = AR_EXIT_PROVIDER;
-        } else
+        if (err.code == AR_ENOMEM)
+            rc = ar_cli_out_of_memory();
+        else
             ar_cli_usage_error(cmd, "%s", err.msg);
         goto out;
     }
     report_input(&set);
     if (context_file && ar_file_read(context_file, &context, &err) < 0) {
-        ar_cli_usage_error(cmd, "--context: %s", err.msg);
+        if (err.code == AR_ENOMEM)
+            rc = ar_cli_out_of_memory();
+        else
+            ar_cli_usage_error(cmd, "--context: %s", err.msg);
         goto out;
     }
     /* The context goes into the prompt as a C string: a NUL must not end it there. */
     size_t nuls = 0;
     if (ar_buf_replace_nul(&context, &nuls) != 0) {
-        ar_cli_errorf("out of memory");
-        rc = AR_EXIT_PROVIDER;
+        rc = ar_cli_out_of_memory();
         goto out;
     }
     if (nuls)
         ar_cli_warnf("%s: %zu NUL byte%s replaced with U+FFFD", context_file, nuls,
                      nuls == 1 ? "" : "s");
     if (ar_prd_set_render(&set, &prds) < 0) {
-        ar_cli_errorf("out of memory");
-        rc = AR_EXIT_PROVIDER;
+        rc = ar_cli_out_of_memory();
         goto out;
     }
     /* The template shows its context section only when the variable is set. */
@@ -224,8 +224,7 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
         if (ranked || fmt == AR_PRIORITIZE_FORMAT_JSON) {
             if (ar_prioritize_render(ranked ? &rk : NULL, res, fmt, ar_prioritize_term_width(),
                                      &out) < 0) {
-                ar_cli_errorf("out of memory");
-                rc = AR_EXIT_PROVIDER;
+                rc = ar_cli_out_of_memory();
             } else if (print_buf(&out) < 0)
                 rc = AR_EXIT_USAGE;
         }

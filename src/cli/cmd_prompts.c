@@ -86,14 +86,12 @@ static int list(const char *prompts_dir, int json_format, int pretty)
     }
     struct ar_strv names = AR_STRV_INIT;
     if (ar_prompt_list(prompts_dir, &names)) {
-        ar_cli_errorf("out of memory");
-        return AR_EXIT_USAGE;
+        return ar_cli_out_of_memory();
     }
     struct entry *entries = calloc(names.n ? names.n : 1, sizeof(*entries));
     if (!entries) {
         ar_strv_finish(&names);
-        ar_cli_errorf("out of memory");
-        return AR_EXIT_USAGE;
+        return ar_cli_out_of_memory();
     }
     int status = AR_EXIT_OK;
     size_t wname = 0, wsource = 0;

@@ -92,6 +92,7 @@ static json_t *render_json(const struct outcome *oc)
     return doc;
 }
 
+/* Prints the outcome. Returns 0, or the exit status of what went wrong (reported). */
 static int print_outcome(const struct outcome *oc, int json_format)
 {
     const struct ar_route *r = oc->route;
@@ -119,11 +120,11 @@ static int print_outcome(const struct outcome *oc, int json_format)
                 rc = ar_buf_putc(&out, '\n');
         }
     }
-    if (rc < 0)
-        ar_cli_errorf("out of memory");
-    else if (ar_cli_write_stdout(out.data ? out.data : "", out.len) < 0) {
+    if (rc < 0) {
+        rc = ar_cli_out_of_memory();
+    } else if (ar_cli_write_stdout(out.data ? out.data : "", out.len) < 0) {
         ar_cli_errorf("cannot write the result to stdout");
-        rc = -1;
+        rc = AR_EXIT_USAGE;
     }
     ar_buf_finish(&out);
     return rc;
@@ -224,14 +225,12 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
     int found = ar_route_local(&m, query, min_score, &r);
     struct ar_result *res = NULL;
     if (found < 0) {
-        ar_cli_errorf("out of memory");
-        rc = AR_EXIT_PROVIDER;
+        rc = ar_cli_out_of_memory();
         goto out;
     }
     if (!found && !no_llm) {
         if (ar_manifest_render(&m, &rendered) < 0) {
-            ar_cli_errorf("out of memory");
-            rc = AR_EXIT_PROVIDER;
+            rc = ar_cli_out_of_memory();
             goto out;
         }
         const struct ar_var vars[] = {
@@ -272,8 +271,7 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
             found = ar_route_from_answer(&m, res->ok ? res->value : NULL,
                                          res->ok ? NULL : res->error.msg, &r);
             if (found < 0) {
-                ar_cli_errorf("out of memory");
-                rc = AR_EXIT_PROVIDER;
+                rc = ar_cli_out_of_memory();
                 ar_result_destroy(res);
                 goto out;
             }
@@ -288,8 +286,9 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
 
     oc.duration_ms = ar_cli_now_ms() - start;
     report(&oc);
-    if (print_outcome(&oc, json_format) < 0 && rc == AR_EXIT_OK)
-        rc = AR_EXIT_USAGE;
+    int printed = print_outcome(&oc, json_format);
+    if (printed && rc == AR_EXIT_OK)
+        rc = printed;
     ar_cli_session_summary_of(&s, res, NULL);
     ar_result_destroy(res);
 out:

@@ -78,15 +78,14 @@ struct vars {
 
 /*
  * The prompt travels on as a C string: a NUL would silently end it there. Each
- * NUL becomes U+FFFD, and the user is told. Returns 0, or -1 (reported).
+ * NUL becomes U+FFFD, and the user is told. Returns 0, or the exit status of
+ * out of memory (reported).
  */
 static int warn_nul(struct ar_buf *b, const char *name)
 {
     size_t n = 0;
-    if (ar_buf_replace_nul(b, &n) != 0) {
-        ar_cli_errorf("out of memory");
-        return -1;
-    }
+    if (ar_buf_replace_nul(b, &n) != 0)
+        return ar_cli_out_of_memory();
     if (n)
         ar_cli_warnf("%s: %zu NUL byte%s replaced with U+FFFD", strcmp(name, "-") ? name : "stdin",
                      n, n == 1 ? "" : "s");
@@ -107,27 +106,34 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
         if (ar_file_read(eq + 2, &b, &err) < 0) {
             ar_buf_finish(&b);
             free(name);
+            if (err.code == AR_ENOMEM)
+                return ar_cli_out_of_memory();
             return ar_cli_usage_error(cmd, "--var %.*s: %s", (int)(eq - spec), spec, err.msg);
         }
-        if (warn_nul(&b, eq + 2) < 0) {
+        int rc = warn_nul(&b, eq + 2);
+        if (rc) {
             ar_buf_finish(&b);
             free(name);
-            return AR_EXIT_USAGE;
+            return rc;
         }
         value = ar_buf_detach(&b, NULL);
     } else {
         value = strdup(eq + 1);
     }
     struct ar_var *nv = realloc(vars->v, (vars->n + 1) * sizeof(*nv));
+    if (nv)
+        vars->v = nv;
     if (!nv || !name || !value) {
         free(name);
         free(value);
-        ar_cli_errorf("out of memory");
-        return AR_EXIT_USAGE;
+        return ar_cli_out_of_memory();
     }
-    vars->v = nv;
-    ar_strv_push_take(&vars->storage, name);
-    ar_strv_push_take(&vars->storage, value);
+    if (ar_strv_push_take(&vars->storage, name) < 0) {
+        free(value);
+        return ar_cli_out_of_memory();
+    }
+    if (ar_strv_push_take(&vars->storage, value) < 0)
+        return ar_cli_out_of_memory();
     vars->v[vars->n].name = name;
     vars->v[vars->n].value = value;
     vars->n++;
@@ -201,8 +207,9 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             s.run.template_name = arg;
             break;
         case KEY_VAR:
-            if (add_var(cmd, &vars, arg))
+            if ((rc = add_var(cmd, &vars, arg)) != 0)
                 goto out;
+            rc = AR_EXIT_USAGE;
             break;
         case KEY_SCHEMA:
             schema_file = arg;
@@ -301,11 +308,15 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_error err = AR_ERROR_INIT;
     if (prompt_file) {
         if (ar_file_read(prompt_file, &prompt, &err) < 0) {
-            ar_cli_usage_error(cmd, "%s", err.msg);
+            if (err.code == AR_ENOMEM)
+                rc = ar_cli_out_of_memory();
+            else
+                ar_cli_usage_error(cmd, "%s", err.msg);
             goto out;
         }
-        if (warn_nul(&prompt, prompt_file) < 0)
+        if ((rc = warn_nul(&prompt, prompt_file)) != 0)
             goto out;
+        rc = AR_EXIT_USAGE;
         s.run.prompt = ar_buf_cstr(&prompt);
     } else if (positional) {
         s.run.prompt = positional;
@@ -318,11 +329,15 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     if (schema_file) {
         if (ar_file_read(schema_file, &schema, &err) < 0) {
-            ar_cli_usage_error(cmd, "--schema: %s", err.msg);
+            if (err.code == AR_ENOMEM)
+                rc = ar_cli_out_of_memory();
+            else
+                ar_cli_usage_error(cmd, "--schema: %s", err.msg);
             goto out;
         }
-        if (warn_nul(&schema, schema_file) < 0)
+        if ((rc = warn_nul(&schema, schema_file)) != 0)
             goto out;
+        rc = AR_EXIT_USAGE;
         s.run.schema = ar_buf_cstr(&schema);
     }
     s.run.vars = vars.v;
@@ -364,9 +379,10 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
 out:
     if (!printed && rc != AR_EXIT_OK && !(key == -2 && p.status == AR_EXIT_OK) &&
         wants_json(argc, argv))
-        print_failed_result(s.start_error         ? s.start_error
-                            : rc == AR_EXIT_USAGE ? AR_EUSAGE
-                                                  : AR_EIO);
+        print_failed_result(s.start_error                           ? s.start_error
+                            : ar_cli_last_error_code() == AR_ENOMEM ? AR_ENOMEM
+                            : rc == AR_EXIT_USAGE                   ? AR_EUSAGE
+                                                                    : AR_EIO);
     ar_cli_parser_finish(&p);
     ar_buf_finish(&prompt);
     ar_buf_finish(&schema);

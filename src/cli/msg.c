@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "agentrun/error.h"
 #include "cli/cli.h"
 
 int ar_cli_verbosity = 0;
 
 /* The last error message, for a command that must still print a JSON result. */
 static char last_error[512];
+static int last_error_code;
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
@@ -29,11 +31,24 @@ void ar_cli_errorf(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
+    last_error_code = 0;
+}
+
+int ar_cli_out_of_memory(void)
+{
+    ar_cli_errorf("%s", ar_strerror(AR_ENOMEM));
+    last_error_code = AR_ENOMEM;
+    return ar_error_exit_status(AR_ENOMEM);
 }
 
 const char *ar_cli_last_error(void)
 {
     return last_error;
+}
+
+int ar_cli_last_error_code(void)
+{
+    return last_error_code;
 }
 
 void ar_cli_warnf(const char *fmt, ...)
@@ -68,6 +83,7 @@ int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
+    last_error_code = AR_EUSAGE;
     return AR_EXIT_USAGE;
 }
 

@@ -28,13 +28,26 @@ void ar_cli_parser_init(struct ar_cli_parser *p, const struct ar_cli_command *cm
                         char **argv)
 {
     size_t n = count_opts(cmd->opts);
+    p->cmd = cmd;
+    p->argc = argc;
+    p->argv = argv;
+    p->ind = 1;
+    p->status = 0;
+    p->priv = NULL;
     struct parser_priv *pp = calloc(1, sizeof(*pp));
-    if (!pp)
-        abort();
-    pp->longopts = calloc(n + 2, sizeof(struct option));
-    pp->shortopts = calloc(n * 2 + 4, 1);
-    if (!pp->longopts || !pp->shortopts)
-        abort();
+    if (pp) {
+        pp->longopts = calloc(n + 2, sizeof(struct option));
+        pp->shortopts = calloc(n * 2 + 4, 1);
+    }
+    if (!pp || !pp->longopts || !pp->shortopts) {
+        /* ar_cli_next() reports it: the commands need no second error path. */
+        if (pp) {
+            free(pp->longopts);
+            free(pp->shortopts);
+        }
+        free(pp);
+        return;
+    }
     /* ':' first: a missing value is reported as ':' rather than '?'. */
     char *s = pp->shortopts;
     *s++ = ':';
@@ -52,11 +65,6 @@ void ar_cli_parser_init(struct ar_cli_parser *p, const struct ar_cli_command *cm
     pp->longopts[n].name = "help";
     pp->longopts[n].val = KEY_HELP;
     *s++ = 'h';
-    p->cmd = cmd;
-    p->argc = argc;
-    p->argv = argv;
-    p->ind = 1;
-    p->status = 0;
     p->priv = pp;
     optind = 1;
     opterr = 0;
@@ -112,6 +120,10 @@ static void unknown_long_option(const struct ar_cli_command *cmd, const char *ba
 int ar_cli_next(struct ar_cli_parser *p, const char **arg)
 {
     struct parser_priv *pp = p->priv;
+    if (!pp) {
+        p->status = ar_cli_out_of_memory();
+        return -2;
+    }
     int longind = -1;
     int c = getopt_long(p->argc, p->argv, pp->shortopts, pp->longopts, &longind);
     p->ind = optind;

@@ -635,7 +635,7 @@ int ar_prompt_render_inline(const char *prompt, size_t len, const char *schema, 
     if (rc == 0)
         rc = ar_prompt_render(*tpl, NULL, 0, out, err);
     else
-        ar_error_set(err, rc, schema_origin, "prompt: %s", ar_strerror(rc));
+        ar_error_set(err, rc, NULL, "rendered prompt: %s", ar_strerror(rc));
     if (rc) {
         ar_prompt_destroy(*tpl);
         *tpl = NULL;

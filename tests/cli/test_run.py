@@ -241,6 +241,32 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual([f["path"] for f in result(p)["files"]], ["new.txt"])
         self.assertNotIn("content", result(p)["files"][0])
 
+    def test_out_of_memory_is_error_nomem_and_exit_4(self):
+        """One policy (docs/architecture.md): out of memory is reported, never an abort
+        and never a usage error, in the CLI (reading the prompt) and in the library
+        (rendering it). The address-space limit makes the allocation fail."""
+        import resource
+
+        def limit(mib):
+            return lambda: resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+        probe = subprocess.run([AGENTRUN, "--version"], preexec_fn=limit(24),
+                               capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("agentrun cannot start under a 24 MiB address space (a sanitizer build)")
+        prompt = "x" * (40 << 20)
+        # 24 MiB: the CLI's buffer for the prompt cannot grow; 100 MiB: that buffer (64 MiB)
+        # fits, the pipeline's rendered copy does not.
+        for mib in (24, 100):
+            p = subprocess.run([AGENTRUN, "run", "--format", "json", "-f", "-"],
+                               cwd=self.sb.work, env=dict(self.sb.env, AGENTRUN_PROVIDER="codex"),
+                               input=prompt, capture_output=True, text=True, timeout=60,
+                               preexec_fn=limit(mib))
+            self.assertEqual(p.returncode, 4, (mib, p.stderr))
+            self.assertIn("out of memory", p.stderr)
+            self.assertEqual(result(p)["error"]["code"], "nomem", mib)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_outside_a_work_tree_files_are_not_tracked(self):
         with Sandbox(git=False) as sb:
             sb.answers("codex", ["done"])

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "agentrun/error.h"
 #include "cli/cli.h"
 
 static void test_commands_are_sorted_and_unique(void **state)
@@ -78,6 +79,20 @@ static void test_choice_maps_values_to_their_index_and_refuses_others(void **sta
     assert_int_equal(ar_cli_choice(run, o->key, ""), -1);
 }
 
+/* One out-of-memory policy for every command (docs/architecture.md): the status of error
+ * nomem, 4, whatever command ran out; never the usage status. */
+static void test_out_of_memory_is_exit_4_for_every_command(void **state)
+{
+    assert_int_equal(ar_cli_out_of_memory(), 4);
+    assert_int_equal(ar_cli_out_of_memory(), ar_error_exit_status(AR_ENOMEM));
+    assert_string_equal(ar_cli_last_error(), "out of memory");
+    assert_int_equal(ar_cli_last_error_code(), AR_ENOMEM);
+    assert_int_equal(ar_cli_usage_error(NULL, "bad"), AR_EXIT_USAGE);
+    assert_int_equal(ar_cli_last_error_code(), AR_EUSAGE);
+    ar_cli_errorf("something else");
+    assert_int_equal(ar_cli_last_error_code(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -85,6 +100,7 @@ int main(void)
         cmocka_unit_test(test_every_option_has_help_and_unique_keys),
         cmocka_unit_test(test_durations_and_sizes_parse_with_units),
         cmocka_unit_test(test_choice_maps_values_to_their_index_and_refuses_others),
+        cmocka_unit_test(test_out_of_memory_is_exit_4_for_every_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

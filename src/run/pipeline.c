@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -41,11 +40,11 @@
 #include "result/result.h"
 #include "run/answer.h"
 #include "run/call.h"
+#include "run/own_files.h"
 #include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
-#include "util/macros.h"
 #include "util/strv.h"
 
 /* llm_output debug events carry at most this much of the text (DESIGN §8). */
@@ -57,51 +56,6 @@ static const char *const call_kind_names[] = { "main", "repair" };
 /* The waits before the one retry of a call when the provider did not say how long. */
 #define RATE_LIMIT_WAIT_MS 5000
 #define TRANSIENT_WAIT_MS  2000
-
-/* Until when each provider is paused (a rate limit); see run.h. */
-#define BACKOFF_SLOTS 8
-struct ar_backoff {
-    struct {
-        char name[32];
-        uint64_t until_ms;
-    } v[BACKOFF_SLOTS];
-};
-
-struct ar_backoff *ar_backoff_create(void)
-{
-    return calloc(1, sizeof(struct ar_backoff));
-}
-
-void ar_backoff_destroy(struct ar_backoff *b)
-{
-    free(b);
-}
-
-static uint64_t backoff_left(const struct ar_backoff *b, const char *name, uint64_t now)
-{
-    for (size_t i = 0; i < BACKOFF_SLOTS; i++)
-        if (!strcmp(b->v[i].name, name))
-            return b->v[i].until_ms > now ? b->v[i].until_ms - now : 0;
-    return 0;
-}
-
-static void backoff_extend(struct ar_backoff *b, const char *name, uint64_t until_ms)
-{
-    size_t free_slot = BACKOFF_SLOTS;
-    for (size_t i = 0; i < BACKOFF_SLOTS; i++) {
-        if (!strcmp(b->v[i].name, name)) {
-            if (until_ms > b->v[i].until_ms)
-                b->v[i].until_ms = until_ms;
-            return;
-        }
-        if (!b->v[i].name[0] && free_slot == BACKOFF_SLOTS)
-            free_slot = i;
-    }
-    if (free_slot < BACKOFF_SLOTS) {
-        snprintf(b->v[free_slot].name, sizeof(b->v[free_slot].name), "%s", name);
-        b->v[free_slot].until_ms = until_ms;
-    }
-}
 
 struct ar_run {
     struct ar_loop *loop;
@@ -486,7 +440,7 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
     uint64_t wait_ms = 0;
     if (retry_wait(run, code, reply, &wait_ms)) {
         if (code == AR_ERATELIMIT)
-            backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
+            ar_backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
         ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name, r->error.msg,
                 (double)wait_ms / 1000.0);
         ar_result_draft_clear_error(&run->draft);
@@ -587,7 +541,7 @@ static void make_call(struct ar_run *run, enum call_kind kind)
 /* Makes call `kind` now, or after the provider's shared rate-limit pause. */
 static void schedule_call(struct ar_run *run, enum call_kind kind)
 {
-    uint64_t pause = backoff_left(run->backoff, run->prov->name, ar_now_ms());
+    uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_now_ms());
     if (pause && run->o.max_wait_ms) {
         wait_then_call(run, kind, pause, "rate limit");
         return;
@@ -778,72 +732,6 @@ static void check_answer(struct ar_run *run, const char *text)
     }
     end_run(run);
 }
-/* ---- agentrun's own files: never a run's change ----------------------------------------- */
-
-struct own_file {
-    dev_t dev;
-    ino_t ino;
-};
-
-static struct own_file own_files[16];
-static size_t n_own_files;
-
-static int stat_own(int fd, struct own_file *f)
-{
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return 0;
-    f->dev = st.st_dev;
-    f->ino = st.st_ino;
-    return 1;
-}
-
-void ar_ignore_own_file(int fd)
-{
-    struct own_file f;
-    if (n_own_files < AR_ARRAY_SIZE(own_files) && stat_own(fd, &f))
-        own_files[n_own_files++] = f;
-}
-
-static int is_own_file(const struct ar_run *run, const char *root, const char *rel)
-{
-    struct own_file t;
-    int have_transcript = stat_own(run->transcript_fd, &t);
-    if (!n_own_files && !have_transcript)
-        return 0;
-    char *path = malloc(strlen(root) + strlen(rel) + 2);
-    if (!path)
-        return 0;
-    sprintf(path, "%s/%s", root, rel);
-    struct stat st;
-    int own = 0;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-        own = have_transcript && st.st_dev == t.dev && st.st_ino == t.ino;
-        for (size_t i = 0; !own && i < n_own_files; i++)
-            own = st.st_dev == own_files[i].dev && st.st_ino == own_files[i].ino;
-    }
-    free(path);
-    return own;
-}
-
-/* Drops the changes that are agentrun's own output (a result redirected into
- * the work tree, the transcript): the run did not make them. */
-static void drop_own_files(const struct ar_run *run, struct ar_git_changes *ch, const char *root)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < ch->n; i++) {
-        struct ar_git_change *g = &ch->v[i];
-        if (g->op != AR_GIT_DELETE && root && is_own_file(run, root, g->path)) {
-            free(g->path);
-            free(g->from);
-            free(g->content);
-            continue;
-        }
-        ch->v[k++] = *g;
-    }
-    ch->n = k;
-}
-
 /* ---- the end of a run ------------------------------------------------------------------- */
 
 /* The one teardown: everything the run owns, whether it ran or its setup failed. */
@@ -901,10 +789,12 @@ static void record_changes(struct ar_run *run, const struct ar_git_snapshot *aft
     struct ar_error e = AR_ERROR_INIT;
     ar_git_changes_init(&ch);
     if (ar_git_changes_compute(run->before, after, &ch, &e) == 0) {
-        drop_own_files(run, &ch, after->root);
-        if (run->o.with_content)
-            ar_git_changes_load_content(&ch, after->root, 0, &e);
-        if (ar_result_draft_take_files(&run->draft, &ch, run->o.with_content) < 0)
+        int rc = ar_own_files_drop(&ch, after->root, run->transcript_fd);
+        if (rc == 0 && run->o.with_content)
+            rc = ar_git_changes_load_content(&ch, after->root, 0, &e);
+        if (rc == 0)
+            rc = ar_result_draft_take_files(&run->draft, &ch, run->o.with_content);
+        if (rc < 0)
             ar_result_draft_fail(&run->draft, AR_ENOMEM, "%s", "out of memory");
     }
     ar_git_changes_finish(&ch);

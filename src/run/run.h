@@ -13,6 +13,8 @@
 #ifndef AR_RUN_RUN_H
 #define AR_RUN_RUN_H
 
+#include <stdint.h>
+
 #include "agentrun/agentrun.h"
 
 struct ar_loop;
@@ -24,9 +26,21 @@ struct ar_run;
  * backoff waits until then before its next call of that provider, so the
  * jobs pause together instead of each running into the limit again.
  */
-struct ar_backoff;
+#define AR_BACKOFF_SLOTS 8 /* providers; a ninth is never paused */
+struct ar_backoff {
+    struct {
+        char name[32]; /* the provider, "" for a free slot */
+        uint64_t until_ms;
+    } v[AR_BACKOFF_SLOTS];
+};
 struct ar_backoff *ar_backoff_create(void);    /* NULL when out of memory */
 void ar_backoff_destroy(struct ar_backoff *b); /* after the runs ended; NULL is fine */
+
+/* How long calls of `provider` still wait at now_ms (ar_now_ms()); 0: not paused. */
+uint64_t ar_backoff_left(const struct ar_backoff *b, const char *provider, uint64_t now_ms);
+
+/* Pauses `provider` until until_ms (never shortens a pause). */
+void ar_backoff_extend(struct ar_backoff *b, const char *provider, uint64_t until_ms);
 
 /*
  * Starts a run on loop. Options are copied; the caller's strings may go away

@@ -13,7 +13,6 @@
 #include <uv.h>
 #include "provider/provider.h"
 #include "result/result.h"
-#include "run/run.h"
 
 uint64_t ar_cli_now_ms(void)
 {

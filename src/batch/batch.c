@@ -63,6 +63,7 @@ struct ar_batch {
     json_t *seen;               /* id -> its line, to refuse an id used twice */
     json_t *done_ids;           /* ids an earlier batch finished (ar_batch_resume()) */
     struct ar_backoff *backoff; /* one rate-limit pause per provider for all jobs */
+    struct ar_kick *kick;       /* the next pump(), from the loop */
 
     double max_seen_cost; /* the dearest finished job: each running job's reservation */
     enum stop stop;
@@ -84,15 +85,11 @@ static void on_deferred_pump(void *arg)
     pump(b);
 }
 
-/* pump() soon, from the loop. */
-static int kick(struct ar_batch *b)
+/* pump() soon, from the loop. Never fails: the wake-up was made at the start. */
+static void kick(struct ar_batch *b)
 {
-    if (b->pump_queued)
-        return 0;
-    int rc = ar_loop_defer(b->loop, on_deferred_pump, b);
-    if (rc == 0)
-        b->pump_queued = 1;
-    return rc;
+    b->pump_queued = 1;
+    ar_kick(b->kick);
 }
 
 static void usage_add(struct ar_usage *a, const struct ar_usage *b)
@@ -142,9 +139,8 @@ static void report(struct ar_batch *b, struct job *j, enum ar_batch_outcome outc
 static void report_failed(struct ar_batch *b, struct job *j, int code, const char *msg)
 {
     struct ar_result *r = ar_result_new_failed(NULL, code, msg);
-    if (!r)
-        abort(); /* out of memory: the one policy (docs/architecture.md) */
-    report(b, j, AR_BATCH_FINISHED, r);
+    /* Out of memory: the job still gets its record, error nomem (docs/architecture.md). */
+    report(b, j, AR_BATCH_FINISHED, r ? r : ar_result_nomem());
     ar_result_destroy(r);
 }
 
@@ -348,6 +344,8 @@ static void finish(struct ar_batch *b)
 {
     struct ar_batch_stats st;
     ar_batch_get_stats(b, &st);
+    ar_kick_destroy(b->kick);
+    b->kick = NULL;
     ar_loop_detach(b->loop);
     b->loop = NULL;
     b->done(b, &st, b->arg);
@@ -392,6 +390,11 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
         destroy(b);
         return rc;
     }
+    if (!(b->kick = ar_kick_create(b->loop, on_deferred_pump, b))) {
+        ar_loop_detach(b->loop);
+        destroy(b);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
     unsigned want = o->jobs ? o->jobs : 1;
     b->st.jobs = ar_proc_jobs_within_fd_limit(want);
     if (b->st.jobs < want)
@@ -431,8 +434,7 @@ static int enqueue(struct ar_batch *b, struct job *j, struct ar_error *err)
         b->jobs = v;
         b->cap = cap;
     }
-    if (kick(b) < 0)
-        goto nomem;
+    kick(b);
     j->b = b;
     b->jobs[b->n++] = j;
     b->st.added++;
@@ -517,10 +519,7 @@ int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options
 void ar_batch_close(struct ar_batch *b)
 {
     b->closed = 1;
-    /* The one kick that can fail with no caller to tell: without it an empty batch
-     * would never end, so this is out of memory like any other. */
-    if (kick(b) < 0)
-        abort();
+    kick(b); /* an empty batch ends from there */
 }
 
 struct compact {
@@ -590,6 +589,5 @@ void ar_batch_cancel(struct ar_batch *b)
     /* The first call ends every job's CLI group (SIGTERM, then SIGKILL after the
      * grace); a second one SIGKILLs them at once. */
     ar_loop_cancel_all(b->loop);
-    if (kick(b) < 0)
-        abort();
+    kick(b);
 }

@@ -37,6 +37,46 @@ int ar_loop_defer(struct ar_loop *loop, ar_job_fn *fn, void *arg)
     return 0;
 }
 
+struct ar_kick {
+    uv_timer_t timer;
+    ar_job_fn *fn;
+    void *arg;
+};
+
+static void on_kick(uv_timer_t *t)
+{
+    struct ar_kick *k = ar_container_of(t, struct ar_kick, timer);
+    k->fn(k->arg);
+}
+
+struct ar_kick *ar_kick_create(struct ar_loop *loop, ar_job_fn *fn, void *arg)
+{
+    struct ar_kick *k = malloc(sizeof(*k));
+    if (!k)
+        return NULL;
+    k->fn = fn;
+    k->arg = arg;
+    uv_timer_init(loop->uv, &k->timer);
+    return k;
+}
+
+void ar_kick(struct ar_kick *k)
+{
+    /* Restarting a pending one-shot timer keeps one firing: kicks fold together. */
+    uv_timer_start(&k->timer, on_kick, 0, 0);
+}
+
+static void on_kick_close(uv_handle_t *h)
+{
+    free(ar_container_of((uv_timer_t *)h, struct ar_kick, timer));
+}
+
+void ar_kick_destroy(struct ar_kick *k)
+{
+    if (k)
+        uv_close((uv_handle_t *)&k->timer, on_kick_close);
+}
+
 struct ar_wait {
     uv_timer_t timer;
     struct ar_loop *loop;

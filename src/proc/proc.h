@@ -241,6 +241,20 @@ unsigned ar_proc_jobs_within_fd_limit(unsigned want);
 int ar_loop_work(struct ar_loop *loop, ar_job_fn *work, ar_job_fn *done, void *arg);
 
 /*
+ * A wake-up made ahead, for work that must come back to the loop where an
+ * allocation could fail and no caller could be told (a scheduler's next
+ * round, the end of a review): ar_kick() makes fn(arg) run once from the
+ * loop's next turn and never fails; kicks before it runs fold into one. A
+ * pending kick keeps the loop alive. ar_kick_create() returns NULL when out
+ * of memory; ar_kick_destroy() (NULL is fine) drops a pending kick and frees
+ * it from its close callback, so the loop must run once more.
+ */
+struct ar_kick;
+struct ar_kick *ar_kick_create(struct ar_loop *loop, ar_job_fn *fn, void *arg);
+void ar_kick(struct ar_kick *k);
+void ar_kick_destroy(struct ar_kick *k);
+
+/*
  * A cancellable wait (a rate limit's backoff): fn(arg, 0) runs once from the loop
  * after ms, or fn(arg, 1) soon after ar_wait_cancel() or ar_loop_cancel_all()
  * (a Ctrl-C must not sit out the wait). Started on a cancelled loop it reports

@@ -282,6 +282,19 @@ struct ar_result *ar_result_new_failed(const char *provider, int code, const cha
     return r;
 }
 
+const struct ar_result *ar_result_nomem(void)
+{
+    static char *none[] = { NULL };
+    static const struct ar_result r = {
+        .local_fixes = none,
+        .exit_code = -1,
+        .error = { AR_ENOMEM, 0, "", "out of memory" },
+        .error_details = none,
+        .retry_after_s = -1,
+    };
+    return &r;
+}
+
 /* ---- the draft -------------------------------------------------------------------- */
 
 /* The result's file operations are git's, one for one (ar_result_draft_take_files() casts). */

@@ -26,6 +26,10 @@ struct ar_strv;
  */
 struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);
 
+/* A failed result with error nomem that needs no memory, for where an allocation
+ * failed and a result must still be reported (borrowed: never destroy it). */
+const struct ar_result *ar_result_nomem(void);
+
 /* The RunResult object of r (docs/run-result.md). New reference, NULL when out of memory. */
 json_t *ar_result_to_value(const struct ar_result *r);
 

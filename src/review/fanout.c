@@ -44,6 +44,7 @@ struct chunk_job {
 struct ar_review_run {
     struct ar_loop *loop; /* attached to the caller's, ours alone */
     struct ar_pool *pool;
+    struct ar_kick *finish; /* finish_reviewed() once the last chunk is done */
     ar_review_done_fn *done;
     void *arg;
     ar_review_event_fn *on_event;
@@ -120,6 +121,7 @@ static void run_free(struct ar_review_run *rr)
         for (size_t i = 0; i < rr->n_chunks; i++)
             ar_review_finish(&rr->jobs[i].rv);
     free(rr->jobs);
+    ar_kick_destroy(rr->finish);
     ar_pool_destroy(rr->pool);
     ar_diff_chunks_free(rr->chunks, rr->n_chunks);
     ar_diff_finish(&rr->kept);
@@ -246,10 +248,9 @@ static void job_finish(struct chunk_job *job, struct ar_result *res)
     ar_result_destroy(res);
     rr->finished++;
     emit(rr, AR_REVIEW_CHUNK_FINISHED, job->index, &job->rv);
-    /* From the loop's next turn: the pool may still be in the middle of a call.
-     * Without memory for that, done could never come: better to end here. */
-    if (rr->finished == rr->n_chunks && ar_loop_defer(rr->loop, finish_reviewed, rr) != 0)
-        abort();
+    /* From the loop's next turn: the pool may still be in the middle of a call. */
+    if (rr->finished == rr->n_chunks)
+        ar_kick(rr->finish);
 }
 
 static void on_chunk_done(struct ar_run *run, struct ar_result *res, void *arg)
@@ -535,6 +536,10 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
         rc = err->code ? err->code : AR_ENOMEM;
     if (rc)
         goto error_run;
+    if (!(rr->finish = ar_kick_create(rr->loop, finish_reviewed, rr))) {
+        rc = AR_ENOMEM;
+        goto error_loop;
+    }
 
     rr->t0 = ar_now_ms();
     if (!rr->res->pub.plan.reviewed)

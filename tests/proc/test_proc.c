@@ -1312,6 +1312,44 @@ static void test_sigint_ends_a_wait_at_once(void **state)
     assert_int_equal(ar_loop_destroy(wait_loop), 0);
 }
 
+struct kick_test {
+    struct ar_kick *k;
+    int runs;
+    int again; /* kick once more from the callback */
+};
+
+static void on_kick_test(void *arg)
+{
+    struct kick_test *t = arg;
+    t->runs++;
+    if (t->again-- > 0)
+        ar_kick(t->k);
+}
+
+/* Kicks before the loop turns fold into one run; a kick from the callback runs once more;
+ * a destroyed kick never runs, and the loop closes clean. */
+static void test_kicks_fold_and_a_destroyed_kick_never_runs(void **state)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    struct kick_test t = { 0 }, dropped = { 0 };
+    t.k = ar_kick_create(loop, on_kick_test, &t);
+    dropped.k = ar_kick_create(loop, on_kick_test, &dropped);
+    assert_non_null(t.k);
+    assert_non_null(dropped.k);
+    ar_kick(t.k);
+    ar_kick(t.k);
+    ar_kick(t.k);
+    t.again = 1;
+    ar_kick(dropped.k);
+    ar_kick_destroy(dropped.k);
+    ar_loop_run(loop);
+    assert_int_equal(t.runs, 2);
+    assert_int_equal(dropped.runs, 0);
+    ar_kick_destroy(t.k);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+}
+
 static void test_wait_cancel_reports_once(void **state)
 {
     struct ar_error err = AR_ERROR_INIT;
@@ -1411,6 +1449,7 @@ int main(void)
         cmocka_unit_test(test_wait_runs_after_its_time_and_keeps_the_loop_alive),
         cmocka_unit_test(test_sigint_ends_a_wait_at_once),
         cmocka_unit_test(test_wait_cancel_reports_once),
+        cmocka_unit_test(test_kicks_fold_and_a_destroyed_kick_never_runs),
         cmocka_unit_test(test_cap_fires_and_memory_stays_bounded),
         cmocka_unit_test(test_stderr_flood_does_not_count_against_the_cap),
         cmocka_unit_test(test_line_longer_than_cap_is_too_big),

@@ -217,10 +217,28 @@ static void test_result_draft_takes_file_content_without_a_json_round_trip(void 
     ar_result_draft_finish(&d);
 }
 
+/* The result a batch reports when even a failed result cannot be allocated: a RunResult
+ * like any other, error nomem, exit status 4. */
+static void test_result_nomem_is_a_complete_failed_result(void **state)
+{
+    const struct ar_result *r = ar_result_nomem();
+    assert_false(r->ok);
+    assert_int_equal(r->error.code, AR_ENOMEM);
+    assert_int_equal(ar_result_exit_status(r), 4);
+    assert_null(r->local_fixes[0]);
+    assert_null(r->error_details[0]);
+    char *json = ar_result_to_json(r, 0);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"code\":\"nomem\""));
+    assert_non_null(strstr(json, "\"ok\":false"));
+    free(json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_draft_records_calls_and_sums_their_cost),
+        cmocka_unit_test(test_result_nomem_is_a_complete_failed_result),
         cmocka_unit_test(test_result_draft_counts_a_cached_call_apart),
         cmocka_unit_test(test_result_draft_switch_provider_forgets_the_last_call),
         cmocka_unit_test(test_result_draft_accept_takes_the_document_and_names_the_fixes),

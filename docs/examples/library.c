@@ -25,9 +25,11 @@ struct job {
     int status;         /* the exit status, set by done */
 };
 
-static void on_call(void *arg, enum ar_call_event ev, const struct ar_call_record *call)
+static void on_call(void *arg, const char *job, enum ar_call_event ev,
+                    const struct ar_call_record *call)
 {
     (void)arg;
+    (void)job; /* options.job_id: NULL here, a batch job's id in a batch */
     if (ev == AR_CALL_STARTED)
         fprintf(stderr, "%s call to %s started\n", call->kind, call->provider);
     else

@@ -106,9 +106,11 @@ enum ar_call_event {
     AR_CALL_FINISHED,    /* it ended: the record is complete (exit code, usage, cost, error) */
 };
 struct ar_call_record;
-/* A call started or finished. call is borrowed for the callback; the same record ends
- * up in ar_result.calls. */
-typedef void ar_call_fn(void *arg, enum ar_call_event ev, const struct ar_call_record *call);
+/* A call started or finished. job is options.job_id (a batch job's id), or NULL;
+ * job and call are borrowed for the callback; the same record ends up in
+ * ar_result.calls. */
+typedef void ar_call_fn(void *arg, const char *job, enum ar_call_event ev,
+                        const struct ar_call_record *call);
 
 /*
  * Extra checks beyond the contract (prioritize: every prd_id must be known).

@@ -56,11 +56,10 @@ struct ar_batch_options {
      * replace these. Copied by ar_batch_start(), strings and variables included
      * (yours may go away once it returns); the callbacks and their arguments
      * (logger, progress, on_call, validate) must stay valid until done.
-     * defaults.logger also gets the batch's own warnings. Every job of a line
-     * reports to defaults.progress (p->job is the job's id) and defaults.on_call
-     * with the same call_arg: to tell jobs' calls apart, add the jobs with
-     * ar_batch_add(), each with a call_arg of its own. job_id and max_cost_usd
-     * are set per job by the batch.
+     * defaults.logger also gets the batch's own warnings. Every job reports to
+     * defaults.progress (p->job is the job's id) and defaults.on_call (its job
+     * argument is the job's id); a job of ar_batch_add() may bring callbacks of
+     * its own. job_id and max_cost_usd are set per job by the batch.
      */
     struct ar_run_options defaults;
     /* At most this many jobs run at once (default 4). Lowered, with a warning, to

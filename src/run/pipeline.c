@@ -135,7 +135,7 @@ static void call_event(struct ar_run *run, enum ar_call_event ev)
 {
     const struct ar_result *r = run->draft.res;
     if (run->o.on_call)
-        run->o.on_call(run->o.call_arg, ev, &r->calls[r->n_calls - 1]);
+        run->o.on_call(run->o.call_arg, run->o.job_id, ev, &r->calls[r->n_calls - 1]);
 }
 
 /* The run cannot go on for want of memory: its error says so, and it ends. */

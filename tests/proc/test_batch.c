@@ -85,8 +85,30 @@ struct seen {
     size_t finished; /* FINISHED records */
     int done;
     struct ar_batch_stats st;
-    int cancel_after; /* cancel from the record callback of this many records (0: never) */
+    int cancel_after;       /* cancel from the record callback of this many records (0: never) */
+    char call_jobs[16][40]; /* "<job> started" / "<job> finished", from defaults.on_call */
+    size_t n_calls;
 };
+
+static void on_call(void *arg, const char *job, enum ar_call_event ev,
+                    const struct ar_call_record *call)
+{
+    struct seen *s = arg;
+    assert_non_null(job);
+    assert_true(s->n_calls < 16);
+    snprintf(s->call_jobs[s->n_calls++], sizeof(s->call_jobs[0]), "%s %s", job,
+             ev == AR_CALL_STARTED ? "started" : "finished");
+    assert_string_equal(call->kind, "main");
+}
+
+/* How many of the calls seen were `what` ("a started"). */
+static int calls_seen(const struct seen *s, const char *what)
+{
+    int n = 0;
+    for (size_t i = 0; i < s->n_calls; i++)
+        n += strcmp(s->call_jobs[i], what) == 0;
+    return n;
+}
 
 static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, void *arg)
 {
@@ -158,6 +180,8 @@ static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **s
     struct seen s = { 0 };
     struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
     o.jobs = 2;
+    o.defaults.on_call = on_call;
+    o.defaults.call_arg = &s;
     struct ar_batch *b = start(&loop, &o, &s);
     add_line(b, "{\"id\": \"a\", \"prompt\": \"one\"}");
     add_line(b, "   ");
@@ -204,6 +228,12 @@ static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **s
     fclose(f);
     assert_non_null(strstr(buf, "third job"));
     assert_null(strstr(buf, "XXXX"));
+    /* Each call's events name its job; lines that cannot run make no call. */
+    assert_int_equal(s.n_calls, 6);
+    const char *want[] = { "a started",  "a finished", "7 started",
+                           "7 finished", "c started",  "c finished" };
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(calls_seen(&s, want[i]), 1);
 }
 
 static void test_batch_budget_stops_starting_jobs_and_fails_the_rest(void **state)

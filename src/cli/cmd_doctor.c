@@ -123,10 +123,10 @@ static void print_posture(const json_t *pos)
     if (json_is_true(json_object_get(pos, "trust_project")))
         printf("         posture: AGENTRUN_TRUST_PROJECT=1: the checkout's settings, hooks, MCP "
                "servers and context files load\n");
-    static const char *const names[] = { "text", "read", "edit" };
-    for (size_t n = 0; n < 3; n++) {
-        const json_t *o = json_object_get(pos, names[n]);
-        printf("         %s:", names[n]);
+    for (int n = 0; n < AR_DOCTOR_N_POSTURES; n++) {
+        const char *name = ar_doctor_posture_name((enum ar_doctor_posture)n);
+        const json_t *o = json_object_get(pos, name);
+        printf("         %s:", name);
         size_t i;
         const json_t *v;
         json_array_foreach(json_object_get(o, "argv"), i, v)

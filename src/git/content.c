@@ -11,6 +11,7 @@
 
 #include "git/git.h"
 #include "git/internal.h"
+#include "util/base64.h"
 #include "util/buf.h"
 #include "util/utf8.h"
 
@@ -96,35 +97,6 @@ int ar_git_changes_load_content(struct ar_git_changes *ch, const char *root, siz
     return 0;
 }
 
-static char *base64(const char *data, size_t n, size_t *out_len)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *p = (const unsigned char *)data;
-    size_t len = (n + 2) / 3 * 4;
-    char *s = malloc(len + 1);
-    if (!s)
-        return NULL;
-    char *o = s;
-    size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-        *o++ = tab[v >> 18];
-        *o++ = tab[(v >> 12) & 63];
-        *o++ = tab[(v >> 6) & 63];
-        *o++ = tab[v & 63];
-    }
-    if (i < n) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
-        *o++ = tab[v >> 18];
-        *o++ = tab[(v >> 12) & 63];
-        *o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-        *o++ = '=';
-    }
-    *o = '\0';
-    *out_len = len;
-    return s;
-}
-
 /* A JSON string of a path: its bytes as they are when UTF-8, else with U+FFFD for bad bytes. */
 static json_t *path_string(const char *s)
 {
@@ -153,7 +125,7 @@ static json_t *change_json(const struct ar_git_change *c)
             content = json_stringn(c->content, c->content_len);
         } else {
             size_t n;
-            char *b64 = base64(c->content, c->content_len, &n);
+            char *b64 = ar_base64_encode(c->content, c->content_len, &n);
             content = b64 ? json_stringn(b64, n) : NULL;
             free(b64);
         }

@@ -57,6 +57,21 @@ struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err)
     return loop;
 }
 
+int ar_loop_run_private(ar_loop_start_fn *start, void *arg, struct ar_error *err)
+{
+    uv_loop_t uv;
+    int rc = uv_loop_init(&uv);
+    if (rc < 0)
+        return ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot create the event loop: %s",
+                                uv_strerror(rc));
+    rc = start(&uv, arg, err);
+    uv_run(&uv, UV_RUN_DEFAULT);
+    /* Every handle is closed by now (the suites check it on their own loops); were
+     * one left open, the loop's memory would only leak, never abort the host. */
+    uv_loop_close(&uv);
+    return rc;
+}
+
 static void on_detach_close(uv_handle_t *h)
 {
     struct ar_loop *loop = h->data;

@@ -1,8 +1,7 @@
 /*
  * The process supervisor: children, a job pool and signals on one event loop.
- * The library's only user of libuv's handles; everything here is opaque. (The
- * public blocking wrappers, ar_run() and ar_review(), make a private uv_loop_t
- * for the async API, and the CLI's session runs one: neither touches a handle.)
+ * The only code of the library that includes <uv.h>; everything here is
+ * opaque. (The CLI, a client of the public API, runs its own uv loop.)
  *
  * A child runs from an argv (never a shell) in its own session and process
  * group. Its stdin is a pipe fed from a buffer and then closed; its stdout is an
@@ -112,6 +111,16 @@ struct ar_loop *ar_loop_create(struct ar_error *err);
  * Returns NULL with err set when out of memory.
  */
 struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err);
+
+/*
+ * The blocking form of a public start function (ar_run(), ar_review()): a
+ * private libuv loop, start(uv, arg) on it, then the loop run until nothing is
+ * left on it (also when start failed: what it attached still detaches), and
+ * closed. Returns start's value, or AR_ESPAWN with err set when no loop could
+ * be made (start is then not called).
+ */
+typedef int ar_loop_start_fn(struct uv_loop_s *uv, void *arg, struct ar_error *err);
+int ar_loop_run_private(ar_loop_start_fn *start, void *arg, struct ar_error *err);
 
 /*
  * Ends an attached loop once the work on it is over (no child, wait or work

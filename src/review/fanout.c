@@ -4,7 +4,7 @@
  * an agentrun loop attached to the caller's libuv loop, the chunk reviews
  * merged, located and judged, and the result handed to the done callback.
  *
- * The blocking ar_review() brings a private libuv loop, like ar_run().
+ * The blocking ar_review() runs it on a private loop, like ar_run().
  *
  * Ownership: the review run owns its copy of the options, the diff, its chunks,
  * the pool and the attached loop, and frees them after done returns; the result
@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uv.h>
 
 #include "proc/proc.h"
 #include "review/diff.h"
@@ -568,22 +567,25 @@ static void on_blocking_done(struct ar_review_run *review, struct ar_review_resu
     *(struct ar_review_result **)arg = res;
 }
 
+struct blocking {
+    const struct ar_review_options *opts;
+    struct ar_review_result *res;
+};
+
+static int start_blocking(struct uv_loop_s *uv, void *arg, struct ar_error *err)
+{
+    struct blocking *b = arg;
+    return ar_review_start(uv, b->opts, on_blocking_done, &b->res, NULL, err);
+}
+
 int ar_review(const struct ar_review_options *opts, struct ar_review_result **out,
               struct ar_error *err)
 {
+    struct blocking b = { opts, NULL };
     *out = NULL;
-    uv_loop_t uv;
-    int rc = uv_loop_init(&uv);
-    if (rc < 0)
-        return ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot create the event loop: %s",
-                                uv_strerror(rc));
-    struct ar_review_result *res = NULL;
-    rc = ar_review_start(&uv, opts, on_blocking_done, &res, NULL, err);
-    /* Also after a failed start: nothing is left on the loop, the run returns at once. */
-    uv_run(&uv, UV_RUN_DEFAULT);
-    uv_loop_close(&uv);
+    int rc = ar_loop_run_private(start_blocking, &b, err);
     if (rc < 0)
         return rc;
-    *out = res;
+    *out = b.res;
     return 0;
 }

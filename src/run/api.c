@@ -1,10 +1,8 @@
 /*
  * The public run API: one pipeline on an agentrun loop of its own, attached
- * to the caller's libuv loop, and the blocking ar_run() as a thin wrapper
- * that brings a private libuv loop.
+ * to the caller's libuv loop, and the blocking ar_run() as a thin wrapper on
+ * a private loop (ar_loop_run_private()).
  */
-#include <uv.h>
-
 #include "proc/proc.h"
 #include "run/run.h"
 
@@ -46,21 +44,24 @@ static void on_done(struct ar_run *run, struct ar_result *res, void *arg)
     *(struct ar_result **)arg = res;
 }
 
+struct blocking {
+    const struct ar_run_options *opts;
+    struct ar_result *res;
+};
+
+static int start_blocking(struct uv_loop_s *uv, void *arg, struct ar_error *err)
+{
+    struct blocking *b = arg;
+    return ar_run_start(uv, b->opts, on_done, &b->res, NULL, err);
+}
+
 int ar_run(const struct ar_run_options *opts, struct ar_result **out, struct ar_error *err)
 {
+    struct blocking b = { opts, NULL };
     *out = NULL;
-    uv_loop_t uv;
-    int rc = uv_loop_init(&uv);
-    if (rc < 0)
-        return ar_error_set_sys(err, AR_ESPAWN, rc, NULL, "cannot create the event loop: %s",
-                                uv_strerror(rc));
-    struct ar_result *res = NULL;
-    rc = ar_run_start(&uv, opts, on_done, &res, NULL, err);
-    /* Also after a failed start: the detach of its loop runs from the loop. */
-    uv_run(&uv, UV_RUN_DEFAULT);
-    uv_loop_close(&uv);
+    int rc = ar_loop_run_private(start_blocking, &b, err);
     if (rc < 0)
         return rc;
-    *out = res;
+    *out = b.res;
     return 0;
 }

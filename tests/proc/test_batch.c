@@ -165,6 +165,16 @@ static void add_line(struct ar_batch *b, const char *line)
     assert_int_equal(ar_batch_add_line(b, line, strlen(line), &err), 0);
 }
 
+/* Lines "j0", "j1", … "j<n-1>", each a prompt "x". */
+static void add_numbered_jobs(struct ar_batch *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "{\"id\": \"j%d\", \"prompt\": \"x\"}", i);
+        add_line(b, line);
+    }
+}
+
 static void run_to_end(uv_loop_t *loop, struct seen *s)
 {
     uv_run(loop, UV_RUN_DEFAULT);
@@ -246,11 +256,7 @@ static void test_batch_budget_stops_starting_jobs_and_fails_the_rest(void **stat
     o.jobs = 1;
     o.max_cost_usd = 1.0;
     struct ar_batch *b = start(&loop, &o, &s);
-    for (int i = 0; i < 5; i++) {
-        char line[64];
-        snprintf(line, sizeof(line), "{\"id\": \"j%d\", \"prompt\": \"x\"}", i);
-        add_line(b, line);
-    }
+    add_numbered_jobs(b, 5);
     ar_batch_close(b);
     run_to_end(&loop, &s);
 
@@ -322,11 +328,7 @@ static void test_batch_cancel_ends_running_jobs_and_never_starts_the_rest(void *
     o.jobs = 2;
     o.defaults.kill_grace_ms = 200;
     struct ar_batch *b = start(&loop, &o, &s);
-    for (int i = 0; i < 5; i++) {
-        char line[64];
-        snprintf(line, sizeof(line), "{\"id\": \"j%d\", \"prompt\": \"x\"}", i);
-        add_line(b, line);
-    }
+    add_numbered_jobs(b, 5);
     ar_batch_close(b);
     uv_timer_t t;
     uv_timer_init(&loop, &t);
@@ -358,11 +360,7 @@ static void test_batch_cancel_from_a_record_callback_stops_the_rest(void **state
     struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
     o.jobs = 1;
     struct ar_batch *b = start(&loop, &o, &s);
-    for (int i = 0; i < 3; i++) {
-        char line[64];
-        snprintf(line, sizeof(line), "{\"id\": \"j%d\", \"prompt\": \"x\"}", i);
-        add_line(b, line);
-    }
+    add_numbered_jobs(b, 3);
     ar_batch_close(b);
     run_to_end(&loop, &s);
     assert_int_equal(s.st.ok, 1);

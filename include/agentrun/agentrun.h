@@ -319,7 +319,8 @@ typedef void ar_run_done_fn(struct ar_run *run, struct ar_result *res, void *arg
  * (out may be NULL) is the run, valid until done returns: the handle for
  * ar_run_cancel(). Returns 0 (done will be called), or a negative AR_E… code
  * with err set when the run cannot be set up (bad options, unknown template
- * or provider): done is then never called. Like ar_run(), it installs no
+ * or provider): done is then never called, and nothing was left on the loop
+ * (it may be closed at once). Like ar_run(), it installs no
  * signal handlers.
  */
 AR_API int ar_run_start(struct uv_loop_s *loop, const struct ar_run_options *opts,

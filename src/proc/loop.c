@@ -112,6 +112,12 @@ void ar_loop_detach(struct ar_loop *loop)
         return;
     assert(loop->attached && !loop->detaching);
     loop->detaching = 1;
+    /* It never ran a child, watched a signal or waited: nothing of it is on the
+     * caller's loop, so the caller may close that at once (a start that failed). */
+    if (!loop->nchildren && !loop->sigchld_on && !loop->sig_watching && !loop->waits) {
+        free(loop);
+        return;
+    }
     /*
      * From the loop's next turn, never from here: the caller is usually inside a
      * callback of the last child, whose own teardown still reaches the loop.

@@ -13,6 +13,7 @@
 #include "cost/cost.h"
 #include "result/result.h"
 #include "run/run.h"
+#include <uv.h>
 
 static const char schema[] = "{\"type\":\"object\",\"required\":[\"n\"],"
                              "\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":1}}}";
@@ -183,9 +184,31 @@ static void test_repair_and_cost_source_words_are_the_documented_ones(void **sta
     assert_string_equal(ar_cost_source_name(AR_COST_CACHE), "cache");
 }
 
+static void never_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    fail_msg("done came for a run that did not start");
+}
+
+/* A run that cannot start leaves nothing on the caller's loop: it closes at once. */
+static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
+{
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    struct ar_run_options o = AR_RUN_OPTIONS_INIT;
+    o.template_name = "no-such-template";
+    o.provider = "codex";
+    struct ar_run *run = (struct ar_run *)&loop;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_true(ar_run_start(&loop, &o, never_done, NULL, &run, &err) < 0);
+    assert_null(run);
+    assert_non_null(strstr(err.msg, "no-such-template"));
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_start_that_fails_leaves_the_loop_closable),
         cmocka_unit_test(test_repair_and_cost_source_words_are_the_documented_ones),
         cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),
         cmocka_unit_test(test_answer_violations_are_listed_with_pointers),

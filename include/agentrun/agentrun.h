@@ -30,6 +30,7 @@
 #include "error.h"
 #include "log.h"
 #include "usage.h"
+#include <agentrun/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -372,7 +373,10 @@ AR_API int ar_result_exit_status(const struct ar_result *r);
  */
 AR_API void ar_ignore_own_file(int fd);
 
-/* "0.1.0". Static storage. */
+/*
+ * The version of the library the program runs with ("0.2.0"), which can be
+ * newer than the headers it was compiled with (AR_VERSION_STRING). Static storage.
+ */
 AR_API const char *ar_version(void);
 
 #ifdef __cplusplus

@@ -12,13 +12,21 @@
 
 #include "agentrun/agentrun.h"
 #include "ar_config.h"
+#include "ar_describe.h"
 #include "cli/cli.h"
 #include "cli/manual.h"
 
+/*
+ * "agentrun 0.2.0 (libuv 1.44.2, jansson 2.14)": a release. A build from any
+ * other commit of a checkout says which on a second line, so two builds that
+ * carry the same version number are told apart.
+ */
 static void print_version(void)
 {
     printf("agentrun %s (libuv %s, jansson %s)\n", AR_VERSION, uv_version_string(),
            jansson_version_str());
+    if (AR_GIT_DESCRIBE[0] && strcmp(AR_GIT_DESCRIBE, "v" AR_VERSION) != 0)
+        printf("development build: git %s\n", AR_GIT_DESCRIBE);
 }
 
 static void print_usage(FILE *f)

@@ -77,9 +77,13 @@ class Install(unittest.TestCase):
         self.assertFile(os.path.join(libdir, "libagentrun.so.0"))
         self.assertTrue(os.path.islink(os.path.join(libdir, "libagentrun.so")))
         self.assertFile(os.path.join(libdir, "pkgconfig", "agentrun.pc"))
-        public = sorted(os.listdir(os.path.join(SOURCE_ROOT, "include", "agentrun")))
+        # Every header of include/agentrun, and version.h generated from version.h.in.
+        public = sorted(f for f in os.listdir(os.path.join(SOURCE_ROOT, "include", "agentrun"))
+                        if f.endswith(".h")) + ["version.h"]
         installed = sorted(os.listdir(self.path("includedir", "agentrun")))
-        self.assertEqual(installed, public)
+        self.assertEqual(installed, sorted(public))
+        with open(self.path("includedir", "agentrun", "version.h")) as f:
+            self.assertIn('#define AR_VERSION_STRING "%s"' % self.tables["version"], f.read())
 
     def test_a_man_page_for_agentrun_and_each_command(self):
         man1 = self.path("mandir", "man1")
@@ -220,6 +224,16 @@ class Install(unittest.TestCase):
                     '        return 1;\n'
                     '    struct ar_batch_options bo = AR_BATCH_OPTIONS_INIT;\n'
                     '    if (bo.jobs != 4)\n'
+                    '        return 1;\n'
+                    '#define M AR_VERSION_MAJOR\n'
+                    '#define N AR_VERSION_MINOR\n'
+                    '#if !AR_VERSION_CHECK(M, N, AR_VERSION_PATCH) || !AR_VERSION_CHECK(0, 1, 99) \\\n'
+                    '    || AR_VERSION_CHECK(M, N, AR_VERSION_PATCH + 1) \\\n'
+                    '    || AR_VERSION_CHECK(AR_VERSION_MAJOR, AR_VERSION_MINOR + 1, 0) \\\n'
+                    '    || AR_VERSION_CHECK(AR_VERSION_MAJOR + 1, 0, 0)\n'
+                    '#error "AR_VERSION_CHECK"\n'
+                    '#endif\n'
+                    '    if (std::strcmp(AR_VERSION_STRING, ar_version()))\n'
                     '        return 1;\n'
                     '    std::printf("%s %s\\n", ar_version(), ar_strerror_name(AR_ECONTRACT));\n'
                     '    return 0;\n}\n')

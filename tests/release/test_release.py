@@ -1,0 +1,313 @@
+"""The release artifacts are what docs/install.md promises (issue 28).
+
+scripts/package packs this build's agentrun-static (what scripts/release packs from
+a release build) into the tarball and the npm package. The tarball is unpacked into
+an empty prefix and the npm package installed offline into an empty npm prefix; each
+then runs `agentrun --version`, `doctor` and `review` against the fake CLI under
+`env -i` with a PATH that holds nothing of the build. The binary links no libuv or
+jansson; the versions agree everywhere; the npm launcher refuses a machine it has
+no binary for with what it supports and how to build from source.
+"""
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import releasetest as rt  # noqa: E402
+
+
+ART = None      # scripts/package's output, made once for the module
+ROOT = None
+
+
+def setUpModule():
+    global ART, ROOT
+    ROOT = rt.tempdir("release")
+    ART = rt.Artifacts(ROOT)
+
+
+def tearDownModule():
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
+class ReleaseArtifacts(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = ROOT
+        cls.art = ART
+        cls.fake = rt.fake_clis(cls.root)
+        cls.work = rt.work_tree_with_a_change(cls.root)
+        cls.fixtures = os.path.join(cls.root, "fixtures")
+        os.makedirs(cls.fixtures)
+        cls.home = os.path.join(cls.root, "home")
+        os.makedirs(cls.home)
+        cls.npm_prefix = None
+
+    def unpack_tarball(self, name):
+        """The tarball unpacked the way docs/install.md says: into a prefix, its
+        top directory stripped."""
+        prefix = os.path.join(self.root, name)
+        os.makedirs(prefix)
+        self.assertEqual(os.listdir(prefix), [])
+        with tarfile.open(self.art.tarball) as tar:
+            for m in tar.getmembers():
+                top, _, rest = m.name.partition("/")
+                self.assertEqual(top, "agentrun-%s-linux-x86_64" % self.art.version, m.name)
+                self.assertTrue(m.isfile() or m.isdir(), m.name + ": not a file or directory")
+                if rest:
+                    m.name = rest
+                    tar.extract(m, prefix, set_attrs=True)
+        return prefix
+
+    def npm_install(self, name):
+        """A copy, to change, of the npm package installed once into an empty prefix."""
+        if not ReleaseArtifacts.npm_prefix:
+            ReleaseArtifacts.npm_prefix = self.npm_install_fresh("npm-installed")
+        prefix = os.path.join(self.root, name)
+        shutil.copytree(ReleaseArtifacts.npm_prefix, prefix, symlinks=True)
+        return prefix
+
+    def npm_install_fresh(self, name):
+        """npm install -g of the package into an empty prefix, offline: a cache of its
+        own, and a registry nothing listens on, so any fetch would fail the install."""
+        prefix = os.path.join(self.root, name)
+        os.makedirs(prefix)
+        env = dict(os.environ, npm_config_cache=os.path.join(self.root, "npm-cache-" + name),
+                   npm_config_registry="http://127.0.0.1:9/", npm_config_update_notifier="false",
+                   npm_config_audit="false", npm_config_fund="false")
+        p = subprocess.run(["npm", "install", "-g", "--offline", "--prefix", prefix,
+                            self.art.npm], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return prefix
+
+    def run_agentrun(self, bindir, *args, env=(), cwd=None):
+        return rt.clean_run(["agentrun", *args], [bindir, self.fake] + rt.SYSTEM_PATH,
+                            cwd or self.work, env=[("HOME", self.home), *env])
+
+    def check_runs(self, bindir):
+        """--version, doctor and review, with nothing of the build on PATH."""
+        p = self.run_agentrun(bindir, "--version")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"^agentrun %s \(libuv \d+\.\d+\.\d+, jansson \d+\.\d+"
+                         % re.escape(self.art.version))
+
+        version_env = [("FAKE_CLI_READ_STDIN", "0"),
+                       ("FAKE_CLI_STDOUT_TEXT", "2.1.0 (Claude Code)\\n")]
+        p = self.run_agentrun(bindir, "doctor", env=version_env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"claude\s+%s\s+2\.1\.0 \(Claude Code\)"
+                         % re.escape(os.path.join(self.fake, "claude")))
+
+        fixture = rt.review_answer(self.fixtures, [rt.NULL_DEREF])
+        p = self.run_agentrun(bindir, "review", "HEAD~1...HEAD", "-p", "claude", "--fail-on",
+                              "high", "--format", "json",
+                              env=[("FAKE_CLI_FIXTURE", fixture)])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["verdict"], "fail")
+        self.assertEqual([(i["file"], i["line"], i["severity"]) for i in doc["issues"]],
+                         [("app.c", 4, "high")])
+
+        fixture = rt.review_answer(self.fixtures, [])
+        p = self.run_agentrun(bindir, "review", "HEAD~1...HEAD", "-p", "claude",
+                              env=[("FAKE_CLI_FIXTURE", fixture)])
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_the_tarball_runs_from_an_empty_prefix(self):
+        prefix = self.unpack_tarball("prefix")
+        self.check_runs(os.path.join(prefix, "bin"))
+
+    def test_the_tarball_holds_the_binary_man_pages_completions_docs_and_licenses(self):
+        prefix = self.unpack_tarball("layout")
+        exe = os.path.join(prefix, "bin", "agentrun")
+        self.assertTrue(os.stat(exe).st_mode & stat.S_IXUSR)
+        self.assertEqual(os.listdir(os.path.join(prefix, "bin")), ["agentrun"])
+        docgen = subprocess.run([os.environ.get("AGENTRUN_DOCGEN", "agentrun-docgen"), "json"],
+                                capture_output=True, text=True, check=True)
+        commands = [c["name"] for c in json.loads(docgen.stdout)["commands"]]
+        self.assertEqual(sorted(os.listdir(os.path.join(prefix, "share", "man", "man1"))),
+                         sorted(["agentrun.1"] + ["agentrun-%s.1" % c for c in commands]))
+        for rel in ("share/bash-completion/completions/agentrun",
+                    "share/zsh/site-functions/_agentrun",
+                    "share/fish/vendor_completions.d/agentrun.fish",
+                    "share/doc/agentrun/README.md", "share/doc/agentrun/CHANGELOG.md",
+                    "share/doc/agentrun/install.md", "share/doc/agentrun/review.md",
+                    "share/agentrun/prompts/review.md",
+                    "share/doc/agentrun/licenses/libuv.copyright",
+                    "share/doc/agentrun/licenses/jansson.copyright"):
+            self.assertTrue(os.path.isfile(os.path.join(prefix, rel)), rel)
+        with open(os.path.join(prefix, "share/doc/agentrun/licenses/libuv.copyright")) as f:
+            self.assertIn("libuv", f.read())
+        # The library is not part of the tool's release.
+        self.assertEqual(sorted(os.listdir(prefix)), ["bin", "share"])
+
+    def test_the_binary_needs_only_the_c_library(self):
+        prefix = self.unpack_tarball("ldd")
+        exe = os.path.join(prefix, "bin", "agentrun")
+        p = subprocess.run(["ldd", exe], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotRegex(p.stdout, r"libuv|jansson")
+        libs = {l.split()[0] for l in p.stdout.splitlines() if l.strip()}
+        self.assertLessEqual(libs, {"linux-vdso.so.1", "libc.so.6", "libm.so.6",
+                                    "/lib64/ld-linux-x86-64.so.2"}, p.stdout)
+        # The dynamic build links them: the check above can tell the two apart.
+        p = subprocess.run(["ldd", os.environ["AGENTRUN"]], capture_output=True, text=True)
+        self.assertRegex(p.stdout, r"libuv\.so")
+
+    def test_the_npm_package_installs_offline_into_an_empty_prefix_and_runs(self):
+        prefix = self.npm_install_fresh("npm")
+        bindir = os.path.join(prefix, "bin")
+        self.assertEqual(os.listdir(bindir), ["agentrun"])
+        self.check_runs(bindir)
+        # npm links the man pages where man looks for them beside bin/.
+        self.assertTrue(os.path.isfile(os.path.join(prefix, "share", "man", "man1",
+                                                    "agentrun-review.1")))
+
+    def test_the_npm_launcher_passes_exit_status_and_arguments_through(self):
+        prefix = self.npm_install("npm-args")
+        bindir = os.path.join(prefix, "bin")
+        p = self.run_agentrun(bindir, "review", "--fail-on", "nonsense")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("nonsense", p.stderr)
+        p = rt.clean_run(["agentrun", "extract"], [bindir] + rt.SYSTEM_PATH,
+                         self.work, input='say {"a b": [1, "two words"]} ok')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout), {"a b": [1, "two words"]})
+
+    def launcher_refuses(self, prefix, fakes, requires=None):
+        """Runs the installed launcher with fake uname/getconf first on PATH."""
+        pkg = os.path.join(prefix, "lib", "node_modules", "agentrun")
+        if requires is not None:
+            with open(os.path.join(pkg, "vendor", "linux-x64", "requires"), "w") as f:
+                f.write(requires)
+        tools = os.path.join(prefix, "fake-tools")
+        os.makedirs(tools, exist_ok=True)
+        for name, script in fakes.items():
+            path = os.path.join(tools, name)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\n" + script + "\n")
+            os.chmod(path, 0o755)
+        return rt.clean_run(["agentrun", "--version"],
+                            [tools, os.path.join(prefix, "bin")] + rt.SYSTEM_PATH, self.root)
+
+    def assertRefused(self, p, why):
+        self.assertEqual(p.returncode, 126, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertIn(why, p.stderr)
+        self.assertIn("this npm package has a binary for: linux-x64 with glibc %s or later"
+                      % self.glibc(), p.stderr)
+        self.assertIn("build agentrun from source", p.stderr)
+        self.assertIn("install.md", p.stderr)
+
+    def glibc(self):
+        m = re.search(r"glibc (\d+\.\d+) or later", self.art.output)
+        self.assertIsNotNone(m, self.art.output)
+        return m.group(1)
+
+    def test_the_npm_launcher_names_what_is_supported_on_another_machine(self):
+        prefix = self.npm_install("npm-darwin")
+        p = self.launcher_refuses(prefix, {"uname": "echo Darwin arm64"})
+        self.assertRefused(p, "there is no binary for darwin-arm64 (Darwin arm64)")
+
+    def test_the_npm_launcher_refuses_an_older_glibc(self):
+        prefix = self.npm_install("npm-old-glibc")
+        p = self.launcher_refuses(prefix, {"getconf": "echo glibc 2.17"})
+        self.assertRefused(p, "needs glibc %s or later, and this system has glibc 2.17"
+                           % self.glibc())
+        # The same glibc as required, or a newer minor with fewer digits, runs.
+        for have in (self.glibc(), "3.0"):
+            p = self.launcher_refuses(prefix, {"getconf": "echo glibc " + have})
+            self.assertEqual(p.returncode, 0, have + ": " + p.stderr)
+
+    def test_the_npm_launcher_refuses_a_system_without_glibc(self):
+        prefix = self.npm_install("npm-musl")
+        p = self.launcher_refuses(prefix, {"getconf": "exit 1"},
+                                  requires="glibc=%s\nloader=/lib/ld-nonexistent.so.2\n"
+                                  % self.glibc())
+        self.assertRefused(p, "and this system has none (no /lib/ld-nonexistent.so.2")
+
+    def test_what_the_binary_needs_is_what_the_docs_say(self):
+        glibc = self.glibc()
+        for rel in ("docs/install.md", "scripts/npm/README.md"):
+            with open(os.path.join(rt.SOURCE_ROOT, rel)) as f:
+                text = f.read()
+            self.assertIn("glibc %s or later" % glibc, text, rel)
+            self.assertNotRegex(text.replace("glibc %s or later" % glibc, ""),
+                                r"glibc \d+\.\d+ or later", rel)
+
+
+class Versions(unittest.TestCase):
+    """One version, from meson.build, everywhere it is written."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.root = ROOT
+        cls.art = ART
+
+    def test_artifacts_binary_header_and_pkg_config_agree(self):
+        v = self.art.version
+        self.assertRegex(v, r"^\d+\.\d+\.\d+$")
+        self.assertTrue(os.path.isfile(self.art.tarball), os.listdir(self.art.dist))
+        with tarfile.open(self.art.npm) as tar:
+            manifest = json.load(tar.extractfile("package/package.json"))
+        self.assertEqual(manifest["version"], v)
+        p = subprocess.run([rt.static_binary(), "--version"], capture_output=True, text=True)
+        self.assertTrue(p.stdout.startswith("agentrun %s (" % v), p.stdout)
+        with open(os.path.join(rt.BUILD_ROOT, "include", "agentrun", "version.h")) as f:
+            header = f.read()
+        self.assertIn('#define AR_VERSION_STRING "%s"' % v, header)
+        major, minor, patch = v.split(".")
+        self.assertIn("#define AR_VERSION_MAJOR %s\n" % major, header)
+        self.assertIn("#define AR_VERSION_MINOR %s\n" % minor, header)
+        self.assertIn("#define AR_VERSION_PATCH %s\n" % patch, header)
+        with open(os.path.join(rt.BUILD_ROOT, "meson-private", "agentrun.pc")) as f:
+            self.assertIn("\nVersion: %s\n" % v, f.read())
+        with open(os.path.join(self.art.dist, "SHA256SUMS")) as f:
+            self.assertEqual(sorted(l.split()[1] for l in f),
+                             sorted(map(os.path.basename, (self.art.tarball, self.art.npm))))
+
+    def test_a_build_from_git_names_its_commit_unless_it_is_the_release_tag(self):
+        p = subprocess.run(["git", "--git-dir", os.path.join(rt.SOURCE_ROOT, ".git"),
+                            "--work-tree", rt.SOURCE_ROOT, "describe", "--tags", "--always",
+                            "--dirty", "--match", "v[0-9]*"], capture_output=True, text=True)
+        if p.returncode != 0:
+            self.skipTest("the source tree is not a git checkout")
+        first = "agentrun %s (" % self.art.version
+        for exe in (os.environ["AGENTRUN"], rt.static_binary()):
+            lines = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                                   check=True).stdout.splitlines()
+            self.assertTrue(lines[0].startswith(first), lines)
+            if p.stdout.strip() == "v" + self.art.version:
+                self.assertEqual(len(lines), 1, lines)
+            else:
+                self.assertEqual(lines[1:], ["development build: git " + p.stdout.strip()])
+
+    def test_the_changelog_has_a_section_for_this_version_or_it_is_the_next(self):
+        with open(os.path.join(rt.SOURCE_ROOT, "CHANGELOG.md")) as f:
+            text = f.read()
+        released = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", text, re.M)
+        self.assertTrue(released)
+        key = lambda s: tuple(map(int, s.split(".")))
+        v = self.art.version
+        if v not in released:
+            # Not released yet: the unreleased section is v, above every release.
+            self.assertIn("\n## [Unreleased]\n", text)
+            self.assertGreater(key(v), max(map(key, released)))
+        self.assertEqual(released, sorted(released, key=key, reverse=True))
+
+    def test_packaging_twice_gives_the_same_bytes(self):
+        again = rt.Artifacts(os.path.join(self.root, "again"))
+        with open(os.path.join(self.art.dist, "SHA256SUMS")) as a, \
+                open(os.path.join(again.dist, "SHA256SUMS")) as b:
+            self.assertEqual(a.read(), b.read())
+
+
+if __name__ == "__main__":
+    rt.skip_unless_releasable()
+    unittest.main()

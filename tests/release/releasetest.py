@@ -69,6 +69,21 @@ class Artifacts:
         self.npm = os.path.join(self.dist, "agentrun-%s.tgz" % self.version)
 
 
+ART = None      # the Artifacts of this test module (setUpModule), made once
+ROOT = None     # the temporary directory they and the tests' files live in
+
+
+def setUpModule():
+    """Imported by each test module: package once, before its first test."""
+    global ART, ROOT
+    ROOT = tempdir("release")
+    ART = Artifacts(ROOT)
+
+
+def tearDownModule():
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
 def fake_clis(root):
     """claude, codex and gemini: copies of the fake CLI outside the build."""
     d = os.path.join(root, "fake-bin")

@@ -35,18 +35,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 from test_review import assert_valid, assert_valid_sarif  # noqa: E402
 
 SCHEMAS = os.path.join(HERE, "..", "schemas")
-ART = None
-ROOT = None
-
-
-def setUpModule():
-    global ART, ROOT
-    ROOT = rt.tempdir("action")
-    ART = rt.Artifacts(ROOT)
-
-
-def tearDownModule():
-    shutil.rmtree(ROOT, ignore_errors=True)
+from releasetest import setUpModule, tearDownModule  # noqa: E402,F401  (package once)
 
 
 def load_action():
@@ -102,7 +91,7 @@ class ActionCase(unittest.TestCase):
     claude on PATH, and the action run with some inputs."""
 
     def setUp(self):
-        self.root = os.path.join(ROOT, self.id().rsplit(".", 1)[-1])
+        self.root = os.path.join(rt.ROOT, self.id().rsplit(".", 1)[-1])
         os.makedirs(self.root)
         self.fake = rt.fake_clis(self.root)
         self.fixtures = os.path.join(self.root, "fixtures")
@@ -142,7 +131,7 @@ class ActionCase(unittest.TestCase):
         return s
 
     def run_action(self, runner=None, runner_root=None, github=None, uses=None, **inputs):
-        inputs.setdefault("install-from", ART.tarball)
+        inputs.setdefault("install-from", rt.ART.tarball)
         for d in self.env["PATH"].split(":"):
             self.assertTrue(rt.outside_the_build(d), d)
         gh = {"event_name": "pull_request", "base_ref": "main", "head_ref": "feature"}
@@ -184,7 +173,7 @@ class Review(ActionCase):
         # The review ran the binary the install step unpacked, which the runner's
         # PATH got through GITHUB_PATH; the diff was the pull request's.
         self.assertEqual(len(r.path), 1)
-        self.assertIn("%s/agentrun: agentrun %s (" % (r.path[0], ART.version),
+        self.assertIn("%s/agentrun: agentrun %s (" % (r.path[0], rt.ART.version),
                       r.step("install")["stdout"])
         [diff] = self.reviewed_diffs()
         self.assertIn("+    return *p;", diff)
@@ -287,10 +276,10 @@ class Install(ActionCase):
     def release_dir(self, name, tamper=False):
         d = os.path.join(self.root, name)
         os.makedirs(d)
-        for p in (ART.tarball, os.path.join(ART.dist, "SHA256SUMS")):
+        for p in (rt.ART.tarball, os.path.join(rt.ART.dist, "SHA256SUMS")):
             shutil.copy(p, d)
         if tamper:
-            with open(os.path.join(d, os.path.basename(ART.tarball)), "ab") as f:
+            with open(os.path.join(d, os.path.basename(rt.ART.tarball)), "ab") as f:
                 f.write(b"\0")
         return d
 
@@ -301,7 +290,7 @@ class Install(ActionCase):
         r = self.run_action(runner_root=runner, provider="claude",
                             **{"install-from": "release", "release-url": url})
         self.assertExitsWith(r, 0)
-        key = "agentrun-%s-linux-x64-release" % ART.version
+        key = "agentrun-%s-linux-x64-release" % rt.ART.version
         self.assertEqual([c["key"] for c in self.caches], [key])
         self.assertEqual(r.path, [os.path.join(self.caches[0]["path"], "bin")])
         # The next job restores the cache (here: the same tool cache) and downloads nothing.
@@ -322,16 +311,16 @@ class Install(ActionCase):
 
     def test_the_npm_package_installs_offline(self):
         self.answer(rt.NULL_DEREF)
-        r = self.run_action(provider="claude", **{"install-from": ART.npm, "fail-on": "high"})
+        r = self.run_action(provider="claude", **{"install-from": rt.ART.npm, "fail-on": "high"})
         self.assertExitsWith(r, 1)
-        self.assertIn("agentrun: agentrun %s (" % ART.version, r.step("install")["stdout"])
+        self.assertIn("agentrun: agentrun %s (" % rt.ART.version, r.step("install")["stdout"])
         self.assertEqual(self.caches, [])
 
     def test_agentrun_already_on_path(self):
         bindir = os.path.join(self.root, "own-bin")
         os.makedirs(bindir)
-        with tarfile.open(ART.tarball) as tar:
-            member = tar.getmember("agentrun-%s-linux-x86_64/bin/agentrun" % ART.version)
+        with tarfile.open(rt.ART.tarball) as tar:
+            member = tar.getmember("agentrun-%s-linux-x86_64/bin/agentrun" % rt.ART.version)
             with open(os.path.join(bindir, "agentrun"), "wb") as f:
                 f.write(tar.extractfile(member).read())
         os.chmod(os.path.join(bindir, "agentrun"), stat.S_IRWXU)
@@ -354,7 +343,7 @@ class Install(ActionCase):
 
     def test_the_version_is_this_action_s_own(self):
         r = self.run_action(provider="claude", diff="--no-such-flag")
-        self.assertEqual(r.outputs["agentrun-version"], ART.version)
+        self.assertEqual(r.outputs["agentrun-version"], rt.ART.version)
         r = self.run_action(provider="claude", version="v9.8.7", diff="--no-such-flag")
         self.assertEqual(r.outputs["agentrun-version"], "9.8.7")
 

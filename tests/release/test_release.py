@@ -22,25 +22,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import releasetest as rt  # noqa: E402
 
 
-ART = None      # scripts/package's output, made once for the module
-ROOT = None
-
-
-def setUpModule():
-    global ART, ROOT
-    ROOT = rt.tempdir("release")
-    ART = rt.Artifacts(ROOT)
-
-
-def tearDownModule():
-    shutil.rmtree(ROOT, ignore_errors=True)
+from releasetest import setUpModule, tearDownModule  # noqa: E402,F401  (package once)
 
 
 class ReleaseArtifacts(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.root = ROOT
-        cls.art = ART
+        cls.root = rt.ROOT
+        cls.art = rt.ART
         cls.fake = rt.fake_clis(cls.root)
         cls.work = rt.work_tree_with_a_change(cls.root)
         cls.fixtures = os.path.join(cls.root, "fixtures")
@@ -247,8 +236,8 @@ class Versions(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.root = ROOT
-        cls.art = ART
+        cls.root = rt.ROOT
+        cls.art = rt.ART
 
     def test_artifacts_binary_header_and_pkg_config_agree(self):
         v = self.art.version

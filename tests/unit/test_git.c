@@ -778,6 +778,29 @@ static void test_git_argv_is_hardened(void **state)
     git_line(other, 0, got, sizeof(got));
     assert_string_equal(got, "git -c core.fsmonitor=false diff-tree x");
 
+    /* A worktree's commands name their repository and run no hook. */
+    struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+    static const char *const add[] = { "add", "-A", NULL };
+    cmd.args = add;
+    cmd.flags = AR_GIT_NO_HOOKS;
+    cmd.git_dir = "/r/.git/worktrees/t1";
+    cmd.work_tree = "/w/t1";
+    struct ar_strv argv = AR_STRV_INIT;
+    assert_int_equal(ar_git_argv(&cmd, &argv), 0);
+    static const char *const want_add[] = { "git",
+                                            "-c",
+                                            "core.fsmonitor=false",
+                                            "-c",
+                                            "core.hooksPath=/dev/null",
+                                            "--git-dir=/r/.git/worktrees/t1",
+                                            "--work-tree=/w/t1",
+                                            "add",
+                                            "-A",
+                                            NULL };
+    for (size_t i = 0; want_add[i] || i < argv.n; i++)
+        assert_string_equal(i < argv.n ? argv.v[i] : "(end)", want_add[i] ? want_add[i] : "(end)");
+    ar_strv_finish(&argv);
+
     static const char *const want_env[] = { "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat",
                                             "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL };
     for (size_t i = 0; want_env[i]; i++) {

@@ -24,6 +24,12 @@
 /* A checkout of a large repository on a cold cache can take minutes. */
 #define SLOW_TIMEOUT_MS 600000
 #define GIT_TIMEOUT_MS  120000
+/* `git worktree add` and `remove` first read every worktree the repository has, and fail
+ * on one that another git is making that moment ("failed to read
+ * .git/worktrees/j5/commondir", git 2.39): before changing anything, so the same command
+ * again is safe. Jobs side by side meet it often; it is retried after a short pause. */
+#define RACE_TRIES   40
+#define RACE_WAIT_MS 25
 
 /* A commit by agentrun where git knows no identity for the user (a fresh CI machine). */
 static const char *const fallback_identity[] = { "-c", "user.name=agentrun", "-c",
@@ -44,8 +50,10 @@ struct op {
     char *rev;                             /* the base revision as given, with ^{commit} */
     /* finishing */
     int commit, keep;
-    int with_identity; /* the commit is being made again with the fallback identity */
-    int feed;          /* the next step gets the message on its stdin */
+    int with_identity;            /* the commit is being made again with the fallback identity */
+    int feed;                     /* the next step gets the message on its stdin */
+    int tries;                    /* `worktree add` or `remove` made again after meeting another */
+    void (*again)(struct op *op); /* what the retry's wait ends in */
     char *message;
     char tip[AR_GIT_HEX_SIZE];
 };
@@ -218,8 +226,35 @@ int ar_git_path_within(const char *path, const char *dir)
     return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
 }
 
+/* Whether git failed only for reading a worktree another git was making (see RACE_TRIES). */
+static int met_another(const char *why)
+{
+    return strstr(why, "failed to read") && strstr(why, "worktrees/");
+}
+
+static void on_race_wait(void *arg, int cancelled)
+{
+    struct op *op = arg;
+    (void)cancelled; /* the worktree must be finished all the same: go on at once */
+    op->again(op);
+}
+
+/* Makes the same command again after a pause that grows and differs between jobs.
+ * Returns 1 when it will, 0 when the tries are spent (or the wait cannot be made). */
+static int retry(struct op *op, const char *why, void (*again)(struct op *op))
+{
+    if (!met_another(why) || op->tries >= RACE_TRIES)
+        return 0;
+    op->tries++;
+    op->again = again;
+    uint64_t ms = RACE_WAIT_MS * (uint64_t)(1 + op->tries % 4) + ((uintptr_t)op >> 4) % 20;
+    return ar_wait_start(op->loop, ms, on_race_wait, op, NULL) == 0;
+}
+
 static void on_undone(struct ar_child *c, const struct ar_child_result *res, void *arg);
 static void on_added(struct ar_child *c, const struct ar_child_result *res, void *arg);
+static void add(struct op *op);
+static void remove_fresh(struct op *op);
 static void on_added_removed(struct ar_child *c, const struct ar_child_result *res, void *arg);
 
 /* Making failed after the branch was made: the branch goes again (only at base, so a
@@ -258,6 +293,12 @@ static void on_branch(struct ar_child *c, const struct ar_child_result *res, voi
         deliver(op);
         return;
     }
+    add(op);
+}
+
+static void add(struct op *op)
+{
+    struct ar_git_tree *t = op->tree;
     const char *args[] = { "worktree", "add", "--quiet", "--", t->path, t->branch, NULL };
     if (step(op, args, t->top, 0, SLOW_TIMEOUT_MS, on_added) != 0)
         undo(op);
@@ -289,6 +330,8 @@ static void on_added(struct ar_child *c, const struct ar_child_result *res, void
     char why[200];
     (void)c;
     if (!succeeded(res, why, sizeof(why))) {
+        if (retry(op, why, add))
+            return;
         fail(op, AR_EIO, "cannot make the worktree '%s': %s", t->path, why);
         undo(op);
         return;
@@ -308,16 +351,23 @@ static void on_added(struct ar_child *c, const struct ar_child_result *res, void
         deliver(op);
         return;
     }
-    /* A fresh worktree holds nothing of the run's: it goes, then the branch. */
-    const char *args[] = { "worktree", "remove", "--force", "--", t->path, NULL };
-    if (step(op, args, t->top, 0, SLOW_TIMEOUT_MS, on_added_removed) != 0)
+    remove_fresh(op);
+}
+
+/* A fresh worktree holds nothing of the run's: it goes, then the branch. */
+static void remove_fresh(struct op *op)
+{
+    const char *args[] = { "worktree", "remove", "--force", "--", op->tree->path, NULL };
+    if (step(op, args, op->tree->top, 0, SLOW_TIMEOUT_MS, on_added_removed) != 0)
         undo(op);
 }
 
 static void on_added_removed(struct ar_child *c, const struct ar_child_result *res, void *arg)
 {
+    char why[200];
     (void)c;
-    (void)res;
+    if (!succeeded(res, why, sizeof(why)) && retry(arg, why, remove_fresh))
+        return;
     undo(arg);
 }
 
@@ -387,17 +437,28 @@ static void on_revparse(struct ar_child *c, const struct ar_child_result *res, v
         fail(op, AR_ENOMEM, "out of memory");
         goto out;
     }
+    /*
+     * The worktree's own folder is made here, empty (git takes an empty one): from now
+     * on its parents are not empty, so a job that finishes meanwhile and tidies its own
+     * emptied folders (tidy()) cannot take them away under `git worktree add`. An
+     * existing one is never reused.
+     */
     char *parent = strdup(t->path);
     char *slash = parent ? strrchr(parent, '/') : NULL;
     if (slash)
         *slash = '\0';
-    struct stat st;
+    int made = -1;
+    /* Another agentrun may remove an emptied parent between two mkdir()s: again, then. */
+    for (int tries = 0; parent && made != 0 && tries < 5; tries++) {
+        made = ar_git_make_dirs(parent) == 0 ? mkdir(t->path, 0700) : -1;
+        if (made != 0 && errno != ENOENT)
+            break;
+    }
     if (!parent)
         fail(op, AR_ENOMEM, "out of memory");
-    else if (ar_git_make_dirs(parent) != 0)
-        fail(op, AR_EIO, "cannot make the folder '%s': %s", parent, strerror(errno));
-    else if (lstat(t->path, &st) == 0)
-        fail(op, AR_EUSAGE, "'%s' exists already", t->path);
+    else if (made != 0)
+        fail(op, errno == EEXIST ? AR_EUSAGE : AR_EIO, "cannot make '%s': %s", t->path,
+             errno == EEXIST ? "it exists already" : strerror(errno));
     free(parent);
     if (op->err.code)
         goto out;
@@ -484,6 +545,7 @@ static void on_diffed(struct ar_child *c, const struct ar_child_result *res, voi
 static void on_committed(struct ar_child *c, const struct ar_child_result *res, void *arg);
 static void on_tip(struct ar_child *c, const struct ar_child_result *res, void *arg);
 static void on_removed(struct ar_child *c, const struct ar_child_result *res, void *arg);
+static void remove_tree(struct op *op);
 static void on_branch_deleted(struct ar_child *c, const struct ar_child_result *res, void *arg);
 
 /* The tip of the branch: what the run leaves on it. */
@@ -605,9 +667,14 @@ static void on_tip(struct ar_child *c, const struct ar_child_result *res, void *
         deliver(op);
         return;
     }
+    remove_tree(op);
+}
+
+static void remove_tree(struct op *op)
+{
     /* No --force: git keeps a worktree that holds anything uncommitted. */
-    const char *args[] = { "worktree", "remove", "--", t->path, NULL };
-    if (step(op, args, t->top, 0, SLOW_TIMEOUT_MS, on_removed) != 0)
+    const char *args[] = { "worktree", "remove", "--", op->tree->path, NULL };
+    if (step(op, args, op->tree->top, 0, SLOW_TIMEOUT_MS, on_removed) != 0)
         deliver(op);
 }
 
@@ -617,6 +684,8 @@ static void on_removed(struct ar_child *c, const struct ar_child_result *res, vo
     struct ar_git_tree *t = op->tree;
     (void)c;
     if (!succeeded(res, t->kept_why, sizeof(t->kept_why))) {
+        if (retry(op, t->kept_why, remove_tree))
+            return;
         if (strstr(t->kept_why, "modified or untracked"))
             snprintf(t->kept_why, sizeof(t->kept_why), "%s", AR_GIT_TREE_UNCOMMITTED);
         deliver(op);

@@ -35,8 +35,11 @@ if [ "$status" -ne 0 ] && [ "$status" -ne 3 ] && [ "$status" -ne 4 ]; then
 fi
 
 merged=0 rejected=0
-# The branches that hold a job's commit (a job that changed nothing left none).
-for branch in $(jq -r 'select(.ok and .worktree.commit != null) | .worktree.branch' "$results"); do
+# The branches that hold a job's commit (a job that changed nothing left none), in the
+# order of the tasks: when two conflict, the earlier task's change is the one merged.
+branches=$(jq -s -r 'sort_by(.id | ltrimstr("t") | tonumber)[]
+                     | select(.ok and .worktree.commit != null) | .worktree.branch' "$results")
+for branch in $branches; do
     dir=$(mktemp -d)
     git worktree add -q --detach "$dir" "$branch"
     if (cd "$dir" && sh -c "$check") > /dev/null 2>&1; then

@@ -135,14 +135,9 @@ static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv
     ar_cli_parser_finish(&ps);
     if (key == -2)
         return ps.status;
-    if (ind >= argc)
-        return ar_cli_usage_error(cmd, "missing subcommand: list or prune");
-    const char *sub = argv[ind];
-    int prune = strcmp(sub, "prune") == 0;
-    if (!prune && strcmp(sub, "list") != 0)
-        return ar_cli_usage_error(cmd, "unknown subcommand '%s' (list or prune)", sub);
-    if (ind + 1 < argc)
-        return ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind + 1]);
+    int prune = ar_cli_subcommand(cmd, argc, argv, ind, "list|prune");
+    if (prune < 0)
+        return AR_EXIT_USAGE;
     if (!prune && flags)
         return ar_cli_usage_error(cmd, "--force and --branches go with prune");
     struct ar_git_tree_list l;

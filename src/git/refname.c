@@ -1,16 +1,21 @@
 /*
- * The names of agentrun's worktrees: git's rules for a branch name, a safe
- * component for any job id, the session id of a batch, the branch pattern and
- * the folder (git/worktrees.h).
+ * The names and folders of agentrun's worktrees: git's rules for a branch
+ * name, a safe component for any job id, the session id of a batch, the branch
+ * pattern, the worktree folder and the small file-system and parsing helpers
+ * the worktree code shares (git/worktrees.h, git/internal.h).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "git/internal.h"
 #include "git/worktrees.h"
+#include "util/file.h"
 #include "util/sha256.h"
 
 /* The bytes git refuses anywhere in a ref name (git-check-ref-format(1), rules 4 and 5,
@@ -130,4 +135,64 @@ char *ar_git_tree_default_dir(void)
     if (home && *home)
         return asprintf(&out, "%s/.local/state/agentrun/worktrees", home) < 0 ? NULL : out;
     return NULL;
+}
+
+/* ---- helpers of the worktree code (git/internal.h) ------------------------------- */
+
+char *ar_git_next_line(const char *text, size_t len, size_t *off)
+{
+    if (*off >= len)
+        return NULL;
+    const char *p = text + *off, *nl = memchr(p, '\n', len - *off);
+    size_t n = nl ? (size_t)(nl - p) : len - *off;
+    *off += n + (nl ? 1 : 0);
+    return strndup(p, n);
+}
+
+int ar_git_is_oid(const char *s)
+{
+    size_t n = strspn(s, "0123456789abcdef");
+    return s[n] == '\0' && (n == 40 || n == 64);
+}
+
+/* The folders agentrun makes are the user's alone: worktrees hold the repository's files. */
+int ar_git_make_dirs(const char *path)
+{
+    char *p = strdup(path);
+    if (!p)
+        return -1;
+    int rc = 0;
+    for (char *s = p + 1; rc == 0; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST)
+            rc = -1;
+        else if (!ar_is_dir(p))
+            rc = -1, errno = ENOTDIR;
+        *s = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    return rc;
+}
+
+void ar_git_remove_empty_parents(const char *path, const char *stop)
+{
+    char *p = strdup(path);
+    size_t h = strlen(stop);
+    for (char *slash; p && (slash = strrchr(p, '/')) && (size_t)(slash - p) > h;) {
+        *slash = '\0';
+        if (rmdir(p) != 0)
+            break;
+    }
+    free(p);
+}
+
+int ar_git_path_within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
 }

@@ -156,58 +156,6 @@ static int step(struct op *op, const char *const *args, const char *cwd, int in_
 
 /* ---- making ------------------------------------------------------------------------ */
 
-char *ar_git_next_line(const char *text, size_t len, size_t *off)
-{
-    if (*off >= len)
-        return NULL;
-    const char *p = text + *off, *nl = memchr(p, '\n', len - *off);
-    size_t n = nl ? (size_t)(nl - p) : len - *off;
-    *off += n + (nl ? 1 : 0);
-    return strndup(p, n);
-}
-
-int ar_git_is_oid(const char *s)
-{
-    size_t n = strspn(s, "0123456789abcdef");
-    return s[n] == '\0' && (n == 40 || n == 64);
-}
-
-/* The folders agentrun makes are the user's alone: worktrees hold the repository's files. */
-int ar_git_make_dirs(const char *path)
-{
-    char *p = strdup(path);
-    if (!p)
-        return -1;
-    int rc = 0;
-    for (char *s = p + 1; rc == 0; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST)
-            rc = -1;
-        else if (!ar_is_dir(p))
-            rc = -1, errno = ENOTDIR;
-        *s = c;
-        if (!c)
-            break;
-    }
-    free(p);
-    return rc;
-}
-
-void ar_git_remove_empty_parents(const char *path, const char *stop)
-{
-    char *p = strdup(path);
-    size_t h = strlen(stop);
-    for (char *slash; p && (slash = strrchr(p, '/')) && (size_t)(slash - p) > h;) {
-        *slash = '\0';
-        if (rmdir(p) != 0)
-            break;
-    }
-    free(p);
-}
-
 /* Removes the worktree's emptied folders up to the worktree folder (kept). */
 static void tidy(const struct ar_git_tree *t)
 {
@@ -218,12 +166,6 @@ static void tidy(const struct ar_git_tree *t)
         ar_git_remove_empty_parents(t->path, dir);
     }
     free(dir);
-}
-
-int ar_git_path_within(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
 }
 
 /* Whether git failed only for reading a worktree another git was making (see RACE_TRIES). */
@@ -239,7 +181,7 @@ static void on_race_wait(void *arg, int cancelled)
     op->again(op);
 }
 
-/* Makes the same command again after a pause that grows and differs between jobs.
+/* Makes the same command again after a short pause that differs between jobs.
  * Returns 1 when it will, 0 when the tries are spent (or the wait cannot be made). */
 static int retry(struct op *op, const char *why, void (*again)(struct op *op))
 {

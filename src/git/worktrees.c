@@ -25,9 +25,10 @@
 #define SLOW_TIMEOUT_MS 600000
 #define GIT_TIMEOUT_MS  120000
 /* `git worktree add` and `remove` first read every worktree the repository has, and fail
- * on one that another git is making that moment ("failed to read
- * .git/worktrees/j5/commondir", git 2.39): before changing anything, so the same command
- * again is safe. Jobs side by side meet it often; it is retried after a short pause. */
+ * on one that another git is making or removing that moment ("failed to read
+ * .git/worktrees/j5/commondir", "Invalid path '/r/.git/worktrees/j4'", git 2.39):
+ * before changing anything, so the same command again is safe. Jobs side by side meet it
+ * often; it is retried after a short pause. */
 #define RACE_TRIES   40
 #define RACE_WAIT_MS 25
 
@@ -83,6 +84,7 @@ void ar_git_tree_destroy(struct ar_git_tree *t)
     free(t->cwd);
     free(t->branch);
     free(t->git_dir);
+    free(t->common);
     free(t);
 }
 
@@ -168,10 +170,14 @@ static void tidy(const struct ar_git_tree *t)
     free(dir);
 }
 
-/* Whether git failed only for reading a worktree another git was making (see RACE_TRIES). */
-static int met_another(const char *why)
+/* Whether git failed on the worktrees' own git dirs (<common>/worktrees/…, which git may
+ * print relative as .git/worktrees/…): reading one another git was making or removing
+ * (see RACE_TRIES). */
+static int met_another(const struct op *op, const char *why)
 {
-    return strstr(why, "failed to read") && strstr(why, "worktrees/");
+    char mine[1024];
+    snprintf(mine, sizeof(mine), "%s/worktrees/", op->tree->common ? op->tree->common : "");
+    return strstr(why, ".git/worktrees/") || (op->tree->common && strstr(why, mine));
 }
 
 static void on_race_wait(void *arg, int cancelled)
@@ -185,7 +191,7 @@ static void on_race_wait(void *arg, int cancelled)
  * Returns 1 when it will, 0 when the tries are spent (or the wait cannot be made). */
 static int retry(struct op *op, const char *why, void (*again)(struct op *op))
 {
-    if (!met_another(why) || op->tries >= RACE_TRIES)
+    if (!met_another(op, why) || op->tries >= RACE_TRIES)
         return 0;
     op->tries++;
     op->again = again;
@@ -357,6 +363,8 @@ static void on_revparse(struct ar_child *c, const struct ar_child_result *res, v
     if (op->err.code)
         goto out;
     snprintf(t->base, sizeof(t->base), "%s", oid);
+    t->common = common;
+    common = NULL;
     char *real_top = realpath(top, NULL);
     if (!real_top) {
         fail(op, AR_EIO, "cannot resolve '%s': %s", top, strerror(errno));
@@ -373,7 +381,7 @@ static void on_revparse(struct ar_child *c, const struct ar_child_result *res, v
              op->dir, real_top);
         goto out;
     }
-    if (!op->prefix || !(t->home = repo_home(op->dir, real_top, common)) ||
+    if (!op->prefix || !(t->home = repo_home(op->dir, real_top, t->common)) ||
         asprintf(&t->path, "%s/%s", t->home, t->branch) < 0) {
         t->path = NULL;
         fail(op, AR_ENOMEM, "out of memory");

@@ -89,6 +89,7 @@ struct ar_git_tree {
     char *cwd;     /* where the run goes: path plus where the asked cwd lies below top */
     char *branch;  /* its branch, without refs/heads/ */
     char *git_dir; /* its own git dir (<common>/worktrees/<name>), read right after it was made */
+    char *common;  /* the repository's git dir, where every worktree's own one lives */
     char base[AR_GIT_HEX_SIZE];
     /* Set by ar_git_tree_finish(): */
     char commit[AR_GIT_HEX_SIZE]; /* the branch's tip when it moved past base, else "" */

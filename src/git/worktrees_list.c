@@ -41,7 +41,7 @@ static int git(const char *cwd, const char *const *args, uint64_t timeout_ms,
         *ok = out->res.end == AR_CHILD_EXITED && out->res.status == 0;
         if (!*ok && !*ar_git_stderr_line(out->res.stderr_tail, out->res.stderr_tail_len, why, n))
             snprintf(why, n, "git exited with status %d", out->res.status);
-        if (*ok || tries >= 40 || !strstr(why, "failed to read") || !strstr(why, "worktrees/"))
+        if (*ok || tries >= 40 || !strstr(why, ".git/worktrees/"))
             return 0;
         ar_child_sync_finish(out);
         usleep(50000);

@@ -116,10 +116,10 @@ class TestBatchWorktrees(Base):
         # -j 16 fails for it.
         text = "".join(job(f"m{i}", f"WRITE m{i}.txt={i}") for i in range(64))
         p = self.batch(text, "-j", "16", "--worktrees", "--commit", timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
         bad = [(r["id"], r["error"]) for r in records(p.stdout) if not r["ok"]]
         self.assertEqual(bad, [])
-        self.assertEqual(self.worktree_list().count("worktree "), 1)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.worktree_list().count("worktree "), 1, p.stderr)
 
     def test_without_worktrees_edit_jobs_of_one_tree_still_wait(self):
         text = "".join(job(f"j{i}", f"WRITE g{i}.txt=x") for i in range(3))

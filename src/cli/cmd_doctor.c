@@ -14,6 +14,8 @@
 #include "doctor/doctor.h"
 #include "json/dump.h"
 
+#define DOCTOR_SCHEMA "agentrun.doctor/1"
+
 enum { KEY_FORMAT = 512, KEY_PROMPTS_DIR, KEY_PRETTY };
 
 static const struct ar_cli_opt doctor_opts[] = {
@@ -98,7 +100,7 @@ static json_t *report_value(const struct ar_doctor_report *r)
     json_t *providers = json_array();
     for (size_t i = 0; i < r->n_providers; i++)
         json_array_append_new(providers, provider_value(&r->providers[i]));
-    json_object_set_new(doc, "schema", json_string("agentrun.doctor/1"));
+    json_object_set_new(doc, "schema", json_string(DOCTOR_SCHEMA));
     json_object_set_new(doc, "ok", json_boolean(r->ok));
     json_object_set_new(doc, "providers", providers);
     json_t *git = json_object();
@@ -262,4 +264,5 @@ const struct ar_cli_command ar_cmd_doctor = {
     .example = "agentrun doctor --format json",
     .opts = doctor_opts,
     .run = doctor_run,
+    .json_schema = DOCTOR_SCHEMA,
 };

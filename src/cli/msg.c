@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "agentrun/error.h"
@@ -12,6 +13,9 @@ int ar_cli_verbosity = 0;
 /* The last error message, for a command that must still print a JSON result. */
 static char last_error[512];
 static int last_error_code;
+/* Whether anything was written to stdout (ar_cli_write_stdout()), and whether a write
+ * failed (said once). */
+static int stdout_used, stdout_failed;
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
@@ -32,6 +36,19 @@ void ar_cli_errorf(const char *fmt, ...)
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
     last_error_code = 0;
+}
+
+int ar_cli_error_code(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("agentrun: error: ", fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+    last_error_code = code;
+    return ar_error_exit_status(code);
 }
 
 int ar_cli_out_of_memory(void)
@@ -87,11 +104,32 @@ int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...)
     return AR_EXIT_USAGE;
 }
 
+/* A result that did not reach stdout is said once, however many writes fail. */
+static int stdout_error(int e)
+{
+    if (!stdout_failed)
+        ar_cli_errorf("cannot write the result to stdout: %s", strerror(e ? e : EIO));
+    stdout_failed = 1;
+    return -1;
+}
+
 int ar_cli_write_stdout(const void *data, size_t len)
 {
+    stdout_used |= len > 0;
     if (len && fwrite(data, 1, len, stdout) != len)
-        return -1;
-    if (fflush(stdout) != 0)
-        return -1;
+        return stdout_error(errno);
+    return ar_cli_flush_stdout();
+}
+
+int ar_cli_flush_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return stdout_error(errno);
     return 0;
+}
+
+int ar_cli_stdout_used(void)
+{
+    return stdout_used;
 }

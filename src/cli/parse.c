@@ -294,3 +294,38 @@ int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg)
     ar_cli_usage_error(cmd, "invalid --%s '%s' (%s)", o->name, arg, list);
     return -1;
 }
+
+/* The option getopt_long takes for "--name" (len bytes of it): an exact match, else the
+ * one option name starts with; NULL when none or ambiguous. */
+static const struct ar_cli_opt *long_option(const struct ar_cli_command *cmd, const char *name,
+                                            size_t len)
+{
+    const struct ar_cli_opt *found = NULL;
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++) {
+        if (strncmp(o->name, name, len) != 0)
+            continue;
+        if (o->name[len] == '\0')
+            return o;
+        if (found)
+            return NULL;
+        found = o;
+    }
+    return found && strncmp("help", name, len) != 0 ? found : NULL;
+}
+
+int ar_cli_wants_json(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || !a[2])
+            continue;
+        size_t len = strcspn(a + 2, "=");
+        const struct ar_cli_opt *o = long_option(cmd, a + 2, len);
+        if (!o || strcmp(o->name, "format") != 0)
+            continue;
+        const char *value = a[2 + len] == '=' ? a + 3 + len : i + 1 < argc ? argv[++i] : "";
+        if (strcmp(value, "json") == 0)
+            return 1;
+    }
+    return 0;
+}

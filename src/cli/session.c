@@ -408,11 +408,8 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
     if (ar_run_start(&s->uv, o, on_run_done, &res, &run, &err) < 0) {
         /* Name what failed (a template's file and line) unless the message does. */
         if (err.where[0] && !strstr(err.msg, err.where))
-            ar_cli_errorf("%s: %s", err.where, err.msg);
-        else
-            ar_cli_errorf("%s", err.msg);
-        s->start_error = err.code;
-        return ar_error_exit_status(err.code);
+            return ar_cli_error_code(err.code, "%s: %s", err.where, err.msg);
+        return ar_cli_error_code(err.code, "%s", err.msg);
     }
     ar_cli_session_set_cancel(s, cancel_run, run);
     ar_cli_session_status_start(s);

@@ -106,8 +106,7 @@ struct ar_cli_session {
     int n_sig;
     void (*cancel)(void *arg); /* what a signal cancels (ar_cli_session_set_cancel) */
     void *cancel_arg;
-    int signal;      /* the signal that interrupted us, or 0 */
-    int start_error; /* the AR_E… code of a run that could not start, or 0 */
+    int signal; /* the signal that interrupted us, or 0 */
     /* live status line */
     int status_enabled;
     int status_shown;

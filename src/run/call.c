@@ -292,6 +292,17 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
             *out = c;
         return 0;
     }
+    /* A CLI that would not fail by itself without a login (codex retries the network
+     * for a minute, then says nothing) is asked first: a certain no is `auth` at once. */
+    const struct ar_provider *p = ar_provider_find(o->provider);
+    if (p && p->login_before_call && p->login) {
+        struct ar_login_state login = { AR_LOGIN_UNKNOWN, "" };
+        p->login(NULL, &login);
+        if (login.state == AR_LOGIN_NO) {
+            call_free(c);
+            return ar_error_set(err, AR_EAUTH, o->provider, "%s: %s", o->provider, login.how);
+        }
+    }
     c->capture = c->record_dir || c->cache_dir;
     struct ar_child_opts co = o->child;
     co.on_line = on_child_line;

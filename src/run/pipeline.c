@@ -85,6 +85,7 @@ struct ar_run {
     /* The call in flight. */
     enum call_kind kind;
     const char *call_model; /* the model asked for (borrowed: options or environment), or NULL */
+    char *main_model;       /* the model the last main call was priced by, or NULL */
     struct ar_call_setup setup;
     struct ar_unwrap *unwrap;
     struct ar_call *call;
@@ -406,6 +407,15 @@ static int record_call_end(struct ar_run *run, struct ar_call *call,
                 "could not be told apart, so tokens and cost include earlier calls",
                 run->prov->name);
     const char *model = reply->model ? reply->model : run->call_model;
+    /* A repair call is the main call's CLI and model once more: when it does not say which
+     * model answered, the main call's prices it (an unknown one would stop a batch's
+     * budget at the first repair call). */
+    if (!model && run->kind == CALL_REPAIR)
+        model = run->main_model;
+    if (run->kind == CALL_MAIN && model != run->main_model) {
+        free(run->main_model);
+        run->main_model = model ? strdup(model) : NULL;
+    }
     struct ar_call_end e = {
         .exit_code = cr->status,
         .signal = cr->term_signal,
@@ -742,6 +752,7 @@ static void run_free(struct ar_run *run)
     ar_prompt_destroy(run->tpl);
     ar_prompt_destroy(run->repair_tpl);
     ar_prices_destroy(run->prices);
+    free(run->main_model);
     free(run->contract_compact);
     ar_buf_finish(&run->prompt);
     ar_buf_finish(&run->repair_prompt);

@@ -174,6 +174,80 @@ class ExpectChanges(unittest.TestCase):
         self.assertEqual(json.loads(p.stdout)["error"]["code"], "usage")
 
 
+class NotLoggedIn(unittest.TestCase):
+    """A CLI with nothing to log in with is `auth` (exit 4) with what to do, and a
+    --fallback provider takes over (issue 31)."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.sb.env.pop("CODEX_API_KEY", None)
+        self.codex_home = os.path.join(self.sb.root, "codex-home")
+        os.mkdir(self.codex_home)
+        self.sb.env["CODEX_HOME"] = self.codex_home
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def test_codex_without_a_login_is_refused_before_it_starts(self):
+        self.sb.answers("codex", ["never"])
+        t0 = time.monotonic()
+        p = self.sb.run("run", "--format", "json", "hi", provider="codex")
+        self.assertLess(time.monotonic() - t0, 20)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "auth", r["error"])
+        self.assertIn("codex login", r["error"]["message"])
+        self.assertIn("CODEX_API_KEY", r["error"]["message"])
+        self.assertEqual(r["calls"][0]["exit_code"], -1)
+        self.assertEqual(self.sb.calls(), [])  # codex never ran
+
+    def test_a_fallback_provider_takes_over(self):
+        self.sb.answers("claude", ["from claude"])
+        p = self.sb.run("run", "--format", "json", "--fallback", "claude", "hi",
+                        provider="codex")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["provider"], "claude")
+        self.assertEqual([c["error"] for c in r["calls"]], ["auth", None])
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"])
+
+    def test_codex_logged_in_any_way_runs(self):
+        self.sb.answers("codex", ["ok"])
+        with open(os.path.join(self.codex_home, "auth.json"), "w") as f:
+            f.write("{}")
+        self.assertEqual(self.sb.run("run", "hi", provider="codex").returncode, 0)
+        os.remove(os.path.join(self.codex_home, "auth.json"))
+        # A provider of its own with its key set needs no OpenAI login.
+        with open(os.path.join(self.codex_home, "config.toml"), "w") as f:
+            f.write('model_provider = "mock"\n[model_providers.mock]\nenv_key = "MOCK_KEY"\n')
+        p = self.sb.run("run", "--format", "json", "hi", provider="codex")
+        self.assertEqual(result(p)["error"]["message"],
+                         "codex: model provider 'mock' reads its key from $MOCK_KEY, which is "
+                         "not set")
+        p = self.sb.run("run", "hi", provider="codex", env={"MOCK_KEY": "k"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_a_replayed_call_needs_no_login(self):
+        self.sb.answers("codex", ["recorded"])
+        tapes = os.path.join(self.sb.root, "tapes")
+        p = self.sb.run("run", "--record", tapes, "hi", provider="codex",
+                        env={"CODEX_API_KEY": "k"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.sb.run("run", "--replay", tapes, "hi", provider="codex")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "recorded\n")
+
+    def test_claude_and_gemini_not_logged_in_are_auth(self):
+        for cli, fixture, status in (("claude", "stream-not-logged-in", 1),
+                                     ("gemini", "stream-no-key", 41)):
+            self.sb.env["FAKE_CLI_FIXTURE"] = fx(cli, fixture + ".jsonl")
+            self.sb.env["FAKE_CLI_STDERR_FIXTURE"] = fx(cli, fixture + ".stderr")
+            self.sb.env["FAKE_CLI_EXIT"] = str(status)
+            p = self.sb.run("run", "--format", "json", "hi", provider=cli)
+            self.assertEqual(p.returncode, 4, (cli, p.stderr))
+            self.assertEqual(result(p)["error"]["code"], "auth", (cli, result(p)["error"]))
+
+
 class Retries(unittest.TestCase):
     def setUp(self):
         self.sb = Sandbox()

@@ -73,6 +73,11 @@ struct batch {
     int cancelled;    /* a signal (or a failed write) cancelled the batch */
     int write_failed; /* a record could not be written: exit 2, as run does */
     FILE *out;
+    /* The status line's ETA: the finished jobs' time, and the estimate made at the
+     * last end (estimate()). */
+    uint64_t job_ms;
+    size_t timed_jobs;
+    uint64_t eta_ms, eta_from;
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -102,6 +107,25 @@ static void note_status(struct batch *c, int status)
         c->worst = status;
 }
 
+/*
+ * The estimate at a job's end: the jobs not done yet, in waves of -j, each as long as the
+ * finished jobs took on average. Between two ends it counts down with the clock (a line
+ * redrawn four times a second must not show one frozen figure), and never below a second
+ * while jobs are left.
+ */
+static void estimate(struct batch *c, const struct ar_batch_stats *st)
+{
+    size_t done = st->ok + st->failed, total = st->added - st->skipped;
+    if (!c->timed_jobs || done >= total) {
+        c->eta_ms = 0;
+        return;
+    }
+    uint64_t per = c->job_ms / c->timed_jobs;
+    size_t slots = st->jobs ? st->jobs : 1, waves = (total - done + slots - 1) / slots;
+    c->eta_ms = per * waves;
+    c->eta_from = ar_cli_now_ms();
+}
+
 static void update_status(struct batch *c, const struct ar_batch *b)
 {
     struct ar_batch_stats st;
@@ -109,9 +133,9 @@ static void update_status(struct batch *c, const struct ar_batch *b)
     size_t done = st.ok + st.failed;
     size_t total = st.added - st.skipped;
     char eta[32] = "";
-    if (done && done < total) {
-        uint64_t per = st.duration_ms / done;
-        uint64_t left = per * (total - done) / (st.jobs ? st.jobs : 1) / 1000;
+    if (c->eta_ms && done < total) {
+        uint64_t gone = ar_cli_now_ms() - c->eta_from;
+        uint64_t left = (c->eta_ms > gone + 1000 ? c->eta_ms - gone : 1000) / 1000;
         snprintf(eta, sizeof(eta), ", ETA %lu:%02lu", (unsigned long)(left / 60),
                  (unsigned long)(left % 60));
     }
@@ -137,6 +161,11 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         return;
     note_status(c, ar_result_exit_status(rec->result));
     ar_cli_session_status_clear(&c->s);
+    /* Jobs that ran time the ones to come (the budget's refusals took no time). */
+    if (rec->result->n_calls) {
+        c->job_ms += rec->result->duration_ms;
+        c->timed_jobs++;
+    }
     /* One write() per record (stdio would cut a large one into several), so two
      * batches appending to one file (O_APPEND) never interleave their records; a
      * consumer can stream, and an interruption keeps every finished record whole. */
@@ -155,7 +184,17 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         }
         c->write_failed = 1;
     }
-    update_status(c, b);
+    struct ar_batch_stats st;
+    ar_batch_get_stats(b, &st);
+    estimate(c, &st);
+}
+
+/* Before each draw of the status line: the batch as it is now (running, done, the ETA). */
+static void refresh_status(void *arg)
+{
+    struct batch *c = arg;
+    if (c->b)
+        update_status(c, c->b);
 }
 
 static void on_done(struct ar_batch *b, const struct ar_batch_stats *st, void *arg)
@@ -458,7 +497,8 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         c.cancelled = 1;
         ar_batch_cancel(c.b);
     } else {
-        update_status(&c, c.b);
+        c.s.status_refresh = refresh_status;
+        c.s.status_refresh_arg = &c;
         ar_cli_session_status_start(&c.s);
     }
     uv_run(ar_cli_session_uv(&c.s), UV_RUN_DEFAULT);

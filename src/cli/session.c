@@ -236,6 +236,8 @@ static void status_draw(struct ar_cli_session *s)
 {
     if (!s->status_enabled)
         return;
+    if (s->status_refresh)
+        s->status_refresh(s->status_refresh_arg);
     uint64_t now = ar_cli_now_ms();
     uint64_t secs = (now - s->status_start_ms) / 1000;
     /* A run waiting out a rate limit shows how long is left instead of a tool. */

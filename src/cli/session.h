@@ -118,6 +118,10 @@ struct ar_cli_session {
     char status_tool[160];
     unsigned running;       /* jobs in flight (batch/review chunks) */
     char status_extra[160]; /* a command's own summary ("12/200 done") */
+    /* When set, called before each draw of the status line (every tick too) to bring
+     * status_extra up to date: what is running changes between the events. */
+    void (*status_refresh)(void *arg);
+    void *status_refresh_arg;
     uint64_t wait_until_ms; /* a run waits (rate limit) until then: a countdown */
     char wait_reason[32];
 };

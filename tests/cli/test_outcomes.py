@@ -486,5 +486,44 @@ class BatchBackoff(unittest.TestCase):
             self.assertIn(b"codex paused 0:02  0/2 done", data)
 
 
+class BatchStatusLine(unittest.TestCase):
+    def test_the_status_line_tells_the_truth_as_it_goes(self):
+        """What runs is counted while it runs, and the ETA counts down between two ends
+        instead of standing still (issue 31: "0/3 done, 0 running" for 8 s)."""
+        import pty
+        import re
+        with Sandbox() as sb:
+            sb.answers("codex", ["ok"])
+            sb.env["FAKE_CLI_SLEEP_MS"] = "2500"
+            lines = "".join(json.dumps({"id": i, "prompt": "x"}) + "\n" for i in "abcd")
+            master, slave = pty.openpty()
+            proc = subprocess.Popen([AGENTRUN, "batch", "-j", "2", "--no-files", "-"],
+                                    cwd=sb.work,
+                                    env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
+            os.close(slave)
+            proc.stdin.write(lines.encode())
+            proc.stdin.close()
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            os.close(master)
+            proc.stdout.close()
+            self.assertEqual(proc.wait(timeout=60), 0)
+            frames = [f.decode(errors="replace") for f in data.split(b"\r")]
+            states = [m.groups() for f in frames
+                      for m in [re.search(r"(\d)/4 done, (\d) running", f)] if m]
+            self.assertIn(("0", "2"), states, frames)
+            self.assertTrue(all(int(r) <= 2 for _, r in states), states)
+            etas = [m.group(1) for f in frames for m in [re.search(r"ETA (\d+:\d\d)", f)] if m]
+            self.assertGreater(len(set(etas)), 1, etas)
+
+
 if __name__ == "__main__":
     unittest.main()

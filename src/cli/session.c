@@ -480,9 +480,7 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
             event, "provider", sum->provider, "model", sum->model, "tokens", "input",
             (json_int_t)u->input, "cache_read", (json_int_t)u->cache_read, "cache_write",
             (json_int_t)u->cache_write, "output", (json_int_t)u->output, "reasoning",
-            (json_int_t)u->reasoning, "cost_usd",
-            sum->cost_source == AR_COST_UNKNOWN ? json_null()
-                                                : json_real(ar_cost_round(sum->cost_usd)),
+            (json_int_t)u->reasoning, "cost_usd", ar_cost_value(sum->cost_usd, sum->cost_source),
             "cost_source", ar_cost_source_name(sum->cost_source), "duration_ms",
             (json_int_t)sum->duration_ms, "calls", (json_int_t)sum->calls);
         ar_cli_print_json_event(o);

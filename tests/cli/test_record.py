@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import FAKE_BIN_DIR, Sandbox  # noqa: E402
+from clitest import FAKE_BIN_DIR, Sandbox, claude_stream  # noqa: E402
 
 REVIEW = {"passed": False, "summary": "Dereferences NULL.",
           "issues": [{"file": "app.c", "line": 3, "severity": "high", "message": "p is NULL"}]}
@@ -84,6 +84,18 @@ class Cache(Case):
         self.assertEqual(d2["cached_from"]["cost_source"], "cli")
         self.assertEqual(d2["cached_from"]["calls"], 1)
         self.assertEqual([c["cached"] for c in d2["calls"]], [True])
+
+    def test_what_cached_calls_cost_is_rounded_like_every_cost(self):
+        # 0.01 + 0.05 is 0.060000000000000005 in binary floating point (issue 31: review's
+        # cached_from printed it unrounded).
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join([
+            self.sb.fixture(claude_stream("no json here", cost=0.01)),
+            self.sb.fixture(claude_stream(json.dumps(REVIEW), cost=0.05))])
+        self.assertEqual(self.review().returncode, 1)
+        second = self.review()
+        self.assertEqual(len(self.sb.calls()), 2)
+        self.assertIn('"cost_usd":0.06,', second.stdout)
+        self.assertEqual(as_json(second)["cached_from"]["cost_usd"], 0.06)
 
     def test_one_changed_byte_of_the_diff_misses(self):
         self.sb.answers("claude", [json.dumps(REVIEW)])

@@ -290,6 +290,13 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "--var needs -t TEMPLATE");
         goto out;
     }
+    /* Only a text call's whole input is its prompt (record-replay.md): say so rather
+     * than let --cache do nothing. */
+    if (s.run.cache && (s.run.tools != AR_TOOLS_NONE || s.run.trust_project || s.run.resume))
+        ar_cli_warnf("--cache: this run's call is not cached (%s); only a repair call would be",
+                     s.run.resume          ? "--resume continues a session"
+                     : s.run.trust_project ? "--trust-project lets the checkout in"
+                                           : "it may read the checkout: add --no-tools");
     struct ar_error err = AR_ERROR_INIT;
     if (prompt_file) {
         if (ar_file_read(prompt_file, &prompt, &err) < 0) {

@@ -84,8 +84,8 @@ enum {
      "answer every call from the cassettes in DIR, starting no CLI (default: $AGENTRUN_REPLAY)", \
      "@dir"}, \
     {"cache", AR_CLI_KEY_CACHE, NULL, \
-     "reuse the answers of text-only calls (review, prioritize, route, repair) (default: off)", \
-     NULL}, \
+     "reuse the answers of text-only calls: review, prioritize, route, run --no-tools, repair " \
+     "calls (default: off)", NULL}, \
     {"cache-dir", AR_CLI_KEY_CACHE_DIR, "DIR", \
      "the cache directory (default: $XDG_CACHE_HOME/agentrun, else ~/.cache/agentrun)", "@dir"}, \
     {"cache-ttl", AR_CLI_KEY_CACHE_TTL, "SECONDS", \

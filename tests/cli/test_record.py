@@ -97,6 +97,20 @@ class Cache(Case):
         self.assertIn('"cost_usd":0.06,', second.stdout)
         self.assertEqual(as_json(second)["cached_from"]["cost_usd"], 0.06)
 
+    def test_run_cache_without_no_tools_says_it_caches_nothing(self):
+        self.sb.answers("codex", ["hi"])
+        args = ("run", "--cache", "--cache-dir", self.cache, "hello")
+        p = self.sb.run(*args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--cache: this run's call is not cached", p.stderr)
+        self.assertIn("add --no-tools", p.stderr)
+        self.assertEqual(self.entries(), [])
+        p = self.sb.run(*args[:-1], "--no-tools", "hello")
+        self.assertNotIn("--cache", p.stderr)
+        self.assertEqual(len(self.entries()), 1)
+        # --help says which calls --cache can serve.
+        self.assertIn("run --no-tools", self.sb.run("run", "--help").stdout)
+
     def test_one_changed_byte_of_the_diff_misses(self):
         self.sb.answers("claude", [json.dumps(REVIEW)])
         self.assertEqual(self.review().returncode, 1)

@@ -78,6 +78,7 @@ struct batch {
     uint64_t job_ms;
     size_t timed_jobs;
     uint64_t eta_ms, eta_from;
+    size_t bad_lines; /* input lines that were no job (their records say why) */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -161,6 +162,12 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         return;
     note_status(c, ar_result_exit_status(rec->result));
     ar_cli_session_status_clear(&c->s);
+    /* A line that is not a job (bad JSON, an unknown key) is the user's to fix: said on
+     * stderr, not only in its record ("line 3: unknown key 'promt'…"). */
+    if (rec->result->error.code == AR_EUSAGE && !rec->result->n_calls) {
+        ar_cli_errorf("%s", rec->result->error.msg);
+        c->bad_lines++;
+    }
     /* Jobs that ran time the ones to come (the budget's refusals took no time). */
     if (rec->result->n_calls) {
         c->job_ms += rec->result->duration_ms;
@@ -318,6 +325,9 @@ static void summary(const struct batch *c)
     if (b->budget_stopped)
         snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
                  " (%zu not started: budget)", b->budget_stopped);
+    if (c->bad_lines)
+        snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), " (%zu bad line%s)",
+                 c->bad_lines, c->bad_lines == 1 ? "" : "s");
     char pending[48] = "";
     if (b->not_started)
         snprintf(pending, sizeof(pending), ", %zu not started", b->not_started);

@@ -75,6 +75,12 @@ class Batch(unittest.TestCase):
         self.assertEqual(len(self.sb.calls()), 1)
         dup = [r for r in records(p.stdout) if "used twice" in (r["error"] or {}).get("message", "")]
         self.assertEqual(len(dup), 1)
+        # Each bad line is said on stderr too, not only in its record (issue 31).
+        for words in ("line 2: unknown key 'promt'", "line 3: invalid JSON", "missing 'id'",
+                      "used twice", "exactly one of 'prompt' and 'template'"):
+            self.assertIn("agentrun: error: line ", p.stderr)
+            self.assertIn(words, p.stderr)
+        self.assertIn("5 failed (5 bad lines)", p.stderr)
 
     def test_integer_ids_stay_integers_and_resume_by_them(self):
         self.sb.answers("codex", ["ok"])

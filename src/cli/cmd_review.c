@@ -459,7 +459,10 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
                                   rv->cost_source,
                                   rv->duration_ms,
                                   json_array_size(rv->calls),
-                                  NULL };
+                                  NULL,
+                                  rv->n_cached,
+                                  rv->cached_cost_usd,
+                                  rv->cached_cost_source };
     ar_cli_session_summary(&s, &sum);
 
 out:

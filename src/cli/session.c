@@ -483,6 +483,7 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
             (json_int_t)u->reasoning, "cost_usd", ar_cost_value(sum->cost_usd, sum->cost_source),
             "cost_source", ar_cost_source_name(sum->cost_source), "duration_ms",
             (json_int_t)sum->duration_ms, "calls", (json_int_t)sum->calls);
+        json_object_set_new(o, "from_cache", json_integer((json_int_t)sum->from_cache));
         ar_cli_print_json_event(o);
         return;
     }
@@ -491,11 +492,19 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
         snprintf(cost, sizeof(cost), "cost unknown");
     else
         snprintf(cost, sizeof(cost), "$%.4f", sum->cost_usd);
-    char tail[200] = "";
+    char tail[300] = "";
     if (sum->extra)
         snprintf(tail, sizeof(tail), ", %s", sum->extra);
     else
         snprintf(tail, sizeof(tail), ", %zu call%s", sum->calls, sum->calls == 1 ? "" : "s");
+    /* A result-cache hit spent nothing now; "cached" tokens above are the prompt cache's. */
+    if (sum->from_cache) {
+        char was[48] = "cost unknown";
+        if (sum->cached_cost_source != AR_COST_UNKNOWN)
+            snprintf(was, sizeof(was), "$%.4f", sum->cached_cost_usd);
+        snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
+                 "; %zu from the result cache (%s when made)", sum->from_cache, was);
+    }
     /* run keeps its historical "agentrun: codex …" head; the others name themselves. */
     int named = strcmp(s->cmd->name, "run") != 0;
     fprintf(stderr,
@@ -514,8 +523,11 @@ void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_r
         ran += r->calls[i].exit_code >= 0;
     if (ran == 0)
         return;
-    struct ar_cli_summary sum = { r->provider,    r->model,       r->usage,   r->cost_usd,
-                                  r->cost_source, r->duration_ms, r->n_calls, extra };
+    struct ar_cli_summary sum = {
+        r->provider,          r->model,   r->usage, r->cost_usd, r->cost_source,
+        r->duration_ms,       r->n_calls, extra,    r->n_cached, r->cached_cost_usd,
+        r->cached_cost_source
+    };
     ar_cli_session_summary(s, &sum);
 }
 

@@ -187,6 +187,10 @@ struct ar_cli_summary {
     uint64_t duration_ms;
     size_t calls;
     const char *extra; /* the command's own tail ("2 files changed, 1 call, repair none") or NULL */
+    /* Calls the result cache answered (--cache), and what they cost when they were made. */
+    size_t from_cache;
+    double cached_cost_usd;
+    enum ar_cost_source cached_cost_source;
 };
 
 /*

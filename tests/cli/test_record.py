@@ -84,6 +84,10 @@ class Cache(Case):
         self.assertEqual(d2["cached_from"]["cost_source"], "cli")
         self.assertEqual(d2["cached_from"]["calls"], 1)
         self.assertEqual([c["cached"] for c in d2["calls"]], [True])
+        # The text output says so too: "cached" tokens are the prompt cache's (issue 31).
+        third = self.sb.run("review", "--cache", "--cache-dir", self.cache, provider="claude")
+        self.assertIn("1 from the result cache ($0.0200 when made)", third.stderr)
+        self.assertNotIn("result cache", first.stderr)
 
     def test_what_cached_calls_cost_is_rounded_like_every_cost(self):
         # 0.01 + 0.05 is 0.060000000000000005 in binary floating point (issue 31: review's
@@ -108,6 +112,8 @@ class Cache(Case):
         p = self.sb.run(*args[:-1], "--no-tools", "hello")
         self.assertNotIn("--cache", p.stderr)
         self.assertEqual(len(self.entries()), 1)
+        p = self.sb.run(*args[:-1], "--no-tools", "hello")
+        self.assertIn("1 from the result cache", p.stderr)
         # --help says which calls --cache can serve.
         self.assertIn("run --no-tools", self.sb.run("run", "--help").stdout)
 

@@ -452,17 +452,19 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     rc = verdict.exit_status;
     if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
-    struct ar_cli_summary sum = { rv->provider,
-                                  rv->model,
-                                  rv->usage,
-                                  rv->cost_usd,
-                                  rv->cost_source,
-                                  rv->duration_ms,
-                                  json_array_size(rv->calls),
-                                  NULL,
-                                  rv->n_cached,
-                                  rv->cached_cost_usd,
-                                  rv->cached_cost_source };
+    /* What the baseline left out is said in every format, not only the json one. */
+    char extra[96];
+    size_t calls = json_array_size(rv->calls);
+    snprintf(extra, sizeof(extra), "%zu call%s", calls, calls == 1 ? "" : "s");
+    if (baseline_path)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                 ", %zu finding%s left out by the baseline", rv->suppressed,
+                 rv->suppressed == 1 ? "" : "s");
+    struct ar_cli_summary sum = {
+        rv->provider,          rv->model, rv->usage, rv->cost_usd, rv->cost_source,
+        rv->duration_ms,       calls,     extra,     rv->n_cached, rv->cached_cost_usd,
+        rv->cached_cost_source
+    };
     ar_cli_session_summary(&s, &sum);
 
 out:

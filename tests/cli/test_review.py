@@ -796,6 +796,10 @@ class Fingerprints(ReviewCase):
         doc = as_json(p)
         self.assertEqual([i["message"] for i in doc["issues"]], ["new one"])
         self.assertEqual(doc["suppressed"], 1)
+        # Text output says it too (issue 31), on the summary line.
+        p = self.rerun("--baseline", base, answer=answer)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("3 findings left out by the baseline", p.stderr)
 
     def test_a_bad_baseline_is_a_usage_error_before_any_call(self):
         bad = self.sb.write("bad.json", '{"hello": 1}', base=self.sb.root)

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_config.h"
 #include "cli/cli.h"
+#include "util/file.h"
 
 struct parser_priv {
     struct option *longopts;
@@ -186,6 +188,13 @@ void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f)
     if (cmd->description) {
         fputc('\n', f);
         print_wrapped(f, cmd->description, 0, 0);
+        /* An agentrun run from its build tree names documents that are not installed yet:
+         * say where they are instead of sending the reader to a path that is not there. */
+        if (strstr(cmd->description, AR_DOCDIR) && !ar_is_dir(AR_DOCDIR))
+            print_wrapped(f,
+                          "(" AR_DOCDIR " is not there yet: the documents are installed with "
+                          "agentrun; in its source tree they are in docs/.)",
+                          0, 0);
     }
     fprintf(f, "\noptions:\n");
     for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++) {

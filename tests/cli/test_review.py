@@ -254,6 +254,14 @@ class DiffSources(ReviewCase):
             self.assertIn(want, p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
+    def test_a_revision_outside_git_says_not_a_git_repository(self):
+        with Sandbox(git=False) as sb:
+            for arg in ("HEAD~1", "main..HEAD", "HEAD^!"):
+                p = sb.run("review", arg)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("not a git repository", p.stderr)
+                self.assertIn("no such file '%s'" % arg, p.stderr)
+
     def test_a_file_wins_over_a_revision_of_the_same_name(self):
         self.change_app()
         self.sb.write("main", self.sb.git("diff"))

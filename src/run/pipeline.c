@@ -924,6 +924,13 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     int missing = !p;
     if (!p) {
         run->missing = *err;
+        /* A replay starts no CLI: what is missing is which provider the calls were
+         * recorded with, not an installation. */
+        if (run->tapes.replay_dir)
+            ar_error_set(&run->missing, AR_EUSAGE, "--replay",
+                         "say which provider the calls were recorded with (-p claude, codex or "
+                         "gemini, or AGENTRUN_PROVIDER): --replay starts no CLI, and --provider "
+                         "auto picks an installed one");
         p = ar_providers()[0];
     }
     run->prov = p;

@@ -317,6 +317,17 @@ class RecordReplay(Case):
                                 provider=provider, env=self.path_env(False))
                 self.assertEqual(as_json(p)["error"]["code"], "not_found")
 
+    def test_replay_without_a_provider_asks_for_the_recorded_one(self):
+        rec, _, _ = self.record_and_replay("codex", ["hello"], "run", "say hello")
+        env = self.path_env(False)
+        env["AGENTRUN_PROVIDER"] = ""
+        p = self.sb.run("run", "--replay", rec, "--format", "json", "say hello", provider=None,
+                        env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(as_json(p)["error"]["code"], "usage")
+        self.assertIn("say which provider the calls were recorded with", p.stderr)
+        self.assertNotIn("npm install", p.stderr)
+
     def test_a_replayed_review_gives_the_same_verdict(self):
         rec, live, replay = self.record_and_replay("gemini", [json.dumps(REVIEW)], "review",
                                                    "--format", "json")

@@ -282,7 +282,7 @@ const struct ar_cli_command ar_cmd_doctor = {
                    "argv and environment agentrun passes. Also git and the prompt override "
                    "directory. A CLI is usable when it is installed and nothing says it cannot "
                    "log in. Exits 0 when at least one CLI is usable (all are asked at once, each "
-                   "within 10 s), 4 otherwise.",
+                   "within 30 s), 4 otherwise.",
     .example = "agentrun doctor --format json",
     .opts = doctor_opts,
     .run = doctor_run,

@@ -27,7 +27,9 @@
 #include "provider/provider.h"
 #include "util/strv.h"
 
-#define AR_DOCTOR_VERSION_TIMEOUT_MS 10000
+/* How long each --version or status command may take. gemini's --version (node started
+ * twice: it relaunches itself) took 17 s on a 2-core machine under a load of 19. */
+#define AR_DOCTOR_VERSION_TIMEOUT_MS 30000
 
 /* The postures doctor shows, in this order (DESIGN §4b). */
 enum ar_doctor_posture {

@@ -282,7 +282,7 @@ esac"""
         self.script("codex", hang)
         start = time.monotonic()
         p, d, prov = self.doc()
-        self.assertLess(time.monotonic() - start, 18)
+        self.assertLess(time.monotonic() - start, 55)
         self.assertIsNone(prov["claude"]["logged_in"])
         self.assertIsNone(prov["codex"]["logged_in"])
         self.assertTrue(prov["claude"]["usable"])
@@ -299,8 +299,8 @@ esac"""
             self.assertTrue(prov[name]["found"])
             self.assertFalse(prov[name]["usable"])
             self.assertEqual(prov[name]["version_error"], "--version timed out")
-        # One 10 s limit for all three, not 10 s (or 20 s) one after another.
-        self.assertLess(elapsed, 18)
+        # One 30 s limit for all three, not 30 s (or 60 s) one after another.
+        self.assertLess(elapsed, 55)
 
     def test_non_executable_file_is_not_found(self):
         path = self.script("claude", "echo 1")

@@ -26,28 +26,31 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
     fflush(stderr);
 }
 
+/* An error on stderr, kept as the last one with its code (0: none said). */
+static void verror(int code, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    vmsg("agentrun: error: ", fmt, ap);
+    vsnprintf(last_error, sizeof(last_error), fmt, again);
+    va_end(again);
+    last_error_code = code;
+}
+
 void ar_cli_errorf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vmsg("agentrun: error: ", fmt, ap);
+    verror(0, fmt, ap);
     va_end(ap);
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-    va_end(ap);
-    last_error_code = 0;
 }
 
 int ar_cli_error_code(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vmsg("agentrun: error: ", fmt, ap);
+    verror(code, fmt, ap);
     va_end(ap);
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-    va_end(ap);
-    last_error_code = code;
     return ar_error_exit_status(code);
 }
 

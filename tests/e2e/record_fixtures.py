@@ -387,12 +387,12 @@ def run_cli_sig_timeout(cli, args, root, mock, opt):
         time.sleep(0.05)
     time.sleep(0.5)
     p.send_signal(opt["signal"])
-    try:
-        status = p.wait(opt["timeout"])
-    except subprocess.TimeoutExpired:
-        status = "timeout"
+    # Reaped after the group kill (see harness.run_cli): the kill cannot reach another
+    # process that got the number.
+    done = harness.wait_exited(p, opt["timeout"])
     harness.kill_group(p.pid)
-    p.wait()
+    rc = p.wait()
+    status = rc if done else "timeout"
     fo.seek(0)
     fe.seek(0)
     return harness.Result(argv, status, fo.read(), fe.read(), time.time() - t0)

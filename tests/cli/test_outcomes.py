@@ -60,6 +60,31 @@ def claude_write_then_500(path):
     return "".join(json.dumps(l) + "\n" for l in lines)
 
 
+def batch_on_a_terminal(sb, lines, *args):
+    """agentrun batch (codex) with stderr on a pseudo-terminal, so the status line is
+    drawn: (exit status, every byte it wrote to the terminal)."""
+    import pty
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([AGENTRUN, "batch", *args, "-"], cwd=sb.work,
+                            env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    proc.stdin.write(lines.encode())
+    proc.stdin.close()
+    data = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(master)
+    proc.stdout.close()
+    return proc.wait(timeout=60), data
+
+
 class Denied(unittest.TestCase):
     def setUp(self):
         self.sb = Sandbox()
@@ -457,32 +482,14 @@ class BatchBackoff(unittest.TestCase):
             self.assertEqual(len(sb.calls()), 4)
 
     def test_the_batch_status_line_shows_the_pause(self):
-        import pty
         with Sandbox() as sb:
             sb.env["FAKE_CLI_FIXTURE"] = ",".join([
                 sb.fixture(codex_failed("Rate limit reached. Please try again in 2s.")),
                 sb.fixture(codex_stream("ok"))])
             sb.env["FAKE_CLI_EXIT"] = "1,0"
             lines = "".join(json.dumps({"id": i, "prompt": "x"}) + "\n" for i in "ab")
-            master, slave = pty.openpty()
-            proc = subprocess.Popen([AGENTRUN, "batch", "-j", "1", "-"], cwd=sb.work,
-                                    env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
-            os.close(slave)
-            proc.stdin.write(lines.encode())
-            proc.stdin.close()
-            data = b""
-            while True:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                data += chunk
-            os.close(master)
-            proc.stdout.close()
-            self.assertEqual(proc.wait(timeout=30), 0)
+            rc, data = batch_on_a_terminal(sb, lines, "-j", "1")
+            self.assertEqual(rc, 0)
             self.assertIn(b"codex paused 0:02  0/2 done", data)
 
 
@@ -490,32 +497,13 @@ class BatchStatusLine(unittest.TestCase):
     def test_the_status_line_tells_the_truth_as_it_goes(self):
         """What runs is counted while it runs, and the ETA counts down between two ends
         instead of standing still (issue 31: "0/3 done, 0 running" for 8 s)."""
-        import pty
         import re
         with Sandbox() as sb:
             sb.answers("codex", ["ok"])
             sb.env["FAKE_CLI_SLEEP_MS"] = "2500"
             lines = "".join(json.dumps({"id": i, "prompt": "x"}) + "\n" for i in "abcd")
-            master, slave = pty.openpty()
-            proc = subprocess.Popen([AGENTRUN, "batch", "-j", "2", "--no-files", "-"],
-                                    cwd=sb.work,
-                                    env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
-            os.close(slave)
-            proc.stdin.write(lines.encode())
-            proc.stdin.close()
-            data = b""
-            while True:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                data += chunk
-            os.close(master)
-            proc.stdout.close()
-            self.assertEqual(proc.wait(timeout=60), 0)
+            rc, data = batch_on_a_terminal(sb, lines, "-j", "2", "--no-files")
+            self.assertEqual(rc, 0)
             frames = [f.decode(errors="replace") for f in data.split(b"\r")]
             states = [m.groups() for f in frames
                       for m in [re.search(r"(\d)/4 done, (\d) running", f)] if m]

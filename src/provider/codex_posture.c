@@ -177,7 +177,7 @@ static int push_user_mcp_off(struct ar_strv *a)
     ar_buf_init(&b, (size_t)4 << 20);
     struct ar_strv names = AR_STRV_INIT;
     int rc = 0;
-    if (ar_file_read(path, &b, NULL) == 0)
+    if (ar_file_read_own(path, &b, NULL) == 0)
         rc = ar_codex_mcp_names(b.data ? b.data : "", b.len, &names);
     for (size_t i = 0; i < names.n && !rc; i++) {
         rc = ar_strv_push(a, "-c");

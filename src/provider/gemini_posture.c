@@ -50,7 +50,7 @@ static json_t *user_settings(const char *user_dir)
     ar_buf_init(&b, (size_t)4 << 20);
     ar_buf_init(&fixed, (size_t)8 << 20);
     json_t *v = NULL;
-    if (ar_file_read(path, &b, NULL) == 0 && b.len) {
+    if (ar_file_read_own(path, &b, NULL) == 0 && b.len) {
         v = json_loadb(b.data, b.len, 0, NULL);
         if (!v && ar_json_repair(b.data, b.len, &fixed, NULL, NULL) == 0)
             v = json_loadb(fixed.data ? fixed.data : "", fixed.len, 0, NULL);

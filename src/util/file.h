@@ -3,16 +3,48 @@
 #define AR_UTIL_FILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "agentrun/error.h"
 #include "util/buf.h"
 
 /*
- * Appends the whole of `path` ("-" means standard input) to `out`. Fails with
- * AR_ETOOBIG when it would pass out->max, AR_EIO (err names the file) when it
- * cannot be read. Bytes are kept as they are (NULs included).
+ * Files agentrun reads on the user's behalf (PRDs, manifests, instructions, prompt
+ * templates, schemas, inputs…) are read by the three functions below, and by no other
+ * open(): whatever names them, a checkout can have put a link or a FIFO at that name.
+ *
+ *   - only a regular file is read: a FIFO, a device, a socket or a directory is refused
+ *     (a FIFO without a writer would block agentrun, /dev/zero would never end);
+ *   - a symbolic link is followed only while it stays inside the folder of the name
+ *     (for "prds/key.md", the folder is "prds"): "notes.md -> v2/notes.md" is read,
+ *     "key.md -> ~/.ssh/id_rsa", "env.txt -> /proc/self/environ" and "x.md -> ../x.md"
+ *     are refused. The folder part of the name is taken as the user wrote it;
+ *   - at most AR_FILE_MAX_BYTES (and no more than out->max allows).
+ *
+ * Errors: AR_EIO with err saying "cannot read 'prds/key.md': a link out of its folder"
+ * (or "a FIFO", "a device", "a directory", the system's reason), AR_ETOOBIG ("'x' is
+ * larger than N bytes"), AR_ENOMEM. Bytes are kept as they are (NULs included).
  */
+#define AR_FILE_MAX_BYTES ((size_t)256 << 20)
+
+/* Appends the whole of `path` ("-" means standard input, read as it is) to `out`. */
 int ar_file_read(const char *path, struct ar_buf *out, struct ar_error *err);
+
+/* Appends the file `rel` (which may hold '/') of the folder `dir` to `out`; messages name
+ * it "dir/rel". A PRD folder's files, a prompts directory's templates. */
+int ar_file_read_at(const char *dir, const char *rel, struct ar_buf *out, struct ar_error *err);
+
+/* Opens `rel` of the folder `dir` by the same rules and fills *st: for a reader that
+ * reads a part itself. The caller close()s *fd (-1 on failure). */
+int ar_file_open_at(const char *dir, const char *rel, int *fd, struct stat *st,
+                    struct ar_error *err);
+
+/*
+ * The user's own configuration (~/.gemini/settings.json, $CODEX_HOME/config.toml, a
+ * CLI's session files): a regular file under the cap, but its links are followed
+ * wherever they lead (dotfiles are often links into a dotfiles repository).
+ */
+int ar_file_read_own(const char *path, struct ar_buf *out, struct ar_error *err);
 
 /* Reads an open descriptor to EOF into `out`; same errors as ar_file_read(). */
 int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_error *err);

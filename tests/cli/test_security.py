@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""What agentrun promises about a hostile checkout, a hostile model answer and secrets
+(docs/security.md), end to end with the fake CLI: the files it reads on the user's behalf,
+the secrets it stores, the output file it writes, the waits it accepts, the temporary
+files it leaves and the bytes it prints."""
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, Sandbox  # noqa: E402
+
+SECRET = "SECRET-7c1f-NEVER-SENT"
+
+
+class ReadsTest(unittest.TestCase):
+    """A file agentrun reads on the user's behalf: regular, capped, and reached without a
+    link out of its folder (util/file.h). A checkout can put a link or a FIFO at any name
+    a command line or a job names."""
+
+    def setUp(self):
+        self.sb = Sandbox(git=False)
+        self.outside = self.sb.write("outside/secret.txt", SECRET + "\n", base=self.sb.root)
+        self.sb.write("prds/auth.md", "# Auth\nLog in.\n")
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def link(self, target, rel):
+        path = os.path.join(self.sb.work, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.symlink(target, path)
+        return path
+
+    def assert_refused(self, p, name, why="a link out of its folder"):
+        self.assertEqual(p.returncode, 2, p.stdout[-500:] + p.stderr[-1500:])
+        self.assertIn(name, p.stderr)
+        self.assertIn(why, p.stderr)
+        for call in self.sb.calls():
+            self.assertNotIn(SECRET, call.get("stdin", ""))
+        self.assertNotIn(SECRET, p.stdout)
+
+    def test_prioritize_refuses_links_out_of_the_prd_folder(self):
+        for target, rel in ((self.outside, "prds/key.md"), ("../../outside/secret.txt",
+                                                             "prds/notes.md"),
+                            ("/proc/self/environ", "prds/env.txt")):
+            with self.subTest(rel=rel):
+                self.link(target, rel)
+                self.sb.answers("codex", ['{"recommendations": []}'])
+                p = self.sb.run("prioritize", "prds", "--format", "json",
+                                env={"AGENTRUN_TEST_KEY": SECRET})
+                self.assert_refused(p, rel)
+                self.assertEqual(self.sb.calls(), [])
+                os.unlink(os.path.join(self.sb.work, rel))
+
+    def test_prioritize_reads_a_link_that_stays_in_the_folder(self):
+        self.sb.write("prds/v2/billing.md", "# Billing\nInvoices.\n")
+        self.link("v2/billing.md", "prds/billing.md")
+        self.sb.answers("codex", [json.dumps({"recommendations": [
+            {"prd_id": "auth", "priority": 1, "rationale": "r"},
+            {"prd_id": "billing", "priority": 2, "rationale": "r"}]})])
+        p = self.sb.run("prioritize", "prds", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Invoices.", self.sb.calls()[0]["stdin"])
+
+    def test_prioritize_refuses_a_fifo_or_a_device_at_once(self):
+        os.mkfifo(os.path.join(self.sb.work, "prds", "pipe.md"))
+        self.link("/dev/zero", "prds/zero.txt")
+        self.sb.answers("codex", ['{"recommendations": []}'])
+        t0 = time.monotonic()
+        p = self.sb.run("prioritize", "prds", "--format", "json", timeout=30)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("prds/pipe.md", p.stderr)
+        self.assertIn("a FIFO", p.stderr)
+        os.unlink(os.path.join(self.sb.work, "prds", "pipe.md"))
+        p = self.sb.run("prioritize", "prds", "--format", "json", timeout=30)
+        self.assert_refused(p, "prds/zero.txt")
+
+    def test_every_file_named_on_a_command_line_follows_the_rule(self):
+        """Each reader of a user-named file: a link out of its folder is refused with a
+        message naming it, before any call."""
+        self.sb.write("templates/ok.md", "Say {{x}}.\n")
+        self.sb.write("jobs.jsonl", json.dumps({"id": 1, "prompt": "hi",
+                                                "schema": "cfg/schema.json"}) + "\n")
+        cases = [
+            ("run -f", "cfg/prompt.md", ["run", "-f", "cfg/prompt.md"]),
+            ("run --schema", "cfg/schema.json", ["run", "--schema", "cfg/schema.json", "hi"]),
+            ("run --var @", "cfg/var.txt", ["run", "-t", "ok", "--prompts-dir", "templates",
+                                            "--var", "x=@cfg/var.txt"]),
+            ("run --prompts-dir", "tpl/evil.md", ["run", "-t", "evil", "--prompts-dir", "tpl"]),
+            ("prioritize --context", "cfg/context.md",
+             ["prioritize", "prds", "--context", "cfg/context.md"]),
+            ("route --manifest", "cfg/manifest.json",
+             ["route", "--manifest", "cfg/manifest.json", "where"]),
+            ("review --instructions", "cfg/rules.md",
+             ["review", "--instructions", "cfg/rules.md", "change.diff"]),
+            ("extract --schema", "cfg/schema.json", ["extract", "--schema", "cfg/schema.json",
+                                                     "change.diff"]),
+            ("batch schema", "cfg/schema.json", ["batch", "jobs.jsonl"]),
+            ("--prices", "cfg/prices.json", ["run", "--prices", "cfg/prices.json", "hi"]),
+        ]
+        self.sb.write("change.diff", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+        for name, rel, args in cases:
+            with self.subTest(reader=name):
+                path = os.path.join(self.sb.work, rel)
+                if os.path.lexists(path):
+                    os.unlink(path)
+                self.link(self.outside, rel)
+                self.sb.answers("codex", ["{}"])
+                p = self.sb.run(*args)
+                said = p.stdout if name == "batch schema" else p.stderr  # the job's record
+                self.assertIn(rel, said)
+                self.assertIn("a link out of its folder", said)
+                self.assertNotEqual(p.returncode, 0)
+                for call in self.sb.calls():
+                    self.assertNotIn(SECRET, call.get("stdin", ""))
+                os.unlink(path)
+
+
+if __name__ == "__main__":
+    unittest.main()

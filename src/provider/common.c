@@ -1,6 +1,8 @@
 /* Shared internals of the provider adapters: state, JSON helpers, the common finish. */
 #include <ftw.h>
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,7 +393,8 @@ static double duration_at(const char *p, int bare_ok)
         const char *unit_end;
         double unit = unit_at(q, &unit_end);
         if (unit == 0) {
-            if (!parts && bare_ok && v >= 0 && v < 1e9)
+            /* strtod gives HUGE_VAL past the double range: a wait, just a long one. */
+            if (!parts && bare_ok && v >= 0)
                 return v;
             break;
         }
@@ -499,8 +502,11 @@ double ar_pv_retry_after(const char *msg, long long now)
             return strtod(p, NULL) / 1000.0;
     }
     /* claude's subscription limit: "usage limit reached|<Unix time>". */
-    if ((p = find_ci(msg, "limit reached|")) != NULL) {
+    if ((p = find_ci(msg, "limit reached|")) != NULL && isdigit((unsigned char)p[14])) {
+        errno = 0;
         long long at = strtoll(p + 14, NULL, 10);
+        if (errno == ERANGE)
+            return HUGE_VAL; /* a time past what any clock holds */
         if (at > 1000000000LL)
             return at > now ? (double)(at - now) : 0;
     }

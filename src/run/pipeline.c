@@ -332,14 +332,19 @@ static int retry_wait(const struct ar_run *run, int code, const struct ar_reply 
      * rewrites text, and may be made again. */
     if (run->retried || run->cancelled || !run->o.max_wait_ms || reply->files.n || reply->acted)
         return 0;
-    double hint = reply->retry_after_s;
+    double hint = reply->retry_after_s, want;
     if (code == AR_ERATELIMIT)
-        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : RATE_LIMIT_WAIT_MS;
+        want = hint >= 0 ? hint * 1000.0 : RATE_LIMIT_WAIT_MS;
     else if (code == AR_EAPI && reply->transient)
-        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : TRANSIENT_WAIT_MS;
+        want = hint >= 0 ? hint * 1000.0 : TRANSIENT_WAIT_MS;
     else
         return 0;
-    return *ms <= run->o.max_wait_ms;
+    /* Compared as a double before any conversion: a wait no integer holds (1e30 s,
+     * HUGE_VAL) is past --max-wait, where converting it first gave 0 and an instant retry. */
+    if (!(want <= (double)run->o.max_wait_ms))
+        return 0;
+    *ms = (uint64_t)(want + 0.999);
+    return 1;
 }
 
 /*

@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox  # noqa: E402
+from clitest import AGENTRUN, Sandbox, codex_stream  # noqa: E402
 
 SECRET = "SECRET-7c1f-NEVER-SENT"
 
@@ -121,6 +121,57 @@ class ReadsTest(unittest.TestCase):
                 for call in self.sb.calls():
                     self.assertNotIn(SECRET, call.get("stdin", ""))
                 os.unlink(path)
+
+
+def codex_failed(message):
+    lines = [{"type": "thread.started", "thread_id": "01a201a4-e6d7-7c03-9d63-00000000000f"},
+             {"type": "turn.started"},
+             {"type": "error", "message": message},
+             {"type": "turn.failed", "error": {"message": message}}]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+class WaitsTest(unittest.TestCase):
+    """A wait a CLI asks for is read with overflow in mind (provider/common.c
+    ar_pv_retry_after()): one no clock holds is past --max-wait, never an instant retry."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def test_an_impossible_wait_is_no_retry(self):
+        for msg in ("Rate limit reached. Please retry after 1e30 seconds.",
+                    "Resource exhausted.\n  retryDelayMs: 1e400,\n  status: 429",
+                    "Claude AI usage limit reached|99999999999999999999",
+                    "Rate limit reached. Please try again in 99999999999999999999 hours."):
+            with self.subTest(msg=msg):
+                if os.path.exists(self.sb.state):
+                    os.unlink(self.sb.state)
+                if os.path.exists(self.sb.log):
+                    os.unlink(self.sb.log)
+                self.sb.env["FAKE_CLI_FIXTURE"] = ",".join(
+                    self.sb.fixture(x) for x in (codex_failed(msg), codex_stream("again")))
+                self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+                t0 = time.monotonic()
+                p = self.sb.run("run", "--format", "json", "--max-wait", "60s", "x")
+                self.assertLess(time.monotonic() - t0, 20)
+                self.assertEqual(p.returncode, 4, p.stdout[-800:] + p.stderr[-800:])
+                r = json.loads(p.stdout)
+                self.assertEqual(r["error"]["code"], "rate_limit")
+                self.assertEqual(len(r["calls"]), 1)
+                self.assertEqual(len(self.sb.calls()), 1)
+                self.assertNotIn("calling again", p.stderr)
+
+    def test_a_wait_equal_to_max_wait_is_waited(self):
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join(self.sb.fixture(x) for x in (
+            codex_failed("Rate limit reached. Please try again in 1s."), codex_stream("again")))
+        self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+        p = self.sb.run("run", "--format", "json", "--max-wait", "1s", "x")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = json.loads(p.stdout)
+        self.assertEqual(r["calls"][1]["waited_ms"], 1000)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1686,6 +1687,12 @@ static void test_retry_after_wordings(void **state)
         { "5-hour limit reached \u00b7 resets in 1h 30m", 5400 },
         { "Retry-After: 30", 30 },
         { "retry_after 1500ms", 1.5 },
+        /* waits no clock holds: longer than any --max-wait, never 0 */
+        { "Please retry after 1e30 seconds.", 1e30 },
+        { "  retryDelayMs: 1e400,\n  status: 429", HUGE_VAL },
+        { "Claude AI usage limit reached|99999999999999999999", HUGE_VAL },
+        { "Retry-After: 1e999", HUGE_VAL },
+        { "try again in 1e308 hours", HUGE_VAL },
         /* nothing to go by */
         { "exceeded retry limit, last status: 429 Too Many Requests", -1 },
         { "You\u2019ve hit your usage limit. Try again later.", -1 },

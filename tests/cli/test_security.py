@@ -174,5 +174,101 @@ class WaitsTest(unittest.TestCase):
         self.assertEqual(r["calls"][1]["waited_ms"], 1000)
 
 
+def gemini_deltas(*pieces):
+    """gemini's stream-json with the answer streamed in `pieces`."""
+    lines = [{"type": "init", "timestamp": "t", "session_id": "c0ffee00-0000-4000-8000-0000000000"
+              "01", "model": "auto"}]
+    lines += [{"type": "message", "timestamp": "t", "role": "assistant", "content": piece,
+               "delta": True} for piece in pieces]
+    lines.append({"type": "result", "timestamp": "t", "status": "success",
+                  "stats": {"total_tokens": 15, "input_tokens": 10, "output_tokens": 5,
+                            "cached": 0, "input": 10, "duration_ms": 1, "tool_calls": 0}})
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+class SecretsTest(unittest.TestCase):
+    """Redaction works on what is stored (record/redact.c): cassettes never hold a secret,
+    whole, split across a streamed answer's pieces, JSON-escaped or URL-encoded; the cache
+    answers with exactly what the call returned, and keeps an answer holding a secret off
+    the disk by not caching it."""
+
+    QUOTED = 'pa"ss\\word-271828'  # a secret a CLI's JSON output escapes
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.rec = os.path.join(self.sb.root, "cassettes")
+        self.cache = os.path.join(self.sb.root, "cache")
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def stored(self, d):
+        out = b""
+        for root, _, files in os.walk(d):
+            for f in files:
+                with open(os.path.join(root, f), "rb") as fh:
+                    out += fh.read()
+        return out
+
+    def test_a_cassette_never_holds_a_secret(self):
+        env = {"DB_PASSWORD": self.QUOTED}
+        self.sb.env["FAKE_CLI_FIXTURE"] = self.sb.fixture(gemini_deltas(
+            "Your token is ghp_0123456", "789abcdefghijABCD and the password ",
+            json.loads(json.dumps(self.QUOTED))[:5], self.QUOTED[5:] + ", and AIzaSyA-12345",
+            "67890abcdefghijklmnopqrstu."))
+        self.sb.env["FAKE_CLI_STDERR_TEXT"] = "GET /?p=pa%22ss%5Cword-271828 denied"
+        live = self.sb.run("run", "--no-tools", "--format", "json", "--record", self.rec, "x",
+                           provider="gemini", env=env)
+        self.assertEqual(live.returncode, 0, live.stderr)
+        self.assertIn("ghp_0123456789abcdefghijABCD", json.loads(live.stdout)["output"])
+        data = self.stored(self.rec)
+        self.assertTrue(data)
+        for piece in (b"ghp_0123456", b"789abcdefghijABCD", b"pa\\\"ss", b"ss\\\\word",
+                      b"AIzaSyA-12345", b"67890abcdefghijklmnopqrstu", b"pa%22ss%5Cword"):
+            self.assertNotIn(piece, data)
+        replay = self.sb.run("run", "--no-tools", "--format", "json", "--replay", self.rec, "x",
+                             provider="gemini", env=env)
+        self.assertEqual(replay.returncode, 0, replay.stderr)
+        out = json.loads(replay.stdout)["output"]
+        self.assertEqual(out, "Your token is [REDACTED] and the password [REDACTED], and "
+                              "[REDACTED].")
+
+    def cached_run(self, env):
+        p = self.sb.run("run", "--no-tools", "--format", "json", "--cache", "--cache-dir",
+                        self.cache, "explain the query", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_the_cache_answers_with_exactly_what_the_call_returned(self):
+        env = {"POSTGRES_PASSWORD": "postgres"}
+        self.sb.answers("codex", ["Run the postgres query."])
+        first, second = self.cached_run(env), self.cached_run(env)
+        self.assertEqual(first["output"], "Run the postgres query.")
+        self.assertEqual(second["output"], "Run the postgres query.")
+        # Holding a secret, it was not cached: the secret never reached the disk.
+        self.assertFalse(second["cached"])
+        self.assertEqual(len(self.sb.calls()), 2)
+        self.assertNotIn(b"postgres", self.stored(self.cache))
+        # An answer without one is cached, and served byte for byte.
+        self.sb.answers("codex", ['Run the "mysql" query.\n\tDone.'])
+        os.unlink(self.sb.state)
+        first = self.cached_run(env)
+        second = self.cached_run(env)
+        self.assertTrue(second["cached"])
+        self.assertEqual(second["output"], first["output"])
+        self.assertEqual(second["output"], 'Run the "mysql" query.\n\tDone.')
+
+    def test_cache_files_are_readable_by_the_user_only(self):
+        self.sb.answers("codex", ["fine"])
+        self.cached_run({})
+        calls = os.path.join(self.cache, "calls")
+        for d in (self.cache, calls):
+            self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o700, d)
+        entries = os.listdir(calls)
+        self.assertEqual(len(entries), 1)
+        for e in entries:
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(calls, e)).st_mode), 0o600)
+
+
 if __name__ == "__main__":
     unittest.main()

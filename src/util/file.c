@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -378,6 +379,110 @@ int ar_file_read_own(const char *path, struct ar_buf *out, struct ar_error *err)
     int rc = read_regular(fd, path, &st, out, err);
     close(fd);
     return rc;
+}
+
+/* ---- one writer per output file ---------------------------------------------------- */
+
+/* flock()s fd for writing, at once or not at all: 0, or AR_EIO naming who has it. */
+static int lock_writer(int fd, const char *path, struct ar_error *err)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+    int e = errno;
+    if (e == EWOULDBLOCK)
+        return ar_error_set(err, AR_EIO, path,
+                            "'%s' is being written by another agentrun: one writer per output "
+                            "file",
+                            path);
+    return ar_error_set_sys(err, AR_EIO, e, path, "cannot lock '%s': %s", path, strerror(e));
+}
+
+int ar_file_open_writer(const char *path, int *fd, int *locked, struct ar_error *err)
+{
+    *fd = -1;
+    *locked = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A FIFO or a terminal is opened as it always was: no lock, no reading back. */
+        *fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (*fd < 0)
+            return ar_error_set_sys(err, AR_EIO, errno, path, "cannot open '%s': %s", path,
+                                    strerror(errno));
+        return 0;
+    }
+    /* A writer that replaces the file (--resume) renames a new one over the path: a lock
+     * taken on the file the path no longer names is no lock. Lock, then check. */
+    for (int tries = 0; tries < 16; tries++) {
+        int f = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+        if (f < 0)
+            return ar_error_set_sys(err, AR_EIO, errno, path, "cannot open '%s': %s", path,
+                                    strerror(errno));
+        int rc = lock_writer(f, path, err);
+        if (rc) {
+            close(f);
+            return rc;
+        }
+        struct stat mine;
+        if (fstat(f, &mine) == 0 && stat(path, &st) == 0 && mine.st_dev == st.st_dev &&
+            mine.st_ino == st.st_ino) {
+            *fd = f;
+            *locked = 1;
+            return 0;
+        }
+        close(f);
+    }
+    return ar_error_set(err, AR_EIO, path, "cannot lock '%s': it keeps being replaced", path);
+}
+
+int ar_file_replace_locked(const char *path, const void *data, size_t len, int *fd,
+                           struct ar_error *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.agentrun-XXXXXX", path) < 0)
+        return ar_error_set(err, AR_ENOMEM, path, "out of memory");
+    int f = mkostemp(tmp, O_CLOEXEC); /* a name of its own: no two writers share it */
+    int rc = 0, e = 0;
+    struct stat st;
+    if (f < 0) {
+        e = errno;
+        rc = AR_EIO;
+    } else {
+        /* Locked before it has the path's name, so the path is never unlocked. */
+        if (flock(f, LOCK_EX | LOCK_NB) != 0 || ar_write_all(f, data, len) != 0 ||
+            (*fd >= 0 && fstat(*fd, &st) == 0 && fchmod(f, st.st_mode & 07777) != 0) ||
+            fsync(f) != 0 || fcntl(f, F_SETFL, O_APPEND) != 0 || rename(tmp, path) != 0) {
+            e = errno;
+            rc = AR_EIO;
+        }
+    }
+    if (rc) {
+        if (f >= 0) {
+            close(f);
+            unlink(tmp);
+        }
+        free(tmp);
+        return ar_error_set_sys(err, AR_EIO, e, path, "cannot rewrite '%s': %s", path, strerror(e));
+    }
+    free(tmp);
+    if (*fd >= 0)
+        close(*fd);
+    *fd = f;
+    return 0;
+}
+
+int ar_file_append_whole(int fd, const void *data, size_t len)
+{
+    struct stat st;
+    off_t before = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+    if (ar_write_all(fd, data, len) == 0)
+        return 0;
+    int e = errno;
+    /* A full disk (or a file size limit) took part of it: take that part back, so the
+     * file ends with its last whole record. Only its one writer may (ar_file_open_writer). */
+    if (before >= 0 && ftruncate(fd, before) != 0)
+        e = errno;
+    errno = e;
+    return AR_EIO;
 }
 
 int ar_file_write_atomic(const char *path, const void *data, size_t len, int mode,

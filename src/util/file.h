@@ -50,6 +50,31 @@ int ar_file_read_own(const char *path, struct ar_buf *out, struct ar_error *err)
 int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_error *err);
 
 /*
+ * An output file has one writer (batch -o FILE): opens `path` for appending (created
+ * 0666 & ~umask) and takes an exclusive lock at once, or fails at once with AR_EIO
+ * "'FILE' is being written by another agentrun: one writer per output file". The lock
+ * (flock) lives as long as *fd. A path that exists and is not a regular file (a FIFO,
+ * /dev/stdout) is opened as it is, unlocked (*locked 0). Returns 0 or AR_EIO.
+ */
+int ar_file_open_writer(const char *path, int *fd, int *locked, struct ar_error *err);
+
+/*
+ * Replaces the file the locked writer *fd holds with `data`: a temporary file of a
+ * unique name in the same directory, locked before it is renamed over `path` (so the
+ * path is never unlocked), fsync'd, with the old file's mode. *fd is then the new
+ * file's, open for appending. On failure the old file and *fd are untouched. 0 or AR_EIO.
+ */
+int ar_file_replace_locked(const char *path, const void *data, size_t len, int *fd,
+                           struct ar_error *err);
+
+/*
+ * Appends all of data to fd, or nothing: when a write fails part way (a full disk, a file
+ * size limit), a regular file is cut back to its size before. For the file's one writer.
+ * Returns 0, or AR_EIO with errno set.
+ */
+int ar_file_append_whole(int fd, const void *data, size_t len);
+
+/*
  * Writes data to `path` atomically: a temporary file in the same directory,
  * fsync'd and renamed over path, so a reader never sees half a file. `mode`
  * is used for a new file (e.g. 0644). Returns 0 or AR_EIO.

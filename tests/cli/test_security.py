@@ -5,6 +5,7 @@ the secrets it stores, the output file it writes, the waits it accepts, the temp
 files it leaves and the bytes it prints."""
 import json
 import os
+import resource
 import signal
 import stat
 import subprocess
@@ -268,6 +269,82 @@ class SecretsTest(unittest.TestCase):
         self.assertEqual(len(entries), 1)
         for e in entries:
             self.assertEqual(stat.S_IMODE(os.stat(os.path.join(calls, e)).st_mode), 0o600)
+
+
+class OutputFileTest(unittest.TestCase):
+    """An output file has one writer (util/file.c ar_file_open_writer()): a second
+    agentrun on it fails at once; a record is written whole or not at all."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.out = os.path.join(self.sb.root, "results.jsonl")
+        self.jobs = "".join(json.dumps({"id": f"j{i}", "prompt": f"job {i}"}) + "\n"
+                            for i in range(3))
+        self.sb.answers("codex", ["done"])
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def start(self, *args):
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_SLEEP_MS="700")
+        jobs = self.sb.write("jobs.jsonl", self.jobs, base=self.sb.root)
+        return subprocess.Popen([AGENTRUN, "batch", "-j", "1", *args, jobs], cwd=self.sb.work,
+                                env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def records(self):
+        with open(self.out) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def test_a_second_writer_fails_at_once(self):
+        for args in (["--resume", "-o", self.out], ["-o", self.out]):
+            with self.subTest(args=args):
+                if os.path.exists(self.out):
+                    os.unlink(self.out)
+                first = self.start(*args)
+                deadline = time.monotonic() + 20
+                while not self.sb.calls() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                t0 = time.monotonic()
+                second = self.sb.run("batch", *args, "-", input=self.jobs, timeout=60)
+                self.assertLess(time.monotonic() - t0, 5)
+                self.assertEqual(second.returncode, 2, second.stderr)
+                self.assertIn("being written by another agentrun", second.stderr)
+                first.communicate(timeout=60)
+                self.assertEqual(first.returncode, 0)
+                self.assertEqual(sorted(r["id"] for r in self.records()), ["j0", "j1", "j2"])
+                os.unlink(self.sb.state)
+                os.unlink(self.sb.log)
+
+    def test_a_resume_rewrite_uses_its_own_temporary_name(self):
+        with open(self.out, "w") as f:
+            f.write(json.dumps({"id": "j0", "ok": True}) + "\n")
+        # A leftover of the old fixed name is not the rewrite's: never followed, never reused.
+        decoy = self.out + ".agentrun-tmp"
+        os.symlink(os.path.join(self.sb.root, "elsewhere"), decoy)
+        p = self.sb.run("batch", "--resume", "-o", self.out, "-", input=self.jobs)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.sb.root, "elsewhere")))
+        self.assertEqual(sorted(r["id"] for r in self.records()), ["j0", "j1", "j2"])
+        leftovers = [n for n in os.listdir(self.sb.root) if n.startswith("results.jsonl.")]
+        self.assertEqual(leftovers, ["results.jsonl.agentrun-tmp"])
+
+    def test_a_failed_record_write_leaves_the_file_as_it_was(self):
+        before = json.dumps({"id": "old", "ok": True}) + "\n"
+        with open(self.out, "w") as f:
+            f.write(before)
+        limit = len(before) + 200  # a full disk: far less than one RunResult
+
+        def small_disk():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        p = subprocess.run([AGENTRUN, "batch", "-o", self.out, "-"], cwd=self.sb.work, env=e,
+                           input=self.jobs, capture_output=True, text=True, timeout=60,
+                           preexec_fn=small_disk)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("cannot write a record", p.stderr)
+        with open(self.out) as f:
+            self.assertEqual(f.read(), before)
 
 
 if __name__ == "__main__":

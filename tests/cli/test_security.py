@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox, codex_stream  # noqa: E402
+from clitest import AGENTRUN, SOURCE_ROOT, Sandbox, codex_stream  # noqa: E402
 
 SECRET = "SECRET-7c1f-NEVER-SENT"
 
@@ -345,6 +345,32 @@ class OutputFileTest(unittest.TestCase):
         self.assertIn("cannot write a record", p.stderr)
         with open(self.out) as f:
             self.assertEqual(f.read(), before)
+
+
+class RefusalsTest(unittest.TestCase):
+    """A tool call the CLI refused is `denied` (exit 4) in every form each CLI has, from
+    the recordings of the real CLIs (tests/fixtures/*/…-write-outside, …-policy-deny)."""
+
+    CASES = [("claude", "stream-tool-write-outside.jsonl", None),
+             ("codex", "json-tool-write-outside.jsonl", "json-tool-write-outside.stderr"),
+             ("gemini", "stream-tool-write-outside.jsonl", None),
+             ("gemini", "stream-tool-policy-deny.jsonl", None),
+             ("gemini", "stream-tool-default.jsonl", None)]
+
+    def test_a_refused_write_is_denied(self):
+        fixtures = os.path.join(SOURCE_ROOT, "tests", "fixtures")
+        for cli, out, err in self.CASES:
+            with self.subTest(cli=cli, fixture=out):
+                with Sandbox() as sb:
+                    sb.env["FAKE_CLI_FIXTURE"] = os.path.join(fixtures, cli, out)
+                    if err:
+                        sb.env["FAKE_CLI_STDERR_FIXTURE"] = os.path.join(fixtures, cli, err)
+                    p = sb.run("run", "--allow-edits", "--format", "json", "write it",
+                               provider=cli)
+                    self.assertEqual(p.returncode, 4, p.stdout[-1500:])
+                    r = json.loads(p.stdout)
+                    self.assertEqual(r["error"]["code"], "denied")
+                    self.assertTrue(r["denied"])
 
 
 if __name__ == "__main__":

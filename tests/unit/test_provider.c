@@ -143,6 +143,9 @@ static const struct fx fixtures[] = {
       NULL },
     { "claude", "stream-tool-bash-denied.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0, 0,
       1, 1, NULL, "Bash", NULL },
+    /* acceptEdits refuses a Write out of the working directory: no file reported */
+    { "claude", "stream-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0,
+      0, 0, 0, 1, 1, NULL, "Write", NULL },
     { "claude", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 1, 0,
       0, NULL, AR_ERATELIMIT, 0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
     /* codex */
@@ -170,6 +173,8 @@ static const struct fx fixtures[] = {
       1, NULL, "shell", NULL },
     { "codex", "json-tool-rejected.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL, NULL,
       NULL },
+    { "codex", "json-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0, 0,
+      0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-tool-shell-readonly.jsonl", "json-tool-shell-readonly.stderr", 0, 0, 0,
       "I ran the command.", 0, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-error-429-usage-limit.jsonl", "json-error-429-usage-limit.stderr", 1, 0, 0,
@@ -211,6 +216,10 @@ static const struct fx fixtures[] = {
       0, 1, NULL, "run_shell_command", NULL },
     { "gemini", "stream-tool-default.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL,
       "write_file", NULL },
+    { "gemini", "stream-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0,
+      0, 0, 0, 0, 1, NULL, "write_file", NULL },
+    { "gemini", "stream-tool-policy-deny.jsonl", NULL, 0, 0, 0, "I wrote hello.txt.", 0, 0, 0, 0, 0,
+      0, 1, NULL, "write_file", NULL },
     { "gemini", "stream-tool-shell-default.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0,
       0, 0, 1, NULL, "run_shell_command", NULL },
     { "gemini", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 173, 0,
@@ -1545,6 +1554,13 @@ static void test_refused_tool_calls_from_recordings(void **state)
           "echo shell-made > shell.txt && echo done", 0, 0 },
         { "gemini", "stream-tool-write.jsonl", NULL, NULL, NULL, 1, 1 },
         { "gemini", "stream-tool-shell.jsonl", NULL, NULL, NULL, 1, 1 },
+        /* A write out of the workspace, allowed edits or not: each CLI's refusal */
+        { "claude", "stream-tool-write-outside.jsonl", NULL, "Write", "/outside.txt", 1, 0 },
+        { "codex", "json-tool-write-outside.jsonl", "json-tool-write-outside.stderr", "apply_patch",
+          NULL, 1, 0 },
+        { "gemini", "stream-tool-write-outside.jsonl", NULL, "write_file", "/outside.txt", 1, 0 },
+        /* gemini: a user policy that denies write_file takes it out of the registry */
+        { "gemini", "stream-tool-policy-deny.jsonl", NULL, "write_file", "/hello.txt", 1, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct ar_reply r;
@@ -1569,6 +1585,13 @@ static void test_refused_tool_calls_from_recordings(void **state)
         ar_reply_finish(&r);
     }
 }
+
+/* A gemini tool_use of `tool` on /w/a and its tool_result failing with error `type`. */
+#define GEMINI_TOOL(tool, type, msg)                                                              \
+    "{\"type\":\"tool_use\",\"timestamp\":\"t\",\"tool_name\":\"" tool "\",\"tool_id\":\"g1\","   \
+    "\"parameters\":{\"file_path\":\"/w/a\"}}\n{\"type\":\"tool_result\",\"timestamp\":\"t\","    \
+    "\"tool_id\":\"g1\",\"status\":\"error\",\"error\":{\"type\":\"" type "\",\"message\":\"" msg \
+    "\"}}\n"
 
 /* A missing tool that changes nothing (a read tool, claude's StructuredOutput without
  * --json-schema) is not a refusal; a missing write or shell tool is, and so is what the
@@ -1606,6 +1629,20 @@ static void test_only_missing_tools_that_act_are_refusals(void **state)
           "{\"type\":\"tool_result\",\"timestamp\":\"t\",\"tool_id\":\"g1\",\"status\":"
           "\"error\",\"error\":{\"type\":\"policy_violation\",\"message\":\"denied\"}}\n",
           1 },
+        /* gemini's boundaries are refusals whatever the tool; a tool failing at its own
+         * work (a bad parameter, text not found) is not */
+        { "gemini", GEMINI_TOOL("replace", "path_not_in_workspace", "Path not in workspace"), 1 },
+        { "gemini", GEMINI_TOOL("run_shell_command", "sandbox_expansion_required", "{}"), 1 },
+        { "gemini", GEMINI_TOOL("write_file", "permission_denied", "EACCES"), 1 },
+        { "gemini",
+          GEMINI_TOOL("write_file", "invalid_tool_params",
+                      "Path not in workspace: Attempted path \\\"/x\\\" resolves outside the "
+                      "allowed workspace directories: /w"),
+          1 },
+        { "gemini", GEMINI_TOOL("write_file", "invalid_tool_params", "params must have content"),
+          0 },
+        { "gemini", GEMINI_TOOL("replace", "edit_no_occurrence_found", "0 occurrences"), 0 },
+        { "gemini", GEMINI_TOOL("read_file", "file_not_found", "no such file"), 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const struct ar_provider *p = ar_provider_find(cases[i].cli);

@@ -373,5 +373,40 @@ class RefusalsTest(unittest.TestCase):
                     self.assertTrue(r["denied"])
 
 
+class GitSeenChangesTest(unittest.TestCase):
+    """A call whose files changed in git's eyes is never made again nor handed to a
+    fallback provider, whether the CLI reported the change or not (run/pipeline.c)."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join(self.sb.fixture(x) for x in (
+            codex_failed("Rate limit reached. Please try again in 0.2s."), codex_stream("again")))
+        self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def test_an_unreported_change_stops_the_retry(self):
+        for extra in ([], ["--max-wait", "0", "--fallback", "gemini"]):
+            with self.subTest(extra=extra):
+                for f in (self.sb.state, self.sb.log, os.path.join(self.sb.work, "made.txt")):
+                    if os.path.exists(f):
+                        os.unlink(f)
+                # The CLI writes a file and says nothing of it in its stream.
+                p = self.sb.run("run", "--allow-edits", "--format", "json", *extra, "fix it",
+                                env={"FAKE_CLI_WRITE_FILES_0": "made.txt=half done"})
+                self.assertEqual(p.returncode, 4, p.stderr)
+                r = json.loads(p.stdout)
+                self.assertEqual(r["error"]["code"], "rate_limit")
+                self.assertIn("not retried or handed to a fallback provider", r["error"]["message"])
+                self.assertEqual([f["path"] for f in r["files"]], ["made.txt"])
+                self.assertEqual(len(self.sb.calls()), 1)
+
+    def test_without_a_change_the_call_is_made_again(self):
+        p = self.sb.run("run", "--allow-edits", "--format", "json", "fix it")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(self.sb.calls()), 2)
+
+
 if __name__ == "__main__":
     unittest.main()

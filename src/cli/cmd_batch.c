@@ -72,7 +72,8 @@ struct batch {
     int worst;        /* the worst exit status so far */
     int cancelled;    /* a signal (or a failed write) cancelled the batch */
     int write_failed; /* a record could not be written: exit 2, as run does */
-    int out;          /* where records go: stdout, or -o FILE (locked: its one writer) */
+    int out;          /* where records go: stdout, or -o FILE */
+    int out_locked;   /* -o FILE is ours alone: a record cut by a full disk is taken back */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -137,14 +138,16 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         return;
     note_status(c, ar_result_exit_status(rec->result));
     ar_cli_session_status_clear(&c->s);
-    /* Each record whole or not at all (a full disk cuts the file back to its last
-     * record), so a consumer can stream, and an interruption keeps every finished
-     * record whole. */
+    /* Each record whole or not at all in a file of ours (a full disk cuts it back to
+     * its last record); elsewhere one write() per record, so batches appending to one
+     * file through the shell (>>) never interleave theirs. A consumer can stream, and
+     * an interruption keeps every finished record whole. */
     int bad = !rec->json; /* the library ran out of memory building it */
     if (bad)
         errno = ENOMEM;
     else
-        bad = ar_file_append_whole(c->out, rec->json, rec->json_len) != 0;
+        bad = (c->out_locked ? ar_file_append_whole(c->out, rec->json, rec->json_len)
+                             : ar_write_all(c->out, rec->json, rec->json_len)) != 0;
     if (bad) {
         if (!c->cancelled)
             ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
@@ -309,6 +312,7 @@ static int open_output(struct batch *c, const char *output)
         return AR_EXIT_USAGE;
     }
     c->out = fd;
+    c->out_locked = locked;
     return 0;
 }
 

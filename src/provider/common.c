@@ -1,5 +1,4 @@
 /* Shared internals of the provider adapters: state, JSON helpers, the common finish. */
-#include <ftw.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -12,6 +11,7 @@
 
 #include "provider/common.h"
 #include "util/buf.h"
+#include "util/temp.h"
 #include "util/utf8.h"
 
 void ar_call_setup_init(struct ar_call_setup *s)
@@ -23,23 +23,6 @@ void ar_call_setup_init(struct ar_call_setup *s)
     ar_strv_init(&s->local_paths);
     s->project_config = 0;
     s->context_files = 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    /* FTW_PHYS: a symbolic link is removed, never followed. */
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
-void ar_pv_remove_tree(const char *dir)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 enum ar_tools ar_pv_tools(const struct ar_call_spec *spec)
@@ -54,7 +37,7 @@ void ar_call_setup_finish(struct ar_call_setup *s)
     for (size_t i = 0; i < s->tmpfiles.n; i++)
         unlink(s->tmpfiles.v[i]);
     for (size_t i = 0; i < s->tmpdirs.n; i++)
-        ar_pv_remove_tree(s->tmpdirs.v[i]);
+        ar_remove_tree(s->tmpdirs.v[i]);
     ar_strv_finish(&s->argv);
     ar_strv_finish(&s->env);
     ar_strv_finish(&s->tmpfiles);

@@ -50,9 +50,6 @@ struct ar_unwrap {
  * or EDIT with allow_edits). */
 enum ar_tools ar_pv_tools(const struct ar_call_spec *spec);
 
-/* Removes dir and everything in it, never following a symbolic link. Errors are ignored. */
-void ar_pv_remove_tree(const char *dir);
-
 /* Initializes the common state u, embedded in p's own unwrap state, for a call of p
  * (borrowed: static storage). Allocates nothing. */
 void ar_pv_unwrap_init(struct ar_unwrap *u, const struct ar_provider *p);

@@ -29,6 +29,7 @@
 #include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/temp.h"
 
 /* Replaces gemini's ≈ 32 KB system instruction in text calls. */
 static const char gemini_text_prompt[] =
@@ -137,17 +138,16 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
     const char *home = getenv("GEMINI_CLI_HOME");
     if (!home || !*home)
         home = getenv("HOME");
-    const char *tmpdir = getenv("TMPDIR");
     char *root = NULL, *dir = NULL, *user_dir = NULL, *settings_path = NULL;
     int rc = 0;
-    if (asprintf(&root, "%s/agentrun-gemini-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0 ||
-        asprintf(&user_dir, "%s/.gemini", home && *home ? home : "/nonexistent") < 0) {
+    if (asprintf(&user_dir, "%s/.gemini", home && *home ? home : "/nonexistent") < 0) {
         rc = ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
         goto out;
     }
-    if (!mkdtemp(root)) {
-        rc = ar_error_set_sys(err, AR_EIO, errno, root, "cannot create '%s': %s", root,
-                              strerror(errno));
+    /* 0700, and swept by a later agentrun when this one is killed (util/temp.h): it
+     * holds a copy of the user's settings. */
+    if (!(root = ar_temp_dir_make("gemini", err))) {
+        rc = err && err->code ? err->code : AR_EIO;
         goto out;
     }
     if (ar_strv_push(&out->tmpdirs, root) < 0 || asprintf(&dir, "%s/.gemini", root) < 0 ||

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/file.h"
+#include "util/temp.h"
 
 int ar_write_all(int fd, const void *data, size_t len)
 {
@@ -524,15 +525,12 @@ int ar_file_write_atomic(const char *path, const void *data, size_t len, int mod
 
 char *ar_file_write_temp(const char *tag, const void *data, size_t len, struct ar_error *err)
 {
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
-    char *path = NULL;
-    if (asprintf(&path, "%s/agentrun-%s-XXXXXX", dir, tag) < 0) {
+    char *path = ar_temp_template(tag);
+    if (!path) {
         ar_error_set(err, AR_ENOMEM, tag, "out of memory");
         return NULL;
     }
-    int fd = mkstemp(path); /* mkstemp creates the file 0600 */
+    int fd = mkostemp(path, O_CLOEXEC); /* created 0600 */
     if (fd < 0) {
         ar_error_set_sys(err, AR_EIO, errno, path, "cannot create '%s': %s", path, strerror(errno));
         free(path);

@@ -86,8 +86,9 @@ int ar_file_write_atomic(const char *path, const void *data, size_t len, int mod
 int ar_write_all(int fd, const void *data, size_t len);
 
 /*
- * Creates a new file 0600 under $TMPDIR (or /tmp) named agentrun-<tag>-XXXXXX
- * holding data. Returns the path (caller unlink()s and free()s) or NULL with err set.
+ * Creates a new file 0600 named by ar_temp_template(tag) (util/temp.h: under $TMPDIR,
+ * swept when a killed process left it) holding data. Returns the path (caller
+ * unlink()s and free()s) or NULL with err set.
  */
 char *ar_file_write_temp(const char *tag, const void *data, size_t len, struct ar_error *err);
 

@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, SOURCE_ROOT, Sandbox, codex_stream  # noqa: E402
+from clitest import AGENTRUN, SOURCE_ROOT, Sandbox, alive, codex_stream, gemini_stream  # noqa: E402,E501
 
 SECRET = "SECRET-7c1f-NEVER-SENT"
 
@@ -406,6 +406,60 @@ class GitSeenChangesTest(unittest.TestCase):
         p = self.sb.run("run", "--allow-edits", "--format", "json", "fix it")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(self.sb.calls()), 2)
+
+
+class TempFilesTest(unittest.TestCase):
+    """A call's private home and files (util/temp.h) are never readable by others, and
+    what an agentrun killed with SIGKILL left is removed by the next one."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.tmp = os.path.join(self.sb.root, "tmp")
+        os.mkdir(self.tmp)
+        self.sb.env["TMPDIR"] = self.tmp
+        # The user's gemini settings, which the private home copies.
+        self.sb.env["HOME"] = os.path.join(self.sb.root, "home")
+        self.sb.write(".gemini/settings.json", '{"ui": {"theme": "x"}}', base=self.sb.env["HOME"])
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def ours(self):
+        return sorted(n for n in os.listdir(self.tmp) if n.startswith("agentrun-"))
+
+    def test_what_a_killed_agentrun_left_is_swept_at_the_next_start(self):
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="gemini", FAKE_CLI_HANG="1")
+        p = subprocess.Popen([AGENTRUN, "run", "--no-tools", "--format", "json", "hi"],
+                             cwd=self.sb.work, env=e, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while not self.sb.calls() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        call = self.sb.calls()[0]
+        left = self.ours()
+        self.assertTrue(left)
+        for name in left:
+            path = os.path.join(self.tmp, name)
+            st = os.lstat(path)
+            self.assertEqual(stat.S_IMODE(st.st_mode), 0o700 if stat.S_ISDIR(st.st_mode)
+                             else 0o600, name)
+        home = [n for n in left if n.startswith("agentrun-gemini-")][0]
+        settings = os.path.join(self.tmp, home, ".gemini", "settings.json")
+        self.assertEqual(stat.S_IMODE(os.stat(settings).st_mode), 0o600)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        os.killpg(call["pgid"], signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while alive(call["pid"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.ours(), left)  # a kill leaves them: nobody ran the cleanup
+        # The next agentrun sweeps them before it makes its own.
+        self.sb.answers("gemini", ["fine"])
+        q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider="gemini")
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertEqual(self.ours(), [])
+        self.assertTrue(os.path.exists(os.path.join(self.sb.env["HOME"], ".gemini",
+                                                    "settings.json")))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@
 #include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/temp.h"
 
 #ifndef AR_SOURCE_ROOT
 #define AR_SOURCE_ROOT "."
@@ -1298,7 +1299,7 @@ static void test_codex_thread_rollout_is_found_by_id(void **state)
     else
         unsetenv("HOME");
     free(home);
-    ar_pv_remove_tree(dir);
+    ar_remove_tree(dir);
 }
 
 /* ---- codex resumed usage ---- */

@@ -16,6 +16,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/strv.h"
+#include "util/temp.h"
 #include "util/utf8.h"
 
 static void test_buf_append_and_cstr(void **state)
@@ -359,6 +360,91 @@ static void test_file_read_a_link_loop_ends(void **state)
     tree_remove(&t);
 }
 
+/* ---- temporary files: what a killed process left is swept ------------------------------ */
+
+static void touch_in(const char *dir, const char *name, int is_dir)
+{
+    char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    if (is_dir) {
+        assert_int_equal(mkdir(p, 0700), 0);
+    } else {
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+}
+
+static int exists_in(const char *dir, const char *name)
+{
+    char p[256];
+    struct stat st;
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return lstat(p, &st) == 0;
+}
+
+static void test_temp_sweep_removes_only_what_dead_processes_left(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t); /* t.secret: a file outside, which a link in a swept home points to */
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    assert_true(dead > 0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    char home[64], schema[64], mine[64], init[64], link[256];
+    snprintf(home, sizeof(home), "agentrun-gemini-%ld-a1B2c3", (long)dead);
+    snprintf(schema, sizeof(schema), "agentrun-schema-%ld-Zz9Yy8", (long)dead);
+    snprintf(mine, sizeof(mine), "agentrun-gemini-%ld-q0Q0q0", (long)getpid());
+    snprintf(init, sizeof(init), "agentrun-system-1-x1X1x1"); /* pid 1 lives */
+    touch_in(t.folder, home, 1);
+    touch_in(t.folder, schema, 0);
+    touch_in(t.folder, mine, 1);
+    touch_in(t.folder, init, 0);
+    touch_in(t.folder, "agentrun-gemini-Ab12Cd", 1); /* no pid: not one this sweep can judge */
+    touch_in(t.folder, "other-7-abcdef", 0);
+    snprintf(link, sizeof(link), "%s/%s/settings-link", t.folder, home);
+    assert_int_equal(symlink(t.secret, link), 0);
+    assert_int_equal(ar_temp_sweep(t.folder), 2);
+    assert_false(exists_in(t.folder, home));
+    assert_false(exists_in(t.folder, schema));
+    assert_true(exists_in(t.folder, mine));
+    assert_true(exists_in(t.folder, init));
+    assert_true(exists_in(t.folder, "agentrun-gemini-Ab12Cd"));
+    assert_true(exists_in(t.folder, "other-7-abcdef"));
+    struct stat st;
+    assert_int_equal(stat(t.secret, &st), 0); /* the link was removed, not followed */
+    tree_remove(&t);
+}
+
+static void test_temp_names_carry_the_pid_and_are_private(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    setenv("TMPDIR", t.folder, 1);
+    struct ar_error err = AR_ERROR_INIT;
+    char *dir = ar_temp_dir_make("gemini", &err);
+    char *file = ar_file_write_temp("schema", "{}", 2, &err);
+    assert_non_null(dir);
+    assert_non_null(file);
+    char want[160];
+    snprintf(want, sizeof(want), "%s/agentrun-gemini-%ld-", t.folder, (long)getpid());
+    assert_memory_equal(dir, want, strlen(want));
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    ar_remove_tree(dir);
+    unlink(file);
+    free(dir);
+    free(file);
+    unsetenv("TMPDIR");
+    tree_remove(&t);
+}
+
 static void test_error_table_maps_names_and_exit_statuses(void **state)
 {
     assert_string_equal(ar_strerror_name(AR_ECONTRACT), "contract");
@@ -447,6 +533,8 @@ int main(void)
         cmocka_unit_test(test_file_read_has_a_size_cap),
         cmocka_unit_test(test_file_read_own_follows_links_anywhere),
         cmocka_unit_test(test_file_read_a_link_loop_ends),
+        cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
+        cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -462,5 +462,69 @@ class TempFilesTest(unittest.TestCase):
                                                     "settings.json")))
 
 
+class TerminalOutputTest(unittest.TestCase):
+    """Text output shows a model's terminal control sequences and never sends them
+    (cli/terminal.h: caret notation, ESC as ^[); JSON output keeps the bytes."""
+
+    EVIL = "\x1b[2J\x1b]0;pwned\x07ok\rfake \x1b[32mPASS\x1b[0m \u009b1A"
+    SHOWN = "^[[2J^[]0;pwned^Gok^Mfake ^[[32mPASS^[[0m M-^[1A"
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.sb.write("app.c", "int main(void) { return 0; }\n")
+        self.sb.write("prds/auth.md", "# Auth\n")
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def assert_shown(self, out):
+        self.assertNotIn("\x1b", out)
+        self.assertNotIn("\x07", out)
+        self.assertNotIn("\r", out)
+        self.assertNotIn("\u009b", out)
+
+    def test_run_text_shows_json_keeps(self):
+        self.sb.answers("codex", [self.EVIL])
+        p = self.sb.run("run", "hi")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, self.SHOWN + "\n")
+        self.sb.answers("codex", [self.EVIL])
+        p = self.sb.run("run", "--format", "json", "hi")
+        self.assertEqual(json.loads(p.stdout)["output"], self.EVIL)
+
+    def test_every_text_format_shows_them(self):
+        review = json.dumps({"passed": False, "summary": "S " + self.EVIL, "issues": [
+            {"file": "app.c", "line": 1, "severity": "high", "message": "M " + self.EVIL}]})
+        ranking = json.dumps({"recommendations": [{"prd_id": "auth", "priority": 1,
+                                                   "rationale": "R " + self.EVIL}],
+                              "summary": "S " + self.EVIL})
+        route = json.dumps([{"type": "task", "name": "customer-portal", "confidence": 0.9,
+                             "reasoning": "R " + self.EVIL}])
+        manifest = os.path.join(SOURCE_ROOT, "tests", "fixtures", "route", "manifest.json")
+        cases = [("review text", review, ["review", "--format", "text"]),
+                 ("review github", review, ["review", "--format", "github"]),
+                 ("prioritize text", ranking, ["prioritize", "prds", "--format", "text"]),
+                 ("prioritize markdown", ranking, ["prioritize", "prds", "--format",
+                                                   "markdown"]),
+                 ("route", route, ["route", "--manifest", manifest, "--format", "text",
+                                   "where are old orders"])]
+        for name, answer, args in cases:
+            with self.subTest(format=name):
+                if os.path.exists(self.sb.state):
+                    os.unlink(self.sb.state)
+                self.sb.answers("codex", [answer])
+                p = self.sb.run(*args)
+                self.assertIn("^[[32mPASS", p.stdout, p.stderr[-1000:])
+                self.assert_shown(p.stdout)
+
+    def test_diagnostics_show_them(self):
+        self.sb.env["FAKE_CLI_FIXTURE"] = self.sb.fixture(codex_failed("boom " + self.EVIL))
+        self.sb.env["FAKE_CLI_EXIT"] = "1"
+        p = self.sb.run("run", "--max-wait", "0", "hi")
+        self.assertEqual(p.returncode, 4)
+        self.assertIn("^[[32mPASS", p.stderr)
+        self.assert_shown(p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

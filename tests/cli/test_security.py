@@ -526,5 +526,20 @@ class TerminalOutputTest(unittest.TestCase):
         self.assert_shown(p.stderr)
 
 
+class TemplateTest(unittest.TestCase):
+    def test_a_nul_in_a_template_is_a_template_error(self):
+        with Sandbox() as sb:
+            path = os.path.join(sb.work, "tpl", "t.md")
+            os.makedirs(os.path.dirname(path))
+            with open(path, "wb") as f:
+                f.write(b"Line one.\nSay {{x}}\x00 now.\n")
+            sb.answers("codex", ["fine"])
+            p = sb.run("run", "--prompts-dir", "tpl", "-t", "t", "--var", "x=hi")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("t.md:2", p.stderr)
+            self.assertIn("NUL", p.stderr)
+            self.assertEqual(sb.calls(), [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1030,6 +1030,19 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     }
     if (rc < 0)
         return rc;
+    /* Untrusted, a prompt is data, never a command: claude and gemini read a leading '/'
+     * as a slash command, and gemini finds the checkout's own (.gemini/commands) even in an
+     * untrusted call, whose body then replaces the prompt. A newline in front keeps it text. */
+    if (!o->trust_project && run->prompt.len && run->prompt.data[0] == '/') {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        if (ar_buf_putc(&b, '\n') < 0 || ar_buf_append(&b, run->prompt.data, run->prompt.len) < 0) {
+            ar_buf_finish(&b);
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        }
+        ar_buf_finish(&run->prompt);
+        run->prompt = b;
+    }
     run->contract = ar_prompt_contract(run->tpl);
     if (run->contract) {
         run->contract_compact =

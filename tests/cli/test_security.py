@@ -541,5 +541,19 @@ class TemplateTest(unittest.TestCase):
             self.assertEqual(sb.calls(), [])
 
 
+class PromptIsDataTest(unittest.TestCase):
+    def test_a_leading_slash_is_never_a_command_in_an_untrusted_call(self):
+        with Sandbox() as sb:
+            for args, want in ((["/evil-cmd do it"], "\n/evil-cmd do it"),
+                               (["--trust-project", "/evil-cmd do it"], "/evil-cmd do it")):
+                with self.subTest(args=args):
+                    if os.path.exists(sb.log):
+                        os.unlink(sb.log)
+                    sb.answers("gemini", ["fine"])
+                    p = sb.run("run", *args, provider="gemini")
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual(sb.calls()[0]["stdin"], want)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -958,6 +958,77 @@ static void test_codex_posture_argv(void **state)
     rmdir(dir);
 }
 
+/* A file at root/rel (directories made as needed). */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    for (char *c = path + strlen(root) + 1; *c; c++)
+        if (*c == '/') {
+            *c = '\0';
+            mkdir(path, 0700);
+            *c = '/';
+        }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* codex loads the checkout's skills whatever its trust (the list, and a "$name" in the
+ * prompt pastes the body): an untrusted call turns each off by its path, for every skills
+ * root from the repository's top down to the cwd, as codex walks them. */
+static void test_codex_posture_turns_the_checkouts_skills_off(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    char root[] = "/tmp/agentrun-test-skills-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char *real_root = realpath(root, NULL);
+    static const char skill[] = "---\nname: s\ndescription: d\n---\nbody\n";
+    put_file(root, ".git/HEAD", "ref: refs/heads/main\n");
+    put_file(root, ".codex/skills/a/SKILL.md", skill);
+    put_file(root, ".agents/skills/deep/x/SKILL.md", skill);
+    put_file(root, ".agents/skills/.hidden/SKILL.md", skill);
+    put_file(root, "sub/.agents/skills/b/SKILL.md", skill);
+    put_file(root, "elsewhere/l/SKILL.md", skill);
+    put_file(root, "other/.codex/skills/c/SKILL.md", skill);
+    char link[512], cwd[512];
+    snprintf(link, sizeof(link), "%s/sub/.agents/skills/linked", root);
+    assert_int_equal(symlink("../../../elsewhere", link), 0);
+    snprintf(cwd, sizeof(cwd), "%s/sub", root);
+    static const char *const off[] = { ".codex/skills/a/SKILL.md", ".agents/skills/deep/x/SKILL.md",
+                                       "sub/.agents/skills/b/SKILL.md", "elsewhere/l/SKILL.md" };
+    static const char *const on[] = { ".agents/skills/.hidden/SKILL.md",
+                                      "other/.codex/skills/c/SKILL.md" };
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            struct ar_call_spec spec = { 0 };
+            spec.tools = (enum ar_tools)t;
+            spec.allow_edits = t == AR_TOOLS_EDIT;
+            spec.trust_project = trust;
+            spec.cwd = cwd;
+            struct ar_call_setup st;
+            ar_call_setup_init(&st);
+            struct ar_error err = AR_ERROR_INIT;
+            assert_int_equal(p->prepare(&spec, &st, &err), 0);
+            const char *cfg = codex_config(&st, "skills.config=[");
+            assert_int_equal(cfg != NULL, !trust);
+            assert_int_equal(codex_config(&st, "project_root_markers=[\".git\"]") != NULL, !trust);
+            for (size_t i = 0; cfg && i < sizeof(off) / sizeof(off[0]); i++) {
+                char want[600];
+                snprintf(want, sizeof(want), "{path=\"%s/%s\",enabled=false}", real_root, off[i]);
+                assert_non_null(strstr(cfg, want));
+            }
+            for (size_t i = 0; cfg && i < sizeof(on) / sizeof(on[0]); i++)
+                assert_null(strstr(cfg, on[i]));
+            ar_call_setup_finish(&st);
+        }
+    }
+    ar_remove_tree(root);
+    free(real_root);
+}
+
 static void test_codex_mcp_names(void **state)
 {
     static const char toml[] = "[mcp_servers.a]\n\t[mcp_servers.a.env]\n[mcp_servers.b_2]\n"
@@ -1773,6 +1844,7 @@ int main(void)
         cmocka_unit_test(test_claude_posture_argv),
         cmocka_unit_test(test_codex_posture_argv),
         cmocka_unit_test(test_codex_mcp_names),
+        cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),

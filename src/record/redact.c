@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/utf8.h"
 
 #include "record/record.h"
@@ -213,14 +214,8 @@ static int find_secrets(const struct ar_redactor *r, const char *s, size_t n, st
             i++;
             continue;
         }
-        if (cuts->n == cuts->cap) {
-            size_t ncap = cuts->cap ? cuts->cap * 2 : 8;
-            struct cut *v = realloc(cuts->v, ncap * sizeof(*v));
-            if (!v)
-                return AR_ENOMEM;
-            cuts->v = v;
-            cuts->cap = ncap;
-        }
+        if (ar_array_reserve(&cuts->v, &cuts->cap, cuts->n + 1, sizeof(*cuts->v), 8) < 0)
+            return AR_ENOMEM;
         cuts->v[cuts->n++] = (struct cut){ i, keep, i + len };
         i += len;
     }
@@ -292,14 +287,8 @@ struct pieces {
 
 static struct piece *piece_new(struct pieces *ps)
 {
-    if (ps->n == ps->cap) {
-        size_t ncap = ps->cap ? ps->cap * 2 : 64;
-        struct piece *v = realloc(ps->v, ncap * sizeof(*v));
-        if (!v)
-            return NULL;
-        ps->v = v;
-        ps->cap = ncap;
-    }
+    if (ar_array_reserve(&ps->v, &ps->cap, ps->n + 1, sizeof(*ps->v), 64) < 0)
+        return NULL;
     struct piece *p = &ps->v[ps->n++];
     memset(p, 0, sizeof(*p));
     p->order = ps->n - 1;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/file.h"
 #include "util/temp.h"
 
@@ -118,14 +119,8 @@ struct beneath {
 
 static int beneath_push(struct beneath *b, int fd)
 {
-    if (b->depth + 1 >= b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : 16;
-        int *n = realloc(b->fd, ncap * sizeof(*n));
-        if (!n)
-            return -1;
-        b->fd = n;
-        b->cap = ncap;
-    }
+    if (ar_array_reserve(&b->fd, &b->cap, b->depth + 2, sizeof(*b->fd), 16) < 0)
+        return -1;
     b->fd[++b->depth] = fd;
     return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "ar_config.h"
 #include "cli/commands.h"
+#include "cli/terminal.h"
 #include "cli/prioritize_format.h"
 #include "cli/session.h"
 #include "prioritize/prioritize.h"
@@ -49,8 +50,11 @@ static int print_buf(struct ar_buf *b)
 static void print_failure(const struct ar_result *r)
 {
     ar_cli_errorf("%s: %s", ar_strerror_name(r->error.code), r->error.msg);
-    for (size_t i = 0; r->error_details[i]; i++)
-        fprintf(stderr, "  %s\n", r->error_details[i]);
+    for (size_t i = 0; r->error_details[i]; i++) {
+        fputs("  ", stderr);
+        ar_cli_text_fputs(r->error_details[i], stderr); /* cli/terminal.h */
+        fputc('\n', stderr);
+    }
 }
 
 /* Tells the user what they should know about the input before the model sees it. */

@@ -6,6 +6,7 @@
 #include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cli/terminal.h"
 #include "route/route.h"
 #include "result/result.h"
 
@@ -120,6 +121,8 @@ static int print_outcome(const struct outcome *oc, int json_format)
                 rc = ar_buf_putc(&out, '\n');
         }
     }
+    if (rc == 0 && !json_format)
+        rc = ar_cli_text_neutralize(&out, 0); /* the reasoning is the model's */
     if (rc < 0) {
         rc = ar_cli_out_of_memory();
     } else if (ar_cli_write_stdout(out.data ? out.data : "", out.len) < 0) {

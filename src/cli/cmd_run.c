@@ -8,6 +8,7 @@
 #include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cli/terminal.h"
 #include "json/dump.h"
 #include "result/result.h"
 #include "util/buf.h"
@@ -354,7 +355,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         } else if (res->ok) {
             const char *out = res->json ? res->json : res->output ? res->output : "";
             size_t n = strlen(out);
-            if (ar_cli_write_stdout(out, n) < 0 ||
+            if (ar_cli_write_text(out, n) < 0 ||
                 ((n == 0 || out[n - 1] != '\n') && ar_cli_write_stdout("\n", 1) < 0))
                 rc = AR_EXIT_USAGE;
         }

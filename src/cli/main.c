@@ -186,5 +186,8 @@ int main(int argc, char **argv)
     ar_ignore_own_file(2);
     /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
     signal(SIGPIPE, SIG_IGN);
+    /* Past a file size limit (ulimit -f) a write fails with EFBIG, which we handle
+     * (a batch record is then taken back whole), instead of a kill mid-record. */
+    signal(SIGXFSZ, SIG_IGN);
     return check_stdout(dispatch(argc, argv));
 }

@@ -7,6 +7,7 @@
 
 #include "agentrun/error.h"
 #include "cli/cli.h"
+#include "cli/terminal.h"
 
 int ar_cli_verbosity = 0;
 
@@ -17,13 +18,20 @@ static int last_error_code;
  * failed (said once). */
 static int stdout_used, stdout_failed;
 
+/* A diagnostic can quote what a model or a CLI said: rendered by cli/terminal.h. */
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
     fflush(stdout);
     fputs(prefix, stderr);
-    vfprintf(stderr, fmt, ap);
+    if (ar_buf_vprintf(&b, fmt, ap) == 0 && ar_cli_text_neutralize(&b, 0) == 0)
+        fputs(ar_buf_cstr(&b), stderr);
+    else
+        fputs("(message lost: out of memory)", stderr);
     fputc('\n', stderr);
     fflush(stderr);
+    ar_buf_finish(&b);
 }
 
 /* An error on stderr, kept as the last one with its code (0: none said). */
@@ -96,8 +104,12 @@ int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fflush(stdout);
-    fprintf(stderr, "agentrun %s: ", cmd ? cmd->name : "");
-    vfprintf(stderr, fmt, ap);
+    /* A file name of a checkout may be quoted: rendered by cli/terminal.h. */
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    int ok = ar_buf_vprintf(&b, fmt, ap) == 0 && ar_cli_text_neutralize(&b, 0) == 0;
+    fprintf(stderr, "agentrun %s: %s", cmd ? cmd->name : "", ok ? ar_buf_cstr(&b) : "usage error");
+    ar_buf_finish(&b);
     fprintf(stderr, "\nTry 'agentrun %s --help' for more information.\n", cmd ? cmd->name : "");
     va_end(ap);
     va_start(ap, fmt);
@@ -105,6 +117,16 @@ int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...)
     va_end(ap);
     last_error_code = AR_EUSAGE;
     return AR_EXIT_USAGE;
+}
+
+int ar_cli_write_text(const char *s, size_t n)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    int rc =
+        ar_cli_text_append(&b, s, n) == 0 ? ar_cli_write_stdout(b.data ? b.data : "", b.len) : -1;
+    ar_buf_finish(&b);
+    return rc;
 }
 
 /* A result that did not reach stdout is said once, however many writes fail. */

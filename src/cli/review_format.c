@@ -9,6 +9,7 @@
 
 #include "ar_config.h"
 #include "cli/review_format.h"
+#include "cli/terminal.h"
 #include "cost/cost.h"
 #include "json/dump.h"
 #include "result/result.h"
@@ -638,11 +639,14 @@ int ar_review_render(const struct ar_review_report *rep, enum ar_review_format f
     json_t *doc = NULL;
     switch (fmt) {
     case AR_REVIEW_FORMAT_TEXT:
-        render_text(rep, out);
-        return 0;
-    case AR_REVIEW_FORMAT_GITHUB:
-        render_github(rep, out);
-        return 0;
+    case AR_REVIEW_FORMAT_GITHUB: {
+        size_t from = out->len;
+        if (fmt == AR_REVIEW_FORMAT_TEXT)
+            render_text(rep, out);
+        else
+            render_github(rep, out);
+        return ar_cli_text_neutralize(out, from); /* a terminal, a CI log: cli/terminal.h */
+    }
     case AR_REVIEW_FORMAT_RDJSONL:
         return render_rdjsonl(rep, out);
     case AR_REVIEW_FORMAT_CHECKSTYLE:

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/session.h"
+#include "cli/terminal.h"
 #include "util/buf.h"
 #include "json/dump.h"
 #include "cost/cost.h"
@@ -214,12 +215,14 @@ void ar_cli_log(void *arg, enum ar_log_level level, const char *event, const cha
     char head[160] = "";
     if (job && *job)
         snprintf(head, sizeof(head), "job '%.100s': ", job);
-    if (level == AR_LOG_ERROR)
-        fprintf(stderr, "agentrun: error: %s%s\n", head, msg);
-    else if (level == AR_LOG_WARN)
-        fprintf(stderr, "agentrun: warning: %s%s\n", head, msg);
-    else
-        fprintf(stderr, "agentrun: %s%s\n", head, msg);
+    /* A log line can quote a model, a CLI, a job id: rendered by cli/terminal.h. */
+    fputs(level == AR_LOG_ERROR  ? "agentrun: error: "
+          : level == AR_LOG_WARN ? "agentrun: warning: "
+                                 : "agentrun: ",
+          stderr);
+    ar_cli_text_fputs(head, stderr);
+    ar_cli_text_fputs(msg, stderr);
+    fputc('\n', stderr);
     json_decref(o);
     fflush(stderr);
 }
@@ -252,7 +255,8 @@ static void status_draw(struct ar_cli_session *s)
     int batch_wait = waiting[0] && s->status_extra[0];
     const char *tool = waiting[0] && !batch_wait ? waiting : s->status_tool;
     char line[400];
-    int n = snprintf(line, sizeof(line), "%s %s%s%lu:%02lu%s%s%s%s%s%s",
+    char raw[400];
+    int n = snprintf(raw, sizeof(raw), "%s %s%s%lu:%02lu%s%s%s%s%s%s",
                      s->status_provider[0] ? s->status_provider : "agentrun",
                      s->status_job[0] ? s->status_job : "", s->status_job[0] ? " " : "",
                      (unsigned long)(secs / 60), (unsigned long)(secs % 60), batch_wait ? "  " : "",
@@ -260,6 +264,13 @@ static void status_draw(struct ar_cli_session *s)
                      tool[0] ? "  " : "", tool);
     if (n < 0)
         return;
+    /* The tool's path is the model's: rendered by cli/terminal.h before it is cut. */
+    struct ar_buf safe;
+    ar_buf_init(&safe, AR_BUF_UNLIMITED);
+    int bad = ar_cli_text_append(&safe, raw, strlen(raw)) < 0;
+    snprintf(line, sizeof(line), "%s", bad ? raw : ar_buf_cstr(&safe));
+    ar_buf_finish(&safe);
+    n = (int)strlen(line);
     /* Keep it on one line of an 80-column terminal; \033[K clears what was longer. */
     if (n > 78) {
         size_t cut = 78;
@@ -543,8 +554,11 @@ void ar_cli_print_result_error(const struct ar_result *r)
     if (n == 1 && strcmp(r->error_details[0], r->error.msg) == 0)
         n = 0;
     size_t show = ar_cli_verbosity > 0 ? n : (n > 20 ? 20 : n);
-    for (size_t i = 0; i < show; i++)
-        fprintf(stderr, "  %s\n", r->error_details[i]);
+    for (size_t i = 0; i < show; i++) {
+        fputs("  ", stderr);
+        ar_cli_text_fputs(r->error_details[i], stderr); /* the model's values, quoted */
+        fputc('\n', stderr);
+    }
     if (show < n)
         fprintf(stderr, "  (%zu more; -v shows all)\n", n - show);
 }

@@ -29,6 +29,7 @@
 #include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/temp.h"
 
 /* Replaces gemini's ≈ 32 KB system instruction in text calls. */
 static const char gemini_text_prompt[] =
@@ -58,7 +59,7 @@ json_t *ar_gemini_user_settings(const char *user_dir)
     ar_buf_init(&b, (size_t)4 << 20);
     ar_buf_init(&fixed, (size_t)8 << 20);
     json_t *v = NULL;
-    if (ar_file_read(path, &b, NULL) == 0 && b.len) {
+    if (ar_file_read_own(path, &b, NULL) == 0 && b.len) {
         v = json_loadb(b.data, b.len, 0, NULL);
         if (!v && ar_json_repair(b.data, b.len, &fixed, NULL, NULL) == 0)
             v = json_loadb(fixed.data ? fixed.data : "", fixed.len, 0, NULL);
@@ -142,17 +143,16 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
 {
     enum ar_tools tools = ar_pv_tools(spec);
     int text = tools == AR_TOOLS_NONE;
-    const char *tmpdir = getenv("TMPDIR");
     char *root = NULL, *dir = NULL, *user_dir = ar_gemini_user_dir(), *settings_path = NULL;
     int rc = 0;
-    if (!user_dir ||
-        asprintf(&root, "%s/agentrun-gemini-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0) {
+    if (!user_dir) {
         rc = ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
         goto out;
     }
-    if (!mkdtemp(root)) {
-        rc = ar_error_set_sys(err, AR_EIO, errno, root, "cannot create '%s': %s", root,
-                              strerror(errno));
+    /* 0700, and swept by a later agentrun when this one is killed (util/temp.h): it
+     * holds a copy of the user's settings. */
+    if (!(root = ar_temp_dir_make("gemini", err))) {
+        rc = err && err->code ? err->code : AR_EIO;
         goto out;
     }
     if (ar_strv_push(&out->tmpdirs, root) < 0 || asprintf(&dir, "%s/.gemini", root) < 0 ||

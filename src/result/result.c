@@ -2,6 +2,7 @@
  * (docs/run-result.md). */
 #include <assert.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +217,8 @@ json_t *ar_result_to_value(const struct ar_result *r)
         json_object_set_new(e, "code", json_string(ar_strerror_name(r->error.code)));
         json_object_set_new(e, "message", text_value(r->error.msg));
         json_object_set_new(e, "details", strv_value(r->error_details));
-        if (r->retry_after_s >= 0)
+        /* A wait past any clock (HUGE_VAL) has no JSON number: left out, as unsaid. */
+        if (r->retry_after_s >= 0 && isfinite(r->retry_after_s))
             json_object_set_new(e, "retry_after_s", json_real(r->retry_after_s));
         json_object_set_new(o, "error", e);
     } else {

@@ -35,7 +35,7 @@ def without_durations(doc):
     doc = json.loads(json.dumps(doc))
     doc.pop("duration_ms")
     for c in doc["calls"]:
-        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-\w+", r"agentrun-\1-X", a)
+        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-[\w-]+", r"agentrun-\1-X", a)
                      for a in c["argv"]]
     return doc
 

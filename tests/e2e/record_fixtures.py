@@ -57,6 +57,17 @@ def tool_then_text():
                  usage=U_TOOL1), text("I wrote hello.txt.", U_TOOL2)]
 
 
+def write_outside_then_text():
+    """A write the workspace does not hold: ../outside.txt from the work tree."""
+    return [dict(kind="tool_write", path="../outside.txt", content="escaped\n",
+                 usage=U_TOOL1), text("I wrote ../outside.txt.", U_TOOL2)]
+
+
+# A user policy (~/.gemini/policies) that denies write_file.
+GEMINI_DENY_WRITES = {".gemini/policies/deny-writes.toml":
+                      '[[rule]]\ntoolName = "write_file"\ndecision = "deny"\npriority = 500\n'}
+
+
 def shell_then_text():
     return [dict(kind="shell", command="echo shell-made > shell.txt && echo done",
                  usage=U_TOOL1), text("I ran the command.", U_TOOL2)]
@@ -74,6 +85,11 @@ def cases():
          "text answer; scripted usage input 1200 (uncached), cache_read 300, output 42", {}),
         ("claude", "json-text", "json", CLAUDE_JSON, {"claude": [text()]},
          "json wrapper of a text answer", {}),
+        ("claude", "stream-tool-write-outside", "jsonl",
+         CLAUDE_STREAM + ["--permission-mode", "acceptEdits"],
+         {"claude": write_outside_then_text()},
+         "acceptEdits: Write of ../outside.txt (outside the working directory) is refused: "
+         "permission_denials, exit 0", {}),
         ("claude", "plain-text", "stdout", ["-p"], {"claude": [text()]},
          "text mode: final text plus newline", {}),
         ("claude", "stream-fenced-json", "jsonl", CLAUDE_STREAM,
@@ -162,6 +178,10 @@ def cases():
         ("codex", "json-tool-rejected", "jsonl", CODEX_JSON,
          {"codex": tool_then_text()},
          "read-only sandbox rejects the patch; exit 0", {}),
+        ("codex", "json-tool-write-outside", "jsonl", CODEX_JSON + ["--sandbox", "workspace-write"],
+         {"codex": write_outside_then_text()},
+         "workspace-write sandbox: a patch adding ../outside.txt (outside the workspace) is "
+         "rejected; exit 0", {}),
         ("codex", "json-tool-shell-readonly", "jsonl", CODEX_JSON,
          {"codex": shell_then_text()},
          "read-only sandbox: the command writing shell.txt fails (Read-only file system); "
@@ -218,6 +238,16 @@ def cases():
         ("gemini", "stream-tool-shell", "jsonl", GEMINI_STREAM + ["--yolo"],
          {"gemini": shell_then_text()},
          "run_shell_command writing shell.txt (--yolo), then final text", {}),
+        ("gemini", "stream-tool-write-outside", "jsonl",
+         GEMINI_STREAM + ["--approval-mode", "auto_edit"],
+         {"gemini": write_outside_then_text()},
+         "auto_edit: write_file of ../outside.txt is refused as invalid_tool_params 'Path not "
+         "in workspace'; result success, exit 0", {}),
+        ("gemini", "stream-tool-policy-deny", "jsonl",
+         GEMINI_STREAM + ["--approval-mode", "auto_edit"],
+         {"gemini": tool_then_text()},
+         "a user policy (~/.gemini/policies) denies write_file: policy_violation; result "
+         "success, exit 0", {"home_files": GEMINI_DENY_WRITES}),
         ("gemini", "stream-tool-default", "jsonl", GEMINI_STREAM,
          {"gemini": tool_then_text()},
          "default approval mode: write_file is not offered; the model is told it is not found", {}),
@@ -311,6 +341,11 @@ def record(case, index):
     mock = Mock(script).start()
     root = RunRoot(mock.port)
     try:
+        for rel, content in opt.get("home_files", {}).items():
+            path = os.path.join(root.home, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(content)
         args = list(args)
         extra = {}
         for i, a in enumerate(args):

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +28,7 @@
 #include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/temp.h"
 
 #ifndef AR_SOURCE_ROOT
 #define AR_SOURCE_ROOT "."
@@ -150,6 +152,9 @@ static const struct fx fixtures[] = {
       NULL },
     { "claude", "stream-tool-bash-denied.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0, 0,
       1, 1, NULL, "Bash", NULL },
+    /* acceptEdits refuses a Write out of the working directory: no file reported */
+    { "claude", "stream-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0,
+      0, 0, 0, 1, 1, NULL, "Write", NULL },
     { "claude", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 1, 0,
       0, NULL, AR_ERATELIMIT, 0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
     /* codex */
@@ -181,6 +186,8 @@ static const struct fx fixtures[] = {
       1, NULL, "shell", NULL },
     { "codex", "json-tool-rejected.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL, NULL,
       NULL },
+    { "codex", "json-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0, 0,
+      0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-tool-shell-readonly.jsonl", "json-tool-shell-readonly.stderr", 0, 0, 0,
       "I ran the command.", 0, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-error-429-usage-limit.jsonl", "json-error-429-usage-limit.stderr", 1, 0, 0,
@@ -222,6 +229,10 @@ static const struct fx fixtures[] = {
       0, 1, NULL, "run_shell_command", NULL },
     { "gemini", "stream-tool-default.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL,
       "write_file", NULL },
+    { "gemini", "stream-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0,
+      0, 0, 0, 0, 1, NULL, "write_file", NULL },
+    { "gemini", "stream-tool-policy-deny.jsonl", NULL, 0, 0, 0, "I wrote hello.txt.", 0, 0, 0, 0, 0,
+      0, 1, NULL, "write_file", NULL },
     { "gemini", "stream-tool-shell-default.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0,
       0, 0, 1, NULL, "run_shell_command", NULL },
     { "gemini", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 173, 0,
@@ -1009,6 +1020,77 @@ static void test_codex_posture_argv(void **state)
     rmdir(dir);
 }
 
+/* A file at root/rel (directories made as needed). */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    for (char *c = path + strlen(root) + 1; *c; c++)
+        if (*c == '/') {
+            *c = '\0';
+            mkdir(path, 0700);
+            *c = '/';
+        }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* codex loads the checkout's skills whatever its trust (the list, and a "$name" in the
+ * prompt pastes the body): an untrusted call turns each off by its path, for every skills
+ * root from the repository's top down to the cwd, as codex walks them. */
+static void test_codex_posture_turns_the_checkouts_skills_off(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    char root[] = "/tmp/agentrun-test-skills-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char *real_root = realpath(root, NULL);
+    static const char skill[] = "---\nname: s\ndescription: d\n---\nbody\n";
+    put_file(root, ".git/HEAD", "ref: refs/heads/main\n");
+    put_file(root, ".codex/skills/a/SKILL.md", skill);
+    put_file(root, ".agents/skills/deep/x/SKILL.md", skill);
+    put_file(root, ".agents/skills/.hidden/SKILL.md", skill);
+    put_file(root, "sub/.agents/skills/b/SKILL.md", skill);
+    put_file(root, "elsewhere/l/SKILL.md", skill);
+    put_file(root, "other/.codex/skills/c/SKILL.md", skill);
+    char link[512], cwd[512];
+    snprintf(link, sizeof(link), "%s/sub/.agents/skills/linked", root);
+    assert_int_equal(symlink("../../../elsewhere", link), 0);
+    snprintf(cwd, sizeof(cwd), "%s/sub", root);
+    static const char *const off[] = { ".codex/skills/a/SKILL.md", ".agents/skills/deep/x/SKILL.md",
+                                       "sub/.agents/skills/b/SKILL.md", "elsewhere/l/SKILL.md" };
+    static const char *const on[] = { ".agents/skills/.hidden/SKILL.md",
+                                      "other/.codex/skills/c/SKILL.md" };
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            struct ar_call_spec spec = { 0 };
+            spec.tools = (enum ar_tools)t;
+            spec.allow_edits = t == AR_TOOLS_EDIT;
+            spec.trust_project = trust;
+            spec.cwd = cwd;
+            struct ar_call_setup st;
+            ar_call_setup_init(&st);
+            struct ar_error err = AR_ERROR_INIT;
+            assert_int_equal(p->prepare(&spec, &st, &err), 0);
+            const char *cfg = codex_config(&st, "skills.config=[");
+            assert_int_equal(cfg != NULL, !trust);
+            assert_int_equal(codex_config(&st, "project_root_markers=[\".git\"]") != NULL, !trust);
+            for (size_t i = 0; cfg && i < sizeof(off) / sizeof(off[0]); i++) {
+                char want[600];
+                snprintf(want, sizeof(want), "{path=\"%s/%s\",enabled=false}", real_root, off[i]);
+                assert_non_null(strstr(cfg, want));
+            }
+            for (size_t i = 0; cfg && i < sizeof(on) / sizeof(on[0]); i++)
+                assert_null(strstr(cfg, on[i]));
+            ar_call_setup_finish(&st);
+        }
+    }
+    ar_remove_tree(root);
+    free(real_root);
+}
+
 static void test_codex_mcp_names(void **state)
 {
     static const char toml[] = "[mcp_servers.a]\n\t[mcp_servers.a.env]\n[mcp_servers.b_2]\n"
@@ -1438,7 +1520,7 @@ static void test_codex_thread_rollout_is_found_by_id(void **state)
     else
         unsetenv("HOME");
     free(home);
-    ar_pv_remove_tree(dir);
+    ar_remove_tree(dir);
 }
 
 /* ---- codex resumed usage ---- */
@@ -1694,6 +1776,13 @@ static void test_refused_tool_calls_from_recordings(void **state)
           "echo shell-made > shell.txt && echo done", 0, 0 },
         { "gemini", "stream-tool-write.jsonl", NULL, NULL, NULL, 1, 1 },
         { "gemini", "stream-tool-shell.jsonl", NULL, NULL, NULL, 1, 1 },
+        /* A write out of the workspace, allowed edits or not: each CLI's refusal */
+        { "claude", "stream-tool-write-outside.jsonl", NULL, "Write", "/outside.txt", 1, 0 },
+        { "codex", "json-tool-write-outside.jsonl", "json-tool-write-outside.stderr", "apply_patch",
+          NULL, 1, 0 },
+        { "gemini", "stream-tool-write-outside.jsonl", NULL, "write_file", "/outside.txt", 1, 0 },
+        /* gemini: a user policy that denies write_file takes it out of the registry */
+        { "gemini", "stream-tool-policy-deny.jsonl", NULL, "write_file", "/hello.txt", 1, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct ar_reply r;
@@ -1718,6 +1807,13 @@ static void test_refused_tool_calls_from_recordings(void **state)
         ar_reply_finish(&r);
     }
 }
+
+/* A gemini tool_use of `tool` on /w/a and its tool_result failing with error `type`. */
+#define GEMINI_TOOL(tool, type, msg)                                                              \
+    "{\"type\":\"tool_use\",\"timestamp\":\"t\",\"tool_name\":\"" tool "\",\"tool_id\":\"g1\","   \
+    "\"parameters\":{\"file_path\":\"/w/a\"}}\n{\"type\":\"tool_result\",\"timestamp\":\"t\","    \
+    "\"tool_id\":\"g1\",\"status\":\"error\",\"error\":{\"type\":\"" type "\",\"message\":\"" msg \
+    "\"}}\n"
 
 /* A missing tool that changes nothing (a read tool, claude's StructuredOutput without
  * --json-schema) is not a refusal; a missing write or shell tool is, and so is what the
@@ -1755,6 +1851,20 @@ static void test_only_missing_tools_that_act_are_refusals(void **state)
           "{\"type\":\"tool_result\",\"timestamp\":\"t\",\"tool_id\":\"g1\",\"status\":"
           "\"error\",\"error\":{\"type\":\"policy_violation\",\"message\":\"denied\"}}\n",
           1 },
+        /* gemini's boundaries are refusals whatever the tool; a tool failing at its own
+         * work (a bad parameter, text not found) is not */
+        { "gemini", GEMINI_TOOL("replace", "path_not_in_workspace", "Path not in workspace"), 1 },
+        { "gemini", GEMINI_TOOL("run_shell_command", "sandbox_expansion_required", "{}"), 1 },
+        { "gemini", GEMINI_TOOL("write_file", "permission_denied", "EACCES"), 1 },
+        { "gemini",
+          GEMINI_TOOL("write_file", "invalid_tool_params",
+                      "Path not in workspace: Attempted path \\\"/x\\\" resolves outside the "
+                      "allowed workspace directories: /w"),
+          1 },
+        { "gemini", GEMINI_TOOL("write_file", "invalid_tool_params", "params must have content"),
+          0 },
+        { "gemini", GEMINI_TOOL("replace", "edit_no_occurrence_found", "0 occurrences"), 0 },
+        { "gemini", GEMINI_TOOL("read_file", "file_not_found", "no such file"), 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const struct ar_provider *p = ar_provider_find(cases[i].cli);
@@ -1836,6 +1946,12 @@ static void test_retry_after_wordings(void **state)
         { "5-hour limit reached \u00b7 resets in 1h 30m", 5400 },
         { "Retry-After: 30", 30 },
         { "retry_after 1500ms", 1.5 },
+        /* waits no clock holds: longer than any --max-wait, never 0 */
+        { "Please retry after 1e30 seconds.", 1e30 },
+        { "  retryDelayMs: 1e400,\n  status: 429", HUGE_VAL },
+        { "Claude AI usage limit reached|99999999999999999999", HUGE_VAL },
+        { "Retry-After: 1e999", HUGE_VAL },
+        { "try again in 1e308 hours", HUGE_VAL },
         /* nothing to go by */
         { "exceeded retry limit, last status: 429 Too Many Requests", -1 },
         { "You\u2019ve hit your usage limit. Try again later.", -1 },
@@ -1881,6 +1997,7 @@ int main(void)
         cmocka_unit_test(test_codex_mcp_names),
         cmocka_unit_test(test_codex_config_provider_and_key),
         cmocka_unit_test(test_codex_telemetry_only_where_no_rollout),
+        cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),

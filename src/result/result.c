@@ -2,6 +2,7 @@
  * (docs/run-result.md). */
 #include <assert.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ static json_t *usage_value(const struct ar_usage *u)
                      (json_int_t)u->output, "reasoning", (json_int_t)u->reasoning);
 }
 
-static json_t *cost_value(double usd, enum ar_cost_source src)
+json_t *ar_cost_value(double usd, enum ar_cost_source src)
 {
     return src == AR_COST_UNKNOWN ? json_null() : json_real(ar_cost_round(usd));
 }
@@ -172,7 +173,7 @@ static json_t *calls_value(const struct ar_result *r)
         json_object_set_new(o, "signal", c->signal ? json_integer(c->signal) : json_null());
         json_object_set_new(o, "duration_ms", json_integer((json_int_t)c->duration_ms));
         json_object_set_new(o, "tokens", usage_value(&c->usage));
-        json_object_set_new(o, "cost_usd", cost_value(c->cost_usd, c->cost_source));
+        json_object_set_new(o, "cost_usd", ar_cost_value(c->cost_usd, c->cost_source));
         json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(c->cost_source)));
         json_object_set_new(o, "cached", json_boolean(c->cached));
         json_object_set_new(o, "timed_out", json_boolean(c->timed_out));
@@ -188,7 +189,7 @@ static json_t *calls_value(const struct ar_result *r)
 json_t *ar_result_cached_from(const struct ar_result *r)
 {
     return json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&r->cached_usage), "cost_usd",
-                     cost_value(r->cached_cost_usd, r->cached_cost_source), "cost_source",
+                     ar_cost_value(r->cached_cost_usd, r->cached_cost_source), "cost_source",
                      ar_cost_source_name(r->cached_cost_source), "calls", (json_int_t)r->n_cached);
 }
 
@@ -204,7 +205,7 @@ json_t *ar_result_to_value(const struct ar_result *r)
     json_object_set_new(o, "repair", json_string(ar_repair_kind_name(r->repair)));
     json_object_set_new(o, "local_fixes", strv_value(r->local_fixes));
     json_object_set_new(o, "tokens", usage_value(&r->usage));
-    json_object_set_new(o, "cost_usd", cost_value(r->cost_usd, r->cost_source));
+    json_object_set_new(o, "cost_usd", ar_cost_value(r->cost_usd, r->cost_source));
     json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(r->cost_source)));
     json_object_set_new(o, "cached", json_boolean(r->cached));
     json_object_set_new(o, "cached_from", r->n_cached ? ar_result_cached_from(r) : json_null());
@@ -234,7 +235,8 @@ json_t *ar_result_to_value(const struct ar_result *r)
         json_object_set_new(e, "code", json_string(ar_strerror_name(r->error.code)));
         json_object_set_new(e, "message", text_value(r->error.msg));
         json_object_set_new(e, "details", strv_value(r->error_details));
-        if (r->retry_after_s >= 0)
+        /* A wait past any clock (HUGE_VAL) has no JSON number: left out, as unsaid. */
+        if (r->retry_after_s >= 0 && isfinite(r->retry_after_s))
             json_object_set_new(e, "retry_after_s", json_real(r->retry_after_s));
         json_object_set_new(o, "error", e);
     } else {

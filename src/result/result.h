@@ -43,6 +43,10 @@ const char *ar_repair_kind_name(enum ar_repair_kind k);
 /* The RunResult word for s: "cli", "price_table", "cache" or "unknown". Static storage. */
 const char *ar_cost_source_name(enum ar_cost_source s);
 
+/* A cost as every output shows it: null when unknown, else rounded to 1e-10 dollars
+ * (ar_cost_round(): 0.01475, not 0.014750000000000001). New reference. */
+json_t *ar_cost_value(double usd, enum ar_cost_source src);
+
 /* ---- building a result, call by call ---------------------------------------------
  *
  * The pipeline (src/run/pipeline.c) decides what happens; the draft records it.

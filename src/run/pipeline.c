@@ -93,6 +93,7 @@ struct ar_run {
     /* The call in flight. */
     enum call_kind kind;
     const char *call_model; /* the model asked for (borrowed: options or environment), or NULL */
+    char *main_model;       /* the model the last main call was priced by, or NULL */
     struct ar_call_setup setup;
     struct ar_unwrap *unwrap;
     struct ar_call *call;
@@ -107,6 +108,9 @@ struct ar_run {
     uint64_t waited_ms;       /* waited before the next call (for its record) */
     int retried;              /* the current call was already retried once */
     int side_effects;         /* a call changed files or ran a tool that can */
+    int failed_code;          /* a failed call waiting for git's word: its error, */
+    int failed_retry;         /* whether retry_wait() would make it again, */
+    uint64_t failed_wait_ms;  /* and after how long */
 
     uint64_t t0;
     struct ar_result_draft draft; /* the RunResult as the stages record it (src/result) */
@@ -345,14 +349,19 @@ static int retry_wait(const struct ar_run *run, int code, const struct ar_reply 
      * rewrites text, and may be made again. */
     if (run->retried || run->cancelled || !run->o.max_wait_ms || reply->files.n || reply->acted)
         return 0;
-    double hint = reply->retry_after_s;
+    double hint = reply->retry_after_s, want;
     if (code == AR_ERATELIMIT)
-        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : RATE_LIMIT_WAIT_MS;
+        want = hint >= 0 ? hint * 1000.0 : RATE_LIMIT_WAIT_MS;
     else if (code == AR_EAPI && reply->transient)
-        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : TRANSIENT_WAIT_MS;
+        want = hint >= 0 ? hint * 1000.0 : TRANSIENT_WAIT_MS;
     else
         return 0;
-    return *ms <= run->o.max_wait_ms;
+    /* Compared as a double before any conversion: a wait no integer holds (1e30 s,
+     * HUGE_VAL) is past --max-wait, where converting it first gave 0 and an instant retry. */
+    if (!(want <= (double)run->o.max_wait_ms))
+        return 0;
+    *ms = (uint64_t)(want + 0.999);
+    return 1;
 }
 
 /*
@@ -419,6 +428,15 @@ static int record_call_end(struct ar_run *run, struct ar_call *call,
                 "could not be told apart, so tokens and cost include earlier calls",
                 run->prov->name);
     const char *model = reply->model ? reply->model : run->call_model;
+    /* A repair call is the main call's CLI and model once more: when it does not say which
+     * model answered, the main call's prices it (an unknown one would stop a batch's
+     * budget at the first repair call). */
+    if (!model && run->kind == CALL_REPAIR)
+        model = run->main_model;
+    if (run->kind == CALL_MAIN && model != run->main_model) {
+        free(run->main_model);
+        run->main_model = model ? strdup(model) : NULL;
+    }
     struct ar_call_end e = {
         .exit_code = cr->status,
         .signal = cr->term_signal,
@@ -441,17 +459,16 @@ static int record_call_end(struct ar_run *run, struct ar_call *call,
 }
 
 /*
- * A call failed with `code`: made once more after a wait (retry_wait()), or
- * by the next provider of the fallback list, or the run ends with the error.
+ * After a failed call, with the work tree's word taken (go_on_after_failure is the
+ * rest of after_failed_call): the same call once more after the wait, or the next
+ * provider, or the end. A main call that changed files (side_effects) gets neither.
  */
-static void after_failed_call(struct ar_run *run, int code, const char *msg,
-                              const struct ar_reply *reply)
+static void go_on_after_failure(struct ar_run *run, int code, int retry, uint64_t wait_ms)
 {
     struct ar_result *r = run->draft.res;
-    set_error(run, code, "%s", msg ? msg : ar_strerror(code));
-    ar_result_draft_retry_after(&run->draft, reply->retry_after_s);
-    uint64_t wait_ms = 0;
-    if (retry_wait(run, code, reply, &wait_ms)) {
+    int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
+    int changed = run->kind == CALL_MAIN && run->side_effects;
+    if (retry && !changed) {
         if (code == AR_ERATELIMIT)
             ar_backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
         ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name, r->error.msg,
@@ -462,8 +479,7 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
                        code == AR_ERATELIMIT ? "rate limit" : ar_strerror_name(code));
         return;
     }
-    int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
-    if (could_move_on && run->side_effects) {
+    if ((retry || could_move_on) && changed) {
         /* The work tree is no longer what the task was given: running it again
          * (here or with another provider) could apply its edits twice. */
         char why[sizeof(r->error.msg)];
@@ -477,6 +493,58 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
         return;
     }
     end_run(run);
+}
+
+static void on_snapshot_failed(struct ar_git_snapshot *now, int rc, const struct ar_error *err,
+                               void *arg)
+{
+    struct ar_run *run = arg;
+    struct ar_git_changes ch;
+    ar_git_changes_init(&ch);
+    struct ar_error e = AR_ERROR_INIT;
+    /* Changed, unless git says plainly that nothing did: a retry that cannot be told
+     * safe is not made. */
+    int changed = 1;
+    if (now && now->tracked && ar_git_changes_compute(run->before, now, &ch, &e) == 0 &&
+        ar_own_files_drop(&ch, now->root, run->transcript_fd) == 0)
+        changed = ch.n > 0;
+    else if (rc < 0 && err)
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
+    ar_git_changes_finish(&ch);
+    ar_git_snapshot_destroy(now);
+    if (changed)
+        run->side_effects = 1;
+    go_on_after_failure(run, run->failed_code, run->failed_retry, run->failed_wait_ms);
+}
+
+/*
+ * A call failed with `code`: made once more after a wait (retry_wait()), or
+ * by the next provider of the fallback list, or the run ends with the error.
+ * A main call is never made again once it changed files: what the CLI reported
+ * (files, a tool that acted) decides at once; otherwise git is asked first, so a
+ * change the CLI never reported (a shell command, a hook) counts too.
+ */
+static void after_failed_call(struct ar_run *run, int code, const char *msg,
+                              const struct ar_reply *reply)
+{
+    set_error(run, code, "%s", msg ? msg : ar_strerror(code));
+    ar_result_draft_retry_after(&run->draft, reply->retry_after_s);
+    uint64_t wait_ms = 0;
+    int retry = retry_wait(run, code, reply, &wait_ms);
+    int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
+    if ((retry || could_move_on) && run->kind == CALL_MAIN && !run->side_effects && run->before &&
+        run->before->tracked) {
+        struct ar_error err = AR_ERROR_INIT;
+        run->failed_code = code;
+        run->failed_retry = retry;
+        run->failed_wait_ms = wait_ms;
+        if (ar_git_snapshot_start(run->loop, run->o.cwd, run->before, on_snapshot_failed, run,
+                                  &err) == 0)
+            return;
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
+        run->side_effects = 1;
+    }
+    go_on_after_failure(run, code, retry, wait_ms);
 }
 
 static void check_answer(struct ar_run *run, const char *text);
@@ -755,6 +823,7 @@ static void run_free(struct ar_run *run)
     ar_prompt_destroy(run->tpl);
     ar_prompt_destroy(run->repair_tpl);
     ar_prices_destroy(run->prices);
+    free(run->main_model);
     free(run->contract_compact);
     ar_buf_finish(&run->prompt);
     ar_buf_finish(&run->repair_prompt);
@@ -965,6 +1034,13 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     int missing = !p;
     if (!p) {
         run->missing = *err;
+        /* A replay starts no CLI: what is missing is which provider the calls were
+         * recorded with, not an installation. */
+        if (run->tapes.replay_dir)
+            ar_error_set(&run->missing, AR_EUSAGE, "--replay",
+                         "say which provider the calls were recorded with (-p claude, codex or "
+                         "gemini, or AGENTRUN_PROVIDER): --replay starts no CLI, and --provider "
+                         "auto picks an installed one");
         p = ar_providers()[0];
     }
     run->prov = p;
@@ -1024,6 +1100,19 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     }
     if (rc < 0)
         return rc;
+    /* Untrusted, a prompt is data, never a command: claude and gemini read a leading '/'
+     * as a slash command, and gemini finds the checkout's own (.gemini/commands) even in an
+     * untrusted call, whose body then replaces the prompt. A newline in front keeps it text. */
+    if (!o->trust_project && run->prompt.len && run->prompt.data[0] == '/') {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        if (ar_buf_putc(&b, '\n') < 0 || ar_buf_append(&b, run->prompt.data, run->prompt.len) < 0) {
+            ar_buf_finish(&b);
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        }
+        ar_buf_finish(&run->prompt);
+        run->prompt = b;
+    }
     run->contract = ar_prompt_contract(run->tpl);
     if (run->contract) {
         run->contract_compact =

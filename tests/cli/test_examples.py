@@ -107,6 +107,19 @@ class Examples(unittest.TestCase):
         self.assertTrue(all(r["ok"] for r in recs))
         self.assertEqual(len(self.sb.calls()), 22)  # 20 jobs + the 2 retried ones
 
+    def test_resumable_batch_ids_are_line_numbers_blank_lines_counted(self):
+        questions = self.sb.write("questions.txt", "first?\n\nthird?\n\n\nsixth?",
+                                  base=self.sb.root)
+        results = os.path.join(self.sb.root, "results.jsonl")
+        self.sb.answers("codex", ["an answer"])
+        p = self.script("resumable-batch.sh", questions, results)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(results, encoding="utf-8") as f:
+            ids = {json.loads(l)["id"]: json.loads(l) for l in f}
+        self.assertEqual(sorted(ids), ["q1", "q3", "q6"])
+        by_prompt = {c["stdin"].strip(): c for c in self.sb.calls()}
+        self.assertEqual(sorted(by_prompt), ["first?", "sixth?", "third?"])
+
 
     def test_fan_out_in_worktrees_merges_what_passes_the_check(self):
         # The fake CLI writes what each task names: t2's change fails the check, t4's

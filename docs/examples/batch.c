@@ -118,7 +118,8 @@ int main(int argc, char **argv)
     uv_loop_t loop;
     uv_loop_init(&loop);
     struct app app = { 0 };
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     if (!prompts && argc > 2)
         o.jobs = (unsigned)atoi(argv[2]);
     if (!prompts && argc > 3)

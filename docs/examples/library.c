@@ -64,7 +64,8 @@ static void on_timer(uv_timer_t *t)
 
 static int run_one(uv_loop_t *loop, const char *prompt, long cancel_after_ms)
 {
-    struct ar_run_options o = AR_RUN_OPTIONS_INIT;
+    struct ar_run_options o;
+    ar_run_options_init(&o);
     o.prompt = prompt;
     o.schema = schema;
     o.track_files = AR_TRACK_FILES_NEVER;

@@ -85,7 +85,8 @@ static char *read_stdin(size_t *len)
 
 int main(int argc, char **argv)
 {
-    struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
+    struct ar_review_options o;
+    ar_review_options_init(&o);
     char *text = NULL;
     if (argc > 1 && strcmp(argv[1], "-") == 0) {
         text = read_stdin(&o.diff_len);

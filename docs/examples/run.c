@@ -12,7 +12,8 @@
 
 int main(int argc, char **argv)
 {
-    struct ar_run_options opts = AR_RUN_OPTIONS_INIT;
+    struct ar_run_options opts;
+    ar_run_options_init(&opts);
     opts.prompt = argc > 1 ? argv[1] : "List two colours as JSON";
     opts.schema = "{\"type\": \"object\", \"required\": [\"colours\"],"
                   " \"properties\": {\"colours\": {\"type\": \"array\","

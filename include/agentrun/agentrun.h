@@ -6,7 +6,8 @@
  * it on the caller's libuv loop, with events, a result callback and cancel
  * (batch.h and review.h do the same for batches and reviews):
  *
- *     struct ar_run_options o = AR_RUN_OPTIONS_INIT;
+ *     struct ar_run_options o;
+ *     ar_run_options_init(&o);
  *     o.prompt = "Say hello as JSON";
  *     o.schema = "{\"type\":\"object\",\"required\":[\"hello\"]}";
  *     struct ar_result *r = NULL;
@@ -18,7 +19,26 @@
  *     ar_result_destroy(r);
  *
  * Nothing here prints; diagnostics go to options.logger. libuv and jansson
- * are implementation details: no header of theirs is included.
+ * are implementation details: no header of theirs is included, and no public
+ * struct holds a type of theirs by value (ar_result.value is the one jansson
+ * pointer, for reading).
+ *
+ * The ABI can grow (docs/library.md, "ABI"). Structs you allocate (the
+ * options, ar_batch_stats) and structs held by value in another or in an
+ * array keep their size: members added later come out of their reserved
+ * tail, which is zero. Structs the library allocates and hands you by pointer
+ * only (ar_result, ar_result_worktree, ar_run_progress, ar_review_result,
+ * ar_review_event, ar_batch_record) grow at their end: never copy one by
+ * value or take its sizeof. Options start from ar_*_options_init(), which
+ * own the defaults. A break bumps the soname (AR_ABI_VERSION);
+ * scripts/abi-check compares the library with the reference of its soname.
+ *
+ * Signals: the library installs no signal handler and changes no signal mask,
+ * with one exception: the first run, review or batch started sets SIGPIPE to
+ * ignored when it is at its default (SIG_DFL), for the whole process and for
+ * good, because a CLI that closes its stdin early must make the write fail
+ * with EPIPE, not kill the host. A handler or SIG_IGN you installed is left
+ * as it is; a handler must return for the write to fail with EPIPE.
  */
 #ifndef AGENTRUN_AGENTRUN_H
 #define AGENTRUN_AGENTRUN_H
@@ -205,15 +225,21 @@ struct ar_run_options {
     int cache;              /* reuse the answers of text calls (tools NONE, not trusted) */
     const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/agentrun, else ~/.cache/agentrun */
     uint64_t cache_ttl_s;   /* older cache entries are not used; 0: no limit */
+
+    void *reserved[16]; /* zero: members added later come out of it (docs/library.md#abi) */
 };
 
-#define AR_RUN_OPTIONS_INIT                                                              \
-    {                                                                                    \
-        .expect = AR_EXPECT_OBJECT, .model_repair = 1, .local_repair = 1,                \
-        .track_files = AR_TRACK_FILES_EDITS, .max_wait_ms = 60000, .timeout_ms = 900000, \
-        .idle_timeout_ms = 300000, .final_grace_ms = 3000, .kill_grace_ms = 5000,        \
-        .output_cap = (size_t)64 << 20, .logger = AR_LOGGER_INIT,                        \
-    }
+/*
+ * Sets *o to the defaults: zero everything, then the library's defaults
+ * (expect object, model and local repair on, git snapshots of runs that can
+ * edit, 60 s max wait, 900 s timeout, 300 s idle timeout, 3 s final grace,
+ * 5 s kill grace, 64 MiB output cap, warnings to no logger). The defaults are
+ * the library's, not your compiler's: a program built against older headers
+ * gets the defaults of the library it runs with, also for the members its
+ * headers do not know (they live in the reserved tail). Start every
+ * ar_run_options with it.
+ */
+AR_API void ar_run_options_init(struct ar_run_options *o);
 
 enum ar_repair_kind {
     AR_REPAIR_NONE = 0, /* the first answer was usable as it came */
@@ -242,7 +268,8 @@ struct ar_file_change {
     char *content; /* with_content: the content (base64 when `base64`), else NULL */
     size_t content_len;
     int base64;
-    int truncated; /* content cut at 1 MiB */
+    int truncated;     /* content cut at 1 MiB */
+    void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
 };
 
 struct ar_call_record {
@@ -263,6 +290,7 @@ struct ar_call_record {
                     cached_* fields */
     struct ar_posture posture;
     uint64_t waited_ms; /* how long the run waited before this call (a retry's backoff) */
+    void *reserved[4];  /* members added later come out of it (docs/library.md#abi) */
 };
 
 /* Where a run with a worktree of its own left its work (ar_result.worktree). */
@@ -277,8 +305,9 @@ struct ar_result_worktree {
 
 /* A tool call the CLI refused (or a write or shell tool the call was never offered). */
 struct ar_denial {
-    char *tool;   /* the CLI's tool name ("Write", "apply_patch", "write_file") */
-    char *target; /* the file, command or URL it was for, or NULL when the CLI did not say */
+    char *tool;        /* the CLI's tool name ("Write", "apply_patch", "write_file") */
+    char *target;      /* the file, command or URL it was for, or NULL when the CLI did not say */
+    void *reserved[2]; /* members added later come out of it (docs/library.md#abi) */
 };
 
 /*
@@ -351,7 +380,7 @@ typedef void ar_run_done_fn(struct ar_run *run, struct ar_result *res, void *arg
  * with err set when the run cannot be set up (bad options, unknown template
  * or provider): done is then never called, and nothing was left on the loop
  * (it may be closed at once). Like ar_run(), it installs no
- * signal handlers.
+ * signal handlers (SIGPIPE: see the top of this header).
  */
 AR_API int ar_run_start(struct uv_loop_s *loop, const struct ar_run_options *opts,
                         ar_run_done_fn *done, void *arg, struct ar_run **out, struct ar_error *err);
@@ -369,7 +398,8 @@ AR_API void ar_run_cancel(struct ar_run *run);
  * Runs one job to completion on a private event loop: ar_run_start() on a
  * loop of its own, run until done.
  *
- * It installs no signal handlers. The CLI runs in its own process group, so
+ * It installs no signal handlers (SIGPIPE is set to ignored if it was at its
+ * default: see the top of this header). The CLI runs in its own process group, so
  * a host program that is killed does not take it along: a host that wants
  * Ctrl-C to end the run must handle the signal itself (agentrun's own CLI
  * does), or run agentrun as a child process.
@@ -407,6 +437,9 @@ AR_API void ar_ignore_own_file(int fd);
  * newer than the headers it was compiled with (AR_VERSION_STRING). Static storage.
  */
 AR_API const char *ar_version(void);
+
+/* The same as one number, as AR_VERSION_NUMBER encodes it. */
+AR_API unsigned ar_version_number(void);
 
 #ifdef __cplusplus
 }

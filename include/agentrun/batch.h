@@ -25,7 +25,8 @@
  *
  * Example (docs/library.md, "Batch"):
  *
- *     struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+ *     struct ar_batch_options o;
+ *     ar_batch_options_init(&o);
  *     o.jobs = 8;
  *     o.max_cost_usd = 5.0;
  *     struct ar_batch *b;
@@ -77,12 +78,13 @@ struct ar_batch_options {
      * same way. 0: no budget.
      */
     double max_cost_usd;
+
+    void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
 };
 
-#define AR_BATCH_OPTIONS_INIT                                         \
-    {                                                                 \
-        .defaults = AR_RUN_OPTIONS_INIT, .jobs = 4, .max_cost_usd = 0 \
-    }
+/* Sets *o to the defaults: ar_run_options_init(&o->defaults), 4 jobs at once, no
+ * budget, the rest zero. The defaults are the library's (see ar_run_options_init()). */
+AR_API void ar_batch_options_init(struct ar_batch_options *o);
 
 /* How a job's record came about. */
 enum ar_batch_outcome {
@@ -124,6 +126,7 @@ struct ar_batch_stats {
     unsigned jobs;           /* jobs at once: ar_batch_options.jobs after the file limit */
     uint64_t duration_ms;    /* since ar_batch_start() */
     int cancelled;           /* ar_batch_cancel() was called */
+    void *reserved[8];       /* members added later come out of it (docs/library.md#abi) */
 };
 
 /* A job's record. b is valid (ar_batch_cancel() and ar_batch_get_stats() may be called). */
@@ -169,7 +172,7 @@ AR_API int ar_batch_add_line(struct ar_batch *b, const char *line, size_t len,
  * Adds a job with options o under id. Both are copied, o's strings and
  * variables included; o's callbacks and their arguments must stay valid until
  * done. o starts from nothing but itself: take a copy of
- * ar_batch_options.defaults or AR_RUN_OPTIONS_INIT.
+ * ar_batch_options.defaults or one set by ar_run_options_init().
  * A job with allow_edits is serialised with the other edit jobs of its work
  * tree, unless it has a worktree of its own (o->worktree). Returns 0; AR_EUSAGE when id is NULL or
  * already used, or after ar_batch_close(); AR_ENOMEM.

@@ -10,7 +10,7 @@
  * what a baseline already knows, and judges the findings against fail_on.
  *
  * Protocol:
- *   1. struct ar_review_options o = AR_REVIEW_OPTIONS_INIT; fill it in;
+ *   1. struct ar_review_options o; ar_review_options_init(&o); fill it in;
  *   2. ar_review_start(loop, &o, done, arg, &review, &err): the diff is read
  *      and cut before it returns (git runs to completion, blocking while it
  *      does), so a bad revision or a diff past max_chunks fails here and costs
@@ -38,7 +38,6 @@ extern "C" {
 #endif
 
 struct uv_loop_s; /* libuv's uv_loop_t: the caller's, borrowed */
-struct json_t;    /* jansson's value type */
 
 /* Most severe first: a lower value is more severe. */
 enum ar_severity {
@@ -74,6 +73,7 @@ struct ar_review_issue {
     char *suggestion;                         /* or NULL */
     int outside_diff;                         /* the file is not one of the diff's files */
     char fingerprint[AR_FINGERPRINT_LEN + 1]; /* "" until the paths are located */
+    void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
 };
 
 /*
@@ -101,11 +101,13 @@ struct ar_review {
     struct ar_usage cached_usage;
     double cached_cost_usd;
     enum ar_cost_source cached_cost_source;
-    struct json_t *calls; /* the RunResult `calls` entries of every chunk (a JSON array),
-                             borrowed from the review; never NULL in a result */
-    size_t chunks;        /* how many chunk reviews this is made of */
-    size_t dropped;       /* findings left out: their path was outside the repository */
-    size_t suppressed;    /* findings left out: the baseline knew them */
+    struct ar_call_record *calls; /* every call of every chunk, in chunk order (as in
+                                     ar_result.calls); owned by the review */
+    size_t n_calls;
+    size_t chunks;     /* how many chunk reviews this is made of */
+    size_t dropped;    /* findings left out: their path was outside the repository */
+    size_t suppressed; /* findings left out: the baseline knew them */
+    void *reserved[8]; /* members added later come out of it (docs/library.md#abi) */
 };
 
 /* How a review is judged. */
@@ -113,7 +115,8 @@ struct ar_review_verdict {
     int exit_status; /* 0, 1 (findings), 3 (degraded and strict), or the failure's (4, 5, 130…) */
     size_t n_failing; /* findings at or above fail_on */
     size_t by_severity[AR_SEV_COUNT];
-    int fails; /* exit_status == 1 */
+    int fails;         /* exit_status == 1 */
+    void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
 };
 
 /*
@@ -199,13 +202,16 @@ struct ar_review_options {
 
     ar_review_event_fn *on_event; /* may be NULL */
     void *event_arg;
+
+    void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
 };
 
-#define AR_REVIEW_OPTIONS_INIT                                                              \
-    {                                                                                       \
-        .run = AR_RUN_OPTIONS_INIT, .max_chunk_bytes = (size_t)200 << 10, .max_chunks = 20, \
-        .jobs = 4, .fail_on = AR_SEV_LOW,                                                   \
-    }
+/*
+ * Sets *o to the defaults: ar_run_options_init(&o->run), chunks of at most
+ * 200 KiB, at most 20 chunks, 4 chunks at once, fail_on low, the rest zero.
+ * The defaults are the library's (see ar_run_options_init()).
+ */
+AR_API void ar_review_options_init(struct ar_review_options *o);
 
 /* What a review looks at, known once ar_review_start() returns. */
 struct ar_review_plan {
@@ -222,9 +228,11 @@ struct ar_review_plan {
                             file excluded): no call is made and the review passes */
     const char *why_not; /* with !reviewed: "the diff is empty", "binary files only",
                             "no content changes", "every changed file is excluded" */
+    void *reserved[4];   /* members added later come out of it (docs/library.md#abi) */
 };
 
-/* The outcome of a review. Everything is owned by the result. */
+/* The outcome of a review. Everything is owned by the result. Handed out by
+ * pointer only: it grows at its end (docs/library.md#abi). */
 struct ar_review_result {
     struct ar_review_plan plan;       /* what was reviewed */
     struct ar_review review;          /* the merged review: located, the baseline applied */

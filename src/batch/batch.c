@@ -374,6 +374,14 @@ static void finish(struct ar_batch *b)
     destroy(b);
 }
 
+/* The defaults of a batch: the one place they are written. */
+void ar_batch_options_init(struct ar_batch_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    ar_run_options_init(&o->defaults);
+    o->jobs = 4;
+}
+
 int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
                    ar_batch_record_fn *record, ar_batch_done_fn *done, void *arg,
                    struct ar_batch **out, struct ar_error *err)

@@ -505,7 +505,8 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     o.defaults = c.s.run;
     /* The status line shows the batch, not one job's tool. */
     o.defaults.progress = on_job_progress;

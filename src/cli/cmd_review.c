@@ -216,7 +216,8 @@ static json_t *failure_value(int code, const char *message, int exit_status)
     rv.failed = 1;
     ar_error_set(&rv.error, code, NULL, "%s", message);
     struct ar_review_verdict verdict = { .exit_status = exit_status };
-    struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
+    struct ar_review_options o;
+    ar_review_options_init(&o);
     struct ar_review_report rep = { &rv, &verdict, o.fail_on, NULL, 0, NULL, NULL, NULL, 0, 0 };
     return ar_review_to_value(&rep);
 }
@@ -229,7 +230,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_parser_init(&p, cmd, argc, argv);
     int rc = AR_EXIT_USAGE;
     int staged = 0, pretty = 0, fmt = AR_REVIEW_FORMAT_TEXT;
-    struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
+    struct ar_review_options o;
+    ar_review_options_init(&o);
     const char *instructions_path = NULL;
     unsigned long long max_chunk = AR_DIFF_DEFAULT_MAX_CHUNK;
     long jobs = DEFAULT_JOBS, max_chunks = DEFAULT_MAX_CHUNKS;
@@ -441,7 +443,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     /* An option the runs found wrong (--prices, --transcript) before any call is a
      * usage error like the ones above: no verdict, no summary. */
-    if (rv->failed && json_array_size(rv->calls) == 0 &&
+    if (rv->failed && rv->n_calls == 0 &&
         (rv->error.code == AR_EUSAGE || rv->error.code == AR_EIO)) {
         rc = ar_cli_error_code(rv->error.code, "%s", rv->error.msg);
         goto out;
@@ -454,7 +456,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         rc = AR_EXIT_USAGE;
     /* What the baseline left out is said in every format, not only the json one. */
     char extra[96];
-    size_t calls = json_array_size(rv->calls);
+    size_t calls = rv->n_calls;
     snprintf(extra, sizeof(extra), "%zu call%s", calls, calls == 1 ? "" : "s");
     if (baseline_path)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),

@@ -171,7 +171,7 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
     else
         json_object_set_new(o, "cached_from", json_null());
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)rv->duration_ms));
-    json_object_set_new(o, "calls", rv->calls ? json_incref(rv->calls) : json_array());
+    json_object_set_new(o, "calls", ar_call_records_value(rv->calls, rv->n_calls));
     json_object_set_new(o, "error", error_value(rv));
     return o;
 }

@@ -24,7 +24,7 @@ void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *
 {
     memset(s, 0, sizeof(*s));
     s->cmd = cmd;
-    s->run = (struct ar_run_options)AR_RUN_OPTIONS_INIT;
+    ar_run_options_init(&s->run);
     s->run.logger.fn = ar_cli_log;
     s->run.logger.arg = s;
     s->run.logger.level = AR_LOG_WARN;

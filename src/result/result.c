@@ -62,6 +62,57 @@ static void worktree_free(struct ar_result_worktree *w)
     free(w);
 }
 
+void ar_call_records_free(struct ar_call_record *calls, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct ar_call_record *c = &calls[i];
+        free(c->kind);
+        free(c->provider);
+        free_strv(c->argv);
+        free(c->stderr_tail);
+        free(c->error);
+    }
+    free(calls);
+}
+
+static char **strv_take_array(struct ar_strv *sv);
+
+static char *dup_opt(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+int ar_call_records_append(struct ar_call_record **calls, size_t *n,
+                           const struct ar_call_record *from, size_t m)
+{
+    if (m == 0)
+        return 0;
+    struct ar_call_record *v = realloc(*calls, (*n + m) * sizeof(*v));
+    if (!v)
+        return AR_ENOMEM;
+    *calls = v;
+    for (size_t i = 0; i < m; i++) {
+        const struct ar_call_record *f = &from[i];
+        struct ar_call_record *c = &v[*n];
+        *c = *f;
+        c->kind = dup_opt(f->kind);
+        c->provider = dup_opt(f->provider);
+        c->stderr_tail = dup_opt(f->stderr_tail);
+        c->error = dup_opt(f->error);
+        struct ar_strv copy = AR_STRV_INIT;
+        c->argv = f->argv && ar_strv_pushv(&copy, (const char *const *)f->argv) == 0
+                      ? strv_take_array(&copy)
+                      : NULL;
+        ar_strv_finish(&copy);
+        /* Counted even when a copy failed, so ar_call_records_free() frees the others. */
+        (*n)++;
+        if ((f->kind && !c->kind) || (f->provider && !c->provider) ||
+            (f->stderr_tail && !c->stderr_tail) || (f->error && !c->error) || (f->argv && !c->argv))
+            return AR_ENOMEM;
+    }
+    return 0;
+}
+
 void ar_result_destroy(struct ar_result *r)
 {
     if (!r)
@@ -80,15 +131,7 @@ void ar_result_destroy(struct ar_result *r)
         free(r->files[i].content);
     }
     free(r->files);
-    for (size_t i = 0; i < r->n_calls; i++) {
-        struct ar_call_record *c = &r->calls[i];
-        free(c->kind);
-        free(c->provider);
-        free_strv(c->argv);
-        free(c->stderr_tail);
-        free(c->error);
-    }
-    free(r->calls);
+    ar_call_records_free(r->calls, r->n_calls);
     free_strv(r->error_details);
     for (size_t i = 0; i < r->n_denied; i++) {
         free(r->denied[i].tool);
@@ -159,11 +202,11 @@ static json_t *posture_value(const struct ar_posture *p)
     return o;
 }
 
-static json_t *calls_value(const struct ar_result *r)
+json_t *ar_call_records_value(const struct ar_call_record *calls, size_t n)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < r->n_calls; i++) {
-        const struct ar_call_record *c = &r->calls[i];
+    for (size_t i = 0; i < n; i++) {
+        const struct ar_call_record *c = &calls[i];
         json_t *o = json_object();
         json_object_set_new(o, "kind", json_string(c->kind ? c->kind : "main"));
         json_object_set_new(o, "provider", str_or_null(c->provider));
@@ -224,7 +267,7 @@ json_t *ar_result_to_value(const struct ar_result *r)
                                       w->kept, "branch", text_value(w->branch), "base",
                                       text_value(w->base), "commit", text_value(w->commit))
                           : json_null());
-    json_object_set_new(o, "calls", calls_value(r));
+    json_object_set_new(o, "calls", ar_call_records_value(r->calls, r->n_calls));
     json_t *denied = json_array();
     for (size_t i = 0; i < r->n_denied; i++)
         json_array_append_new(denied, json_pack("{s:o,s:o}", "tool", text_value(r->denied[i].tool),
@@ -640,4 +683,9 @@ struct ar_result *ar_result_draft_detach(struct ar_result_draft *d, uint64_t dur
 const char *ar_version(void)
 {
     return AR_VERSION;
+}
+
+unsigned ar_version_number(void)
+{
+    return AR_VERSION_NUMBER;
 }

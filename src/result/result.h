@@ -33,6 +33,17 @@ const struct ar_result *ar_result_nomem(void);
 /* The RunResult object of r (docs/run-result.md). New reference, NULL when out of memory. */
 json_t *ar_result_to_value(const struct ar_result *r);
 
+/* The RunResult's "calls" array of calls[0..n). New reference, or NULL when out of memory. */
+json_t *ar_call_records_value(const struct ar_call_record *calls, size_t n);
+
+/* Appends copies of from[0..m) to *calls (*n of them): 0, or AR_ENOMEM with *n counting
+ * every record that holds something to free. */
+int ar_call_records_append(struct ar_call_record **calls, size_t *n,
+                           const struct ar_call_record *from, size_t m);
+
+/* Frees calls[0..n) and the array. */
+void ar_call_records_free(struct ar_call_record *calls, size_t n);
+
 /* The RunResult's "cached_from" object of r: what its cached calls spent when they
  * were made (tokens, cost_usd, cost_source, calls). New reference. */
 json_t *ar_result_cached_from(const struct ar_result *r);

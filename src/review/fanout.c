@@ -183,8 +183,7 @@ static void finish_nothing(void *arg)
     /* Nothing a model could review: no call, a pass, and a document a CI step can parse. */
     res->review.passed = 1;
     res->review.summary = strdup("nothing to review");
-    res->review.calls = json_array();
-    if (!res->review.summary || !res->review.calls)
+    if (!res->review.summary)
         fail_review(&res->review, AR_ENOMEM, "out of memory");
     ar_review_verdict(&res->review, rr->fail_on, rr->strict, &res->verdict);
     deliver(rr);
@@ -213,7 +212,6 @@ static void finish_reviewed(void *arg)
         ar_review_finish(merged);
         ar_review_init(merged);
         merged->summary = strdup("");
-        merged->calls = json_array();
         fail_review(merged, rc, err.msg);
     } else if (rr->has_baseline) {
         ar_review_apply_baseline(merged, &rr->baseline);
@@ -237,13 +235,10 @@ static void emit(struct ar_review_run *rr, enum ar_review_event_kind kind, size_
 static void job_finish(struct chunk_job *job, struct ar_result *res)
 {
     struct ar_review_run *rr = job->rr;
-    json_t *whole = res ? ar_result_to_value(res) : NULL;
     ar_review_finish(&job->rv);
     ar_review_init(&job->rv);
-    if (!res ||
-        ar_review_from_result(res, whole ? json_object_get(whole, "calls") : NULL, &job->rv) != 0)
+    if (!res || ar_review_from_result(res, &job->rv) != 0)
         fail_review(&job->rv, AR_ENOMEM, "out of memory");
-    json_decref(whole);
     ar_result_destroy(res);
     rr->finished++;
     emit(rr, AR_REVIEW_CHUNK_FINISHED, job->index, &job->rv);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "result/result.h"
 #include "review/review.h"
 #include "util/buf.h"
 
@@ -92,9 +93,6 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
     out->cost_source = n ? AR_COST_CACHE : AR_COST_UNKNOWN;
     out->cached = n > 0;
     out->cached_cost_source = AR_COST_UNKNOWN;
-    out->calls = json_array();
-    if (!out->calls)
-        rc = AR_ENOMEM;
     for (size_t i = 0; i < n && !rc; i++) {
         const struct ar_review *p = &parts[i];
         out->passed &= p->passed;
@@ -133,8 +131,8 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
             rc = AR_ENOMEM;
         if (!out->model && p->model && !(out->model = strdup(p->model)))
             rc = AR_ENOMEM;
-        if (!rc && p->calls && json_array_extend(out->calls, p->calls) != 0)
-            rc = AR_ENOMEM;
+        if (!rc)
+            rc = ar_call_records_append(&out->calls, &out->n_calls, p->calls, p->n_calls);
     }
     if (out->failed)
         out->passed = 0;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "result/result.h"
 #include "review/review.h"
 #include "util/macros.h"
 
@@ -44,7 +45,7 @@ void ar_review_finish(struct ar_review *rv)
     free(rv->raw_output);
     free(rv->provider);
     free(rv->model);
-    json_decref(rv->calls);
+    ar_call_records_free(rv->calls, rv->n_calls);
     ar_review_init(rv);
 }
 
@@ -148,7 +149,7 @@ static int make_degraded(const struct ar_result *r, int code, const char *detail
     return 0;
 }
 
-int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_review *rv)
+int ar_review_from_result(const struct ar_result *r, struct ar_review *rv)
 {
     rv->chunks = 1;
     rv->usage = r->usage;
@@ -162,8 +163,8 @@ int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_re
     rv->cached_cost_source = r->cached_cost_source;
     rv->provider = dup_or_null(r->provider);
     rv->model = dup_or_null(r->model);
-    rv->calls = json_is_array(calls) ? json_incref(calls) : json_array();
-    if ((r->provider && !rv->provider) || (r->model && !rv->model) || !rv->calls)
+    if ((r->provider && !rv->provider) || (r->model && !rv->model) ||
+        ar_call_records_append(&rv->calls, &rv->n_calls, r->calls, r->n_calls) != 0)
         return AR_ENOMEM;
 
     int code = r->error.code;

@@ -27,6 +27,12 @@
 /* The severities, the finding, the review object and the verdict are public
  * (agentrun/review.h): a review run's result hands them to the caller. */
 
+/* A review's defaults and limits (ar_review_options_init(), ar_review_start(),
+ * and the CLI's help through them); the chunk size is AR_DIFF_DEFAULT_MAX_CHUNK. */
+#define AR_REVIEW_DEFAULT_JOBS       4
+#define AR_REVIEW_MAX_JOBS           64
+#define AR_REVIEW_DEFAULT_MAX_CHUNKS 20
+
 /* The SARIF partialFingerprints key the fingerprint goes under. */
 #define AR_FINGERPRINT_KEY "agentrunFinding/v1"
 
@@ -50,10 +56,10 @@ int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *e
  *     review: degraded (passed 1, no issues, summary "No structured review
  *     output" or "Failed to parse review output", raw_output kept);
  *   - any other error (provider, timeout, interrupted…): failed, error copied.
- * Usage, cost, duration, provider and model are copied in every case.
+ * Usage, cost, duration, provider, model and the calls are copied in every case.
  * Returns 0 or AR_ENOMEM.
  */
-int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_review *rv);
+int ar_review_from_result(const struct ar_result *r, struct ar_review *rv);
 
 /* The degraded summaries (DESIGN: docs/review.md "Degraded reviews"). */
 #define AR_REVIEW_NO_JSON_SUMMARY  "No structured review output"

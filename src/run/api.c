@@ -3,8 +3,28 @@
  * to the caller's libuv loop, and the blocking ar_run() as a thin wrapper on
  * a private loop (ar_loop_run_private()).
  */
+#include <string.h>
+
 #include "proc/proc.h"
 #include "run/run.h"
+
+/* The defaults of a run: the one place they are written (the supervisor owns its
+ * kill grace and output cap, proc.h). */
+void ar_run_options_init(struct ar_run_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->expect = AR_EXPECT_OBJECT;
+    o->model_repair = 1;
+    o->local_repair = 1;
+    o->track_files = AR_TRACK_FILES_EDITS;
+    o->max_wait_ms = 60000;
+    o->timeout_ms = 900000;
+    o->idle_timeout_ms = 300000;
+    o->final_grace_ms = 3000;
+    o->kill_grace_ms = AR_CHILD_DEFAULT_KILL_GRACE_MS;
+    o->output_cap = AR_CHILD_DEFAULT_OUTPUT_CAP;
+    o->logger = (struct ar_logger)AR_LOGGER_INIT;
+}
 
 int ar_run_start(struct uv_loop_s *uv, const struct ar_run_options *opts, ar_run_done_fn *done,
                  void *arg, struct ar_run **out, struct ar_error *err)

@@ -74,7 +74,7 @@ class Install(unittest.TestCase):
     def test_libraries_headers_and_pkgconfig(self):
         libdir = self.path("libdir")
         self.assertFile(os.path.join(libdir, "libagentrun.a"))
-        self.assertFile(os.path.join(libdir, "libagentrun.so.0"))
+        self.assertFile(os.path.join(libdir, "libagentrun.so.1"))
         self.assertTrue(os.path.islink(os.path.join(libdir, "libagentrun.so")))
         self.assertFile(os.path.join(libdir, "pkgconfig", "agentrun.pc"))
         # Every header of include/agentrun, and version.h generated from version.h.in.
@@ -177,7 +177,7 @@ class Install(unittest.TestCase):
         if shutil.which("ldd"):
             p = subprocess.run(["ldd", exe], capture_output=True, text=True,
                                env=dict(os.environ, LD_LIBRARY_PATH=self.path("libdir")))
-            self.assertIn(os.path.join(self.path("libdir"), "libagentrun.so.0"), p.stdout)
+            self.assertIn(os.path.join(self.path("libdir"), "libagentrun.so.1"), p.stdout)
 
     def test_the_c_api_example_builds_against_the_static_library_and_runs(self):
         exe = os.path.join(self.tmp, "run-static")
@@ -217,12 +217,16 @@ class Install(unittest.TestCase):
                     '#include <agentrun/batch.h>\n'
                     '#include <cstdio>\n#include <cstring>\n'
                     'int main() {\n'
-                    '    struct ar_run_options o = AR_RUN_OPTIONS_INIT;\n'
-                    '    (void)o;\n'
-                    '    struct ar_review_options ro = AR_REVIEW_OPTIONS_INIT;\n'
+                    '    struct ar_run_options o;\n'
+                    '    ar_run_options_init(&o);\n'
+                    '    if (o.kill_grace_ms != 5000)\n'
+                    '        return 1;\n'
+                    '    struct ar_review_options ro;\n'
+                    '    ar_review_options_init(&ro);\n'
                     '    if (ro.jobs != 4 || std::strcmp(ar_severity_name(AR_SEV_HIGH), "high"))\n'
                     '        return 1;\n'
-                    '    struct ar_batch_options bo = AR_BATCH_OPTIONS_INIT;\n'
+                    '    struct ar_batch_options bo;\n'
+                    '    ar_batch_options_init(&bo);\n'
                     '    if (bo.jobs != 4)\n'
                     '        return 1;\n'
                     '#define M AR_VERSION_MAJOR\n'

@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
-    const struct ar_run_options defaults = AR_RUN_OPTIONS_INIT;
+    struct ar_run_options defaults;
+    ar_run_options_init(&defaults);
     size_t start = 0, lineno = 1;
     while (start <= size) {
         const char *nl = memchr(text + start, '\n', size - start);

@@ -188,7 +188,8 @@ static void test_batch_runs_lines_and_option_jobs_and_reports_each_once(void **s
     uv_loop_t loop;
     uv_loop_init(&loop);
     struct seen s = { 0 };
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     o.jobs = 2;
     o.defaults.on_call = on_call;
     o.defaults.call_arg = &s;
@@ -252,7 +253,8 @@ static void test_batch_budget_stops_starting_jobs_and_fails_the_rest(void **stat
     uv_loop_t loop;
     uv_loop_init(&loop);
     struct seen s = { 0 };
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     o.jobs = 1;
     o.max_cost_usd = 1.0;
     struct ar_batch *b = start(&loop, &o, &s);
@@ -276,7 +278,8 @@ static void test_batch_resume_skips_done_ids_and_compacts_the_records(void **sta
     uv_loop_t loop;
     uv_loop_init(&loop);
     struct seen s = { 0 };
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     struct ar_batch *b = start(&loop, &o, &s);
     const char *earlier = "{\"id\":\"a\",\"ok\":true,\"n\":1}\n"
                           "{\"id\":\"b\",\"ok\":false,\"n\":2}\n"
@@ -324,7 +327,8 @@ static void test_batch_cancel_ends_running_jobs_and_never_starts_the_rest(void *
     uv_loop_t loop;
     uv_loop_init(&loop);
     struct seen s = { 0 };
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     o.jobs = 2;
     o.defaults.kill_grace_ms = 200;
     struct ar_batch *b = start(&loop, &o, &s);
@@ -357,7 +361,8 @@ static void test_batch_cancel_from_a_record_callback_stops_the_rest(void **state
     uv_loop_init(&loop);
     struct seen s = { 0 };
     s.cancel_after = 1;
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     o.jobs = 1;
     struct ar_batch *b = start(&loop, &o, &s);
     add_numbered_jobs(b, 3);
@@ -373,7 +378,8 @@ static void test_batch_without_jobs_ends_from_the_loop(void **state)
     uv_loop_t loop;
     uv_loop_init(&loop);
     struct seen s = { 0 };
-    struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
     struct ar_batch *b = start(&loop, &o, &s);
     ar_batch_close(b);
     assert_int_equal(s.done, 0);
@@ -402,9 +408,11 @@ static void test_batch_edit_jobs_with_worktrees_do_not_wait(void **state)
         uv_loop_t loop;
         uv_loop_init(&loop);
         struct seen s = { 0 };
-        struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+        struct ar_batch_options o;
+        ar_batch_options_init(&o);
         struct ar_batch *b = start(&loop, &o, &s);
-        struct ar_run_options ro = AR_RUN_OPTIONS_INIT;
+        struct ar_run_options ro;
+        ar_run_options_init(&ro);
         ro.provider = "claude";
         ro.prompt = "edit";
         ro.cwd = repo;

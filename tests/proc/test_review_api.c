@@ -126,7 +126,8 @@ static void on_timer(uv_timer_t *t)
 
 static struct ar_review_options base_options(void)
 {
-    struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
+    struct ar_review_options o;
+    ar_review_options_init(&o);
     o.run.provider = "codex";
     o.run.cwd = tmpdir;
     o.run.kill_grace_ms = 500;
@@ -212,7 +213,7 @@ static void test_two_chunks_merge(void **state)
     assert_int_equal(rv->usage.input, 1600);
     assert_int_equal(rv->usage.cache_read, 400);
     assert_int_equal(rv->usage.output, 100);
-    assert_int_equal(json_array_size((json_t *)rv->calls), 2);
+    assert_int_equal(rv->n_calls, 2);
     /* A high finding at fail_on low: exit 1. */
     assert_int_equal(res->verdict.exit_status, 1);
     assert_int_equal(res->verdict.n_failing, 2);
@@ -273,7 +274,7 @@ static void test_failed_chunk_fails_the_review(void **state)
     assert_false(res->review.passed);
     assert_int_equal(res->review.error.code, AR_ECLIFAILED);
     assert_int_equal(res->verdict.exit_status, 4);
-    assert_int_equal(json_array_size((json_t *)res->review.calls), 2);
+    assert_int_equal(res->review.n_calls, 2);
     ar_review_result_destroy(oc.res);
 }
 
@@ -292,7 +293,7 @@ static void test_cancel(void **state)
     assert_int_equal(res->verdict.exit_status, 130);
     assert_int_equal(oc.started, 1);
     assert_int_equal(oc.finished, 2);
-    assert_int_equal(json_array_size((json_t *)res->review.calls), 1);
+    assert_int_equal(res->review.n_calls, 1);
     ar_review_result_destroy(oc.res);
 
     /* A CLI that ignores SIGTERM, a long grace: the second cancel SIGKILLs at once. */
@@ -324,7 +325,7 @@ static void test_nothing_to_review(void **state)
     assert_string_equal(oc.res->plan.why_not, "the diff is empty");
     assert_true(oc.res->review.passed);
     assert_int_equal(oc.res->verdict.exit_status, 0);
-    assert_int_equal(json_array_size((json_t *)oc.res->review.calls), 0);
+    assert_int_equal(oc.res->review.n_calls, 0);
     assert_int_equal(oc.started + oc.finished, 0);
     ar_review_result_destroy(oc.res);
 }

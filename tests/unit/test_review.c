@@ -309,7 +309,6 @@ static void review_from(const char *json, struct ar_review *rv)
     ar_review_init(rv);
     assert_int_equal(ar_review_from_value(v, rv, NULL), 0);
     rv->chunks = 1;
-    rv->calls = json_array();
     json_decref(v);
 }
 
@@ -369,8 +368,10 @@ static void test_merge_sums_tokens_and_cost_unknown_when_one_is(void **state)
     parts[0].cost_source = parts[1].cost_source = AR_COST_CLI;
     parts[0].duration_ms = 10;
     parts[1].duration_ms = 30;
-    json_array_append_new(parts[0].calls, json_string("call-a"));
-    json_array_append_new(parts[1].calls, json_string("call-b"));
+    struct ar_call_record ca = { .kind = "main", .provider = "call-a" };
+    struct ar_call_record cb = { .kind = "repair", .provider = "call-b" };
+    assert_int_equal(ar_call_records_append(&parts[0].calls, &parts[0].n_calls, &ca, 1), 0);
+    assert_int_equal(ar_call_records_append(&parts[1].calls, &parts[1].n_calls, &cb, 1), 0);
     struct ar_review m;
     ar_review_init(&m);
     assert_int_equal(ar_review_merge(parts, 2, NULL, &m, NULL), 0);
@@ -382,8 +383,9 @@ static void test_merge_sums_tokens_and_cost_unknown_when_one_is(void **state)
     assert_int_equal(m.cost_source, AR_COST_CLI);
     assert_true(m.cost_usd > 0.749 && m.cost_usd < 0.751);
     assert_int_equal(m.duration_ms, 30);
-    assert_int_equal(json_array_size(m.calls), 2);
-    assert_string_equal(json_string_value(json_array_get(m.calls, 1)), "call-b");
+    assert_int_equal(m.n_calls, 2);
+    assert_string_equal(m.calls[1].provider, "call-b");
+    assert_string_equal(m.calls[1].kind, "repair");
     ar_review_finish(&m);
 
     parts[1].cost_source = AR_COST_UNKNOWN;
@@ -488,7 +490,7 @@ static void test_degraded_no_json_passes_unless_strict(void **state)
     r->output = strdup("I looked and it is fine.");
     struct ar_review rv;
     ar_review_init(&rv);
-    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_int_equal(ar_review_from_result(r, &rv), 0);
     assert_true(rv.degraded);
     assert_false(rv.failed);
     assert_true(rv.passed);
@@ -506,7 +508,7 @@ static void test_degraded_no_json_passes_unless_strict(void **state)
 
     r = ar_result_new_failed("claude", AR_ECONTRACT, "/issues/0/line: expected integer");
     ar_review_init(&rv);
-    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_int_equal(ar_review_from_result(r, &rv), 0);
     assert_true(rv.degraded);
     assert_string_equal(rv.summary, AR_REVIEW_CONTRACT_SUMMARY);
     assert_null(rv.raw_output);
@@ -516,7 +518,7 @@ static void test_degraded_no_json_passes_unless_strict(void **state)
     /* Accepted by an override template's looser contract, still not a review. */
     r = result_ok("{\"passed\":true,\"summary\":\"s\",\"issues\":[{\"file\":\"a\"}]}", "raw");
     ar_review_init(&rv);
-    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_int_equal(ar_review_from_result(r, &rv), 0);
     assert_true(rv.degraded);
     assert_string_equal(rv.summary, AR_REVIEW_CONTRACT_SUMMARY);
     assert_string_equal(rv.raw_output, "raw");
@@ -537,7 +539,7 @@ static void test_provider_failure_and_timeout_are_never_degraded(void **state)
         struct ar_result *r = ar_result_new_failed("codex", cases[i].code, "boom");
         struct ar_review rv;
         ar_review_init(&rv);
-        assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+        assert_int_equal(ar_review_from_result(r, &rv), 0);
         assert_true(rv.failed);
         assert_false(rv.degraded);
         assert_false(rv.passed);
@@ -567,10 +569,11 @@ static void test_ok_result_becomes_the_review(void **state)
         result_ok("{\"passed\":false,\"summary\":\"bad\",\"issues\":[{\"file\":\"a.c\",\"line\":3,"
                   "\"severity\":\"critical\",\"message\":\"boom\"}]}",
                   "```json …```");
-    json_t *calls = json_pack("[{ss}]", "kind", "main");
+    struct ar_call_record call = { .kind = "main", .provider = "codex", .exit_code = 0 };
+    assert_int_equal(ar_call_records_append(&r->calls, &r->n_calls, &call, 1), 0);
     struct ar_review rv;
     ar_review_init(&rv);
-    assert_int_equal(ar_review_from_result(r, calls, &rv), 0);
+    assert_int_equal(ar_review_from_result(r, &rv), 0);
     assert_false(rv.degraded);
     assert_false(rv.failed);
     assert_false(rv.passed);
@@ -579,9 +582,9 @@ static void test_ok_result_becomes_the_review(void **state)
     assert_null(rv.raw_output);
     assert_int_equal(rv.usage.input, 10);
     assert_string_equal(rv.provider, "codex");
-    assert_int_equal(json_array_size(rv.calls), 1);
+    assert_int_equal(rv.n_calls, 1);
+    assert_string_equal(rv.calls[0].provider, "codex");
     ar_review_finish(&rv);
-    json_decref(calls);
     ar_result_destroy(r);
 }
 
@@ -725,7 +728,7 @@ static void test_text_and_json_formats(void **state)
     struct ar_result *r = ar_result_new_failed("claude", AR_ENOJSON, "no JSON");
     r->output = strdup("prose");
     ar_review_init(&rv);
-    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_int_equal(ar_review_from_result(r, &rv), 0);
     ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
     o = ar_review_to_value(&rep);
     assert_true(json_is_true(json_object_get(o, "degraded")));

@@ -13,6 +13,8 @@
 #include "cost/cost.h"
 #include "result/result.h"
 #include "run/run.h"
+#include "agentrun/batch.h"
+#include "agentrun/review.h"
 #include <uv.h>
 
 static const char schema[] = "{\"type\":\"object\",\"required\":[\"n\"],"
@@ -194,7 +196,8 @@ static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
 {
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
-    struct ar_run_options o = AR_RUN_OPTIONS_INIT;
+    struct ar_run_options o;
+    ar_run_options_init(&o);
     o.template_name = "no-such-template";
     o.provider = "codex";
     struct ar_run *run = (struct ar_run *)&loop;
@@ -205,10 +208,53 @@ static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* The init functions own every default and zero the rest, the reserved tails included:
+ * a program built against older headers gets the library's defaults. */
+static void test_options_init_sets_the_defaults_and_zeroes_the_rest(void **state)
+{
+    (void)state;
+    struct ar_review_options o;
+    memset(&o, 0xa5, sizeof(o));
+    ar_review_options_init(&o);
+    assert_int_equal(o.run.expect, AR_EXPECT_OBJECT);
+    assert_int_equal(o.run.model_repair, 1);
+    assert_int_equal(o.run.local_repair, 1);
+    assert_int_equal(o.run.track_files, AR_TRACK_FILES_EDITS);
+    assert_int_equal(o.run.timeout_ms, 900000);
+    assert_int_equal(o.run.idle_timeout_ms, 300000);
+    assert_int_equal(o.run.kill_grace_ms, 5000);
+    assert_int_equal(o.run.output_cap, (size_t)64 << 20);
+    assert_int_equal(o.run.logger.level, AR_LOG_WARN);
+    assert_null(o.run.logger.fn);
+    assert_null(o.run.provider);
+    assert_null(o.run.on_call);
+    assert_int_equal(o.max_chunk_bytes, (size_t)200 << 10);
+    assert_int_equal(o.max_chunks, 20);
+    assert_int_equal(o.jobs, 4);
+    assert_int_equal(o.fail_on, AR_SEV_LOW);
+    assert_null(o.on_event);
+    for (size_t i = 0; i < sizeof(o.reserved) / sizeof(o.reserved[0]); i++)
+        assert_null(o.reserved[i]);
+    for (size_t i = 0; i < sizeof(o.run.reserved) / sizeof(o.run.reserved[0]); i++)
+        assert_null(o.run.reserved[i]);
+
+    struct ar_batch_options b;
+    memset(&b, 0xa5, sizeof(b));
+    ar_batch_options_init(&b);
+    assert_int_equal(b.jobs, 4);
+    assert_true(b.max_cost_usd == 0);
+    assert_int_equal(b.defaults.final_grace_ms, 3000);
+    assert_int_equal(b.defaults.max_wait_ms, 60000);
+    for (size_t i = 0; i < sizeof(b.reserved) / sizeof(b.reserved[0]); i++)
+        assert_null(b.reserved[i]);
+    assert_int_equal(ar_version_number(), AR_VERSION_NUMBER);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_start_that_fails_leaves_the_loop_closable),
+        cmocka_unit_test(test_options_init_sets_the_defaults_and_zeroes_the_rest),
         cmocka_unit_test(test_repair_and_cost_source_words_are_the_documented_ones),
         cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),
         cmocka_unit_test(test_answer_violations_are_listed_with_pointers),

@@ -28,7 +28,8 @@
  * array keep their size: members added later come out of their reserved
  * tail, which is zero. Structs the library allocates and hands you by pointer
  * only (ar_result, ar_result_worktree, ar_run_progress, ar_review_result,
- * ar_review_event, ar_batch_record) grow at their end: never copy one by
+ * ar_review_event, ar_batch_record, ar_route_result, ar_prioritize_result)
+ * grow at their end: never copy one by
  * value or take its sizeof. Options start from ar_*_options_init(), which
  * own the defaults. A break bumps the soname (AR_ABI_VERSION);
  * scripts/abi-check compares the library with the reference of its soname.

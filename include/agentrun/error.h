@@ -14,6 +14,21 @@
 extern "C" {
 #endif
 
+/* The exit statuses of agentrun (DESIGN §7), which the results of the library
+ * carry too (ar_result_exit_status(), ar_review_verdict.exit_status, …). */
+enum ar_exit_status {
+    AR_EXIT_OK = 0,
+    AR_EXIT_FINDINGS = 1, /* a review's findings at or above fail_on */
+    AR_EXIT_USAGE = 2,    /* bad options or input */
+    AR_EXIT_OUTPUT = 3,   /* no usable answer: no JSON, the contract, no route */
+    AR_EXIT_PROVIDER = 4, /* the CLI, its provider or agentrun failed */
+    AR_EXIT_TIMEOUT = 5,
+    AR_EXIT_BUDGET = 6,
+    AR_EXIT_SIGINT = 130, /* 128 + the signal that ended it */
+    AR_EXIT_SIGHUP = 129,
+    AR_EXIT_SIGTERM = 143,
+};
+
 /*
  * X(NAME, "result code", exit status, "default message")
  *
@@ -21,28 +36,28 @@ extern "C" {
  * exit status is what the CLI exits with when a run ends with this error
  * (DESIGN §7).
  */
-#define AR_ERRNO_MAP(X)                                                \
-    X(USAGE, "usage", 2, "usage error")                                \
-    X(NOMEM, "nomem", 4, "out of memory")                              \
-    X(IO, "io", 2, "input/output error")                               \
-    X(SPAWN, "spawn", 4, "cannot start process")                       \
-    X(NOTFOUND, "not_found", 4, "program not found")                   \
-    X(CLIFAILED, "cli_failed", 4, "CLI failed")                        \
-    X(AUTH, "auth", 4, "authentication failed")                        \
-    X(RATELIMIT, "rate_limit", 4, "rate limited")                      \
-    X(API, "api_error", 4, "API error")                                \
-    X(TIMEOUT, "timeout", 5, "timed out")                              \
-    X(IDLE, "idle_timeout", 5, "no output before the idle timeout")    \
-    X(TRUNCATED, "truncated", 4, "output ended without a final event") \
-    X(EMPTY, "empty", 4, "empty final text")                           \
-    X(TOOBIG, "too_big", 4, "output exceeds the cap")                  \
-    X(NOJSON, "no_json", 3, "no JSON found in the model output")       \
-    X(CONTRACT, "contract", 3, "output violates the contract")         \
-    X(BUDGET, "budget", 6, "budget exhausted")                         \
-    X(INTERRUPTED, "interrupted", 130, "interrupted")                  \
-    X(REPLAYMISS, "replay_miss", 4, "no recorded call matches")        \
-    X(DENIED, "denied", 4, "the CLI refused a tool call")              \
-    X(NOEFFECT, "no_effect", 4, "no file changed where a change was expected")
+#define AR_ERRNO_MAP(X)                                                               \
+    X(USAGE, "usage", AR_EXIT_USAGE, "usage error")                                   \
+    X(NOMEM, "nomem", AR_EXIT_PROVIDER, "out of memory")                              \
+    X(IO, "io", AR_EXIT_USAGE, "input/output error")                                  \
+    X(SPAWN, "spawn", AR_EXIT_PROVIDER, "cannot start process")                       \
+    X(NOTFOUND, "not_found", AR_EXIT_PROVIDER, "program not found")                   \
+    X(CLIFAILED, "cli_failed", AR_EXIT_PROVIDER, "CLI failed")                        \
+    X(AUTH, "auth", AR_EXIT_PROVIDER, "authentication failed")                        \
+    X(RATELIMIT, "rate_limit", AR_EXIT_PROVIDER, "rate limited")                      \
+    X(API, "api_error", AR_EXIT_PROVIDER, "API error")                                \
+    X(TIMEOUT, "timeout", AR_EXIT_TIMEOUT, "timed out")                               \
+    X(IDLE, "idle_timeout", AR_EXIT_TIMEOUT, "no output before the idle timeout")     \
+    X(TRUNCATED, "truncated", AR_EXIT_PROVIDER, "output ended without a final event") \
+    X(EMPTY, "empty", AR_EXIT_PROVIDER, "empty final text")                           \
+    X(TOOBIG, "too_big", AR_EXIT_PROVIDER, "output exceeds the cap")                  \
+    X(NOJSON, "no_json", AR_EXIT_OUTPUT, "no JSON found in the model output")         \
+    X(CONTRACT, "contract", AR_EXIT_OUTPUT, "output violates the contract")           \
+    X(BUDGET, "budget", AR_EXIT_BUDGET, "budget exhausted")                           \
+    X(INTERRUPTED, "interrupted", AR_EXIT_SIGINT, "interrupted")                      \
+    X(REPLAYMISS, "replay_miss", AR_EXIT_PROVIDER, "no recorded call matches")        \
+    X(DENIED, "denied", AR_EXIT_PROVIDER, "the CLI refused a tool call")              \
+    X(NOEFFECT, "no_effect", AR_EXIT_PROVIDER, "no file changed where a change was expected")
 
 enum ar_errno {
     AR_OK = 0,

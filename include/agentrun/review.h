@@ -61,6 +61,9 @@ AR_API int ar_severity_parse(const char *s, int allow_none);
 /* A fingerprint: 32 lowercase hex digits, the same for a finding that moved lines. */
 #define AR_FINGERPRINT_LEN 32
 
+/* The most chunks a review reviews at once (ar_review_options.jobs). */
+#define AR_REVIEW_MAX_JOBS 64
+
 /* The largest line number reported: SARIF and GitHub read 32-bit lines. */
 #define AR_REVIEW_MAX_LINE INT32_MAX
 

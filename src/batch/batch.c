@@ -18,6 +18,7 @@
 #include "agentrun/batch.h"
 #include "batch/job.h"
 #include "batch/record.h"
+#include "cost/cost.h"
 #include "git/git.h"
 #include "git/worktrees.h"
 #include "proc/proc.h"
@@ -94,15 +95,6 @@ static void kick(struct ar_batch *b)
     ar_kick(b->kick);
 }
 
-static void usage_add(struct ar_usage *a, const struct ar_usage *b)
-{
-    a->input += b->input;
-    a->cache_read += b->cache_read;
-    a->cache_write += b->cache_write;
-    a->output += b->output;
-    a->reasoning += b->reasoning;
-}
-
 /* ---- records --------------------------------------------------------------------------- */
 
 static void report(struct ar_batch *b, struct job *j, enum ar_batch_outcome outcome,
@@ -118,7 +110,7 @@ static void report(struct ar_batch *b, struct job *j, enum ar_batch_outcome outc
             b->st.ok++;
         else
             b->st.failed++;
-        usage_add(&b->st.usage, &r->usage);
+        ar_usage_add(&b->st.usage, &r->usage);
         if (r->worktree && r->worktree->kept)
             b->st.worktrees_kept++;
         if (r->n_calls && r->cost_source == AR_COST_UNKNOWN)

@@ -12,19 +12,9 @@
 #include <stdio.h>
 
 #include "agentrun/common.h"
+#include "agentrun/error.h"
 
-/* Exit statuses (DESIGN §7). */
-enum {
-    AR_EXIT_OK = 0,
-    AR_EXIT_FINDINGS = 1,
-    AR_EXIT_USAGE = 2,
-    AR_EXIT_OUTPUT = 3,
-    AR_EXIT_PROVIDER = 4,
-    AR_EXIT_TIMEOUT = 5,
-    AR_EXIT_BUDGET = 6,
-    AR_EXIT_SIGINT = 130,
-    AR_EXIT_SIGTERM = 143,
-};
+/* The exit statuses (AR_EXIT_…) are the public API's: agentrun/error.h. */
 
 struct ar_cli_opt {
     const char *name;   /* long name without dashes: "provider" */

@@ -8,7 +8,6 @@
 #include "cli/terminal.h"
 #include "cli/prioritize_format.h"
 #include "cli/session.h"
-#include "prioritize/prioritize.h"
 #include "util/file.h"
 #include "util/utf8.h"
 
@@ -58,35 +57,59 @@ static void print_failure(const struct ar_result *r)
 }
 
 /* Tells the user what they should know about the input before the model sees it. */
-static void report_input(const struct ar_prd_set *set)
+static void report_input(const struct ar_prioritize_input *in)
 {
-    for (size_t i = 0; i < set->warnings.n; i++)
-        ar_cli_warnf("%s", set->warnings.v[i]);
-    for (size_t i = 0; i < set->n; i++)
-        if (set->v[i].truncated)
-            ar_cli_notef("'%s' cut to %zu of %zu bytes (--max-prd-bytes)", set->v[i].path,
-                         set->v[i].shown, set->v[i].size);
-    ar_cli_notef("%zu PRD%s read", set->n, set->n == 1 ? "" : "s");
+    for (size_t i = 0; i < in->n_warnings; i++)
+        ar_cli_warnf("%s", in->warnings[i]);
+    for (size_t i = 0; i < in->n_prds; i++)
+        if (in->prds[i].truncated)
+            ar_cli_notef("'%s' cut to %zu of %zu bytes (--max-prd-bytes)", in->prds[i].path,
+                         in->prds[i].shown, in->prds[i].size);
+    ar_cli_notef("%zu PRD%s read", in->n_prds, in->n_prds == 1 ? "" : "s");
+}
+
+/* The PRDs the model left out: the first few name the problem; --format json lists all. */
+static void report_unranked(const struct ar_prioritize_result *pr)
+{
+    struct ar_buf ids;
+    ar_buf_init(&ids, AR_BUF_UNLIMITED);
+    size_t show = pr->n_unranked > UNRANKED_SHOWN ? UNRANKED_SHOWN : pr->n_unranked;
+    for (size_t i = 0; i < show; i++)
+        ar_buf_printf(&ids, "%s%s", i ? ", " : "", pr->unranked[i]);
+    if (show < pr->n_unranked)
+        ar_buf_printf(&ids, " and %zu more (--format json lists them all)", pr->n_unranked - show);
+    ar_cli_warnf("%zu PRD%s left unranked by the model: %s", pr->n_unranked,
+                 pr->n_unranked == 1 ? "" : "s", ar_buf_cstr(&ids));
+    ar_buf_finish(&ids);
+}
+
+static void on_prioritize_done(struct ar_prioritize_run *pr, struct ar_prioritize_result *res,
+                               void *arg)
+{
+    (void)pr;
+    *(struct ar_prioritize_result **)arg = res;
+}
+
+static void cancel_prioritize(void *arg)
+{
+    ar_prioritize_cancel(arg);
 }
 
 static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **argv)
 {
     struct ar_cli_session s;
     struct ar_cli_parser p;
-    struct ar_prd_set set;
-    struct ar_prd_read_opts ro = { 0, AR_PRD_DEFAULT_MAX_BYTES };
-    struct ar_buf prds, context, out;
-    struct ar_ranking rk;
+    struct ar_prioritize_options o;
+    struct ar_prioritize_result *res = NULL;
+    struct ar_buf context, out;
     const char *context_file = NULL, *arg;
     enum ar_prioritize_format fmt = AR_PRIORITIZE_FORMAT_TEXT;
     long top = 0;
-    int rc = AR_EXIT_USAGE, key;
+    int rc = AR_EXIT_USAGE, key, began = 0;
 
-    ar_prd_set_init(&set);
-    ar_buf_init(&prds, AR_BUF_UNLIMITED);
+    ar_prioritize_options_init(&o);
     ar_buf_init(&context, CONTEXT_MAX_BYTES);
     ar_buf_init(&out, AR_BUF_UNLIMITED);
-    memset(&rk, 0, sizeof(rk));
     ar_cli_session_init(&s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
     while ((key = ar_cli_session_next(&s, &p, &arg)) != -1) {
@@ -96,7 +119,7 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
         }
         switch (key) {
         case 'r':
-            ro.recursive = 1;
+            o.recursive = 1;
             break;
         case KEY_MAX_PRD_BYTES: {
             unsigned long long v;
@@ -105,7 +128,7 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
                                    arg);
                 goto out;
             }
-            ro.max_bytes = (size_t)v;
+            o.max_prd_bytes = (size_t)v;
             break;
         }
         case KEY_CONTEXT:
@@ -136,16 +159,10 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
         ar_cli_usage_error(cmd, "one PRD directory expected, got %d", argc - p.ind);
         goto out;
     }
+    o.dir = argv[p.ind];
+    o.top = (size_t)top;
 
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_prd_set_read(&set, argv[p.ind], &ro, &err) < 0) {
-        if (err.code == AR_ENOMEM)
-            rc = ar_cli_out_of_memory();
-        else
-            ar_cli_usage_error(cmd, "%s", err.msg);
-        goto out;
-    }
-    report_input(&set);
     if (context_file && ar_file_read(context_file, &context, &err) < 0) {
         if (err.code == AR_ENOMEM)
             rc = ar_cli_out_of_memory();
@@ -162,84 +179,54 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     if (nuls)
         ar_cli_warnf("%s: %zu NUL byte%s replaced with U+FFFD", context_file, nuls,
                      nuls == 1 ? "" : "s");
-    if (ar_prd_set_render(&set, &prds) < 0) {
-        rc = ar_cli_out_of_memory();
-        goto out;
-    }
-    /* The template shows its context section only when the variable is set. */
-    const struct ar_var vars[] = {
-        { AR_PRIORITIZE_VAR_PRDS, ar_buf_cstr(&prds) },
-        { AR_PRIORITIZE_VAR_CONTEXT, context_file ? ar_buf_cstr(&context) : NULL },
-    };
-    struct ar_run_options o = s.run;
-    o.template_name = AR_PRIORITIZE_TEMPLATE;
-    o.vars = vars;
-    o.n_vars = context_file ? 2 : 1;
-    o.expect = AR_EXPECT_OBJECT;
-    o.validate = ar_prioritize_validate;
-    o.validate_arg = &set;
-    o.allow_edits = 0;
-    /* A text call: the documents are in the prompt (DESIGN §4b). */
-    o.tools = AR_TOOLS_NONE;
-    o.no_session = 1;
-    /* The prompt is the whole input: the call may be cached (--cache). */
-    /* Ranking reads; it changes nothing, so the git snapshots would only cost time. */
-    o.track_files = 0;
+    o.context = context_file ? ar_buf_cstr(&context) : NULL;
 
     if (ar_cli_session_begin(&s) < 0) {
         rc = AR_EXIT_PROVIDER;
         goto out;
     }
-    /* o was copied before ar_cli_session_begin() set the status line's callback. */
-    o.progress = s.run.progress;
-    o.progress_arg = s.run.progress_arg;
-    struct ar_result *res = NULL;
-    rc = ar_cli_session_run(&s, &o, &res);
-    if (res) {
-        rc = ar_result_exit_status(res);
-        int ranked = 0;
-        if (res->ok && res->value) {
-            if (ar_ranking_build(&rk, &set, res->value, (size_t)top, &err) < 0) {
-                ar_cli_errorf("%s", err.msg);
-                rc = AR_EXIT_OUTPUT;
-            } else
-                ranked = 1;
-        }
-        if (ranked && rk.unranked.n) {
-            struct ar_buf ids;
-            ar_buf_init(&ids, AR_BUF_UNLIMITED);
-            /* The first few name the problem; the full list is in the JSON output. */
-            size_t show = rk.unranked.n > UNRANKED_SHOWN ? UNRANKED_SHOWN : rk.unranked.n;
-            for (size_t i = 0; i < show; i++)
-                ar_buf_printf(&ids, "%s%s", i ? ", " : "", rk.unranked.v[i]);
-            if (show < rk.unranked.n)
-                ar_buf_printf(&ids, " and %zu more (--format json lists them all)",
-                              rk.unranked.n - show);
-            ar_cli_warnf("%zu PRD%s left unranked by the model: %s", rk.unranked.n,
-                         rk.unranked.n == 1 ? "" : "s", ar_buf_cstr(&ids));
-            ar_buf_finish(&ids);
-        }
-        if (!res->ok)
-            print_failure(res);
-        if (ranked || fmt == AR_PRIORITIZE_FORMAT_JSON) {
-            if (ar_prioritize_render(ranked ? &rk : NULL, res, fmt, ar_prioritize_term_width(),
-                                     &out) < 0) {
-                rc = ar_cli_out_of_memory();
-            } else if (print_buf(&out) < 0)
-                rc = AR_EXIT_USAGE;
-        }
-        ar_cli_session_summary_of(&s, res, NULL);
-        ar_result_destroy(res);
+    began = 1;
+    o.run = s.run;
+    struct ar_prioritize_run *pr = NULL;
+    if (ar_prioritize_start(ar_cli_session_uv(&s), &o, on_prioritize_done, &res, &pr, &err) < 0) {
+        if (err.code == AR_ENOMEM)
+            rc = ar_cli_out_of_memory();
+        else if (strcmp(err.where, "dir") == 0)
+            rc = ar_cli_usage_error(cmd, "%s", err.msg);
+        else
+            rc = ar_cli_session_start_failed(&err);
+        goto out;
     }
-    ar_cli_session_end(&s);
-    rc = ar_cli_session_exit_status(&s, rc);
+    report_input(ar_prioritize_input(pr));
+    ar_cli_session_wait(&s, cancel_prioritize, pr);
+    if (!res) {
+        ar_cli_errorf("the ranking ended without a result");
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    rc = res->exit_status;
+    if (res->error)
+        ar_cli_errorf("%s", res->error);
+    if (res->ranked && res->n_unranked)
+        report_unranked(res);
+    if (!res->run->ok)
+        print_failure(res->run);
+    if (res->ranked || fmt == AR_PRIORITIZE_FORMAT_JSON) {
+        if (ar_prioritize_render(res, fmt, ar_prioritize_term_width(), &out) < 0)
+            rc = ar_cli_out_of_memory();
+        else if (print_buf(&out) < 0)
+            rc = AR_EXIT_USAGE;
+    }
+    ar_cli_session_summary_of(&s, res->run, NULL);
 out:
+    if (began) {
+        ar_cli_session_end(&s);
+        rc = ar_cli_session_exit_status(&s, rc);
+    }
+    ar_prioritize_result_destroy(res);
     ar_cli_parser_finish(&p);
-    ar_ranking_finish(&rk);
     ar_buf_finish(&out);
     ar_buf_finish(&context);
-    ar_buf_finish(&prds);
-    ar_prd_set_finish(&set);
     return rc;
 }
 

@@ -37,10 +37,8 @@ enum {
     KEY_CONTEXT_TOOLS,
 };
 
-#define DEFAULT_JOBS       4
-#define MAX_JOBS           64
-#define DEFAULT_MAX_CHUNKS 20
-#define MAX_MAX_CHUNKS     100000
+/* The defaults are the library's (ar_review_options_init()), and so is -j's limit. */
+#define MAX_MAX_CHUNKS 100000
 
 /* The longest --sarif-category: GitHub keeps it in a short field. */
 #define MAX_CATEGORY 200
@@ -233,8 +231,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_review_options o;
     ar_review_options_init(&o);
     const char *instructions_path = NULL;
-    unsigned long long max_chunk = AR_DIFF_DEFAULT_MAX_CHUNK;
-    long jobs = DEFAULT_JOBS, max_chunks = DEFAULT_MAX_CHUNKS;
+    unsigned long long max_chunk = o.max_chunk_bytes;
+    long jobs = (long)o.jobs, max_chunks = (long)o.max_chunks;
     struct ar_buf diff_text, instructions;
     ar_buf_init(&diff_text, AR_DIFF_MAX_BYTES);
     ar_buf_init(&instructions, (size_t)1 << 20);
@@ -307,8 +305,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             }
             break;
         case 'j':
-            if (ar_cli_parse_int(arg, 1, MAX_JOBS, &jobs) < 0) {
-                ar_cli_usage_error(cmd, "invalid -j '%s': want 1 to %d", arg, MAX_JOBS);
+            if (ar_cli_parse_int(arg, 1, AR_REVIEW_MAX_JOBS, &jobs) < 0) {
+                ar_cli_usage_error(cmd, "invalid -j '%s': want 1 to %d", arg, AR_REVIEW_MAX_JOBS);
                 goto out;
             }
             break;

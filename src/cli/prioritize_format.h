@@ -6,10 +6,7 @@
 #ifndef AR_CLI_PRIORITIZE_FORMAT_H
 #define AR_CLI_PRIORITIZE_FORMAT_H
 
-#include <jansson.h>
-
-#include "agentrun/agentrun.h"
-#include "prioritize/prioritize.h"
+#include "agentrun/prioritize.h"
 #include "util/buf.h"
 
 #define AR_PRIORITIZE_SCHEMA "agentrun.prioritize/1"
@@ -27,13 +24,12 @@ int ar_prioritize_format_parse(const char *s);
 int ar_prioritize_term_width(void);
 
 /*
- * Appends the ranking (borrowed) in `fmt` to out. The text table is `width`
- * columns wide (the rationale column never narrower than 20). For json, res
- * (borrowed) adds the run's provider, model, tokens, cost, duration and
- * calls; rk may be NULL when the run failed (then "ok": false and "error").
- * Returns 0 or AR_ENOMEM.
+ * Appends the result (borrowed) in `fmt` to out: text and markdown show the
+ * ranking (nothing when there is none), json is ar_prioritize_result_to_json()
+ * and a newline. The text table is `width` columns wide (the rationale column
+ * never narrower than 20). Returns 0 or AR_ENOMEM.
  */
-int ar_prioritize_render(const struct ar_ranking *rk, const struct ar_result *res,
-                         enum ar_prioritize_format fmt, int width, struct ar_buf *out);
+int ar_prioritize_render(const struct ar_prioritize_result *pr, enum ar_prioritize_format fmt,
+                         int width, struct ar_buf *out);
 
 #endif

@@ -411,6 +411,23 @@ static void cancel_run(void *arg)
     ar_run_cancel(arg);
 }
 
+int ar_cli_session_start_failed(const struct ar_error *err)
+{
+    /* Name what failed (a template's file and line) unless the message does. */
+    if (err->where[0] && !strstr(err->msg, err->where))
+        return ar_cli_error_code(err->code, "%s: %s", err->where, err->msg);
+    return ar_cli_error_code(err->code, "%s", err->msg);
+}
+
+void ar_cli_session_wait(struct ar_cli_session *s, void (*cancel)(void *arg), void *arg)
+{
+    ar_cli_session_set_cancel(s, cancel, arg);
+    ar_cli_session_status_start(s);
+    uv_run(&s->uv, UV_RUN_DEFAULT);
+    ar_cli_session_set_cancel(s, NULL, NULL);
+    status_stop(s);
+}
+
 int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
                        struct ar_result **out)
 {
@@ -418,17 +435,9 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
     struct ar_run *run = NULL;
     struct ar_error err = AR_ERROR_INIT;
     *out = NULL;
-    if (ar_run_start(&s->uv, o, on_run_done, &res, &run, &err) < 0) {
-        /* Name what failed (a template's file and line) unless the message does. */
-        if (err.where[0] && !strstr(err.msg, err.where))
-            return ar_cli_error_code(err.code, "%s: %s", err.where, err.msg);
-        return ar_cli_error_code(err.code, "%s", err.msg);
-    }
-    ar_cli_session_set_cancel(s, cancel_run, run);
-    ar_cli_session_status_start(s);
-    uv_run(&s->uv, UV_RUN_DEFAULT);
-    ar_cli_session_set_cancel(s, NULL, NULL);
-    status_stop(s);
+    if (ar_run_start(&s->uv, o, on_run_done, &res, &run, &err) < 0)
+        return ar_cli_session_start_failed(&err);
+    ar_cli_session_wait(s, cancel_run, run);
     if (!res) {
         ar_cli_errorf("the run ended without a result");
         return AR_EXIT_PROVIDER;

@@ -155,6 +155,14 @@ uv_loop_t *ar_cli_session_uv(struct ar_cli_session *s);
  */
 void ar_cli_session_set_cancel(struct ar_cli_session *s, void (*fn)(void *arg), void *arg);
 
+/* Prints why a library call could not start (err.where too, unless the message names
+ * it) and returns its exit status. */
+int ar_cli_session_start_failed(const struct ar_error *err);
+
+/* Runs the session's loop with the live status line until the work started on it is
+ * done; a signal runs cancel(arg) meanwhile. */
+void ar_cli_session_wait(struct ar_cli_session *s, void (*cancel)(void *arg), void *arg);
+
 /*
  * Runs one job on the session's loop with the live status line. o is usually
  * a copy of s->run with the command's own fields set. Returns 0 with *out set

@@ -265,3 +265,12 @@ int ar_prices_open(const char *path, struct ar_prices **out, struct ar_error *er
         return 0;
     return ar_prices_load(path, out, err);
 }
+
+void ar_usage_add(struct ar_usage *to, const struct ar_usage *u)
+{
+    to->input += u->input;
+    to->cache_read += u->cache_read;
+    to->cache_write += u->cache_write;
+    to->output += u->output;
+    to->reasoning += u->reasoning;
+}

@@ -63,6 +63,9 @@ const struct ar_price *ar_prices_find(const struct ar_prices *t, const char *mod
 /* USD for usage at price p, choosing the long-context rates past the threshold. */
 double ar_price_apply(const struct ar_price *p, const struct ar_usage *u);
 
+/* Adds every count of u to *to: the one place usage is summed (calls, runs, chunks, jobs). */
+void ar_usage_add(struct ar_usage *to, const struct ar_usage *u);
+
 /* enum ar_cost_source (unknown, cli, table, cache) is public: include/agentrun/agentrun.h;
  * its words are the RunResult's (ar_cost_source_name(), src/result/result.h). */
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "agentrun/prioritize.h"
 #include "util/buf.h"
 #include "util/strv.h"
 

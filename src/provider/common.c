@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cost/cost.h"
 #include "provider/common.h"
 #include "util/buf.h"
 #include "util/temp.h"
@@ -547,11 +548,7 @@ void ar_pv_partial_usage(struct ar_unwrap *u, const char *id, const struct ar_us
     } else {
         ar_pv_set(&u->partial_id, id);
     }
-    p->input += usage->input;
-    p->cache_read += usage->cache_read;
-    p->cache_write += usage->cache_write;
-    p->output += usage->output;
-    p->reasoning += usage->reasoning;
+    ar_usage_add(p, usage);
     *last = *usage;
     u->has_partial = 1;
 }

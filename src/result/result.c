@@ -367,15 +367,6 @@ _Static_assert((int)AR_FILE_CREATE == (int)AR_GIT_CREATE &&
                    (int)AR_FILE_RENAME == (int)AR_GIT_RENAME,
                "enum ar_file_op and enum ar_git_op must stay in step");
 
-static void usage_add(struct ar_usage *a, const struct ar_usage *b)
-{
-    a->input += b->input;
-    a->cache_read += b->cache_read;
-    a->cache_write += b->cache_write;
-    a->output += b->output;
-    a->reasoning += b->reasoning;
-}
-
 /* *dst becomes a copy of s; s NULL leaves it as it is. Returns 0 or AR_ENOMEM. */
 static int replace_str(char **dst, const char *s)
 {
@@ -490,7 +481,7 @@ int ar_result_draft_end_call(struct ar_result_draft *d, const struct ar_call_end
         /* A call served from the cache spent nothing now: its original usage and
          * cost are reported apart (cached_*), and it counts as zero. */
         c->cached = 1;
-        usage_add(&r->cached_usage, &usage);
+        ar_usage_add(&r->cached_usage, &usage);
         if (!r->n_cached++)
             d->cached_cost = cost;
         else
@@ -507,7 +498,7 @@ int ar_result_draft_end_call(struct ar_result_draft *d, const struct ar_call_end
     c->timed_out = e->timed_out;
     c->usage_cumulative = e->usage_cumulative;
     c->stderr_tail = strndup(e->stderr_tail ? e->stderr_tail : "", e->stderr_tail_len);
-    usage_add(&r->usage, &usage);
+    ar_usage_add(&r->usage, &usage);
     if (!d->cost_started)
         d->cost = cost;
     else

@@ -23,8 +23,6 @@
 #include "util/strv.h"
 #include "util/utf8.h"
 
-#define MAX_JOBS 64
-
 /* The result and the strings its plan points to. */
 struct result_box {
     struct ar_review_result pub;
@@ -332,9 +330,9 @@ static int check_options(const struct ar_review_options *o, struct ar_error *err
         return ar_error_set(err, AR_EUSAGE, NULL,
                             "give the diff text, a revision or staged, "
                             "not several");
-    if (o->jobs < 1 || o->jobs > MAX_JOBS)
-        return ar_error_set(err, AR_EUSAGE, "jobs", "jobs must be 1 to %d, not %u", MAX_JOBS,
-                            o->jobs);
+    if (o->jobs < 1 || o->jobs > AR_REVIEW_MAX_JOBS)
+        return ar_error_set(err, AR_EUSAGE, "jobs", "jobs must be 1 to %d, not %u",
+                            AR_REVIEW_MAX_JOBS, o->jobs);
     if (o->max_chunk_bytes == 0)
         return ar_error_set(err, AR_EUSAGE, "max_chunk_bytes", "max_chunk_bytes must be > 0");
     if (o->max_chunks == 0)

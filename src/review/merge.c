@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost/cost.h"
 #include "result/result.h"
 #include "review/review.h"
 #include "util/buf.h"
@@ -67,15 +68,6 @@ static int join(struct ar_buf *b, const char *s, const char *sep)
     return rc ? rc : ar_buf_puts(b, s);
 }
 
-static void add_usage(struct ar_usage *to, const struct ar_usage *u)
-{
-    to->input += u->input;
-    to->cache_read += u->cache_read;
-    to->cache_write += u->cache_write;
-    to->output += u->output;
-    to->reasoning += u->reasoning;
-}
-
 int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_diff *diff,
                     struct ar_review *out, struct ar_error *err)
 {
@@ -113,7 +105,7 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
             out->failed = 1;
             out->error = p->error; /* a failure outranks a degraded chunk's error */
         }
-        add_usage(&out->usage, &p->usage);
+        ar_usage_add(&out->usage, &p->usage);
         out->cost_usd += p->cost_usd;
         out->cost_source = merge_cost_source(out->cost_source, p->cost_source);
         out->cached &= p->cached;
@@ -122,7 +114,7 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
                 out->n_cached ? merge_cost_source(out->cached_cost_source, p->cached_cost_source)
                               : p->cached_cost_source;
             out->n_cached += p->n_cached;
-            add_usage(&out->cached_usage, &p->cached_usage);
+            ar_usage_add(&out->cached_usage, &p->cached_usage);
             out->cached_cost_usd += p->cached_cost_usd;
         }
         if (p->duration_ms > out->duration_ms)

@@ -27,10 +27,9 @@
 /* The severities, the finding, the review object and the verdict are public
  * (agentrun/review.h): a review run's result hands them to the caller. */
 
-/* A review's defaults and limits (ar_review_options_init(), ar_review_start(),
- * and the CLI's help through them); the chunk size is AR_DIFF_DEFAULT_MAX_CHUNK. */
+/* A review's defaults (ar_review_options_init(), and the CLI through it); the chunk
+ * size is AR_DIFF_DEFAULT_MAX_CHUNK, the limit of jobs AR_REVIEW_MAX_JOBS (public). */
 #define AR_REVIEW_DEFAULT_JOBS       4
-#define AR_REVIEW_MAX_JOBS           64
 #define AR_REVIEW_DEFAULT_MAX_CHUNKS 20
 
 /* The SARIF partialFingerprints key the fingerprint goes under. */

@@ -16,7 +16,7 @@ static const char *const list_keys[] = { "tasks", "skills" };
 
 const char *ar_route_type_name(enum ar_route_type t)
 {
-    return type_names[t];
+    return (unsigned)t < sizeof(type_names) / sizeof(type_names[0]) ? type_names[t] : "unknown";
 }
 
 void ar_manifest_init(struct ar_manifest *m)

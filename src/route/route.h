@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "agentrun/route.h"
 #include "util/buf.h"
 #include "util/strv.h"
 
@@ -35,11 +36,6 @@
 
 /* The default of --min-score: see docs/route.md for how it was chosen. */
 #define AR_ROUTE_DEFAULT_MIN_SCORE 0.5
-
-enum ar_route_type {
-    AR_ROUTE_TASK = 0,
-    AR_ROUTE_SKILL,
-};
 
 struct ar_route_item {
     enum ar_route_type type;
@@ -79,9 +75,6 @@ int ar_manifest_load(struct ar_manifest *m, const char *path, struct ar_error *e
 const struct ar_route_item *ar_manifest_find(const struct ar_manifest *m, enum ar_route_type type,
                                              const char *name);
 
-/* "task" / "skill". */
-const char *ar_route_type_name(enum ar_route_type t);
-
 /*
  * Appends the manifest as the model sees it: a "Tasks:" and a "Skills:"
  * section, one "- name: description (aliases: …; keywords: …)" line per
@@ -100,24 +93,8 @@ int ar_manifest_render(const struct ar_manifest *m, struct ar_buf *out);
  */
 double ar_route_score(const struct ar_route_item *item, const char *query, struct ar_buf *why);
 
-enum ar_route_kind {
-    AR_ROUTE_NONE = 0, /* nothing matched (local tiers only, or the model said none) */
-    AR_ROUTE_EXACT,
-    AR_ROUTE_KEYWORD,
-    AR_ROUTE_DISCOVERY,
-    AR_ROUTE_ERROR, /* the model named something the manifest does not have */
-};
-
-/* "none", "exact", "keyword", "discovery", "error". */
-const char *ar_route_kind_name(enum ar_route_kind k);
-
-struct ar_route_match {
-    enum ar_route_type type;
-    char *name;        /* the manifest's spelling when known, else the model's */
-    double confidence; /* 0..1 */
-    char *reasoning;
-};
-
+/* The route's enums, its match and its public API are in agentrun/route.h; this is the
+ * working state of the tiers (api.c turns it into a struct ar_route_result). */
 struct ar_route {
     enum ar_route_kind kind;
     struct ar_route_match *matches; /* best first */

@@ -36,7 +36,7 @@ static const char *const kind_names[] = { "none", "exact", "keyword", "discovery
 
 const char *ar_route_kind_name(enum ar_route_kind k)
 {
-    return kind_names[k];
+    return (unsigned)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k] : "unknown";
 }
 
 void ar_route_init(struct ar_route *r)
@@ -69,6 +69,7 @@ static int add_match(struct ar_route *r, enum ar_route_type type, const char *na
     if (ar_array_reserve(&r->matches, &r->cap, r->n + 1, sizeof(*r->matches), 8) < 0)
         return AR_ENOMEM;
     struct ar_route_match *mt = &r->matches[r->n];
+    memset(mt, 0, sizeof(*mt));
     mt->type = type;
     mt->confidence = confidence;
     mt->name = strdup(name);

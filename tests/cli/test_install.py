@@ -210,11 +210,11 @@ class Install(unittest.TestCase):
         # Every public header must be usable from C++: extern "C" around each, so
         # ar_strerror(int) is not looked for under a mangled name.
         src = os.path.join(self.tmp, "app.cpp")
+        headers = sorted(os.listdir(os.path.join(self.path("includedir"), "agentrun")))
+        self.assertIn("route.h", headers)
+        self.assertIn("prioritize.h", headers)
         with open(src, "w") as f:
-            f.write('#include <agentrun/agentrun.h>\n'
-                    '#include <agentrun/error.h>\n#include <agentrun/log.h>\n'
-                    '#include <agentrun/usage.h>\n#include <agentrun/review.h>\n'
-                    '#include <agentrun/batch.h>\n'
+            f.write("".join(f"#include <agentrun/{h}>\n" for h in headers) +
                     '#include <cstdio>\n#include <cstring>\n'
                     'int main() {\n'
                     '    struct ar_run_options o;\n'
@@ -227,6 +227,12 @@ class Install(unittest.TestCase):
                     '        return 1;\n'
                     '    struct ar_batch_options bo;\n'
                     '    ar_batch_options_init(&bo);\n'
+                    '    struct ar_route_options rto;\n'
+                    '    ar_route_options_init(&rto);\n'
+                    '    struct ar_prioritize_options po;\n'
+                    '    ar_prioritize_options_init(&po);\n'
+                    '    if (rto.min_score != 0.5 || po.max_prd_bytes != 32768)\n'
+                    '        return 1;\n'
                     '    if (bo.jobs != 4)\n'
                     '        return 1;\n'
                     '#define M AR_VERSION_MAJOR\n'

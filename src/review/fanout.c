@@ -41,7 +41,8 @@ struct chunk_job {
 struct ar_review_run {
     struct ar_loop *loop; /* attached to the caller's, ours alone */
     struct ar_pool *pool;
-    struct ar_kick *finish; /* finish_reviewed() once the last chunk is done */
+    struct ar_backoff *backoff; /* one rate-limit pause per provider for every chunk */
+    struct ar_kick *finish;     /* finish_reviewed() once the last chunk is done */
     ar_review_done_fn *done;
     void *arg;
     ar_review_event_fn *on_event;
@@ -120,6 +121,7 @@ static void run_free(struct ar_review_run *rr)
     free(rr->jobs);
     ar_kick_destroy(rr->finish);
     ar_pool_destroy(rr->pool);
+    ar_backoff_destroy(rr->backoff);
     ar_diff_chunks_free(rr->chunks, rr->n_chunks);
     ar_diff_finish(&rr->kept);
     ar_diff_finish(&rr->diff);
@@ -303,7 +305,7 @@ static void chunk_start(void *arg)
     o.track_files = 0;
     o.job_id = rr->n_chunks > 1 ? job->job_id : NULL;
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_pipeline_start(rr->loop, &o, NULL, on_chunk_done, job, NULL, &err) < 0) {
+    if (ar_pipeline_start(rr->loop, &o, rr->backoff, on_chunk_done, job, NULL, &err) < 0) {
         job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
         ar_pool_cancel_queued(rr->pool);
         ar_pool_release(rr->pool);
@@ -509,6 +511,11 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
     }
     rr->done = done;
     rr->arg = arg;
+    if (!(rr->backoff = ar_backoff_create())) {
+        free(rr->res);
+        free(rr);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
     ar_strv_init(&rr->strings);
     ar_strv_init(&rr->include);
     ar_strv_init(&rr->exclude);

@@ -481,6 +481,33 @@ class BatchBackoff(unittest.TestCase):
                                     timeline)
             self.assertEqual(len(sb.calls()), 4)
 
+    def test_a_rate_limit_pauses_the_other_chunks_of_a_review_too(self):
+        # A review's chunks share one backoff as a batch's jobs do: the same timeline
+        # as above, with three chunks of one diff at -j 2.
+        with Sandbox() as sb:
+            for name in ("a.c", "b.c", "c.c"):
+                sb.write(name, "".join(f"int {name[0]}{i} = {i};\n" for i in range(40)))
+            answer = json.dumps({"passed": True, "summary": "fine", "issues": []})
+            limited = sb.fixture(codex_failed("Rate limit reached. Please try again in 4s."))
+            ok = sb.fixture(codex_stream(answer))
+            sb.env["FAKE_CLI_FIXTURE"] = ",".join([limited, ok, ok, ok])
+            sb.env["FAKE_CLI_EXIT"] = "1,0"
+            sb.env["FAKE_CLI_SLEEP_MS"] = ",1500,0"
+            p = sb.run("review", "--format", "json", "--max-chunk-bytes", "700", "-j", "2",
+                       provider="codex")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = json.loads(p.stdout)
+            self.assertEqual(doc["chunks"], 3)
+            timeline = [(c["error"], c["waited_ms"]) for c in doc["calls"]]
+            self.assertEqual(len(doc["calls"]), 4, timeline)
+            self.assertEqual([c["error"] for c in doc["calls"]].count("rate_limit"), 1, timeline)
+            # The retry of the limited chunk waits in any case; one of the two other
+            # chunks must have sat out the same pause, which it only does when the
+            # pause is shared.
+            waits = sorted(w for e, w in timeline if e is None)
+            self.assertGreaterEqual(waits[-2], 1000, timeline)
+            self.assertEqual(len(sb.calls()), 4)
+
     def test_the_batch_status_line_shows_the_pause(self):
         with Sandbox() as sb:
             sb.env["FAKE_CLI_FIXTURE"] = ",".join([

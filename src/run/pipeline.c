@@ -59,10 +59,6 @@
 enum call_kind { CALL_MAIN, CALL_REPAIR };
 static const char *const call_kind_names[] = { "main", "repair" };
 
-/* The waits before the one retry of a call when the provider did not say how long. */
-#define RATE_LIMIT_WAIT_MS 5000
-#define TRANSIENT_WAIT_MS  2000
-
 struct ar_run {
     struct ar_loop *loop;
     struct ar_loop *own_loop; /* the public ar_run_start()'s: detached after done */
@@ -337,31 +333,18 @@ static void wait_then_call(struct ar_run *run, enum call_kind kind, uint64_t ms,
 }
 
 /*
- * Whether a failed call is made once more, and after how long: a rate limit
- * after the wait the provider asked for (or RATE_LIMIT_WAIT_MS), a transient API
- * error (5xx, overloaded) after a short backoff; never a second time, never past
- * --max-wait, and never when the call changed something.
+ * Whether a failed call is made once more, and after how long: the policy is
+ * ar_retry_wait()'s (retry.c); never a second time, and never when the call
+ * changed something.
  */
 static int retry_wait(const struct ar_run *run, int code, const struct ar_reply *reply,
                       uint64_t *ms)
 {
     /* The call's own effects decide: a repair call after an editing main call only
      * rewrites text, and may be made again. */
-    if (run->retried || run->cancelled || !run->o.max_wait_ms || reply->files.n || reply->acted)
+    if (run->retried || run->cancelled || reply->files.n || reply->acted)
         return 0;
-    double hint = reply->retry_after_s, want;
-    if (code == AR_ERATELIMIT)
-        want = hint >= 0 ? hint * 1000.0 : RATE_LIMIT_WAIT_MS;
-    else if (code == AR_EAPI && reply->transient)
-        want = hint >= 0 ? hint * 1000.0 : TRANSIENT_WAIT_MS;
-    else
-        return 0;
-    /* Compared as a double before any conversion: a wait no integer holds (1e30 s,
-     * HUGE_VAL) is past --max-wait, where converting it first gave 0 and an instant retry. */
-    if (!(want <= (double)run->o.max_wait_ms))
-        return 0;
-    *ms = (uint64_t)(want + 0.999);
-    return 1;
+    return ar_retry_wait(code, reply->transient, reply->retry_after_s, run->o.max_wait_ms, ms);
 }
 
 /*

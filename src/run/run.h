@@ -21,7 +21,19 @@ struct ar_loop;
 struct ar_run;
 
 /*
- * Rate-limit pauses shared by runs on one loop (batch): when a run of a
+ * The retry policy (retry.c, the one place it is decided): a call that failed
+ * with a rate limit (code AR_ERATELIMIT) is made once more after the wait the
+ * provider asked for (retry_after_s >= 0; a negative or NaN hint is none) or 5 s, a transient API
+ * error (AR_EAPI with transient) after that wait or 2 s; never when the wait is past max_wait_ms,
+ * or max_wait_ms is 0. Returns 1 with *ms the wait, or 0: no retry. (The caller adds what only it
+ * knows: a call that changed something, or was already retried, or was cancelled, is never made
+ * again.)
+ */
+int ar_retry_wait(int code, int transient, double retry_after_s, uint64_t max_wait_ms,
+                  uint64_t *ms);
+
+/*
+ * Rate-limit pauses shared by runs on one loop (batch, review): when a run of a
  * provider is told to come back later, every run started with the same
  * backoff waits until then before its next call of that provider, so the
  * jobs pause together instead of each running into the limit again.

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,11 +251,39 @@ static void test_options_init_sets_the_defaults_and_zeroes_the_rest(void **state
     assert_int_equal(ar_version_number(), AR_VERSION_NUMBER);
 }
 
+/* The retry policy, in one place: which failures are made again, after how long, and
+ * never past max_wait (also for a wait no integer holds); a NaN hint is no hint. */
+static void test_retry_policy(void **state)
+{
+    (void)state;
+    uint64_t ms = 0;
+    assert_int_equal(ar_retry_wait(AR_ERATELIMIT, 0, 1.5, 60000, &ms), 1);
+    assert_int_equal(ms, 1500);
+    assert_int_equal(ar_retry_wait(AR_ERATELIMIT, 0, -1, 60000, &ms), 1);
+    assert_int_equal(ms, 5000); /* the provider did not say */
+    assert_int_equal(ar_retry_wait(AR_EAPI, 1, -1, 60000, &ms), 1);
+    assert_int_equal(ms, 2000);
+    assert_int_equal(ar_retry_wait(AR_EAPI, 1, 0.0004, 60000, &ms), 1);
+    assert_int_equal(ms, 1); /* rounded up, never 0 */
+    ms = 7;
+    assert_int_equal(ar_retry_wait(AR_EAPI, 0, 1, 60000, &ms), 0); /* not transient */
+    assert_int_equal(ar_retry_wait(AR_EAUTH, 1, 1, 60000, &ms), 0);
+    assert_int_equal(ar_retry_wait(AR_ETIMEOUT, 1, 1, 60000, &ms), 0);
+    assert_int_equal(ar_retry_wait(AR_ERATELIMIT, 0, 61, 60000, &ms), 0); /* past max_wait */
+    assert_int_equal(ar_retry_wait(AR_ERATELIMIT, 0, 1e30, 60000, &ms), 0);
+    assert_int_equal(ar_retry_wait(AR_ERATELIMIT, 0, HUGE_VAL, UINT64_MAX, &ms), 0);
+    assert_int_equal(ar_retry_wait(AR_ERATELIMIT, 0, 1, 0, &ms), 0); /* max_wait 0: never */
+    assert_int_equal(ms, 7);
+    assert_int_equal(ar_retry_wait(AR_ERATELIMIT, 0, NAN, 60000, &ms), 1); /* no hint */
+    assert_int_equal(ms, 5000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_start_that_fails_leaves_the_loop_closable),
         cmocka_unit_test(test_options_init_sets_the_defaults_and_zeroes_the_rest),
+        cmocka_unit_test(test_retry_policy),
         cmocka_unit_test(test_repair_and_cost_source_words_are_the_documented_ones),
         cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),
         cmocka_unit_test(test_answer_violations_are_listed_with_pointers),

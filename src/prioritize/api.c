@@ -260,35 +260,8 @@ void ar_prioritize_cancel(struct ar_prioritize_run *pr)
         ar_run_cancel(pr->run);
 }
 
-static void on_blocking_done(struct ar_prioritize_run *pr, struct ar_prioritize_result *res,
-                             void *arg)
-{
-    (void)pr;
-    *(struct ar_prioritize_result **)arg = res;
-}
-
-struct blocking {
-    const struct ar_prioritize_options *opts;
-    struct ar_prioritize_result *res;
-};
-
-static int start_blocking(struct uv_loop_s *uv, void *arg, struct ar_error *err)
-{
-    struct blocking *b = arg;
-    return ar_prioritize_start(uv, b->opts, on_blocking_done, &b->res, NULL, err);
-}
-
-int ar_prioritize(const struct ar_prioritize_options *o, struct ar_prioritize_result **out,
-                  struct ar_error *err)
-{
-    struct blocking b = { o, NULL };
-    *out = NULL;
-    int rc = ar_loop_run_private(start_blocking, &b, err);
-    if (rc < 0)
-        return rc;
-    *out = b.res;
-    return 0;
-}
+AR_DEFINE_BLOCKING(ar_prioritize, ar_prioritize_start, struct ar_prioritize_options,
+                   struct ar_prioritize_run, struct ar_prioritize_result)
 
 /* ---- the agentrun.prioritize/1 document ------------------------------------- */
 

@@ -224,33 +224,8 @@ void ar_route_cancel(struct ar_route_run *rt)
         ar_run_cancel(rt->run);
 }
 
-static void on_blocking_done(struct ar_route_run *rt, struct ar_route_result *res, void *arg)
-{
-    (void)rt;
-    *(struct ar_route_result **)arg = res;
-}
-
-struct blocking {
-    const struct ar_route_options *opts;
-    struct ar_route_result *res;
-};
-
-static int start_blocking(struct uv_loop_s *uv, void *arg, struct ar_error *err)
-{
-    struct blocking *b = arg;
-    return ar_route_start(uv, b->opts, on_blocking_done, &b->res, NULL, err);
-}
-
-int ar_route(const struct ar_route_options *o, struct ar_route_result **out, struct ar_error *err)
-{
-    struct blocking b = { o, NULL };
-    *out = NULL;
-    int rc = ar_loop_run_private(start_blocking, &b, err);
-    if (rc < 0)
-        return rc;
-    *out = b.res;
-    return 0;
-}
+AR_DEFINE_BLOCKING(ar_route, ar_route_start, struct ar_route_options, struct ar_route_run,
+                   struct ar_route_result)
 
 /* ---- the agentrun.route/1 document ------------------------------------------ */
 

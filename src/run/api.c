@@ -58,30 +58,4 @@ void ar_run_cancel(struct ar_run *run)
         ar_pipeline_cancel(run);
 }
 
-static void on_done(struct ar_run *run, struct ar_result *res, void *arg)
-{
-    (void)run;
-    *(struct ar_result **)arg = res;
-}
-
-struct blocking {
-    const struct ar_run_options *opts;
-    struct ar_result *res;
-};
-
-static int start_blocking(struct uv_loop_s *uv, void *arg, struct ar_error *err)
-{
-    struct blocking *b = arg;
-    return ar_run_start(uv, b->opts, on_done, &b->res, NULL, err);
-}
-
-int ar_run(const struct ar_run_options *opts, struct ar_result **out, struct ar_error *err)
-{
-    struct blocking b = { opts, NULL };
-    *out = NULL;
-    int rc = ar_loop_run_private(start_blocking, &b, err);
-    if (rc < 0)
-        return rc;
-    *out = b.res;
-    return 0;
-}
+AR_DEFINE_BLOCKING(ar_run, ar_run_start, struct ar_run_options, struct ar_run, struct ar_result)

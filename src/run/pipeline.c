@@ -1021,9 +1021,10 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
          * recorded with, not an installation. */
         if (run->tapes.replay_dir)
             ar_error_set(&run->missing, AR_EUSAGE, "--replay",
-                         "say which provider the calls were recorded with (-p claude, codex or "
-                         "gemini, or AGENTRUN_PROVIDER): --replay starts no CLI, and --provider "
-                         "auto picks an installed one");
+                         "say which provider the calls were recorded with (-p %s, or "
+                         "AGENTRUN_PROVIDER): --replay starts no CLI, and --provider auto picks "
+                         "an installed one",
+                         ar_provider_names());
         p = ar_providers()[0];
     }
     run->prov = p;

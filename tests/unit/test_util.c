@@ -445,6 +445,43 @@ static void test_temp_names_carry_the_pid_and_are_private(void **state)
     tree_remove(&t);
 }
 
+/* A regular file is mapped, not copied; an empty one, a pipe and a directory
+ * are what they would be read as. */
+static void test_file_view_maps_a_regular_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/agentrun-view-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    struct ar_file_view v;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_file_view_open(path, &v, &err), 0);
+    assert_null(v.map);
+    assert_int_equal(v.len, 0);
+    ar_file_view_close(&v);
+    assert_int_equal(write(fd, "{\"a\": 1}\n", 9), 9);
+    close(fd);
+    assert_int_equal(ar_file_view_open(path, &v, &err), 0);
+    assert_non_null(v.map);
+    assert_int_equal(v.len, 9);
+    assert_memory_equal(v.data, "{\"a\": 1}\n", 9);
+    ar_file_view_close(&v);
+    unlink(path);
+    assert_int_equal(ar_file_view_open("/tmp", &v, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "a directory"));
+    /* A named file is opened by the rules of every file agentrun reads: no FIFO. */
+    char fifo[] = "/tmp/agentrun-view-fifo-XXXXXX";
+    int tmp = mkstemp(fifo);
+    assert_true(tmp >= 0);
+    close(tmp);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(ar_file_view_open(fifo, &v, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "a FIFO"));
+    unlink(fifo);
+    assert_int_equal(ar_file_view_open("/nonexistent/x", &v, &err), AR_EIO);
+}
+
 static void test_error_table_maps_names_and_exit_statuses(void **state)
 {
     assert_string_equal(ar_strerror_name(AR_ECONTRACT), "contract");
@@ -535,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_file_read_a_link_loop_ends),
         cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
         cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
+        cmocka_unit_test(test_file_view_maps_a_regular_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,10 +70,12 @@ struct extract_args {
  * repaired value is doc->text; one that is the text's own bytes comes as its
  * span (AR_EXTRACT_TEXT_ONLY) and is compacted piece by piece on its way out.
  */
-static int print_value(const struct ar_json_doc *doc, const char *text, size_t start, size_t end)
+static int print_value(const struct ar_json_doc *doc, const char *text, size_t start, size_t end,
+                       int compact)
 {
-    if (doc->text) {
-        int rc = ar_cli_write_stdout(doc->text, doc->len);
+    if (doc->text || compact) { /* as it is: the repaired text, or the model's own */
+        int rc = doc->text ? ar_cli_write_stdout(doc->text, doc->len)
+                           : ar_cli_write_stdout(text + start, end - start);
         return rc < 0 ? rc : ar_cli_write_stdout("\n", 1);
     }
     struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
@@ -180,7 +182,7 @@ static int print_each(const struct ar_json_doc *doc, size_t start, size_t end, u
     struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
     r.fixes = fixes;
     note_fixes(&r);
-    if (print_value(doc, w->text, start, end) < 0) {
+    if (print_value(doc, w->text, start, end, 0) < 0) {
         w->failed = 1;
         return 1;
     }
@@ -285,7 +287,8 @@ static int run_json(struct extract_args *a, const char *text, size_t len)
         if (!res.accepted)
             rc = report_violations(contract, &res.doc);
         else
-            rc = print_value(&res.doc, text, res.start, res.end) < 0 ? AR_EXIT_USAGE : AR_EXIT_OK;
+            rc = print_value(&res.doc, text, res.start, res.end, res.compact) < 0 ? AR_EXIT_USAGE
+                                                                                  : AR_EXIT_OK;
     }
     ar_extract_result_finish(&res);
     ar_contract_destroy(contract);

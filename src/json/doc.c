@@ -45,9 +45,9 @@ static size_t compact_block(const unsigned char *s, ar_block v, unsigned char *o
     if (*in_string)
         in ^= 0xFFFF;
     *in_string = (int)(in >> 15);
-    ar_block ws = ar_block_or(ar_block_or(ar_block_eq(v, ' '), ar_block_eq(v, '\n')),
-                              ar_block_or(ar_block_eq(v, '\r'), ar_block_eq(v, '\t')));
-    unsigned drop = ar_block_bits(ws) & ~in;
+    /* Outside strings a byte <= ' ' in valid JSON is whitespace (and inside
+     * one it can only be a space, which stays). */
+    unsigned drop = ar_block_bits(ar_block_le(v, ' ')) & ~in;
     ar_block_store(o, v);
     size_t kept = 0, k = 0; /* bytes s[k..) are at o + kept */
     while (drop) {

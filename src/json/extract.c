@@ -42,6 +42,7 @@ struct ctx {
     int stop;      /* all mode was told to stop, or the answer was found unusable */
     int nomem;     /* out of memory somewhere: give up */
     int fenced;    /* scanning a fenced block now */
+    int compact;   /* the candidate weighed now is its own compact text */
     int cut_block; /* a JSON block ran to the end of the text cut off */
     struct ar_extract_result fallback; /* first candidate accept rejected */
     struct ar_extract_result deferred; /* first inline array (a citation?) */
@@ -135,6 +136,7 @@ static void set_result(struct ctx *c, struct ar_extract_result *r, struct ar_jso
     r->fixes = fixes;
     r->accepted = ok;
     r->fenced = c->fenced;
+    r->compact = c->compact;
     r->members = members;
 }
 
@@ -182,7 +184,9 @@ static void offer_valid(struct ctx *c, size_t p, size_t stop)
         c->nomem = 1;
         return;
     }
+    c->compact = !c->sc.spaced;
     consider(c, &doc, p, stop, 0, none);
+    c->compact = 0;
 }
 
 /* 1 when s[0..n) holds a byte besides brackets and whitespace: "{{" or "[[["

@@ -94,10 +94,13 @@ struct ar_extract_result {
     struct ar_json_doc doc;
     size_t start; /* the value's bytes in the text: [start, end) */
     size_t end;
-    unsigned fixes;               /* enum ar_json_fix bits: what local repair did, and the notes */
-    int accepted;                 /* 1 when accept approved it (always 1 without accept) */
-    int fenced;                   /* 1 when it came from a fenced block */
-    struct ar_extract_note extra; /* AR_FIX_EXTRA_VALUES: the other values left out */
+    unsigned fixes; /* enum ar_json_fix bits: what local repair did, and the notes */
+    int accepted;   /* 1 when accept approved it (always 1 without accept) */
+    int fenced;     /* 1 when it came from a fenced block */
+    /* 1 when text[start, end) has no whitespace between tokens: it is its own
+     * compact text (print it as it is) */
+    int compact;
+    struct ar_extract_note extra;   /* AR_FIX_EXTRA_VALUES: the other values left out */
     struct ar_extract_note members; /* AR_FIX_MEMBERS_AFTER_CLOSE: the members merged */
 };
 
@@ -107,12 +110,12 @@ struct ar_extract_fixes {
     struct ar_extract_note extra, members;
 };
 
-#define AR_EXTRACT_RESULT_INIT                           \
-    {                                                    \
-        NULL, AR_JSON_DOC_INIT, 0, 0, 0, 0, 0, { 0, 0 }, \
-        {                                                \
-            0, 0                                         \
-        }                                                \
+#define AR_EXTRACT_RESULT_INIT                              \
+    {                                                       \
+        NULL, AR_JSON_DOC_INIT, 0, 0, 0, 0, 0, 0, { 0, 0 }, \
+        {                                                   \
+            0, 0                                            \
+        }                                                   \
     }
 
 /* Frees the document; the result may be reused afterwards. */

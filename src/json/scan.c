@@ -130,21 +130,27 @@ static __attribute__((noinline)) int string_rest(const unsigned char *s, size_t 
     return AR_SCAN_EOF;
 }
 
-/* Scans the string whose opening quote is at s[i]. Returns AR_SCAN_* and sets
- * *next to the byte after the closing quote, the offending byte or hi; *why
- * says what is wrong on FAIL. Invalid UTF-8 and lone surrogate escapes are
- * noted in inv and the scan goes on. Most strings are plain to their end. */
-static inline int scan_string(const unsigned char *s, size_t i, size_t hi, size_t *next,
-                              const char **why, struct invalid *inv)
-{
-    int quote;
-    i = ar_bytes_string_end(s, i + 1, hi, &quote);
-    if (quote) {
-        *next = i + 1;
-        return AR_SCAN_COMPLETE;
-    }
-    return string_rest(s, i, hi, next, why, inv);
-}
+/*
+ * The string whose opening quote is at s[i]: most are plain to their closing
+ * quote, and `i` moves past it. Otherwise string_rest() reads on; rc is set
+ * to what it says, and *rest to the byte after the string, the offending
+ * byte or hi (a separate variable, so that `i` can stay in a register).
+ */
+#define SCAN_STRING()                                                             \
+    do {                                                                          \
+        int quote_;                                                               \
+        size_t end_ = ar_bytes_string_end(s, i + 1, hi, &quote_);                 \
+        if (quote_) {                                                             \
+            i = end_ + 1;                                                         \
+            break;                                                                \
+        }                                                                         \
+        rc = string_rest(s, end_, hi, &rest, &why, &inv);                         \
+        if (rc != AR_SCAN_COMPLETE) {                                             \
+            next = rest;                                                          \
+            goto sub;                                                             \
+        }                                                                         \
+        i = rest;                                                                 \
+    } while (0)
 
 static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next)
 {
@@ -245,7 +251,7 @@ int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, siz
                  size_t *stop)
 {
     const unsigned char *s = (const unsigned char *)text;
-    size_t i = start, next = start, depth = 0;
+    size_t i = start, next = start, rest = start, depth = 0;
     int rc, spaced = 0, array = 0; /* array: the innermost container is one */
     unsigned char c;
     const char *why = NULL;
@@ -262,7 +268,8 @@ value:
     if (c == '"') {
         if (!depth && !sc->scalars)
             goto not_a_container;
-        rc = scan_string(s, i, hi, &next, &why, &inv);
+        SCAN_STRING();
+        goto after;
     } else if (c == '{' || c == '[') {
         array = c == '[';
         if (depth >= AR_JSON_MAX_DEPTH)
@@ -305,10 +312,7 @@ key:
         why = "expected a string key";
         goto fail;
     }
-    rc = scan_string(s, i, hi, &next, &why, &inv);
-    if (rc != AR_SCAN_COMPLETE)
-        goto sub;
-    i = next;
+    SCAN_STRING();
     SKIP_WS();
     if (s[i] != ':') {
         why = "expected ':'";

@@ -149,6 +149,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                                data, size < 8 ? size : 8);
                 if (strcmp(printed, r.doc.text) != 0)
                     abort();
+                if (t.compact && (t.doc.text || t.end - t.start != r.doc.len ||
+                                  memcmp(text + t.start, r.doc.text, r.doc.len) != 0))
+                    abort();
                 free(printed);
                 ar_extract_result_finish(&t);
                 if (!flags && wants[w] == AR_JSON_OBJECT) {

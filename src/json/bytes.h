@@ -169,6 +169,35 @@ static inline size_t ar_bytes_string_end(const unsigned char *s, size_t i, size_
     return i;
 }
 
+/* The first byte of s[i..n) that is a or b, or n: one pass for two characters
+ * (memchr would make two). */
+static inline size_t ar_bytes_find2(const unsigned char *s, size_t i, size_t n, unsigned char a,
+                                    unsigned char b)
+{
+#if AR_BLOCK
+    /* Long prose mostly holds neither: four blocks a test. */
+    for (; i + 4 * AR_BLOCK <= n; i += 4 * AR_BLOCK) {
+        ar_block v0 = ar_block_load(s + i), v1 = ar_block_load(s + i + AR_BLOCK);
+        ar_block v2 = ar_block_load(s + i + 2 * AR_BLOCK), v3 = ar_block_load(s + i + 3 * AR_BLOCK);
+        ar_block m01 = ar_block_or(ar_block_or(ar_block_eq(v0, a), ar_block_eq(v0, b)),
+                                   ar_block_or(ar_block_eq(v1, a), ar_block_eq(v1, b)));
+        ar_block m23 = ar_block_or(ar_block_or(ar_block_eq(v2, a), ar_block_eq(v2, b)),
+                                   ar_block_or(ar_block_eq(v3, a), ar_block_eq(v3, b)));
+        if (ar_block_bits(ar_block_or(m01, m23)))
+            break;
+    }
+    for (; i + AR_BLOCK <= n; i += AR_BLOCK) {
+        ar_block v = ar_block_load(s + i);
+        ar_block_mask m = ar_block_bits(ar_block_or(ar_block_eq(v, a), ar_block_eq(v, b)));
+        if (m)
+            return i + ar_block_first(m);
+    }
+#endif
+    while (i < n && s[i] != a && s[i] != b)
+        i++;
+    return i;
+}
+
 /* The first '"' or '\\' of s[i..n), or n. */
 static inline size_t ar_bytes_quote_or_backslash(const unsigned char *s, size_t i, size_t n)
 {

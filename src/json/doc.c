@@ -76,7 +76,7 @@ int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, st
     size_t i = 0, bytewise = 0; /* up to `bytewise`, a byte or a token at a time */
     while (i < n) {
 #if AR_BLOCK == 16
-        if (i >= bytewise && !st->escaped && !st->in_string) {
+        if (i >= bytewise && !st->in_string) {
             while (i + 2 * AR_BLOCK <= n) {
                 ar_block v = ar_block_load(s + i);
                 ar_block_mask esc = ar_block_bits(ar_block_eq(v, '\\'));
@@ -92,29 +92,39 @@ int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, st
             continue;
         }
 #endif
-        if (st->escaped) {
-            *o++ = s[i++];
-            st->escaped = 0;
-        } else if (st->in_string) { /* copy through the next '"' or '\\' */
+        if (st->in_string) {
+            /* Copy through the closing quote: the next '"' after an even run of
+             * backslashes (escapes need no stop: nothing in a string goes). */
+            for (;;) {
 #if AR_BLOCK
-            for (; i + AR_BLOCK <= n; i += AR_BLOCK, o += AR_BLOCK) {
-                ar_block v = ar_block_load(s + i);
-                ar_block_store(o, v);
-                ar_block_mask m =
-                    ar_block_bits(ar_block_or(ar_block_eq(v, '"'), ar_block_eq(v, '\\')));
-                if (m) {
-                    i += ar_block_first(m);
-                    o += ar_block_first(m);
+                for (; i + AR_BLOCK <= n; i += AR_BLOCK, o += AR_BLOCK) {
+                    ar_block v = ar_block_load(s + i);
+                    ar_block_store(o, v);
+                    ar_block_mask m = ar_block_bits(ar_block_eq(v, '"'));
+                    if (m) {
+                        i += ar_block_first(m);
+                        o += ar_block_first(m);
+                        break;
+                    }
+                }
+#endif
+                while (i < n && s[i] != '"')
+                    *o++ = s[i++];
+                size_t k = i, run = 0;
+                while (k > 0 && s[k - 1] == '\\')
+                    k--, run++;
+                if (k == 0) /* the run began in an earlier piece */
+                    run += (size_t)st->escaped;
+                if (i >= n) { /* the piece ends in the string */
+                    st->escaped = (int)(run & 1);
                     break;
                 }
-            }
-#endif
-            while (i < n && s[i] != '"' && s[i] != '\\')
                 *o++ = s[i++];
-            if (i < n) {
-                st->in_string = s[i] != '"';
-                st->escaped = s[i] == '\\';
-                *o++ = s[i++];
+                if (!(run & 1)) {
+                    st->in_string = 0;
+                    st->escaped = 0;
+                    break;
+                }
             }
         } else if (s[i] == '"') {
             *o++ = s[i++];

@@ -70,7 +70,7 @@ int ar_json_doc_from_valid(struct ar_json_doc *doc, const char *s, size_t n, int
  */
 struct ar_json_compactor {
     int in_string; /* inside a string */
-    int escaped;   /* the last byte fed was a backslash inside a string */
+    int escaped;   /* in a string, the bytes fed so far end in an odd run of backslashes */
 };
 
 #define AR_JSON_COMPACTOR_INIT \

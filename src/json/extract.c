@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/bytes.h"
 #include "json/markdown.h"
 #include "json/repair.h"
 #include "json/scan.h"
@@ -353,34 +354,37 @@ static size_t closed_early(struct ctx *c, size_t p, size_t stop, size_t key, siz
     return extent;
 }
 
-/* The next '{' or '[' at or after i, or hi. memchr is much faster than a byte
- * loop on long prose; remembering both next hits keeps it linear. */
-struct finder {
-    size_t brace, bracket;
-};
-
-static size_t find_next(const struct ctx *c, struct finder *f, size_t i, size_t hi)
+/* The next '{' or '[' at or after i, or hi: one pass over long prose, the
+ * hit remembered while i has not passed it. */
+static size_t find_next(const struct ctx *c, size_t *next, size_t i, size_t hi)
 {
-    if (f->brace == NO_MATCH || f->brace < i) {
-        const char *p = memchr(c->text + i, '{', hi - i);
-        f->brace = p ? (size_t)(p - c->text) : hi;
-    }
-    if (f->bracket == NO_MATCH || f->bracket < i) {
-        const char *p = memchr(c->text + i, '[', hi - i);
-        f->bracket = p ? (size_t)(p - c->text) : hi;
-    }
-    return f->brace < f->bracket ? f->brace : f->bracket;
+    if (*next == NO_MATCH || *next < i)
+        *next = ar_bytes_find2((const unsigned char *)c->text, i, hi, '{', '[');
+    return *next;
 }
 
-/* The JSON blocks the bare scan passes over (the fenced pass read them). */
+/* The JSON blocks: the fenced pass reads them, the bare scan passes over them.
+ * The first few are kept so that the text is walked once; past those the
+ * bare scan walks on by itself. */
+#define KEPT_BLOCKS 16
+
 struct blocks {
     struct ar_md_walk walk;
     struct ar_md_block b;
     int have;
+    struct ar_md_block kept[KEPT_BLOCKS];
+    size_t nkept, next; /* kept, and the next kept one the bare scan uses */
+    size_t resume;      /* where the walk goes on after the last kept block */
+    int replay;         /* the bare scan: the kept blocks first */
 };
 
 static void next_json_block(const struct ctx *c, struct blocks *k)
 {
+    if (k->replay && k->next < k->nkept) {
+        k->b = k->kept[k->next++];
+        k->have = 1;
+        return;
+    }
     while ((k->have = ar_md_block_next(c->text, c->len, &k->walk, &k->b)) &&
            !ar_md_block_is_json(&k->b, c->text))
         ;
@@ -415,8 +419,7 @@ static void cut_off(struct ctx *c, size_t p, size_t hi, int at_end, int counts)
  * value open at hi was truncated (rather than cut by a closing fence). */
 static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end, struct blocks *skip)
 {
-    struct finder f = { NO_MATCH, NO_MATCH };
-    size_t i = lo, end;
+    size_t f = NO_MATCH, i = lo, end;
     c->horizon = lo;
     while (i < hi && !c->stop && !c->nomem) {
         size_t p = find_next(c, &f, i, hi);
@@ -526,18 +529,26 @@ static void search(struct ctx *c)
         scan_range(c, lo, c->len, 1, NULL);
         return;
     }
-    struct blocks k = { AR_MD_WALK_INIT, { 0 }, 0 };
-    next_json_block(c, &k);
-    struct blocks walk = k;
-    for (; walk.have && !c->stop && !c->nomem; next_json_block(c, &walk)) {
+    struct blocks k;
+    memset(&k, 0, sizeof(k));
+    for (next_json_block(c, &k); k.have && !c->stop && !c->nomem; next_json_block(c, &k)) {
+        if (k.nkept < KEPT_BLOCKS) {
+            k.kept[k.nkept++] = k.b;
+            k.resume = k.walk.at;
+        }
         c->fenced = 1;
-        scan_range(c, walk.b.start, walk.b.end, !walk.b.closed, NULL);
+        scan_range(c, k.b.start, k.b.end, !k.b.closed, NULL);
         c->fenced = 0;
     }
     /* A JSON block cut off by the end of the text was the answer: an earlier
      * bare value (a draft, an example) must not stand in for it. */
     if (c->stop || c->nomem || (c->cut_block && !c->done))
         return;
+    /* The bare scan: the blocks kept first, then a walk from the first one not kept. */
+    k.replay = 1;
+    k.next = 0;
+    k.walk.at = k.nkept == KEPT_BLOCKS ? k.resume : c->len; /* beyond them, more? */
+    next_json_block(c, &k);
     scan_range(c, lo, c->len, 1, &k);
 }
 

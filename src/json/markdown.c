@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 #include <string.h>
+
+#include "json/bytes.h"
 #include <strings.h>
 
 struct line {
@@ -82,17 +84,6 @@ static int fence_close(const char *t, const struct line *l, char fc, size_t flen
     return n >= flen && is_blank(t, i + n, l->end);
 }
 
-/* The next `c` at or after `from` (len when there is none), remembered in
- * *hit so that each byte is searched once however often it is asked. */
-static size_t next_of(const char *t, size_t len, size_t from, char c, size_t *hit)
-{
-    if (*hit == SIZE_MAX || *hit < from) {
-        const char *p = memchr(t + from, c, len - from);
-        *hit = p ? (size_t)(p - t) : len;
-    }
-    return *hit;
-}
-
 /*
  * The start of the first line at or after `from` (a line start) whose first
  * byte after at most three spaces is '`' or '~' (only '`' or only '~' when
@@ -100,12 +91,12 @@ static size_t next_of(const char *t, size_t len, size_t from, char c, size_t *hi
  * so the walk jumps from one fence character to the next instead of reading
  * every line.
  */
-static size_t fence_line(const char *t, size_t len, size_t from, char only, struct ar_md_walk *w)
+static size_t fence_line(const char *t, size_t len, size_t from, char only)
 {
+    const unsigned char *u = (const unsigned char *)t;
     while (from < len) {
-        size_t tick = only != '~' ? next_of(t, len, from, '`', &w->tick) : len;
-        size_t tilde = only != '`' ? next_of(t, len, from, '~', &w->tilde) : len;
-        size_t h = tick < tilde ? tick : tilde;
+        size_t h = only ? ar_bytes_find2(u, from, len, (unsigned char)only, (unsigned char)only)
+                        : ar_bytes_find2(u, from, len, '`', '~');
         if (h >= len)
             return len;
         size_t j = h;
@@ -126,7 +117,7 @@ int ar_md_block_next(const char *text, size_t len, struct ar_md_walk *w, struct 
     size_t flen;
     size_t pos = w->at;
     for (;;) {
-        pos = fence_line(text, len, pos, 0, w);
+        pos = fence_line(text, len, pos, 0);
         if (pos >= len) {
             w->at = len;
             return 0;
@@ -139,7 +130,7 @@ int ar_md_block_next(const char *text, size_t len, struct ar_md_walk *w, struct 
     b->start = pos;
     b->end = len;
     b->closed = 0;
-    while ((pos = fence_line(text, len, pos, fc, w)) < len) {
+    while ((pos = fence_line(text, len, pos, fc)) < len) {
         line_at(text, len, pos, &l);
         pos = l.next;
         if (fence_close(text, &l, fc, flen)) {

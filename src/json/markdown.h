@@ -33,13 +33,12 @@ int ar_md_blocks_each(const char *text, size_t len, ar_md_block_fn *fn, void *ar
 /* The same walk as an iterator: the next block after the last one `w` found.
  * Returns 1 with *b filled, or 0 when there is none. */
 struct ar_md_walk {
-    size_t at;          /* where the next search starts */
-    size_t tick, tilde; /* the next '`' and '~' seen, SIZE_MAX before the first search */
+    size_t at; /* where the next search starts */
 };
 
-#define AR_MD_WALK_INIT           \
-    {                             \
-        0, (size_t)-1, (size_t)-1 \
+#define AR_MD_WALK_INIT \
+    {                   \
+        0               \
     }
 
 int ar_md_block_next(const char *text, size_t len, struct ar_md_walk *w, struct ar_md_block *b);

@@ -136,20 +136,20 @@ static __attribute__((noinline)) int string_rest(const unsigned char *s, size_t 
  * to what it says, and *rest to the byte after the string, the offending
  * byte or hi (a separate variable, so that `i` can stay in a register).
  */
-#define SCAN_STRING()                                                             \
-    do {                                                                          \
-        int quote_;                                                               \
-        size_t end_ = ar_bytes_string_end(s, i + 1, hi, &quote_);                 \
-        if (quote_) {                                                             \
-            i = end_ + 1;                                                         \
-            break;                                                                \
-        }                                                                         \
-        rc = string_rest(s, end_, hi, &rest, &why, &inv);                         \
-        if (rc != AR_SCAN_COMPLETE) {                                             \
-            next = rest;                                                          \
-            goto sub;                                                             \
-        }                                                                         \
-        i = rest;                                                                 \
+#define SCAN_STRING()                                             \
+    do {                                                          \
+        int quote_;                                               \
+        size_t end_ = ar_bytes_string_end(s, i + 1, hi, &quote_); \
+        if (quote_) {                                             \
+            i = end_ + 1;                                         \
+            break;                                                \
+        }                                                         \
+        rc = string_rest(s, end_, hi, &rest, &why, &inv);         \
+        if (rc != AR_SCAN_COMPLETE) {                             \
+            next = rest;                                          \
+            goto sub;                                             \
+        }                                                         \
+        i = rest;                                                 \
     } while (0)
 
 static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next)

@@ -32,6 +32,12 @@ int ar_write_all(int fd, const void *data, size_t len)
 
 int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_error *err)
 {
+#ifdef F_SETPIPE_SZ
+    /* A pipe's writer fills 64 KiB at a time by default: let it run ahead. */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+        (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#endif
     for (;;) {
         int rc = ar_buf_reserve(out, 65536);
         if (rc == AR_ETOOBIG) {
@@ -64,7 +70,12 @@ int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_erro
         }
         if (rc)
             return ar_error_set(err, rc, name, "cannot read '%s': out of memory", name);
-        ssize_t n = read(fd, out->data + out->len, 65536);
+        /* All the room there is, up to the limit: fewer calls as the buffer doubles. */
+        size_t room = out->cap - out->len - 1;
+        if (room > out->max - out->len)
+            room = out->max - out->len;
+        ssize_t n =
+            read(fd, out->data + out->len, room < ((size_t)1 << 30) ? room : (size_t)1 << 30);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -482,6 +482,48 @@ static void test_file_view_maps_a_regular_file(void **state)
     assert_int_equal(ar_file_view_open("/nonexistent/x", &v, &err), AR_EIO);
 }
 
+/* Standard input from a pipe: a short input and a long one (past the first MiB,
+ * into memory of its own) come whole. */
+static void test_file_view_reads_a_pipe_whole(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = { 10, (size_t)3 << 20 };
+    for (size_t k = 0; k < 2; k++) {
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            char chunk[4096];
+            for (size_t at = 0; at < sizes[k]; at += sizeof(chunk)) {
+                size_t n = sizes[k] - at < sizeof(chunk) ? sizes[k] - at : sizeof(chunk);
+                for (size_t i = 0; i < n; i++)
+                    chunk[i] = (char)('a' + (at + i) % 26);
+                if (write(fds[1], chunk, n) != (ssize_t)n)
+                    _exit(1);
+            }
+            _exit(0);
+        }
+        close(fds[1]);
+        int saved = dup(0);
+        dup2(fds[0], 0);
+        close(fds[0]);
+        struct ar_file_view v;
+        struct ar_error err = AR_ERROR_INIT;
+        int rc = ar_file_view_open("-", &v, &err);
+        dup2(saved, 0);
+        close(saved);
+        int st;
+        waitpid(pid, &st, 0);
+        assert_int_equal(rc, 0);
+        assert_int_equal(v.len, sizes[k]);
+        for (size_t i = 0; i < v.len; i += 4099)
+            assert_int_equal(v.data[i], 'a' + i % 26);
+        ar_file_view_close(&v);
+    }
+}
+
 static void test_error_table_maps_names_and_exit_statuses(void **state)
 {
     assert_string_equal(ar_strerror_name(AR_ECONTRACT), "contract");
@@ -573,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
         cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
         cmocka_unit_test(test_file_view_maps_a_regular_file),
+        cmocka_unit_test(test_file_view_reads_a_pipe_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,55 +296,39 @@ static void measure_lib(const char *name, const struct ar_buf *b, unsigned flags
 
 static void adversarial(void)
 {
-    const size_t mib = 1 << 20;
+    /* What a quadratic scanner or repair would choke on: a unit repeated to a
+     * size (0: the nesting), at 1x and 4x. */
+    static const struct {
+        const char *unit, *name;
+        size_t size;
+        unsigned flags;
+    } rows[] = {
+        { "{\"a\":", "100,000 unclosed {\"a\":", 500000, 0 },
+        { "{\"a\":", "100,000 unclosed {\"a\": --repair", 500000, AR_EXTRACT_REPAIR },
+        { "{\"k\": [1, 2, \"}\", 3], \"v\": 1 oops ", "2 MiB of { failing late", 2u << 20, 0 },
+        { "{\"k\": [1, 2, \"}\", 3], \"v\": 1 oops ", "2 MiB of { failing late --repair", 2u << 20,
+          AR_EXTRACT_REPAIR },
+        { "{\"a\":1]", "2 MiB of {\"a\":1] --repair", 2u << 20, AR_EXTRACT_REPAIR },
+        { "{\"a\": 1}, \"b\": 2} ", "2 MiB of members after close --repair", 2u << 20,
+          AR_EXTRACT_REPAIR },
+        { "{}", "2 MiB of {} (values to name)", 2u << 20, 0 },
+        { "{", "2 MiB of { --repair", 2u << 20, AR_EXTRACT_REPAIR },
+        { "```\n{\n", "2 MiB of fences --repair", 2u << 20, AR_EXTRACT_REPAIR },
+        { NULL, "2 MiB nesting [[[...]]]", 2u << 20, 0 },
+    };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
-    for (size_t scale = 1; scale <= 4; scale *= 4) {
-        char name[64];
-        ar_buf_reset(&b);
-        repeat(&b, "{\"a\":", 100000 * 5 * scale);
-        snprintf(name, sizeof(name), "%zux100,000 unclosed {\"a\":", scale);
-        measure_lib(name, &b, 0, 5);
-        snprintf(name, sizeof(name), "%zux100,000 unclosed {\"a\": --repair", scale);
-        measure_lib(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "{\"k\": [1, 2, \"}\", 3], \"v\": 1 oops ", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of { failing late", scale);
-        measure_lib(name, &b, 0, 5);
-        snprintf(name, sizeof(name), "%zux2 MiB of { failing late --repair", scale);
-        measure_lib(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "{\"a\":1]", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of {\"a\":1] --repair", scale);
-        measure_lib(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "{\"a\": 1}, \"b\": 2} ", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of members after close --repair", scale);
-        measure_lib(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "{}", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of {} (values to name)", scale);
-        measure_lib(name, &b, 0, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "{", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of { --repair", scale);
-        measure_lib(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "```\n{\n", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of fences --repair", scale);
-        measure_lib(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        deep(&b, 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB nesting [[[...]]]", scale);
-        measure_lib(name, &b, 0, 5);
-    }
+    for (size_t scale = 1; scale <= 4; scale *= 4)
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            char name[80];
+            ar_buf_reset(&b);
+            if (rows[i].unit)
+                repeat(&b, rows[i].unit, rows[i].size * scale);
+            else
+                deep(&b, rows[i].size * scale);
+            snprintf(name, sizeof(name), "%zux%s", scale, rows[i].name);
+            measure_lib(name, &b, rows[i].flags, 5);
+        }
     ar_buf_finish(&b);
 }
 

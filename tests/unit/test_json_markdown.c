@@ -74,46 +74,44 @@ static size_t ref_fence(const char *t, size_t ls, size_t le, char *fc)
     return n;
 }
 
+/* The line at `at`: where its content ends (before "\r\n" or "\n") and the next begins. */
+static size_t ref_line(const char *t, size_t len, size_t at, size_t *next)
+{
+    const char *nl = memchr(t + at, '\n', len - at);
+    size_t end = nl ? (size_t)(nl - t) : len;
+    *next = nl ? end + 1 : len;
+    return end > at && t[end - 1] == '\r' ? end - 1 : end;
+}
+
 static void ref_blocks(const char *t, size_t len, char *out, size_t cap)
 {
-    size_t at = 0;
+    size_t at = 0, next;
     out[0] = '\0';
     while (at < len) {
-        const char *nl = memchr(t + at, '\n', len - at);
-        size_t le = nl ? (size_t)(nl - t) : len, next = nl ? le + 1 : len;
-        if (le > at && t[le - 1] == '\r')
-            le--;
         char fc;
-        size_t flen = ref_fence(t, at, le, &fc);
+        size_t flen = ref_fence(t, at, ref_line(t, len, at, &next), &fc);
         at = next;
         if (!flen)
             continue;
         size_t start = at, end = len;
         int closed = 0;
-        while (at < len) {
-            const char *n2 = memchr(t + at, '\n', len - at);
-            size_t e2 = n2 ? (size_t)(n2 - t) : len, x2 = n2 ? e2 + 1 : len;
-            if (e2 > at && t[e2 - 1] == '\r')
-                e2--;
-            char c2;
-            size_t l2 = ref_fence(t, at, e2, &c2);
-            size_t after = at;
-            while (after < e2 && t[after] == ' ')
+        while (at < len && !closed) {
+            size_t e = ref_line(t, len, at, &next), after = at;
+            char c;
+            size_t n = ref_fence(t, at, e, &c);
+            while (after < e && t[after] == ' ')
                 after++;
-            after += l2;
             int blank = 1;
-            for (size_t q = after; q < e2; q++)
+            for (size_t q = after + n; q < e; q++)
                 blank &= t[q] == ' ' || t[q] == '\t';
-            if (l2 && c2 == fc && l2 >= flen && blank) {
+            if (n && c == fc && n >= flen && blank) {
                 end = at;
                 closed = 1;
-                at = x2;
-                break;
             }
-            at = x2;
+            at = next;
         }
-        size_t n = strlen(out);
-        snprintf(out + n, cap - n, "<%zu-%zu|%d>", start, end, closed);
+        size_t k = strlen(out);
+        snprintf(out + k, cap - k, "<%zu-%zu|%d>", start, end, closed);
     }
 }
 

@@ -481,8 +481,10 @@ const struct ar_cli_command ar_cmd_extract = {
     .description =
         "Reads model text from FILE or standard input and prints the first JSON object in it\n"
         "as one line of compact JSON: fenced ```json (or unlabelled) blocks first, then bare\n"
-        "values in document order. Exit 0 when found; 3 with the reason on stderr when not\n"
-        "(no JSON, truncated, or --schema violations); 2 on a usage or read error.\n"
+        "values in document order. Other values the text holds are named on stderr (with\n"
+        "their count and byte). Exit 0 when found; 3 with the reason on stderr when not\n"
+        "(no JSON, truncated, an object closed before its members, or --schema\n"
+        "violations); 2 on a usage or read error.\n"
         "--unwrap reads a CLI's captured json or stream-json output and extracts from its\n"
         "final text; an error the CLI reported there exits 4.",
     .example = "claude -p --output-format json 'list the bugs as JSON' > out.json; "

@@ -10,8 +10,9 @@
 
 /*
  * Files agentrun reads on the user's behalf (PRDs, manifests, instructions, prompt
- * templates, schemas, inputs…) are read by the three functions below, and by no other
- * open(): whatever names them, a checkout can have put a link or a FIFO at that name.
+ * templates, schemas, inputs…) are read by the three functions below (or mapped by
+ * ar_file_view_open()), and by no other open(): whatever names them, a checkout can
+ * have put a link or a FIFO at that name.
  *
  *   - only a regular file is read: a FIFO, a device, a socket or a directory is refused
  *     (a FIFO without a writer would block agentrun, /dev/zero would never end);

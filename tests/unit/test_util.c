@@ -482,6 +482,42 @@ static void test_file_view_maps_a_regular_file(void **state)
     assert_int_equal(ar_file_view_open("/nonexistent/x", &v, &err), AR_EIO);
 }
 
+/* The view keeps the rules of every file agentrun reads: a link inside its folder is
+ * mapped, a link out of it is refused before a byte is read. */
+static void test_file_view_keeps_links_inside_the_folder(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/agentrun-view-dir-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], in[256], out[256], secret[] = "/tmp/agentrun-view-secret-XXXXXX";
+    int fd = mkstemp(secret);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "{\"secret\": 1}", 13), 13);
+    close(fd);
+    snprintf(path, sizeof(path), "%s/reply.md", dir);
+    snprintf(in, sizeof(in), "%s/in.md", dir);
+    snprintf(out, sizeof(out), "%s/out.md", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_int_equal(write(fd, "{\"a\": 1}", 8), 8);
+    close(fd);
+    assert_int_equal(symlink("reply.md", in), 0);
+    assert_int_equal(symlink(secret, out), 0);
+    struct ar_file_view v;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_file_view_open(in, &v, &err), 0);
+    assert_int_equal(v.len, 8);
+    assert_memory_equal(v.data, "{\"a\": 1}", 8);
+    ar_file_view_close(&v);
+    assert_int_equal(ar_file_view_open(out, &v, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "a link out of its folder"));
+    assert_null(v.data);
+    unlink(in);
+    unlink(out);
+    unlink(path);
+    unlink(secret);
+    rmdir(dir);
+}
+
 /* Standard input from a pipe: a short input and a long one (past the first MiB,
  * into memory of its own) come whole. */
 static void test_file_view_reads_a_pipe_whole(void **state)
@@ -615,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
         cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
         cmocka_unit_test(test_file_view_maps_a_regular_file),
+        cmocka_unit_test(test_file_view_keeps_links_inside_the_folder),
         cmocka_unit_test(test_file_view_reads_a_pipe_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

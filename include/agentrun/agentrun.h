@@ -307,9 +307,10 @@ struct ar_result_worktree {
 /* What extraction left out of the answer, or merged into it: a local fix with a count and a place.
  */
 struct ar_fix_detail {
-    const char *fix; /* "extra_values" or "members_after_close" (static) */
-    size_t count;    /* how many values left out, or members merged */
-    size_t byte;     /* where the first one starts in `output` */
+    const char *fix;   /* "extra_values" or "members_after_close" (static) */
+    size_t count;      /* how many values left out, or members merged */
+    size_t byte;       /* where the first one starts in `output` */
+    void *reserved[2]; /* members added later come out of it (docs/library.md#abi) */
 };
 
 /* A tool call the CLI refused (or a write or shell tool the call was never offered). */

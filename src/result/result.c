@@ -610,8 +610,9 @@ int ar_result_draft_accept(struct ar_result_draft *d, struct ar_json_doc *doc,
         if (!n)
             return AR_ENOMEM;
         r->fix_details = n;
-        n[r->n_fix_details++] = (struct ar_fix_detail){ ar_json_fix_name(notes[i].bit),
-                                                        notes[i].note->count, notes[i].note->at };
+        n[r->n_fix_details++] = (struct ar_fix_detail){ .fix = ar_json_fix_name(notes[i].bit),
+                                                        .count = notes[i].note->count,
+                                                        .byte = notes[i].note->at };
     }
     return 0;
 }

@@ -663,7 +663,7 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     rc = ar_proc_launch(file, argv0, opts->argv, env, opts->cwd, c->out_fd, &in_w, &err_r, &c->pid,
                         err);
     if (rc == 0)
-        ar_family_join(&c->fam, c->pid);
+        ar_family_join(&c->fam, c->pid, c->start_ms);
     ar_family_unlock();
     if (rc)
         goto out_child;

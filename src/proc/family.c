@@ -46,8 +46,9 @@
 #include "util/macros.h"
 
 /* How often the families learn their members while nothing ends (one scan for all):
- * CENSUS_MIN_MS after a spawn (a CLI starts its helpers first), doubling up to CENSUS_MAX_MS. */
-#define CENSUS_MIN_MS 25
+ * CENSUS_MIN_MS after a spawn (a CLI starts its helpers first), then at doubling
+ * intervals up to CENSUS_MAX_MS; never more often than every CENSUS_MIN_MS. */
+#define CENSUS_MIN_MS 50
 #define CENSUS_MAX_MS 1000
 
 struct pinfo {
@@ -59,8 +60,8 @@ struct pinfo {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ar_family *families; /* every live family, under lock */
 static int adopting;               /* under lock */
-static uint64_t census_at;         /* under lock; 0: at the next chance */
-static uint64_t census_step;       /* under lock */
+static uint64_t census_at;         /* under lock: when the next census is due */
+static uint64_t census_step;       /* under lock: the interval after it */
 /* The last snapshot of /proc, under lock: reused, so a walk does not allocate. */
 static struct pinfo *table;
 static size_t ntable, captable;
@@ -336,7 +337,7 @@ void ar_family_unlock(void)
     pthread_mutex_unlock(&lock);
 }
 
-void ar_family_join(struct ar_family *f, pid_t leader)
+void ar_family_join(struct ar_family *f, pid_t leader, uint64_t now_ms)
 {
     memset(f, 0, sizeof(*f));
     f->leader = leader;
@@ -348,8 +349,10 @@ void ar_family_join(struct ar_family *f, pid_t leader)
         families->prev = f;
     families = f;
     f->listed = 1;
-    census_at = 0;
-    census_step = 0;
+    /* A new CLI starts its helpers now: look soon, then less and less often. */
+    if (!census_at || census_at > now_ms + CENSUS_MIN_MS)
+        census_at = now_ms + CENSUS_MIN_MS;
+    census_step = CENSUS_MIN_MS;
 }
 
 void ar_family_reaped(struct ar_family *f)
@@ -381,7 +384,7 @@ void ar_family_census(uint64_t now_ms)
 {
     pthread_mutex_lock(&lock);
     if (families && now_ms >= census_at && read_table() == 0) {
-        census_step = census_step ? AR_MIN(census_step * 2, CENSUS_MAX_MS) : CENSUS_MIN_MS;
+        census_step = AR_MIN(census_step * 2, CENSUS_MAX_MS);
         census_at = now_ms + census_step;
         for (struct ar_family *f = families; f; f = f->next) {
             find_members(f);

@@ -98,8 +98,8 @@ struct ar_family {
 /* Held around the spawn and ar_family_join(), so no walk sees a leader it does not know. */
 void ar_family_lock(void);
 void ar_family_unlock(void);
-/* Lists f, with leader just spawned. Under ar_family_lock(). */
-void ar_family_join(struct ar_family *f, pid_t leader);
+/* Lists f, with leader just spawned at now_ms. Under ar_family_lock(). */
+void ar_family_join(struct ar_family *f, pid_t leader, uint64_t now_ms);
 /* The leader was reaped (its status is ours): from now on its pid is no member. */
 void ar_family_reaped(struct ar_family *f);
 /* Unlists f and frees what it holds. */

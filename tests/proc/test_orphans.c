@@ -2,8 +2,9 @@
  * No process a call started outlives it, whichever group or session it moved
  * to: the fake CLI's grandchildren that call setsid() (codex's shell snapshot
  * does) or daemonize (a middle child that exits at once), with the supervisor
- * walking the tree below the leader, and with this process a child subreaper
- * as the agentrun CLI is (ar_adopt_orphans()).
+ * walking the tree below the leader (and its census remembering what it saw),
+ * and with this process a child subreaper as the agentrun CLI is
+ * (ar_adopt_orphans()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -243,6 +244,24 @@ static void test_a_term_ignoring_grandchild_that_left_gets_sigkill(void **state)
     assert_all_gone(pidfile, 1);
 }
 
+/* The leader exits a while after its grandchild left the session: nothing links the
+ * grandchild to the call any more but what the census saw while the leader lived. */
+static void test_a_grandchild_whose_parent_exited_later_ends_with_the_call(void **state)
+{
+    char pidvar[600];
+    const char *pidfile = tmp_path("census.pids");
+    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", pidfile);
+    const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=setsid", "FAKE_CLI_SLEEP_MS=400", NULL };
+    struct ar_loop *loop = new_loop();
+    struct call k = { 0 };
+    spawn(loop, &k, env);
+    run_and_destroy(loop);
+    assert_int_equal(k.done, 1);
+    assert_int_equal(k.res.end, AR_CHILD_EXITED);
+    assert_int_equal(k.res.status, 0);
+    assert_all_gone(pidfile, 1);
+}
+
 /* ---- Adoption, as in the agentrun CLI ----------------------------------------- */
 
 static int adopt_setup(void **state)
@@ -429,6 +448,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cancel_ends_a_grandchild_in_its_own_session),
         cmocka_unit_test(test_a_term_ignoring_grandchild_that_left_gets_sigkill),
+        cmocka_unit_test(test_a_grandchild_whose_parent_exited_later_ends_with_the_call),
         cmocka_unit_test_setup_teardown(test_a_daemon_of_an_exited_leader_is_ended_and_reaped,
                                         adopt_setup, adopt_teardown),
         cmocka_unit_test_setup_teardown(test_a_term_ignoring_daemon_gets_sigkill, adopt_setup,

@@ -86,10 +86,10 @@ static int parse_stat(const char *buf, struct pinfo *p)
     return 0;
 }
 
-static int read_stat(const char *name, struct pinfo *p)
+static int read_stat(pid_t pid, struct pinfo *p)
 {
     char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%s/stat", name);
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -104,14 +104,89 @@ static int read_stat(const char *name, struct pinfo *p)
 /* The start time of pid, or 0 when it is gone. */
 static unsigned long long start_of(pid_t pid)
 {
-    char name[24];
     struct pinfo p;
-    snprintf(name, sizeof(name), "%ld", (long)pid);
-    return read_stat(name, &p) == 0 ? p.start : 0;
+    return read_stat(pid, &p) == 0 ? p.start : 0;
 }
 
-/* Reads every process into table. Returns 0, or -1 when /proc cannot tell. Under lock. */
-static int read_table(void)
+/*
+ * Reading a process's stat costs ~10-30 µs, and a machine runs hundreds that
+ * were there before any call. The kernel hands out pids in increasing order,
+ * wrapping at pid_max: a process younger than a leader has a pid after the
+ * leader's, up to the last pid handed out, unless the numbers went round since
+ * (then the range wraps once, and after a whole round anything goes). The
+ * census notes the last pid at least once a second, so a wrap is never missed
+ * (a round is 32768 forks at the least). Only these pids are read.
+ */
+static pid_t pid_last;          /* under lock: the last pid handed out, as last seen */
+static unsigned long pid_round; /* under lock: how often the pids wrapped since we looked */
+
+static void saw_pid(pid_t last)
+{
+    if (last < pid_last)
+        pid_round++;
+    pid_last = last;
+}
+
+/* The last pid the kernel handed out, from /proc/loadavg's last field, or 0. */
+static pid_t read_last_pid(void)
+{
+    char buf[256];
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *sp = strrchr(buf, ' ');
+    return sp ? (pid_t)atol(sp + 1) : 0;
+}
+
+/* pid may be f's leader or younger than it. */
+static int may_belong(const struct ar_family *f, pid_t pid)
+{
+    if (!pid_last || pid == f->leader)
+        return 1;
+    if (pid_round == f->round)
+        return pid_last < f->leader || (pid > f->leader && pid <= pid_last);
+    if (pid_round == f->round + 1 && pid_last < f->leader)
+        return pid > f->leader || pid <= pid_last;
+    return 1;
+}
+
+static int wanted(const struct ar_family *only, pid_t pid)
+{
+    if (only)
+        return may_belong(only, pid);
+    if (!families)
+        return 1;
+    for (const struct ar_family *f = families; f; f = f->next)
+        if (may_belong(f, pid))
+            return 1;
+    return 0;
+}
+
+static int grow_table(void)
+{
+    size_t cap = captable ? captable * 2 : 512;
+    struct pinfo *t = realloc(table, cap * sizeof(*t));
+    if (t)
+        table = t;
+    unsigned char *m = realloc(mark, cap);
+    if (m)
+        mark = m;
+    if (!t || !m)
+        return -1;
+    captable = cap;
+    return 0;
+}
+
+/*
+ * Reads into table the processes that may belong to `only` (NULL: to any
+ * family; with none, all). Returns 0, or -1 when /proc cannot tell. Under lock.
+ */
+static int read_table(const struct ar_family *only)
 {
     DIR *d = opendir("/proc");
     if (!d)
@@ -121,24 +196,20 @@ static int read_table(void)
     while ((de = readdir(d))) {
         if (de->d_name[0] < '1' || de->d_name[0] > '9')
             continue;
-        if (ntable == captable) {
-            size_t cap = captable ? captable * 2 : 512;
-            struct pinfo *t = realloc(table, cap * sizeof(*t));
-            unsigned char *m = realloc(mark, cap);
-            if (t)
-                table = t;
-            if (m)
-                mark = m;
-            if (!t || !m) {
-                closedir(d);
-                return -1;
-            }
-            captable = cap;
+        if (ntable == captable && grow_table() != 0) {
+            closedir(d);
+            return -1;
         }
-        if (read_stat(de->d_name, &table[ntable]) == 0)
-            ntable++;
+        table[ntable++].pid = (pid_t)atol(de->d_name);
     }
     closedir(d);
+    /* After the listing: every pid listed was handed out by then. */
+    saw_pid(read_last_pid());
+    size_t k = 0;
+    for (size_t i = 0; i < ntable; i++)
+        if (wanted(only, table[i].pid) && read_stat(table[i].pid, &table[k]) == 0)
+            k++;
+    ntable = k;
     return 0;
 }
 
@@ -288,7 +359,7 @@ int ar_family_end(struct ar_family *f, int sig)
     pthread_mutex_lock(&lock);
     int alive = 0;
     /* The walk first: a signal to a parent could orphan its children before we saw them. */
-    int walked = read_table() == 0;
+    int walked = read_table(f) == 0;
     if (walked) {
         reap_adopted();
         find_members(f);
@@ -341,6 +412,9 @@ void ar_family_join(struct ar_family *f, pid_t leader, uint64_t now_ms)
 {
     memset(f, 0, sizeof(*f));
     f->leader = leader;
+    /* Just handed out: the last pid as of now. */
+    saw_pid(leader);
+    f->round = pid_round;
     /* Unreaped, so /proc still has it: a start time of 0 would only make it older. */
     f->start = start_of(leader);
     f->prev = NULL;
@@ -383,7 +457,7 @@ void ar_family_leave(struct ar_family *f)
 void ar_family_census(uint64_t now_ms)
 {
     pthread_mutex_lock(&lock);
-    if (families && now_ms >= census_at && read_table() == 0) {
+    if (families && now_ms >= census_at && read_table(NULL) == 0) {
         census_step = AR_MIN(census_step * 2, CENSUS_MAX_MS);
         census_at = now_ms + census_step;
         for (struct ar_family *f = families; f; f = f->next) {
@@ -397,7 +471,7 @@ void ar_family_census(uint64_t now_ms)
 void ar_family_reap_orphans(void)
 {
     pthread_mutex_lock(&lock);
-    if (adopting && read_table() == 0)
+    if (adopting && read_table(NULL) == 0)
         reap_adopted();
     pthread_mutex_unlock(&lock);
 }

@@ -86,6 +86,7 @@ struct ar_member {
 struct ar_family {
     pid_t leader;             /* also the id of its group and session */
     unsigned long long start; /* the leader's start time */
+    unsigned long round;      /* how often pids had wrapped when it started (family.c) */
     int reaped;               /* the leader was reaped: its pid may be reused */
     int ids_gone;             /* reaped, and no process was left in its group or session */
     int group_sig;            /* the last signal sent to the group */

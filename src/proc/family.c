@@ -66,6 +66,7 @@ static uint64_t census_step;       /* under lock: the interval after it */
 static struct pinfo *table;
 static size_t ntable, captable;
 static unsigned char *mark;
+static size_t *members; /* indices of the marked entries, in the order found */
 
 /* ---- /proc ----------------------------------------------------------------- */
 
@@ -176,7 +177,10 @@ static int grow_table(void)
     unsigned char *m = realloc(mark, cap);
     if (m)
         mark = m;
-    if (!t || !m)
+    size_t *x = realloc(members, cap * sizeof(*x));
+    if (x)
+        members = x;
+    if (!t || !m || !x)
         return -1;
     captable = cap;
     return 0;
@@ -272,24 +276,29 @@ static void find_members(struct ar_family *f)
 {
     pid_t self = getpid();
     int ids_seen = 0;
+    size_t n = 0;
     for (size_t i = 0; i < ntable; i++) {
         const struct pinfo *p = &table[i];
         if (p->pgid == f->leader || p->sid == f->leader)
             ids_seen = 1;
         mark[i] = p->pid != self && p->pid > 1 && seed(f, p);
+        if (mark[i])
+            members[n++] = i;
     }
     if (f->reaped && !ids_seen)
         f->ids_gone = 1;
-    for (int changed = 1; changed;) {
-        changed = 0;
+    /* Down the tree until nothing more hangs below a member (never up: not agentrun). */
+    for (size_t before = 0; before != n;) {
+        before = n;
         for (size_t i = 0; i < ntable; i++) {
             const struct pinfo *p = &table[i];
             if (mark[i] || p->pid == self || p->pid <= 1)
                 continue;
-            for (size_t j = 0; j < ntable; j++) {
-                pid_t m = table[j].pid;
-                if (mark[j] && (p->ppid == m || p->pgid == m || p->sid == m)) {
-                    mark[i] = changed = 1;
+            for (size_t k = 0; k < n; k++) {
+                pid_t m = table[members[k]].pid;
+                if (p->ppid == m || p->pgid == m || p->sid == m) {
+                    mark[i] = 1;
+                    members[n++] = i;
                     break;
                 }
             }
@@ -354,10 +363,22 @@ static void reap_adopted(void)
             waitpid(table[i].pid, NULL, WNOHANG);
 }
 
+static void unlist(struct ar_family *f)
+{
+    if (!f->listed)
+        return;
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        families = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    f->listed = 0;
+}
+
 int ar_family_end(struct ar_family *f, int sig)
 {
     pthread_mutex_lock(&lock);
-    int alive = 0;
     /* The walk first: a signal to a parent could orphan its children before we saw them. */
     int walked = read_table(f) == 0;
     if (walked) {
@@ -365,33 +386,36 @@ int ar_family_end(struct ar_family *f, int sig)
         find_members(f);
         learn(f);
     }
-    /* The group in one call, while its id is surely still the leader's. */
-    if (sig && !f->ids_gone && sig != f->group_sig) {
+    /* The group in one call (SIGTERM once), while its id is surely still the leader's. */
+    int group_now = sig && !f->ids_gone && (sig != f->group_sig || sig == SIGKILL);
+    if (group_now) {
         f->group_sig = sig;
         kill(-f->leader, sig);
     }
+    int alive = 0;
     if (!walked) {
         /* No /proc: the group is all we know of. */
         alive = !f->ids_gone && kill(-f->leader, 0) == 0;
-        pthread_mutex_unlock(&lock);
-        return alive;
     }
-    for (size_t i = 0; i < ntable; i++) {
-        if (!mark[i] || is_dead(&table[i]))
+    for (size_t i = 0; walked && i < ntable; i++) {
+        const struct pinfo *p = &table[i];
+        if (!mark[i] || is_dead(p))
             continue;
         alive++;
-        if (!sig)
-            continue;
-        for (size_t k = 0; k < f->nknown; k++) {
+        for (size_t k = 0; sig && k < f->nknown; k++) {
             struct ar_member *m = &f->known[k];
             /* SIGTERM once per member; SIGKILL as often as it takes. */
-            if (m->pid == table[i].pid && m->start == table[i].start &&
-                (m->sig != sig || sig == SIGKILL)) {
-                m->sig = sig;
+            if (m->pid != p->pid || m->start != p->start || (m->sig == sig && sig != SIGKILL))
+                continue;
+            m->sig = sig;
+            /* The group's members just had it (a second SIGTERM is not the same as one). */
+            if (!(group_now && p->pgid == f->leader))
                 send_to(m->pid, m->start, sig);
-            }
         }
     }
+    /* Gone: from now on it may own no orphan, so the calls still running take them. */
+    if (!alive && f->reaped)
+        unlist(f);
     pthread_mutex_unlock(&lock);
     return alive;
 }
@@ -439,15 +463,7 @@ void ar_family_reaped(struct ar_family *f)
 void ar_family_leave(struct ar_family *f)
 {
     pthread_mutex_lock(&lock);
-    if (f->listed) {
-        if (f->prev)
-            f->prev->next = f->next;
-        else
-            families = f->next;
-        if (f->next)
-            f->next->prev = f->prev;
-        f->listed = 0;
-    }
+    unlist(f);
     pthread_mutex_unlock(&lock);
     free(f->known);
     f->known = NULL;

@@ -194,31 +194,48 @@ static void run_and_destroy(struct ar_loop *loop)
     assert_int_equal(ar_loop_destroy(loop), 0);
 }
 
+/* "FAKE_CLI_PIDFILE=<a fresh file named name>", with *pidfile its path. */
+static const char *pid_env(const char *name, const char **pidfile)
+{
+    static char vars[4][600];
+    static int n;
+    char *v = vars[n++ % 4];
+    *pidfile = tmp_path(name);
+    snprintf(v, 600, "FAKE_CLI_PIDFILE=%s", *pidfile);
+    return v;
+}
+
+/* One call on a loop of its own, to its end. Returns how long it took, in ms. */
+static uint64_t run_call(struct call *k, const char *const *env)
+{
+    struct ar_loop *loop = new_loop();
+    uint64_t t0 = ar_now_ms();
+    spawn(loop, k, env);
+    run_and_destroy(loop);
+    return ar_now_ms() - t0;
+}
+
 /* ---- The walk: no adoption, as in a library host ----------------------------- */
 
 /* codex's case: a grandchild in a session of its own is still running when the call
  * is interrupted; the group kill alone leaves it running. */
 static void test_cancel_ends_a_grandchild_in_its_own_session(void **state)
 {
-    char pidvar[600];
-    const char *pidfile = tmp_path("setsid.pids");
-    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", pidfile);
+    const char *pidfile;
+    const char *pidvar = pid_env("setsid.pids", &pidfile);
     const char *env[] = { pidvar,
                           "FAKE_CLI_GRANDCHILD=setsid",
                           "FAKE_CLI_GRANDCHILDREN=2",
                           "FAKE_CLI_STDOUT_TEXT=started\\n",
                           "FAKE_CLI_HANG=1",
                           NULL };
-    struct ar_loop *loop = new_loop();
     struct call k = { 0 };
     k.cancel_on_line = 1;
-    spawn(loop, &k, env);
-    uint64_t t0 = ar_now_ms();
-    run_and_destroy(loop);
+    uint64_t took = run_call(&k, env);
     assert_int_equal(k.done, 1);
     assert_int_equal(k.res.end, AR_CHILD_CANCELLED);
     assert_int_equal(k.res.status, 128 + SIGTERM);
-    assert_true(ar_now_ms() - t0 < 3000); /* SIGTERM was enough: no grace sat out */
+    assert_true(took < 3000); /* SIGTERM was enough: no grace sat out */
     assert_all_gone(pidfile, 2);
 }
 
@@ -226,18 +243,13 @@ static void test_cancel_ends_a_grandchild_in_its_own_session(void **state)
  * gone by then and it hangs below init. */
 static void test_a_term_ignoring_grandchild_that_left_gets_sigkill(void **state)
 {
-    char pidvar[600];
-    const char *pidfile = tmp_path("stubborn.pids");
-    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", pidfile);
+    const char *pidfile;
+    const char *pidvar = pid_env("stubborn.pids", &pidfile);
     const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=setsid+ignore-term",
                           "FAKE_CLI_STDOUT_TEXT=started\\n", "FAKE_CLI_HANG=1", NULL };
-    struct ar_loop *loop = new_loop();
     struct call k = { 0 };
     k.kill_on_line = 1;
-    spawn(loop, &k, env);
-    uint64_t t0 = ar_now_ms();
-    run_and_destroy(loop);
-    uint64_t took = ar_now_ms() - t0;
+    uint64_t took = run_call(&k, env);
     assert_int_equal(k.res.end, AR_CHILD_CANCELLED);
     assert_true(took >= 290); /* done waited for it: the grace, then SIGKILL */
     assert_true(took < 5000);
@@ -248,14 +260,11 @@ static void test_a_term_ignoring_grandchild_that_left_gets_sigkill(void **state)
  * grandchild to the call any more but what the census saw while the leader lived. */
 static void test_a_grandchild_whose_parent_exited_later_ends_with_the_call(void **state)
 {
-    char pidvar[600];
-    const char *pidfile = tmp_path("census.pids");
-    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", pidfile);
+    const char *pidfile;
+    const char *pidvar = pid_env("census.pids", &pidfile);
     const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=setsid", "FAKE_CLI_SLEEP_MS=400", NULL };
-    struct ar_loop *loop = new_loop();
     struct call k = { 0 };
-    spawn(loop, &k, env);
-    run_and_destroy(loop);
+    run_call(&k, env);
     assert_int_equal(k.done, 1);
     assert_int_equal(k.res.end, AR_CHILD_EXITED);
     assert_int_equal(k.res.status, 0);
@@ -281,15 +290,12 @@ static int adopt_teardown(void **state)
  * the leader exits 0, yet it ends with the call, and is reaped. */
 static void test_a_daemon_of_an_exited_leader_is_ended_and_reaped(void **state)
 {
-    char pidvar[600];
-    const char *pidfile = tmp_path("daemon.pids");
-    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", pidfile);
+    const char *pidfile;
+    const char *pidvar = pid_env("daemon.pids", &pidfile);
     const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon", "FAKE_CLI_GRANDCHILDREN=2",
                           "FAKE_CLI_STDOUT_TEXT=bye\\n", NULL };
-    struct ar_loop *loop = new_loop();
     struct call k = { 0 };
-    spawn(loop, &k, env);
-    run_and_destroy(loop);
+    run_call(&k, env);
     assert_int_equal(k.done, 1);
     assert_int_equal(k.res.end, AR_CHILD_EXITED);
     assert_int_equal(k.res.status, 0);
@@ -300,17 +306,13 @@ static void test_a_daemon_of_an_exited_leader_is_ended_and_reaped(void **state)
 /* The same daemon ignoring SIGTERM: SIGKILL after the grace, and done only then. */
 static void test_a_term_ignoring_daemon_gets_sigkill(void **state)
 {
-    char pidvar[600];
-    const char *pidfile = tmp_path("daemon-stubborn.pids");
-    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", pidfile);
+    const char *pidfile;
+    const char *pidvar = pid_env("daemon-stubborn.pids", &pidfile);
     const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon+ignore-term", NULL };
-    struct ar_loop *loop = new_loop();
     struct call k = { 0 };
-    spawn(loop, &k, env);
-    uint64_t t0 = ar_now_ms();
-    run_and_destroy(loop);
+    uint64_t took = run_call(&k, env);
     assert_int_equal(k.res.end, AR_CHILD_EXITED);
-    assert_true(ar_now_ms() - t0 >= 290);
+    assert_true(took >= 290);
     assert_all_gone(pidfile, 1);
     assert_no_children();
 }
@@ -345,11 +347,9 @@ static void two_done(struct call *k)
 
 static void test_an_orphan_two_running_calls_may_own_outlives_the_first_to_end(void **state)
 {
-    char pidvar[600];
     struct two t;
     memset(&t, 0, sizeof(t));
-    t.pidfile = tmp_path("two.pids");
-    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", t.pidfile);
+    const char *pidvar = pid_env("two.pids", &t.pidfile);
     const char *env_a[] = { "FAKE_CLI_HANG=1", NULL };
     const char *env_b[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon", "FAKE_CLI_STDOUT_TEXT=started\\n",
                             "FAKE_CLI_HANG=1", NULL };
@@ -405,18 +405,14 @@ static void reap_started(struct call *k)
 
 static void test_an_adopted_orphan_that_dies_is_reaped_while_its_call_runs(void **state)
 {
-    char pidvar[600];
     struct reap r;
     memset(&r, 0, sizeof(r));
-    r.pidfile = tmp_path("reap.pids");
-    snprintf(pidvar, sizeof(pidvar), "FAKE_CLI_PIDFILE=%s", r.pidfile);
+    const char *pidvar = pid_env("reap.pids", &r.pidfile);
     const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon", "FAKE_CLI_STDOUT_TEXT=started\\n",
                           "FAKE_CLI_HANG=1", NULL };
     reap_now = &r;
     r.k.on_first_line = reap_started;
-    struct ar_loop *loop = new_loop();
-    spawn(loop, &r.k, env);
-    run_and_destroy(loop);
+    run_call(&r.k, env);
     assert_true(r.reaped);
     assert_int_equal(r.k.res.end, AR_CHILD_CANCELLED);
     assert_no_children();

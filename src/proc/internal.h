@@ -112,8 +112,9 @@ void ar_family_leave(struct ar_family *f);
  * still running (zombies do not count).
  */
 int ar_family_end(struct ar_family *f, int sig);
-/* Every family learns its members, at most once per second process-wide: a cheap
- * no-op in between. So a process whose parent exits later is still known. */
+/* Every family learns its members, so a process whose parent exits later is still known:
+ * one walk for all, 50 ms after a spawn, then at doubling intervals up to once a second;
+ * a cheap no-op in between. Called from the children's poll ticks. */
 void ar_family_census(uint64_t now_ms);
 /* Reaps the adopted orphans that exited (while adopting; a no-op otherwise). */
 void ar_family_reap_orphans(void);

@@ -34,12 +34,18 @@
  * own the defaults. A break bumps the soname (AR_ABI_VERSION);
  * scripts/abi-check compares the library with the reference of its soname.
  *
- * Signals: the library installs no signal handler and changes no signal mask,
- * with one exception: the first run, review or batch started sets SIGPIPE to
- * ignored when it is at its default (SIG_DFL), for the whole process and for
- * good, because a CLI that closes its stdin early must make the write fail
- * with EPIPE, not kill the host. A handler or SIG_IGN you installed is left
- * as it is; a handler must return for the write to fail with EPIPE.
+ * Signals: the library watches no signal of yours (SIGINT, SIGTERM: cancel
+ * from your own watcher) and changes two dispositions, process-wide:
+ *   SIGPIPE: the first run, review or batch started sets it to ignored when it
+ *     is at its default (SIG_DFL), and leaves it so, because a CLI that closes
+ *     its stdin early must make the write fail with EPIPE, not kill the host.
+ *     A handler or SIG_IGN you installed is left as it is (a handler must
+ *     return for the write to fail with EPIPE).
+ *   SIGCHLD: while a loop has started a CLI, libuv's handler watches SIGCHLD
+ *     (uv_signal_start() on your loop) in place of yours, and when the last
+ *     watcher of the process stops, libuv sets SIGCHLD back to SIG_DFL, not
+ *     to what it was. A host with a SIGCHLD handler of its own must install
+ *     it again after its runs, or watch SIGCHLD with uv_signal_t itself.
  */
 #ifndef AGENTRUN_AGENTRUN_H
 #define AGENTRUN_AGENTRUN_H
@@ -393,8 +399,8 @@ typedef void ar_run_done_fn(struct ar_run *run, struct ar_result *res, void *arg
  * ar_run_cancel(). Returns 0 (done will be called), or a negative AR_E… code
  * with err set when the run cannot be set up (bad options, unknown template
  * or provider): done is then never called, and nothing was left on the loop
- * (it may be closed at once). Like ar_run(), it installs no
- * signal handlers (SIGPIPE: see the top of this header).
+ * (it may be closed at once). Like ar_run(), it watches no signal for you
+ * (SIGPIPE and SIGCHLD: see the top of this header).
  */
 AR_API int ar_run_start(struct uv_loop_s *loop, const struct ar_run_options *opts,
                         ar_run_done_fn *done, void *arg, struct ar_run **out, struct ar_error *err);
@@ -412,8 +418,8 @@ AR_API void ar_run_cancel(struct ar_run *run);
  * Runs one job to completion on a private event loop: ar_run_start() on a
  * loop of its own, run until done.
  *
- * It installs no signal handlers (SIGPIPE is set to ignored if it was at its
- * default: see the top of this header). The CLI runs in its own process group, so
+ * It watches no signal for you (SIGPIPE and SIGCHLD: see the top of this
+ * header). The CLI runs in its own process group, so
  * a host program that is killed does not take it along: a host that wants
  * Ctrl-C to end the run must handle the signal itself (agentrun's own CLI
  * does), or run agentrun as a child process.

@@ -36,7 +36,10 @@ struct ar_logger {
     enum ar_log_level level; /* records above this level are not produced */
 };
 
-#define AR_LOGGER_INIT {NULL, NULL, AR_LOG_WARN}
+#define AR_LOGGER_INIT          \
+    {                           \
+        NULL, NULL, AR_LOG_WARN \
+    }
 
 #ifdef __cplusplus
 }

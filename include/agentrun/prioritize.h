@@ -109,7 +109,7 @@ typedef void ar_prioritize_done_fn(struct ar_prioritize_run *pr, struct ar_prior
  * missing, not a folder, empty or holds no PRD, or two files give one id; AR_EIO
  * when a PRD cannot be read (for these err.where is "dir"); AR_ENOMEM; an
  * unknown provider or template as ar_run_start().
- * Installs no signal handler.
+ * Watches no signal for you (SIGPIPE, SIGCHLD: agentrun.h).
  */
 AR_API int ar_prioritize_start(struct uv_loop_s *loop, const struct ar_prioritize_options *o,
                                ar_prioritize_done_fn *done, void *arg,

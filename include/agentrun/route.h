@@ -123,8 +123,8 @@ typedef void ar_route_done_fn(struct ar_route_run *rt, struct ar_route_result *r
  * negative AR_E… code with err set, done never called: AR_EUSAGE for a missing
  * or blank query, a min_score outside 0..1, a manifest that cannot be read or
  * is not one (err.where "manifest", err.msg names the file and the place),
- * AR_ENOMEM; an unknown provider or template as ar_run_start(). Installs no
- * signal handler.
+ * AR_ENOMEM; an unknown provider or template as ar_run_start(). Watches no
+ * signal for you (SIGPIPE, SIGCHLD: agentrun.h).
  */
 AR_API int ar_route_start(struct uv_loop_s *loop, const struct ar_route_options *o,
                           ar_route_done_fn *done, void *arg, struct ar_route_run **out,

@@ -23,7 +23,10 @@ struct ar_usage {
     uint64_t reasoning;
 };
 
-#define AR_USAGE_INIT {0, 0, 0, 0, 0}
+#define AR_USAGE_INIT \
+    {                 \
+        0, 0, 0, 0, 0 \
+    }
 
 #ifdef __cplusplus
 }

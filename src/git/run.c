@@ -16,7 +16,11 @@ static const char *const output_pins[] = {
 /* The commands that print diffs and honour diff.external and textconv drivers. */
 static const char *const diff_commands[] = { "diff", "log", "show", NULL };
 
-static const char *const diff_opts[] = { "--no-color", "--no-ext-diff", "--no-textconv", NULL };
+/* --text: git never prints "Binary files … differ" for a file its attributes (-diff,
+ * binary, a diff driver's binary setting) or its NUL heuristic call binary; agentrun
+ * judges the content itself (review/diff.h, ar_diff_text_is_binary()). */
+static const char *const diff_opts[] = { "--no-color", "--no-ext-diff", "--no-textconv", "--text",
+                                         NULL };
 
 static int prints_diffs(const char *subcommand)
 {

@@ -282,7 +282,8 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         ar_debug(o->logger, "%s: replaying a recorded call from '%s'", o->provider, tp->replay_dir);
     } else if (cacheable) {
         ar_cache_key(&c->tape, o->child.argv[0], c->cache_key);
-        if (ar_cache_get(tp->cache_dir, c->cache_key, tp->cache_ttl_s, &c->tape)) {
+        if (ar_cache_get(tp->cache_dir, c->cache_key, o->child.argv[0], tp->cache_ttl_s,
+                         &c->tape)) {
             c->origin = AR_CALL_CACHED;
             ar_debug(o->logger, "%s: served from the cache (%.12s)", o->provider, c->cache_key);
         } else if (!(c->cache_dir = strdup(tp->cache_dir))) {

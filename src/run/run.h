@@ -55,6 +55,26 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                       struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
                       struct ar_run **out, struct ar_error *err);
 
+/*
+ * What a caller inside the library adds to a run's public options.
+ *
+ * independent_items: a JSON Pointer to an array of the answer ("/issues")
+ * whose elements the caller judges one by one. A contract violation inside
+ * one element does not make the answer unusable (no repair call, no
+ * contract error): the caller keeps, fixes or drops that element alone
+ * (review: src/review/salvage.c). Violations anywhere else still do. NULL:
+ * every violation counts.
+ */
+struct ar_pipeline_extra {
+    const char *independent_items;
+};
+
+/* ar_pipeline_start() with extra (borrowed; copied; may be NULL). */
+int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *opts,
+                           const struct ar_pipeline_extra *extra, struct ar_backoff *backoff,
+                           ar_run_done_fn *done, void *arg, struct ar_run **out,
+                           struct ar_error *err);
+
 /* Ends the run's current call or wait; the result is error "interrupted". With a
  * loop of its own (ar_pipeline_own_loop) every child of that loop is ended, and a
  * second cancel SIGKILLs them at once. */

@@ -29,7 +29,7 @@ static struct ar_contract *contract(void)
 static void test_answer_first_candidate_satisfying_the_contract_wins(void **state)
 {
     struct ar_contract *c = contract();
-    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
     unsigned fixes = 0;
@@ -46,7 +46,7 @@ static void test_answer_first_candidate_satisfying_the_contract_wins(void **stat
 static void test_answer_violations_are_listed_with_pointers(void **state)
 {
     struct ar_contract *c = contract();
-    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
     unsigned fixes = 0;
@@ -77,7 +77,7 @@ static void hook(void *arg, struct json_t *value, void (*add)(void *, const char
 static void test_validate_hook_runs_on_contract_failures_too(void **state)
 {
     struct ar_contract *c = contract();
-    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, hook, NULL };
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, hook, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
     unsigned fixes = 0;

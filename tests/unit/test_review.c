@@ -176,6 +176,138 @@ static void test_binary_sections_are_told_apart(void **state)
     ar_diff_finish(&d);
 }
 
+/* agentrun decides what is text from the content (issue 26 #2, #3). */
+#define TEXT(s, b)          \
+    {                       \
+        s, sizeof(s) - 1, b \
+    }
+static void test_binary_is_judged_by_content(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+        int binary;
+    } cases[] = {
+        TEXT("@@ -0,0 +1 @@\n+int a; /* \0 */ int b;\n", 0),        /* text apart from a NUL */
+        TEXT("@@ -0,0 +1 @@\n+/* caf\xe9 na\xefve */ int x;\n", 0), /* Latin-1 */
+        TEXT("@@ -0,0 +1 @@\n+\x1b[1mbold\x1b[0m\t\f\r\n", 0),      /* escape, tab, FF */
+        TEXT("@@ -0,0 +1 @@\n+h\0i\0!\0\n", 0),                     /* UTF-16LE ASCII */
+        TEXT("@@ -0,0 +1 @@\n+\x89PNG\r\n+\x1a\n+\x00\x00\x00IHDR\n", 1),
+        TEXT("@@ -0,0 +1 @@\n+\xff\xfe\xfd\xfc\xfb\xfa ok\n", 1), /* mostly invalid UTF-8 */
+        TEXT("@@ -1 +1 @@\n-old\n+\x01\x02\x03\x04 new text here\n", 1),
+        TEXT("@@ -0,0 +1 @@\n", 0),
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_int_equal(ar_diff_text_is_binary(cases[i].text, cases[i].len), cases[i].binary);
+    /* One control character in a long text file is not enough. */
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_buf_puts(&b, "@@ -0,0 +1,60 @@\n");
+    for (int i = 0; i < 60; i++)
+        ar_buf_puts(&b, i == 30 ? "+int x = '\x07';\n" : "+int some_variable_name = 1;\n");
+    assert_false(ar_diff_text_is_binary(ar_buf_cstr(&b), b.len));
+    ar_buf_finish(&b);
+}
+
+static const char coverage_diff[] = "diff --git a/a.c b/a.c\n"
+                                    "--- a/a.c\n"
+                                    "+++ b/a.c\n"
+                                    "@@ -1 +1 @@\n"
+                                    "-a\n"
+                                    "+b\n"
+                                    "diff --git a/yarn.lock b/yarn.lock\n"
+                                    "--- a/yarn.lock\n"
+                                    "+++ b/yarn.lock\n"
+                                    "@@ -1 +1 @@\n"
+                                    "-x\n"
+                                    "+y\n"
+                                    "diff --git a/logo.png b/logo.png\n"
+                                    "--- a/logo.png\n"
+                                    "+++ b/logo.png\n"
+                                    "@@ -0,0 +1 @@\n"
+                                    "+\x89PNG\x01\x02\x03\x04\x05\x06\n"
+                                    "diff --git a/m.sh b/m.sh\n"
+                                    "old mode 100644\n"
+                                    "new mode 100755\n";
+
+/* The one place the gate's facts are decided: every changed path, what happened to it. */
+static void test_coverage_of_every_changed_path(void **state)
+{
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(coverage_diff, strlen(coverage_diff), &d, NULL), 0);
+    assert_int_equal(d.files[2].binary, AR_DIFF_BINARY_CONTENT);
+    struct ar_path_filter pf = { NULL, 0, NULL, 0, 0 };
+    struct ar_diff_gap gap = { (char *)"inner/", (char *)"a nested repository" };
+    struct ar_diff_gaps gaps = { &gap, 1 };
+    struct ar_review_coverage cov;
+    unsigned char *send;
+    assert_int_equal(ar_coverage_plan(&d, &pf, 0, 1 << 20, &gaps, &cov, &send, NULL), 0);
+    assert_int_equal(cov.n_files, 5);
+    assert_int_equal(cov.files[0].status, AR_COVER_QUEUED);
+    assert_int_equal(cov.files[1].status, AR_COVER_EXCLUDED);
+    assert_string_equal(cov.files[1].rule, "default exclude yarn.lock");
+    assert_int_equal(cov.files[2].status, AR_COVER_BINARY);
+    assert_null(cov.files[2].rule);
+    assert_int_equal(cov.files[3].status, AR_COVER_QUEUED); /* mode only: sent too */
+    assert_int_equal(cov.files[4].status, AR_COVER_NOT_SENT);
+    assert_string_equal(cov.files[4].path, "inner/");
+    assert_int_equal(send[1], AR_DIFF_SEND_NONE);
+    assert_int_equal(send[2], AR_DIFF_SEND_STUB);
+
+    struct ar_diff_chunk *c;
+    size_t n;
+    assert_int_equal(ar_diff_split(&d, 1 << 20, send, &c, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_null(strstr(c[0].text, "yarn.lock"));
+    assert_null(strstr(c[0].text, "PNG"));
+    assert_non_null(strstr(c[0].text, "diff --git a/logo.png b/logo.png\n--- a/logo.png\n"
+                                      "+++ b/logo.png\nBinary files differ\n"));
+    assert_non_null(strstr(c[0].text, "new mode 100755"));
+    assert_int_equal(ar_coverage_chunks(&cov, send, c, n), 0);
+    assert_int_equal(cov.files[0].n_chunks, 1);
+    assert_int_equal(cov.files[3].n_chunks, 1);
+    assert_int_equal(cov.files[2].n_chunks, 0); /* a stub is not a review */
+
+    /* The chunk came back: reviewed; the binary file and the gap still fail the gate. */
+    struct ar_review part;
+    ar_review_init(&part);
+    part.passed = 1;
+    part.chunks = 1;
+    assert_int_equal(ar_coverage_finish(&cov, &part, 1), 0);
+    assert_int_equal(cov.files[0].status, AR_COVER_REVIEWED);
+    assert_int_equal(cov.n_reviewed, 2);
+    assert_int_equal(cov.n_excluded, 1);
+    assert_int_equal(cov.n_unreviewed, 2);
+    struct ar_review_verdict v;
+    ar_review_verdict(&part, &cov, AR_FAIL_ON_NONE, 0, &v);
+    assert_int_equal(v.n_unreviewed, 2);
+    assert_int_equal(v.exit_status, 1); /* whatever --fail-on says */
+    ar_coverage_free(&cov);
+    free(send);
+
+    /* --allow-binary is a rule of the user's; the chunk failing leaves its files not sent. */
+    assert_int_equal(ar_coverage_plan(&d, &pf, 1, 1 << 20, NULL, &cov, &send, NULL), 0);
+    assert_string_equal(cov.files[2].rule, "--allow-binary");
+    assert_int_equal(ar_coverage_chunks(&cov, send, c, n), 0);
+    part.failed = 1;
+    ar_error_set(&part.error, AR_ETIMEOUT, NULL, "timed out");
+    assert_int_equal(ar_coverage_finish(&cov, &part, 1), 0);
+    assert_int_equal(cov.files[0].status, AR_COVER_NOT_SENT);
+    assert_non_null(strstr(cov.files[0].why, "chunk 1 was not reviewed: timed out"));
+    ar_coverage_free(&cov);
+    free(send);
+
+    /* A file to send that no chunk holds is not sent: it never passes. */
+    assert_int_equal(ar_coverage_plan(&d, &pf, 1, 1 << 20, NULL, &cov, &send, NULL), 0);
+    assert_int_equal(ar_coverage_chunks(&cov, send, c, 0), 0);
+    assert_int_equal(cov.files[0].status, AR_COVER_NOT_SENT);
+    assert_int_equal(cov.n_unreviewed, 2);
+    ar_coverage_free(&cov);
+    free(send);
+    ar_diff_chunks_free(c, n);
+    ar_diff_finish(&d);
+}
+
 static void test_split_packs_whole_files_up_to_the_limit(void **state)
 {
     struct ar_diff d;
@@ -1172,6 +1304,8 @@ int main(void)
         cmocka_unit_test(test_parse_removed_dashes_line_is_not_a_new_file),
         cmocka_unit_test(test_parse_renames_deletions_and_quoted_paths),
         cmocka_unit_test(test_binary_sections_are_told_apart),
+        cmocka_unit_test(test_binary_is_judged_by_content),
+        cmocka_unit_test(test_coverage_of_every_changed_path),
         cmocka_unit_test(test_split_packs_whole_files_up_to_the_limit),
         cmocka_unit_test(test_split_large_file_at_hunks_each_piece_keeps_header),
         cmocka_unit_test(test_split_drops_binary_payload_and_keeps_it_with_text),

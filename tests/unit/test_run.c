@@ -64,6 +64,63 @@ static void test_answer_violations_are_listed_with_pointers(void **state)
     ar_contract_destroy(c);
 }
 
+/* Issue 26 #4: violations inside an element of the independent array do not make the
+ * answer unusable (the review salvages that finding alone); any other still does. */
+static void test_answer_independent_items_tolerate_only_their_own_violations(void **state)
+{
+    static const char items_schema[] =
+        "{\"type\":\"object\",\"required\":[\"ok\",\"issues\"],\"properties\":{"
+        "\"ok\":{\"type\":\"boolean\"},\"issues\":{\"type\":\"array\",\"maxItems\":500,"
+        "\"items\":{\"type\":\"object\",\"required\":[\"line\"],"
+        "\"properties\":{\"line\":{\"type\":\"integer\",\"minimum\":1}}}}}}";
+    struct ar_contract *c = NULL;
+    assert_int_equal(ar_contract_parse(items_schema, strlen(items_schema), &c, NULL), 0);
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL, "/issues" };
+    struct ar_strv details = AR_STRV_INIT;
+    struct ar_json_doc v;
+    unsigned fixes = 0;
+    const char *good_and_bad = "{\"ok\": false, \"issues\": [{\"line\": 3}, {\"line\": 0}]}";
+    assert_int_equal(ar_answer_check(&rules, good_and_bad, &v, &fixes, &details), 1);
+    assert_int_equal(details.n, 0);
+    assert_int_equal(json_array_size(json_object_get(v.value, "issues")), 2); /* kept as written */
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    /* The envelope is not an item. */
+    assert_int_equal(
+        ar_answer_check(&rules, "{\"ok\": 1, \"issues\": [{\"line\": 0}]}", &v, &fixes, &details),
+        0);
+    assert_int_equal(details.n, 1);
+    assert_non_null(strstr(details.v[0], "/ok"));
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    /* More bad items than the violations kept: still only theirs. */
+    struct ar_buf many;
+    ar_buf_init(&many, AR_BUF_UNLIMITED);
+    ar_buf_puts(&many, "{\"ok\": true, \"issues\": [");
+    for (int i = 0; i < 300; i++)
+        ar_buf_puts(&many, i ? ",{\"line\": 0}" : "{\"line\": 0}");
+    ar_buf_puts(&many, "]}");
+    assert_int_equal(ar_answer_check(&rules, ar_buf_cstr(&many), &v, &fixes, &details), 1);
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    /* ... but not past an array rule of the envelope (maxItems 500). */
+    ar_buf_reset(&many);
+    ar_buf_puts(&many, "{\"ok\": true, \"issues\": [");
+    for (int i = 0; i < 600; i++)
+        ar_buf_puts(&many, i ? ",{\"line\": 0}" : "{\"line\": 0}");
+    ar_buf_puts(&many, "]}");
+    assert_int_equal(ar_answer_check(&rules, ar_buf_cstr(&many), &v, &fixes, &details), 0);
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    ar_buf_finish(&many);
+    /* Without independent items, the same answer fails. */
+    rules.independent_items = NULL;
+    assert_int_equal(ar_answer_check(&rules, good_and_bad, &v, &fixes, &details), 0);
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    ar_contract_destroy(c);
+}
+
 static int hook_calls;
 
 static void hook(void *arg, struct json_t *value, void (*add)(void *, const char *), void *sink)
@@ -213,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),
         cmocka_unit_test(test_answer_violations_are_listed_with_pointers),
         cmocka_unit_test(test_validate_hook_runs_on_contract_failures_too),
+        cmocka_unit_test(test_answer_independent_items_tolerate_only_their_own_violations),
         cmocka_unit_test(test_repair_prompt_carries_violations_contract_and_a_cut_output),
         cmocka_unit_test(test_result_json_never_reports_an_unknown_cost_as_zero),
         cmocka_unit_test(test_result_json_keeps_invalid_utf8_as_replacement_characters),

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/extract.h"
 #include "review/review.h"
 #include "util/macros.h"
 
@@ -110,6 +111,29 @@ static int make_degraded(const struct ar_result *r, int code, const char *detail
     return 0;
 }
 
+/* A review read from the output of an answer that failed the contract: 0 when it was
+ * one (rv filled, a note says so), 1 when it was not, or AR_ENOMEM. */
+static int salvage_output(const struct ar_result *r, struct ar_review *rv)
+{
+    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
+    struct ar_extract_result xr = AR_EXTRACT_RESULT_INIT;
+    xo.flags = AR_EXTRACT_REPAIR;
+    if (ar_json_extract(r->output, strlen(r->output), &xo, &xr, NULL) != 0)
+        return 1;
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = ar_review_from_value(xr.value, rv, &err);
+    ar_extract_result_finish(&xr);
+    if (rc == AR_ECONTRACT)
+        return 1;
+    if (rc)
+        return rc;
+    char note[400];
+    snprintf(note, sizeof(note),
+             "the answer broke the contract (%s); each finding was judged alone",
+             r->error.msg[0] ? r->error.msg : "contract");
+    return ar_review_add_note(rv, note);
+}
+
 int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_review *rv)
 {
     rv->chunks = 1;
@@ -129,6 +153,14 @@ int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_re
         return AR_ENOMEM;
 
     int code = r->error.code;
+    if (code == AR_ECONTRACT && r->output) {
+        /* The answer broke the contract as a whole (claude's own schema check gave up
+         * on it, say), yet it may still be a review: each finding is judged alone
+         * rather than all of them lost to a degraded pass. */
+        int rc = salvage_output(r, rv);
+        if (rc <= 0)
+            return rc;
+    }
     if (code == AR_ENOJSON || code == AR_ECONTRACT)
         return make_degraded(r, code, r->error.msg[0] ? r->error.msg : ar_strerror(code), rv);
     if (code != 0 || !r->ok) {

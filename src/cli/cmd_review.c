@@ -157,8 +157,9 @@ static void note_plan(const struct ar_review_plan *plan, long jobs)
 {
     const char *label = plan->source ? plan->source : "the diff";
     if (plan->nul_bytes)
-        ar_cli_warnf("%s: %zu NUL byte%s sent to the model as U+FFFD", label, plan->nul_bytes,
-                     plan->nul_bytes == 1 ? "" : "s");
+        ar_cli_warnf("%s: %zu NUL byte%s in the diff, sent to the model as U+FFFD where their "
+                     "file is sent",
+                     label, plan->nul_bytes, plan->nul_bytes == 1 ? "" : "s");
     if (plan->n_excluded)
         ar_cli_notef("skipping %zu file%s (--exclude, --include, default excludes)",
                      plan->n_excluded, plan->n_excluded == 1 ? "" : "s");
@@ -535,13 +536,17 @@ const struct ar_cli_command ar_cmd_review = {
     .description =
         "DIFF is a patch file, '-' for standard input, a git revision R (the working tree "
         "against R: 'git diff R'), R^! (the change commit R introduced) or a range A..B / "
-        "A...B. Without DIFF: the working tree against HEAD, untracked files included; "
-        "--staged: the index against HEAD. An empty or binary-only diff is not sent to a model. "
-        "Large diffs are reviewed in chunks in parallel and merged. Exit status: 0 pass, 1 an "
-        "issue at or above --fail-on (or the model failed the change without an issue), 2 usage "
-        "error, 3 unusable output with --strict, 4 provider failure, 5 timeout. See " AR_DOCDIR
-        "/review.md.",
-    .example = "agentrun review origin/main...HEAD --format github",
+        "A...B; a name that is both a file and a revision is an error (--diff-file FILE for "
+        "the file, 'DIFF --' for the revision). Without DIFF: the working tree against HEAD, "
+        "untracked files included; --staged: the index against HEAD. A pass means every "
+        "changed file was sent whole to the model or left out by your rule (--exclude, "
+        "--include, the default excludes, --allow-binary): agentrun judges binary files by "
+        "content, and a changed file not reviewed fails the review. Large diffs are reviewed "
+        "in chunks in parallel and merged. Exit status: 0 pass, 1 an issue at or above "
+        "--fail-on, a changed file not reviewed, or the model failed the change without an "
+        "issue, 2 usage error (also input that is not a diff), 3 unusable output with "
+        "--strict, 4 provider failure, 5 timeout. See " AR_DOCDIR "/review.md.",
+    .example = "agentrun review --format github origin/main...HEAD --",
     .opts = opts,
     .run = run_review,
 };

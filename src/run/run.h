@@ -58,12 +58,11 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
 /*
  * What a caller inside the library adds to a run's public options.
  *
- * independent_items: a JSON Pointer to an array of the answer ("/issues")
- * whose elements the caller judges one by one. A contract violation inside
- * one element does not make the answer unusable (no repair call, no
- * contract error): the caller keeps, fixes or drops that element alone
- * (review: src/review/salvage.c). Violations anywhere else still do. NULL:
- * every violation counts.
+ * independent_items: a JSON Pointer to a top-level array of the answer
+ * ("/issues", one key, no escapes) whose elements the caller judges one by one. A contract
+ * violation inside one element does not make the answer unusable (no repair call, no contract
+ * error): the caller keeps, fixes or drops that element alone (review: src/review/salvage.c).
+ * Violations anywhere else still do. NULL: every violation counts.
  */
 struct ar_pipeline_extra {
     const char *independent_items;

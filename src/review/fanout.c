@@ -428,16 +428,17 @@ static const char *why_nothing(const struct ar_review_coverage *cov)
 static int not_a_diff(const struct ar_review_run *rr, const char *source, struct ar_error *err)
 {
     const char *t = ar_buf_cstr(&rr->text);
-    size_t n = rr->text.len, shown = 0;
+    size_t n = rr->text.len, shown = 0, i = 0;
     char head[48];
-    for (size_t i = 0; i < n && shown + 1 < sizeof(head); i++)
+    /* Its first bytes, printable ASCII only: the text is hostile, stderr a terminal. */
+    for (; i < n && shown + 1 < sizeof(head); i++)
         if (t[i] != '\r' && t[i] != '\n')
-            head[shown++] = (unsigned char)t[i] < 0x20 ? '?' : t[i];
+            head[shown++] = t[i] >= 0x20 && t[i] < 0x7f ? t[i] : '?';
     head[shown] = '\0';
     return ar_error_set(err, AR_EUSAGE, "diff",
                         "%s is not a diff: %zu bytes without a file header ('diff --git' or "
                         "'--- '/'+++ '), starting '%s%s'",
-                        source ? source : "the input", n, head, n > shown ? "…" : "");
+                        source ? source : "the input", n, head, i < n ? "…" : "");
 }
 
 static int blank(const struct ar_buf *b)

@@ -64,6 +64,16 @@ static void test_answer_violations_are_listed_with_pointers(void **state)
     ar_contract_destroy(c);
 }
 
+/* {"ok": true, "issues": [n items that each violate the contract]} in b (reset first). */
+static void bad_items(struct ar_buf *b, int n)
+{
+    ar_buf_reset(b);
+    ar_buf_puts(b, "{\"ok\": true, \"issues\": [");
+    for (int i = 0; i < n; i++)
+        ar_buf_puts(b, i ? ",{\"line\": 0}" : "{\"line\": 0}");
+    ar_buf_puts(b, "]}");
+}
+
 /* Issue 26 #4: violations inside an element of the independent array do not make the
  * answer unusable (the review salvages that finding alone); any other still does. */
 static void test_answer_independent_items_tolerate_only_their_own_violations(void **state)
@@ -96,19 +106,12 @@ static void test_answer_independent_items_tolerate_only_their_own_violations(voi
     /* More bad items than the violations kept: still only theirs. */
     struct ar_buf many;
     ar_buf_init(&many, AR_BUF_UNLIMITED);
-    ar_buf_puts(&many, "{\"ok\": true, \"issues\": [");
-    for (int i = 0; i < 300; i++)
-        ar_buf_puts(&many, i ? ",{\"line\": 0}" : "{\"line\": 0}");
-    ar_buf_puts(&many, "]}");
+    bad_items(&many, 300);
     assert_int_equal(ar_answer_check(&rules, ar_buf_cstr(&many), &v, &fixes, &details), 1);
     ar_json_doc_finish(&v);
     ar_strv_finish(&details);
     /* ... but not past an array rule of the envelope (maxItems 500). */
-    ar_buf_reset(&many);
-    ar_buf_puts(&many, "{\"ok\": true, \"issues\": [");
-    for (int i = 0; i < 600; i++)
-        ar_buf_puts(&many, i ? ",{\"line\": 0}" : "{\"line\": 0}");
-    ar_buf_puts(&many, "]}");
+    bad_items(&many, 600);
     assert_int_equal(ar_answer_check(&rules, ar_buf_cstr(&many), &v, &fixes, &details), 0);
     ar_json_doc_finish(&v);
     ar_strv_finish(&details);

@@ -34,6 +34,10 @@ enum {
     KEY_RESUME,
     KEY_ALLOW_DENIED,
     KEY_EXPECT_CHANGES,
+    KEY_WORKTREES,
+    KEY_BASE,
+    KEY_COMMIT,
+    KEY_KEEP_WORKTREES,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -56,6 +60,19 @@ static const struct ar_cli_opt opts[] = {
       "a tool call the CLI refused does not fail a job (a job may say so itself)", NULL },
     { "expect-changes", KEY_EXPECT_CHANGES, NULL,
       "a job that changed no file fails with no_effect (a job may say so itself)", NULL },
+    { "worktrees", KEY_WORKTREES, NULL,
+      "run every edit job in a git worktree of its own, on a branch agentrun/ID/JOB, side by "
+      "side (a job may say \"worktree\" itself; default: edit jobs of one work tree run one at "
+      "a time in it)",
+      NULL },
+    { "base", KEY_BASE, "REV", "the revision worktrees start from (default: HEAD)", NULL },
+    { "commit", KEY_COMMIT, NULL,
+      "commit each worktree job's changes on its branch when it succeeds (a job may say so "
+      "itself; default: leave them uncommitted in its worktree)",
+      NULL },
+    { "keep-worktrees", KEY_KEEP_WORKTREES, NULL,
+      "leave every worktree in place (default: removed unless it holds uncommitted changes)",
+      NULL },
     { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots of every job", NULL },
     { "track-files", KEY_TRACK_FILES, NULL,
       "take the git snapshots also for jobs that cannot edit (a job may say so itself)", NULL },
@@ -74,6 +91,12 @@ struct batch {
     int write_failed; /* a record could not be written: exit 2, as run does */
     int out;          /* where records go: stdout, or -o FILE */
     int out_locked;   /* -o FILE is ours alone: a record cut by a full disk is taken back */
+    /* The status line's ETA: the finished jobs' time, and the estimate made at the
+     * last end (estimate()). */
+    uint64_t job_ms;
+    size_t timed_jobs;
+    uint64_t eta_ms, eta_from;
+    size_t bad_lines; /* input lines that were no job (their records say why) */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -103,6 +126,25 @@ static void note_status(struct batch *c, int status)
         c->worst = status;
 }
 
+/*
+ * The estimate at a job's end: the jobs not done yet, in waves of -j, each as long as the
+ * finished jobs took on average. Between two ends it counts down with the clock (a line
+ * redrawn four times a second must not show one frozen figure), and never below a second
+ * while jobs are left.
+ */
+static void estimate(struct batch *c, const struct ar_batch_stats *st)
+{
+    size_t done = st->ok + st->failed, total = st->added - st->skipped;
+    if (!c->timed_jobs || done >= total) {
+        c->eta_ms = 0;
+        return;
+    }
+    uint64_t per = c->job_ms / c->timed_jobs;
+    size_t slots = st->jobs ? st->jobs : 1, waves = (total - done + slots - 1) / slots;
+    c->eta_ms = per * waves;
+    c->eta_from = ar_cli_now_ms();
+}
+
 static void update_status(struct batch *c, const struct ar_batch *b)
 {
     struct ar_batch_stats st;
@@ -110,9 +152,9 @@ static void update_status(struct batch *c, const struct ar_batch *b)
     size_t done = st.ok + st.failed;
     size_t total = st.added - st.skipped;
     char eta[32] = "";
-    if (done && done < total) {
-        uint64_t per = st.duration_ms / done;
-        uint64_t left = per * (total - done) / (st.jobs ? st.jobs : 1) / 1000;
+    if (c->eta_ms && done < total) {
+        uint64_t gone = ar_cli_now_ms() - c->eta_from;
+        uint64_t left = (c->eta_ms > gone + 1000 ? c->eta_ms - gone : 1000) / 1000;
         snprintf(eta, sizeof(eta), ", ETA %lu:%02lu", (unsigned long)(left / 60),
                  (unsigned long)(left % 60));
     }
@@ -138,6 +180,17 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         return;
     note_status(c, ar_result_exit_status(rec->result));
     ar_cli_session_status_clear(&c->s);
+    /* A line that is not a job (bad JSON, an unknown key) is the user's to fix: said on
+     * stderr, not only in its record ("line 3: unknown key 'promt'…"). */
+    if (rec->result->error.code == AR_EUSAGE && !rec->result->n_calls) {
+        ar_cli_errorf("%s", rec->result->error.msg);
+        c->bad_lines++;
+    }
+    /* Jobs that ran time the ones to come (the budget's refusals took no time). */
+    if (rec->result->n_calls) {
+        c->job_ms += rec->result->duration_ms;
+        c->timed_jobs++;
+    }
     /* Each record whole or not at all in a file of ours (a full disk cuts it back to
      * its last record); elsewhere one write() per record, so batches appending to one
      * file through the shell (>>) never interleave theirs. A consumer can stream, and
@@ -158,7 +211,17 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         }
         c->write_failed = 1;
     }
-    update_status(c, b);
+    struct ar_batch_stats st;
+    ar_batch_get_stats(b, &st);
+    estimate(c, &st);
+}
+
+/* Before each draw of the status line: the batch as it is now (running, done, the ETA). */
+static void refresh_status(void *arg)
+{
+    struct batch *c = arg;
+    if (c->b)
+        update_status(c, c->b);
 }
 
 static void on_done(struct ar_batch *b, const struct ar_batch_stats *st, void *arg)
@@ -254,6 +317,7 @@ static void summary(const struct batch *c)
                       (json_int_t)b->usage.output, "reasoning", (json_int_t)b->usage.reasoning,
                       "cost_usd", json_real(ar_cost_round(b->cost_usd)), "unknown_cost_jobs",
                       (json_int_t)b->unknown_cost, "duration_ms", (json_int_t)b->duration_ms);
+        json_object_set_new(o, "worktrees_kept", json_integer((json_int_t)b->worktrees_kept));
         ar_cli_print_json_event(o);
         return;
     }
@@ -267,6 +331,9 @@ static void summary(const struct batch *c)
     if (b->budget_stopped)
         snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
                  " (%zu not started: budget)", b->budget_stopped);
+    if (c->bad_lines)
+        snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), " (%zu bad line%s)",
+                 c->bad_lines, c->bad_lines == 1 ? "" : "s");
     char pending[48] = "";
     if (b->not_started)
         snprintf(pending, sizeof(pending), ", %zu not started", b->not_started);
@@ -282,6 +349,11 @@ static void summary(const struct batch *c)
                 "agentrun batch: edit jobs in one work tree ran one at a time (%zu waited for "
                 "theirs)\n",
                 b->edit_jobs_waited);
+    if (b->worktrees_kept)
+        fprintf(stderr,
+                "agentrun batch: %zu worktree%s left in place (uncommitted changes, or "
+                "--keep-worktrees): the records say where; 'agentrun worktrees list' shows them\n",
+                b->worktrees_kept, b->worktrees_kept == 1 ? "" : "s");
 }
 
 /*
@@ -384,6 +456,18 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_EXPECT_CHANGES:
             c.s.run.expect_changes = 1;
             break;
+        case KEY_WORKTREES:
+            c.s.run.worktree = AR_WORKTREE_EDITS;
+            break;
+        case KEY_BASE:
+            c.s.run.worktree_base = arg;
+            break;
+        case KEY_COMMIT:
+            c.s.run.worktree_commit = 1;
+            break;
+        case KEY_KEEP_WORKTREES:
+            c.s.run.keep_worktree = 1;
+            break;
         case KEY_NO_FILES:
             c.s.run.track_files = AR_TRACK_FILES_NEVER;
             break;
@@ -452,7 +536,8 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         c.cancelled = 1;
         ar_batch_cancel(c.b);
     } else {
-        update_status(&c, c.b);
+        c.s.status_refresh = refresh_status;
+        c.s.status_refresh_arg = &c;
         ar_cli_session_status_start(&c.s);
     }
     uv_run(ar_cli_session_uv(&c.s), UV_RUN_DEFAULT);
@@ -482,7 +567,8 @@ const struct ar_cli_command ar_cmd_batch = {
         "Each input line is a job: {\"id\", \"prompt\" | \"template\" + \"vars\", \"provider\",\n"
         "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"track_files\", \"trust_project\",\n"
         "\"timeout\", \"idle_timeout\", \"fallback\", \"json\", \"expect\", \"expect_changes\",\n"
-        "\"allow_denied\"}. Each output line is the job's RunResult with its \"id\", written as\n"
+        "\"allow_denied\", \"worktree\", \"base\", \"commit\"}. Each output line is the job's "
+        "RunResult with its \"id\", written as\n"
         "the job finishes. A rate limit pauses every job of that provider together.\n"
         "Exit 0 when every job succeeded, else the worst failure's status.",
     .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",

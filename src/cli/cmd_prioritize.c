@@ -40,11 +40,7 @@ static const struct ar_cli_opt opts[] = {
 
 static int print_buf(struct ar_buf *b)
 {
-    if (ar_cli_write_stdout(b->data ? b->data : "", b->len) < 0) {
-        ar_cli_errorf("cannot write the result to stdout");
-        return -1;
-    }
-    return 0;
+    return ar_cli_write_stdout(b->data ? b->data : "", b->len);
 }
 
 /*
@@ -260,4 +256,5 @@ const struct ar_cli_command ar_cmd_prioritize = {
     .example = "agentrun prioritize -r prds/ --context strategy.md --top 5 --format markdown",
     .opts = opts,
     .run = prioritize_main,
+    .json_schema = AR_PRIORITIZE_SCHEMA,
 };

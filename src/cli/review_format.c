@@ -248,21 +248,17 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
         json_object_set_new(o, "cost_usd", json_real(0));
         json_object_set_new(o, "cost_source", json_string("none"));
     } else {
-        json_object_set_new(o, "cost_usd",
-                            rv->cost_source == AR_COST_UNKNOWN
-                                ? json_null()
-                                : json_real(ar_cost_round(rv->cost_usd)));
+        json_object_set_new(o, "cost_usd", ar_cost_value(rv->cost_usd, rv->cost_source));
         json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(rv->cost_source)));
     }
     json_object_set_new(o, "cached", json_boolean(rv->cached));
     if (rv->n_cached)
-        json_object_set_new(
-            o, "cached_from",
-            json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&rv->cached_usage), "cost_usd",
-                      rv->cached_cost_source == AR_COST_UNKNOWN ? json_null()
-                                                                : json_real(rv->cached_cost_usd),
-                      "cost_source", ar_cost_source_name(rv->cached_cost_source), "calls",
-                      (json_int_t)rv->n_cached));
+        json_object_set_new(o, "cached_from",
+                            json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&rv->cached_usage),
+                                      "cost_usd",
+                                      ar_cost_value(rv->cached_cost_usd, rv->cached_cost_source),
+                                      "cost_source", ar_cost_source_name(rv->cached_cost_source),
+                                      "calls", (json_int_t)rv->n_cached));
     else
         json_object_set_new(o, "cached_from", json_null());
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)rv->duration_ms));

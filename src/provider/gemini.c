@@ -297,9 +297,45 @@ static int apply_stderr(struct ar_unwrap *u, const char *data, size_t len)
     return 1;
 }
 
+/* gemini's exit status when it cannot authenticate, before any request
+ * (ExitCodes.FATAL_AUTHENTICATION_ERROR, 0.61.0): no auth method, no key. */
+#define GEMINI_EXIT_AUTH 41
+
+/*
+ * The line of a fatal start-up message that says what is wrong: the last line of stderr
+ * that is not its advice or a bullet ("When using Gemini API, you must specify the
+ * GEMINI_API_KEY environment variable." before "Update your environment and try
+ * again…"). Caller free()s; NULL when stderr is empty.
+ */
+static char *fatal_message(const char *data, size_t len)
+{
+    while (data && len) {
+        char *line = ar_pv_last_line(data, len);
+        if (!line)
+            return NULL;
+        if (strncmp(line, "Update your environment", 23) != 0 &&
+            strncmp(line, "\xe2\x80\xa2", 3) != 0 /* a bullet */)
+            return line;
+        free(line);
+        const char *at = data + len;
+        while (at > data && (at[-1] == '\n' || at[-1] == '\r' || at[-1] == ' '))
+            at--;
+        while (at > data && at[-1] != '\n')
+            at--;
+        len = (size_t)(at - data);
+    }
+    return NULL;
+}
+
 static void gemini_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
                                  struct ar_reply *out)
 {
+    if (!u->r.final_seen && !u->r.error && exit && !exit->killed && !exit->term_signal &&
+        exit->status == GEMINI_EXIT_AUTH) {
+        char *msg = fatal_message(exit->stderr_tail, exit->stderr_len);
+        ar_pv_fail(u, AR_EAUTH, msg ? msg : "gemini could not authenticate (exit status 41)");
+        free(msg);
+    }
     if (!u->r.final_seen && !u->r.error && exit && !exit->killed && !exit->term_signal &&
         !apply_stderr(u, exit->stderr_tail, exit->stderr_len)) {
         /* The exit status is the HTTP status & 255 (401 → 145, 429 → 173, 500 → 244). */
@@ -386,6 +422,7 @@ const struct ar_provider ar_provider_gemini = {
     .posture_note = "an untrusted workspace through a private GEMINI_CLI_HOME: the user's settings "
                     "plus tools.core, links to the rest of ~/.gemini; the user's own hooks and "
                     "stdio MCP servers are off too unless --trust-project",
+    .login = ar_gemini_login,
     .prepare = gemini_prepare,
     .unwrap_new = gemini_unwrap_new,
     .unwrap_line = gemini_unwrap_line,

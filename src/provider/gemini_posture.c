@@ -41,8 +41,16 @@ static const char *const gemini_read_tools[] = { "read_file",   "list_directory"
                                                  "grep_search", "read_many_files", NULL };
 static const char *const gemini_edit_tools[] = { "write_file", "replace", NULL };
 
-/* The user's settings.json (comments allowed, as gemini allows them), or an empty object. */
-static json_t *user_settings(const char *user_dir)
+char *ar_gemini_user_dir(void)
+{
+    const char *home = getenv("GEMINI_CLI_HOME");
+    if (!home || !*home)
+        home = getenv("HOME");
+    char *dir = NULL;
+    return asprintf(&dir, "%s/.gemini", home && *home ? home : "/nonexistent") < 0 ? NULL : dir;
+}
+
+json_t *ar_gemini_user_settings(const char *user_dir)
 {
     char *path = NULL;
     if (asprintf(&path, "%s/settings.json", user_dir) < 0)
@@ -135,12 +143,9 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
 {
     enum ar_tools tools = ar_pv_tools(spec);
     int text = tools == AR_TOOLS_NONE;
-    const char *home = getenv("GEMINI_CLI_HOME");
-    if (!home || !*home)
-        home = getenv("HOME");
-    char *root = NULL, *dir = NULL, *user_dir = NULL, *settings_path = NULL;
+    char *root = NULL, *dir = NULL, *user_dir = ar_gemini_user_dir(), *settings_path = NULL;
     int rc = 0;
-    if (asprintf(&user_dir, "%s/.gemini", home && *home ? home : "/nonexistent") < 0) {
+    if (!user_dir) {
         rc = ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
         goto out;
     }
@@ -155,7 +160,7 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
         rc = ar_error_set(err, AR_EIO, "gemini", "cannot prepare a private gemini home");
         goto out;
     }
-    json_t *user = user_settings(user_dir);
+    json_t *user = ar_gemini_user_settings(user_dir);
     json_t *s = ar_gemini_settings(user, tools, spec->trust_project);
     json_decref(user);
     char *text_settings = s ? json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;

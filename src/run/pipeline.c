@@ -19,6 +19,11 @@
  *   end_run            snapshot_after (when snapshot_before was taken), then
  *   report             the result to the done callback, then run_free()
  *
+ * A run with a worktree of its own (options.worktree) has it made first
+ * (make_tree, before snapshot_before: the run's cwd is then in the worktree)
+ * and finished last (finish_tree, in report: the commit, the removal, the
+ * branch), so whatever ended the run, the worktree is finished once.
+ *
  * A run that ends before its first call reports at once (no snapshot after).
  * run_free() is the one teardown, also for a run whose setup failed.
  */
@@ -42,6 +47,7 @@
 #include "run/call.h"
 #include "run/own_files.h"
 #include "run/run.h"
+#include "run/tree.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -80,11 +86,14 @@ struct ar_run {
     int transcript_fd;
 
     struct ar_git_snapshot *before;
-    struct ar_error missing; /* no provider installed at all: the run's error */
+    struct ar_error missing;  /* no provider installed at all: the run's error */
+    struct ar_git_tree *tree; /* the run's own worktree, from made to freed */
+    int tree_finished;        /* finish_tree ran (or cannot): report goes on */
 
     /* The call in flight. */
     enum call_kind kind;
     const char *call_model; /* the model asked for (borrowed: options or environment), or NULL */
+    char *main_model;       /* the model the last main call was priced by, or NULL */
     struct ar_call_setup setup;
     struct ar_unwrap *unwrap;
     struct ar_call *call;
@@ -107,6 +116,7 @@ struct ar_run {
     struct ar_result_draft draft;  /* the RunResult as the stages record it (src/result) */
     struct ar_strv details;        /* the last check's violations */
     const char *independent_items; /* ar_pipeline_extra's, kept in `own`, or NULL */
+    struct ar_call_held *held;     /* the main call's cache entry, while its repair runs */
 };
 
 static void make_call(struct ar_run *run, enum call_kind kind);
@@ -184,6 +194,11 @@ static enum ar_tools call_tools(const struct ar_run_options *o, enum call_kind k
 static int can_edit(const struct ar_run_options *o)
 {
     return call_tools(o, CALL_MAIN) == AR_TOOLS_EDIT;
+}
+
+int ar_run_uses_worktree(const struct ar_run_options *o)
+{
+    return o->worktree == AR_WORKTREE_ALWAYS || (o->worktree == AR_WORKTREE_EDITS && can_edit(o));
 }
 
 /*
@@ -415,6 +430,15 @@ static int record_call_end(struct ar_run *run, struct ar_call *call,
                 "could not be told apart, so tokens and cost include earlier calls",
                 run->prov->name);
     const char *model = reply->model ? reply->model : run->call_model;
+    /* A repair call is the main call's CLI and model once more: when it does not say which
+     * model answered, the main call's prices it (an unknown one would stop a batch's
+     * budget at the first repair call). */
+    if (!model && run->kind == CALL_REPAIR)
+        model = run->main_model;
+    if (run->kind == CALL_MAIN && model != run->main_model) {
+        free(run->main_model);
+        run->main_model = model ? strdup(model) : NULL;
+    }
     struct ar_call_end e = {
         .exit_code = cr->status,
         .signal = cr->term_signal,
@@ -525,7 +549,7 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
     go_on_after_failure(run, code, retry, wait_ms);
 }
 
-static int check_answer(struct ar_run *run, const char *text);
+static int check_answer(struct ar_run *run, struct ar_call *call, const char *text);
 
 static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, void *arg)
 {
@@ -573,7 +597,8 @@ static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, 
         if (!run->contract && !run->o.want_json) {
             ar_call_keep(call);
             end_run(run);
-        } else if (check_answer(run, run->draft.res->output ? run->draft.res->output : "")) {
+        } else if (check_answer(run, call,
+                                run->draft.res->output ? run->draft.res->output : "")) {
             ar_call_keep(call);
         }
     }
@@ -743,9 +768,11 @@ static int render_repair(struct ar_run *run, const char *text, struct ar_error *
  * Extract, repair locally and check the answer `text`: a good one is the
  * run's JSON; a bad answer of the main call gets the one repair call (when
  * allowed), else the run ends with no_json or contract and the violations.
- * Returns 1 when the answer was good.
+ * Returns 1 when the answer was good. A main call the repair call fixes is kept in the
+ * cache with it (the same request replays the same bad answer and its fix); a run that
+ * ends with no good answer keeps no call of it.
  */
-static int check_answer(struct ar_run *run, const char *text)
+static int check_answer(struct ar_run *run, struct ar_call *call, const char *text)
 {
     struct ar_json_doc doc;
     unsigned fixes = 0;
@@ -757,9 +784,14 @@ static int check_answer(struct ar_run *run, const char *text)
             end_out_of_memory(run);
             return 0;
         }
-        if (run->kind == CALL_REPAIR)
+        if (run->kind == CALL_REPAIR) {
             ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_succeeded",
                          event_fields(run, ar_now_ms() - run->t0), "the repair call fixed it");
+            struct ar_error err = AR_ERROR_INIT;
+            if (ar_call_held_put(run->held, &err) < 0)
+                ar_warn(&run->o.logger, "cannot write the cache entry: %s", err.msg);
+            run->held = NULL;
+        }
         end_run(run);
         return 1;
     }
@@ -776,6 +808,8 @@ static int check_answer(struct ar_run *run, const char *text)
                      "%s: %s; one repair call", run->prov->name,
                      run->details.n ? run->details.v[0] : ar_strerror(code));
         ar_result_draft_repairing(&run->draft);
+        ar_call_held_free(run->held);
+        run->held = ar_call_hold(call);
         make_call(run, CALL_REPAIR);
         return 0;
     }
@@ -802,15 +836,18 @@ static int check_answer(struct ar_run *run, const char *text)
 static void run_free(struct ar_run *run)
 {
     ar_result_draft_finish(&run->draft);
+    ar_call_held_free(run->held);
     ar_git_snapshot_destroy(run->before);
     ar_prompt_destroy(run->tpl);
     ar_prompt_destroy(run->repair_tpl);
     ar_prices_destroy(run->prices);
+    free(run->main_model);
     free(run->contract_compact);
     ar_buf_finish(&run->prompt);
     ar_buf_finish(&run->repair_prompt);
     if (run->transcript_fd >= 0)
         close(run->transcript_fd);
+    ar_git_tree_destroy(run->tree);
     ar_strv_finish(&run->providers);
     ar_strv_finish(&run->details);
     ar_strv_finish(&run->own);
@@ -819,6 +856,8 @@ static void run_free(struct ar_run *run)
     free(run);
     ar_loop_detach(own_loop);
 }
+
+static int finish_tree(struct ar_run *run);
 
 /* The run is over: the finished result goes to the done callback, and the run is freed. */
 static void report(struct ar_run *run)
@@ -833,6 +872,8 @@ static void report(struct ar_run *run)
         else if (r->n_files == 0)
             set_error(run, AR_ENOEFFECT, "%s", "a change was expected, but no file changed");
     }
+    if (run->tree && !run->tree_finished && finish_tree(run) == 0)
+        return;
     struct ar_result *res = ar_result_draft_detach(&run->draft, ar_now_ms() - run->t0);
     if (res->ok)
         ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished",
@@ -931,6 +972,38 @@ static void on_deferred(void *arg)
         make_call(run, CALL_MAIN);
 }
 
+/* ---- the run's own worktree ------------------------------------------------------------ */
+
+static void on_tree_finished(void *arg)
+{
+    report(arg);
+}
+
+/* The last stage of a run with a worktree (run/tree.h): commit, remove, drop an empty
+ * branch. Returns 0 when on_tree_finished will come, -1 when it cannot start. */
+static int finish_tree(struct ar_run *run)
+{
+    run->tree_finished = 1;
+    return ar_run_tree_finish(run->loop, run->tree, &run->o, &run->draft, on_tree_finished, run);
+}
+
+static int begin(struct ar_run *run);
+
+static void on_tree_made(struct ar_git_tree *tree, const struct ar_error *err, void *arg)
+{
+    struct ar_run *run = arg;
+    run->tree = tree;
+    if (err)
+        ar_result_draft_fail_with(&run->draft, err);
+    else if (run->cancelled || ar_loop_cancelled(run->loop))
+        set_error(run, AR_EINTERRUPTED, "%s", "the run was cancelled before its first call");
+    else if (keep(run, &run->o.cwd, tree->cwd) < 0 || begin(run) < 0)
+        set_error(run, AR_ENOMEM, "%s", "out of memory");
+    else
+        return;
+    report(run);
+}
+
 /* ---- setup ---------------------------------------------------------------------------- */
 
 /*
@@ -956,6 +1029,8 @@ static int copy_options(struct ar_run *run, const struct ar_run_options *o)
     rc |= keep(run, &run->o.prices_file, o->prices_file);
     rc |= keep(run, &run->o.transcript_path, o->transcript_path);
     rc |= keep(run, &run->o.job_id, o->job_id);
+    rc |= keep(run, &run->o.worktree_base, o->worktree_base);
+    rc |= keep(run, &run->o.worktree_branch, o->worktree_branch);
     if (rc)
         return AR_ENOMEM;
     if (run->o.expect > AR_EXPECT_ANY)
@@ -977,6 +1052,13 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     int missing = !p;
     if (!p) {
         run->missing = *err;
+        /* A replay starts no CLI: what is missing is which provider the calls were
+         * recorded with, not an installation. */
+        if (run->tapes.replay_dir)
+            ar_error_set(&run->missing, AR_EUSAGE, "--replay",
+                         "say which provider the calls were recorded with (-p claude, codex or "
+                         "gemini, or AGENTRUN_PROVIDER): --replay starts no CLI, and --provider "
+                         "auto picks an installed one");
         p = ar_providers()[0];
     }
     run->prov = p;
@@ -1061,6 +1143,35 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     return 0;
 }
 
+/*
+ * The first stage that waits: the git snapshot before the first call, or, for a run
+ * that takes none (or ended already), the next turn of the loop. Returns 0 or AR_ENOMEM.
+ */
+static int begin(struct ar_run *run)
+{
+    enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
+    int snapshots = needs_snapshots(&run->o, &why);
+    /* Looking for .git costs a few stat() calls: only where a snapshot may follow. */
+    run->in_git_repo = snapshots && inside_git_repo(run->o.cwd);
+    struct ar_error err = AR_ERROR_INIT;
+    if (run->missing.code) {
+        ar_result_draft_fail_with(&run->draft, &run->missing);
+    } else if (!snapshots) {
+        ar_result_draft_untracked(&run->draft, why);
+    } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
+        /* Outside a work tree there is nothing to snapshot: no git process per job
+         * (GIT_DIR can point anywhere, so then git itself decides). */
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_NOT_A_WORK_TREE);
+    } else if (ar_git_snapshot_start(run->loop, run->o.cwd, NULL, on_snapshot_before, run, &err) ==
+               0) {
+        return 0;
+    } else {
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
+    }
+    return ar_loop_defer(run->loop, on_deferred, run) < 0 ? AR_ENOMEM : 0;
+}
+
 int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                       struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
                       struct ar_run **out, struct ar_error *err)
@@ -1125,10 +1236,6 @@ int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *op
         run_free(run);
         return err->code ? err->code : rc;
     }
-    enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
-    int snapshots = needs_snapshots(&run->o, &why);
-    /* Looking for .git costs a few stat() calls: only where a snapshot may follow. */
-    run->in_git_repo = snapshots && inside_git_repo(run->o.cwd);
     ar_log_event(&run->o.logger, AR_LOG_INFO, "run_started", event_fields(run, 0), "%s: starting",
                  run->prov->name);
     /* A batch keeps its budget between jobs itself: one line per job would be noise. */
@@ -1138,26 +1245,13 @@ int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *op
                      "%s cannot stop itself at a budget: --max-cost is not enforced during this "
                      "call (its cost is known only once it ends)",
                      run->prov->name);
-    if (run->missing.code) {
-        ar_result_draft_fail_with(&run->draft, &run->missing);
-    } else if (!snapshots) {
-        ar_result_draft_untracked(&run->draft, why);
-    } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
-        /* Outside a work tree there is nothing to snapshot: no git process per job
-         * (GIT_DIR can point anywhere, so then git itself decides). */
-        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_NOT_A_WORK_TREE);
-    } else if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_snapshot_before, run, err) == 0) {
-        if (out)
-            *out = run;
-        return 0;
-    } else {
-        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
-        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
-        ar_error_clear(err);
-    }
-    if (ar_loop_defer(loop, on_deferred, run) < 0) {
+    if (!run->missing.code && ar_run_uses_worktree(&run->o))
+        rc = ar_run_tree_make(loop, &run->o, on_tree_made, run, err);
+    else if (begin(run) < 0)
+        rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    if (rc < 0) {
         run_free(run);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        return rc;
     }
     if (out)
         *out = run;

@@ -123,6 +123,11 @@ def cases():
          "streaming (request 2 has no stream key) and gets the answer; NOTE the result's "
          "usage is all 0 while total_cost_usd counts the tokens", {}),
     ]
+    c.append(("claude", "stream-not-logged-in", "jsonl", CLAUDE_STREAM, {"claude": [text()]},
+              "no ANTHROPIC_API_KEY and no login: no model request; the assistant message has "
+              "error authentication_failed and the text 'Not logged in · Please run /login', "
+              "the result is_error with api_error_status null, exit 1",
+              {"unset": ["ANTHROPIC_API_KEY"]}))
     for st in (401, 403, 429, 500):
         c.append(("claude", "stream-error-%d" % st, "jsonl", CLAUDE_STREAM,
                   {"claude": [dict(kind="error", status=st)]},
@@ -149,6 +154,11 @@ def cases():
     c += [
         ("codex", "json-text", "jsonl", CODEX_JSON, {"codex": [text()]},
          "text answer; scripted usage uncached 1200 + cached 300 -> input_tokens 1500", {}),
+        ("codex", "json-ephemeral-telemetry", "jsonl", CODEX_JSON + ["--ephemeral"],
+         {"codex": [text()]},
+         "--ephemeral (no rollout file) with RUST_LOG=error,codex_otel.trace_safe=info: the "
+         "events name no model, the telemetry lines on stderr do (model=gpt-5.5, from "
+         "config.toml)", {"set_env": {"RUST_LOG": "error,codex_otel.trace_safe=info"}}),
         ("codex", "plain-text", "stdout", ["exec"], {"codex": [text()]},
          "plain mode: stdout only the final message; banner and 'tokens used' on stderr", {}),
         ("codex", "json-fenced-json", "jsonl", CODEX_JSON,
@@ -262,6 +272,14 @@ def cases():
         ("gemini", "stream-cut", "jsonl", GEMINI_STREAM,
          {"gemini": [dict(kind="stream_error", text="partial ans")]},
          "the SSE stream ends after partial text without finishReason", {}),
+        ("gemini", "stream-no-key", "jsonl", GEMINI_STREAM, {"gemini": [text()]},
+         "auth method gemini-api-key (settings.json) but no GEMINI_API_KEY: no request, "
+         "nothing on stdout, the reason on stderr, exit 41 (FATAL_AUTHENTICATION_ERROR)",
+         {"unset": ["GEMINI_API_KEY"]}),
+        ("gemini", "stream-no-auth-method", "jsonl", GEMINI_STREAM, {"gemini": [text()]},
+         "no settings.json and no auth variable (a fresh HOME): no request, 'Please set an "
+         "Auth method' on stderr, exit 41",
+         {"unset": ["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"], "no_gemini_settings": True}),
         ("gemini", "json-error-401", "json", GEMINI_JSON, {"gemini": [dict(kind="error", status=401)]},
          "HTTP 401: stdout empty, error JSON at the end of stderr, exit 401&255", {}),
         ("gemini", "json-error-500", "json", GEMINI_JSON, {"gemini": [dict(kind="error", status=500)]},
@@ -340,6 +358,12 @@ def record(case, index):
                 args[i] = os.path.join(root.root, "last-message.txt")
                 extra["lastmsg"] = args[i]
         kw = {"timeout": 60}
+        if opt.get("unset") or opt.get("set_env"):
+            kw["env"] = {k: v for k, v in root.env(cli).items()
+                         if k not in opt.get("unset", [])}
+            kw["env"].update(opt.get("set_env", {}))
+        if opt.get("no_gemini_settings"):
+            os.remove(os.path.join(root.home, ".gemini", "settings.json"))
         if opt.get("signal"):
             kw.update(sig=opt["signal"], signal_group=opt.get("group", False), signal_after=0.5,
                       wait_for=lambda: mock.model_requests(cli))
@@ -398,12 +422,12 @@ def run_cli_sig_timeout(cli, args, root, mock, opt):
         time.sleep(0.05)
     time.sleep(0.5)
     p.send_signal(opt["signal"])
-    try:
-        status = p.wait(opt["timeout"])
-    except subprocess.TimeoutExpired:
-        status = "timeout"
+    # Reaped after the group kill (see harness.run_cli): the kill cannot reach another
+    # process that got the number.
+    done = harness.wait_exited(p, opt["timeout"])
     harness.kill_group(p.pid)
-    p.wait()
+    rc = p.wait()
+    status = rc if done else "timeout"
     fo.seek(0)
     fe.seek(0)
     return harness.Result(argv, status, fo.read(), fe.read(), time.time() - t0)

@@ -100,6 +100,14 @@ static const struct fx fixtures[] = {
     /* HTTP 403 (a key without access) is an auth failure, not an API error */
     { "claude", "stream-error-403.jsonl", "stream-error-403.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0,
       0, 0, 1, 1, NULL, NULL, NULL },
+    /* no key, no login: claude's own "authentication_failed", no HTTP status */
+    { "claude", "stream-not-logged-in.jsonl", "stream-not-logged-in.stderr", 1, 0, 0, NULL,
+      AR_EAUTH, 0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
+    /* gemini ends at once with exit status 41 when it has nothing to log in with */
+    { "gemini", "stream-no-key.jsonl", "stream-no-key.stderr", 41, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
+      0, 0, NULL, NULL, NULL },
+    { "gemini", "stream-no-auth-method.jsonl", "stream-no-auth-method.stderr", 41, 0, 0, NULL,
+      AR_EAUTH, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL },
     { "claude", "stream-error-429.jsonl", "stream-error-429.stderr", 1, 0, 0, NULL, AR_ERATELIMIT,
       0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
     { "claude", "stream-error-500.jsonl", "stream-error-500.stderr", 1, 0, 0, NULL, AR_EAPI, 0, 0,
@@ -152,6 +160,10 @@ static const struct fx fixtures[] = {
     /* codex */
     { "codex", "json-text.jsonl", "json-text.stderr", 0, 0, 0,
       "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
+    /* an ephemeral call: no rollout, the model named by codex's telemetry on stderr */
+    { "codex", "json-ephemeral-telemetry.jsonl", "json-ephemeral-telemetry.stderr", 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, "gpt-5.5", NULL,
+      NULL },
     { "codex", "json-error-401.jsonl", "json-error-401.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
       0, 1, NULL, NULL, NULL },
     { "codex", "json-error-403.jsonl", "json-error-403.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
@@ -447,6 +459,56 @@ static void test_http_403_is_auth_like_401(void **state)
     assert_int_equal(ar_pv_classify(404, NULL), AR_EAPI);
     assert_int_equal(ar_pv_classify(400, NULL), AR_EAPI);
     assert_int_equal(ar_pv_classify(0, "status 4030 items"), AR_EAPI);
+}
+
+/* Not logged in is `auth` in the CLI's own words, whatever word it uses: claude's
+ * "Not logged in · Please run /login" (no HTTP status), gemini's reason before its advice. */
+static void test_not_logged_in_is_auth_in_the_clis_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *cli, *out, *err;
+        int status;
+        const char *msg;
+    } cases[] = {
+        { "claude", "stream-not-logged-in.jsonl", NULL, 1, "Not logged in" },
+        { "gemini", "stream-no-key.jsonl", "stream-no-key.stderr", 41,
+          "When using Gemini API, you must specify the GEMINI_API_KEY environment variable." },
+        { "gemini", "stream-no-auth-method.jsonl", "stream-no-auth-method.stderr", 41,
+          "Please set an Auth method in your" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct ar_provider *p = ar_provider_find(cases[i].cli);
+        size_t olen = 0, elen = 0;
+        char *out = slurp(cases[i].cli, cases[i].out, &olen);
+        char *err = cases[i].err ? slurp(cases[i].cli, cases[i].err, &elen) : NULL;
+        assert_non_null(out);
+        struct ar_call_spec spec = { 0 };
+        struct ar_unwrap *u = p->unwrap_new(&spec);
+        feed(p, u, out, olen, NULL, NULL);
+        struct ar_exit_info ex = { cases[i].status, 0, 0, err, elen };
+        struct ar_reply r;
+        ar_reply_init(&r);
+        p->unwrap_finish(u, &ex, &r);
+        p->unwrap_free(u);
+        assert_int_equal(r.error, AR_EAUTH);
+        assert_non_null(r.error_msg);
+        assert_non_null(strstr(r.error_msg, cases[i].msg));
+        ar_reply_finish(&r);
+        free(out);
+        free(err);
+    }
+    /* A gemini exit status of 41 is not an HTTP status & 255 (that range is 144..343). */
+    const struct ar_provider *g = ar_provider_find("gemini");
+    struct ar_unwrap *u = g->unwrap_new(NULL);
+    struct ar_exit_info ex = { 41, 0, 0, "", 0 };
+    struct ar_reply r;
+    ar_reply_init(&r);
+    g->unwrap_finish(u, &ex, &r);
+    g->unwrap_free(u);
+    assert_int_equal(r.error, AR_EAUTH);
+    assert_string_equal(r.error_msg, "gemini could not authenticate (exit status 41)");
+    ar_reply_finish(&r);
 }
 
 /* A claude result without modelUsage (older CLIs, some error results): usage maps field by
@@ -1043,6 +1105,94 @@ static void test_codex_mcp_names(void **state)
     assert_string_equal(names.v[1], "b_2");
     assert_string_equal(names.v[2], "f");
     ar_strv_finish(&names);
+}
+
+static const char *env_value(const struct ar_call_setup *s, const char *name);
+
+/* codex is asked for its telemetry (the model's only witness) exactly where no rollout
+ * file will name the model: an ephemeral call that asked for none; the user's RUST_LOG
+ * is kept. A telemetry line is never the message of a failure. */
+static void test_codex_telemetry_only_where_no_rollout(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    static const struct {
+        int no_session;
+        const char *model, *resume, *user_log, *want;
+    } cases[] = {
+        { 1, NULL, NULL, NULL, "error,codex_otel.trace_safe=info" },
+        { 1, NULL, NULL, "warn,codex_core=debug",
+          "warn,codex_core=debug,codex_otel.trace_safe=info" },
+        { 1, "gpt-5.5", NULL, NULL, NULL },
+        { 0, NULL, NULL, NULL, NULL },
+        { 1, NULL, "01a201a4-e6d7-7c03-9d63-000000000001", NULL, NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (cases[i].user_log)
+            setenv("RUST_LOG", cases[i].user_log, 1);
+        else
+            unsetenv("RUST_LOG");
+        struct ar_call_spec spec = { 0 };
+        spec.tools = AR_TOOLS_NONE;
+        spec.no_session = cases[i].no_session;
+        spec.model = cases[i].model;
+        spec.resume = cases[i].resume;
+        spec.in_git_repo = 1;
+        struct ar_call_setup setup;
+        ar_call_setup_init(&setup);
+        struct ar_error err = AR_ERROR_INIT;
+        assert_int_equal(p->prepare(&spec, &setup, &err), 0);
+        const char *log = env_value(&setup, "RUST_LOG");
+        if (cases[i].want)
+            assert_string_equal(log, cases[i].want);
+        else
+            assert_null(log);
+        ar_call_setup_finish(&setup);
+    }
+    unsetenv("RUST_LOG");
+    static const char err_text[] =
+        "Reading prompt from stdin...\nthread panicked: boom\n"
+        "2026-11-25T19:44:27Z  INFO codex_otel.trace_safe: event.name=\"codex.api_request\" "
+        "model=gpt-5.5 slug=gpt-5.5\n";
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    struct ar_exit_info ex = { 101, 0, 0, err_text, sizeof(err_text) - 1 };
+    struct ar_reply r;
+    ar_reply_init(&r);
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, AR_ECLIFAILED);
+    assert_string_equal(r.error_msg, "thread panicked: boom");
+    assert_string_equal(r.model, "gpt-5.5");
+    ar_reply_finish(&r);
+}
+
+/* codex's config.toml as far as logging in goes: the active profile's provider, that
+ * provider's key variable, quotes, comments, and tables that only look alike. */
+static void test_codex_config_provider_and_key(void **state)
+{
+    static const char toml[] =
+        "model_provider = \"openai\"\nprofile = 'work' # the active one\n"
+        "cli_auth_credentials_store = \"keyring\"\n"
+        "[profiles.home]\nmodel_provider = \"other\"\n"
+        "[profiles.work]\nmodel_provider = \"my-p\"\n"
+        "[model_providers.other]\nenv_key = \"OTHER_KEY\"\n"
+        "[model_providers.\"my-p\"]\n  env_key = \"MY_KEY\"   # comment\n"
+        "requires_openai_auth = false\n[[array.of.tables]]\nenv_key = \"NO\"\n";
+    struct ar_codex_config c;
+    ar_codex_config_read(toml, sizeof(toml) - 1, &c);
+    assert_string_equal(c.provider, "my-p");
+    assert_true(c.provider_defined);
+    assert_string_equal(c.env_key, "MY_KEY");
+    assert_false(c.requires_openai_auth);
+    assert_string_equal(c.credentials_store, "keyring");
+    ar_codex_config_finish(&c);
+    /* Nothing said: OpenAI's own login. */
+    ar_codex_config_read("x = [1, 2]\n[tui]\nmodel_provider = \"not-top\"\n", 44, &c);
+    assert_string_equal(c.provider, "openai");
+    assert_null(c.env_key);
+    assert_false(c.provider_defined);
+    ar_codex_config_finish(&c);
+    (void)state;
 }
 
 static const char *env_value(const struct ar_call_setup *s, const char *name)
@@ -1833,6 +1983,7 @@ int main(void)
         cmocka_unit_test(test_claude_giving_up_is_not_an_api_error),
         cmocka_unit_test(test_plain_modes_are_not_wrappers),
         cmocka_unit_test(test_http_403_is_auth_like_401),
+        cmocka_unit_test(test_not_logged_in_is_auth_in_the_clis_words),
         cmocka_unit_test(test_claude_usage_without_model_usage),
         cmocka_unit_test(test_claude_model_usage_sums_every_model),
         cmocka_unit_test(test_gemini_thoughts_count_as_output_and_reasoning),
@@ -1846,6 +1997,8 @@ int main(void)
         cmocka_unit_test(test_claude_posture_argv),
         cmocka_unit_test(test_codex_posture_argv),
         cmocka_unit_test(test_codex_mcp_names),
+        cmocka_unit_test(test_codex_config_provider_and_key),
+        cmocka_unit_test(test_codex_telemetry_only_where_no_rollout),
         cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_bin_override_and_bad_schema),

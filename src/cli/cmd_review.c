@@ -257,8 +257,9 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev
     return read_patch(cmd, arg, text, o);
 }
 
-/* Reads --instructions: REV:PATH whose REV is a revision from git's objects, never a
- * file of the checkout that happens to have that name; else the file. */
+/* Reads --instructions: REV:PATH in a git work tree from git's objects, never a file
+ * of the checkout that happens to have that name (./REV:PATH is the file); else the
+ * file. */
 static int read_instructions(const char *cwd, const char *path, struct ar_buf *out,
                              struct ar_error *err)
 {

@@ -488,15 +488,11 @@ int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err)
 int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err)
 {
     const char *colon = strchr(spec, ':');
-    if (!colon || colon == spec || !colon[1] || spec[0] == '-')
+    if (!colon || colon == spec || !colon[1] || strchr("-./", spec[0]))
         return 0;
-    char *rev = strndup(spec, (size_t)(colon - spec));
-    if (!rev)
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    int in = in_work_tree_or_no_git(cwd, err);
-    int rc = in <= 0 ? in : rev_exists(cwd, rev, err);
-    free(rev);
-    return rc;
+    /* Whether REV exists does not matter: a base revision a shallow clone lacks must
+     * fail, not fall back to a file the change may have planted under that name. */
+    return in_work_tree_or_no_git(cwd, err);
 }
 
 int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, struct ar_error *err)
@@ -517,8 +513,9 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
         return rc;
     if (g.status != 0) {
         char why[200];
-        rc = ar_error_set(err, AR_EUSAGE, "git", "cannot read '%s' from git: %s", spec,
-                          git_reason(&g, why, sizeof(why)));
+        rc = ar_error_set(err, AR_EUSAGE, "git",
+                          "cannot read '%s' from git: %s (a file of that name: './%s')", spec,
+                          git_reason(&g, why, sizeof(why)), spec);
     } else if (g.s.res.stdout_len) {
         rc = ar_buf_append(out, g.s.stdout_data, g.s.res.stdout_len);
         if (rc)

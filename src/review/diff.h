@@ -95,9 +95,11 @@ int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err);
 int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, struct ar_error *err);
 
 /*
- * 1 when spec has the form REV:PATH and REV names a revision of the
- * repository cwd is in (so git's objects, never a file of the checkout, are
- * what it means), 0 when not, or a negative AR_E… code (git missing: 0).
+ * 1 when spec has the form REV:PATH (REV not starting with '-', '.' or '/')
+ * and cwd is in a git work tree: git's objects, never a file of the checkout,
+ * are what it means, whether or not REV exists (a missing one is an error of
+ * ar_diff_read_blob(), not a fall back to a file of that name; a file is
+ * named ./REV:PATH). 0 when not, or a negative AR_E… code (git missing: 0).
  */
 int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err);
 

@@ -597,8 +597,7 @@ static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, 
         if (!run->contract && !run->o.want_json) {
             ar_call_keep(call);
             end_run(run);
-        } else if (check_answer(run, call,
-                                run->draft.res->output ? run->draft.res->output : "")) {
+        } else if (check_answer(run, call, run->draft.res->output ? run->draft.res->output : "")) {
             ar_call_keep(call);
         }
     }

@@ -248,12 +248,19 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev
         ar_cli_errorf("%s", err.msg);
         return ar_error_exit_status(rev);
     }
-    if (rev)
+    if (rev == 1)
         return ar_cli_usage_error(cmd,
                                   "ambiguous argument '%s': both a file and a revision; use "
                                   "--diff-file '%s' (or '-' and standard input) for the file, "
                                   "'%s --' for the revision",
                                   arg, arg, arg);
+    /* A range whose base the clone lacks must not fall back to a file the change may
+     * have planted under the range's name. */
+    if (rev == 2)
+        return ar_cli_usage_error(cmd,
+                                  "'%s' is a range of unknown revisions here (fetch them) and "
+                                  "also a file; use --diff-file '%s' to review the file",
+                                  arg, arg);
     return read_patch(cmd, arg, text, o);
 }
 

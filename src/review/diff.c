@@ -430,7 +430,11 @@ int ar_diff_is_revision(const char *cwd, const char *arg, struct ar_error *err)
     if (!arg || !*arg || arg[0] == '-')
         return 0;
     int in = in_work_tree_or_no_git(cwd, err);
-    return in <= 0 ? in : revision_known(cwd, arg, err);
+    int rc = in <= 0 ? in : revision_known(cwd, arg, err);
+    size_t n = strlen(arg);
+    if (rc == 0 && in > 0 && (strstr(arg, "..") || (n > 2 && strcmp(arg + n - 2, "^!") == 0)))
+        return 2;
+    return rc;
 }
 
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,

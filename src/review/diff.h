@@ -105,8 +105,9 @@ int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err
 
 /*
  * 1 when arg names a revision or a range of the repository cwd is in (every
- * side of a range known), 0 when not (or no repository, or no git), or a
- * negative AR_E… code.
+ * side of a range known); 2 when arg has the shape of a range (A..B, A...B,
+ * R^!) in a repository but names none (a side the clone lacks); 0 when not
+ * (or no repository, or no git); or a negative AR_E… code.
  */
 int ar_diff_is_revision(const char *cwd, const char *arg, struct ar_error *err);
 

@@ -122,6 +122,23 @@ class Hostile(Base):
         self.assertIn("cannot read 'origin/main:NOPE.md' from git", p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
+    def test_1_a_range_the_clone_lacks_never_reads_the_planted_file(self):
+        # The base branch was not fetched: the planted file under the range's name is
+        # not read in its place, with or without '--'.
+        self.sb.write("upstream/main...HEAD", "diff --git a/x b/x\n--- a/x\n+++ b/x\n"
+                      "@@ -1 +1 @@\n-a\n+b\n")
+        self.sb.write("evil.c", EVIL + "\n")
+        self.commit("planted")
+        for args in (["upstream/main...HEAD"], ["upstream/main...HEAD", "--"]):
+            with self.subTest(args=args):
+                p, _ = self.review_json(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("upstream/main", p.stderr)
+                self.assertEqual(self.sb.calls(), [])
+        p, doc = self.review_json("--diff-file", "upstream/main...HEAD")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(coverage(doc), {"x": ("reviewed", None)})
+
     def test_1_a_base_revision_the_clone_lacks_is_an_error_not_the_planted_file(self):
         # A shallow clone without the base branch: REV:PATH still means git's object, so
         # a missing REV fails instead of reading the file the change planted.

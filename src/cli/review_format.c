@@ -801,12 +801,43 @@ static json_t *gitlab_item(json_t *description, const char *check, const char *f
                      text_value(path), "lines", "begin", (json_int_t)(line ? line : 1));
 }
 
+/* Where gitlab and checkstyle put a finding with no place in the repository: at the
+ * repository itself (".", line 1), the message saying it has no location. Like github's,
+ * never the path the model wrote, which may climb out of the repository. */
+#define UNPLACED_PATH "."
+
+static char *unplaced_message(const struct ar_review_issue *is, int with_suggestion)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_buf_printf(&b, "(no location) %s", is->message);
+    if (is->suggestion && with_suggestion)
+        ar_buf_printf(&b, "\n\nSuggestion: %s", is->suggestion);
+    return ar_buf_detach(&b, NULL);
+}
+
+static json_t *gitlab_finding(const struct ar_review_issue *is, int placed)
+{
+    char check[40];
+    snprintf(check, sizeof(check), "agentrun/review/%s", ar_severity_name(is->severity));
+    const char *severity = severity_out[is->severity].gitlab_severity;
+    if (placed)
+        return gitlab_item(message_value(is, 1), check, is->fingerprint, severity, is->file,
+                           is->line);
+    char *msg = unplaced_message(is, 1);
+    json_t *o = msg ? gitlab_item(text_value(msg), check, is->fingerprint, severity,
+                                  UNPLACED_PATH, 0)
+                    : NULL;
+    free(msg);
+    return o;
+}
+
 /*
  * GitLab validates each entry (app/validators/json_schemas/codeclimate.json)
  * and stops reading the report at the first invalid one, and keeps one entry
  * per fingerprint: every entry here is complete and has its own fingerprint.
- * A finding with no place in the repository has no path to give: the json and
- * sarif outputs carry it (and it counts in the exit status).
+ * A finding with no place in the repository is written at "." (the repository),
+ * line 1, its message saying it has no location: it is never left out.
  */
 json_t *ar_review_to_gitlab(const struct ar_review_report *rep)
 {
@@ -826,12 +857,11 @@ json_t *ar_review_to_gitlab(const struct ar_review_report *rep)
             return NULL;
         }
     }
-    for (size_t i = 0; a && i < rv->n_issues; i++) {
-        const struct ar_review_issue *is = &rv->issues[i];
-        char check[40];
-        snprintf(check, sizeof(check), "agentrun/review/%s", ar_severity_name(is->severity));
-        json_t *o = gitlab_item(message_value(is, 1), check, is->fingerprint,
-                                severity_out[is->severity].gitlab_severity, is->file, is->line);
+    size_t n = rv->n_unplaced + rv->n_issues;
+    for (size_t i = 0; a && i < n; i++) {
+        int placed = i >= rv->n_unplaced;
+        json_t *o = gitlab_finding(placed ? &rv->issues[i - rv->n_unplaced] : &rv->unplaced[i],
+                                   placed);
         if (!o || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;
@@ -919,6 +949,19 @@ static void render_checkstyle(const struct ar_review_report *rep, struct ar_buf 
         ar_buf_puts(out, "\">\n");
         checkstyle_error(out, 0, "error", msg, NULL, "agentrun.review.not-reviewed");
         ar_buf_puts(out, "  </file>\n");
+    }
+    /* A finding with no place in the repository: at ".", saying it has none. */
+    for (size_t i = 0; i < rv->n_unplaced; i++) {
+        const struct ar_review_issue *is = &rv->unplaced[i];
+        char source[48], *msg = unplaced_message(is, 0);
+        snprintf(source, sizeof(source), "agentrun.review.%s", ar_severity_name(is->severity));
+        ar_buf_puts(out, "  <file name=\"");
+        ar_xml_escape(UNPLACED_PATH, out);
+        ar_buf_puts(out, "\">\n");
+        checkstyle_error(out, 0, severity_out[is->severity].checkstyle_severity,
+                         msg ? msg : is->message, is->suggestion, source);
+        ar_buf_puts(out, "  </file>\n");
+        free(msg);
     }
     for (size_t i = 0; i < rv->n_issues; i++) {
         const struct ar_review_issue *is = &rv->issues[i];

@@ -743,20 +743,31 @@ class RealABFolders(ReviewCase):
         doc = as_json(self.run_format("gitlab"))
         assert_valid_schema = jsonschema.Draft4Validator(GITLAB_SCHEMA)
         self.assertEqual(list(assert_valid_schema.iter_errors(doc)), [])
+        # The findings with no place first, at the repository, never at the model's path.
         self.assertEqual([(i["location"]["path"], i["location"]["lines"]["begin"]) for i in doc],
-                         [("a/lib.c", 1), ("b/app.c", 2), ("b/app.c", 2147483647)])
-        self.assertEqual([i["severity"] for i in doc], ["major", "critical", "minor"])
+                         [(".", 1), (".", 1), ("a/lib.c", 1), ("b/app.c", 2),
+                          ("b/app.c", 2147483647)])
+        self.assertEqual([i["description"] for i in doc[:2]],
+                         ["(no location) climbs out", "(no location) absolute"])
+        self.assertNotIn("passwd", json.dumps(doc))
+        self.assertEqual([i["severity"] for i in doc],
+                         ["blocker", "blocker", "major", "critical", "minor"])
         fps = [i["fingerprint"] for i in doc]
-        self.assertEqual(len(set(fps)), 3)
+        self.assertEqual(len(set(fps)), 5)
         # The same fingerprints as the json and SARIF outputs.
-        self.assertEqual(fps, [i["fingerprint"] for i in as_json(self.run_format("json"))["issues"]])
+        js = as_json(self.run_format("json"))
+        self.assertEqual(fps, [i["fingerprint"] for i in js["unplaced"] + js["issues"]])
 
     def test_checkstyle_is_well_formed_xml(self):
         out = self.run_format("checkstyle").stdout
         root = ET.fromstring(out)
         self.assertEqual(root.tag, "checkstyle")
         files = root.findall("file")
-        self.assertEqual([f.get("name") for f in files], ["a/lib.c", "b/app.c"])
+        self.assertEqual([f.get("name") for f in files], [".", ".", "a/lib.c", "b/app.c"])
+        self.assertEqual([f.find("error").get("message") for f in files[:2]],
+                         ["(no location) climbs out", "(no location) absolute"])
+        self.assertNotIn("passwd", out)
+        files = files[2:]
         err = files[0].find("error")
         self.assertEqual(err.get("line"), "1")
         self.assertEqual(err.get("severity"), "warning")

@@ -564,13 +564,19 @@ class EveryFormatSaysWhatWasNotReviewed(Base):
         self.assertEqual(len({e["fingerprint"] for e in gitlab}), len(gitlab))
         self.assertEqual([(e["location"]["path"], e["check_name"]) for e in gitlab],
                          [("logo.png", "agentrun/review/not-reviewed"),
+                          (".", "agentrun/review/critical"),
                           ("app.c", "agentrun/review/high")])
+        self.assertEqual(gitlab[1]["description"], "(no location) outside")
+        self.assertEqual(gitlab[1]["severity"], "blocker")
 
         import xml.etree.ElementTree as ET
         root = ET.fromstring(self.run_format("checkstyle"))
         first = root.findall("file")[0]
         self.assertEqual(first.get("name"), "logo.png")
         self.assertEqual(first.find("error").get("source"), "agentrun.review.not-reviewed")
+        outside = [f for f in root.findall("file") if f.get("name") == "."]
+        self.assertEqual([e.get("message") for f in outside for e in f.findall("error")],
+                         ["(no location) outside"])
 
 
 if __name__ == "__main__":

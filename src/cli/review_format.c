@@ -825,9 +825,9 @@ static json_t *gitlab_finding(const struct ar_review_issue *is, int placed)
         return gitlab_item(message_value(is, 1), check, is->fingerprint, severity, is->file,
                            is->line);
     char *msg = unplaced_message(is, 1);
-    json_t *o = msg ? gitlab_item(text_value(msg), check, is->fingerprint, severity,
-                                  UNPLACED_PATH, 0)
-                    : NULL;
+    json_t *o =
+        msg ? gitlab_item(text_value(msg), check, is->fingerprint, severity, UNPLACED_PATH, 0)
+            : NULL;
     free(msg);
     return o;
 }
@@ -860,8 +860,8 @@ json_t *ar_review_to_gitlab(const struct ar_review_report *rep)
     size_t n = rv->n_unplaced + rv->n_issues;
     for (size_t i = 0; a && i < n; i++) {
         int placed = i >= rv->n_unplaced;
-        json_t *o = gitlab_finding(placed ? &rv->issues[i - rv->n_unplaced] : &rv->unplaced[i],
-                                   placed);
+        json_t *o =
+            gitlab_finding(placed ? &rv->issues[i - rv->n_unplaced] : &rv->unplaced[i], placed);
         if (!o || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;

@@ -439,6 +439,20 @@ class Hostile(Base):
         self.commit("bump")
         self.assert_gate(["origin/main...HEAD"], 0, {"lib": ("reviewed", None)},
                          seen=["+Subproject commit "], providers=("codex",))
+        # The change's own .gitmodules cannot hide the next bump (ignore = all).
+        self.sb.git("update-ref", "refs/remotes/origin/main", "HEAD")
+        self.sb.git("config", "-f", ".gitmodules", "submodule.lib.ignore", "all")
+        subprocess.run(g + ["commit", "-q", "--allow-empty", "-m", "3"],
+                       cwd=os.path.join(self.sb.work, "lib"), check=True)
+        self.commit("hidden bump")
+        self.assert_gate(["origin/main...HEAD"], 0,
+                         {".gitmodules": ("reviewed", None), "lib": ("reviewed", None)},
+                         seen=["+Subproject commit "], providers=("codex",))
+        # Nor one in the working tree.
+        subprocess.run(g + ["commit", "-q", "--allow-empty", "-m", "4"],
+                       cwd=os.path.join(self.sb.work, "lib"), check=True)
+        self.assert_gate([], 0, {"lib": ("reviewed", None)}, seen=["+Subproject commit "],
+                         providers=("codex",))
 
     def test_a_real_binary_fails_unless_a_rule_of_yours_leaves_it_out(self):
         png = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)) * 8

@@ -482,10 +482,13 @@ int ar_diff_parse(const char *text, size_t len, struct ar_diff *out, struct ar_e
             if (end - f->hunks[k] > f->largest_hunk)
                 f->largest_hunk = end - f->hunks[k];
         }
-        if (!f->binary && f->n_hunks && ar_diff_text_is_binary(text + f->body, f->end - f->body)) {
+        if (!f->binary && f->n_hunks && ar_diff_text_is_binary(text + f->body, f->end - f->body))
             f->binary = AR_DIFF_BINARY_CONTENT;
+        else if (!f->binary && f->n_hunks &&
+                 ar_diff_adds_lfs_pointer(text + f->body, f->end - f->body))
+            f->binary = AR_DIFF_BINARY_LFS;
+        if (f->binary == AR_DIFF_BINARY_CONTENT || f->binary == AR_DIFF_BINARY_LFS)
             f->binary_at = f->body;
-        }
     }
     *out = d;
     return 0;
@@ -542,6 +545,20 @@ int ar_diff_text_is_binary(const char *p, size_t n)
     }
     return controls * 100 > counted * AR_DIFF_BINARY_CONTROL_PERCENT ||
            invalid * 100 > counted * AR_DIFF_BINARY_INVALID_PERCENT;
+}
+
+int ar_diff_adds_lfs_pointer(const char *p, size_t n)
+{
+    int version = 0, oid = 0;
+    struct line l;
+    for (size_t pos = 0; pos < n; pos = l.end) {
+        line_at(p, n, pos, &l);
+        /* The pointer's first line, in the spec's two historical spellings. */
+        version |= starts_with(&l, "+version https://git-lfs.github.com/spec/") ||
+                   starts_with(&l, "+version https://hawser.github.com/spec/");
+        oid |= starts_with(&l, "+oid sha256:");
+    }
+    return version && oid;
 }
 
 int ar_diff_has_file(const struct ar_diff *d, const char *path)

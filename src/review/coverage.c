@@ -100,6 +100,9 @@ static int set_binary(struct ar_review_file *f, int kind)
                        "binary: the diff says 'Binary files … differ' and holds no content");
     if (kind == AR_DIFF_BINARY_PATCH)
         return set_why(f, AR_COVER_BINARY, "binary: a GIT binary patch (base85 data, not text)");
+    if (kind == AR_DIFF_BINARY_LFS)
+        return set_why(f, AR_COVER_BINARY,
+                       "a Git LFS pointer: the content a checkout with LFS gets is not in git");
     return set_why(f, AR_COVER_BINARY,
                    "binary content: more than %d%% of its bytes are control characters or "
                    "more than %d%% invalid UTF-8",

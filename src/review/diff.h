@@ -116,7 +116,13 @@ enum ar_diff_binary {
     AR_DIFF_BINARY_SAID = 1, /* "Binary files … differ": the diff holds no content */
     AR_DIFF_BINARY_PATCH,    /* "GIT binary patch": base85 data, not text */
     AR_DIFF_BINARY_CONTENT,  /* its hunks' content is binary (ar_diff_text_is_binary()) */
+    AR_DIFF_BINARY_LFS,      /* it adds a Git LFS pointer: the content is not in git */
 };
+
+/* 1 when the hunk text p (n bytes) adds a Git LFS pointer ("+version
+ * https://git-lfs.github.com/spec/v1" and "+oid sha256:…"): the file's content lives
+ * on an LFS server, so the diff shows a pointer, never what a checkout with LFS gets. */
+int ar_diff_adds_lfs_pointer(const char *p, size_t n);
 
 /*
  * What is text, decided by agentrun rather than by the checkout: the content

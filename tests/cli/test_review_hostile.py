@@ -472,6 +472,20 @@ class Hostile(Base):
         self.assert_gate(["origin/main...HEAD", "--exclude", "*.png"], 0, cover,
                          providers=("codex",))
 
+    def test_a_git_lfs_pointer_is_not_a_review_of_the_file(self):
+        # The change stores evil.c in Git LFS: git holds a pointer, a checkout with LFS
+        # (and the compiler) gets content the model never sees.
+        self.sb.write(".gitattributes", "*.c filter=lfs diff=lfs merge=lfs -text\n")
+        self.sb.write("evil.c", "version https://git-lfs.github.com/spec/v1\n"
+                      "oid sha256:" + "ab" * 32 + "\nsize 4096\n")
+        self.commit()
+        cover = {".gitattributes": ("reviewed", None), "evil.c": ("binary", None)}
+        doc = self.assert_gate(["origin/main...HEAD"], 1, cover, providers=("codex",))
+        [evil] = [f for f in doc["files"] if f["path"] == "evil.c"]
+        self.assertIn("Git LFS pointer", evil["why"])
+        cover["evil.c"] = ("binary", "--allow-binary")
+        self.assert_gate(["origin/main...HEAD", "--allow-binary"], 0, cover, providers=("codex",))
+
     def test_a_hunk_too_large_for_any_call_is_not_passed(self):
         self.sb.write("gen.c", "int x;\n" * (700 << 10))  # one 4.9 MB hunk
         self.sb.write("app.c", "int main(void) { return 1; }\n")

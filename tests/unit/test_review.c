@@ -174,6 +174,37 @@ static void test_binary_sections_are_told_apart(void **state)
     assert_int_equal(ar_diff_parse("", 0, &d, NULL), 0);
     assert_int_equal(d.n_files, 0);
     ar_diff_finish(&d);
+
+    /* A Git LFS pointer added is not the file's content; one removed, or prose that
+     * quotes only the version line, is text. */
+    static const char lfs[] =
+        "diff --git a/big.c b/big.c\n"
+        "--- a/big.c\n"
+        "+++ b/big.c\n"
+        "@@ -1 +1,3 @@\n"
+        "-int x;\n"
+        "+version https://git-lfs.github.com/spec/v1\n"
+        "+oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "+size 12345\n"
+        "diff --git a/gone.c b/gone.c\n"
+        "--- a/gone.c\n"
+        "+++ b/gone.c\n"
+        "@@ -1,2 +1 @@\n"
+        "-version https://git-lfs.github.com/spec/v1\n"
+        "-oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "+int y;\n"
+        "diff --git a/doc.md b/doc.md\n"
+        "--- a/doc.md\n"
+        "+++ b/doc.md\n"
+        "@@ -0,0 +1 @@\n"
+        "+version https://git-lfs.github.com/spec/v1 is the first line\n";
+    assert_int_equal(ar_diff_parse(lfs, strlen(lfs), &d, NULL), 0);
+    assert_int_equal(d.n_files, 3);
+    assert_int_equal(d.files[0].binary, AR_DIFF_BINARY_LFS);
+    assert_int_equal(d.files[0].binary_at, d.files[0].body);
+    assert_int_equal(d.files[1].binary, 0);
+    assert_int_equal(d.files[2].binary, 0);
+    ar_diff_finish(&d);
 }
 
 /* agentrun decides what is text from the content (issue 26 #2, #3). */

@@ -275,6 +275,14 @@ struct ar_result_worktree {
                      changes), or NULL */
 };
 
+/* What extraction left out of the answer, or merged into it: a local fix with a count and a place.
+ */
+struct ar_fix_detail {
+    const char *fix; /* "extra_values" or "members_after_close" (static) */
+    size_t count;    /* how many values left out, or members merged */
+    size_t byte;     /* where the first one starts in `output` */
+};
+
 /* A tool call the CLI refused (or a write or shell tool the call was never offered). */
 struct ar_denial {
     char *tool;   /* the CLI's tool name ("Write", "apply_patch", "write_file") */
@@ -323,6 +331,10 @@ struct ar_result {
     double retry_after_s; /* rate_limit/api_error: when the provider said to come back
                              (seconds from the end of the run); < 0 when unknown */
     struct ar_result_worktree *worktree; /* NULL unless options.worktree gave the run one */
+    /* The local_fixes that come with a count and a place: the values the answer
+     * left out (extra_values), the members merged into it (members_after_close). */
+    struct ar_fix_detail *fix_details;
+    size_t n_fix_details;
 };
 
 /* ---- runs on the caller's libuv loop ---------------------------------------------------- */

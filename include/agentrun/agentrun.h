@@ -415,6 +415,23 @@ AR_API int ar_result_exit_status(const struct ar_result *r);
 AR_API void ar_ignore_own_file(int fd);
 
 /*
+ * Makes the process adopt the orphans of its runs (on) or stop (0): a child
+ * subreaper on Linux (PR_SET_CHILD_SUBREAPER), so a process a CLI started
+ * cannot leave its run by a parent that exits (a daemon, codex's shell
+ * snapshot once codex has exited): it is reparented to this process, and the
+ * run ends it, and reaps it, before the run is done. Without it a run still
+ * ends what it can find below the CLI it started (its group, the sessions its
+ * processes made, what an earlier look saw), but not a process whose every
+ * link to the run is gone. Process-wide: while on, the library reaps each
+ * child of the process that it did not start itself and ends the ones no run
+ * claims when the runs that may own them are over, so turn it on only in a
+ * program whose children are all started by agentrun (the agentrun command
+ * does so). Call it before starting runs. Returns 0, or -1 where the system
+ * has no subreapers (then nothing changed). See docs/security.md.
+ */
+AR_API int ar_adopt_orphans(int on);
+
+/*
  * The version of the library the program runs with ("0.2.0"), which can be
  * newer than the headers it was compiled with (AR_VERSION_STRING). Static storage.
  */

@@ -440,7 +440,7 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
     uint64_t wait_ms = 0;
     if (retry_wait(run, code, reply, &wait_ms)) {
         if (code == AR_ERATELIMIT)
-            ar_backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
+            ar_backoff_extend(run->backoff, run->prov->name, ar_loop_now_ms(run->loop) + wait_ms);
         ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name, r->error.msg,
                 (double)wait_ms / 1000.0);
         ar_result_draft_clear_error(&run->draft);
@@ -541,7 +541,7 @@ static void make_call(struct ar_run *run, enum call_kind kind)
 /* Makes call `kind` now, or after the provider's shared rate-limit pause. */
 static void schedule_call(struct ar_run *run, enum call_kind kind)
 {
-    uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_now_ms());
+    uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_loop_now_ms(run->loop));
     if (pause && run->o.max_wait_ms) {
         wait_then_call(run, kind, pause, "rate limit");
         return;

@@ -105,6 +105,37 @@ static void test_redaction_of_env_values_and_token_shapes(void **state)
     unsetenv("AR_TEST_TOKEN");
 }
 
+/* A secret's value is taken out whole from its sixth character on (the minimum length:
+ * shorter values are common words), and where one secret begins another, the longer one
+ * is taken out first, so no tail of it is left behind. */
+static void test_redaction_takes_secrets_from_six_characters_and_the_longest_first(void **state)
+{
+    static const struct {
+        const char *const extra[3]; /* the child's environment */
+        const char *text, *want;
+    } cases[] = {
+        { { "CHILD_TOKEN=q7v9x2", NULL }, "token q7v9x2.", "token [REDACTED]." },
+        { { "CHILD_TOKEN=q7v9x2", NULL }, "q7v9x2", "[REDACTED]" }, /* the text's end */
+        { { "CHILD_TOKEN=q7v9x", NULL }, "token q7v9x.", "token q7v9x." },
+        /* Either order in the environment. */
+        { { "SHORT_TOKEN=q7v9x2", "LONG_TOKEN=q7v9x2-tail-8k3m", NULL },
+          "a q7v9x2-tail-8k3m b q7v9x2 c",
+          "a [REDACTED] b [REDACTED] c" },
+        { { "LONG_TOKEN=q7v9x2-tail-8k3m", "SHORT_TOKEN=q7v9x2", NULL },
+          "a q7v9x2-tail-8k3m b q7v9x2 c",
+          "a [REDACTED] b [REDACTED] c" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_redactor r;
+        assert_int_equal(ar_redactor_init(&r, cases[i].extra), 0);
+        char *s = redacted(&r, cases[i].text);
+        print_message("%s -> %s\n", cases[i].text, s);
+        assert_string_equal(s, cases[i].want);
+        free(s);
+        ar_redactor_finish(&r);
+    }
+}
+
 static void request(struct ar_cassette *c, const char *prompt, const char *tmp, const char *model)
 {
     struct ar_call_setup setup;
@@ -230,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_sha256_matches_the_fips_vectors),
         cmocka_unit_test(test_base64_round_trips_and_refuses_garbage),
         cmocka_unit_test(test_redaction_of_env_values_and_token_shapes),
+        cmocka_unit_test(test_redaction_takes_secrets_from_six_characters_and_the_longest_first),
         cmocka_unit_test(test_cassette_key_ignores_temp_names_and_binary_but_not_the_prompt),
         cmocka_unit_test(test_cassette_json_round_trip_keeps_bytes),
         cmocka_unit_test(test_cache_call_cacheable_only_for_text_calls_that_do_not_edit),

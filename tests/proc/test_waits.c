@@ -323,41 +323,47 @@ static void test_max_wait_0_calls_at_once_through_another_runs_pause(void **stat
 }
 
 /* The manual clock itself: waits end when the clock reaches them, earliest first, and
- * not before; ar_loop_now_ms() reads it. */
+ * not before; ar_loop_now_ms() reads it; a cancel ends a wait at once, as on the real
+ * clock. */
 struct waiter {
     int id;
-    int *order, *n; /* the ids in the order they ended */
+    int *order, *n; /* the ids in the order they ended; a cancelled one as -id */
 };
 
 static void on_waited(void *arg, int cancelled)
 {
     struct waiter *w = arg;
-    assert_int_equal(cancelled, 0);
-    w->order[(*w->n)++] = w->id;
+    w->order[(*w->n)++] = cancelled ? -w->id : w->id;
 }
 
 static void test_a_manual_clock_ends_waits_in_order_when_reached(void **state)
 {
     struct ar_loop *loop = manual_loop();
     assert_int_equal(ar_loop_now_ms(loop), T0);
-    int order[4] = { 0 }, n = 0;
-    static const uint64_t ms[4] = { 300, 100, 0, 100 };
-    struct waiter w[4];
-    for (int i = 0; i < 4; i++) {
+    int order[5] = { 0 }, n = 0;
+    static const uint64_t ms[5] = { 300, 100, 0, 100, 60000 };
+    struct waiter w[5];
+    struct ar_wait *last = NULL;
+    for (int i = 0; i < 5; i++) {
         w[i] = (struct waiter){ i, order, &n };
-        assert_int_equal(ar_wait_start(loop, ms[i], on_waited, &w[i], NULL), 0);
+        assert_int_equal(ar_wait_start(loop, ms[i], on_waited, &w[i], &last), 0);
     }
     settle(loop); /* the 0 ms wait only */
     assert_int_equal(n, 1);
     assert_int_equal(order[0], 2);
     advance(loop, 99);
     assert_int_equal(n, 1);
-    advance(loop, 1000); /* all due: earliest first, the two of 100 ms as started */
+    advance(loop, 1000); /* due: earliest first, the two of 100 ms as started */
     assert_int_equal(ar_loop_now_ms(loop), T0 + 1099);
     assert_int_equal(n, 4);
     assert_int_equal(order[1], 1);
     assert_int_equal(order[2], 3);
     assert_int_equal(order[3], 0);
+    ar_wait_cancel(last);
+    settle(loop);
+    assert_int_equal(n, 5);
+    assert_int_equal(order[4], -4);
+    assert_int_equal(ar_loop_now_ms(loop), T0 + 1099);
     assert_int_equal(ar_loop_destroy(loop), 0);
 }
 

@@ -7,11 +7,12 @@ set -u
 questions=${1:?usage: resumable-batch.sh QUESTIONS.txt RESULTS.jsonl}
 results=${2:?usage: resumable-batch.sh QUESTIONS.txt RESULTS.jsonl}
 
-# One job per non-empty line; the id is the line number, so it is stable across runs.
+# One job per non-empty line; the id is its line number in the file (blank lines
+# counted), so it is stable across runs, and q7 is line 7 of questions.txt.
 jobs=$(mktemp)
 trap 'rm -f "$jobs"' EXIT
-jq -R -c 'select(length > 0) | {prompt: .}' "$questions" |
-    jq -s -c 'to_entries[] | {id: ("q" + (.key + 1 | tostring)), prompt: .value.prompt}' > "$jobs"
+jq -R -s -c 'split("\n") | to_entries[] | select(.value | length > 0)
+             | {id: ("q" + (.key + 1 | tostring)), prompt: .value}' "$questions" > "$jobs"
 
 agentrun batch -j 4 --resume -o "$results" "$jobs"
 status=$?

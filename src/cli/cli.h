@@ -43,6 +43,13 @@ struct ar_cli_command {
     const char *example;           /* one example command line */
     const struct ar_cli_opt *opts; /* terminated by an entry with name NULL */
     int (*run)(const struct ar_cli_command *cmd, int argc, char **argv);
+    /* For a command with --format json, the rule main() enforces: a command asked for
+     * JSON prints one object on every failure. When it fails having printed nothing on
+     * stdout, main() prints failure_value()'s object (a new reference), else
+     * {"schema":json_schema,"ok":false,"error":{"code","message","details":[]}} from
+     * the last error message (ar_cli_last_error()) and its code. */
+    const char *json_schema;
+    struct json_t *(*failure_value)(int code, const char *message, int exit_status);
 };
 
 /* The command table, sorted by name, NULL-terminated (src/cli/commands.c). */
@@ -84,8 +91,13 @@ void ar_cli_notef(const char *fmt, ...) AR_PRINTF(1, 2);
 const char *ar_cli_last_error(void);
 
 /* What the last message reported: AR_ENOMEM after ar_cli_out_of_memory(), AR_EUSAGE
- * after ar_cli_usage_error(), else 0. */
+ * after ar_cli_usage_error(), `code` after ar_cli_error_code(), else 0. */
 int ar_cli_last_error_code(void);
+
+/* ar_cli_errorf() that also records the AR_E… code the failure stands for (the
+ * `error.code` of the --format json failure object). Returns its exit status,
+ * ar_error_exit_status(code). */
+int ar_cli_error_code(int code, const char *fmt, ...) AR_PRINTF(2, 3);
 
 /*
  * Out of memory, the one way every command reports it (docs/architecture.md,
@@ -98,8 +110,23 @@ int ar_cli_out_of_memory(void);
 /* A usage error: prints "agentrun <cmd>: <msg>" and a hint, returns AR_EXIT_USAGE. */
 int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...) AR_PRINTF(2, 3);
 
-/* Writes all of data to stdout and flushes; returns 0, or -1 when stdout is gone. */
+/* Writes all of data to stdout and flushes; returns 0, or -1 when stdout is gone (said
+ * once on stderr). Every result a command prints goes through here. */
 int ar_cli_write_stdout(const void *data, size_t len);
+
+/* Flushes stdout; returns 0, or -1 when what was printed did not all get there (said
+ * once on stderr: "cannot write the result to stdout: …", as ar_cli_write_stdout()). */
+int ar_cli_flush_stdout(void);
+
+/* Whether ar_cli_write_stdout() was asked to write anything yet. */
+int ar_cli_stdout_used(void);
+
+/*
+ * Whether argv (a command's own, argv[0] its name) asks for --format json, spelled
+ * as getopt_long takes it: --format json, --format=json, or an unambiguous prefix
+ * (--form json). Scans up to "--". 0 for a command without a json format.
+ */
+int ar_cli_wants_json(const struct ar_cli_command *cmd, int argc, char **argv);
 
 /* Parses a non-negative number with an optional unit suffix for durations
  * ("90", "90s", "5m", "1h", "250ms") into milliseconds. Returns 0 or -1. */
@@ -115,6 +142,15 @@ int ar_cli_parse_size(const char *s, unsigned long long *bytes);
  * naming the option and its values.
  */
 int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg);
+
+/*
+ * The subcommand of a command taking one word and nothing after it ("stats |
+ * clear"): the index of argv[ind] among words ("stats|clear"). Returns -1
+ * after printing a usage error when it is missing, unknown, or followed by
+ * another argument.
+ */
+int ar_cli_subcommand(const struct ar_cli_command *cmd, int argc, char **argv, int ind,
+                      const char *words);
 
 /*
  * The one of candidates[0..n) a mistyped word most likely meant ("verison" ->

@@ -34,6 +34,10 @@ enum {
     KEY_RESUME,
     KEY_ALLOW_DENIED,
     KEY_EXPECT_CHANGES,
+    KEY_WORKTREES,
+    KEY_BASE,
+    KEY_COMMIT,
+    KEY_KEEP_WORKTREES,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -56,6 +60,19 @@ static const struct ar_cli_opt opts[] = {
       "a tool call the CLI refused does not fail a job (a job may say so itself)", NULL },
     { "expect-changes", KEY_EXPECT_CHANGES, NULL,
       "a job that changed no file fails with no_effect (a job may say so itself)", NULL },
+    { "worktrees", KEY_WORKTREES, NULL,
+      "run every edit job in a git worktree of its own, on a branch agentrun/ID/JOB, side by "
+      "side (a job may say \"worktree\" itself; default: edit jobs of one work tree run one at "
+      "a time in it)",
+      NULL },
+    { "base", KEY_BASE, "REV", "the revision worktrees start from (default: HEAD)", NULL },
+    { "commit", KEY_COMMIT, NULL,
+      "commit each worktree job's changes on its branch when it succeeds (a job may say so "
+      "itself; default: leave them uncommitted in its worktree)",
+      NULL },
+    { "keep-worktrees", KEY_KEEP_WORKTREES, NULL,
+      "leave every worktree in place (default: removed unless it holds uncommitted changes)",
+      NULL },
     { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots of every job", NULL },
     { "track-files", KEY_TRACK_FILES, NULL,
       "take the git snapshots also for jobs that cannot edit (a job may say so itself)", NULL },
@@ -72,7 +89,14 @@ struct batch {
     int worst;        /* the worst exit status so far */
     int cancelled;    /* a signal (or a failed write) cancelled the batch */
     int write_failed; /* a record could not be written: exit 2, as run does */
-    FILE *out;
+    int out;          /* where records go: stdout, or -o FILE */
+    int out_locked;   /* -o FILE is ours alone: a record cut by a full disk is taken back */
+    /* The status line's ETA: the finished jobs' time, and the estimate made at the
+     * last end (estimate()). */
+    uint64_t job_ms;
+    size_t timed_jobs;
+    uint64_t eta_ms, eta_from;
+    size_t bad_lines; /* input lines that were no job (their records say why) */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -102,6 +126,25 @@ static void note_status(struct batch *c, int status)
         c->worst = status;
 }
 
+/*
+ * The estimate at a job's end: the jobs not done yet, in waves of -j, each as long as the
+ * finished jobs took on average. Between two ends it counts down with the clock (a line
+ * redrawn four times a second must not show one frozen figure), and never below a second
+ * while jobs are left.
+ */
+static void estimate(struct batch *c, const struct ar_batch_stats *st)
+{
+    size_t done = st->ok + st->failed, total = st->added - st->skipped;
+    if (!c->timed_jobs || done >= total) {
+        c->eta_ms = 0;
+        return;
+    }
+    uint64_t per = c->job_ms / c->timed_jobs;
+    size_t slots = st->jobs ? st->jobs : 1, waves = (total - done + slots - 1) / slots;
+    c->eta_ms = per * waves;
+    c->eta_from = ar_cli_now_ms();
+}
+
 static void update_status(struct batch *c, const struct ar_batch *b)
 {
     struct ar_batch_stats st;
@@ -109,9 +152,9 @@ static void update_status(struct batch *c, const struct ar_batch *b)
     size_t done = st.ok + st.failed;
     size_t total = st.added - st.skipped;
     char eta[32] = "";
-    if (done && done < total) {
-        uint64_t per = st.duration_ms / done;
-        uint64_t left = per * (total - done) / (st.jobs ? st.jobs : 1) / 1000;
+    if (c->eta_ms && done < total) {
+        uint64_t gone = ar_cli_now_ms() - c->eta_from;
+        uint64_t left = (c->eta_ms > gone + 1000 ? c->eta_ms - gone : 1000) / 1000;
         snprintf(eta, sizeof(eta), ", ETA %lu:%02lu", (unsigned long)(left / 60),
                  (unsigned long)(left % 60));
     }
@@ -137,14 +180,27 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         return;
     note_status(c, ar_result_exit_status(rec->result));
     ar_cli_session_status_clear(&c->s);
-    /* One write() per record (stdio would cut a large one into several), so two
-     * batches appending to one file (O_APPEND) never interleave their records; a
-     * consumer can stream, and an interruption keeps every finished record whole. */
+    /* A line that is not a job (bad JSON, an unknown key) is the user's to fix: said on
+     * stderr, not only in its record ("line 3: unknown key 'promt'…"). */
+    if (rec->result->error.code == AR_EUSAGE && !rec->result->n_calls) {
+        ar_cli_errorf("%s", rec->result->error.msg);
+        c->bad_lines++;
+    }
+    /* Jobs that ran time the ones to come (the budget's refusals took no time). */
+    if (rec->result->n_calls) {
+        c->job_ms += rec->result->duration_ms;
+        c->timed_jobs++;
+    }
+    /* Each record whole or not at all in a file of ours (a full disk cuts it back to
+     * its last record); elsewhere one write() per record, so batches appending to one
+     * file through the shell (>>) never interleave theirs. A consumer can stream, and
+     * an interruption keeps every finished record whole. */
     int bad = !rec->json; /* the library ran out of memory building it */
     if (bad)
         errno = ENOMEM;
     else
-        bad = fflush(c->out) != 0 || ar_write_all(fileno(c->out), rec->json, rec->json_len) != 0;
+        bad = (c->out_locked ? ar_file_append_whole(c->out, rec->json, rec->json_len)
+                             : ar_write_all(c->out, rec->json, rec->json_len)) != 0;
     if (bad) {
         if (!c->cancelled)
             ar_cli_errorf("cannot write a record: %s; stopping", strerror(errno));
@@ -155,7 +211,17 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         }
         c->write_failed = 1;
     }
-    update_status(c, b);
+    struct ar_batch_stats st;
+    ar_batch_get_stats(b, &st);
+    estimate(c, &st);
+}
+
+/* Before each draw of the status line: the batch as it is now (running, done, the ETA). */
+static void refresh_status(void *arg)
+{
+    struct batch *c = arg;
+    if (c->b)
+        update_status(c, c->b);
 }
 
 static void on_done(struct ar_batch *b, const struct ar_batch_stats *st, void *arg)
@@ -198,37 +264,22 @@ static int load_resume(const struct ar_cli_command *cmd, const char *path, struc
  * --resume: the output file is both the record of what is done and where the new
  * records go. It is first rewritten (a new file renamed over it, so a crash leaves
  * the old one whole) to hold one record per id (ar_batch_compact_records()), so
- * when the batch ends each id has exactly one record, its final one.
+ * when the batch ends each id has exactly one record, its final one. The new file
+ * is locked before it takes the path: another agentrun never finds it unlocked.
  */
-static int compact_output(const struct ar_batch *b, const char *path, const struct ar_buf *old)
+static int compact_output(struct batch *c, const char *path, const struct ar_buf *old)
 {
     if (!old->data)
         return 0;
     size_t len = 0;
-    char *text = ar_batch_compact_records(b, old->data, old->len, &len);
-    char *tmp = NULL;
-    int rc = -1;
-    if (!text || asprintf(&tmp, "%s.agentrun-tmp", path) < 0) {
-        tmp = NULL;
-        errno = ENOMEM;
-        goto out;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        goto out;
-    int bad = len && fwrite(text, 1, len, f) != len;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (!bad && rename(tmp, path) == 0)
-        rc = 0;
-    else
-        unlink(tmp);
-out:
-    if (rc < 0)
-        ar_cli_errorf("cannot rewrite '%s' for --resume: %s", path, strerror(errno));
-    free(tmp);
+    char *text = ar_batch_compact_records(c->b, old->data, old->len, &len);
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = text ? ar_file_replace_locked(path, text, len, &c->out, &err)
+                  : ar_error_set(&err, AR_ENOMEM, path, "out of memory");
+    if (rc)
+        ar_cli_errorf("cannot rewrite '%s' for --resume: %s", path, err.msg);
     free(text);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 /* Gives the batch every line of the input (blank ones count for the line numbers). */
@@ -266,6 +317,7 @@ static void summary(const struct batch *c)
                       (json_int_t)b->usage.output, "reasoning", (json_int_t)b->usage.reasoning,
                       "cost_usd", json_real(ar_cost_round(b->cost_usd)), "unknown_cost_jobs",
                       (json_int_t)b->unknown_cost, "duration_ms", (json_int_t)b->duration_ms);
+        json_object_set_new(o, "worktrees_kept", json_integer((json_int_t)b->worktrees_kept));
         ar_cli_print_json_event(o);
         return;
     }
@@ -279,6 +331,9 @@ static void summary(const struct batch *c)
     if (b->budget_stopped)
         snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
                  " (%zu not started: budget)", b->budget_stopped);
+    if (c->bad_lines)
+        snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), " (%zu bad line%s)",
+                 c->bad_lines, c->bad_lines == 1 ? "" : "s");
     char pending[48] = "";
     if (b->not_started)
         snprintf(pending, sizeof(pending), ", %zu not started", b->not_started);
@@ -294,6 +349,11 @@ static void summary(const struct batch *c)
                 "agentrun batch: edit jobs in one work tree ran one at a time (%zu waited for "
                 "theirs)\n",
                 b->edit_jobs_waited);
+    if (b->worktrees_kept)
+        fprintf(stderr,
+                "agentrun batch: %zu worktree%s left in place (uncommitted changes, or "
+                "--keep-worktrees): the records say where; 'agentrun worktrees list' shows them\n",
+                b->worktrees_kept, b->worktrees_kept == 1 ? "" : "s");
 }
 
 /*
@@ -301,37 +361,39 @@ static void summary(const struct batch *c)
  * Appending straight after it would glue the next record onto that garbage, and
  * --resume-from could not count it: end the cut line first.
  */
-static int end_line(FILE *f, const char *path)
+static int end_line(int fd)
 {
-    /* Only a regular file is read back: a FIFO opened for reading too would
-     * keep our writes blocking after its reader has gone. */
+    /* Only a regular file is read back (a FIFO is not ours to read). */
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
         return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0; /* write-only for us: nothing to check */
     char ch;
-    ssize_t n = pread(fd, &ch, 1, st.st_size - 1);
-    close(fd);
-    if (n != 1 || ch == '\n')
+    if (pread(fd, &ch, 1, st.st_size - 1) != 1 || ch == '\n')
         return 0;
-    if (fputc('\n', f) == EOF || fflush(f) != 0)
-        return -1;
+    return ar_write_all(fd, "\n", 1) == 0 ? 0 : -1;
+}
+
+/* Opens -o FILE as its one writer, before anything reads it for --resume. Returns 0, or the
+ * exit status after printing why not. */
+static int open_output(struct batch *c, const char *output)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    int fd, locked;
+    if (ar_file_open_writer(output, &fd, &locked, &err) < 0) {
+        ar_cli_errorf("%s", err.msg);
+        return AR_EXIT_USAGE;
+    }
+    c->out = fd;
+    c->out_locked = locked;
     return 0;
 }
 
-/* Opens -o FILE for appending (after --resume rewrote it). Returns 0, or the exit status
- * after printing why not. */
-static int open_output(struct batch *c, const char *output)
+/* The output as a batch finds it: the cut line of a killed batch ended, and it is one of
+ * agentrun's own files (never a job's change). */
+static int ready_output(struct batch *c, const char *output)
 {
-    c->out = fopen(output, "a");
-    if (!c->out) {
-        c->out = stdout;
-        return ar_cli_usage_error(c->s.cmd, "cannot open '%s': %s", output, strerror(errno));
-    }
-    ar_ignore_own_file(fileno(c->out));
-    if (end_line(c->out, output) < 0) {
+    ar_ignore_own_file(c->out);
+    if (end_line(c->out) < 0) {
         ar_cli_errorf("cannot write '%s': %s", output, strerror(errno));
         return AR_EXIT_USAGE;
     }
@@ -352,7 +414,7 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
 
     memset(&c, 0, sizeof(c));
     c.max_running = 4;
-    c.out = stdout;
+    c.out = STDOUT_FILENO;
     ar_cli_session_init(&c.s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
     while ((key = ar_cli_session_next(&c.s, &p, &arg)) != -1) {
@@ -394,6 +456,18 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_EXPECT_CHANGES:
             c.s.run.expect_changes = 1;
             break;
+        case KEY_WORKTREES:
+            c.s.run.worktree = AR_WORKTREE_EDITS;
+            break;
+        case KEY_BASE:
+            c.s.run.worktree_base = arg;
+            break;
+        case KEY_COMMIT:
+            c.s.run.worktree_commit = 1;
+            break;
+        case KEY_KEEP_WORKTREES:
+            c.s.run.keep_worktree = 1;
+            break;
         case KEY_NO_FILES:
             c.s.run.track_files = AR_TRACK_FILES_NEVER;
             break;
@@ -417,6 +491,10 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     if (resume_output)
         resume = output;
+    /* The lock first: a second agentrun on this file stops here, before it reads or runs. */
+    if (output && (rc = open_output(&c, output)) != 0)
+        goto out;
+    rc = AR_EXIT_USAGE;
     if (resume && load_resume(cmd, resume, &previous))
         goto out;
     if (ar_file_read(input, &input_buf, &err) < 0) {
@@ -449,16 +527,17 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     if (!setup && add_lines(c.b, &input_buf) < 0)
         setup = AR_EXIT_PROVIDER;
     ar_batch_close(c.b);
-    if (!setup && resume_output && compact_output(c.b, output, &previous) < 0)
+    if (!setup && resume_output && compact_output(&c, output, &previous) < 0)
         setup = AR_EXIT_USAGE;
     if (!setup && output)
-        setup = open_output(&c, output);
+        setup = ready_output(&c, output);
     /* Set up wrong: no job starts; the loop only lets the batch end. */
     if (setup) {
         c.cancelled = 1;
         ar_batch_cancel(c.b);
     } else {
-        update_status(&c, c.b);
+        c.s.status_refresh = refresh_status;
+        c.s.status_refresh_arg = &c;
         ar_cli_session_status_start(&c.s);
     }
     uv_run(ar_cli_session_uv(&c.s), UV_RUN_DEFAULT);
@@ -472,8 +551,8 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
      * jobs it cancelled are not an interruption by a signal. */
     rc = ar_cli_session_exit_status(&c.s, c.write_failed ? AR_EXIT_USAGE : c.worst);
 out:
-    if (c.out && c.out != stdout)
-        fclose(c.out);
+    if (c.out != STDOUT_FILENO)
+        close(c.out);
     ar_buf_finish(&previous);
     ar_buf_finish(&input_buf);
     ar_cli_parser_finish(&p);
@@ -488,7 +567,8 @@ const struct ar_cli_command ar_cmd_batch = {
         "Each input line is a job: {\"id\", \"prompt\" | \"template\" + \"vars\", \"provider\",\n"
         "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"track_files\", \"trust_project\",\n"
         "\"timeout\", \"idle_timeout\", \"fallback\", \"json\", \"expect\", \"expect_changes\",\n"
-        "\"allow_denied\"}. Each output line is the job's RunResult with its \"id\", written as\n"
+        "\"allow_denied\", \"worktree\", \"base\", \"commit\"}. Each output line is the job's "
+        "RunResult with its \"id\", written as\n"
         "the job finishes. A rate limit pauses every job of that provider together.\n"
         "Exit 0 when every job succeeded, else the worst failure's status.",
     .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",

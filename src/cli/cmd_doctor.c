@@ -14,6 +14,8 @@
 #include "doctor/doctor.h"
 #include "json/dump.h"
 
+#define DOCTOR_SCHEMA "agentrun.doctor/1"
+
 enum { KEY_FORMAT = 512, KEY_PROMPTS_DIR, KEY_PRETTY };
 
 static const struct ar_cli_opt doctor_opts[] = {
@@ -85,6 +87,12 @@ static json_t *provider_value(const struct ar_doctor_provider *p)
     json_object_set_new(o, "auth_env", strv_value(&p->auth_env));
     json_object_set_new(o, "auth_files", strv_value(&p->auth_files));
     json_object_set_new(o, "auth_found", json_boolean(p->auth_env.n + p->auth_files.n > 0));
+    json_object_set_new(o, "installed", json_boolean(p->installed));
+    json_object_set_new(o, "logged_in",
+                        !p->path || p->login == AR_LOGIN_UNKNOWN
+                            ? json_null()
+                            : json_boolean(p->login == AR_LOGIN_YES));
+    json_object_set_new(o, "login", text_or_null(p->login_how));
     json_object_set_new(o, "usable", json_boolean(p->usable));
     if (p->path)
         json_object_set_new(o, "posture", postures_value(p));
@@ -98,7 +106,7 @@ static json_t *report_value(const struct ar_doctor_report *r)
     json_t *providers = json_array();
     for (size_t i = 0; i < r->n_providers; i++)
         json_array_append_new(providers, provider_value(&r->providers[i]));
-    json_object_set_new(doc, "schema", json_string("agentrun.doctor/1"));
+    json_object_set_new(doc, "schema", json_string(DOCTOR_SCHEMA));
     json_object_set_new(doc, "ok", json_boolean(r->ok));
     json_object_set_new(doc, "providers", providers);
     json_t *git = json_object();
@@ -160,10 +168,12 @@ static void print_text(const json_t *doc)
         if (json_is_string(json_object_get(p, "bin_override")))
             printf("         from %s\n", json_string_value(json_object_get(p, "bin_env")));
         size_t k;
-        const json_t *v;
-        if (!json_is_true(json_object_get(p, "auth_found")))
-            printf("         auth: no credential variable or login file found "
-                   "(the CLI may still have its own)\n");
+        const json_t *v, *in = json_object_get(p, "logged_in");
+        printf("         login: %s (%s)\n",
+               json_is_true(in)    ? "yes"
+               : json_is_false(in) ? "no"
+                                   : "unknown",
+               json_string_value(json_object_get(p, "login")));
         json_array_foreach(json_object_get(p, "auth_env"), k, v)
             printf("         auth: $%s is set\n", json_string_value(v));
         json_array_foreach(json_object_get(p, "auth_files"), k, v)
@@ -188,9 +198,21 @@ static void print_text(const json_t *doc)
         printf("         --prompts-dir %s (%s)\n",
                json_string_value(json_object_get(pr, "prompts_dir")),
                json_is_true(json_object_get(pr, "prompts_dir_exists")) ? "exists" : "missing");
-    printf("%s\n", json_is_true(json_object_get(doc, "ok"))
-                       ? "ok: at least one CLI is usable"
-                       : "not ok: no usable CLI (none found, or none answered --version)");
+    /* The verdict names each CLI: usable, or why not. */
+    printf("%s:", json_is_true(json_object_get(doc, "ok")) ? "ok" : "not ok: no usable CLI");
+    json_array_foreach(json_object_get(doc, "providers"), i, p)
+    {
+        const json_t *in = json_object_get(p, "logged_in");
+        printf("%s %s %s", i ? "," : "", json_string_value(json_object_get(p, "name")),
+               json_is_true(json_object_get(p, "usable"))       ? "usable"
+               : !json_is_true(json_object_get(p, "found"))     ? "not found"
+               : !json_is_true(json_object_get(p, "installed")) ? "does not answer --version"
+               : json_is_false(in)                              ? "not logged in"
+                                                                : "?");
+        if (json_is_true(json_object_get(p, "usable")) && !json_is_true(in))
+            printf(" (login not confirmed)");
+    }
+    printf("\n");
 }
 
 static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -252,14 +274,17 @@ const struct ar_cli_command ar_cmd_doctor = {
     .synopsis = "[--format text|json] [--pretty] [--prompts-dir DIR]",
     .summary = "check which CLIs, credentials, git and prompt overrides agentrun can use",
     .description = "For claude, codex and gemini: whether the binary is found (PATH, or "
-                   "AGENTRUN_<NAME>_BIN), its --version, and which credential variables or "
-                   "login files are present (names only, never values), and how each posture "
-                   "(text, read, edit) is run: the argv and environment agentrun passes. Also "
-                   "git and the prompt override directory. Exits 0 when at least one CLI is usable "
-                   "(found, and "
-                   "its --version answered within 10 s; all are asked at once), 4 otherwise; "
-                   "missing credentials are a warning, not a failure.",
+                   "AGENTRUN_<NAME>_BIN) and answers --version (installed); whether it is logged "
+                   "in, by its own status command where it has one (claude auth status, codex "
+                   "login status; never a model call), else by what the environment and its "
+                   "files show; which credential variables or login files are present (names "
+                   "only, never values); and how each posture (text, read, edit) is run: the "
+                   "argv and environment agentrun passes. Also git and the prompt override "
+                   "directory. A CLI is usable when it is installed and nothing says it cannot "
+                   "log in. Exits 0 when at least one CLI is usable (all are asked at once, each "
+                   "within 30 s), 4 otherwise.",
     .example = "agentrun doctor --format json",
     .opts = doctor_opts,
     .run = doctor_run,
+    .json_schema = DOCTOR_SCHEMA,
 };

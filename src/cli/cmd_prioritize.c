@@ -5,6 +5,7 @@
 
 #include "ar_config.h"
 #include "cli/commands.h"
+#include "cli/terminal.h"
 #include "cli/prioritize_format.h"
 #include "cli/session.h"
 #include "prioritize/prioritize.h"
@@ -39,11 +40,7 @@ static const struct ar_cli_opt opts[] = {
 
 static int print_buf(struct ar_buf *b)
 {
-    if (ar_cli_write_stdout(b->data ? b->data : "", b->len) < 0) {
-        ar_cli_errorf("cannot write the result to stdout");
-        return -1;
-    }
-    return 0;
+    return ar_cli_write_stdout(b->data ? b->data : "", b->len);
 }
 
 /*
@@ -53,8 +50,11 @@ static int print_buf(struct ar_buf *b)
 static void print_failure(const struct ar_result *r)
 {
     ar_cli_errorf("%s: %s", ar_strerror_name(r->error.code), r->error.msg);
-    for (size_t i = 0; r->error_details[i]; i++)
-        fprintf(stderr, "  %s\n", r->error_details[i]);
+    for (size_t i = 0; r->error_details[i]; i++) {
+        fputs("  ", stderr);
+        ar_cli_text_fputs(r->error_details[i], stderr); /* cli/terminal.h */
+        fputc('\n', stderr);
+    }
 }
 
 /* Tells the user what they should know about the input before the model sees it. */
@@ -256,4 +256,5 @@ const struct ar_cli_command ar_cmd_prioritize = {
     .example = "agentrun prioritize -r prds/ --context strategy.md --top 5 --format markdown",
     .opts = opts,
     .run = prioritize_main,
+    .json_schema = AR_PRIORITIZE_SCHEMA,
 };

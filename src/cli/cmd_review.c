@@ -87,11 +87,11 @@ static int print_report(const struct ar_review_report *rep, int fmt)
     struct ar_buf out;
     ar_buf_init(&out, AR_BUF_UNLIMITED);
     int rc = ar_review_render(rep, (enum ar_review_format)fmt, &out);
-    if (rc == 0 && ar_cli_write_stdout(out.data ? out.data : "", out.len) != 0)
-        rc = -1;
-    ar_buf_finish(&out);
     if (rc)
         ar_cli_errorf("cannot write the review to stdout");
+    else if (ar_cli_write_stdout(out.data ? out.data : "", out.len) != 0)
+        rc = -1;
+    ar_buf_finish(&out);
     return rc;
 }
 
@@ -205,6 +205,20 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int sta
     o->diff_len = text->len;
     o->label = strcmp(arg, "-") == 0 ? "stdin" : arg;
     return 0;
+}
+
+/* The review document of a review that never ran (a bad flag, an unreadable DIFF). */
+static json_t *failure_value(int code, const char *message, int exit_status)
+{
+    struct ar_review rv;
+    memset(&rv, 0, sizeof(rv));
+    rv.summary = (char *)"";
+    rv.failed = 1;
+    ar_error_set(&rv.error, code, NULL, "%s", message);
+    struct ar_review_verdict verdict = { .exit_status = exit_status };
+    struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
+    struct ar_review_report rep = { &rv, &verdict, o.fail_on, NULL, 0, NULL, NULL, NULL, 0, 0 };
+    return ar_review_to_value(&rep);
 }
 
 static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -425,20 +439,32 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         rc = print_report(&rep, fmt) ? AR_EXIT_USAGE : AR_EXIT_OK;
         goto out;
     }
+    /* An option the runs found wrong (--prices, --transcript) before any call is a
+     * usage error like the ones above: no verdict, no summary. */
+    if (rv->failed && json_array_size(rv->calls) == 0 &&
+        (rv->error.code == AR_EUSAGE || rv->error.code == AR_EIO)) {
+        rc = ar_cli_error_code(rv->error.code, "%s", rv->error.msg);
+        goto out;
+    }
     note_left_out(rv, baseline_path);
     verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
     warn_outcome(rv, o.strict);
     rc = verdict.exit_status;
     if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
-    struct ar_cli_summary sum = { rv->provider,
-                                  rv->model,
-                                  rv->usage,
-                                  rv->cost_usd,
-                                  rv->cost_source,
-                                  rv->duration_ms,
-                                  json_array_size(rv->calls),
-                                  NULL };
+    /* What the baseline left out is said in every format, not only the json one. */
+    char extra[96];
+    size_t calls = json_array_size(rv->calls);
+    snprintf(extra, sizeof(extra), "%zu call%s", calls, calls == 1 ? "" : "s");
+    if (baseline_path)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                 ", %zu finding%s left out by the baseline", rv->suppressed,
+                 rv->suppressed == 1 ? "" : "s");
+    struct ar_cli_summary sum = {
+        rv->provider,          rv->model, rv->usage, rv->cost_usd, rv->cost_source,
+        rv->duration_ms,       calls,     extra,     rv->n_cached, rv->cached_cost_usd,
+        rv->cached_cost_source
+    };
     ar_cli_session_summary(&s, &sum);
 
 out:
@@ -470,4 +496,6 @@ const struct ar_cli_command ar_cmd_review = {
     .example = "agentrun review origin/main...HEAD --format github",
     .opts = opts,
     .run = run_review,
+    .json_schema = AR_REVIEW_SCHEMA,
+    .failure_value = failure_value,
 };

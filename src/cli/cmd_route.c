@@ -6,6 +6,7 @@
 #include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cli/terminal.h"
 #include "route/route.h"
 #include "result/result.h"
 
@@ -62,7 +63,7 @@ static json_t *render_json(const struct outcome *oc)
         json_array_append_new(notes, json_string(r->notes.v[i]));
     const char *error = r->error ? r->error : oc->error;
     json_object_set_new(doc, "schema", json_string(AR_ROUTE_SCHEMA));
-    json_object_set_new(doc, "query", json_string(oc->query));
+    json_object_set_new(doc, "query", oc->query ? json_string(oc->query) : json_null());
     json_object_set_new(doc, "route",
                         json_string(oc->error ? "error" : ar_route_kind_name(r->kind)));
     json_object_set_new(doc, "matches", matches);
@@ -120,10 +121,11 @@ static int print_outcome(const struct outcome *oc, int json_format)
                 rc = ar_buf_putc(&out, '\n');
         }
     }
+    if (rc == 0 && !json_format)
+        rc = ar_cli_text_neutralize(&out, 0); /* the reasoning is the model's */
     if (rc < 0) {
         rc = ar_cli_out_of_memory();
     } else if (ar_cli_write_stdout(out.data ? out.data : "", out.len) < 0) {
-        ar_cli_errorf("cannot write the result to stdout");
         rc = AR_EXIT_USAGE;
     }
     ar_buf_finish(&out);
@@ -162,6 +164,19 @@ static char *join_query(int argc, char **argv, int from)
     char *q = ar_buf_detach(&b, NULL);
     ar_buf_finish(&b);
     return q;
+}
+
+/* The route document of a route that never ran (a bad flag, an unreadable manifest). */
+static json_t *failure_value(int code, const char *message, int exit_status)
+{
+    (void)code;
+    (void)exit_status;
+    struct ar_route r;
+    ar_route_init(&r);
+    struct outcome oc = { NULL, &r, NULL, message, 0 };
+    json_t *doc = render_json(&oc);
+    ar_route_finish(&r);
+    return doc;
 }
 
 static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -317,4 +332,6 @@ const struct ar_cli_command ar_cmd_route = {
     .example = "agentrun route --manifest manifest.json --format json 'set up user login'",
     .opts = opts,
     .run = route_main,
+    .json_schema = AR_ROUTE_SCHEMA,
+    .failure_value = failure_value,
 };

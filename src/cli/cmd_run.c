@@ -8,6 +8,7 @@
 #include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cli/terminal.h"
 #include "json/dump.h"
 #include "result/result.h"
 #include "util/buf.h"
@@ -30,6 +31,10 @@ enum {
     KEY_FORMAT,
     KEY_ALLOW_DENIED,
     KEY_EXPECT_CHANGES,
+    KEY_WORKTREE,
+    KEY_BASE,
+    KEY_COMMIT,
+    KEY_KEEP_WORKTREE,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -61,6 +66,20 @@ static const struct ar_cli_opt opts[] = {
     { "track-files", KEY_TRACK_FILES, NULL,
       "take the git snapshots also without --allow-edits, to prove nothing changed (default: "
       "only with --allow-edits)",
+      NULL },
+    { "worktree", KEY_WORKTREE, NULL,
+      "run in a git worktree of its own, on a new branch agentrun/ID/run; the checkout in -C "
+      "is never touched (default: run in it)",
+      NULL },
+    { "base", KEY_BASE, "REV", "with --worktree: the revision it starts from (default: HEAD)",
+      NULL },
+    { "commit", KEY_COMMIT, NULL,
+      "with --worktree: commit the run's changes on its branch when it succeeds (default: "
+      "leave them uncommitted in the worktree)",
+      NULL },
+    { "keep-worktree", KEY_KEEP_WORKTREE, NULL,
+      "with --worktree: leave the worktree in place (default: removed unless it holds "
+      "uncommitted changes)",
       NULL },
     { "max-cost", KEY_MAX_COST, "USD",
       "a budget the CLI enforces where it can, claude (default: no limit)", NULL },
@@ -142,7 +161,7 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
 
 static void print_summary(const struct ar_cli_session *s, const struct ar_result *r)
 {
-    char extra[160];
+    char extra[768];
     if (r->files_tracked)
         snprintf(extra, sizeof(extra), "%zu file%s changed, ", r->n_files,
                  r->n_files == 1 ? "" : "s");
@@ -150,33 +169,25 @@ static void print_summary(const struct ar_cli_session *s, const struct ar_result
         snprintf(extra, sizeof(extra), "files not tracked, ");
     snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "%zu call%s, repair %s",
              r->n_calls, r->n_calls == 1 ? "" : "s", ar_repair_kind_name(r->repair));
+    const struct ar_result_worktree *w = r->worktree;
+    if (w && w->branch)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", branch %.200s%s%.12s",
+                 w->branch, w->commit ? " at " : "", w->commit ? w->commit : "");
+    if (w && w->kept)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", worktree %.300s",
+                 w->path);
     ar_cli_session_summary_of(s, r, extra);
 }
 
-/* --format json (or --format=json) anywhere among the options: the caller wants a
- * RunResult on stdout even when the options themselves are wrong. */
-static int wants_json(int argc, char **argv)
-{
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--format=json") == 0)
-            return 1;
-        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc && strcmp(argv[i + 1], "json") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* A RunResult for a run that never started (bad options, unreadable input), so a
+/* The RunResult of a run that never started (bad options, unreadable input), so a
  * `--format json | jq` pipeline gets an answer with ok false instead of nothing. */
-static void print_failed_result(int code)
+static json_t *failed_result_value(int code, const char *message, int exit_status)
 {
-    const char *msg = ar_cli_last_error();
-    struct ar_result *r = ar_result_new_failed(NULL, code, *msg ? msg : NULL);
-    char *text = r ? ar_result_to_json(r, 0) : NULL;
-    if (text)
-        printf("%s\n", text);
-    free(text);
+    (void)exit_status;
+    struct ar_result *r = ar_result_new_failed(NULL, code, message);
+    json_t *v = r ? ar_result_to_value(r) : NULL;
     ar_result_destroy(r);
+    return v;
 }
 
 static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -186,7 +197,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     struct vars vars = { NULL, 0, AR_STRV_INIT };
     struct ar_buf prompt, schema;
     const char *prompt_file = NULL, *schema_file = NULL;
-    int json_format = 0, rc = AR_EXIT_USAGE, printed = 0, auto_stdin = 0;
+    int json_format = 0, rc = AR_EXIT_USAGE, auto_stdin = 0;
     const char *arg;
     int key;
 
@@ -237,6 +248,18 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_EXPECT_CHANGES:
             s.run.expect_changes = 1;
+            break;
+        case KEY_WORKTREE:
+            s.run.worktree = AR_WORKTREE_ALWAYS;
+            break;
+        case KEY_BASE:
+            s.run.worktree_base = arg;
+            break;
+        case KEY_COMMIT:
+            s.run.worktree_commit = 1;
+            break;
+        case KEY_KEEP_WORKTREE:
+            s.run.keep_worktree = 1;
             break;
         case KEY_RESUME:
             s.run.resume = arg;
@@ -301,10 +324,24 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "--no-tools and --allow-edits exclude each other");
         goto out;
     }
+    if (!s.run.worktree && (s.run.worktree_base || s.run.worktree_commit || s.run.keep_worktree)) {
+        ar_cli_usage_error(cmd, "%s needs --worktree",
+                           s.run.worktree_base     ? "--base"
+                           : s.run.worktree_commit ? "--commit"
+                                                   : "--keep-worktree");
+        goto out;
+    }
     if (vars.n && !s.run.template_name) {
         ar_cli_usage_error(cmd, "--var needs -t TEMPLATE");
         goto out;
     }
+    /* Only a text call's whole input is its prompt (record-replay.md): say so rather
+     * than let --cache do nothing. */
+    if (s.run.cache && (s.run.tools != AR_TOOLS_NONE || s.run.trust_project || s.run.resume))
+        ar_cli_warnf("--cache: this run's call is not cached (%s); only a repair call would be",
+                     s.run.resume          ? "--resume continues a session"
+                     : s.run.trust_project ? "--trust-project lets the checkout in"
+                                           : "it may read the checkout: add --no-tools");
     struct ar_error err = AR_ERROR_INIT;
     if (prompt_file) {
         if (ar_file_read(prompt_file, &prompt, &err) < 0) {
@@ -351,22 +388,20 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     rc = ar_cli_session_run(&s, &s.run, &res);
     if (res) {
         rc = ar_result_exit_status(res);
-        printed = 1;
         if (json_format) {
             char *text = ar_result_to_json(res, 0);
-            if (!text || printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-                ar_cli_errorf("cannot write the result to stdout");
+            if (!text)
+                rc = ar_cli_out_of_memory();
+            else if (ar_cli_write_stdout(text, strlen(text)) < 0 ||
+                     ar_cli_write_stdout("\n", 1) < 0)
                 rc = AR_EXIT_USAGE;
-            }
             free(text);
         } else if (res->ok) {
             const char *out = res->json ? res->json : res->output ? res->output : "";
             size_t n = strlen(out);
-            if (ar_cli_write_stdout(out, n) < 0 ||
-                ((n == 0 || out[n - 1] != '\n') && ar_cli_write_stdout("\n", 1) < 0)) {
-                ar_cli_errorf("cannot write the result to stdout");
+            if (ar_cli_write_text(out, n) < 0 ||
+                ((n == 0 || out[n - 1] != '\n') && ar_cli_write_stdout("\n", 1) < 0))
                 rc = AR_EXIT_USAGE;
-            }
         }
         if (!res->ok)
             ar_cli_print_result_error(res);
@@ -377,12 +412,6 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_session_end(&s);
     rc = ar_cli_session_exit_status(&s, rc);
 out:
-    if (!printed && rc != AR_EXIT_OK && !(key == -2 && p.status == AR_EXIT_OK) &&
-        wants_json(argc, argv))
-        print_failed_result(s.start_error                           ? s.start_error
-                            : ar_cli_last_error_code() == AR_ENOMEM ? AR_ENOMEM
-                            : rc == AR_EXIT_USAGE                   ? AR_EUSAGE
-                                                                    : AR_EIO);
     ar_cli_parser_finish(&p);
     ar_buf_finish(&prompt);
     ar_buf_finish(&schema);
@@ -408,4 +437,6 @@ const struct ar_cli_command ar_cmd_run = {
         "agentrun run -p codex --schema answer.json --format json 'List three risks as JSON'",
     .opts = opts,
     .run = run_main,
+    .json_schema = "agentrun.run/1",
+    .failure_value = failed_result_value,
 };

@@ -15,8 +15,10 @@
 #include "ar_config.h"
 #include "cli/docgen.h"
 
+/* Every command of the table, in its order: a command missing here fails the build. */
 static const struct ar_docgen_operands operands[] = {
     { "batch", "@file", NULL, NULL },
+    { "cache", "stats|clear", NULL, NULL },
     { "doctor", "", NULL, NULL },
     { "extract", "@file", NULL, NULL },
     { "prioritize", "@dir", NULL, NULL },
@@ -24,15 +26,29 @@ static const struct ar_docgen_operands operands[] = {
     { "review", "@rev", NULL, NULL },
     { "route", "", NULL, NULL },
     { "run", "", NULL, NULL },
+    { "worktrees", "list|prune", NULL, NULL },
 };
 
 const struct ar_docgen_operands *ar_docgen_operands_of(const struct ar_cli_command *cmd)
 {
-    static const struct ar_docgen_operands files = { NULL, "@file", NULL, NULL };
     for (size_t i = 0; i < sizeof(operands) / sizeof(operands[0]); i++)
         if (strcmp(operands[i].command, cmd->name) == 0)
             return &operands[i];
-    return &files;
+    return NULL;
+}
+
+int ar_docgen_check_operands(void)
+{
+    int rc = 0;
+    for (size_t i = 0; ar_cli_commands[i]; i++)
+        if (!ar_docgen_operands_of(ar_cli_commands[i])) {
+            fprintf(stderr,
+                    "agentrun-docgen: command '%s' has no entry in the operands table "
+                    "(src/cli/docgen.c): say what its operands complete to\n",
+                    ar_cli_commands[i]->name);
+            rc = -1;
+        }
+    return rc;
 }
 
 static json_t *opt_json(const char *name, int key, const char *arg, const char *help,
@@ -136,6 +152,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "man") == 0) {
         rc = man_main(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "completion") == 0 && argc == 3) {
+        if (ar_docgen_check_operands() < 0)
+            return 1;
         if (ar_docgen_completion(stdout, argv[2]) < 0) {
             fprintf(stderr, "agentrun-docgen: no completion for shell '%s'\n", argv[2]);
             return 2;

@@ -13,8 +13,8 @@
 
 /*
  * What a command's operands complete to. The option tables do not describe
- * operands, so this small table does; a command without an entry completes
- * file names.
+ * operands, so this small table does; every command has an entry (the
+ * completions are not generated otherwise: ar_docgen_check_operands()).
  */
 struct ar_docgen_operands {
     const char *command;
@@ -23,8 +23,11 @@ struct ar_docgen_operands {
     const char *second;     /* …the second completes to this (same forms), else NULL */
 };
 
-/* The operands of cmd (an entry completing files when the table has none); never NULL. */
+/* The operands of cmd, or NULL when the table has no entry for it. */
 const struct ar_docgen_operands *ar_docgen_operands_of(const struct ar_cli_command *cmd);
+
+/* 0 when every command has an operands entry; else says which have none (stderr), -1. */
+int ar_docgen_check_operands(void);
 
 /* The page agentrun(1) when cmd is NULL, else agentrun-<cmd>(1). extra, when
  * not NULL, is roff text inserted before EXIT STATUS. Returns 0 or -1. */

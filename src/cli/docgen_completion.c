@@ -235,6 +235,11 @@ static void zsh_command(FILE *f, const struct ar_cli_command *c)
         fputs("' '2:operand:", f);
         zsh_action(f, op->second);
         fputs("' && ret=0\n", f);
+    } else if (op->first[0] && op->first[0] != '@') {
+        /* A subcommand word ("stats|clear"): the first operand only. */
+        fputs("                '1:operand:", f);
+        zsh_action(f, op->first);
+        fputs("' && ret=0\n", f);
     } else if (op->first[0]) {
         fputs("                '*:operand:", f);
         zsh_action(f, op->first);
@@ -360,6 +365,11 @@ static void fish_command(FILE *f, const struct ar_cli_command *c)
         fputc('\n', f);
     } else if (op->first[0] == '@') {
         fprintf(f, "complete -c agentrun -n '__agentrun_using %s'", c->name);
+        fish_values(f, op->first);
+        fputc('\n', f);
+    } else if (op->first[0]) {
+        fprintf(f, "complete -c agentrun -n '__agentrun_using %s; and __agentrun_operands 0'",
+                c->name);
         fish_values(f, op->first);
         fputc('\n', f);
     }

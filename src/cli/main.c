@@ -15,6 +15,7 @@
 #include "cli/ar_describe.h" /* generated in the build's src/cli, with or without .git */
 #include "cli/cli.h"
 #include "cli/manual.h"
+#include "json/dump.h"
 
 /*
  * "agentrun 0.2.0 (libuv 1.44.2, jansson 2.14)": a release. A build from any
@@ -81,15 +82,66 @@ static void hold_std_fds(void)
     }
 }
 
-int main(int argc, char **argv)
+/* The exit status of a failure the command reported by message only, as an AR_E… code. */
+static int code_of_status(int status)
 {
-    hold_std_fds();
-    /* A result or a log redirected into the work tree is ours, not a run's change. */
-    ar_ignore_own_file(1);
-    ar_ignore_own_file(2);
-    /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
-    signal(SIGPIPE, SIG_IGN);
+    switch (status) {
+    case AR_EXIT_USAGE:
+        return AR_EUSAGE;
+    case AR_EXIT_OUTPUT:
+        return AR_ENOJSON;
+    case AR_EXIT_TIMEOUT:
+        return AR_ETIMEOUT;
+    case AR_EXIT_BUDGET:
+        return AR_EBUDGET;
+    case AR_EXIT_SIGINT:
+    case AR_EXIT_SIGTERM:
+    case 129:
+        return AR_EINTERRUPTED;
+    default:
+        return AR_ECLIFAILED;
+    }
+}
 
+/*
+ * The rule of --format json: a command asked for JSON prints one object on every
+ * failure, so a `| jq` pipeline always has a line to read. A command prints its own
+ * document when it gets that far (a RunResult, a review, a ranking…); for every
+ * failure before that (a bad flag, an unreadable input, a run that could not start)
+ * this prints the failure object, from the message the command reported.
+ */
+static void print_failure(const struct ar_cli_command *cmd, int argc, char **argv, int status)
+{
+    if (status == AR_EXIT_OK || ar_cli_stdout_used() || !ar_cli_wants_json(cmd, argc, argv))
+        return;
+    int code = ar_cli_last_error_code() ? ar_cli_last_error_code() : code_of_status(status);
+    const char *msg = *ar_cli_last_error() ? ar_cli_last_error() : ar_strerror(code);
+    json_t *doc = cmd->failure_value ? cmd->failure_value(code, msg, status) : NULL;
+    if (!doc) {
+        doc = json_object();
+        if (cmd->json_schema)
+            json_object_set_new(doc, "schema", json_string(cmd->json_schema));
+        json_object_set_new(doc, "ok", json_false());
+        json_object_set_new(doc, "error",
+                            json_pack("{s:s,s:o,s:[]}", "code", ar_strerror_name(code), "message",
+                                      ar_json_text(msg, strlen(msg)), "details"));
+    }
+    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    if (text && ar_cli_write_stdout(text, strlen(text)) == 0)
+        ar_cli_write_stdout("\n", 1);
+    free(text);
+    json_decref(doc);
+}
+
+/* Help, a version or a result that did not reach stdout (a full disk, a closed pipe)
+ * is a failure: the caller must not take the missing text for the answer. */
+static int check_stdout(int status)
+{
+    return ar_cli_flush_stdout() < 0 && status == AR_EXIT_OK ? AR_EXIT_USAGE : status;
+}
+
+static int dispatch(int argc, char **argv)
+{
     if (argc < 2) {
         print_usage(stderr);
         return AR_EXIT_USAGE;
@@ -122,7 +174,20 @@ int main(int argc, char **argv)
         return AR_EXIT_USAGE;
     }
     int rc = cmd->run(cmd, argc - 1, argv + 1);
-    if (fflush(stdout) != 0 && rc == AR_EXIT_OK)
-        rc = AR_EXIT_USAGE;
+    print_failure(cmd, argc - 1, argv + 1, rc);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    hold_std_fds();
+    /* A result or a log redirected into the work tree is ours, not a run's change. */
+    ar_ignore_own_file(1);
+    ar_ignore_own_file(2);
+    /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
+    signal(SIGPIPE, SIG_IGN);
+    /* Past a file size limit (ulimit -f) a write fails with EFBIG, which we handle
+     * (a batch record is then taken back whole), instead of a kill mid-record. */
+    signal(SIGXFSZ, SIG_IGN);
+    return check_stdout(dispatch(argc, argv));
 }

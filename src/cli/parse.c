@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_config.h"
 #include "cli/cli.h"
+#include "util/file.h"
 
 struct parser_priv {
     struct option *longopts;
@@ -186,6 +188,13 @@ void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f)
     if (cmd->description) {
         fputc('\n', f);
         print_wrapped(f, cmd->description, 0, 0);
+        /* An agentrun run from its build tree names documents that are not installed yet:
+         * say where they are instead of sending the reader to a path that is not there. */
+        if (strstr(cmd->description, AR_DOCDIR) && !ar_is_dir(AR_DOCDIR))
+            print_wrapped(f,
+                          "(" AR_DOCDIR " is not there yet: the documents are installed with "
+                          "agentrun; in its source tree they are in docs/.)",
+                          0, 0);
     }
     fprintf(f, "\noptions:\n");
     for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++) {
@@ -293,4 +302,67 @@ int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg)
         off += (size_t)snprintf(list + off, sizeof(list) - off, *v == '|' ? ", " : "%c", *v);
     ar_cli_usage_error(cmd, "invalid --%s '%s' (%s)", o->name, arg, list);
     return -1;
+}
+
+int ar_cli_subcommand(const struct ar_cli_command *cmd, int argc, char **argv, int ind,
+                      const char *words)
+{
+    char list[128];
+    size_t off = 0;
+    for (const char *v = words; *v && off < sizeof(list) - 1; v++)
+        off += (size_t)snprintf(list + off, sizeof(list) - off, *v == '|' ? " or " : "%c", *v);
+    if (ind >= argc) {
+        ar_cli_usage_error(cmd, "missing subcommand: %s", list);
+        return -1;
+    }
+    int i = 0;
+    for (const char *v = words; *v; i++) {
+        size_t n = strcspn(v, "|");
+        if (strlen(argv[ind]) == n && strncmp(v, argv[ind], n) == 0) {
+            if (ind + 1 < argc) {
+                ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind + 1]);
+                return -1;
+            }
+            return i;
+        }
+        v += n;
+        v += *v == '|';
+    }
+    ar_cli_usage_error(cmd, "unknown subcommand '%s' (%s)", argv[ind], list);
+    return -1;
+}
+
+/* The option getopt_long takes for "--name" (len bytes of it): an exact match, else the
+ * one option name starts with; NULL when none or ambiguous. */
+static const struct ar_cli_opt *long_option(const struct ar_cli_command *cmd, const char *name,
+                                            size_t len)
+{
+    const struct ar_cli_opt *found = NULL;
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++) {
+        if (strncmp(o->name, name, len) != 0)
+            continue;
+        if (o->name[len] == '\0')
+            return o;
+        if (found)
+            return NULL;
+        found = o;
+    }
+    return found && strncmp("help", name, len) != 0 ? found : NULL;
+}
+
+int ar_cli_wants_json(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || !a[2])
+            continue;
+        size_t len = strcspn(a + 2, "=");
+        const struct ar_cli_opt *o = long_option(cmd, a + 2, len);
+        if (!o || strcmp(o->name, "format") != 0)
+            continue;
+        const char *value = a[2 + len] == '=' ? a + 3 + len : i + 1 < argc ? argv[++i] : "";
+        if (strcmp(value, "json") == 0)
+            return 1;
+    }
+    return 0;
 }

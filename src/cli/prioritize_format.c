@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/prioritize_format.h"
+#include "cli/terminal.h"
 #include "result/result.h"
 
 /* Below this the rationale column would hold a word or two per line. */
@@ -300,11 +301,15 @@ static int render_json(const struct ar_ranking *rk, const struct ar_result *res,
 int ar_prioritize_render(const struct ar_ranking *rk, const struct ar_result *res,
                          enum ar_prioritize_format fmt, int width, struct ar_buf *out)
 {
+    size_t from = out->len;
+    int rc;
     switch (fmt) {
     case AR_PRIORITIZE_FORMAT_TEXT:
-        return rk ? render_text(rk, width, out) : 0;
+        rc = rk ? render_text(rk, width, out) : 0;
+        return rc ? rc : ar_cli_text_neutralize(out, from); /* cli/terminal.h */
     case AR_PRIORITIZE_FORMAT_MARKDOWN:
-        return rk ? render_markdown(rk, out) : 0;
+        rc = rk ? render_markdown(rk, out) : 0;
+        return rc ? rc : ar_cli_text_neutralize(out, from);
     case AR_PRIORITIZE_FORMAT_JSON:
         return render_json(rk, res, out);
     }

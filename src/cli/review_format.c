@@ -9,6 +9,7 @@
 
 #include "ar_config.h"
 #include "cli/review_format.h"
+#include "cli/terminal.h"
 #include "cost/cost.h"
 #include "json/dump.h"
 #include "result/result.h"
@@ -156,21 +157,17 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
         json_object_set_new(o, "cost_usd", json_real(0));
         json_object_set_new(o, "cost_source", json_string("none"));
     } else {
-        json_object_set_new(o, "cost_usd",
-                            rv->cost_source == AR_COST_UNKNOWN
-                                ? json_null()
-                                : json_real(ar_cost_round(rv->cost_usd)));
+        json_object_set_new(o, "cost_usd", ar_cost_value(rv->cost_usd, rv->cost_source));
         json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(rv->cost_source)));
     }
     json_object_set_new(o, "cached", json_boolean(rv->cached));
     if (rv->n_cached)
-        json_object_set_new(
-            o, "cached_from",
-            json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&rv->cached_usage), "cost_usd",
-                      rv->cached_cost_source == AR_COST_UNKNOWN ? json_null()
-                                                                : json_real(rv->cached_cost_usd),
-                      "cost_source", ar_cost_source_name(rv->cached_cost_source), "calls",
-                      (json_int_t)rv->n_cached));
+        json_object_set_new(o, "cached_from",
+                            json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&rv->cached_usage),
+                                      "cost_usd",
+                                      ar_cost_value(rv->cached_cost_usd, rv->cached_cost_source),
+                                      "cost_source", ar_cost_source_name(rv->cached_cost_source),
+                                      "calls", (json_int_t)rv->n_cached));
     else
         json_object_set_new(o, "cached_from", json_null());
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)rv->duration_ms));
@@ -642,11 +639,14 @@ int ar_review_render(const struct ar_review_report *rep, enum ar_review_format f
     json_t *doc = NULL;
     switch (fmt) {
     case AR_REVIEW_FORMAT_TEXT:
-        render_text(rep, out);
-        return 0;
-    case AR_REVIEW_FORMAT_GITHUB:
-        render_github(rep, out);
-        return 0;
+    case AR_REVIEW_FORMAT_GITHUB: {
+        size_t from = out->len;
+        if (fmt == AR_REVIEW_FORMAT_TEXT)
+            render_text(rep, out);
+        else
+            render_github(rep, out);
+        return ar_cli_text_neutralize(out, from); /* a terminal, a CI log: cli/terminal.h */
+    }
     case AR_REVIEW_FORMAT_RDJSONL:
         return render_rdjsonl(rep, out);
     case AR_REVIEW_FORMAT_CHECKSTYLE:

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/session.h"
+#include "cli/terminal.h"
 #include "util/buf.h"
 #include "json/dump.h"
 #include "cost/cost.h"
@@ -214,12 +215,14 @@ void ar_cli_log(void *arg, enum ar_log_level level, const char *event, const cha
     char head[160] = "";
     if (job && *job)
         snprintf(head, sizeof(head), "job '%.100s': ", job);
-    if (level == AR_LOG_ERROR)
-        fprintf(stderr, "agentrun: error: %s%s\n", head, msg);
-    else if (level == AR_LOG_WARN)
-        fprintf(stderr, "agentrun: warning: %s%s\n", head, msg);
-    else
-        fprintf(stderr, "agentrun: %s%s\n", head, msg);
+    /* A log line can quote a model, a CLI, a job id: rendered by cli/terminal.h. */
+    fputs(level == AR_LOG_ERROR  ? "agentrun: error: "
+          : level == AR_LOG_WARN ? "agentrun: warning: "
+                                 : "agentrun: ",
+          stderr);
+    ar_cli_text_fputs(head, stderr);
+    ar_cli_text_fputs(msg, stderr);
+    fputc('\n', stderr);
     json_decref(o);
     fflush(stderr);
 }
@@ -236,6 +239,8 @@ static void status_draw(struct ar_cli_session *s)
 {
     if (!s->status_enabled)
         return;
+    if (s->status_refresh)
+        s->status_refresh(s->status_refresh_arg);
     uint64_t now = ar_cli_now_ms();
     uint64_t secs = (now - s->status_start_ms) / 1000;
     /* A run waiting out a rate limit shows how long is left instead of a tool. */
@@ -250,7 +255,8 @@ static void status_draw(struct ar_cli_session *s)
     int batch_wait = waiting[0] && s->status_extra[0];
     const char *tool = waiting[0] && !batch_wait ? waiting : s->status_tool;
     char line[400];
-    int n = snprintf(line, sizeof(line), "%s %s%s%lu:%02lu%s%s%s%s%s%s",
+    char raw[400];
+    int n = snprintf(raw, sizeof(raw), "%s %s%s%lu:%02lu%s%s%s%s%s%s",
                      s->status_provider[0] ? s->status_provider : "agentrun",
                      s->status_job[0] ? s->status_job : "", s->status_job[0] ? " " : "",
                      (unsigned long)(secs / 60), (unsigned long)(secs % 60), batch_wait ? "  " : "",
@@ -258,6 +264,13 @@ static void status_draw(struct ar_cli_session *s)
                      tool[0] ? "  " : "", tool);
     if (n < 0)
         return;
+    /* The tool's path is the model's: rendered by cli/terminal.h before it is cut. */
+    struct ar_buf safe;
+    ar_buf_init(&safe, AR_BUF_UNLIMITED);
+    int bad = ar_cli_text_append(&safe, raw, strlen(raw)) < 0;
+    snprintf(line, sizeof(line), "%s", bad ? raw : ar_buf_cstr(&safe));
+    ar_buf_finish(&safe);
+    n = (int)strlen(line);
     /* Keep it on one line of an 80-column terminal; \033[K clears what was longer. */
     if (n > 78) {
         size_t cut = 78;
@@ -408,11 +421,8 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
     if (ar_run_start(&s->uv, o, on_run_done, &res, &run, &err) < 0) {
         /* Name what failed (a template's file and line) unless the message does. */
         if (err.where[0] && !strstr(err.msg, err.where))
-            ar_cli_errorf("%s: %s", err.where, err.msg);
-        else
-            ar_cli_errorf("%s", err.msg);
-        s->start_error = err.code;
-        return ar_error_exit_status(err.code);
+            return ar_cli_error_code(err.code, "%s: %s", err.where, err.msg);
+        return ar_cli_error_code(err.code, "%s", err.msg);
     }
     ar_cli_session_set_cancel(s, cancel_run, run);
     ar_cli_session_status_start(s);
@@ -481,11 +491,10 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
             event, "provider", sum->provider, "model", sum->model, "tokens", "input",
             (json_int_t)u->input, "cache_read", (json_int_t)u->cache_read, "cache_write",
             (json_int_t)u->cache_write, "output", (json_int_t)u->output, "reasoning",
-            (json_int_t)u->reasoning, "cost_usd",
-            sum->cost_source == AR_COST_UNKNOWN ? json_null()
-                                                : json_real(ar_cost_round(sum->cost_usd)),
+            (json_int_t)u->reasoning, "cost_usd", ar_cost_value(sum->cost_usd, sum->cost_source),
             "cost_source", ar_cost_source_name(sum->cost_source), "duration_ms",
             (json_int_t)sum->duration_ms, "calls", (json_int_t)sum->calls);
+        json_object_set_new(o, "from_cache", json_integer((json_int_t)sum->from_cache));
         ar_cli_print_json_event(o);
         return;
     }
@@ -494,11 +503,19 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
         snprintf(cost, sizeof(cost), "cost unknown");
     else
         snprintf(cost, sizeof(cost), "$%.4f", sum->cost_usd);
-    char tail[200] = "";
+    char tail[300] = "";
     if (sum->extra)
         snprintf(tail, sizeof(tail), ", %s", sum->extra);
     else
         snprintf(tail, sizeof(tail), ", %zu call%s", sum->calls, sum->calls == 1 ? "" : "s");
+    /* A result-cache hit spent nothing now; "cached" tokens above are the prompt cache's. */
+    if (sum->from_cache) {
+        char was[48] = "cost unknown";
+        if (sum->cached_cost_source != AR_COST_UNKNOWN)
+            snprintf(was, sizeof(was), "$%.4f", sum->cached_cost_usd);
+        snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
+                 "; %zu from the result cache (%s when made)", sum->from_cache, was);
+    }
     /* run keeps its historical "agentrun: codex …" head; the others name themselves. */
     int named = strcmp(s->cmd->name, "run") != 0;
     fprintf(stderr,
@@ -517,8 +534,11 @@ void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_r
         ran += r->calls[i].exit_code >= 0;
     if (ran == 0)
         return;
-    struct ar_cli_summary sum = { r->provider,    r->model,       r->usage,   r->cost_usd,
-                                  r->cost_source, r->duration_ms, r->n_calls, extra };
+    struct ar_cli_summary sum = {
+        r->provider,          r->model,   r->usage, r->cost_usd, r->cost_source,
+        r->duration_ms,       r->n_calls, extra,    r->n_cached, r->cached_cost_usd,
+        r->cached_cost_source
+    };
     ar_cli_session_summary(s, &sum);
 }
 
@@ -534,8 +554,11 @@ void ar_cli_print_result_error(const struct ar_result *r)
     if (n == 1 && strcmp(r->error_details[0], r->error.msg) == 0)
         n = 0;
     size_t show = ar_cli_verbosity > 0 ? n : (n > 20 ? 20 : n);
-    for (size_t i = 0; i < show; i++)
-        fprintf(stderr, "  %s\n", r->error_details[i]);
+    for (size_t i = 0; i < show; i++) {
+        fputs("  ", stderr);
+        ar_cli_text_fputs(r->error_details[i], stderr); /* the model's values, quoted */
+        fputc('\n', stderr);
+    }
     if (show < n)
         fprintf(stderr, "  (%zu more; -v shows all)\n", n - show);
 }

@@ -84,8 +84,8 @@ enum {
      "answer every call from the cassettes in DIR, starting no CLI (default: $AGENTRUN_REPLAY)", \
      "@dir"}, \
     {"cache", AR_CLI_KEY_CACHE, NULL, \
-     "reuse the answers of text-only calls (review, prioritize, route, repair) (default: off)", \
-     NULL}, \
+     "reuse the answers of text-only calls: review, prioritize, route, run --no-tools, repair " \
+     "calls (default: off)", NULL}, \
     {"cache-dir", AR_CLI_KEY_CACHE_DIR, "DIR", \
      "the cache directory (default: $XDG_CACHE_HOME/agentrun, else ~/.cache/agentrun)", "@dir"}, \
     {"cache-ttl", AR_CLI_KEY_CACHE_TTL, "SECONDS", \
@@ -106,8 +106,7 @@ struct ar_cli_session {
     int n_sig;
     void (*cancel)(void *arg); /* what a signal cancels (ar_cli_session_set_cancel) */
     void *cancel_arg;
-    int signal;      /* the signal that interrupted us, or 0 */
-    int start_error; /* the AR_E… code of a run that could not start, or 0 */
+    int signal; /* the signal that interrupted us, or 0 */
     /* live status line */
     int status_enabled;
     int status_shown;
@@ -119,6 +118,10 @@ struct ar_cli_session {
     char status_tool[160];
     unsigned running;       /* jobs in flight (batch/review chunks) */
     char status_extra[160]; /* a command's own summary ("12/200 done") */
+    /* When set, called before each draw of the status line (every tick too) to bring
+     * status_extra up to date: what is running changes between the events. */
+    void (*status_refresh)(void *arg);
+    void *status_refresh_arg;
     uint64_t wait_until_ms; /* a run waits (rate limit) until then: a countdown */
     char wait_reason[32];
 };
@@ -184,6 +187,10 @@ struct ar_cli_summary {
     uint64_t duration_ms;
     size_t calls;
     const char *extra; /* the command's own tail ("2 files changed, 1 call, repair none") or NULL */
+    /* Calls the result cache answered (--cache), and what they cost when they were made. */
+    size_t from_cache;
+    double cached_cost_usd;
+    enum ar_cost_source cached_cost_source;
 };
 
 /*

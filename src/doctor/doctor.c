@@ -22,11 +22,14 @@ const char *ar_doctor_posture_name(enum ar_doctor_posture p)
     return p < AR_DOCTOR_N_POSTURES ? names[p] : "?";
 }
 
-/* One `<path> --version`; the answer goes straight into the report. */
+/* One `<path> ARGS…` run for doctor (--version, a status command): what it printed and
+ * how it ended, kept until the report is filled. */
 struct probe {
-    const char *path; /* borrowed; NULL: not found, nothing to run */
-    char **version;
-    const char **why;
+    const char *path;        /* borrowed; NULL: not found, nothing to run */
+    const char *const *args; /* after the binary, NULL-terminated */
+    int status;              /* exit status; -1: it could not run, was killed or timed out */
+    const char *why;         /* static; with status != 0: what went wrong */
+    struct ar_buf out, err;  /* stdout, and stderr's tail */
 };
 
 /* The first non-empty line of s[0..n), trimmed, at most VERSION_MAX bytes, or NULL. */
@@ -49,41 +52,44 @@ static char *first_line(const char *s, size_t n)
     return NULL;
 }
 
-static void on_version_done(struct ar_child *c, const struct ar_child_result *res, void *arg)
+static void on_probe_done(struct ar_child *c, const struct ar_child_result *res, void *arg)
 {
     struct probe *pr = arg;
+    (void)c;
     if (res->end == AR_CHILD_TIMEOUT) {
-        *pr->why = "--version timed out";
-    } else if (res->status != 0) {
-        *pr->why = "--version failed";
-    } else {
-        *pr->version = first_line(res->stdout_data, res->stdout_len);
-        if (!*pr->version)
-            *pr->version = first_line(res->stderr_tail, res->stderr_tail_len);
-        if (!*pr->version)
-            *pr->why = "--version printed nothing";
+        pr->status = -1;
+        pr->why = "timed out";
+        return;
     }
+    pr->status = res->end == AR_CHILD_EXITED ? res->status : -1;
+    pr->why = pr->status ? "failed" : NULL;
+    ar_buf_append(&pr->out, res->stdout_data ? res->stdout_data : "", res->stdout_len);
+    ar_buf_append(&pr->err, res->stderr_tail ? res->stderr_tail : "", res->stderr_tail_len);
 }
 
 static void probe_start(struct ar_loop *loop, struct probe *pr)
 {
+    pr->status = -1;
+    pr->why = "cannot run it";
     if (!pr->path)
         return;
-    const char *argv[] = { pr->path, "--version", NULL };
+    const char *argv[8] = { pr->path };
+    for (size_t i = 0; pr->args[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
+        argv[i + 1] = pr->args[i];
     struct ar_child_opts o = AR_CHILD_OPTS_INIT;
     o.argv = argv;
     o.timeout_ms = AR_DOCTOR_VERSION_TIMEOUT_MS;
     o.kill_grace_ms = 1000;
     o.capture_stdout = 1;
     o.output_cap = 1 << 20;
-    o.on_done = on_version_done;
+    o.on_done = on_probe_done;
     o.arg = pr;
     struct ar_error err = AR_ERROR_INIT;
-    if (!loop || ar_child_spawn(loop, &o, NULL, &err) != 0)
-        *pr->why = "cannot run it";
+    if (loop)
+        ar_child_spawn(loop, &o, NULL, &err);
 }
 
-/* Every probe at once; a probe that cannot start says so in its why. */
+/* Every probe at once; a probe that cannot start keeps status -1. */
 static void probe_all(struct probe *probes, size_t n)
 {
     struct ar_loop *loop = ar_loop_create(NULL);
@@ -93,6 +99,24 @@ static void probe_all(struct probe *probes, size_t n)
         ar_loop_run(loop);
         ar_loop_destroy(loop);
     }
+}
+
+/* The version a --version probe found, or NULL with *why set. */
+static char *version_of(const struct probe *pr, const char **why)
+{
+    char *v = NULL;
+    if (pr->status == 0) {
+        v = first_line(pr->out.data, pr->out.len);
+        if (!v)
+            v = first_line(pr->err.data, pr->err.len);
+        if (!v)
+            *why = "--version printed nothing";
+    } else {
+        *why = pr->why && !strcmp(pr->why, "timed out") ? "--version timed out"
+               : pr->why && !strcmp(pr->why, "failed")  ? "--version failed"
+                                                        : "cannot run it";
+    }
+    return v;
 }
 
 /* How the adapter builds posture k (in a git work tree); names only for the environment. */
@@ -146,8 +170,28 @@ static int check_auth(const struct ar_provider *p, struct ar_doctor_provider *ou
     return rc;
 }
 
-/* Everything but the --version answer, which the probes fill in before. */
-static int check_provider(const struct ar_provider *p, struct ar_doctor_provider *out)
+/* Whether p can log in: its adapter reads the status command's answer (pr; NULL when it
+ * has none or the binary was not found) and what the environment says. */
+static int check_login(const struct ar_provider *p, const struct probe *pr,
+                       struct ar_doctor_provider *out)
+{
+    struct ar_login_state st = { AR_LOGIN_UNKNOWN, "" };
+    struct ar_login_probe lp = { -1, "", 0, "", 0 };
+    if (pr && pr->path) {
+        lp = (struct ar_login_probe){ pr->status, pr->out.data ? pr->out.data : "", pr->out.len,
+                                      pr->err.data ? pr->err.data : "", pr->err.len };
+    }
+    if (p->login)
+        p->login(pr && pr->path ? &lp : NULL, &st);
+    else
+        ar_login_set(&st, AR_LOGIN_UNKNOWN, "agentrun cannot tell");
+    out->login = st.state;
+    return (out->login_how = strdup(st.how)) ? 0 : AR_ENOMEM;
+}
+
+/* Everything but the probes' answers, which come in before. */
+static int check_provider(const struct ar_provider *p, const struct probe *login,
+                          struct ar_doctor_provider *out)
 {
     out->name = p->name;
     out->bin_env = p->bin_env;
@@ -160,10 +204,14 @@ static int check_provider(const struct ar_provider *p, struct ar_doctor_provider
         out->version_error = "no answer";
     /* A binary that does not even answer --version (it hangs, fails or is
      * broken) will not answer a prompt either. */
-    out->usable = out->path && out->version;
+    out->installed = out->path && out->version;
     const char *trust = getenv("AGENTRUN_TRUST_PROJECT");
     out->trust_project = trust && strcmp(trust, "1") == 0;
     int rc = check_auth(p, out);
+    if (!rc && out->path)
+        rc = check_login(p, login, out);
+    /* Installed, and nothing says it cannot log in: it will likely answer a prompt. */
+    out->usable = out->installed && out->login != AR_LOGIN_NO;
     for (int k = 0; !rc && out->path && k < AR_DOCTOR_N_POSTURES; k++)
         rc = check_call(p, (enum ar_doctor_posture)k, out->trust_project, &out->postures[k]);
     return rc;
@@ -185,6 +233,8 @@ static int check_prompts(const char *prompts_dir, struct ar_doctor_report *out)
     return rc;
 }
 
+static const char *const version_args[] = { "--version", NULL };
+
 int ar_doctor_check(const char *prompts_dir, struct ar_doctor_report *out, struct ar_error *err)
 {
     memset(out, 0, sizeof(*out));
@@ -192,14 +242,20 @@ int ar_doctor_check(const char *prompts_dir, struct ar_doctor_report *out, struc
     size_t n = 0;
     while (reg[n])
         n++;
+    /* probes[i]: provider i's --version; probes[n + i]: its status command; probes[2n]: git. */
+    size_t np = 2 * n + 1;
     out->providers = calloc(n, sizeof(*out->providers));
-    struct probe *probes = calloc(n + 1, sizeof(*probes));
+    struct probe *probes = calloc(np, sizeof(*probes));
     if (!out->providers || !probes) {
         free(probes);
         return ar_error_set(err, AR_ENOMEM, "doctor", "out of memory");
     }
     out->n_providers = n;
-    const char *git_why = NULL; /* git's reason is not reported */
+    for (size_t i = 0; i < np; i++) {
+        ar_buf_init(&probes[i].out, 1 << 20);
+        ar_buf_init(&probes[i].err, 1 << 20);
+        probes[i].args = version_args;
+    }
     for (size_t i = 0; i < n; i++) {
         struct ar_doctor_provider *d = &out->providers[i];
         for (int k = 0; k < AR_DOCTOR_N_POSTURES; k++) {
@@ -209,18 +265,30 @@ int ar_doctor_check(const char *prompts_dir, struct ar_doctor_report *out, struc
         ar_strv_init(&d->auth_env);
         ar_strv_init(&d->auth_files);
         d->path = ar_provider_which(reg[i]);
-        probes[i] = (struct probe){ d->path, &d->version, &d->version_error };
+        probes[i].path = d->path;
+        if (reg[i]->login_argv) {
+            probes[n + i].path = d->path;
+            probes[n + i].args = reg[i]->login_argv;
+        }
     }
     out->git_path = ar_path_search("git");
-    probes[n] = (struct probe){ out->git_path, &out->git_version, &git_why };
-    probe_all(probes, n + 1);
-    free(probes);
+    probes[2 * n].path = out->git_path;
+    probe_all(probes, np);
 
     int rc = 0;
+    const char *git_why = NULL; /* git's reason is not reported */
     for (size_t i = 0; !rc && i < n; i++) {
-        rc = check_provider(reg[i], &out->providers[i]);
-        out->ok |= out->providers[i].usable;
+        struct ar_doctor_provider *d = &out->providers[i];
+        d->version = version_of(&probes[i], &d->version_error);
+        rc = check_provider(reg[i], probes[n + i].path ? &probes[n + i] : NULL, d);
+        out->ok |= d->usable;
     }
+    out->git_version = version_of(&probes[2 * n], &git_why);
+    for (size_t i = 0; i < np; i++) {
+        ar_buf_finish(&probes[i].out);
+        ar_buf_finish(&probes[i].err);
+    }
+    free(probes);
     if (!rc)
         rc = check_prompts(prompts_dir, out);
     return rc ? ar_error_set(err, AR_ENOMEM, "doctor", "out of memory") : 0;
@@ -233,6 +301,7 @@ void ar_doctor_report_finish(struct ar_doctor_report *r)
         free(d->bin_override);
         free(d->path);
         free(d->version);
+        free(d->login_how);
         ar_strv_finish(&d->auth_env);
         ar_strv_finish(&d->auth_files);
         for (int k = 0; k < AR_DOCTOR_N_POSTURES; k++) {

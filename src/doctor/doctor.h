@@ -1,8 +1,10 @@
 /*
- * What `agentrun doctor` checks, as plain data: for each provider whether its
- * binary is found (by the spawn's own search, ar_proc_find_program()), its
- * --version, which credentials are present (names only, never values) and
- * how each posture would run it; git; the prompt override directories.
+ * What `agentrun doctor` checks, as plain data: for each provider whether it is
+ * installed (its binary found by the spawn's own search, ar_proc_find_program(), and
+ * answering --version), whether it is logged in (its own status command where it has
+ * one, else what its adapter can see; never a model call), which credentials are
+ * present (names only, never values) and how each posture would run it; git; the
+ * prompt override directories.
  *
  * The library probes, the caller formats: nothing here prints. Provider
  * knowledge stays with the adapters (src/provider): this module only asks
@@ -10,8 +12,9 @@
  *
  * Protocol:
  *   1. struct ar_doctor_report r; ar_doctor_check(prompts_dir, &r, &err);
- *      every --version (the providers' and git's) runs at once on a private
- *      loop, so a CLI that hangs costs AR_DOCTOR_VERSION_TIMEOUT_MS once;
+ *      every --version (the providers' and git's) and every status command runs at
+ *      once on a private loop, so a CLI that hangs costs AR_DOCTOR_VERSION_TIMEOUT_MS
+ *      once;
  *   2. read r;
  *   3. ar_doctor_report_finish(&r).
  */
@@ -21,9 +24,12 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "provider/provider.h"
 #include "util/strv.h"
 
-#define AR_DOCTOR_VERSION_TIMEOUT_MS 10000
+/* How long each --version or status command may take. gemini's --version (node started
+ * twice: it relaunches itself) took 17 s on a 2-core machine under a load of 19. */
+#define AR_DOCTOR_VERSION_TIMEOUT_MS 30000
 
 /* The postures doctor shows, in this order (DESIGN §4b). */
 enum ar_doctor_posture {
@@ -61,7 +67,12 @@ struct ar_doctor_provider {
     const char *version_error; /* static; set when path && !version: why there is none */
     struct ar_strv auth_env;   /* the credential variables that are set (names only) */
     struct ar_strv auth_files; /* the login files that exist (full paths) */
-    int usable;                /* found, and --version answered: it will likely answer a prompt */
+    int installed;             /* found, and --version answered */
+    enum ar_login login;       /* whether it can log in (AR_LOGIN_UNKNOWN when not found) */
+    char *login_how;           /* how it logs in, what is missing, or why it is unknown;
+                                  NULL when not found */
+    int usable;                /* installed, and nothing says it cannot log in: it will likely
+                                  answer a prompt */
     int trust_project;         /* AGENTRUN_TRUST_PROJECT=1: the postures load the checkout */
     /* Only when path != NULL, indexed by enum ar_doctor_posture: */
     struct ar_doctor_call postures[AR_DOCTOR_N_POSTURES];

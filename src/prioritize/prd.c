@@ -124,24 +124,21 @@ static int push_prd(struct ar_prd_set *set, struct ar_prd *prd)
     return 0;
 }
 
-static int read_prd(struct ar_prd_set *set, const char *path, const char *rel, size_t stem_len,
-                    size_t max_bytes, struct ar_error *err)
+static int read_prd(struct ar_prd_set *set, const char *root, const char *path, const char *rel,
+                    size_t stem_len, size_t max_bytes, struct ar_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ar_error_set_sys(err, AR_EIO, errno, path, "cannot read '%s': %s", path,
-                                strerror(errno));
+    /* Opened beneath the PRD folder: a link out of it, a FIFO or a device is an error
+     * that names the file (util/file.h), never a read of what it leads to. */
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) < 0) {
-        int e = errno;
-        close(fd);
-        return ar_error_set_sys(err, AR_EIO, e, path, "cannot read '%s': %s", path, strerror(e));
-    }
+    int rc = ar_file_open_at(root, rel, &fd, &st, err);
+    if (rc)
+        return rc;
     /* Only the capped part is read (plus a few bytes to see whether the last
      * character is whole); the marker reports the full size from fstat. */
     struct ar_buf b;
     ar_buf_init(&b, max_bytes ? max_bytes + 4 : AR_BUF_UNLIMITED);
-    int rc = ar_file_read_fd(fd, path, &b, NULL);
+    rc = ar_file_read_fd(fd, path, &b, NULL);
     close(fd);
     if (rc && rc != AR_ETOOBIG) {
         ar_buf_finish(&b);
@@ -189,6 +186,7 @@ static int read_prd(struct ar_prd_set *set, const char *path, const char *rel, s
 }
 
 struct walk {
+    const char *root; /* the PRD folder: every file is read beneath it */
     struct ar_prd_set *set;
     const struct ar_prd_read_opts *o;
     size_t max_bytes;
@@ -244,13 +242,8 @@ static int walk_dir(struct walk *w, const char *path, const char *rel, int depth
                 else if (depth == 0)
                     w->subdirs++;
             } else if (has_prd_extension(name, &stem)) {
-                /* A link to a file counts; a dangling link or a link to a
-                 * directory does not. */
-                if (S_ISLNK(st.st_mode) && stat(full, &st) < 0)
-                    st.st_mode = 0;
-                if (S_ISREG(st.st_mode))
-                    rc = read_prd(w->set, full, r, strlen(r) - (strlen(name) - stem), w->max_bytes,
-                                  err);
+                rc = read_prd(w->set, w->root, full, r, strlen(r) - (strlen(name) - stem),
+                              w->max_bytes, err);
             }
         }
         free(full);
@@ -274,7 +267,7 @@ int ar_prd_set_read(struct ar_prd_set *set, const char *dir, const struct ar_prd
                                 strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return ar_error_set(err, AR_EUSAGE, dir, "'%s' is not a directory", dir);
-    struct walk w = { set, o, o->max_bytes ? o->max_bytes : AR_PRD_DEFAULT_MAX_BYTES, 0, 0 };
+    struct walk w = { dir, set, o, o->max_bytes ? o->max_bytes : AR_PRD_DEFAULT_MAX_BYTES, 0, 0 };
     int rc = walk_dir(&w, dir, "", 0, err);
     if (rc < 0)
         return rc;

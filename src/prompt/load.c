@@ -55,12 +55,12 @@ int ar_prompt_config_dir(struct ar_buf *out)
     return AR_ENOTFOUND;
 }
 
-static int load_file(const char *path, enum ar_prompt_source source, struct ar_prompt **out,
-                     struct ar_error *err)
+static int load_file(const char *dir, const char *file, const char *path,
+                     enum ar_prompt_source source, struct ar_prompt **out, struct ar_error *err)
 {
     struct ar_buf b;
     ar_buf_init(&b, AR_PROMPT_MAX_BYTES);
-    int rc = ar_file_read(path, &b, err);
+    int rc = ar_file_read_at(dir, file, &b, err);
     if (rc == 0)
         rc = ar_prompt_parse(path, ar_buf_cstr(&b), b.len, out, err);
     if (rc == 0)
@@ -81,8 +81,9 @@ static int try_dir(const char *dir, const char *name, enum ar_prompt_source sour
     }
     struct stat st;
     int rc = 0;
-    if (stat(path.data, &st) == 0) {
-        rc = load_file(path.data, source, out, err);
+    /* lstat: a dangling link is a template that is there, and unreadable. */
+    if (lstat(path.data, &st) == 0) {
+        rc = load_file(dir, path.data + strlen(dir) + 1, path.data, source, out, err);
         if (rc == 0)
             rc = 1;
     } else if (errno != ENOENT && errno != ENOTDIR) {

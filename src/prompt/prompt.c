@@ -501,6 +501,17 @@ int ar_prompt_parse(const char *origin, const char *text, size_t len, struct ar_
     if (!p)
         return ar_error_set(err, AR_ENOMEM, origin, "out of memory");
     p->source = AR_PROMPT_TEXT;
+    /* A template is text: a NUL (a binary file, a bad copy) would reach the CLI's stdin
+     * raw, and every C string that quotes the prompt would end there. */
+    const char *nul = memchr(p->text, '\0', len);
+    if (nul) {
+        unsigned line = 1;
+        for (const char *c = p->text; c < nul; c++)
+            line += *c == '\n';
+        int rc = tpl_error(err, p, line, "a NUL byte: a template is text");
+        ar_prompt_destroy(p);
+        return rc;
+    }
     struct fence f = { 0 };
     struct line_cursor lc = { p->text, 0, 1 };
     size_t stack[MAX_SECTION_DEPTH], depth = 0;

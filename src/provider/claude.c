@@ -6,14 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "provider/common.h"
 #include "provider/provider.h"
+#include "util/file.h"
 #include "util/macros.h"
 
 static const char *const claude_auth_env[] = { "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN",
                                                "ANTHROPIC_AUTH_TOKEN", NULL };
 static const char *const claude_auth_files[] = { ".claude/.credentials.json", NULL };
+static const char *const claude_login_argv[] = { "auth", "status", NULL };
 
 /* The built-in tools of each posture (--tools; "" is none at all). */
 static const char *const claude_tools[] = {
@@ -115,6 +118,7 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
 struct claude_unwrap {
     struct ar_unwrap u;
     json_t *pending; /* tool id -> path of a write tool awaiting its tool_result */
+    int error_kind;  /* AR_EAUTH or AR_ERATELIMIT: what an assistant message's "error" said */
 };
 
 static struct claude_unwrap *claude_of(struct ar_unwrap *u)
@@ -171,6 +175,13 @@ static const char *tool_target(const json_t *input)
 static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progress *ev)
 {
     struct claude_unwrap *c = claude_of(u);
+    /* An error claude made itself an answer of ("Not logged in · Please run /login") says
+     * what it was, where its result line has no HTTP status (2.1.197). */
+    const char *error = ar_pv_str(o, "error");
+    if (error && !strcmp(error, "authentication_failed"))
+        c->error_kind = AR_EAUTH;
+    else if (error && !strcmp(error, "rate_limit"))
+        c->error_kind = AR_ERATELIMIT;
     const json_t *msg = json_object_get(o, "message"), *mu = json_object_get(msg, "usage");
     if (json_is_object(mu)) {
         struct ar_usage x = { ar_pv_u64(mu, "input_tokens"),
@@ -355,7 +366,9 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
             ar_pv_fail(u, AR_ECLIFAILED, msg ? msg : subtype);
             return;
         }
-        ar_pv_fail(u, ar_pv_classify(status, msg), msg ? msg : "claude reported an error");
+        int kind = claude_of(u)->error_kind;
+        ar_pv_fail(u, !status && kind ? kind : ar_pv_classify(status, msg),
+                   msg ? msg : "claude reported an error");
     }
 }
 
@@ -414,6 +427,50 @@ static int claude_unwrap_captured(const char *data, size_t len, struct ar_reply 
     return ar_pv_captured(&ar_provider_claude, data, len, NULL, out);
 }
 
+static int env_true(const char *name)
+{
+    const char *v = getenv(name);
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true"));
+}
+
+/*
+ * `claude auth status` (2.1.197) prints {"loggedIn", "authMethod", "apiProvider",
+ * "apiKeySource"?} and exits 1 when not logged in. It knows what nothing else here can
+ * see (the keychain, an apiKeyHelper), so its answer decides; without it, a key in the
+ * environment, Bedrock or Vertex, or the login file say yes, and nothing says no.
+ */
+static void claude_login(const struct ar_login_probe *probe, struct ar_login_state *out)
+{
+    json_t *o = probe ? ar_pv_parse_object(probe->out, probe->out_len) : NULL;
+    const json_t *in = json_object_get(o, "loggedIn");
+    const char *how =
+        ar_pv_str(o, "apiKeySource") ? ar_pv_str(o, "apiKeySource") : ar_pv_str(o, "authMethod");
+    const char *api = ar_pv_str(o, "apiProvider");
+    const char *var = ar_provider_auth_env_set(&ar_provider_claude);
+    char *file = ar_provider_auth_file(&ar_provider_claude, 0);
+    if (json_is_true(in))
+        ar_login_set(out, AR_LOGIN_YES, "logged in (%s%s%s)", how ? how : "claude auth status",
+                     api && strcmp(api, "firstParty") ? ", " : "",
+                     api && strcmp(api, "firstParty") ? api : "");
+    else if (json_is_false(in))
+        ar_login_set(out, AR_LOGIN_NO,
+                     "not logged in: run 'claude' and /login, or set ANTHROPIC_API_KEY");
+    else if (var)
+        ar_login_set(out, AR_LOGIN_YES, "$%s is set", var);
+    else if (env_true("CLAUDE_CODE_USE_BEDROCK") || env_true("CLAUDE_CODE_USE_VERTEX"))
+        ar_login_set(out, AR_LOGIN_YES, "%s",
+                     env_true("CLAUDE_CODE_USE_BEDROCK") ? "Bedrock (CLAUDE_CODE_USE_BEDROCK)"
+                                                         : "Vertex AI (CLAUDE_CODE_USE_VERTEX)");
+    else if (file && ar_is_file(file))
+        ar_login_set(out, AR_LOGIN_YES, "login file %s", file);
+    else
+        ar_login_set(out, AR_LOGIN_UNKNOWN,
+                     "no key in the environment and no login file ('claude auth status' also "
+                     "knows the keychain and apiKeyHelper)");
+    free(file);
+    json_decref(o);
+}
+
 const struct ar_provider ar_provider_claude = {
     .name = "claude",
     .bin_env = "AGENTRUN_CLAUDE_BIN",
@@ -424,6 +481,8 @@ const struct ar_provider ar_provider_claude = {
     .enforces_budget = 1,
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
+    .login_argv = claude_login_argv,
+    .login = claude_login,
     .prepare = claude_prepare,
     .unwrap_new = claude_unwrap_new,
     .unwrap_line = claude_unwrap_line,

@@ -17,6 +17,7 @@
 
 static const char *const codex_auth_env[] = { "OPENAI_API_KEY", "CODEX_API_KEY", NULL };
 static const char *const codex_auth_files[] = { ".codex/auth.json", NULL };
+static const char *const codex_login_argv[] = { "login", "status", NULL };
 
 static int codex_prepare(const struct ar_call_spec *spec, struct ar_call_setup *out,
                          struct ar_error *err)
@@ -34,6 +35,15 @@ static int codex_prepare(const struct ar_call_spec *spec, struct ar_call_setup *
         rc |= ar_strv_push(a, "--skip-git-repo-check");
     if (!rc && (rc = ar_codex_posture(spec, out, err)) < 0)
         return rc;
+    /* codex's events never name the model; the rollout file does, but an ephemeral call
+     * (no session kept) writes none. Its telemetry does, on stderr, when asked
+     * (RUST_LOG target codex_otel.trace_safe: "… model=gpt-5.5 slug=gpt-5.5", about eight
+     * lines a turn; no prompt text): what prices a call that asked for no model. */
+    if (spec->no_session && !spec->resume && !spec->model) {
+        const char *log = getenv("RUST_LOG");
+        rc |= ar_strv_pushf(&out->env, "RUST_LOG=%s,%s=info", log && *log ? log : "error",
+                            AR_CODEX_TELEMETRY);
+    }
     if (spec->schema) {
         char *strict = ar_codex_strict_schema(spec->schema);
         if (strict) {
@@ -243,14 +253,70 @@ static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
     return final;
 }
 
+/* The model codex's telemetry names last on stderr (see codex_prepare()), or NULL.
+ * Caller free()s. */
+static char *model_in_telemetry(const char *data, size_t len)
+{
+    static const char key[] = " model=";
+    char *model = NULL;
+    for (const char *p = data, *end = data + len; p && p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        const char *m =
+            memmem(p, (size_t)(e - p), AR_CODEX_TELEMETRY ":", sizeof(AR_CODEX_TELEMETRY));
+        if (m && (m = memmem(m, (size_t)(e - m), key, sizeof(key) - 1)) != NULL) {
+            m += sizeof(key) - 1;
+            size_t n = 0;
+            while (m + n < e && m[n] != ' ' && m[n] != '"' && n < 128)
+                n++;
+            if (n) {
+                free(model);
+                model = strndup(m, n);
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return model;
+}
+
+/* The last line of stderr that is not codex's telemetry, or NULL. Caller free()s. */
+static char *last_said(const char *data, size_t len)
+{
+    while (data && len) {
+        char *line = ar_pv_last_line(data, len);
+        if (!line || !strstr(line, AR_CODEX_TELEMETRY ":"))
+            return line;
+        free(line);
+        const char *at = data + len;
+        while (at > data && (at[-1] == '\n' || at[-1] == '\r'))
+            at--;
+        while (at > data && at[-1] != '\n')
+            at--;
+        len = (size_t)(at - data);
+    }
+    return NULL;
+}
+
 static void codex_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
                                 struct ar_reply *out)
 {
     if (exit && exit->stderr_tail)
         denials_in_stderr(u, exit->stderr_tail, exit->stderr_len);
-    /* codex's events never name the model; the thread's rollout does (turn_context). */
+    /* codex's events never name the model; the thread's rollout does (turn_context), and
+     * for an ephemeral call its telemetry on stderr. */
     if (!u->r.model && u->r.session_id)
         u->r.model = ar_codex_thread_model(u->r.session_id);
+    if (!u->r.model && exit && exit->stderr_tail)
+        u->r.model = model_in_telemetry(exit->stderr_tail, exit->stderr_len);
+    /* A codex that ended without its final event is explained by its last words, which
+     * are never a telemetry line. */
+    if (!u->r.final_seen && !u->r.error && exit && !exit->killed && !exit->term_signal &&
+        exit->status != 0) {
+        char *line = last_said(exit->stderr_tail, exit->stderr_len);
+        if (line)
+            ar_pv_fail(u, AR_ECLIFAILED, line);
+        free(line);
+    }
     /* With --output-schema, strict mode made optional properties nullable; the
      * contract itself does not allow those nulls, so they are taken out again. */
     const char *schema = codex_of(u)->schema;
@@ -332,6 +398,9 @@ const struct ar_provider ar_provider_codex = {
     .posture_note =
         "-c overrides (per-call project trust, project_doc_max_bytes=0, model_instructions_file) "
         "and --disable FEATURE; the user's config.toml and its model providers stay",
+    .login_argv = codex_login_argv,
+    .login = ar_codex_login,
+    .login_before_call = 1,
     .prepare = codex_prepare,
     .unwrap_new = codex_unwrap_new,
     .unwrap_line = codex_unwrap_line,

@@ -6,11 +6,19 @@
  *     directory the user once trusted is still untrusted here unless --trust-project;
  *   - project_doc_max_bytes=0 keeps AGENTS.md out (the user's $CODEX_HOME/AGENTS.md is
  *     read whatever it says);
+ *   - the checkout's skills load whatever its trust: each SKILL.md under .codex/skills and
+ *     .agents/skills of every directory from the repository's top to the cwd is listed
+ *     to the model, and a "$name" in the prompt (a reviewed diff can say it) pastes its
+ *     body in. There is no switch for a scope: each is turned off by its path
+ *     (`skills.config=[{path=…,enabled=false}]`, a rule of the session's own layer that
+ *     leaves the user's rules alone), with the project root pinned to the .git agentrun
+ *     found (`project_root_markers`), so both look at the same directories;
  *   - tools are features: a text call turns off the shell, the image viewer, the goal,
  *     agent and search tools, and the user's MCP servers (by name: `-c mcp_servers={}`
  *     does not remove them), and replaces the base instructions with a short file.
  * Reading is exec_command in the read-only sandbox: codex has no separate read tool.
  */
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,13 +102,9 @@ static char *git_top(const char *dir)
  * up by the repository's top directory (or the cwd outside one). The inline table is the
  * only form codex parses here: a quoted key in a dotted -c path is not.
  */
-static int push_trust(struct ar_call_setup *out, const char *cwd, int trusted)
+static int push_trust(struct ar_call_setup *out, const char *abs, const char *top, int trusted)
 {
     struct ar_strv *a = &out->argv;
-    char *abs = realpath(cwd ? cwd : ".", NULL);
-    if (!abs)
-        return 0; /* the spawn fails on a missing cwd anyway */
-    char *top = git_top(abs);
     const char *level = trusted ? "trusted" : "untrusted";
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
@@ -121,8 +125,108 @@ static int push_trust(struct ar_call_setup *out, const char *cwd, int trusted)
     if (!rc)
         rc = ar_strv_pushv(a, (const char *const[]){ "-c", ar_buf_cstr(&b), NULL });
     ar_buf_finish(&b);
-    free(top);
-    free(abs);
+    return rc;
+}
+
+/* codex 0.169's skill scan (core-skills loader.rs): depth and directories per root. */
+#define SKILL_SCAN_DEPTH 6
+#define SKILL_SCAN_DIRS  2000
+/* A -c argument stays well under Linux's 128 KiB per argument. */
+#define SKILLS_ARG_MAX ((size_t)96 << 10)
+
+struct skill_scan {
+    struct ar_strv seen;  /* directories walked (real paths) */
+    struct ar_strv found; /* SKILL.md files (real paths) */
+    size_t dirs;
+};
+
+/* Every regular SKILL.md under dir (a real path), as codex walks a skills root: hidden
+ * names skipped, linked directories followed. */
+static int scan_skills(struct skill_scan *sc, const char *dir, int depth)
+{
+    for (size_t i = 0; i < sc->seen.n; i++)
+        if (!strcmp(sc->seen.v[i], dir))
+            return 0;
+    if (sc->dirs++ >= SKILL_SCAN_DIRS || ar_strv_push(&sc->seen, dir) < 0)
+        return sc->dirs > SKILL_SCAN_DIRS ? 0 : AR_ENOMEM;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *path = NULL;
+        struct stat st;
+        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
+            rc = AR_ENOMEM;
+            break;
+        }
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && !strcmp(e->d_name, "SKILL.md")) {
+            rc = ar_strv_push(&sc->found, path);
+        } else if (depth < SKILL_SCAN_DEPTH && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            char *real = realpath(path, NULL);
+            if (real)
+                rc = scan_skills(sc, real, depth + 1);
+            free(real);
+        }
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
+
+/*
+ * -c skills.config=[{path="…/SKILL.md",enabled=false},…] for every skill of the checkout:
+ * the skills roots of each directory from top (the repository's, or the cwd outside one)
+ * down to the cwd. Returns 0, AR_ENOMEM, or AR_EUSAGE when there are too many to list.
+ */
+static int push_project_skills_off(struct ar_call_setup *out, const char *abs, const char *top,
+                                   struct ar_error *err)
+{
+    struct skill_scan sc = { AR_STRV_INIT, AR_STRV_INIT, 0 };
+    const char *from = top ? top : abs;
+    size_t flen = strlen(from);
+    int rc = ar_strv_pushv(&out->argv,
+                           (const char *const[]){ "-c", "project_root_markers=[\".git\"]", NULL });
+    /* Each directory on the way down: from, then every '/' of abs past it. */
+    for (size_t end = flen; !rc;) {
+        static const char *const roots[] = { ".codex/skills", ".agents/skills" };
+        for (size_t r = 0; r < 2 && !rc; r++) {
+            char *path = NULL, *real = NULL;
+            if (asprintf(&path, "%.*s/%s", (int)end, abs, roots[r]) < 0)
+                rc = AR_ENOMEM;
+            else if ((real = realpath(path, NULL)) != NULL)
+                rc = scan_skills(&sc, real, 0);
+            free(path);
+            free(real);
+        }
+        if (!abs[end])
+            break;
+        const char *slash = strchr(abs + end + 1, '/');
+        end = slash ? (size_t)(slash - abs) : strlen(abs);
+    }
+    struct ar_buf b;
+    ar_buf_init(&b, SKILLS_ARG_MAX);
+    if (!rc && sc.found.n) {
+        rc = ar_buf_puts(&b, "skills.config=[");
+        for (size_t i = 0; i < sc.found.n && !rc; i++) {
+            rc = ar_buf_puts(&b, i ? ",{path=" : "{path=");
+            rc = rc ? rc : toml_quote(&b, sc.found.v[i]);
+            rc = rc ? rc : ar_buf_puts(&b, ",enabled=false}");
+        }
+        rc = rc ? rc : ar_buf_puts(&b, "]");
+        if (rc == AR_ETOOBIG)
+            rc = ar_error_set(err, AR_EUSAGE, "codex",
+                              "the checkout holds %zu codex skills, too many to keep out of an "
+                              "untrusted call; remove them, or pass --trust-project",
+                              sc.found.n);
+        else if (!rc)
+            rc = ar_strv_pushv(&out->argv, (const char *const[]){ "-c", ar_buf_cstr(&b), NULL });
+    }
+    ar_buf_finish(&b);
+    ar_strv_finish(&sc.seen);
+    ar_strv_finish(&sc.found);
     return rc;
 }
 
@@ -177,7 +281,7 @@ static int push_user_mcp_off(struct ar_strv *a)
     ar_buf_init(&b, (size_t)4 << 20);
     struct ar_strv names = AR_STRV_INIT;
     int rc = 0;
-    if (ar_file_read(path, &b, NULL) == 0)
+    if (ar_file_read_own(path, &b, NULL) == 0)
         rc = ar_codex_mcp_names(b.data ? b.data : "", b.len, &names);
     for (size_t i = 0; i < names.n && !rc; i++) {
         rc = ar_strv_push(a, "-c");
@@ -194,7 +298,21 @@ int ar_codex_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
 {
     struct ar_strv *a = &out->argv;
     int text = ar_pv_tools(spec) == AR_TOOLS_NONE;
-    int rc = push_trust(out, spec->cwd, spec->trust_project);
+    char *abs = realpath(spec->cwd ? spec->cwd : ".", NULL);
+    char *top = abs ? git_top(abs) : NULL;
+    /* Without the cwd the spawn fails anyway. */
+    int rc = abs ? push_trust(out, abs, top, spec->trust_project) : 0;
+    if (abs && !spec->trust_project) {
+        int src = push_project_skills_off(out, abs, top, err);
+        if (src == AR_EUSAGE) {
+            free(top);
+            free(abs);
+            return src;
+        }
+        rc |= src;
+    }
+    free(top);
+    free(abs);
     if (!spec->trust_project)
         rc |= ar_strv_pushv(a, (const char *const[]){ "-c", "project_doc_max_bytes=0", NULL });
     rc |= ar_strv_pushv(a, (const char *const[]){ "-c", "web_search=\"disabled\"", NULL });

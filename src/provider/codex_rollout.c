@@ -131,7 +131,7 @@ static int read_rollout(const char *thread_id, struct ar_buf *out)
     int rc = AR_ENOJSON;
     if (!strchr(thread_id, '/') && asprintf(&suffix, "-%s.jsonl", thread_id) >= 0) {
         char *path = find_rollout(sessions, suffix, 0);
-        if (path && ar_file_read(path, out, NULL) == 0)
+        if (path && ar_file_read_own(path, out, NULL) == 0)
             rc = 0;
         free(path);
         free(suffix);

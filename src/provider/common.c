@@ -1,6 +1,7 @@
 /* Shared internals of the provider adapters: state, JSON helpers, the common finish. */
-#include <ftw.h>
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "provider/common.h"
 #include "util/buf.h"
+#include "util/temp.h"
 #include "util/utf8.h"
 
 void ar_call_setup_init(struct ar_call_setup *s)
@@ -21,23 +23,6 @@ void ar_call_setup_init(struct ar_call_setup *s)
     ar_strv_init(&s->local_paths);
     s->project_config = 0;
     s->context_files = 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    /* FTW_PHYS: a symbolic link is removed, never followed. */
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
-void ar_pv_remove_tree(const char *dir)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 enum ar_tools ar_pv_tools(const struct ar_call_spec *spec)
@@ -52,7 +37,7 @@ void ar_call_setup_finish(struct ar_call_setup *s)
     for (size_t i = 0; i < s->tmpfiles.n; i++)
         unlink(s->tmpfiles.v[i]);
     for (size_t i = 0; i < s->tmpdirs.n; i++)
-        ar_pv_remove_tree(s->tmpdirs.v[i]);
+        ar_remove_tree(s->tmpdirs.v[i]);
     ar_strv_finish(&s->argv);
     ar_strv_finish(&s->env);
     ar_strv_finish(&s->tmpfiles);
@@ -391,7 +376,8 @@ static double duration_at(const char *p, int bare_ok)
         const char *unit_end;
         double unit = unit_at(q, &unit_end);
         if (unit == 0) {
-            if (!parts && bare_ok && v >= 0 && v < 1e9)
+            /* strtod gives HUGE_VAL past the double range: a wait, just a long one. */
+            if (!parts && bare_ok && v >= 0)
                 return v;
             break;
         }
@@ -499,8 +485,11 @@ double ar_pv_retry_after(const char *msg, long long now)
             return strtod(p, NULL) / 1000.0;
     }
     /* claude's subscription limit: "usage limit reached|<Unix time>". */
-    if ((p = find_ci(msg, "limit reached|")) != NULL) {
+    if ((p = find_ci(msg, "limit reached|")) != NULL && isdigit((unsigned char)p[14])) {
+        errno = 0;
         long long at = strtoll(p + 14, NULL, 10);
+        if (errno == ERANGE)
+            return HUGE_VAL; /* a time past what any clock holds */
         if (at > 1000000000LL)
             return at > now ? (double)(at - now) : 0;
     }

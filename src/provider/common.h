@@ -50,9 +50,6 @@ struct ar_unwrap {
  * or EDIT with allow_edits). */
 enum ar_tools ar_pv_tools(const struct ar_call_spec *spec);
 
-/* Removes dir and everything in it, never following a symbolic link. Errors are ignored. */
-void ar_pv_remove_tree(const char *dir);
-
 /* Initializes the common state u, embedded in p's own unwrap state, for a call of p
  * (borrowed: static storage). Allocates nothing. */
 void ar_pv_unwrap_init(struct ar_unwrap *u, const struct ar_provider *p);
@@ -116,7 +113,11 @@ void ar_pv_deny(struct ar_unwrap *u, const char *tool, const char *target);
  * "Try again at 5:03 PM." / "at Nov 25th, 2026 11:07 PM", "resets 3pm (UTC)",
  * "usage limit reached|1767225600" (a Unix time), "retryDelayMs: 7000". Clock
  * times are local unless the text says UTC; `now` is the current Unix time.
- * Returns the seconds to wait (>= 0), or -1 when the text says nothing usable.
+ * Returns the seconds to wait (>= 0), or -1 when the text says nothing usable. A wait
+ * asked for in numbers no clock holds ("1e30 seconds", "retryDelayMs: 1e400", a
+ * 20-digit Unix time) is HUGE_VAL: longer than any --max-wait, never 0. This is the one
+ * reader of a CLI's waits; whoever turns one into milliseconds compares it as a double
+ * first (run/pipeline.c retry_wait()).
  */
 double ar_pv_retry_after(const char *msg, long long now);
 

@@ -82,6 +82,32 @@ static int is_write_tool(const char *name)
     return 0;
 }
 
+/*
+ * Whether a tool_result error is gemini refusing the call (DESIGN §4b: denied), not the
+ * tool failing at its work (an edit whose old text was not found, a file not found):
+ * gemini 0.61's ToolErrorType values for a boundary, read from its bundle. A tool the
+ * approval mode or a policy left out (policies remove denied tools) comes back as
+ * tool_not_registered, which claims nothing for a tool that would not have changed
+ * anything; a write out of the workspace fails the tool's own parameter check, as
+ * invalid_tool_params "Path not in workspace: …" (recorded: stream-tool-write-outside).
+ */
+static int refused(const char *tool, const char *etype, const char *emsg)
+{
+    static const char *const boundaries[] = { "policy_violation", "path_not_in_workspace",
+                                              "sandbox_expansion_required", "permission_denied",
+                                              NULL };
+    if (!etype)
+        return 0;
+    for (size_t i = 0; boundaries[i]; i++)
+        if (!strcmp(etype, boundaries[i]))
+            return 1;
+    int acts = is_write_tool(tool) || !strcmp(tool, "run_shell_command");
+    if (!strcmp(etype, "tool_not_registered"))
+        return acts;
+    return !strcmp(etype, "invalid_tool_params") && emsg &&
+           (strstr(emsg, "Path not in workspace") || strstr(emsg, "outside the allowed workspace"));
+}
+
 /* The main model: the one with a "main" role, else the biggest prompt (the router is tiny). */
 static void pick_model(struct ar_unwrap *u, const json_t *models)
 {
@@ -212,14 +238,9 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
             if (status && !strcmp(status, "success") &&
                 (is_write_tool(name) || !strcmp(name, "run_shell_command")))
                 u->r.acted = 1;
-            /* The policy engine refused the tool, or the approval mode did not offer
-             * a tool that changes things (default mode has no write or shell tool; a
-             * missing read tool claims nothing that did not happen). */
-            const char *etype = ar_pv_str(json_object_get(o, "error"), "type");
-            int acts = is_write_tool(name) || !strcmp(name, "run_shell_command");
-            if (status && !strcmp(status, "error") && etype &&
-                ((!strcmp(etype, "tool_not_registered") && acts) ||
-                 !strcmp(etype, "policy_violation")))
+            const json_t *e = json_object_get(o, "error");
+            if (status && !strcmp(status, "error") &&
+                refused(name, ar_pv_str(e, "type"), ar_pv_str(e, "message")))
                 ar_pv_deny(u, name, target);
         }
     } else if (!strcmp(type, "error")) {
@@ -276,9 +297,45 @@ static int apply_stderr(struct ar_unwrap *u, const char *data, size_t len)
     return 1;
 }
 
+/* gemini's exit status when it cannot authenticate, before any request
+ * (ExitCodes.FATAL_AUTHENTICATION_ERROR, 0.61.0): no auth method, no key. */
+#define GEMINI_EXIT_AUTH 41
+
+/*
+ * The line of a fatal start-up message that says what is wrong: the last line of stderr
+ * that is not its advice or a bullet ("When using Gemini API, you must specify the
+ * GEMINI_API_KEY environment variable." before "Update your environment and try
+ * again…"). Caller free()s; NULL when stderr is empty.
+ */
+static char *fatal_message(const char *data, size_t len)
+{
+    while (data && len) {
+        char *line = ar_pv_last_line(data, len);
+        if (!line)
+            return NULL;
+        if (strncmp(line, "Update your environment", 23) != 0 &&
+            strncmp(line, "\xe2\x80\xa2", 3) != 0 /* a bullet */)
+            return line;
+        free(line);
+        const char *at = data + len;
+        while (at > data && (at[-1] == '\n' || at[-1] == '\r' || at[-1] == ' '))
+            at--;
+        while (at > data && at[-1] != '\n')
+            at--;
+        len = (size_t)(at - data);
+    }
+    return NULL;
+}
+
 static void gemini_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
                                  struct ar_reply *out)
 {
+    if (!u->r.final_seen && !u->r.error && exit && !exit->killed && !exit->term_signal &&
+        exit->status == GEMINI_EXIT_AUTH) {
+        char *msg = fatal_message(exit->stderr_tail, exit->stderr_len);
+        ar_pv_fail(u, AR_EAUTH, msg ? msg : "gemini could not authenticate (exit status 41)");
+        free(msg);
+    }
     if (!u->r.final_seen && !u->r.error && exit && !exit->killed && !exit->term_signal &&
         !apply_stderr(u, exit->stderr_tail, exit->stderr_len)) {
         /* The exit status is the HTTP status & 255 (401 → 145, 429 → 173, 500 → 244). */
@@ -365,6 +422,7 @@ const struct ar_provider ar_provider_gemini = {
     .posture_note = "an untrusted workspace through a private GEMINI_CLI_HOME: the user's settings "
                     "plus tools.core, links to the rest of ~/.gemini; the user's own hooks and "
                     "stdio MCP servers are off too unless --trust-project",
+    .login = ar_gemini_login,
     .prepare = gemini_prepare,
     .unwrap_new = gemini_unwrap_new,
     .unwrap_line = gemini_unwrap_line,

@@ -29,4 +29,15 @@ struct json_t *ar_gemini_settings(struct json_t *user, enum ar_tools tools, int 
 int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
                       struct ar_error *err);
 
+/* The user's gemini directory: $GEMINI_CLI_HOME/.gemini, else ~/.gemini. Caller free()s;
+ * NULL when out of memory. */
+char *ar_gemini_user_dir(void);
+
+/* The settings.json of user_dir (comments allowed, as gemini allows them), or an empty
+ * object. New reference. */
+struct json_t *ar_gemini_user_settings(const char *user_dir);
+
+/* gemini's ar_provider.login (gemini_login.c). */
+void ar_gemini_login(const struct ar_login_probe *probe, struct ar_login_state *out);
+
 #endif

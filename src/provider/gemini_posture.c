@@ -29,6 +29,7 @@
 #include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/temp.h"
 
 /* Replaces gemini's ≈ 32 KB system instruction in text calls. */
 static const char gemini_text_prompt[] =
@@ -40,8 +41,16 @@ static const char *const gemini_read_tools[] = { "read_file",   "list_directory"
                                                  "grep_search", "read_many_files", NULL };
 static const char *const gemini_edit_tools[] = { "write_file", "replace", NULL };
 
-/* The user's settings.json (comments allowed, as gemini allows them), or an empty object. */
-static json_t *user_settings(const char *user_dir)
+char *ar_gemini_user_dir(void)
+{
+    const char *home = getenv("GEMINI_CLI_HOME");
+    if (!home || !*home)
+        home = getenv("HOME");
+    char *dir = NULL;
+    return asprintf(&dir, "%s/.gemini", home && *home ? home : "/nonexistent") < 0 ? NULL : dir;
+}
+
+json_t *ar_gemini_user_settings(const char *user_dir)
 {
     char *path = NULL;
     if (asprintf(&path, "%s/settings.json", user_dir) < 0)
@@ -50,7 +59,7 @@ static json_t *user_settings(const char *user_dir)
     ar_buf_init(&b, (size_t)4 << 20);
     ar_buf_init(&fixed, (size_t)8 << 20);
     json_t *v = NULL;
-    if (ar_file_read(path, &b, NULL) == 0 && b.len) {
+    if (ar_file_read_own(path, &b, NULL) == 0 && b.len) {
         v = json_loadb(b.data, b.len, 0, NULL);
         if (!v && ar_json_repair(b.data, b.len, &fixed, NULL, NULL) == 0)
             v = json_loadb(fixed.data ? fixed.data : "", fixed.len, 0, NULL);
@@ -134,20 +143,16 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
 {
     enum ar_tools tools = ar_pv_tools(spec);
     int text = tools == AR_TOOLS_NONE;
-    const char *home = getenv("GEMINI_CLI_HOME");
-    if (!home || !*home)
-        home = getenv("HOME");
-    const char *tmpdir = getenv("TMPDIR");
-    char *root = NULL, *dir = NULL, *user_dir = NULL, *settings_path = NULL;
+    char *root = NULL, *dir = NULL, *user_dir = ar_gemini_user_dir(), *settings_path = NULL;
     int rc = 0;
-    if (asprintf(&root, "%s/agentrun-gemini-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0 ||
-        asprintf(&user_dir, "%s/.gemini", home && *home ? home : "/nonexistent") < 0) {
+    if (!user_dir) {
         rc = ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
         goto out;
     }
-    if (!mkdtemp(root)) {
-        rc = ar_error_set_sys(err, AR_EIO, errno, root, "cannot create '%s': %s", root,
-                              strerror(errno));
+    /* 0700, and swept by a later agentrun when this one is killed (util/temp.h): it
+     * holds a copy of the user's settings. */
+    if (!(root = ar_temp_dir_make("gemini", err))) {
+        rc = err && err->code ? err->code : AR_EIO;
         goto out;
     }
     if (ar_strv_push(&out->tmpdirs, root) < 0 || asprintf(&dir, "%s/.gemini", root) < 0 ||
@@ -155,7 +160,7 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
         rc = ar_error_set(err, AR_EIO, "gemini", "cannot prepare a private gemini home");
         goto out;
     }
-    json_t *user = user_settings(user_dir);
+    json_t *user = ar_gemini_user_settings(user_dir);
     json_t *s = ar_gemini_settings(user, tools, spec->trust_project);
     json_decref(user);
     char *text_settings = s ? json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;

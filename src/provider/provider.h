@@ -108,6 +108,29 @@ void ar_reply_finish(struct ar_reply *r);
 
 struct ar_unwrap; /* per-call stream state, opaque: owned by the adapter that made it */
 
+/* Whether a CLI can authenticate, as far as can be told without calling a model. */
+enum ar_login {
+    AR_LOGIN_UNKNOWN = 0, /* nothing says either way (a keychain, a helper agentrun cannot see) */
+    AR_LOGIN_YES,
+    AR_LOGIN_NO,
+};
+
+/* What the CLI's status command (ar_provider.login_argv) answered. */
+struct ar_login_probe {
+    int status;      /* its exit status; -1 when it could not run, was killed or hung */
+    const char *out; /* stdout, borrowed, never NULL */
+    size_t out_len;
+    const char *err; /* stderr's tail, borrowed, never NULL */
+    size_t err_len;
+};
+
+struct ar_login_state {
+    enum ar_login state;
+    /* YES: how ("API key in $ANTHROPIC_API_KEY"); NO: what is missing and what to do
+     * ("not logged in: run 'claude' and /login, or set ANTHROPIC_API_KEY"); UNKNOWN: why. */
+    char how[320];
+};
+
 struct ar_provider {
     const char *name;              /* "claude" */
     const char *bin_env;           /* "AGENTRUN_CLAUDE_BIN" */
@@ -119,6 +142,18 @@ struct ar_provider {
     const char *home_dir; /* that dir's default, relative to $HOME (".codex") or NULL */
     int enforces_budget;  /* the CLI stops itself at spec->max_budget_usd (claude) */
     const char *posture_note; /* how the posture is reached, for doctor (one sentence) */
+
+    /* Logging in. login_argv: the arguments (after the binary) of the CLI's own status
+     * command, which answers without calling a model; NULL when it has none. login():
+     * whether the CLI can authenticate, from probe (that command's answer; NULL when not
+     * asked) and what the environment and the CLI's own files say, into *out; it never
+     * spawns, and says NO only when the CLI would refuse too. doctor asks with the
+     * command's answer. login_before_call: the CLI does not fail by itself when it cannot
+     * log in (codex retries the network for a minute), so a call that would spawn it asks
+     * login(NULL) first, and a NO fails the call with `auth` (src/run/call.c). */
+    const char *const *login_argv;
+    void (*login)(const struct ar_login_probe *probe, struct ar_login_state *out);
+    int login_before_call;
 
     int (*prepare)(const struct ar_call_spec *spec, struct ar_call_setup *out,
                    struct ar_error *err);
@@ -155,6 +190,13 @@ struct ar_provider {
  * Returns 0, or AR_EUSAGE with err set.
  */
 int ar_provider_check_arg(const char *what, const char *value, struct ar_error *err);
+
+/* Sets out (state and printf-style how). Returns nothing; for the adapters' login(). */
+void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *fmt, ...)
+    AR_PRINTF(3, 4);
+
+/* The first credential variable of p->auth_env that is set and not empty, or NULL. */
+const char *ar_provider_auth_env_set(const struct ar_provider *p);
 
 /* The registry, in `--provider auto` order (claude, codex, gemini), NULL-terminated. */
 const struct ar_provider *const *ar_providers(void);

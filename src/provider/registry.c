@@ -1,4 +1,5 @@
 /* The provider table, binary and model lookup, and `--provider auto`. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,4 +181,23 @@ int ar_provider_check_arg(const char *what, const char *value, struct ar_error *
             return ar_error_set(err, AR_EUSAGE, what,
                                 "invalid %s: it holds a control character (0x%02x)", what, *p);
     return 0;
+}
+
+void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    out->state = state;
+    vsnprintf(out->how, sizeof(out->how), fmt, ap);
+    va_end(ap);
+}
+
+const char *ar_provider_auth_env_set(const struct ar_provider *p)
+{
+    for (size_t i = 0; p->auth_env && p->auth_env[i]; i++) {
+        const char *v = getenv(p->auth_env[i]);
+        if (v && *v)
+            return p->auth_env[i];
+    }
+    return NULL;
 }

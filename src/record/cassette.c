@@ -297,11 +297,24 @@ int ar_cassette_from_json(const json_t *v, struct ar_cassette *c, struct ar_erro
 
 int ar_cassette_load(const char *path, struct ar_cassette *c, struct ar_error *err)
 {
+    /* A cassette directory may be part of a checkout: read by util/file.h's rules. */
+    struct ar_buf b;
+    ar_buf_init(&b, MAX_CASSETTE);
+    int rc = ar_file_read(path, &b, err);
+    if (rc) {
+        ar_buf_finish(&b);
+        if (rc == AR_ENOMEM)
+            return rc;
+        if (err)
+            err->code = AR_EIO;
+        return AR_EIO;
+    }
     json_error_t je;
-    json_t *v = json_load_file(path, 0, &je);
+    json_t *v = json_loadb(ar_buf_cstr(&b), b.len, 0, &je);
+    ar_buf_finish(&b);
     if (!v)
         return ar_error_set(err, AR_EIO, path, "cannot read cassette '%s': %s", path, je.text);
-    int rc = ar_cassette_from_json(v, c, err);
+    rc = ar_cassette_from_json(v, c, err);
     json_decref(v);
     if (rc < 0) {
         char msg[sizeof(err->msg)];

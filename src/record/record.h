@@ -39,11 +39,13 @@ struct ar_redactor {
 
 /*
  * Collects the values of environment variables whose names look like
- * credentials (KEY, TOKEN, SECRET, PASSWORD, PASSWD, AUTH, CREDENTIAL, case
- * ignored), from agentrun's own environment and from `extra` ("NAME=VALUE"
- * entries given to the child; may be NULL). Values shorter than 6 bytes are
- * left alone (they would blank out ordinary words). Returns 0 or AR_ENOMEM.
+ * credentials (KEY, TOKEN, SECRET, PASSWORD, PASSWD, AUTH, CREDENTIAL, COOKIE,
+ * case ignored), from agentrun's own environment and from `extra` ("NAME=VALUE"
+ * entries given to the child; may be NULL), each also as it stands in a JSON
+ * string and percent-encoded in a URL. Values shorter than AR_REDACT_MIN_LEN
+ * bytes are left alone (they would blank out ordinary words). Returns 0 or AR_ENOMEM.
  */
+#define AR_REDACT_MIN_LEN 6
 int ar_redactor_init(struct ar_redactor *r, const char *const *extra);
 void ar_redactor_finish(struct ar_redactor *r);
 
@@ -57,6 +59,16 @@ int ar_redact_secret_name(const char *name, size_t len);
  * AWS "AKIA…", and whatever follows "Bearer " or "Basic ". Returns 0 or AR_ENOMEM.
  */
 int ar_redact(const struct ar_redactor *r, const char *s, size_t n, struct ar_buf *out);
+
+/*
+ * ar_redact() for a CLI's stdout as it is stored (lines of JSON events, or text):
+ * each line's strings are decoded, the strings at one key path are joined in order
+ * (a streamed answer's pieces), and a secret found in the joined text is cut out of
+ * every piece it spans, which is re-encoded in place; the bytes no string holds get
+ * ar_redact() too. So replaying the result can never join a secret together again.
+ * Returns 0 or AR_ENOMEM.
+ */
+int ar_redact_stdout(const struct ar_redactor *r, const char *s, size_t n, struct ar_buf *out);
 
 /* ---- cassettes (cassette.c) ------------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
  * (docs/run-result.md). */
 #include <assert.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,22 @@ static void free_strv(char **v)
     free(v);
 }
 
+static void worktree_free(struct ar_result_worktree *w)
+{
+    if (!w)
+        return;
+    free(w->path);
+    free(w->branch);
+    free(w->base);
+    free(w->commit);
+    free(w);
+}
+
 void ar_result_destroy(struct ar_result *r)
 {
     if (!r)
         return;
+    worktree_free(r->worktree);
     free(r->provider);
     free(r->model);
     free(r->output);
@@ -102,7 +115,7 @@ static json_t *usage_value(const struct ar_usage *u)
                      (json_int_t)u->output, "reasoning", (json_int_t)u->reasoning);
 }
 
-static json_t *cost_value(double usd, enum ar_cost_source src)
+json_t *ar_cost_value(double usd, enum ar_cost_source src)
 {
     return src == AR_COST_UNKNOWN ? json_null() : json_real(ar_cost_round(usd));
 }
@@ -160,7 +173,7 @@ static json_t *calls_value(const struct ar_result *r)
         json_object_set_new(o, "signal", c->signal ? json_integer(c->signal) : json_null());
         json_object_set_new(o, "duration_ms", json_integer((json_int_t)c->duration_ms));
         json_object_set_new(o, "tokens", usage_value(&c->usage));
-        json_object_set_new(o, "cost_usd", cost_value(c->cost_usd, c->cost_source));
+        json_object_set_new(o, "cost_usd", ar_cost_value(c->cost_usd, c->cost_source));
         json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(c->cost_source)));
         json_object_set_new(o, "cached", json_boolean(c->cached));
         json_object_set_new(o, "timed_out", json_boolean(c->timed_out));
@@ -176,7 +189,7 @@ static json_t *calls_value(const struct ar_result *r)
 json_t *ar_result_cached_from(const struct ar_result *r)
 {
     return json_pack("{s:o,s:o,s:s,s:I}", "tokens", usage_value(&r->cached_usage), "cost_usd",
-                     cost_value(r->cached_cost_usd, r->cached_cost_source), "cost_source",
+                     ar_cost_value(r->cached_cost_usd, r->cached_cost_source), "cost_source",
                      ar_cost_source_name(r->cached_cost_source), "calls", (json_int_t)r->n_cached);
 }
 
@@ -192,7 +205,7 @@ json_t *ar_result_to_value(const struct ar_result *r)
     json_object_set_new(o, "repair", json_string(ar_repair_kind_name(r->repair)));
     json_object_set_new(o, "local_fixes", strv_value(r->local_fixes));
     json_object_set_new(o, "tokens", usage_value(&r->usage));
-    json_object_set_new(o, "cost_usd", cost_value(r->cost_usd, r->cost_source));
+    json_object_set_new(o, "cost_usd", ar_cost_value(r->cost_usd, r->cost_source));
     json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(r->cost_source)));
     json_object_set_new(o, "cached", json_boolean(r->cached));
     json_object_set_new(o, "cached_from", r->n_cached ? ar_result_cached_from(r) : json_null());
@@ -205,6 +218,12 @@ json_t *ar_result_to_value(const struct ar_result *r)
                         r->files_tracked ? json_null()
                                          : json_string(untracked_names[r->files_untracked]));
     json_object_set_new(o, "files", files_value(r));
+    const struct ar_result_worktree *w = r->worktree;
+    json_object_set_new(o, "worktree",
+                        w ? json_pack("{s:o,s:b,s:o,s:o,s:o}", "path", text_value(w->path), "kept",
+                                      w->kept, "branch", text_value(w->branch), "base",
+                                      text_value(w->base), "commit", text_value(w->commit))
+                          : json_null());
     json_object_set_new(o, "calls", calls_value(r));
     json_t *denied = json_array();
     for (size_t i = 0; i < r->n_denied; i++)
@@ -216,7 +235,8 @@ json_t *ar_result_to_value(const struct ar_result *r)
         json_object_set_new(e, "code", json_string(ar_strerror_name(r->error.code)));
         json_object_set_new(e, "message", text_value(r->error.msg));
         json_object_set_new(e, "details", strv_value(r->error_details));
-        if (r->retry_after_s >= 0)
+        /* A wait past any clock (HUGE_VAL) has no JSON number: left out, as unsaid. */
+        if (r->retry_after_s >= 0 && isfinite(r->retry_after_s))
             json_object_set_new(e, "retry_after_s", json_real(r->retry_after_s));
         json_object_set_new(o, "error", e);
     } else {
@@ -581,6 +601,25 @@ int ar_result_draft_take_files(struct ar_result_draft *d, struct ar_git_changes 
             return AR_ENOMEM;
         f->truncated = g->truncated;
     }
+    return 0;
+}
+
+int ar_result_draft_worktree(struct ar_result_draft *d, const char *path, int kept,
+                             const char *branch, const char *base, const char *commit)
+{
+    struct ar_result_worktree *w = calloc(1, sizeof(*w));
+    if (!w)
+        return AR_ENOMEM;
+    w->kept = kept;
+    int bad = !(w->path = strdup(path)) || !(w->base = strdup(base)) ||
+              (branch && !(w->branch = strdup(branch))) ||
+              (commit && !(w->commit = strdup(commit)));
+    if (bad) {
+        worktree_free(w);
+        return AR_ENOMEM;
+    }
+    worktree_free(d->res->worktree);
+    d->res->worktree = w;
     return 0;
 }
 

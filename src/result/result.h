@@ -43,6 +43,10 @@ const char *ar_repair_kind_name(enum ar_repair_kind k);
 /* The RunResult word for s: "cli", "price_table", "cache" or "unknown". Static storage. */
 const char *ar_cost_source_name(enum ar_cost_source s);
 
+/* A cost as every output shows it: null when unknown, else rounded to 1e-10 dollars
+ * (ar_cost_round(): 0.01475, not 0.014750000000000001). New reference. */
+json_t *ar_cost_value(double usd, enum ar_cost_source src);
+
 /* ---- building a result, call by call ---------------------------------------------
  *
  * The pipeline (src/run/pipeline.c) decides what happens; the draft records it.
@@ -152,6 +156,13 @@ void ar_result_draft_untracked(struct ar_result_draft *d, enum ar_files_untracke
  */
 int ar_result_draft_take_files(struct ar_result_draft *d, struct ar_git_changes *ch,
                                int with_content);
+
+/*
+ * Where the run's worktree left its work (every string borrowed, copied; branch and
+ * commit may be NULL). Returns 0 or AR_ENOMEM.
+ */
+int ar_result_draft_worktree(struct ar_result_draft *d, const char *path, int kept,
+                             const char *branch, const char *base, const char *commit);
 
 /*
  * The finished result: ok, the run's duration, the summed and cached costs.

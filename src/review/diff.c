@@ -297,7 +297,12 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
     int in = in_work_tree(cwd, err);
     if (in < 0)
         return in;
-    if (!in || has_suffix(arg, ".diff") || has_suffix(arg, ".patch"))
+    if (!in)
+        return ar_error_set(err, AR_EUSAGE, arg,
+                            "not a git repository, and no such file '%s' (a revision needs a "
+                            "git work tree; -C DIR names one)",
+                            arg);
+    if (has_suffix(arg, ".diff") || has_suffix(arg, ".patch"))
         return ar_error_set(err, AR_EUSAGE, arg, "no such file '%s'", arg);
 
     int rc;

@@ -62,7 +62,7 @@ struct ar_call {
     ar_call_line_fn *on_line;
     ar_call_done_fn *on_done;
     void *arg;
-    const struct ar_logger *logger;
+    struct ar_logger logger; /* a copy: the run that owns the original may end in on_done */
     const char *provider;
     int cancelled;
     int keep; /* the pipeline says the call succeeded */
@@ -75,6 +75,7 @@ struct ar_call {
     char cache_key[AR_SHA256_HEX];
     struct ar_redactor redactor;
     int have_redactor;
+    int secret; /* the answer holds a secret: recorded redacted, never cached */
 };
 
 static void call_free(struct ar_call *c)
@@ -98,21 +99,12 @@ static void on_child_line(struct ar_child *child, const char *line, size_t len, 
         c->on_line(c, line, len, c->arg);
 }
 
-/* The recorded text, redacted. Returns 0 or AR_ENOMEM. */
-static int redact_buf(const struct ar_redactor *rd, struct ar_buf *b)
-{
-    struct ar_buf r;
-    ar_buf_init(&r, AR_BUF_UNLIMITED);
-    if (ar_redact(rd, b->data ? b->data : "", b->len, &r) < 0) {
-        ar_buf_finish(&r);
-        return AR_ENOMEM;
-    }
-    ar_buf_reset(b);
-    int rc = ar_buf_append(b, r.data ? r.data : "", r.len);
-    ar_buf_finish(&r);
-    return rc;
-}
-
+/*
+ * Writes the call down: the cassette (under --record) with its secrets redacted; and
+ * whether the cache may keep it. The cache answers with exactly what the call returned,
+ * so it never stores a rewritten answer: an answer holding a secret (any text redaction
+ * would change) is not cached at all, and the secret stays off the disk.
+ */
 static void write_down(struct ar_call *c, const struct ar_child_result *res)
 {
     struct ar_cassette *t = &c->tape;
@@ -124,13 +116,25 @@ static void write_down(struct ar_call *c, const struct ar_child_result *res)
     ar_buf_reset(&t->err);
     if (res->stderr_tail)
         ar_buf_append(&t->err, res->stderr_tail, res->stderr_tail_len);
-    if (redact_buf(&c->redactor, &t->out) < 0 || redact_buf(&c->redactor, &t->err) < 0) {
-        ar_warn(c->logger, "cannot record the %s call: out of memory", c->provider);
-        return;
+    struct ar_cassette red = *t; /* the request half is shared: it was redacted when set */
+    ar_buf_init(&red.out, AR_BUF_UNLIMITED);
+    ar_buf_init(&red.err, AR_BUF_UNLIMITED);
+    if (ar_redact_stdout(&c->redactor, ar_buf_cstr(&t->out), t->out.len, &red.out) < 0 ||
+        ar_redact(&c->redactor, ar_buf_cstr(&t->err), t->err.len, &red.err) < 0) {
+        ar_warn(&c->logger, "cannot record the %s call: out of memory", c->provider);
+        c->secret = 1;
+    } else {
+        c->secret = red.out.len != t->out.len || red.err.len != t->err.len ||
+                    memcmp(ar_buf_cstr(&red.out), ar_buf_cstr(&t->out), t->out.len) != 0 ||
+                    memcmp(ar_buf_cstr(&red.err), ar_buf_cstr(&t->err), t->err.len) != 0;
+        if (c->secret && c->cache_dir)
+            ar_debug(&c->logger, "%s: the answer holds a secret: it is not cached", c->provider);
+        struct ar_error err = AR_ERROR_INIT;
+        if (c->record_dir && ar_cassette_record(&red, c->record_dir, &err) < 0)
+            ar_warn(&c->logger, "cannot record the %s call: %s", c->provider, err.msg);
     }
-    struct ar_error err = AR_ERROR_INIT;
-    if (c->record_dir && ar_cassette_record(t, c->record_dir, &err) < 0)
-        ar_warn(c->logger, "cannot record the %s call: %s", c->provider, err.msg);
+    ar_buf_finish(&red.out);
+    ar_buf_finish(&red.err);
 }
 
 static void on_child_done(struct ar_child *child, const struct ar_child_result *res, void *arg)
@@ -143,12 +147,12 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
                                after this one */
     c->on_done(c, res, c->arg);
     /* Only an answer the provider accepted is worth keeping: never a timeout, a
-     * rate limit or an interrupted call. */
-    if (c->capture && c->cache_dir && c->keep &&
+     * rate limit or an interrupted call; and never one that holds a secret. */
+    if (c->capture && c->cache_dir && c->keep && !c->secret &&
         (res->end == AR_CHILD_EXITED || res->end == AR_CHILD_FINAL_GRACE)) {
         struct ar_error err = AR_ERROR_INIT;
         if (ar_cache_put(c->cache_dir, c->cache_key, &c->tape, &err) < 0)
-            ar_warn(c->logger, "cannot write the cache entry: %s", err.msg);
+            ar_warn(&c->logger, "cannot write the cache entry: %s", err.msg);
     }
     call_free(c);
 }
@@ -207,7 +211,7 @@ static void play(void *arg)
     if (c->record_dir) {
         struct ar_error err = AR_ERROR_INIT;
         if (ar_cassette_record(t, c->record_dir, &err) < 0)
-            ar_warn(c->logger, "cannot record the %s call: %s", c->provider, err.msg);
+            ar_warn(&c->logger, "cannot record the %s call: %s", c->provider, err.msg);
     }
     c->on_done(c, &res, c->arg);
     call_free(c);
@@ -223,7 +227,10 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
     c->on_line = o->on_line;
     c->on_done = o->on_done;
     c->arg = o->arg;
-    c->logger = o->logger;
+    if (o->logger)
+        c->logger = *o->logger;
+    else
+        c->logger = (struct ar_logger)AR_LOGGER_INIT;
     c->provider = o->provider;
     ar_cassette_init(&c->tape);
     static const struct ar_call_tapes none = { NULL, NULL, NULL, 0 };
@@ -291,6 +298,17 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         if (out)
             *out = c;
         return 0;
+    }
+    /* A CLI that would not fail by itself without a login (codex retries the network
+     * for a minute, then says nothing) is asked first: a certain no is `auth` at once. */
+    const struct ar_provider *p = ar_provider_find(o->provider);
+    if (p && p->login_before_call && p->login) {
+        struct ar_login_state login = { AR_LOGIN_UNKNOWN, "" };
+        p->login(NULL, &login);
+        if (login.state == AR_LOGIN_NO) {
+            call_free(c);
+            return ar_error_set(err, AR_EAUTH, o->provider, "%s: %s", o->provider, login.how);
+        }
     }
     c->capture = c->record_dir || c->cache_dir;
     struct ar_child_opts co = o->child;

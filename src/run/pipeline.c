@@ -19,6 +19,11 @@
  *   end_run            snapshot_after (when snapshot_before was taken), then
  *   report             the result to the done callback, then run_free()
  *
+ * A run with a worktree of its own (options.worktree) has it made first
+ * (make_tree, before snapshot_before: the run's cwd is then in the worktree)
+ * and finished last (finish_tree, in report: the commit, the removal, the
+ * branch), so whatever ended the run, the worktree is finished once.
+ *
  * A run that ends before its first call reports at once (no snapshot after).
  * run_free() is the one teardown, also for a run whose setup failed.
  */
@@ -42,6 +47,7 @@
 #include "run/call.h"
 #include "run/own_files.h"
 #include "run/run.h"
+#include "run/tree.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -80,11 +86,14 @@ struct ar_run {
     int transcript_fd;
 
     struct ar_git_snapshot *before;
-    struct ar_error missing; /* no provider installed at all: the run's error */
+    struct ar_error missing;  /* no provider installed at all: the run's error */
+    struct ar_git_tree *tree; /* the run's own worktree, from made to freed */
+    int tree_finished;        /* finish_tree ran (or cannot): report goes on */
 
     /* The call in flight. */
     enum call_kind kind;
     const char *call_model; /* the model asked for (borrowed: options or environment), or NULL */
+    char *main_model;       /* the model the last main call was priced by, or NULL */
     struct ar_call_setup setup;
     struct ar_unwrap *unwrap;
     struct ar_call *call;
@@ -99,6 +108,9 @@ struct ar_run {
     uint64_t waited_ms;       /* waited before the next call (for its record) */
     int retried;              /* the current call was already retried once */
     int side_effects;         /* a call changed files or ran a tool that can */
+    int failed_code;          /* a failed call waiting for git's word: its error, */
+    int failed_retry;         /* whether retry_wait() would make it again, */
+    uint64_t failed_wait_ms;  /* and after how long */
 
     uint64_t t0;
     struct ar_result_draft draft; /* the RunResult as the stages record it (src/result) */
@@ -180,6 +192,11 @@ static enum ar_tools call_tools(const struct ar_run_options *o, enum call_kind k
 static int can_edit(const struct ar_run_options *o)
 {
     return call_tools(o, CALL_MAIN) == AR_TOOLS_EDIT;
+}
+
+int ar_run_uses_worktree(const struct ar_run_options *o)
+{
+    return o->worktree == AR_WORKTREE_ALWAYS || (o->worktree == AR_WORKTREE_EDITS && can_edit(o));
 }
 
 /*
@@ -332,14 +349,19 @@ static int retry_wait(const struct ar_run *run, int code, const struct ar_reply 
      * rewrites text, and may be made again. */
     if (run->retried || run->cancelled || !run->o.max_wait_ms || reply->files.n || reply->acted)
         return 0;
-    double hint = reply->retry_after_s;
+    double hint = reply->retry_after_s, want;
     if (code == AR_ERATELIMIT)
-        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : RATE_LIMIT_WAIT_MS;
+        want = hint >= 0 ? hint * 1000.0 : RATE_LIMIT_WAIT_MS;
     else if (code == AR_EAPI && reply->transient)
-        *ms = hint >= 0 ? (uint64_t)(hint * 1000.0 + 0.999) : TRANSIENT_WAIT_MS;
+        want = hint >= 0 ? hint * 1000.0 : TRANSIENT_WAIT_MS;
     else
         return 0;
-    return *ms <= run->o.max_wait_ms;
+    /* Compared as a double before any conversion: a wait no integer holds (1e30 s,
+     * HUGE_VAL) is past --max-wait, where converting it first gave 0 and an instant retry. */
+    if (!(want <= (double)run->o.max_wait_ms))
+        return 0;
+    *ms = (uint64_t)(want + 0.999);
+    return 1;
 }
 
 /*
@@ -406,6 +428,15 @@ static int record_call_end(struct ar_run *run, struct ar_call *call,
                 "could not be told apart, so tokens and cost include earlier calls",
                 run->prov->name);
     const char *model = reply->model ? reply->model : run->call_model;
+    /* A repair call is the main call's CLI and model once more: when it does not say which
+     * model answered, the main call's prices it (an unknown one would stop a batch's
+     * budget at the first repair call). */
+    if (!model && run->kind == CALL_REPAIR)
+        model = run->main_model;
+    if (run->kind == CALL_MAIN && model != run->main_model) {
+        free(run->main_model);
+        run->main_model = model ? strdup(model) : NULL;
+    }
     struct ar_call_end e = {
         .exit_code = cr->status,
         .signal = cr->term_signal,
@@ -428,17 +459,16 @@ static int record_call_end(struct ar_run *run, struct ar_call *call,
 }
 
 /*
- * A call failed with `code`: made once more after a wait (retry_wait()), or
- * by the next provider of the fallback list, or the run ends with the error.
+ * After a failed call, with the work tree's word taken (go_on_after_failure is the
+ * rest of after_failed_call): the same call once more after the wait, or the next
+ * provider, or the end. A main call that changed files (side_effects) gets neither.
  */
-static void after_failed_call(struct ar_run *run, int code, const char *msg,
-                              const struct ar_reply *reply)
+static void go_on_after_failure(struct ar_run *run, int code, int retry, uint64_t wait_ms)
 {
     struct ar_result *r = run->draft.res;
-    set_error(run, code, "%s", msg ? msg : ar_strerror(code));
-    ar_result_draft_retry_after(&run->draft, reply->retry_after_s);
-    uint64_t wait_ms = 0;
-    if (retry_wait(run, code, reply, &wait_ms)) {
+    int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
+    int changed = run->kind == CALL_MAIN && run->side_effects;
+    if (retry && !changed) {
         if (code == AR_ERATELIMIT)
             ar_backoff_extend(run->backoff, run->prov->name, ar_loop_now_ms(run->loop) + wait_ms);
         ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name, r->error.msg,
@@ -449,8 +479,7 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
                        code == AR_ERATELIMIT ? "rate limit" : ar_strerror_name(code));
         return;
     }
-    int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
-    if (could_move_on && run->side_effects) {
+    if ((retry || could_move_on) && changed) {
         /* The work tree is no longer what the task was given: running it again
          * (here or with another provider) could apply its edits twice. */
         char why[sizeof(r->error.msg)];
@@ -464,6 +493,58 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
         return;
     }
     end_run(run);
+}
+
+static void on_snapshot_failed(struct ar_git_snapshot *now, int rc, const struct ar_error *err,
+                               void *arg)
+{
+    struct ar_run *run = arg;
+    struct ar_git_changes ch;
+    ar_git_changes_init(&ch);
+    struct ar_error e = AR_ERROR_INIT;
+    /* Changed, unless git says plainly that nothing did: a retry that cannot be told
+     * safe is not made. */
+    int changed = 1;
+    if (now && now->tracked && ar_git_changes_compute(run->before, now, &ch, &e) == 0 &&
+        ar_own_files_drop(&ch, now->root, run->transcript_fd) == 0)
+        changed = ch.n > 0;
+    else if (rc < 0 && err)
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
+    ar_git_changes_finish(&ch);
+    ar_git_snapshot_destroy(now);
+    if (changed)
+        run->side_effects = 1;
+    go_on_after_failure(run, run->failed_code, run->failed_retry, run->failed_wait_ms);
+}
+
+/*
+ * A call failed with `code`: made once more after a wait (retry_wait()), or
+ * by the next provider of the fallback list, or the run ends with the error.
+ * A main call is never made again once it changed files: what the CLI reported
+ * (files, a tool that acted) decides at once; otherwise git is asked first, so a
+ * change the CLI never reported (a shell command, a hook) counts too.
+ */
+static void after_failed_call(struct ar_run *run, int code, const char *msg,
+                              const struct ar_reply *reply)
+{
+    set_error(run, code, "%s", msg ? msg : ar_strerror(code));
+    ar_result_draft_retry_after(&run->draft, reply->retry_after_s);
+    uint64_t wait_ms = 0;
+    int retry = retry_wait(run, code, reply, &wait_ms);
+    int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
+    if ((retry || could_move_on) && run->kind == CALL_MAIN && !run->side_effects && run->before &&
+        run->before->tracked) {
+        struct ar_error err = AR_ERROR_INIT;
+        run->failed_code = code;
+        run->failed_retry = retry;
+        run->failed_wait_ms = wait_ms;
+        if (ar_git_snapshot_start(run->loop, run->o.cwd, run->before, on_snapshot_failed, run,
+                                  &err) == 0)
+            return;
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
+        run->side_effects = 1;
+    }
+    go_on_after_failure(run, code, retry, wait_ms);
 }
 
 static void check_answer(struct ar_run *run, const char *text);
@@ -742,11 +823,13 @@ static void run_free(struct ar_run *run)
     ar_prompt_destroy(run->tpl);
     ar_prompt_destroy(run->repair_tpl);
     ar_prices_destroy(run->prices);
+    free(run->main_model);
     free(run->contract_compact);
     ar_buf_finish(&run->prompt);
     ar_buf_finish(&run->repair_prompt);
     if (run->transcript_fd >= 0)
         close(run->transcript_fd);
+    ar_git_tree_destroy(run->tree);
     ar_strv_finish(&run->providers);
     ar_strv_finish(&run->details);
     ar_strv_finish(&run->own);
@@ -755,6 +838,8 @@ static void run_free(struct ar_run *run)
     free(run);
     ar_loop_detach(own_loop);
 }
+
+static int finish_tree(struct ar_run *run);
 
 /* The run is over: the finished result goes to the done callback, and the run is freed. */
 static void report(struct ar_run *run)
@@ -769,6 +854,8 @@ static void report(struct ar_run *run)
         else if (r->n_files == 0)
             set_error(run, AR_ENOEFFECT, "%s", "a change was expected, but no file changed");
     }
+    if (run->tree && !run->tree_finished && finish_tree(run) == 0)
+        return;
     struct ar_result *res = ar_result_draft_detach(&run->draft, ar_now_ms() - run->t0);
     if (res->ok)
         ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished",
@@ -867,6 +954,38 @@ static void on_deferred(void *arg)
         make_call(run, CALL_MAIN);
 }
 
+/* ---- the run's own worktree ------------------------------------------------------------ */
+
+static void on_tree_finished(void *arg)
+{
+    report(arg);
+}
+
+/* The last stage of a run with a worktree (run/tree.h): commit, remove, drop an empty
+ * branch. Returns 0 when on_tree_finished will come, -1 when it cannot start. */
+static int finish_tree(struct ar_run *run)
+{
+    run->tree_finished = 1;
+    return ar_run_tree_finish(run->loop, run->tree, &run->o, &run->draft, on_tree_finished, run);
+}
+
+static int begin(struct ar_run *run);
+
+static void on_tree_made(struct ar_git_tree *tree, const struct ar_error *err, void *arg)
+{
+    struct ar_run *run = arg;
+    run->tree = tree;
+    if (err)
+        ar_result_draft_fail_with(&run->draft, err);
+    else if (run->cancelled || ar_loop_cancelled(run->loop))
+        set_error(run, AR_EINTERRUPTED, "%s", "the run was cancelled before its first call");
+    else if (keep(run, &run->o.cwd, tree->cwd) < 0 || begin(run) < 0)
+        set_error(run, AR_ENOMEM, "%s", "out of memory");
+    else
+        return;
+    report(run);
+}
+
 /* ---- setup ---------------------------------------------------------------------------- */
 
 /*
@@ -892,6 +1011,8 @@ static int copy_options(struct ar_run *run, const struct ar_run_options *o)
     rc |= keep(run, &run->o.prices_file, o->prices_file);
     rc |= keep(run, &run->o.transcript_path, o->transcript_path);
     rc |= keep(run, &run->o.job_id, o->job_id);
+    rc |= keep(run, &run->o.worktree_base, o->worktree_base);
+    rc |= keep(run, &run->o.worktree_branch, o->worktree_branch);
     if (rc)
         return AR_ENOMEM;
     if (run->o.expect > AR_EXPECT_ANY)
@@ -913,6 +1034,13 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     int missing = !p;
     if (!p) {
         run->missing = *err;
+        /* A replay starts no CLI: what is missing is which provider the calls were
+         * recorded with, not an installation. */
+        if (run->tapes.replay_dir)
+            ar_error_set(&run->missing, AR_EUSAGE, "--replay",
+                         "say which provider the calls were recorded with (-p claude, codex or "
+                         "gemini, or AGENTRUN_PROVIDER): --replay starts no CLI, and --provider "
+                         "auto picks an installed one");
         p = ar_providers()[0];
     }
     run->prov = p;
@@ -972,6 +1100,19 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     }
     if (rc < 0)
         return rc;
+    /* Untrusted, a prompt is data, never a command: claude and gemini read a leading '/'
+     * as a slash command, and gemini finds the checkout's own (.gemini/commands) even in an
+     * untrusted call, whose body then replaces the prompt. A newline in front keeps it text. */
+    if (!o->trust_project && run->prompt.len && run->prompt.data[0] == '/') {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        if (ar_buf_putc(&b, '\n') < 0 || ar_buf_append(&b, run->prompt.data, run->prompt.len) < 0) {
+            ar_buf_finish(&b);
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        }
+        ar_buf_finish(&run->prompt);
+        run->prompt = b;
+    }
     run->contract = ar_prompt_contract(run->tpl);
     if (run->contract) {
         run->contract_compact =
@@ -982,6 +1123,35 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     if ((run->contract || run->o.want_json) && run->o.model_repair)
         return ar_prompt_load("repair", run->o.prompts_dir, &run->repair_tpl, err);
     return 0;
+}
+
+/*
+ * The first stage that waits: the git snapshot before the first call, or, for a run
+ * that takes none (or ended already), the next turn of the loop. Returns 0 or AR_ENOMEM.
+ */
+static int begin(struct ar_run *run)
+{
+    enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
+    int snapshots = needs_snapshots(&run->o, &why);
+    /* Looking for .git costs a few stat() calls: only where a snapshot may follow. */
+    run->in_git_repo = snapshots && inside_git_repo(run->o.cwd);
+    struct ar_error err = AR_ERROR_INIT;
+    if (run->missing.code) {
+        ar_result_draft_fail_with(&run->draft, &run->missing);
+    } else if (!snapshots) {
+        ar_result_draft_untracked(&run->draft, why);
+    } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
+        /* Outside a work tree there is nothing to snapshot: no git process per job
+         * (GIT_DIR can point anywhere, so then git itself decides). */
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_NOT_A_WORK_TREE);
+    } else if (ar_git_snapshot_start(run->loop, run->o.cwd, NULL, on_snapshot_before, run, &err) ==
+               0) {
+        return 0;
+    } else {
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
+    }
+    return ar_loop_defer(run->loop, on_deferred, run) < 0 ? AR_ENOMEM : 0;
 }
 
 int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
@@ -1038,10 +1208,6 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
         run_free(run);
         return err->code ? err->code : rc;
     }
-    enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
-    int snapshots = needs_snapshots(&run->o, &why);
-    /* Looking for .git costs a few stat() calls: only where a snapshot may follow. */
-    run->in_git_repo = snapshots && inside_git_repo(run->o.cwd);
     ar_log_event(&run->o.logger, AR_LOG_INFO, "run_started", event_fields(run, 0), "%s: starting",
                  run->prov->name);
     /* A batch keeps its budget between jobs itself: one line per job would be noise. */
@@ -1051,26 +1217,13 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                      "%s cannot stop itself at a budget: --max-cost is not enforced during this "
                      "call (its cost is known only once it ends)",
                      run->prov->name);
-    if (run->missing.code) {
-        ar_result_draft_fail_with(&run->draft, &run->missing);
-    } else if (!snapshots) {
-        ar_result_draft_untracked(&run->draft, why);
-    } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
-        /* Outside a work tree there is nothing to snapshot: no git process per job
-         * (GIT_DIR can point anywhere, so then git itself decides). */
-        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_NOT_A_WORK_TREE);
-    } else if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_snapshot_before, run, err) == 0) {
-        if (out)
-            *out = run;
-        return 0;
-    } else {
-        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
-        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
-        ar_error_clear(err);
-    }
-    if (ar_loop_defer(loop, on_deferred, run) < 0) {
+    if (!run->missing.code && ar_run_uses_worktree(&run->o))
+        rc = ar_run_tree_make(loop, &run->o, on_tree_made, run, err);
+    else if (begin(run) < 0)
+        rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    if (rc < 0) {
         run_free(run);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        return rc;
     }
     if (out)
         *out = run;

@@ -1,13 +1,17 @@
 /* File helpers: whole-file reads with a cap, atomic writes, temp files. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/file.h"
+#include "util/temp.h"
 
 int ar_write_all(int fd, const void *data, size_t len)
 {
@@ -73,22 +77,408 @@ int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_erro
     }
 }
 
+/* How a file that is not a regular one is named in a message. */
+static const char *kind_of(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m) || S_ISBLK(m))
+        return "a device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* fd, opened O_NONBLOCK (a FIFO must not block the open), checked to be a regular file
+ * and made blocking again. Returns 0, or -1 with *why (a kind) or errno set. */
+static int check_regular(int fd, struct stat *st, const char **why)
+{
+    if (fstat(fd, st) != 0)
+        return -1;
+    if (!S_ISREG(st->st_mode)) {
+        *why = kind_of(st->st_mode);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        return -1;
+    return 0;
+}
+
+#define MAX_LINKS 40
+
+/* The directories walked into: stack[0] is the folder itself (borrowed). */
+struct beneath {
+    int *fd;
+    size_t depth, cap;
+    const char *dir;
+    char *dir_real; /* realpath(dir), for absolute links; computed when first needed */
+};
+
+static int beneath_push(struct beneath *b, int fd)
+{
+    if (ar_array_reserve(&b->fd, &b->cap, b->depth + 2, sizeof(*b->fd), 16) < 0)
+        return -1;
+    b->fd[++b->depth] = fd;
+    return 0;
+}
+
+static void beneath_pop_to(struct beneath *b, size_t depth)
+{
+    while (b->depth > depth)
+        close(b->fd[b->depth--]);
+}
+
+/*
+ * A link's target as a path relative to the folder's current position: a relative
+ * target as it is, an absolute one only when it names a place inside the folder (the
+ * walk then restarts at the folder). NULL when it leads out.
+ */
+static const char *link_inside(struct beneath *b, const char *target)
+{
+    if (target[0] != '/')
+        return target;
+    if (!b->dir_real && !(b->dir_real = realpath(b->dir, NULL)))
+        return NULL;
+    size_t n = strlen(b->dir_real);
+    if (n == 1)
+        n = 0; /* the folder is "/": every absolute path is inside */
+    if (strncmp(target, b->dir_real, n) != 0 || (target[n] != '/' && target[n] != '\0'))
+        return NULL;
+    beneath_pop_to(b, 0);
+    return target + n;
+}
+
+/*
+ * Opens rel beneath the directory b->fd[0]. Each component is looked at without
+ * following it; a symbolic link is replaced by its target, which must stay inside
+ * the folder, and ".." never climbs above it. Returns a regular file's descriptor,
+ * or -1 with *why (a reason) or errno set.
+ */
+static int open_beneath(struct beneath *b, const char *rel, struct stat *st, const char **why)
+{
+    char *todo = strdup(rel);
+    int links = 0, fd = -1;
+    size_t pos = 0;
+    if (!todo) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (;;) {
+        while (todo[pos] == '/')
+            pos++;
+        if (!todo[pos]) {
+            *why = "a directory";
+            break;
+        }
+        size_t end = pos;
+        while (todo[end] && todo[end] != '/')
+            end++;
+        size_t next = end;
+        while (todo[next] == '/')
+            next++;
+        int last = !todo[next];
+        char saved = todo[end];
+        todo[end] = '\0';
+        const char *comp = todo + pos;
+        int cur = b->fd[b->depth];
+        if (!strcmp(comp, ".")) {
+            pos = next;
+            continue;
+        }
+        if (!strcmp(comp, "..")) {
+            if (b->depth == 0) {
+                *why = links ? "a link out of its folder" : "a '..' out of its folder";
+                break;
+            }
+            beneath_pop_to(b, b->depth - 1);
+            pos = next;
+            continue;
+        }
+        if (fstatat(cur, comp, st, AT_SYMLINK_NOFOLLOW) != 0)
+            break;
+        if (S_ISLNK(st->st_mode)) {
+            char target[4096];
+            ssize_t n =
+                ++links > MAX_LINKS ? -1 : readlinkat(cur, comp, target, sizeof(target) - 1);
+            if (n < 0 || (size_t)n >= sizeof(target) - 1) {
+                errno = ELOOP;
+                break;
+            }
+            target[n] = '\0';
+            const char *inside = link_inside(b, target);
+            if (!inside) {
+                *why = "a link out of its folder";
+                break;
+            }
+            todo[end] = saved;
+            char *rest = NULL;
+            if (asprintf(&rest, "%s/%s", inside, todo + next) < 0) {
+                errno = ENOMEM;
+                break;
+            }
+            free(todo);
+            todo = rest;
+            pos = 0;
+            continue;
+        }
+        if (!last) {
+            int d = S_ISDIR(st->st_mode)
+                        ? openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                        : (errno = ENOTDIR, -1);
+            if (d < 0)
+                break;
+            if (beneath_push(b, d) < 0) {
+                close(d);
+                errno = ENOMEM;
+                break;
+            }
+            pos = next;
+            continue;
+        }
+        if (!S_ISREG(st->st_mode)) {
+            *why = kind_of(st->st_mode);
+            break;
+        }
+        fd = openat(cur, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd >= 0 && check_regular(fd, st, why) != 0) {
+            int e = errno;
+            close(fd);
+            fd = -1;
+            errno = e;
+        }
+        break;
+    }
+    free(todo);
+    return fd;
+}
+
+/* "dir/rel" for messages (rel alone when dir is "."). Caller free()s. */
+static char *display_name(const char *dir, const char *rel)
+{
+    char *s = NULL;
+    if (!strcmp(dir, "."))
+        return strdup(rel);
+    size_t n = strlen(dir);
+    return asprintf(&s, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", rel) < 0 ? NULL : s;
+}
+
+static int open_failed(const char *name, const char *why, struct ar_error *err)
+{
+    if (why)
+        return ar_error_set(err, AR_EIO, name, "cannot read '%s': %s", name, why);
+    int e = errno;
+    return ar_error_set_sys(err, e == ENOMEM ? AR_ENOMEM : AR_EIO, e, name, "cannot read '%s': %s",
+                            name, strerror(e));
+}
+
+/* ar_file_open_at() with the name messages use. */
+static int open_in(const char *dir, const char *rel, const char *name, int *fd, struct stat *st,
+                   struct ar_error *err)
+{
+    struct beneath b = { NULL, 0, 0, dir, NULL };
+    const char *why = NULL;
+    int rc = 0;
+    *fd = -1;
+    b.cap = 16;
+    if (!(b.fd = malloc(b.cap * sizeof(*b.fd)))) {
+        errno = ENOMEM;
+        return open_failed(name, NULL, err);
+    }
+    b.fd[0] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (b.fd[0] < 0)
+        rc = open_failed(name, NULL, err);
+    else if ((*fd = open_beneath(&b, rel, st, &why)) < 0)
+        rc = open_failed(name, why, err);
+    beneath_pop_to(&b, 0);
+    if (b.fd[0] >= 0)
+        close(b.fd[0]);
+    free(b.fd);
+    free(b.dir_real);
+    return rc;
+}
+
+int ar_file_open_at(const char *dir, const char *rel, int *fd, struct stat *st,
+                    struct ar_error *err)
+{
+    char *name = display_name(dir, rel);
+    if (!name)
+        return ar_error_set(err, AR_ENOMEM, rel, "out of memory");
+    int rc = open_in(dir, rel, name, fd, st, err);
+    free(name);
+    return rc;
+}
+
+/* Reads the regular file open on fd, whose size is st's, under the cap. */
+static int read_regular(int fd, const char *name, const struct stat *st, struct ar_buf *out,
+                        struct ar_error *err)
+{
+    size_t room = out->max - out->len;
+    if (room > AR_FILE_MAX_BYTES)
+        room = AR_FILE_MAX_BYTES;
+    if ((uint64_t)st->st_size > room)
+        return ar_error_set(err, AR_ETOOBIG, name, "'%s' is larger than %zu bytes", name, room);
+    return ar_file_read_fd(fd, name, out, err);
+}
+
+int ar_file_read_at(const char *dir, const char *rel, struct ar_buf *out, struct ar_error *err)
+{
+    int fd;
+    struct stat st;
+    int rc = ar_file_open_at(dir, rel, &fd, &st, err);
+    if (rc)
+        return rc;
+    char *name = display_name(dir, rel);
+    rc = name ? read_regular(fd, name, &st, out, err)
+              : ar_error_set(err, AR_ENOMEM, rel, "out of memory");
+    free(name);
+    close(fd);
+    return rc;
+}
+
 int ar_file_read(const char *path, struct ar_buf *out, struct ar_error *err)
 {
     if (strcmp(path, "-") == 0)
         return ar_file_read_fd(STDIN_FILENO, "<stdin>", out, err);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ar_error_set_sys(err, AR_EIO, errno, path, "cannot read '%s': %s", path,
-                                strerror(errno));
+    /* The folder is the name's directory part, as given ("/" for "/x", "." for "x"). */
+    const char *slash = strrchr(path, '/');
+    char *dir = !slash          ? strdup(".")
+                : slash == path ? strdup("/")
+                                : strndup(path, (size_t)(slash - path));
+    if (!dir)
+        return ar_error_set(err, AR_ENOMEM, path, "out of memory");
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    int rc = open_in(dir, slash ? slash + 1 : path, path, &fd, &st, err);
+    free(dir);
+    if (rc == 0) {
+        rc = read_regular(fd, path, &st, out, err);
         close(fd);
-        return ar_error_set(err, AR_EIO, path, "cannot read '%s': is a directory", path);
     }
-    int rc = ar_file_read_fd(fd, path, out, err);
+    return rc;
+}
+
+int ar_file_read_own(const char *path, struct ar_buf *out, struct ar_error *err)
+{
+    const char *why = NULL;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 || check_regular(fd, &st, &why) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = e;
+        return open_failed(path, why, err);
+    }
+    int rc = read_regular(fd, path, &st, out, err);
     close(fd);
     return rc;
+}
+
+/* ---- one writer per output file ---------------------------------------------------- */
+
+/* flock()s fd for writing, at once or not at all: 0, or AR_EIO naming who has it. */
+static int lock_writer(int fd, const char *path, struct ar_error *err)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+    int e = errno;
+    if (e == EWOULDBLOCK)
+        return ar_error_set(err, AR_EIO, path,
+                            "'%s' is being written by another agentrun: one writer per output "
+                            "file",
+                            path);
+    return ar_error_set_sys(err, AR_EIO, e, path, "cannot lock '%s': %s", path, strerror(e));
+}
+
+int ar_file_open_writer(const char *path, int *fd, int *locked, struct ar_error *err)
+{
+    *fd = -1;
+    *locked = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A FIFO or a terminal is opened as it always was: no lock, no reading back. */
+        *fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (*fd < 0)
+            return ar_error_set_sys(err, AR_EIO, errno, path, "cannot open '%s': %s", path,
+                                    strerror(errno));
+        return 0;
+    }
+    /* A writer that replaces the file (--resume) renames a new one over the path: a lock
+     * taken on the file the path no longer names is no lock. Lock, then check. */
+    for (int tries = 0; tries < 16; tries++) {
+        int f = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+        if (f < 0)
+            return ar_error_set_sys(err, AR_EIO, errno, path, "cannot open '%s': %s", path,
+                                    strerror(errno));
+        int rc = lock_writer(f, path, err);
+        if (rc) {
+            close(f);
+            return rc;
+        }
+        struct stat mine;
+        if (fstat(f, &mine) == 0 && stat(path, &st) == 0 && mine.st_dev == st.st_dev &&
+            mine.st_ino == st.st_ino) {
+            *fd = f;
+            *locked = 1;
+            return 0;
+        }
+        close(f);
+    }
+    return ar_error_set(err, AR_EIO, path, "cannot lock '%s': it keeps being replaced", path);
+}
+
+int ar_file_replace_locked(const char *path, const void *data, size_t len, int *fd,
+                           struct ar_error *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.agentrun-XXXXXX", path) < 0)
+        return ar_error_set(err, AR_ENOMEM, path, "out of memory");
+    int f = mkostemp(tmp, O_CLOEXEC); /* a name of its own: no two writers share it */
+    int rc = 0, e = 0;
+    struct stat st;
+    if (f < 0) {
+        e = errno;
+        rc = AR_EIO;
+    } else {
+        /* Locked before it has the path's name, so the path is never unlocked. */
+        if (flock(f, LOCK_EX | LOCK_NB) != 0 || ar_write_all(f, data, len) != 0 ||
+            (*fd >= 0 && fstat(*fd, &st) == 0 && fchmod(f, st.st_mode & 07777) != 0) ||
+            fsync(f) != 0 || fcntl(f, F_SETFL, O_APPEND) != 0 || rename(tmp, path) != 0) {
+            e = errno;
+            rc = AR_EIO;
+        }
+    }
+    if (rc) {
+        if (f >= 0) {
+            close(f);
+            unlink(tmp);
+        }
+        free(tmp);
+        return ar_error_set_sys(err, AR_EIO, e, path, "cannot rewrite '%s': %s", path, strerror(e));
+    }
+    free(tmp);
+    if (*fd >= 0)
+        close(*fd);
+    *fd = f;
+    return 0;
+}
+
+int ar_file_append_whole(int fd, const void *data, size_t len)
+{
+    struct stat st;
+    off_t before = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+    if (ar_write_all(fd, data, len) == 0)
+        return 0;
+    int e = errno;
+    /* A full disk (or a file size limit) took part of it: take that part back, so the
+     * file ends with its last whole record. Only its one writer may (ar_file_open_writer). */
+    if (before >= 0 && ftruncate(fd, before) != 0)
+        e = errno;
+    errno = e;
+    return AR_EIO;
 }
 
 int ar_file_write_atomic(const char *path, const void *data, size_t len, int mode,
@@ -130,15 +520,12 @@ int ar_file_write_atomic(const char *path, const void *data, size_t len, int mod
 
 char *ar_file_write_temp(const char *tag, const void *data, size_t len, struct ar_error *err)
 {
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
-    char *path = NULL;
-    if (asprintf(&path, "%s/agentrun-%s-XXXXXX", dir, tag) < 0) {
+    char *path = ar_temp_template(tag);
+    if (!path) {
         ar_error_set(err, AR_ENOMEM, tag, "out of memory");
         return NULL;
     }
-    int fd = mkstemp(path); /* mkstemp creates the file 0600 */
+    int fd = mkostemp(path, O_CLOEXEC); /* created 0600 */
     if (fd < 0) {
         ar_error_set_sys(err, AR_EIO, errno, path, "cannot create '%s': %s", path, strerror(errno));
         free(path);

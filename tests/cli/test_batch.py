@@ -8,7 +8,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox, alive, claude_stream  # noqa: E402
+from clitest import AGENTRUN, Sandbox, alive, claude_stream, codex_stream  # noqa: E402
 
 FIXTURES = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures")
 
@@ -75,6 +75,12 @@ class Batch(unittest.TestCase):
         self.assertEqual(len(self.sb.calls()), 1)
         dup = [r for r in records(p.stdout) if "used twice" in (r["error"] or {}).get("message", "")]
         self.assertEqual(len(dup), 1)
+        # Each bad line is said on stderr too, not only in its record (issue 31).
+        for words in ("line 2: unknown key 'promt'", "line 3: invalid JSON", "missing 'id'",
+                      "used twice", "exactly one of 'prompt' and 'template'"):
+            self.assertIn("agentrun: error: line ", p.stderr)
+            self.assertIn(words, p.stderr)
+        self.assertIn("5 failed (5 bad lines)", p.stderr)
 
     def test_integer_ids_stay_integers_and_resume_by_them(self):
         self.sb.answers("codex", ["ok"])
@@ -228,6 +234,46 @@ class Batch(unittest.TestCase):
         self.assertEqual({r["error"]["code"] for r in recs[1:]}, {"budget"})
         self.assertEqual(len(self.sb.calls()), 1)
         self.assertIn("--max-cost can no longer be kept", p.stderr)
+
+    def codex_with_repairs(self, n):
+        """n codex jobs whose first answer is prose and whose repair call answers JSON.
+        The main calls' thread has a rollout naming gpt-5.5 (as codex writes it); the
+        repair calls are ephemeral, so nothing names their model."""
+        home = os.path.join(self.sb.root, "codex-home")
+        day = os.path.join(home, "sessions", "2026", "11", "25")
+        os.makedirs(day)
+        main_thread = "01a201a4-e6d7-7c03-9d63-00000000000a"
+        with open(os.path.join(day, "rollout-2026-11-25T00-00-00-%s.jsonl" % main_thread),
+                  "w") as f:
+            f.write(json.dumps({"type": "turn_context", "payload": {"model": "gpt-5.5"}}) + "\n")
+        prose = self.sb.fixture(codex_stream("no JSON here", thread=main_thread))
+        good = self.sb.fixture(codex_stream('{"a": 1}', input_tokens=1000, cached=200,
+                                            output=50,
+                                            thread="01a201a4-e6d7-7c03-9d63-00000000000b"))
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join([prose, good] * n)
+        self.sb.env["CODEX_HOME"] = home
+        return jobs(n, json=True)
+
+    def test_a_repair_call_is_priced_by_its_main_calls_model(self):
+        text = self.codex_with_repairs(1)
+        p = self.batch(text, "-j", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = records(p.stdout)[0]
+        self.assertEqual(r["repair"], "model")
+        self.assertEqual(r["model"], "gpt-5.5")
+        self.assertEqual([c["kind"] for c in r["calls"]], ["main", "repair"])
+        self.assertEqual([c["cost_source"] for c in r["calls"]], ["price_table"] * 2)
+        # gpt-5.5: $5 input, $0.50 cached, $30 output per MTok; 800 + 200 cached + 50 out.
+        self.assertAlmostEqual(r["calls"][1]["cost_usd"], (800 * 5 + 200 * 0.5 + 50 * 30) / 1e6)
+        self.assertEqual(r["cost_source"], "price_table")
+
+    def test_a_budget_does_not_stop_at_the_first_repair_call(self):
+        p = self.batch(self.codex_with_repairs(3), "-j", "1", "--max-cost", "5")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        recs = records(p.stdout)
+        self.assertEqual([r["ok"] for r in recs], [True] * 3)
+        self.assertEqual(len(self.sb.calls()), 6)
+        self.assertNotIn("can no longer be kept", p.stderr)
 
     def test_unknown_costs_are_reported_not_counted_as_zero(self):
         self.sb.answers("codex", ["x"])

@@ -113,6 +113,18 @@ class Bash(unittest.TestCase):
         self.assertEqual(self.complete("prompts", "show", ""), names)
         self.assertEqual(self.complete("prompts", "list", ""), [])
 
+    def test_subcommands_complete_to_their_words_not_files(self):
+        # issue 31: `agentrun cache <TAB>` completed file names.
+        self.assertEqual(self.complete("cache", ""), ["clear", "stats"])
+        self.assertEqual(self.complete("cache", "s"), ["stats"])
+        self.assertEqual(self.complete("cache", "stats", ""), [])
+
+    def test_every_command_says_what_its_operands_are(self):
+        # The completions are not generated for a command the operands table lacks.
+        p = subprocess.run([os.environ["AGENTRUN_DOCGEN"], "completion", "bash"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_dir_options_complete_directories_and_file_options_files(self):
         with tempfile.TemporaryDirectory() as d:
             os.mkdir(os.path.join(d, "subdir"))
@@ -201,6 +213,8 @@ print -r -- "$out"
         out = self.complete("agentrun prompts show ", names[-1])
         for n in names:
             self.assertIn(n, out)
+        out = self.complete("agentrun cache ", "stats")
+        self.assertIn("clear", out)
 
     def test_autoloads_with_compinit(self):
         with tempfile.TemporaryDirectory() as d:
@@ -234,6 +248,7 @@ class Fish(unittest.TestCase):
                          ["checkstyle", "github", "gitlab", "json", "rdjsonl", "sarif", "text"])
         self.assertEqual(self.complete("agentrun prompts "), ["list", "show"])
         self.assertEqual(self.complete("agentrun prompts show "), prompt_names())
+        self.assertEqual(self.complete("agentrun cache "), ["clear", "stats"])
 
 
 if __name__ == "__main__":

@@ -52,6 +52,111 @@ class Typos(unittest.TestCase):
         self.assertIn("unknown option '--resme-from'; did you mean '--resume-from'?", p.stderr)
 
 
+def json_commands(sb):
+    """The commands whose --format takes json, read from their own --help."""
+    p = sb.run("--help")
+    names = re.findall(r"^  ([a-z]+) ", p.stdout.split("commands:", 1)[1], re.M)
+    return [n for n in names
+            if re.search(r"--format FORMAT[^\n]*\n?[^\n]*\bjson\b", sb.run(n, "--help").stdout)]
+
+
+class FormatJsonOnEveryFailure(unittest.TestCase):
+    """The rule (issue 31): a command asked for --format json prints exactly one JSON
+    object on stdout whenever it fails, whatever failed and however --format was spelled."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def assert_one_failure_object(self, cmd, args, code=None):
+        p = self.sb.run(cmd, *args, input="")
+        self.assertNotEqual(p.returncode, 0, (cmd, args, p.stderr))
+        lines = p.stdout.splitlines()
+        self.assertEqual(len(lines), 1, (cmd, args, p.stdout, p.stderr))
+        doc = json.loads(lines[0])
+        self.assertIsInstance(doc, dict, (cmd, args))
+        err = doc.get("error")
+        self.assertTrue(err, (cmd, args, doc))
+        if doc.get("schema"):
+            self.assertTrue(doc["schema"].startswith("agentrun."), doc)
+        if code and isinstance(err, dict):
+            self.assertEqual(err["code"], code, (cmd, args, doc))
+        if isinstance(err, dict):
+            self.assertTrue(err["message"], (cmd, args, doc))
+            self.assertIs(doc.get("ok", doc.get("passed")), False, doc)
+        return doc
+
+    def test_every_json_command_prints_one_object_on_a_usage_error(self):
+        cmds = json_commands(self.sb)
+        self.assertEqual(sorted(cmds), ["cache", "doctor", "prioritize", "prompts", "review",
+                                        "route", "run", "worktrees"])
+        spellings = (["--format", "json", "--no-such-option"],
+                     ["--format=json", "--no-such-option"],
+                     ["--form", "json", "--no-such-option"],
+                     ["--no-such-option", "--format", "json"],
+                     ["--format", "json", "--no-such-option", "--", "x"])
+        for cmd in cmds:
+            for args in spellings:
+                self.assert_one_failure_object(cmd, args, "usage")
+        # Without json, nothing on stdout.
+        for cmd in cmds:
+            p = self.sb.run(cmd, "--no-such-option", "--format", "text")
+            self.assertEqual(p.stdout, "", cmd)
+
+    def test_each_command_prints_one_object_when_its_input_is_wrong(self):
+        self.sb.write("prds/a.md", "# A\n")
+        cases = [
+            ("prioritize", ["nosuchdir"], "usage"),
+            ("prioritize", ["--prices", "nosuch.json", "prds"], "io"),
+            ("review", ["nope"], "usage"),
+            ("review", ["--fail-on", "bad"], "usage"),
+            ("review", ["--prices", "nosuch.json"], "io"),
+            ("route", ["--manifest", "nosuch.json", "q"], "usage"),
+            ("route", [], "usage"),
+            ("run", ["-C", "nosuchdir", "hi"], "usage"),
+            ("run", ["--prices", "nosuch.json", "hi"], "io"),
+            ("prompts", ["show", "nosuch"], None),
+            ("cache", ["bogus"], "usage"),
+            ("doctor", ["extra-argument"], "usage"),
+            ("worktrees", ["bogus"], "usage"),
+        ]
+        self.sb.answers("codex", ["hi"])
+        self.sb.write("file.txt", "x\n")
+        for cmd, args, code in cases:
+            self.assert_one_failure_object(cmd, ["--format", "json", *args], code)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_review_outside_git_prints_one_object(self):
+        sb = Sandbox(git=False)
+        try:
+            p = sb.run("review", "--format", "json", "HEAD~1")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            doc = json.loads(p.stdout)
+            self.assertEqual(doc["verdict"], "error")
+            self.assertEqual(doc["error"]["code"], "usage")
+        finally:
+            sb.__exit__(None, None, None)
+
+
+class FullDisk(unittest.TestCase):
+    def test_help_and_version_to_a_full_disk_fail(self):
+        """What never reached stdout is not an answer: exit 2 and say why."""
+        sb = Sandbox(git=False)
+        try:
+            for args in (["--help"], ["-h"], ["--version"], ["version"], ["help"],
+                         ["help", "run"], ["run", "--help"], ["doctor", "--help"],
+                         ["prompts", "list"]):
+                with open("/dev/full", "w") as full:
+                    p = subprocess.run([AGENTRUN, *args], stdout=full, stderr=subprocess.PIPE,
+                                       text=True, env=sb.env, cwd=sb.work, timeout=30)
+                self.assertEqual(p.returncode, 2, (args, p.stderr))
+                self.assertIn("cannot write", p.stderr, args)
+        finally:
+            sb.__exit__(None, None, None)
+
+
 class RunMessages(unittest.TestCase):
     def setUp(self):
         self.sb = Sandbox()

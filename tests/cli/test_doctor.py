@@ -141,20 +141,151 @@ class Doctor(unittest.TestCase):
         self.assertFalse(prov["claude"]["found"])
         self.assertNotIn(SECRET, p.stdout)
 
-    def test_no_credentials_is_a_warning_and_a_failing_version_is_reported(self):
+    def test_a_failing_version_is_reported(self):
         self.script("gemini", "echo boom >&2; exit 3")
-        self.script("codex", "echo 'codex-cli 0.1'")
-        p, d, prov = self.doc()
-        self.assertEqual(p.returncode, 0, p.stderr)
+        p, d, prov = self.doc(env={"GEMINI_API_KEY": SECRET})
+        self.assertEqual(p.returncode, 4, p.stderr)
         g = prov["gemini"]
+        self.assertFalse(g["installed"])
         self.assertFalse(g["usable"])
         self.assertIsNone(g["version"])
         self.assertEqual(g["version_error"], "--version failed")
-        self.assertFalse(g["auth_found"])
-        self.assertTrue(prov["codex"]["usable"])
-        self.assertFalse(prov["codex"]["auth_found"])
+        t = self.run_doctor(env={"GEMINI_API_KEY": SECRET})
+        self.assertIn("gemini does not answer --version", t.stdout)
+
+    # Scripts that answer as the real CLIs do (measured: claude 2.1.197 `auth status`,
+    # codex 0.169.0 `login status`; tests/e2e/test_doctor.py runs the real ones).
+    CLAUDE = """case "$1 $2" in
+--version*) echo "2.1.197 (Claude Code)" ;;
+"auth status")
+  if [ -n "$ANTHROPIC_API_KEY" ]; then
+    printf '{\\n  "loggedIn": true,\\n  "authMethod": "api_key",\\n  "apiProvider": "firstParty",\\n  "apiKeySource": "ANTHROPIC_API_KEY"\\n}\\n'
+  elif [ -f "$HOME/helper" ]; then
+    printf '{"loggedIn": true, "authMethod": "api_key_helper", "apiProvider": "firstParty", "apiKeySource": "apiKeyHelper"}\\n'
+  else
+    printf '{\\n  "loggedIn": false,\\n  "authMethod": "none",\\n  "apiProvider": "firstParty"\\n}\\n'; exit 1
+  fi ;;
+*) echo "unexpected: $*" >> "$HOME/model-calls"; exit 9 ;;
+esac"""
+    CODEX = """case "$1 $2" in
+--version*) echo "codex-cli 0.169.0" ;;
+"login status")
+  echo 'WARNING: proceeding, even though we could not create PATH aliases' >&2
+  if [ -f "${CODEX_HOME:-$HOME/.codex}/auth.json" ]; then echo 'Logged in using ChatGPT' >&2
+  else echo 'Not logged in' >&2; exit 1; fi ;;
+*) echo "unexpected: $*" >> "$HOME/model-calls"; exit 9 ;;
+esac"""
+    GEMINI = """case "$1" in
+--version) echo "0.61.0" ;;
+*) echo "unexpected: $*" >> "$HOME/model-calls"; exit 9 ;;
+esac"""
+
+    def real_like_clis(self):
+        self.script("claude", self.CLAUDE)
+        self.script("codex", self.CODEX)
+        self.script("gemini", self.GEMINI)
+
+    def test_fresh_home_nothing_logged_in_is_not_ok(self):
+        """Installed is not usable: with no credentials anywhere doctor says each CLI is
+        not logged in, what to do, and exits 4 (issue 31)."""
+        self.real_like_clis()
+        p, d, prov = self.doc()
+        self.assertEqual(p.returncode, 4, p.stdout)
+        self.assertFalse(d["ok"])
+        for name in ("claude", "codex", "gemini"):
+            self.assertTrue(prov[name]["installed"], name)
+            self.assertIs(prov[name]["logged_in"], False, name)
+            self.assertFalse(prov[name]["usable"], name)
+        self.assertIn("ANTHROPIC_API_KEY", prov["claude"]["login"])
+        self.assertIn("codex login", prov["codex"]["login"])
+        self.assertIn("CODEX_API_KEY", prov["codex"]["login"])
+        self.assertIn("GEMINI_API_KEY", prov["gemini"]["login"])
         t = self.run_doctor()
-        self.assertIn("no credential", t.stdout)
+        self.assertEqual(t.returncode, 4)
+        self.assertIn("not ok: no usable CLI: claude not logged in, codex not logged in, "
+                      "gemini not logged in", t.stdout)
+        self.assertIn("login: no (not logged in: run 'claude' and /login", t.stdout)
+        # Only --version and the status commands ran: never a model call.
+        self.assertFalse(os.path.exists(os.path.join(self.home, "model-calls")))
+
+    def test_each_way_of_logging_in_is_seen(self):
+        self.real_like_clis()
+        cases = [
+            ("claude", {"ANTHROPIC_API_KEY": SECRET}, "ANTHROPIC_API_KEY"),
+            ("codex", {"CODEX_API_KEY": SECRET}, "CODEX_API_KEY"),
+            ("gemini", {"GEMINI_API_KEY": SECRET}, "GEMINI_API_KEY"),
+        ]
+        for name, env, word in cases:
+            p, d, prov = self.doc(env=env)
+            self.assertEqual(p.returncode, 0, (name, p.stdout))
+            self.assertIs(prov[name]["logged_in"], True, name)
+            self.assertTrue(prov[name]["usable"], name)
+            self.assertIn(word, prov[name]["login"])
+            self.assertNotIn(SECRET, p.stdout)
+        # What only the CLI's own status command can see: claude's apiKeyHelper, codex's
+        # stored login.
+        open(os.path.join(self.home, "helper"), "w").close()
+        os.makedirs(os.path.join(self.home, ".codex"))
+        with open(os.path.join(self.home, ".codex", "auth.json"), "w") as f:
+            f.write("{}")
+        p, d, prov = self.doc()
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertEqual(prov["claude"]["login"], "logged in (apiKeyHelper)")
+        self.assertEqual(prov["codex"]["login"], "logged in (codex login status: "
+                                                 "Logged in using ChatGPT)")
+
+    def test_codex_without_openai_login_follows_its_model_provider(self):
+        self.real_like_clis()
+        home = os.path.join(self.home, ".codex")
+        os.makedirs(home)
+        with open(os.path.join(home, "config.toml"), "w") as f:
+            f.write('model = "gpt-5.5"\nprofile = "work"\n\n[profiles.work]\n'
+                    'model_provider = "mock"  # a comment\n\n'
+                    '[model_providers.mock]\nname = "mock"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                    'env_key = "MOCK_API_KEY"\n')
+        p, d, prov = self.doc()
+        self.assertIs(prov["codex"]["logged_in"], False)
+        self.assertEqual(prov["codex"]["login"],
+                         "model provider 'mock' reads its key from $MOCK_API_KEY, which is not "
+                         "set")
+        p, d, prov = self.doc(env={"MOCK_API_KEY": SECRET})
+        self.assertIs(prov["codex"]["logged_in"], True)
+        self.assertTrue(prov["codex"]["usable"])
+        # OpenAI's own: OPENAI_API_KEY alone does not log codex exec in.
+        os.remove(os.path.join(home, "config.toml"))
+        p, d, prov = self.doc(env={"OPENAI_API_KEY": SECRET})
+        self.assertIs(prov["codex"]["logged_in"], False)
+        self.assertIn("does not read OPENAI_API_KEY", prov["codex"]["login"])
+
+    def test_gemini_key_that_may_be_stored_is_unknown_not_no(self):
+        self.script("gemini", self.GEMINI)
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        with open(os.path.join(self.home, ".gemini", "settings.json"), "w") as f:
+            f.write('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
+        p, d, prov = self.doc()
+        self.assertIsNone(prov["gemini"]["logged_in"])
+        self.assertTrue(prov["gemini"]["usable"])
+        self.assertEqual(p.returncode, 0)
+        t = self.run_doctor()
+        self.assertIn("gemini usable (login not confirmed)", t.stdout)
+        # No method at all, but a .env file gemini would load: unknown too.
+        os.remove(os.path.join(self.home, ".gemini", "settings.json"))
+        with open(os.path.join(self.home, ".env"), "w") as f:
+            f.write("GEMINI_API_KEY=x\n")
+        p, d, prov = self.doc()
+        self.assertIsNone(prov["gemini"]["logged_in"])
+        self.assertIn(".env", prov["gemini"]["login"])
+
+    def test_status_commands_that_hang_are_asked_at_once(self):
+        hang = 'case "$1" in --version) echo 1.0 ;; *) exec %s 60 ;; esac' % shutil.which("sleep")
+        self.script("claude", hang)
+        self.script("codex", hang)
+        start = time.monotonic()
+        p, d, prov = self.doc()
+        self.assertLess(time.monotonic() - start, 55)
+        self.assertIsNone(prov["claude"]["logged_in"])
+        self.assertIsNone(prov["codex"]["logged_in"])
+        self.assertTrue(prov["claude"]["usable"])
 
     def test_no_cli_answering_version_is_not_ok_and_they_are_asked_at_once(self):
         for name in ("claude", "codex", "gemini"):
@@ -168,8 +299,8 @@ class Doctor(unittest.TestCase):
             self.assertTrue(prov[name]["found"])
             self.assertFalse(prov[name]["usable"])
             self.assertEqual(prov[name]["version_error"], "--version timed out")
-        # One 10 s limit for all three, not 10 s (or 20 s) one after another.
-        self.assertLess(elapsed, 18)
+        # One 30 s limit for all three, not 30 s (or 60 s) one after another.
+        self.assertLess(elapsed, 55)
 
     def test_non_executable_file_is_not_found(self):
         path = self.script("claude", "echo 1")

@@ -98,6 +98,24 @@ class Help(unittest.TestCase):
                         # Only a single unbreakable word may be longer.
                         self.assertEqual(len(line.split()), 1, line)
 
+    def test_docs_help_names_are_there_or_help_says_where(self):
+        """A page --help names is installed, or (agentrun run from its build tree) the help
+        says the documents are not installed and where they are (issue 31)."""
+        source = os.environ.get("AGENTRUN_SOURCE_ROOT", ".")
+        named = 0
+        for cmd in self.commands:
+            out = agentrun(cmd["name"], "--help").stdout
+            flat = " ".join(out.split())
+            for docdir, page in re.findall(r"(/\S+?/doc/agentrun)/([\w.-]+\.md)", flat):
+                named += 1
+                self.assertTrue(os.path.isfile(os.path.join(source, "docs", page)), page)
+                if not os.path.isdir(docdir):
+                    self.assertIn("is not there yet", flat, cmd["name"])
+                    self.assertIn("in its source tree they are in docs/", flat, cmd["name"])
+                else:
+                    self.assertNotIn("is not there yet", flat, cmd["name"])
+        self.assertGreater(named, 3)
+
     def test_main_help_lists_every_command_and_the_exit_statuses(self):
         for args in (["--help"], ["-h"], ["help"]):
             p = agentrun(*args)

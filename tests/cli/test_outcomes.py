@@ -60,6 +60,31 @@ def claude_write_then_500(path):
     return "".join(json.dumps(l) + "\n" for l in lines)
 
 
+def batch_on_a_terminal(sb, lines, *args):
+    """agentrun batch (codex) with stderr on a pseudo-terminal, so the status line is
+    drawn: (exit status, every byte it wrote to the terminal)."""
+    import pty
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([AGENTRUN, "batch", *args, "-"], cwd=sb.work,
+                            env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    proc.stdin.write(lines.encode())
+    proc.stdin.close()
+    data = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(master)
+    proc.stdout.close()
+    return proc.wait(timeout=60), data
+
+
 class Denied(unittest.TestCase):
     def setUp(self):
         self.sb = Sandbox()
@@ -172,6 +197,80 @@ class ExpectChanges(unittest.TestCase):
         p = self.sb.run("batch", "-", input=json.dumps({"id": 1, "expect_changes": "yes",
                                                         "prompt": "x"}) + "\n")
         self.assertEqual(json.loads(p.stdout)["error"]["code"], "usage")
+
+
+class NotLoggedIn(unittest.TestCase):
+    """A CLI with nothing to log in with is `auth` (exit 4) with what to do, and a
+    --fallback provider takes over (issue 31)."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.sb.env.pop("CODEX_API_KEY", None)
+        self.codex_home = os.path.join(self.sb.root, "codex-home")
+        os.mkdir(self.codex_home)
+        self.sb.env["CODEX_HOME"] = self.codex_home
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def test_codex_without_a_login_is_refused_before_it_starts(self):
+        self.sb.answers("codex", ["never"])
+        t0 = time.monotonic()
+        p = self.sb.run("run", "--format", "json", "hi", provider="codex")
+        self.assertLess(time.monotonic() - t0, 20)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = result(p)
+        self.assertEqual(r["error"]["code"], "auth", r["error"])
+        self.assertIn("codex login", r["error"]["message"])
+        self.assertIn("CODEX_API_KEY", r["error"]["message"])
+        self.assertEqual(r["calls"][0]["exit_code"], -1)
+        self.assertEqual(self.sb.calls(), [])  # codex never ran
+
+    def test_a_fallback_provider_takes_over(self):
+        self.sb.answers("claude", ["from claude"])
+        p = self.sb.run("run", "--format", "json", "--fallback", "claude", "hi",
+                        provider="codex")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["provider"], "claude")
+        self.assertEqual([c["error"] for c in r["calls"]], ["auth", None])
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"])
+
+    def test_codex_logged_in_any_way_runs(self):
+        self.sb.answers("codex", ["ok"])
+        with open(os.path.join(self.codex_home, "auth.json"), "w") as f:
+            f.write("{}")
+        self.assertEqual(self.sb.run("run", "hi", provider="codex").returncode, 0)
+        os.remove(os.path.join(self.codex_home, "auth.json"))
+        # A provider of its own with its key set needs no OpenAI login.
+        with open(os.path.join(self.codex_home, "config.toml"), "w") as f:
+            f.write('model_provider = "mock"\n[model_providers.mock]\nenv_key = "MOCK_KEY"\n')
+        p = self.sb.run("run", "--format", "json", "hi", provider="codex")
+        self.assertEqual(result(p)["error"]["message"],
+                         "codex: model provider 'mock' reads its key from $MOCK_KEY, which is "
+                         "not set")
+        p = self.sb.run("run", "hi", provider="codex", env={"MOCK_KEY": "k"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_a_replayed_call_needs_no_login(self):
+        self.sb.answers("codex", ["recorded"])
+        tapes = os.path.join(self.sb.root, "tapes")
+        p = self.sb.run("run", "--record", tapes, "hi", provider="codex",
+                        env={"CODEX_API_KEY": "k"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.sb.run("run", "--replay", tapes, "hi", provider="codex")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "recorded\n")
+
+    def test_claude_and_gemini_not_logged_in_are_auth(self):
+        for cli, fixture, status in (("claude", "stream-not-logged-in", 1),
+                                     ("gemini", "stream-no-key", 41)):
+            self.sb.env["FAKE_CLI_FIXTURE"] = fx(cli, fixture + ".jsonl")
+            self.sb.env["FAKE_CLI_STDERR_FIXTURE"] = fx(cli, fixture + ".stderr")
+            self.sb.env["FAKE_CLI_EXIT"] = str(status)
+            p = self.sb.run("run", "--format", "json", "hi", provider=cli)
+            self.assertEqual(p.returncode, 4, (cli, p.stderr))
+            self.assertEqual(result(p)["error"]["code"], "auth", (cli, result(p)["error"]))
 
 
 class Retries(unittest.TestCase):
@@ -383,33 +482,35 @@ class BatchBackoff(unittest.TestCase):
             self.assertEqual(len(sb.calls()), 4)
 
     def test_the_batch_status_line_shows_the_pause(self):
-        import pty
         with Sandbox() as sb:
             sb.env["FAKE_CLI_FIXTURE"] = ",".join([
                 sb.fixture(codex_failed("Rate limit reached. Please try again in 2s.")),
                 sb.fixture(codex_stream("ok"))])
             sb.env["FAKE_CLI_EXIT"] = "1,0"
             lines = "".join(json.dumps({"id": i, "prompt": "x"}) + "\n" for i in "ab")
-            master, slave = pty.openpty()
-            proc = subprocess.Popen([AGENTRUN, "batch", "-j", "1", "-"], cwd=sb.work,
-                                    env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
-            os.close(slave)
-            proc.stdin.write(lines.encode())
-            proc.stdin.close()
-            data = b""
-            while True:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                data += chunk
-            os.close(master)
-            proc.stdout.close()
-            self.assertEqual(proc.wait(timeout=30), 0)
+            rc, data = batch_on_a_terminal(sb, lines, "-j", "1")
+            self.assertEqual(rc, 0)
             self.assertIn(b"codex paused 0:02  0/2 done", data)
+
+
+class BatchStatusLine(unittest.TestCase):
+    def test_the_status_line_tells_the_truth_as_it_goes(self):
+        """What runs is counted while it runs, and the ETA counts down between two ends
+        instead of standing still (issue 31: "0/3 done, 0 running" for 8 s)."""
+        import re
+        with Sandbox() as sb:
+            sb.answers("codex", ["ok"])
+            sb.env["FAKE_CLI_SLEEP_MS"] = "2500"
+            lines = "".join(json.dumps({"id": i, "prompt": "x"}) + "\n" for i in "abcd")
+            rc, data = batch_on_a_terminal(sb, lines, "-j", "2", "--no-files")
+            self.assertEqual(rc, 0)
+            frames = [f.decode(errors="replace") for f in data.split(b"\r")]
+            states = [m.groups() for f in frames
+                      for m in [re.search(r"(\d)/4 done, (\d) running", f)] if m]
+            self.assertIn(("0", "2"), states, frames)
+            self.assertTrue(all(int(r) <= 2 for _, r in states), states)
+            etas = [m.group(1) for f in frames for m in [re.search(r"ETA (\d+:\d\d)", f)] if m]
+            self.assertGreater(len(set(etas)), 1, etas)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import FAKE_BIN_DIR, Sandbox  # noqa: E402
+from clitest import FAKE_BIN_DIR, Sandbox, claude_stream  # noqa: E402
 
 REVIEW = {"passed": False, "summary": "Dereferences NULL.",
           "issues": [{"file": "app.c", "line": 3, "severity": "high", "message": "p is NULL"}]}
@@ -35,7 +35,7 @@ def without_durations(doc):
     doc = json.loads(json.dumps(doc))
     doc.pop("duration_ms")
     for c in doc["calls"]:
-        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-\w+", r"agentrun-\1-X", a)
+        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-[\w-]+", r"agentrun-\1-X", a)
                      for a in c["argv"]]
     return doc
 
@@ -84,6 +84,38 @@ class Cache(Case):
         self.assertEqual(d2["cached_from"]["cost_source"], "cli")
         self.assertEqual(d2["cached_from"]["calls"], 1)
         self.assertEqual([c["cached"] for c in d2["calls"]], [True])
+        # The text output says so too: "cached" tokens are the prompt cache's (issue 31).
+        third = self.sb.run("review", "--cache", "--cache-dir", self.cache, provider="claude")
+        self.assertIn("1 from the result cache ($0.0200 when made)", third.stderr)
+        self.assertNotIn("result cache", first.stderr)
+
+    def test_what_cached_calls_cost_is_rounded_like_every_cost(self):
+        # 0.01 + 0.05 is 0.060000000000000005 in binary floating point (issue 31: review's
+        # cached_from printed it unrounded).
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join([
+            self.sb.fixture(claude_stream("no json here", cost=0.01)),
+            self.sb.fixture(claude_stream(json.dumps(REVIEW), cost=0.05))])
+        self.assertEqual(self.review().returncode, 1)
+        second = self.review()
+        self.assertEqual(len(self.sb.calls()), 2)
+        self.assertIn('"cost_usd":0.06,', second.stdout)
+        self.assertEqual(as_json(second)["cached_from"]["cost_usd"], 0.06)
+
+    def test_run_cache_without_no_tools_says_it_caches_nothing(self):
+        self.sb.answers("codex", ["hi"])
+        args = ("run", "--cache", "--cache-dir", self.cache, "hello")
+        p = self.sb.run(*args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--cache: this run's call is not cached", p.stderr)
+        self.assertIn("add --no-tools", p.stderr)
+        self.assertEqual(self.entries(), [])
+        p = self.sb.run(*args[:-1], "--no-tools", "hello")
+        self.assertNotIn("--cache", p.stderr)
+        self.assertEqual(len(self.entries()), 1)
+        p = self.sb.run(*args[:-1], "--no-tools", "hello")
+        self.assertIn("1 from the result cache", p.stderr)
+        # --help says which calls --cache can serve.
+        self.assertIn("run --no-tools", self.sb.run("run", "--help").stdout)
 
     def test_one_changed_byte_of_the_diff_misses(self):
         self.sb.answers("claude", [json.dumps(REVIEW)])
@@ -284,6 +316,17 @@ class RecordReplay(Case):
                 p = self.sb.run("run", "--schema", schema, "--format", "json", "what is 2+2",
                                 provider=provider, env=self.path_env(False))
                 self.assertEqual(as_json(p)["error"]["code"], "not_found")
+
+    def test_replay_without_a_provider_asks_for_the_recorded_one(self):
+        rec, _, _ = self.record_and_replay("codex", ["hello"], "run", "say hello")
+        env = self.path_env(False)
+        env["AGENTRUN_PROVIDER"] = ""
+        p = self.sb.run("run", "--replay", rec, "--format", "json", "say hello", provider=None,
+                        env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(as_json(p)["error"]["code"], "usage")
+        self.assertIn("say which provider the calls were recorded with", p.stderr)
+        self.assertNotIn("npm install", p.stderr)
 
     def test_a_replayed_review_gives_the_same_verdict(self):
         rec, live, replay = self.record_and_replay("gemini", [json.dumps(REVIEW)], "review",

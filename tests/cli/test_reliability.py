@@ -142,16 +142,18 @@ def jobs(n, prefix="job"):
 class AtomicRecords(Base):
     def test_two_batches_appending_to_one_file_never_interleave(self):
         # 100 KB records: stdio cut each into several write()s, and two writers
-        # appending at once glued pieces of their records together.
+        # appending at once glued pieces of their records together. (-o FILE has one
+        # writer, test_security.py; through the shell, >> shared.jsonl, several append.)
         self.sb.answers("codex", ["x" * 400000])
         out = os.path.join(self.sb.root, "shared.jsonl")
         e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
         procs = []
         for name in ("a", "b", "c"):
             path = self.sb.write(f"{name}.jsonl", jobs(100, name), base=self.sb.root)
-            procs.append(subprocess.Popen([AGENTRUN, "batch", "-j", "8", "--no-files", "-o", out,
-                                           path], cwd=self.sb.work, env=e,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            with open(out, "ab") as shared:
+                procs.append(subprocess.Popen([AGENTRUN, "batch", "-j", "8", "--no-files", path],
+                                              cwd=self.sb.work, env=e, stdout=shared,
+                                              stderr=subprocess.PIPE))
         for p in procs:
             _, err = p.communicate(timeout=120)
             self.assertEqual(p.returncode, 0, err[-2000:])

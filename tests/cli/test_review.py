@@ -254,6 +254,14 @@ class DiffSources(ReviewCase):
             self.assertIn(want, p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
+    def test_a_revision_outside_git_says_not_a_git_repository(self):
+        with Sandbox(git=False) as sb:
+            for arg in ("HEAD~1", "main..HEAD", "HEAD^!"):
+                p = sb.run("review", arg)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("not a git repository", p.stderr)
+                self.assertIn("no such file '%s'" % arg, p.stderr)
+
     def test_a_file_wins_over_a_revision_of_the_same_name(self):
         self.change_app()
         self.sb.write("main", self.sb.git("diff"))
@@ -796,6 +804,10 @@ class Fingerprints(ReviewCase):
         doc = as_json(p)
         self.assertEqual([i["message"] for i in doc["issues"]], ["new one"])
         self.assertEqual(doc["suppressed"], 1)
+        # Text output says it too (issue 31), on the summary line.
+        p = self.rerun("--baseline", base, answer=answer)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("3 findings left out by the baseline", p.stderr)
 
     def test_a_bad_baseline_is_a_usage_error_before_any_call(self):
         bad = self.sb.write("bad.json", '{"hello": 1}', base=self.sb.root)

@@ -364,15 +364,20 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
         t0 = time.time()
         p = subprocess.Popen(argv, cwd=cwd or root.work, env=env or root.env(cli), stdin=fi,
                              stdout=fo, stderr=fe, start_new_session=True)
+        # The CLI is reaped only after its group was killed: its zombie keeps its pid, and so
+        # its group id, taken until then, so the group kill can never reach a process that
+        # got the number afterwards (pid_max is 32768 here and pids wrap in minutes when the
+        # machine is busy: a kill after the reap could end another test's process).
+        done = False
         try:
             if signal_after is not None or wait_for is not None:
                 end = time.time() + timeout
                 if wait_for is not None:
-                    while not wait_for() and time.time() < end and p.poll() is None:
+                    while not wait_for() and time.time() < end and not exited(p):
                         time.sleep(0.05)
                 if signal_after:
                     time.sleep(signal_after)
-                if p.poll() is None:
+                if not exited(p):
                     if signal_group:
                         os.killpg(p.pid, sig)
                     else:
@@ -380,20 +385,17 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
                 limit = max(1, end - time.time())
                 if wait_after_signal is not None:
                     limit = min(limit, wait_after_signal)
-                status = p.wait(limit)
+                done = wait_exited(p, limit)
             else:
-                status = p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            status = None
+                done = wait_exited(p, timeout)
         finally:
-            survivors = group_members(p.pid) if p.poll() is not None else []
+            survivors = group_members(p.pid) if exited(p) else []
             kill_group(p.pid)
-            if p.poll() is None:
-                p.wait()
+            status = p.wait()
             end = time.time() + 5
             while group_members(p.pid) and time.time() < end:  # let SIGKILLed ones die
                 time.sleep(0.02)
-        if status is None:
+        if not done:
             status = "timeout"
         dur = time.time() - t0
     with open(paths["stdout"], "rb") as f:
@@ -404,6 +406,27 @@ def run_cli(cli, args, root, stdin=b"", timeout=120, env=None, cwd=None, signal_
     r = Result(argv, status, out, err, dur)
     r.survivors = survivors
     return r
+
+
+def exited(p):
+    """True once the Popen p has exited, which leaves it unreaped (a zombie): its pid and
+    group id stay taken until p.wait() reaps it."""
+    if p.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def wait_exited(p, timeout):
+    """Waits up to timeout seconds for p to exit, without reaping it. True when it did."""
+    end = time.time() + timeout
+    while not exited(p):
+        if time.time() >= end:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def group_members(pgid):

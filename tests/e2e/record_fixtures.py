@@ -57,6 +57,17 @@ def tool_then_text():
                  usage=U_TOOL1), text("I wrote hello.txt.", U_TOOL2)]
 
 
+def write_outside_then_text():
+    """A write the workspace does not hold: ../outside.txt from the work tree."""
+    return [dict(kind="tool_write", path="../outside.txt", content="escaped\n",
+                 usage=U_TOOL1), text("I wrote ../outside.txt.", U_TOOL2)]
+
+
+# A user policy (~/.gemini/policies) that denies write_file.
+GEMINI_DENY_WRITES = {".gemini/policies/deny-writes.toml":
+                      '[[rule]]\ntoolName = "write_file"\ndecision = "deny"\npriority = 500\n'}
+
+
 def shell_then_text():
     return [dict(kind="shell", command="echo shell-made > shell.txt && echo done",
                  usage=U_TOOL1), text("I ran the command.", U_TOOL2)]
@@ -74,6 +85,11 @@ def cases():
          "text answer; scripted usage input 1200 (uncached), cache_read 300, output 42", {}),
         ("claude", "json-text", "json", CLAUDE_JSON, {"claude": [text()]},
          "json wrapper of a text answer", {}),
+        ("claude", "stream-tool-write-outside", "jsonl",
+         CLAUDE_STREAM + ["--permission-mode", "acceptEdits"],
+         {"claude": write_outside_then_text()},
+         "acceptEdits: Write of ../outside.txt (outside the working directory) is refused: "
+         "permission_denials, exit 0", {}),
         ("claude", "plain-text", "stdout", ["-p"], {"claude": [text()]},
          "text mode: final text plus newline", {}),
         ("claude", "stream-fenced-json", "jsonl", CLAUDE_STREAM,
@@ -107,6 +123,11 @@ def cases():
          "streaming (request 2 has no stream key) and gets the answer; NOTE the result's "
          "usage is all 0 while total_cost_usd counts the tokens", {}),
     ]
+    c.append(("claude", "stream-not-logged-in", "jsonl", CLAUDE_STREAM, {"claude": [text()]},
+              "no ANTHROPIC_API_KEY and no login: no model request; the assistant message has "
+              "error authentication_failed and the text 'Not logged in · Please run /login', "
+              "the result is_error with api_error_status null, exit 1",
+              {"unset": ["ANTHROPIC_API_KEY"]}))
     for st in (401, 403, 429, 500):
         c.append(("claude", "stream-error-%d" % st, "jsonl", CLAUDE_STREAM,
                   {"claude": [dict(kind="error", status=st)]},
@@ -133,6 +154,11 @@ def cases():
     c += [
         ("codex", "json-text", "jsonl", CODEX_JSON, {"codex": [text()]},
          "text answer; scripted usage uncached 1200 + cached 300 -> input_tokens 1500", {}),
+        ("codex", "json-ephemeral-telemetry", "jsonl", CODEX_JSON + ["--ephemeral"],
+         {"codex": [text()]},
+         "--ephemeral (no rollout file) with RUST_LOG=error,codex_otel.trace_safe=info: the "
+         "events name no model, the telemetry lines on stderr do (model=gpt-5.5, from "
+         "config.toml)", {"set_env": {"RUST_LOG": "error,codex_otel.trace_safe=info"}}),
         ("codex", "plain-text", "stdout", ["exec"], {"codex": [text()]},
          "plain mode: stdout only the final message; banner and 'tokens used' on stderr", {}),
         ("codex", "json-fenced-json", "jsonl", CODEX_JSON,
@@ -152,6 +178,10 @@ def cases():
         ("codex", "json-tool-rejected", "jsonl", CODEX_JSON,
          {"codex": tool_then_text()},
          "read-only sandbox rejects the patch; exit 0", {}),
+        ("codex", "json-tool-write-outside", "jsonl", CODEX_JSON + ["--sandbox", "workspace-write"],
+         {"codex": write_outside_then_text()},
+         "workspace-write sandbox: a patch adding ../outside.txt (outside the workspace) is "
+         "rejected; exit 0", {}),
         ("codex", "json-tool-shell-readonly", "jsonl", CODEX_JSON,
          {"codex": shell_then_text()},
          "read-only sandbox: the command writing shell.txt fails (Read-only file system); "
@@ -208,6 +238,16 @@ def cases():
         ("gemini", "stream-tool-shell", "jsonl", GEMINI_STREAM + ["--yolo"],
          {"gemini": shell_then_text()},
          "run_shell_command writing shell.txt (--yolo), then final text", {}),
+        ("gemini", "stream-tool-write-outside", "jsonl",
+         GEMINI_STREAM + ["--approval-mode", "auto_edit"],
+         {"gemini": write_outside_then_text()},
+         "auto_edit: write_file of ../outside.txt is refused as invalid_tool_params 'Path not "
+         "in workspace'; result success, exit 0", {}),
+        ("gemini", "stream-tool-policy-deny", "jsonl",
+         GEMINI_STREAM + ["--approval-mode", "auto_edit"],
+         {"gemini": tool_then_text()},
+         "a user policy (~/.gemini/policies) denies write_file: policy_violation; result "
+         "success, exit 0", {"home_files": GEMINI_DENY_WRITES}),
         ("gemini", "stream-tool-default", "jsonl", GEMINI_STREAM,
          {"gemini": tool_then_text()},
          "default approval mode: write_file is not offered; the model is told it is not found", {}),
@@ -232,6 +272,14 @@ def cases():
         ("gemini", "stream-cut", "jsonl", GEMINI_STREAM,
          {"gemini": [dict(kind="stream_error", text="partial ans")]},
          "the SSE stream ends after partial text without finishReason", {}),
+        ("gemini", "stream-no-key", "jsonl", GEMINI_STREAM, {"gemini": [text()]},
+         "auth method gemini-api-key (settings.json) but no GEMINI_API_KEY: no request, "
+         "nothing on stdout, the reason on stderr, exit 41 (FATAL_AUTHENTICATION_ERROR)",
+         {"unset": ["GEMINI_API_KEY"]}),
+        ("gemini", "stream-no-auth-method", "jsonl", GEMINI_STREAM, {"gemini": [text()]},
+         "no settings.json and no auth variable (a fresh HOME): no request, 'Please set an "
+         "Auth method' on stderr, exit 41",
+         {"unset": ["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"], "no_gemini_settings": True}),
         ("gemini", "json-error-401", "json", GEMINI_JSON, {"gemini": [dict(kind="error", status=401)]},
          "HTTP 401: stdout empty, error JSON at the end of stderr, exit 401&255", {}),
         ("gemini", "json-error-500", "json", GEMINI_JSON, {"gemini": [dict(kind="error", status=500)]},
@@ -293,6 +341,11 @@ def record(case, index):
     mock = Mock(script).start()
     root = RunRoot(mock.port)
     try:
+        for rel, content in opt.get("home_files", {}).items():
+            path = os.path.join(root.home, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(content)
         args = list(args)
         extra = {}
         for i, a in enumerate(args):
@@ -305,6 +358,12 @@ def record(case, index):
                 args[i] = os.path.join(root.root, "last-message.txt")
                 extra["lastmsg"] = args[i]
         kw = {"timeout": 60}
+        if opt.get("unset") or opt.get("set_env"):
+            kw["env"] = {k: v for k, v in root.env(cli).items()
+                         if k not in opt.get("unset", [])}
+            kw["env"].update(opt.get("set_env", {}))
+        if opt.get("no_gemini_settings"):
+            os.remove(os.path.join(root.home, ".gemini", "settings.json"))
         if opt.get("signal"):
             kw.update(sig=opt["signal"], signal_group=opt.get("group", False), signal_after=0.5,
                       wait_for=lambda: mock.model_requests(cli))
@@ -363,12 +422,12 @@ def run_cli_sig_timeout(cli, args, root, mock, opt):
         time.sleep(0.05)
     time.sleep(0.5)
     p.send_signal(opt["signal"])
-    try:
-        status = p.wait(opt["timeout"])
-    except subprocess.TimeoutExpired:
-        status = "timeout"
+    # Reaped after the group kill (see harness.run_cli): the kill cannot reach another
+    # process that got the number.
+    done = harness.wait_exited(p, opt["timeout"])
     harness.kill_group(p.pid)
-    p.wait()
+    rc = p.wait()
+    status = rc if done else "timeout"
     fo.seek(0)
     fe.seek(0)
     return harness.Result(argv, status, fo.read(), fe.read(), time.time() - t0)

@@ -32,7 +32,7 @@ def comparable(doc, secrets=()):
     doc.pop("duration_ms", None)
     for c in doc.get("calls", []):
         c.pop("duration_ms", None)
-        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-\w+", r"agentrun-\1-X", a)
+        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-[\w-]+", r"agentrun-\1-X", a)
                      for a in c["argv"]]
     return doc
 

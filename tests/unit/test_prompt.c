@@ -62,6 +62,18 @@ static const struct render_case render_cases[] = {
       "```diff\n+a\n```\n" },
 };
 
+static void test_prompt_a_nul_byte_is_a_template_error(void **state)
+{
+    (void)state;
+    static const char text[] = "one\ntwo {{x}}\0three\n";
+    struct ar_prompt *p = NULL;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_prompt_parse("t.md", text, sizeof(text) - 1, &p, &err), AR_EUSAGE);
+    assert_null(p);
+    assert_string_equal(err.where, "t.md:2");
+    assert_non_null(strstr(err.msg, "NUL"));
+}
+
 static void test_prompt_render_table(void **state)
 {
     for (size_t i = 0; i < sizeof(render_cases) / sizeof(render_cases[0]); i++) {
@@ -628,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_embedded_prompts_load_render_and_check),
         cmocka_unit_test(test_embedded_review_drops_instructions_section_when_unset),
         cmocka_unit_test(test_embedded_route_accepts_one_object_or_an_array),
+        cmocka_unit_test(test_prompt_a_nul_byte_is_a_template_error),
     };
     return cmocka_run_group_tests(tests, setup_dirs, teardown_dirs);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +28,7 @@
 #include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/temp.h"
 
 #ifndef AR_SOURCE_ROOT
 #define AR_SOURCE_ROOT "."
@@ -98,6 +100,14 @@ static const struct fx fixtures[] = {
     /* HTTP 403 (a key without access) is an auth failure, not an API error */
     { "claude", "stream-error-403.jsonl", "stream-error-403.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0,
       0, 0, 1, 1, NULL, NULL, NULL },
+    /* no key, no login: claude's own "authentication_failed", no HTTP status */
+    { "claude", "stream-not-logged-in.jsonl", "stream-not-logged-in.stderr", 1, 0, 0, NULL,
+      AR_EAUTH, 0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
+    /* gemini ends at once with exit status 41 when it has nothing to log in with */
+    { "gemini", "stream-no-key.jsonl", "stream-no-key.stderr", 41, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
+      0, 0, NULL, NULL, NULL },
+    { "gemini", "stream-no-auth-method.jsonl", "stream-no-auth-method.stderr", 41, 0, 0, NULL,
+      AR_EAUTH, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL },
     { "claude", "stream-error-429.jsonl", "stream-error-429.stderr", 1, 0, 0, NULL, AR_ERATELIMIT,
       0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
     { "claude", "stream-error-500.jsonl", "stream-error-500.stderr", 1, 0, 0, NULL, AR_EAPI, 0, 0,
@@ -142,11 +152,18 @@ static const struct fx fixtures[] = {
       NULL },
     { "claude", "stream-tool-bash-denied.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0, 0,
       1, 1, NULL, "Bash", NULL },
+    /* acceptEdits refuses a Write out of the working directory: no file reported */
+    { "claude", "stream-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0,
+      0, 0, 0, 1, 1, NULL, "Write", NULL },
     { "claude", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 1, 0,
       0, NULL, AR_ERATELIMIT, 0, 0, 0, 0, 1, 1, NULL, NULL, NULL },
     /* codex */
     { "codex", "json-text.jsonl", "json-text.stderr", 0, 0, 0,
       "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, NULL, NULL, NULL },
+    /* an ephemeral call: no rollout, the model named by codex's telemetry on stderr */
+    { "codex", "json-ephemeral-telemetry.jsonl", "json-ephemeral-telemetry.stderr", 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, "gpt-5.5", NULL,
+      NULL },
     { "codex", "json-error-401.jsonl", "json-error-401.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
       0, 1, NULL, NULL, NULL },
     { "codex", "json-error-403.jsonl", "json-error-403.stderr", 1, 0, 0, NULL, AR_EAUTH, 0, 0, 0, 0,
@@ -169,6 +186,8 @@ static const struct fx fixtures[] = {
       1, NULL, "shell", NULL },
     { "codex", "json-tool-rejected.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL, NULL,
       NULL },
+    { "codex", "json-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0, 0,
+      0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-tool-shell-readonly.jsonl", "json-tool-shell-readonly.stderr", 0, 0, 0,
       "I ran the command.", 0, 0, 0, 0, 0, 0, 1, NULL, NULL, NULL },
     { "codex", "json-error-429-usage-limit.jsonl", "json-error-429-usage-limit.stderr", 1, 0, 0,
@@ -210,6 +229,10 @@ static const struct fx fixtures[] = {
       0, 1, NULL, "run_shell_command", NULL },
     { "gemini", "stream-tool-default.jsonl", NULL, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 1, NULL,
       "write_file", NULL },
+    { "gemini", "stream-tool-write-outside.jsonl", NULL, 0, 0, 0, "I wrote ../outside.txt.", 0, 0,
+      0, 0, 0, 0, 1, NULL, "write_file", NULL },
+    { "gemini", "stream-tool-policy-deny.jsonl", NULL, 0, 0, 0, "I wrote hello.txt.", 0, 0, 0, 0, 0,
+      0, 1, NULL, "write_file", NULL },
     { "gemini", "stream-tool-shell-default.jsonl", NULL, 0, 0, 0, "I ran the command.", 0, 0, 0, 0,
       0, 0, 1, NULL, "run_shell_command", NULL },
     { "gemini", "stream-error-429-retry-after.jsonl", "stream-error-429-retry-after.stderr", 173, 0,
@@ -434,6 +457,56 @@ static void test_http_403_is_auth_like_401(void **state)
     assert_int_equal(ar_pv_classify(404, NULL), AR_EAPI);
     assert_int_equal(ar_pv_classify(400, NULL), AR_EAPI);
     assert_int_equal(ar_pv_classify(0, "status 4030 items"), AR_EAPI);
+}
+
+/* Not logged in is `auth` in the CLI's own words, whatever word it uses: claude's
+ * "Not logged in · Please run /login" (no HTTP status), gemini's reason before its advice. */
+static void test_not_logged_in_is_auth_in_the_clis_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *cli, *out, *err;
+        int status;
+        const char *msg;
+    } cases[] = {
+        { "claude", "stream-not-logged-in.jsonl", NULL, 1, "Not logged in" },
+        { "gemini", "stream-no-key.jsonl", "stream-no-key.stderr", 41,
+          "When using Gemini API, you must specify the GEMINI_API_KEY environment variable." },
+        { "gemini", "stream-no-auth-method.jsonl", "stream-no-auth-method.stderr", 41,
+          "Please set an Auth method in your" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct ar_provider *p = ar_provider_find(cases[i].cli);
+        size_t olen = 0, elen = 0;
+        char *out = slurp(cases[i].cli, cases[i].out, &olen);
+        char *err = cases[i].err ? slurp(cases[i].cli, cases[i].err, &elen) : NULL;
+        assert_non_null(out);
+        struct ar_call_spec spec = { 0 };
+        struct ar_unwrap *u = p->unwrap_new(&spec);
+        feed(p, u, out, olen, NULL, NULL);
+        struct ar_exit_info ex = { cases[i].status, 0, 0, err, elen };
+        struct ar_reply r;
+        ar_reply_init(&r);
+        p->unwrap_finish(u, &ex, &r);
+        p->unwrap_free(u);
+        assert_int_equal(r.error, AR_EAUTH);
+        assert_non_null(r.error_msg);
+        assert_non_null(strstr(r.error_msg, cases[i].msg));
+        ar_reply_finish(&r);
+        free(out);
+        free(err);
+    }
+    /* A gemini exit status of 41 is not an HTTP status & 255 (that range is 144..343). */
+    const struct ar_provider *g = ar_provider_find("gemini");
+    struct ar_unwrap *u = g->unwrap_new(NULL);
+    struct ar_exit_info ex = { 41, 0, 0, "", 0 };
+    struct ar_reply r;
+    ar_reply_init(&r);
+    g->unwrap_finish(u, &ex, &r);
+    g->unwrap_free(u);
+    assert_int_equal(r.error, AR_EAUTH);
+    assert_string_equal(r.error_msg, "gemini could not authenticate (exit status 41)");
+    ar_reply_finish(&r);
 }
 
 /* A claude result without modelUsage (older CLIs, some error results): usage maps field by
@@ -947,6 +1020,77 @@ static void test_codex_posture_argv(void **state)
     rmdir(dir);
 }
 
+/* A file at root/rel (directories made as needed). */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    for (char *c = path + strlen(root) + 1; *c; c++)
+        if (*c == '/') {
+            *c = '\0';
+            mkdir(path, 0700);
+            *c = '/';
+        }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* codex loads the checkout's skills whatever its trust (the list, and a "$name" in the
+ * prompt pastes the body): an untrusted call turns each off by its path, for every skills
+ * root from the repository's top down to the cwd, as codex walks them. */
+static void test_codex_posture_turns_the_checkouts_skills_off(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    char root[] = "/tmp/agentrun-test-skills-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char *real_root = realpath(root, NULL);
+    static const char skill[] = "---\nname: s\ndescription: d\n---\nbody\n";
+    put_file(root, ".git/HEAD", "ref: refs/heads/main\n");
+    put_file(root, ".codex/skills/a/SKILL.md", skill);
+    put_file(root, ".agents/skills/deep/x/SKILL.md", skill);
+    put_file(root, ".agents/skills/.hidden/SKILL.md", skill);
+    put_file(root, "sub/.agents/skills/b/SKILL.md", skill);
+    put_file(root, "elsewhere/l/SKILL.md", skill);
+    put_file(root, "other/.codex/skills/c/SKILL.md", skill);
+    char link[512], cwd[512];
+    snprintf(link, sizeof(link), "%s/sub/.agents/skills/linked", root);
+    assert_int_equal(symlink("../../../elsewhere", link), 0);
+    snprintf(cwd, sizeof(cwd), "%s/sub", root);
+    static const char *const off[] = { ".codex/skills/a/SKILL.md", ".agents/skills/deep/x/SKILL.md",
+                                       "sub/.agents/skills/b/SKILL.md", "elsewhere/l/SKILL.md" };
+    static const char *const on[] = { ".agents/skills/.hidden/SKILL.md",
+                                      "other/.codex/skills/c/SKILL.md" };
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            struct ar_call_spec spec = { 0 };
+            spec.tools = (enum ar_tools)t;
+            spec.allow_edits = t == AR_TOOLS_EDIT;
+            spec.trust_project = trust;
+            spec.cwd = cwd;
+            struct ar_call_setup st;
+            ar_call_setup_init(&st);
+            struct ar_error err = AR_ERROR_INIT;
+            assert_int_equal(p->prepare(&spec, &st, &err), 0);
+            const char *cfg = codex_config(&st, "skills.config=[");
+            assert_int_equal(cfg != NULL, !trust);
+            assert_int_equal(codex_config(&st, "project_root_markers=[\".git\"]") != NULL, !trust);
+            for (size_t i = 0; cfg && i < sizeof(off) / sizeof(off[0]); i++) {
+                char want[600];
+                snprintf(want, sizeof(want), "{path=\"%s/%s\",enabled=false}", real_root, off[i]);
+                assert_non_null(strstr(cfg, want));
+            }
+            for (size_t i = 0; cfg && i < sizeof(on) / sizeof(on[0]); i++)
+                assert_null(strstr(cfg, on[i]));
+            ar_call_setup_finish(&st);
+        }
+    }
+    ar_remove_tree(root);
+    free(real_root);
+}
+
 static void test_codex_mcp_names(void **state)
 {
     static const char toml[] = "[mcp_servers.a]\n\t[mcp_servers.a.env]\n[mcp_servers.b_2]\n"
@@ -959,6 +1103,94 @@ static void test_codex_mcp_names(void **state)
     assert_string_equal(names.v[1], "b_2");
     assert_string_equal(names.v[2], "f");
     ar_strv_finish(&names);
+}
+
+static const char *env_value(const struct ar_call_setup *s, const char *name);
+
+/* codex is asked for its telemetry (the model's only witness) exactly where no rollout
+ * file will name the model: an ephemeral call that asked for none; the user's RUST_LOG
+ * is kept. A telemetry line is never the message of a failure. */
+static void test_codex_telemetry_only_where_no_rollout(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    static const struct {
+        int no_session;
+        const char *model, *resume, *user_log, *want;
+    } cases[] = {
+        { 1, NULL, NULL, NULL, "error,codex_otel.trace_safe=info" },
+        { 1, NULL, NULL, "warn,codex_core=debug",
+          "warn,codex_core=debug,codex_otel.trace_safe=info" },
+        { 1, "gpt-5.5", NULL, NULL, NULL },
+        { 0, NULL, NULL, NULL, NULL },
+        { 1, NULL, "01a201a4-e6d7-7c03-9d63-000000000001", NULL, NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (cases[i].user_log)
+            setenv("RUST_LOG", cases[i].user_log, 1);
+        else
+            unsetenv("RUST_LOG");
+        struct ar_call_spec spec = { 0 };
+        spec.tools = AR_TOOLS_NONE;
+        spec.no_session = cases[i].no_session;
+        spec.model = cases[i].model;
+        spec.resume = cases[i].resume;
+        spec.in_git_repo = 1;
+        struct ar_call_setup setup;
+        ar_call_setup_init(&setup);
+        struct ar_error err = AR_ERROR_INIT;
+        assert_int_equal(p->prepare(&spec, &setup, &err), 0);
+        const char *log = env_value(&setup, "RUST_LOG");
+        if (cases[i].want)
+            assert_string_equal(log, cases[i].want);
+        else
+            assert_null(log);
+        ar_call_setup_finish(&setup);
+    }
+    unsetenv("RUST_LOG");
+    static const char err_text[] =
+        "Reading prompt from stdin...\nthread panicked: boom\n"
+        "2026-11-25T19:44:27Z  INFO codex_otel.trace_safe: event.name=\"codex.api_request\" "
+        "model=gpt-5.5 slug=gpt-5.5\n";
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    struct ar_exit_info ex = { 101, 0, 0, err_text, sizeof(err_text) - 1 };
+    struct ar_reply r;
+    ar_reply_init(&r);
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, AR_ECLIFAILED);
+    assert_string_equal(r.error_msg, "thread panicked: boom");
+    assert_string_equal(r.model, "gpt-5.5");
+    ar_reply_finish(&r);
+}
+
+/* codex's config.toml as far as logging in goes: the active profile's provider, that
+ * provider's key variable, quotes, comments, and tables that only look alike. */
+static void test_codex_config_provider_and_key(void **state)
+{
+    static const char toml[] =
+        "model_provider = \"openai\"\nprofile = 'work' # the active one\n"
+        "cli_auth_credentials_store = \"keyring\"\n"
+        "[profiles.home]\nmodel_provider = \"other\"\n"
+        "[profiles.work]\nmodel_provider = \"my-p\"\n"
+        "[model_providers.other]\nenv_key = \"OTHER_KEY\"\n"
+        "[model_providers.\"my-p\"]\n  env_key = \"MY_KEY\"   # comment\n"
+        "requires_openai_auth = false\n[[array.of.tables]]\nenv_key = \"NO\"\n";
+    struct ar_codex_config c;
+    ar_codex_config_read(toml, sizeof(toml) - 1, &c);
+    assert_string_equal(c.provider, "my-p");
+    assert_true(c.provider_defined);
+    assert_string_equal(c.env_key, "MY_KEY");
+    assert_false(c.requires_openai_auth);
+    assert_string_equal(c.credentials_store, "keyring");
+    ar_codex_config_finish(&c);
+    /* Nothing said: OpenAI's own login. */
+    ar_codex_config_read("x = [1, 2]\n[tui]\nmodel_provider = \"not-top\"\n", 44, &c);
+    assert_string_equal(c.provider, "openai");
+    assert_null(c.env_key);
+    assert_false(c.provider_defined);
+    ar_codex_config_finish(&c);
+    (void)state;
 }
 
 static const char *env_value(const struct ar_call_setup *s, const char *name)
@@ -1288,7 +1520,7 @@ static void test_codex_thread_rollout_is_found_by_id(void **state)
     else
         unsetenv("HOME");
     free(home);
-    ar_pv_remove_tree(dir);
+    ar_remove_tree(dir);
 }
 
 /* ---- codex resumed usage ---- */
@@ -1544,6 +1776,13 @@ static void test_refused_tool_calls_from_recordings(void **state)
           "echo shell-made > shell.txt && echo done", 0, 0 },
         { "gemini", "stream-tool-write.jsonl", NULL, NULL, NULL, 1, 1 },
         { "gemini", "stream-tool-shell.jsonl", NULL, NULL, NULL, 1, 1 },
+        /* A write out of the workspace, allowed edits or not: each CLI's refusal */
+        { "claude", "stream-tool-write-outside.jsonl", NULL, "Write", "/outside.txt", 1, 0 },
+        { "codex", "json-tool-write-outside.jsonl", "json-tool-write-outside.stderr", "apply_patch",
+          NULL, 1, 0 },
+        { "gemini", "stream-tool-write-outside.jsonl", NULL, "write_file", "/outside.txt", 1, 0 },
+        /* gemini: a user policy that denies write_file takes it out of the registry */
+        { "gemini", "stream-tool-policy-deny.jsonl", NULL, "write_file", "/hello.txt", 1, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct ar_reply r;
@@ -1568,6 +1807,13 @@ static void test_refused_tool_calls_from_recordings(void **state)
         ar_reply_finish(&r);
     }
 }
+
+/* A gemini tool_use of `tool` on /w/a and its tool_result failing with error `type`. */
+#define GEMINI_TOOL(tool, type, msg)                                                              \
+    "{\"type\":\"tool_use\",\"timestamp\":\"t\",\"tool_name\":\"" tool "\",\"tool_id\":\"g1\","   \
+    "\"parameters\":{\"file_path\":\"/w/a\"}}\n{\"type\":\"tool_result\",\"timestamp\":\"t\","    \
+    "\"tool_id\":\"g1\",\"status\":\"error\",\"error\":{\"type\":\"" type "\",\"message\":\"" msg \
+    "\"}}\n"
 
 /* A missing tool that changes nothing (a read tool, claude's StructuredOutput without
  * --json-schema) is not a refusal; a missing write or shell tool is, and so is what the
@@ -1605,6 +1851,20 @@ static void test_only_missing_tools_that_act_are_refusals(void **state)
           "{\"type\":\"tool_result\",\"timestamp\":\"t\",\"tool_id\":\"g1\",\"status\":"
           "\"error\",\"error\":{\"type\":\"policy_violation\",\"message\":\"denied\"}}\n",
           1 },
+        /* gemini's boundaries are refusals whatever the tool; a tool failing at its own
+         * work (a bad parameter, text not found) is not */
+        { "gemini", GEMINI_TOOL("replace", "path_not_in_workspace", "Path not in workspace"), 1 },
+        { "gemini", GEMINI_TOOL("run_shell_command", "sandbox_expansion_required", "{}"), 1 },
+        { "gemini", GEMINI_TOOL("write_file", "permission_denied", "EACCES"), 1 },
+        { "gemini",
+          GEMINI_TOOL("write_file", "invalid_tool_params",
+                      "Path not in workspace: Attempted path \\\"/x\\\" resolves outside the "
+                      "allowed workspace directories: /w"),
+          1 },
+        { "gemini", GEMINI_TOOL("write_file", "invalid_tool_params", "params must have content"),
+          0 },
+        { "gemini", GEMINI_TOOL("replace", "edit_no_occurrence_found", "0 occurrences"), 0 },
+        { "gemini", GEMINI_TOOL("read_file", "file_not_found", "no such file"), 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const struct ar_provider *p = ar_provider_find(cases[i].cli);
@@ -1701,6 +1961,12 @@ static void test_retry_after_wordings(void **state)
         { "You've hit your usage limit. Try again at 3:41 PM.", 86400 - 60 },
         { "You've hit your usage limit. Try again at 3:43 PM.", 60 },
         { "You've hit your limit \u00b7 resets 3:42pm (UTC)", 86400 },
+        /* waits no clock holds: longer than any --max-wait, never 0 */
+        { "Please retry after 1e30 seconds.", 1e30 },
+        { "  retryDelayMs: 1e400,\n  status: 429", HUGE_VAL },
+        { "Claude AI usage limit reached|99999999999999999999", HUGE_VAL },
+        { "Retry-After: 1e999", HUGE_VAL },
+        { "try again in 1e308 hours", HUGE_VAL },
         /* nothing to go by */
         { "exceeded retry limit, last status: 429 Too Many Requests", -1 },
         { "You\u2019ve hit your usage limit. Try again later.", -1 },
@@ -1762,6 +2028,7 @@ int main(void)
         cmocka_unit_test(test_claude_giving_up_is_not_an_api_error),
         cmocka_unit_test(test_plain_modes_are_not_wrappers),
         cmocka_unit_test(test_http_403_is_auth_like_401),
+        cmocka_unit_test(test_not_logged_in_is_auth_in_the_clis_words),
         cmocka_unit_test(test_claude_usage_without_model_usage),
         cmocka_unit_test(test_claude_model_usage_sums_every_model),
         cmocka_unit_test(test_gemini_thoughts_count_as_output_and_reasoning),
@@ -1775,6 +2042,9 @@ int main(void)
         cmocka_unit_test(test_claude_posture_argv),
         cmocka_unit_test(test_codex_posture_argv),
         cmocka_unit_test(test_codex_mcp_names),
+        cmocka_unit_test(test_codex_config_provider_and_key),
+        cmocka_unit_test(test_codex_telemetry_only_where_no_rollout),
+        cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),

@@ -105,35 +105,131 @@ static void test_redaction_of_env_values_and_token_shapes(void **state)
     unsetenv("AR_TEST_TOKEN");
 }
 
-/* A secret's value is taken out whole from its sixth character on (the minimum length:
- * shorter values are common words), and where one secret begins another, the longer one
- * is taken out first, so no tail of it is left behind. */
-static void test_redaction_takes_secrets_from_six_characters_and_the_longest_first(void **state)
+static char *redacted_stdout(const struct ar_redactor *r, const char *s)
 {
-    static const struct {
-        const char *const extra[3]; /* the child's environment */
-        const char *text, *want;
-    } cases[] = {
-        { { "CHILD_TOKEN=q7v9x2", NULL }, "token q7v9x2.", "token [REDACTED]." },
-        { { "CHILD_TOKEN=q7v9x2", NULL }, "q7v9x2", "[REDACTED]" }, /* the text's end */
-        { { "CHILD_TOKEN=q7v9x", NULL }, "token q7v9x.", "token q7v9x." },
-        /* Either order in the environment. */
-        { { "SHORT_TOKEN=q7v9x2", "LONG_TOKEN=q7v9x2-tail-8k3m", NULL },
-          "a q7v9x2-tail-8k3m b q7v9x2 c",
-          "a [REDACTED] b [REDACTED] c" },
-        { { "LONG_TOKEN=q7v9x2-tail-8k3m", "SHORT_TOKEN=q7v9x2", NULL },
-          "a q7v9x2-tail-8k3m b q7v9x2 c",
-          "a [REDACTED] b [REDACTED] c" },
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct ar_redactor r;
-        assert_int_equal(ar_redactor_init(&r, cases[i].extra), 0);
-        char *s = redacted(&r, cases[i].text);
-        print_message("%s -> %s\n", cases[i].text, s);
-        assert_string_equal(s, cases[i].want);
-        free(s);
-        ar_redactor_finish(&r);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_redact_stdout(r, s, strlen(s), &b), 0);
+    char *out = ar_buf_detach(&b, NULL);
+    ar_buf_finish(&b);
+    return out;
+}
+
+/* The "content" strings of gemini delta lines, joined as its unwrapper joins them. */
+static char *joined_content(const char *lines)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    for (const char *p = lines; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        json_error_t je;
+        json_t *o = json_loadb(p, n, 0, &je);
+        assert_non_null(o); /* every line is still JSON */
+        const char *c = json_string_value(json_object_get(o, "content"));
+        if (c)
+            ar_buf_puts(&b, c);
+        json_decref(o);
+        p = nl ? nl + 1 : p + n;
     }
+    char *out = ar_buf_detach(&b, NULL);
+    ar_buf_finish(&b);
+    return out;
+}
+
+static void test_redaction_joins_a_streamed_answer_before_looking(void **state)
+{
+    (void)state;
+    struct ar_redactor r;
+    assert_int_equal(ar_redactor_init(&r, (const char *[]){ "X_TOKEN=tok-3141-5926", NULL }), 0);
+    /* A GitHub token and an env value, each split across gemini's deltas. */
+    const char *in =
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"use "
+        "ghp_0123456\",\"delta\":true}\n"
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"789abcdefghijABCD now\","
+        "\"delta\":true}\n"
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":\" and tok-31\",\"delta\":true}\n"
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"41-59\",\"delta\":true}\n"
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"26!\",\"delta\":true}\n"
+        "{\"type\":\"result\",\"status\":\"success\",\"stats\":{\"input_tokens\":7}}\n";
+    char *out = redacted_stdout(&r, in);
+    char *text = joined_content(out);
+    assert_string_equal(text, "use [REDACTED] now and [REDACTED]!");
+    assert_null(strstr(out, "ghp_0123456"));
+    assert_null(strstr(out, "789abcdefghij"));
+    assert_null(strstr(out, "tok-31"));
+    /* What held no secret is byte for byte the same. */
+    assert_non_null(strstr(
+        out, "{\"type\":\"result\",\"status\":\"success\",\"stats\":{\"input_tokens\":7}}\n"));
+    free(text);
+    free(out);
+    ar_redactor_finish(&r);
+}
+
+static void test_redaction_finds_escaped_and_encoded_forms(void **state)
+{
+    (void)state;
+    struct ar_redactor r;
+    const char *extra[] = { "DB_PASSWORD=pa\"ss\\word/1", NULL };
+    assert_int_equal(ar_redactor_init(&r, extra), 0);
+    /* In a CLI's JSON output the value is escaped; in a URL it is percent-encoded. */
+    char *s = redacted(&r, "{\"error\":\"bad password pa\\\"ss\\\\word/1\"}");
+    assert_string_equal(s, "{\"error\":\"bad password [REDACTED]\"}");
+    free(s);
+    s = redacted(&r, "GET https://db.example/?p=pa%22ss%5Cword%2F1 401");
+    assert_string_equal(s, "GET https://db.example/?p=[REDACTED] 401");
+    free(s);
+    /* A stored stdout line: decoded, cut, encoded again, still JSON. */
+    s = redacted_stdout(&r, "{\"type\":\"result\",\"result\":\"it is pa\\\"ss\\\\word/1, ok\"}\n");
+    assert_string_equal(s, "{\"type\":\"result\",\"result\":\"it is [REDACTED], ok\"}\n");
+    free(s);
+    /* \u escapes decode too. */
+    s = redacted_stdout(&r, "{\"r\":\"pa\\u0022ss\\u005cword\\/1\"}\n");
+    assert_string_equal(s, "{\"r\":\"[REDACTED]\"}\n");
+    free(s);
+    ar_redactor_finish(&r);
+}
+
+static void test_redaction_minimum_length_and_longest_first(void **state)
+{
+    (void)state;
+    struct ar_redactor r;
+    /* AR_REDACT_MIN_LEN is 6: a 5-byte value stays, a 6-byte one goes. */
+    const char *extra[] = { "A_TOKEN=five5", "B_TOKEN=six666", "C_KEY=abcdefgh", "D_KEY=abcdef",
+                            NULL };
+    assert_int_equal(AR_REDACT_MIN_LEN, 6);
+    assert_int_equal(ar_redactor_init(&r, extra), 0);
+    char *s = redacted(&r, "five5 six666 abcdefgh abcdef");
+    /* The longer value is cut whole, not as "abcdef" + "gh". */
+    assert_string_equal(s, "five5 [REDACTED] [REDACTED] [REDACTED]");
+    free(s);
+    /* A secret that ends the text goes too. */
+    s = redacted(&r, "six666");
+    assert_string_equal(s, "[REDACTED]");
+    free(s);
+    ar_redactor_finish(&r);
+    /* The longest first whatever the environment's order: here the prefix comes first. */
+    const char *prefix_first[] = { "D_KEY=abcdef", "C_KEY=abcdefgh", NULL };
+    assert_int_equal(ar_redactor_init(&r, prefix_first), 0);
+    s = redacted(&r, "abcdefgh abcdef");
+    assert_string_equal(s, "[REDACTED] [REDACTED]");
+    free(s);
+    ar_redactor_finish(&r);
+}
+
+static void test_redaction_of_text_lines_and_broken_json(void **state)
+{
+    (void)state;
+    struct ar_redactor r;
+    assert_int_equal(ar_redactor_init(&r, (const char *[]){ "K_TOKEN=zz-secret-zz", NULL }), 0);
+    char *s = redacted_stdout(&r, "plain zz-secret-zz text\n{\"broken\": \"zz-secret-zz\n"
+                                  "{\"n\": 1, \"deep\": [[[\"zz-sec\", \"ret-zz\"]]]}\n");
+    assert_null(strstr(s, "zz-secret-zz"));
+    assert_null(strstr(s, "zz-sec\", \"ret-zz"));
+    assert_string_equal(s, "plain [REDACTED] text\n{\"broken\": \"[REDACTED]\n"
+                           "{\"n\": 1, \"deep\": [[[\"[REDACTED]\", \"\"]]]}\n");
+    free(s);
+    ar_redactor_finish(&r);
 }
 
 static void request(struct ar_cassette *c, const char *prompt, const char *tmp, const char *model)
@@ -261,7 +357,10 @@ int main(void)
         cmocka_unit_test(test_sha256_matches_the_fips_vectors),
         cmocka_unit_test(test_base64_round_trips_and_refuses_garbage),
         cmocka_unit_test(test_redaction_of_env_values_and_token_shapes),
-        cmocka_unit_test(test_redaction_takes_secrets_from_six_characters_and_the_longest_first),
+        cmocka_unit_test(test_redaction_joins_a_streamed_answer_before_looking),
+        cmocka_unit_test(test_redaction_finds_escaped_and_encoded_forms),
+        cmocka_unit_test(test_redaction_minimum_length_and_longest_first),
+        cmocka_unit_test(test_redaction_of_text_lines_and_broken_json),
         cmocka_unit_test(test_cassette_key_ignores_temp_names_and_binary_but_not_the_prompt),
         cmocka_unit_test(test_cassette_json_round_trip_keeps_bytes),
         cmocka_unit_test(test_cache_call_cacheable_only_for_text_calls_that_do_not_edit),

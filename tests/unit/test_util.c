@@ -5,7 +5,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/strv.h"
+#include "util/temp.h"
 #include "util/utf8.h"
 
 static void test_buf_append_and_cstr(void **state)
@@ -139,6 +143,308 @@ static void test_file_read_fd_past_the_cap_is_too_big(void **state)
     ar_buf_finish(&b);
 }
 
+/* ---- reading files on the user's behalf: links, kinds, the cap ------------------------ */
+
+/* A temporary tree: ROOT/folder (where the named files are) and ROOT/outside/secret. */
+struct tree {
+    char root[64];
+    char folder[96];
+    char secret[128];
+};
+
+static void tree_make(struct tree *t)
+{
+    snprintf(t->root, sizeof(t->root), "/tmp/ar-test-file-XXXXXX");
+    assert_non_null(mkdtemp(t->root));
+    snprintf(t->folder, sizeof(t->folder), "%s/folder", t->root);
+    assert_int_equal(mkdir(t->folder, 0700), 0);
+    char d[128];
+    snprintf(d, sizeof(d), "%s/folder/sub", t->root);
+    assert_int_equal(mkdir(d, 0700), 0);
+    snprintf(d, sizeof(d), "%s/outside", t->root);
+    assert_int_equal(mkdir(d, 0700), 0);
+    snprintf(t->secret, sizeof(t->secret), "%s/outside/secret", t->root);
+    FILE *f = fopen(t->secret, "w");
+    assert_non_null(f);
+    fputs("SECRET-BYTES", f);
+    fclose(f);
+    snprintf(d, sizeof(d), "%s/folder/sub/plan.md", t->root);
+    f = fopen(d, "w");
+    assert_non_null(f);
+    fputs("the plan", f);
+    fclose(f);
+}
+
+static void tree_link(const struct tree *t, const char *target, const char *name)
+{
+    char p[160];
+    snprintf(p, sizeof(p), "%s/%s", t->folder, name);
+    assert_int_equal(symlink(target, p), 0);
+}
+
+static void tree_remove(struct tree *t)
+{
+    char cmd[96];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* ar_file_read() of FOLDER/name: 0 and the bytes, or the error. */
+static int read_named(const struct tree *t, const char *name, struct ar_buf *b,
+                      struct ar_error *err)
+{
+    char p[160];
+    snprintf(p, sizeof(p), "%s/%s", t->folder, name);
+    ar_buf_init(b, AR_BUF_UNLIMITED);
+    *err = (struct ar_error)AR_ERROR_INIT;
+    return ar_file_read(p, b, err);
+}
+
+static void test_file_read_follows_a_link_that_stays_in_its_folder(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    char abs_inside[160];
+    snprintf(abs_inside, sizeof(abs_inside), "%s/sub/plan.md", t.folder);
+    tree_link(&t, "sub/plan.md", "current.md");
+    tree_link(&t, "sub/../sub/plan.md", "roundabout.md");
+    tree_link(&t, abs_inside, "absolute.md");
+    tree_link(&t, "current.md", "chain.md");
+    static const char *const names[] = { "current.md", "roundabout.md", "absolute.md", "chain.md",
+                                         "sub/plan.md" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct ar_buf b;
+        struct ar_error err;
+        assert_int_equal(read_named(&t, names[i], &b, &err), 0);
+        assert_string_equal(ar_buf_cstr(&b), "the plan");
+        ar_buf_finish(&b);
+    }
+    tree_remove(&t);
+}
+
+static void test_file_read_refuses_a_link_out_of_its_folder(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    tree_link(&t, "../outside/secret", "up.md");
+    tree_link(&t, t.secret, "absolute.md");
+    tree_link(&t, "/proc/self/environ", "env.txt");
+    tree_link(&t, "sub/../../outside/secret", "climb.md");
+    tree_link(&t, "up.md", "via-link.md");
+    char subdir_link[160];
+    snprintf(subdir_link, sizeof(subdir_link), "%s/outside", t.root);
+    tree_link(&t, subdir_link, "out");
+    static const char *const names[] = { "up.md", "absolute.md", "env.txt", "climb.md",
+                                         "via-link.md" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct ar_buf b;
+        struct ar_error err;
+        assert_int_equal(read_named(&t, names[i], &b, &err), AR_EIO);
+        assert_null(strstr(ar_buf_cstr(&b), "SECRET"));
+        assert_non_null(strstr(err.msg, "out of its folder"));
+        assert_non_null(strstr(err.msg, names[i]));
+        ar_buf_finish(&b);
+    }
+    /* Beneath a folder (a PRD folder's entries, a prompts directory's templates), a link
+     * or ".." in the middle of the name does not lead out either. */
+    static const char *const rels[] = { "out/secret", "../outside/secret", "sub/../up.md" };
+    for (size_t i = 0; i < sizeof(rels) / sizeof(rels[0]); i++) {
+        struct ar_buf b;
+        struct ar_error err = AR_ERROR_INIT;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        assert_int_equal(ar_file_read_at(t.folder, rels[i], &b, &err), AR_EIO);
+        assert_non_null(strstr(err.msg, "out of its folder"));
+        ar_buf_finish(&b);
+    }
+    tree_remove(&t);
+}
+
+static void test_file_read_refuses_what_is_not_a_regular_file(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    char fifo[160];
+    snprintf(fifo, sizeof(fifo), "%s/pipe.md", t.folder);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    tree_link(&t, "pipe.md", "to-pipe.md");
+    struct {
+        const char *path, *kind;
+    } cases[] = {
+        { fifo, "a FIFO" },          { NULL, "a FIFO" },          { "/dev/zero", "a device" },
+        { "/dev/null", "a device" }, { t.folder, "a directory" },
+    };
+    char to_pipe[160];
+    snprintf(to_pipe, sizeof(to_pipe), "%s/to-pipe.md", t.folder);
+    cases[1].path = to_pipe;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_buf b;
+        struct ar_error err = AR_ERROR_INIT;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        /* A FIFO without a writer would block open() forever: this returns at once. */
+        assert_int_equal(ar_file_read(cases[i].path, &b, &err), AR_EIO);
+        assert_non_null(strstr(err.msg, cases[i].kind));
+        ar_buf_finish(&b);
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        assert_int_equal(ar_file_read_own(cases[i].path, &b, &err), AR_EIO);
+        assert_non_null(strstr(err.msg, cases[i].kind));
+        ar_buf_finish(&b);
+    }
+    tree_remove(&t);
+}
+
+static void test_file_read_has_a_size_cap(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    char big[160];
+    snprintf(big, sizeof(big), "%s/big.md", t.folder);
+    int fd = open(big, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    /* Sparse: the cap is checked before a byte is read. */
+    assert_int_equal(ftruncate(fd, (off_t)AR_FILE_MAX_BYTES + 1), 0);
+    close(fd);
+    struct ar_buf b;
+    struct ar_error err;
+    assert_int_equal(read_named(&t, "big.md", &b, &err), AR_ETOOBIG);
+    assert_non_null(strstr(err.msg, "larger than"));
+    assert_int_equal(b.len, 0);
+    ar_buf_finish(&b);
+    /* Exactly the cap is read. */
+    fd = open(big, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 100), 0);
+    close(fd);
+    ar_buf_init(&b, 100);
+    err = (struct ar_error)AR_ERROR_INIT;
+    assert_int_equal(ar_file_read(big, &b, &err), 0);
+    assert_int_equal(b.len, 100);
+    ar_buf_finish(&b);
+    ar_buf_init(&b, 99);
+    assert_int_equal(ar_file_read(big, &b, &err), AR_ETOOBIG);
+    ar_buf_finish(&b);
+    tree_remove(&t);
+}
+
+static void test_file_read_own_follows_links_anywhere(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    tree_link(&t, "../outside/secret", "settings.json");
+    char p[160];
+    snprintf(p, sizeof(p), "%s/settings.json", t.folder);
+    struct ar_buf b;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_file_read_own(p, &b, &err), 0);
+    assert_string_equal(ar_buf_cstr(&b), "SECRET-BYTES");
+    ar_buf_finish(&b);
+    tree_remove(&t);
+}
+
+static void test_file_read_a_link_loop_ends(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    tree_link(&t, "b.md", "a.md");
+    tree_link(&t, "a.md", "b.md");
+    struct ar_buf b;
+    struct ar_error err;
+    assert_int_equal(read_named(&t, "a.md", &b, &err), AR_EIO);
+    ar_buf_finish(&b);
+    tree_remove(&t);
+}
+
+/* ---- temporary files: what a killed process left is swept ------------------------------ */
+
+static void touch_in(const char *dir, const char *name, int is_dir)
+{
+    char p[256];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    if (is_dir) {
+        assert_int_equal(mkdir(p, 0700), 0);
+    } else {
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+}
+
+static int exists_in(const char *dir, const char *name)
+{
+    char p[256];
+    struct stat st;
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return lstat(p, &st) == 0;
+}
+
+static void test_temp_sweep_removes_only_what_dead_processes_left(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t); /* t.secret: a file outside, which a link in a swept home points to */
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    assert_true(dead > 0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    char home[64], schema[64], mine[64], init[64], link[256];
+    snprintf(home, sizeof(home), "agentrun-gemini-%ld-a1B2c3", (long)dead);
+    snprintf(schema, sizeof(schema), "agentrun-schema-%ld-Zz9Yy8", (long)dead);
+    snprintf(mine, sizeof(mine), "agentrun-gemini-%ld-q0Q0q0", (long)getpid());
+    snprintf(init, sizeof(init), "agentrun-system-1-x1X1x1"); /* pid 1 lives */
+    touch_in(t.folder, home, 1);
+    touch_in(t.folder, schema, 0);
+    touch_in(t.folder, mine, 1);
+    touch_in(t.folder, init, 0);
+    touch_in(t.folder, "agentrun-gemini-Ab12Cd", 1); /* no pid: not one this sweep can judge */
+    touch_in(t.folder, "other-7-abcdef", 0);
+    snprintf(link, sizeof(link), "%s/%s/settings-link", t.folder, home);
+    assert_int_equal(symlink(t.secret, link), 0);
+    assert_int_equal(ar_temp_sweep(t.folder), 2);
+    assert_false(exists_in(t.folder, home));
+    assert_false(exists_in(t.folder, schema));
+    assert_true(exists_in(t.folder, mine));
+    assert_true(exists_in(t.folder, init));
+    assert_true(exists_in(t.folder, "agentrun-gemini-Ab12Cd"));
+    assert_true(exists_in(t.folder, "other-7-abcdef"));
+    struct stat st;
+    assert_int_equal(stat(t.secret, &st), 0); /* the link was removed, not followed */
+    tree_remove(&t);
+}
+
+static void test_temp_names_carry_the_pid_and_are_private(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    setenv("TMPDIR", t.folder, 1);
+    struct ar_error err = AR_ERROR_INIT;
+    char *dir = ar_temp_dir_make("gemini", &err);
+    char *file = ar_file_write_temp("schema", "{}", 2, &err);
+    assert_non_null(dir);
+    assert_non_null(file);
+    char want[160];
+    snprintf(want, sizeof(want), "%s/agentrun-gemini-%ld-", t.folder, (long)getpid());
+    assert_memory_equal(dir, want, strlen(want));
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    ar_remove_tree(dir);
+    unlink(file);
+    free(dir);
+    free(file);
+    unsetenv("TMPDIR");
+    tree_remove(&t);
+}
+
 static void test_error_table_maps_names_and_exit_statuses(void **state)
 {
     assert_string_equal(ar_strerror_name(AR_ECONTRACT), "contract");
@@ -221,6 +527,14 @@ int main(void)
         cmocka_unit_test(test_buf_replace_nul_keeps_what_follows_the_nul),
         cmocka_unit_test(test_file_read_fd_pipe_in_pieces_under_the_cap),
         cmocka_unit_test(test_file_read_fd_past_the_cap_is_too_big),
+        cmocka_unit_test(test_file_read_follows_a_link_that_stays_in_its_folder),
+        cmocka_unit_test(test_file_read_refuses_a_link_out_of_its_folder),
+        cmocka_unit_test(test_file_read_refuses_what_is_not_a_regular_file),
+        cmocka_unit_test(test_file_read_has_a_size_cap),
+        cmocka_unit_test(test_file_read_own_follows_links_anywhere),
+        cmocka_unit_test(test_file_read_a_link_loop_ends),
+        cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
+        cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,119 @@
+/* agentrun's temporary files: their names, and the sweep of a killed process's (temp.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/temp.h"
+
+#define PREFIX "agentrun-"
+
+const char *ar_temp_root(void)
+{
+    const char *dir = getenv("TMPDIR");
+    struct stat st;
+    if (dir && *dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return dir;
+    return "/tmp";
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    /* FTW_PHYS: a symbolic link is removed, never followed. */
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void ar_remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The pid in "agentrun-<tag>-<pid>-XXXXXX", or 0 when the name is not one of ours. */
+static pid_t owner_of(const char *name)
+{
+    if (strncmp(name, PREFIX, sizeof(PREFIX) - 1) != 0)
+        return 0;
+    const char *last = strrchr(name, '-');
+    if (!last || strlen(last + 1) != 6 || last == name)
+        return 0;
+    const char *p = last;
+    while (p > name + sizeof(PREFIX) - 1 && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p == last || p[-1] != '-' || p - 1 < name + sizeof(PREFIX))
+        return 0; /* no tag, or no pid: an old name, or not ours */
+    long pid = strtol(p, NULL, 10);
+    return pid > 0 && pid < 1L << 30 ? (pid_t)pid : 0;
+}
+
+unsigned ar_temp_sweep(const char *root)
+{
+    if (!root)
+        root = ar_temp_root();
+    DIR *d = opendir(root);
+    if (!d)
+        return 0;
+    unsigned removed = 0;
+    uid_t me = getuid();
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        pid_t pid = owner_of(e->d_name);
+        struct stat st;
+        /* Ours (this user's), and its maker is gone: ESRCH, not EPERM (alive, another's). */
+        if (!pid || pid == getpid() ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != me ||
+            kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s", root, e->d_name) < 0)
+            break;
+        if (S_ISDIR(st.st_mode))
+            ar_remove_tree(path);
+        else
+            unlink(path);
+        removed++;
+        free(path);
+    }
+    closedir(d);
+    return removed;
+}
+
+char *ar_temp_template(const char *tag)
+{
+    /* Once per process, before its first temporary file: what killed processes left. */
+    static int swept;
+    if (!swept) {
+        swept = 1;
+        ar_temp_sweep(NULL);
+    }
+    char *path = NULL;
+    if (asprintf(&path, "%s/" PREFIX "%s-%ld-XXXXXX", ar_temp_root(), tag, (long)getpid()) < 0)
+        return NULL;
+    return path;
+}
+
+char *ar_temp_dir_make(const char *tag, struct ar_error *err)
+{
+    char *path = ar_temp_template(tag);
+    if (!path) {
+        ar_error_set(err, AR_ENOMEM, tag, "out of memory");
+        return NULL;
+    }
+    if (!mkdtemp(path)) { /* 0700 */
+        int e = errno;
+        ar_error_set_sys(err, AR_EIO, e, path, "cannot create '%s': %s", path, strerror(e));
+        free(path);
+        return NULL;
+    }
+    return path;
+}

@@ -247,6 +247,49 @@ static void test_a_call_that_ran_a_tool_is_neither_retried_nor_handed_on(void **
     assert_int_equal(ar_loop_destroy(loop), 0);
 }
 
+/* claude's turns (the shapes of tests/fixtures/claude): an answer that is no JSON, and
+ * one that ran a shell command, then hit a rate limit. */
+static char *claude_no_json(void)
+{
+    return strdup("{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                  "\"result\":\"no JSON here\",\"session_id\":\"5a\"}\n");
+}
+
+static char *claude_ran_a_command_then_limited(void)
+{
+    return strdup(
+        "{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":"
+        "\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\",\"input\":{\"command\":\"make "
+        "install\"}}]},\"session_id\":\"5a\"}\n"
+        "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":"
+        "\"toolu_1\",\"type\":\"tool_result\",\"content\":\"done\",\"is_error\":false}]},"
+        "\"session_id\":\"5a\"}\n"
+        "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":"
+        "429,\"result\":\"API Error: Request rejected (429) \\u00b7 rate limited\","
+        "\"session_id\":\"5a\"}\n");
+}
+
+/* The call's own effects decide, whatever call it is: a repair call (a text call, but
+ * the CLI's word is what counts) that ran a command is not made again either. */
+static void test_a_repair_call_that_ran_a_tool_is_not_retried(void **state)
+{
+    struct ar_loop *loop = manual_loop();
+    struct job j;
+    job_init(&j, "repair",
+             (char *[MAX_CALLS]){ claude_no_json(), claude_ran_a_command_then_limited(),
+                                  claude_no_json() });
+    j.o.provider = "claude";
+    j.o.want_json = 1;
+    job_start(loop, NULL, &j);
+    settle(loop);
+    assert_int_equal(j.done, 1); /* not waiting for a retry */
+    assert_int_equal(j.started, 2);
+    assert_int_equal(j.res->n_calls, 2);
+    assert_int_equal(j.res->error.code, AR_ERATELIMIT);
+    job_finish(&j);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+}
+
 /*
  * Runs sharing a backoff (a batch's jobs) pause together: a second rate limit that says
  * to wait longer than the first extends the pause, and a run started meanwhile sits out
@@ -376,6 +419,7 @@ static int setup(void **state)
         return -1;
     setenv("AGENTRUN_CODEX_BIN", AR_FAKE_BIN_DIR "/codex", 1);
     setenv("AGENTRUN_GEMINI_BIN", AR_FAKE_BIN_DIR "/gemini", 1);
+    setenv("AGENTRUN_CLAUDE_BIN", AR_FAKE_BIN_DIR "/claude", 1);
     setenv("FAKE_CLI_STATE", "state", 1);
     setenv("FAKE_CLI_FIXTURE", "call0.jsonl,call1.jsonl,call2.jsonl", 1);
     static const char *const unset[] = { "AGENTRUN_PROVIDER", "AGENTRUN_MODEL",  "CODEX_MODEL",
@@ -400,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_a_manual_clock_ends_waits_in_order_when_reached),
         cmocka_unit_test(test_a_rate_limit_within_max_wait_is_waited_out_to_the_millisecond),
         cmocka_unit_test(test_a_call_that_ran_a_tool_is_neither_retried_nor_handed_on),
+        cmocka_unit_test(test_a_repair_call_that_ran_a_tool_is_not_retried),
         cmocka_unit_test(test_a_longer_second_rate_limit_extends_the_shared_pause),
         cmocka_unit_test(test_max_wait_0_calls_at_once_through_another_runs_pause),
     };

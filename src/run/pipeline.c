@@ -473,7 +473,7 @@ static void go_on_after_failure(struct ar_run *run, int code, int retry, uint64_
     int changed = run->kind == CALL_MAIN && run->side_effects;
     if (retry && !changed) {
         if (code == AR_ERATELIMIT)
-            ar_backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
+            ar_backoff_extend(run->backoff, run->prov->name, ar_loop_now_ms(run->loop) + wait_ms);
         ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name, r->error.msg,
                 (double)wait_ms / 1000.0);
         ar_result_draft_clear_error(&run->draft);
@@ -627,7 +627,7 @@ static void make_call(struct ar_run *run, enum call_kind kind)
 /* Makes call `kind` now, or after the provider's shared rate-limit pause. */
 static void schedule_call(struct ar_run *run, enum call_kind kind)
 {
-    uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_now_ms());
+    uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_loop_now_ms(run->loop));
     if (pause && run->o.max_wait_ms) {
         wait_then_call(run, kind, pause, "rate limit");
         return;

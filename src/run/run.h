@@ -36,7 +36,8 @@ struct ar_backoff {
 struct ar_backoff *ar_backoff_create(void);    /* NULL when out of memory */
 void ar_backoff_destroy(struct ar_backoff *b); /* after the runs ended; NULL is fine */
 
-/* How long calls of `provider` still wait at now_ms (ar_now_ms()); 0: not paused. */
+/* How long calls of `provider` still wait at now_ms (the loop's clock, ar_loop_now_ms());
+ * 0: not paused. */
 uint64_t ar_backoff_left(const struct ar_backoff *b, const char *provider, uint64_t now_ms);
 
 /* Pauses `provider` until until_ms (never shortens a pause). */

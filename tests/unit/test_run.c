@@ -255,6 +255,29 @@ static void never_done(struct ar_run *run, struct ar_result *res, void *arg)
 }
 
 /* A run that cannot start leaves nothing on the caller's loop: it closes at once. */
+/* A provider's shared pause only grows: a later limit that says to wait longer extends
+ * it, a shorter one leaves it; other providers are not paused; it ends at its time. */
+static void test_a_shared_pause_only_grows_and_is_per_provider(void **state)
+{
+    struct ar_backoff *b = ar_backoff_create();
+    assert_non_null(b);
+    const uint64_t now = 1000000;
+    assert_int_equal(ar_backoff_left(b, "codex", now), 0);
+    ar_backoff_extend(b, "codex", now + 2000);
+    assert_int_equal(ar_backoff_left(b, "codex", now), 2000);
+    ar_backoff_extend(b, "codex", now + 10000); /* longer: extends */
+    assert_int_equal(ar_backoff_left(b, "codex", now), 10000);
+    ar_backoff_extend(b, "codex", now + 5000); /* shorter: no change */
+    assert_int_equal(ar_backoff_left(b, "codex", now), 10000);
+    assert_int_equal(ar_backoff_left(b, "claude", now), 0);
+    ar_backoff_extend(b, "claude", now + 1);
+    assert_int_equal(ar_backoff_left(b, "claude", now), 1);
+    assert_int_equal(ar_backoff_left(b, "codex", now + 9999), 1);
+    assert_int_equal(ar_backoff_left(b, "codex", now + 10000), 0);
+    assert_int_equal(ar_backoff_left(b, "codex", now + 20000), 0);
+    ar_backoff_destroy(b);
+}
+
 static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
 {
     uv_loop_t loop;
@@ -273,6 +296,7 @@ static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_shared_pause_only_grows_and_is_per_provider),
         cmocka_unit_test(test_run_start_that_fails_leaves_the_loop_closable),
         cmocka_unit_test(test_repair_and_cost_source_words_are_the_documented_ones),
         cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),

@@ -63,6 +63,11 @@ const struct ar_price *ar_prices_find(const struct ar_prices *t, const char *mod
 /* USD for usage at price p, choosing the long-context rates past the threshold. */
 double ar_price_apply(const struct ar_price *p, const struct ar_usage *u);
 
+/* The share of u's input tokens that a prompt cache served, cache_read / (input +
+ * cache_read + cache_write), in [0, 1] (cached input is billed at a tenth or less of fresh
+ * input); -1 when u has no input tokens. */
+double ar_usage_cache_read_share(const struct ar_usage *u);
+
 /* enum ar_cost_source (unknown, cli, table, cache) is public: include/agentrun/agentrun.h;
  * its words are the RunResult's (ar_cost_source_name(), src/result/result.h). */
 

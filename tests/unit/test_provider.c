@@ -1256,6 +1256,35 @@ static char *gemini_home_of(enum ar_tools t, int trust)
     return priv;
 }
 
+/* A temporary user home (the template dir, "/tmp/…-XXXXXX") whose ~/.gemini/settings.json
+ * holds settings, made $HOME. Returns the previous $HOME (malloc'd, or NULL) for
+ * user_home_leave(). */
+static char *user_home_enter(char *dir, const char *settings)
+{
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/.gemini", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/.gemini/settings.json", dir);
+    write_text(path, settings);
+    char *old = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", dir, 1);
+    unsetenv("GEMINI_CLI_HOME");
+    return old;
+}
+
+/* Gives $HOME back and removes dir. */
+static void user_home_leave(const char *dir, char *old)
+{
+    if (old) {
+        setenv("HOME", old, 1);
+        free(old);
+    }
+    char rm[300];
+    snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 /* DESIGN §4b for gemini: the workspace is untrusted (no .gemini/settings.json, GEMINI.md,
  * hooks or MCP of the checkout) without being fatal, through a private home whose settings
  * are the user's plus agentrun's overlay, whose other entries link to the user's, and whose
@@ -1265,20 +1294,13 @@ static void test_gemini_posture_private_home(void **state)
 {
     const struct ar_provider *p = ar_provider_find("gemini");
     char home[] = "/tmp/agentrun-gemini-user-XXXXXX";
-    assert_non_null(mkdtemp(home));
-    char path[512], cache[300];
-    snprintf(path, sizeof(path), "%s/.gemini", home);
-    assert_int_equal(mkdir(path, 0700), 0);
-    snprintf(path, sizeof(path), "%s/.gemini/settings.json", home);
     /* gemini allows comments; the user's auth choice must survive. */
-    write_text(path,
-               "{\n  // mine\n  \"security\": {\"auth\": {\"selectedType\": "
-               "\"gemini-api-key\"}},\n  \"tools\": {\"core\": [\"run_shell_command\"]}\n}\n");
+    char *old_home = user_home_enter(
+        home, "{\n  // mine\n  \"security\": {\"auth\": {\"selectedType\": "
+              "\"gemini-api-key\"}},\n  \"tools\": {\"core\": [\"run_shell_command\"]}\n}\n");
+    char path[512], cache[300];
     snprintf(path, sizeof(path), "%s/.gemini/GEMINI.md", home);
     write_text(path, "");
-    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
-    setenv("HOME", home, 1);
-    unsetenv("GEMINI_CLI_HOME");
     snprintf(cache, sizeof(cache), "%s/agentrun/gemini-home/", getenv("XDG_CACHE_HOME"));
     char *homes[AR_TOOLS_EDIT + 1] = { NULL };
     for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
@@ -1377,12 +1399,7 @@ static void test_gemini_posture_private_home(void **state)
     assert_int_equal(access(path, F_OK), 0);
     for (int i = 0; i <= AR_TOOLS_EDIT; i++)
         free(homes[i]);
-    if (old_home) {
-        setenv("HOME", old_home, 1);
-        free(old_home);
-    }
-    snprintf(path, sizeof(path), "rm -rf '%s'", home);
-    assert_int_equal(system(path), 0);
+    user_home_leave(home, old_home);
 }
 
 /* gemini's model routing: a call never leaves the model to "auto", which would make gemini
@@ -1414,14 +1431,7 @@ static void test_gemini_model_is_never_routed(void **state)
     unsetenv("GEMINI_MODEL");
     /* A model from settings.json goes into argv: one that would be a flag is refused. */
     char home[] = "/tmp/agentrun-gemini-model-XXXXXX";
-    assert_non_null(mkdtemp(home));
-    char path[256];
-    snprintf(path, sizeof(path), "%s/.gemini", home);
-    assert_int_equal(mkdir(path, 0700), 0);
-    snprintf(path, sizeof(path), "%s/.gemini/settings.json", home);
-    write_text(path, "{\"model\": {\"name\": \"--yolo\"}}");
-    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
-    setenv("HOME", home, 1);
+    char *old_home = user_home_enter(home, "{\"model\": {\"name\": \"--yolo\"}}");
     struct ar_call_spec spec = { 0 };
     struct ar_call_setup s;
     ar_call_setup_init(&s);
@@ -1429,12 +1439,7 @@ static void test_gemini_model_is_never_routed(void **state)
     assert_int_equal(p->prepare(&spec, &s, &err), AR_EUSAGE);
     assert_false(argv_has(&s, "--yolo"));
     ar_call_setup_finish(&s);
-    if (old_home) {
-        setenv("HOME", old_home, 1);
-        free(old_home);
-    }
-    snprintf(path, sizeof(path), "rm -rf '%s'", home);
-    assert_int_equal(system(path), 0);
+    user_home_leave(home, old_home);
 }
 
 static void test_bin_override_and_bad_schema(void **state)

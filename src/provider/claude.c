@@ -56,8 +56,10 @@ static const char claude_agent_prompt[] =
     "change that does the task, in the style of the code around it; keep changes you did not "
     "make; never touch .git, and never write secrets.\n"
     "\n"
-    "Your last message is the answer: direct and concise, in GitHub-flavored Markdown, with "
-    "file:line references where they help; after changing files, say which and how.";
+    "Your last message is the answer, in the form the request asks for (when a "
+    "StructuredOutput tool is offered, through it); else direct and concise, in GitHub-flavored "
+    "Markdown, with file:line references where they help. After changing files, say which and "
+    "how.";
 
 /*
  * What no call needs, in every posture (measured against claude 2.1.197 at the mock):

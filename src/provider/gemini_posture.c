@@ -76,8 +76,9 @@ static const char gemini_agent_prompt[] =
     "\n"
     "# Answer\n"
     "\n"
-    "Your last message is the answer: direct and concise, in GitHub-flavored Markdown, with "
-    "file:line references where they help; after changing files, say which and how.\n";
+    "Your last message is the answer, in the form the request asks for; else direct and "
+    "concise, in GitHub-flavored Markdown, with file:line references where they help. After "
+    "changing files, say which and how.\n";
 
 static const char *const gemini_read_tools[] = { "read_file",   "list_directory",  "glob",
                                                  "grep_search", "read_many_files", NULL };

@@ -34,16 +34,17 @@ static const char claude_text_prompt[] =
 /*
  * Replaces it in read and edit calls too, as codex's and gemini's are: claude's own is for an
  * interactive session (a user who watches and approves, memory files, git workflows) and
- * names this machine and checkout, so it differs from place to place. This one keeps what a
- * headless call with claude's reading (and editing) tools needs, and is the same for every
- * call.
+ * names this machine, its memory paths and the checkout's git status, so it differs from
+ * place to place and commit to commit. This one keeps what a headless call with claude's
+ * reading (and editing) tools needs; only its last line, the working directory (claude's tools
+ * want absolute paths), depends on where the call runs.
  */
 static const char claude_agent_prompt[] =
     "You are a coding agent that agentrun, a command-line program, runs without a person "
     "watching: nobody answers a question or approves a step, so never ask; end only when the "
     "task is done or cannot be done.\n"
     "\n"
-    "You work in the current working directory; relative paths resolve against it. Use only "
+    "You work in the working directory named at the end; give tools absolute paths. Use only "
     "the tools you are given. When the task needs something they cannot do (a shell command, "
     "a change to a file without an editing tool), say what you would do instead of doing "
     "it.\n"
@@ -59,7 +60,9 @@ static const char claude_agent_prompt[] =
     "Your last message is the answer, in the form the request asks for (when a "
     "StructuredOutput tool is offered, through it); else direct and concise, in GitHub-flavored "
     "Markdown, with file:line references where they help. After changing files, say which and "
-    "how.";
+    "how.\n"
+    "\n"
+    "Working directory: ";
 
 /*
  * What no call needs, in every posture (measured against claude 2.1.197 at the mock):
@@ -104,8 +107,14 @@ static int push_posture(const struct ar_call_spec *spec, struct ar_call_setup *o
             ar_strv_pushv(a, (const char *const[]){ "--system-prompt", claude_text_prompt, NULL });
     } else {
         /* From a file: the RunResult's argv of every read call would carry it otherwise. */
-        char *file =
-            ar_file_write_temp("system", claude_agent_prompt, sizeof(claude_agent_prompt) - 1, err);
+        char *cwd = realpath(spec->cwd ? spec->cwd : ".", NULL);
+        char *prompt = NULL;
+        int n = asprintf(&prompt, "%s%s\n", claude_agent_prompt, cwd ? cwd : ".");
+        free(cwd);
+        if (n < 0)
+            return ar_error_set(err, AR_ENOMEM, "claude", "out of memory");
+        char *file = ar_file_write_temp("system", prompt, (size_t)n, err);
+        free(prompt);
         if (!file)
             return err && err->code ? err->code : AR_EIO;
         rc |= ar_strv_push(&out->tmpfiles, file);

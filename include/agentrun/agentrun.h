@@ -52,6 +52,13 @@ enum ar_track_files {
     AR_TRACK_FILES_EDITS = 2,  /* default: only runs that can edit files (allow_edits) */
 };
 
+/* When a run gets a git worktree of its own (ar_run_options.worktree). */
+enum ar_worktree {
+    AR_WORKTREE_NEVER = 0,  /* default: the run works in cwd itself */
+    AR_WORKTREE_ALWAYS = 1, /* every run (run --worktree, a batch job's "worktree": true) */
+    AR_WORKTREE_EDITS = 2,  /* only a run that can edit files (batch --worktrees) */
+};
+
 /* Why a RunResult has files_tracked false (its files_untracked_reason). */
 enum ar_files_untracked {
     AR_UNTRACKED_NOT_RUN = 0,     /* "not_run": the run ended before its first snapshot */
@@ -161,6 +168,17 @@ struct ar_run_options {
      * 0: never wait, never retry (rate limits and transient API errors fail at once). */
     uint64_t max_wait_ms;
 
+    /* A git worktree of its own (docs/worktrees.md): the run
+     * goes to a new checkout of worktree_base, on a new branch, and never touches
+     * cwd's checkout; the result's `worktree` says where its work is. */
+    int worktree;                /* enum ar_worktree (default AR_WORKTREE_NEVER) */
+    const char *worktree_base;   /* the revision it starts from; NULL: HEAD of cwd's repository */
+    const char *worktree_branch; /* the new branch (git's rules for a branch name); NULL:
+                                    agentrun/<UTC time>-<random>/<job_id, or "run"> */
+    int worktree_commit;         /* a run that succeeded commits its changes on the branch */
+    int keep_worktree;           /* leave the worktree in place (default: it is removed unless
+                                    it holds uncommitted changes) */
+
     uint64_t timeout_ms;      /* wall clock per call (default 900 s); 0: none */
     uint64_t idle_timeout_ms; /* no byte on stdout or stderr (default 300 s); 0: none */
     uint64_t final_grace_ms;  /* a CLI lingering after its final event (default 3 s) */
@@ -247,6 +265,16 @@ struct ar_call_record {
     uint64_t waited_ms; /* how long the run waited before this call (a retry's backoff) */
 };
 
+/* Where a run with a worktree of its own left its work (ar_result.worktree). */
+struct ar_result_worktree {
+    char *path;   /* the worktree the run ran in */
+    int kept;     /* it is still there: it holds uncommitted changes, or keep_worktree */
+    char *branch; /* its branch, or NULL: deleted, the run left nothing on it */
+    char *base;   /* the commit it started from, in hex */
+    char *commit; /* the branch's tip once it moved past base (the commit of the run's
+                     changes), or NULL */
+};
+
 /* A tool call the CLI refused (or a write or shell tool the call was never offered). */
 struct ar_denial {
     char *tool;   /* the CLI's tool name ("Write", "apply_patch", "write_file") */
@@ -294,6 +322,7 @@ struct ar_result {
     size_t n_denied;
     double retry_after_s; /* rate_limit/api_error: when the provider said to come back
                              (seconds from the end of the run); < 0 when unknown */
+    struct ar_result_worktree *worktree; /* NULL unless options.worktree gave the run one */
 };
 
 /* ---- runs on the caller's libuv loop ---------------------------------------------------- */

@@ -3,7 +3,9 @@
  * record per job as each finishes (what `agentrun batch` does).
  *
  * The batch keeps to a budget (max_cost_usd), runs the jobs that edit one git
- * work tree one at a time (git status cannot tell two writers apart), pauses
+ * work tree one at a time (git status cannot tell two writers apart) unless
+ * each has a worktree of its own (ar_run_options.worktree: then they run side
+ * by side, each on its branch agentrun/<batch session>/<job id>), pauses
  * every job of a provider together when that provider says to come back later
  * (a rate limit), hands a job to its fallback providers as a single run would,
  * and skips the jobs an earlier batch finished (resume).
@@ -114,6 +116,8 @@ struct ar_batch_stats {
     size_t not_started;      /* NOT_STARTED records: the batch was cancelled first */
     size_t budget_stopped;   /* failed jobs the budget kept from starting */
     size_t edit_jobs_waited; /* jobs held back while another edit job had their work tree */
+    size_t worktrees_kept;   /* jobs whose worktree is left in place (uncommitted changes, or
+                                keep_worktree): their records say where */
     size_t unknown_cost;     /* jobs that ran whose cost is unknown (not in cost_usd) */
     struct ar_usage usage;   /* tokens, summed over the jobs that ran */
     double cost_usd;         /* summed over the jobs whose cost is known */
@@ -167,8 +171,8 @@ AR_API int ar_batch_add_line(struct ar_batch *b, const char *line, size_t len,
  * done. o starts from nothing but itself: take a copy of
  * ar_batch_options.defaults or AR_RUN_OPTIONS_INIT.
  * A job with allow_edits is serialised with the other edit jobs of its work
- * tree. Returns 0; AR_EUSAGE when id is NULL or already used, or after
- * ar_batch_close(); AR_ENOMEM.
+ * tree, unless it has a worktree of its own (o->worktree). Returns 0; AR_EUSAGE when id is NULL or
+ * already used, or after ar_batch_close(); AR_ENOMEM.
  */
 AR_API int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options *o,
                         struct ar_error *err);

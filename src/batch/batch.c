@@ -19,6 +19,7 @@
 #include "batch/job.h"
 #include "batch/record.h"
 #include "git/git.h"
+#include "git/worktrees.h"
 #include "proc/proc.h"
 #include "result/result.h"
 #include "run/run.h"
@@ -72,6 +73,7 @@ struct ar_batch {
     int pump_queued; /* a deferred pump() is on its way: only it may end the batch */
     int in_pump;
     int serial_said;
+    char session[AR_GIT_SESSION_SIZE]; /* the worktree branches' agentrun/<session>/<job> */
     uint64_t t0;
     struct ar_batch_stats st;
 };
@@ -117,6 +119,8 @@ static void report(struct ar_batch *b, struct job *j, enum ar_batch_outcome outc
         else
             b->st.failed++;
         usage_add(&b->st.usage, &r->usage);
+        if (r->worktree && r->worktree->kept)
+            b->st.worktrees_kept++;
         if (r->n_calls && r->cost_source == AR_COST_UNKNOWN)
             b->st.unknown_cost++;
         else if (r->n_calls)
@@ -228,10 +232,28 @@ static int budget_check(struct ar_batch *b, struct job *j)
     return BUDGET_START;
 }
 
+/* A job with a worktree of its own gets the batch's branch for its id, unless it names one. */
+static int name_branch(struct ar_batch *b, struct job *j)
+{
+    struct ar_run_options *o = &j->job.opts;
+    if (o->worktree_branch || !ar_run_uses_worktree(o))
+        return 0;
+    char branch[256];
+    ar_git_tree_branch(b->session, j->job.id, branch, sizeof(branch));
+    if (ar_strv_push(&j->job.storage, branch) < 0)
+        return AR_ENOMEM;
+    o->worktree_branch = j->job.storage.v[j->job.storage.n - 1];
+    return 0;
+}
+
 static void start(struct ar_batch *b, struct job *j)
 {
     struct ar_error err = AR_ERROR_INIT;
     j->job.opts.job_id = j->job.id;
+    if (name_branch(b, j) < 0) {
+        report_failed(b, j, AR_ENOMEM, "out of memory");
+        return;
+    }
     running_add(b, j);
     if (ar_pipeline_start(b->loop, &j->job.opts, b->backoff, on_job_done, j, NULL, &err) == 0)
         return;
@@ -401,6 +423,7 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
         ar_warn(&b->o.defaults.logger,
                 "-j %u lowered to %u: the open file limit (ulimit -n) allows no more", want,
                 b->st.jobs);
+    ar_git_tree_session_id(b->session);
     b->t0 = ar_now_ms();
     *out = b;
     return 0;
@@ -506,8 +529,8 @@ int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     j->job.id = strdup(id);
     int rc = ar_batch_job_copy_options(&j->job, o);
-    if (rc == 0 && o->allow_edits)
-        j->job.worktree = ar_git_find_root(o->cwd);
+    if (rc == 0)
+        j->job.worktree = ar_batch_job_work_tree(o);
     if (rc < 0 || !j->job.id || json_object_set_new(b->seen, id, json_integer(0)) < 0) {
         ar_batch_job_finish(&j->job);
         free(j);

@@ -7,6 +7,7 @@
 #include "batch/job.h"
 #include "git/git.h"
 #include "provider/provider.h"
+#include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -29,6 +30,9 @@ enum field {
     F_TRUST_PROJECT,
     F_EXPECT_CHANGES,
     F_ALLOW_DENIED,
+    F_WORKTREE,
+    F_BASE,
+    F_COMMIT,
 };
 
 /* The keys a line may have, sorted (a unit test checks). */
@@ -38,6 +42,8 @@ static const struct {
 } fields[] = {
     { "allow_denied", F_ALLOW_DENIED },
     { "allow_edits", F_ALLOW_EDITS },
+    { "base", F_BASE },
+    { "commit", F_COMMIT },
     { "cwd", F_CWD },
     { "expect", F_EXPECT },
     { "expect_changes", F_EXPECT_CHANGES },
@@ -54,6 +60,7 @@ static const struct {
     { "track_files", F_TRACK_FILES },
     { "trust_project", F_TRUST_PROJECT },
     { "vars", F_VARS },
+    { "worktree", F_WORKTREE },
 };
 
 int ar_batch_line_blank(const char *line, size_t len)
@@ -242,6 +249,7 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
     case F_MODEL:
     case F_CWD:
     case F_EXPECT:
+    case F_BASE:
         if (!json_is_string(v) || json_string_length(v) == 0)
             return fail(job, "'%s' must be a non-empty string", key, NULL);
         break;
@@ -251,6 +259,8 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
     case F_EXPECT_CHANGES:
     case F_JSON:
     case F_TRUST_PROJECT:
+    case F_WORKTREE:
+    case F_COMMIT:
         if (!json_is_boolean(v))
             return fail(job, "'%s' must be true or false", key, NULL);
         break;
@@ -307,6 +317,15 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
         return 0;
     case F_TRUST_PROJECT:
         o->trust_project = json_is_true(v);
+        return 0;
+    case F_WORKTREE:
+        o->worktree = json_is_true(v) ? AR_WORKTREE_ALWAYS : AR_WORKTREE_NEVER;
+        return 0;
+    case F_BASE:
+        o->worktree_base = keep(job, s);
+        return 0;
+    case F_COMMIT:
+        o->worktree_commit = json_is_true(v);
         return 0;
     case F_EXPECT:
         if (!strcmp(s, "object"))
@@ -397,13 +416,24 @@ int ar_batch_job_parse(const char *text, size_t len, size_t lineno,
             rc = fail(job, "'vars' go with a 'template'", NULL, NULL);
         else if (job->opts.schema && job->opts.template_name)
             rc = fail(job, "a template carries its own contract: drop 'schema'", NULL, NULL);
+        else if ((json_object_get(line, "base") || json_is_true(json_object_get(line, "commit"))) &&
+                 !ar_run_uses_worktree(&job->opts))
+            rc = fail(job,
+                      "'base' and 'commit' go with a worktree: \"worktree\": true, or "
+                      "--worktrees for a job with \"allow_edits\"",
+                      NULL, NULL);
         else
             rc = check_fallback(job);
     }
-    if (!rc && !job->error && job->opts.allow_edits)
-        job->worktree = ar_git_find_root(job->opts.cwd);
+    if (!rc && !job->error)
+        job->worktree = ar_batch_job_work_tree(&job->opts);
     json_decref(line);
     return rc;
+}
+
+char *ar_batch_job_work_tree(const struct ar_run_options *o)
+{
+    return o->allow_edits && !ar_run_uses_worktree(o) ? ar_git_find_root(o->cwd) : NULL;
 }
 
 void ar_batch_job_finish(struct ar_batch_job *job)

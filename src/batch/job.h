@@ -7,7 +7,9 @@
  *   none), timeout and idle_timeout (seconds), fallback ("codex,gemini"
  *   or ["codex","gemini"]), json (extract JSON without a contract), expect
  *   ("object", "array", "any"), expect_changes (no changed file is error
- *   no_effect), allow_denied (a refused tool call does not fail the job).
+ *   no_effect), allow_denied (a refused tool call does not fail the job),
+ *   worktree (a git worktree of its own), base and commit (its start, and a
+ *   commit of the job's changes; only with a worktree).
  *
  * A line that cannot be used still yields a job: it has `error` set and is
  * reported as a failed record under its id, so one bad line never stops a batch.
@@ -27,7 +29,8 @@ struct ar_batch_job {
     struct ar_run_options opts; /* the defaults with this line's fields; strings in storage */
     struct ar_var *vars;        /* owned array; strings in storage */
     char *error;                /* owned; why the line cannot run ("line 3: unknown key 'promt'") */
-    char *worktree;             /* owned; the git work tree an allow_edits job writes, else NULL */
+    char *worktree;             /* owned; the git work tree an allow_edits job writes (one at a
+                                   time), NULL for one with a worktree of its own or no edits */
     struct ar_strv storage;
 };
 
@@ -50,6 +53,11 @@ int ar_batch_job_parse(const char *line, size_t len, size_t lineno,
  * frees what was copied).
  */
 int ar_batch_job_copy_options(struct ar_batch_job *job, const struct ar_run_options *o);
+
+/* The git work tree a job with options o writes in place, so that the batch runs the
+ * others of that tree one at a time (caller free()s), or NULL: it cannot edit, or it
+ * has a worktree of its own. */
+char *ar_batch_job_work_tree(const struct ar_run_options *o);
 
 /* Frees what the job owns. */
 void ar_batch_job_finish(struct ar_batch_job *job);

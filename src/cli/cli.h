@@ -144,6 +144,15 @@ int ar_cli_parse_size(const char *s, unsigned long long *bytes);
 int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg);
 
 /*
+ * The subcommand of a command taking one word and nothing after it ("stats |
+ * clear"): the index of argv[ind] among words ("stats|clear"). Returns -1
+ * after printing a usage error when it is missing, unknown, or followed by
+ * another argument.
+ */
+int ar_cli_subcommand(const struct ar_cli_command *cmd, int argc, char **argv, int ind,
+                      const char *words);
+
+/*
  * The one of candidates[0..n) a mistyped word most likely meant ("verison" ->
  * "version"), or NULL when none is near enough or two are equally near.
  * Borrowed from candidates.

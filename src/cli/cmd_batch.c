@@ -34,6 +34,10 @@ enum {
     KEY_RESUME,
     KEY_ALLOW_DENIED,
     KEY_EXPECT_CHANGES,
+    KEY_WORKTREES,
+    KEY_BASE,
+    KEY_COMMIT,
+    KEY_KEEP_WORKTREES,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -56,6 +60,19 @@ static const struct ar_cli_opt opts[] = {
       "a tool call the CLI refused does not fail a job (a job may say so itself)", NULL },
     { "expect-changes", KEY_EXPECT_CHANGES, NULL,
       "a job that changed no file fails with no_effect (a job may say so itself)", NULL },
+    { "worktrees", KEY_WORKTREES, NULL,
+      "run every edit job in a git worktree of its own, on a branch agentrun/ID/JOB, side by "
+      "side (a job may say \"worktree\" itself; default: edit jobs of one work tree run one at "
+      "a time in it)",
+      NULL },
+    { "base", KEY_BASE, "REV", "the revision worktrees start from (default: HEAD)", NULL },
+    { "commit", KEY_COMMIT, NULL,
+      "commit each worktree job's changes on its branch when it succeeds (a job may say so "
+      "itself; default: leave them uncommitted in its worktree)",
+      NULL },
+    { "keep-worktrees", KEY_KEEP_WORKTREES, NULL,
+      "leave every worktree in place (default: removed unless it holds uncommitted changes)",
+      NULL },
     { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots of every job", NULL },
     { "track-files", KEY_TRACK_FILES, NULL,
       "take the git snapshots also for jobs that cannot edit (a job may say so itself)", NULL },
@@ -300,6 +317,7 @@ static void summary(const struct batch *c)
                       (json_int_t)b->usage.output, "reasoning", (json_int_t)b->usage.reasoning,
                       "cost_usd", json_real(ar_cost_round(b->cost_usd)), "unknown_cost_jobs",
                       (json_int_t)b->unknown_cost, "duration_ms", (json_int_t)b->duration_ms);
+        json_object_set_new(o, "worktrees_kept", json_integer((json_int_t)b->worktrees_kept));
         ar_cli_print_json_event(o);
         return;
     }
@@ -331,6 +349,11 @@ static void summary(const struct batch *c)
                 "agentrun batch: edit jobs in one work tree ran one at a time (%zu waited for "
                 "theirs)\n",
                 b->edit_jobs_waited);
+    if (b->worktrees_kept)
+        fprintf(stderr,
+                "agentrun batch: %zu worktree%s left in place (uncommitted changes, or "
+                "--keep-worktrees): the records say where; 'agentrun worktrees list' shows them\n",
+                b->worktrees_kept, b->worktrees_kept == 1 ? "" : "s");
 }
 
 /*
@@ -433,6 +456,18 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_EXPECT_CHANGES:
             c.s.run.expect_changes = 1;
             break;
+        case KEY_WORKTREES:
+            c.s.run.worktree = AR_WORKTREE_EDITS;
+            break;
+        case KEY_BASE:
+            c.s.run.worktree_base = arg;
+            break;
+        case KEY_COMMIT:
+            c.s.run.worktree_commit = 1;
+            break;
+        case KEY_KEEP_WORKTREES:
+            c.s.run.keep_worktree = 1;
+            break;
         case KEY_NO_FILES:
             c.s.run.track_files = AR_TRACK_FILES_NEVER;
             break;
@@ -532,7 +567,8 @@ const struct ar_cli_command ar_cmd_batch = {
         "Each input line is a job: {\"id\", \"prompt\" | \"template\" + \"vars\", \"provider\",\n"
         "\"model\", \"schema\", \"cwd\", \"allow_edits\", \"track_files\", \"trust_project\",\n"
         "\"timeout\", \"idle_timeout\", \"fallback\", \"json\", \"expect\", \"expect_changes\",\n"
-        "\"allow_denied\"}. Each output line is the job's RunResult with its \"id\", written as\n"
+        "\"allow_denied\", \"worktree\", \"base\", \"commit\"}. Each output line is the job's "
+        "RunResult with its \"id\", written as\n"
         "the job finishes. A rate limit pauses every job of that provider together.\n"
         "Exit 0 when every job succeeded, else the worst failure's status.",
     .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",

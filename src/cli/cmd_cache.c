@@ -94,13 +94,9 @@ static int run_cache(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_parser_finish(&ps);
     if (key == -2)
         return ps.status;
-    if (ind >= argc)
-        return ar_cli_usage_error(cmd, "missing subcommand: stats or clear");
-    const char *sub = argv[ind];
-    if (strcmp(sub, "stats") != 0 && strcmp(sub, "clear") != 0)
-        return ar_cli_usage_error(cmd, "unknown subcommand '%s' (stats or clear)", sub);
-    if (ind + 1 < argc)
-        return ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind + 1]);
+    int sub = ar_cli_subcommand(cmd, argc, argv, ind, "stats|clear");
+    if (sub < 0)
+        return AR_EXIT_USAGE;
     char *dir = dir_opt ? strdup(dir_opt) : ar_cache_default_dir();
     if (!dir && dir_opt)
         return ar_cli_out_of_memory();
@@ -108,7 +104,7 @@ static int run_cache(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_errorf("no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir");
         return AR_EXIT_USAGE;
     }
-    int status = strcmp(sub, "stats") == 0 ? stats(dir, json_format) : clear(dir);
+    int status = sub == 0 ? stats(dir, json_format) : clear(dir);
     free(dir);
     return status;
 }

@@ -31,6 +31,10 @@ enum {
     KEY_FORMAT,
     KEY_ALLOW_DENIED,
     KEY_EXPECT_CHANGES,
+    KEY_WORKTREE,
+    KEY_BASE,
+    KEY_COMMIT,
+    KEY_KEEP_WORKTREE,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -62,6 +66,20 @@ static const struct ar_cli_opt opts[] = {
     { "track-files", KEY_TRACK_FILES, NULL,
       "take the git snapshots also without --allow-edits, to prove nothing changed (default: "
       "only with --allow-edits)",
+      NULL },
+    { "worktree", KEY_WORKTREE, NULL,
+      "run in a git worktree of its own, on a new branch agentrun/ID/run; the checkout in -C "
+      "is never touched (default: run in it)",
+      NULL },
+    { "base", KEY_BASE, "REV", "with --worktree: the revision it starts from (default: HEAD)",
+      NULL },
+    { "commit", KEY_COMMIT, NULL,
+      "with --worktree: commit the run's changes on its branch when it succeeds (default: "
+      "leave them uncommitted in the worktree)",
+      NULL },
+    { "keep-worktree", KEY_KEEP_WORKTREE, NULL,
+      "with --worktree: leave the worktree in place (default: removed unless it holds "
+      "uncommitted changes)",
       NULL },
     { "max-cost", KEY_MAX_COST, "USD",
       "a budget the CLI enforces where it can, claude (default: no limit)", NULL },
@@ -143,7 +161,7 @@ static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const ch
 
 static void print_summary(const struct ar_cli_session *s, const struct ar_result *r)
 {
-    char extra[160];
+    char extra[768];
     if (r->files_tracked)
         snprintf(extra, sizeof(extra), "%zu file%s changed, ", r->n_files,
                  r->n_files == 1 ? "" : "s");
@@ -151,6 +169,13 @@ static void print_summary(const struct ar_cli_session *s, const struct ar_result
         snprintf(extra, sizeof(extra), "files not tracked, ");
     snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "%zu call%s, repair %s",
              r->n_calls, r->n_calls == 1 ? "" : "s", ar_repair_kind_name(r->repair));
+    const struct ar_result_worktree *w = r->worktree;
+    if (w && w->branch)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", branch %.200s%s%.12s",
+                 w->branch, w->commit ? " at " : "", w->commit ? w->commit : "");
+    if (w && w->kept)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", worktree %.300s",
+                 w->path);
     ar_cli_session_summary_of(s, r, extra);
 }
 
@@ -224,6 +249,18 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_EXPECT_CHANGES:
             s.run.expect_changes = 1;
             break;
+        case KEY_WORKTREE:
+            s.run.worktree = AR_WORKTREE_ALWAYS;
+            break;
+        case KEY_BASE:
+            s.run.worktree_base = arg;
+            break;
+        case KEY_COMMIT:
+            s.run.worktree_commit = 1;
+            break;
+        case KEY_KEEP_WORKTREE:
+            s.run.keep_worktree = 1;
+            break;
         case KEY_RESUME:
             s.run.resume = arg;
             break;
@@ -285,6 +322,13 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     if (s.run.allow_edits && s.run.tools == AR_TOOLS_NONE) {
         ar_cli_usage_error(cmd, "--no-tools and --allow-edits exclude each other");
+        goto out;
+    }
+    if (!s.run.worktree && (s.run.worktree_base || s.run.worktree_commit || s.run.keep_worktree)) {
+        ar_cli_usage_error(cmd, "%s needs --worktree",
+                           s.run.worktree_base     ? "--base"
+                           : s.run.worktree_commit ? "--commit"
+                                                   : "--keep-worktree");
         goto out;
     }
     if (vars.n && !s.run.template_name) {

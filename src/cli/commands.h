@@ -13,5 +13,6 @@ extern const struct ar_cli_command ar_cmd_prompts;
 extern const struct ar_cli_command ar_cmd_review;
 extern const struct ar_cli_command ar_cmd_route;
 extern const struct ar_cli_command ar_cmd_run;
+extern const struct ar_cli_command ar_cmd_worktrees;
 
 #endif

@@ -27,6 +27,9 @@ const struct ar_cli_env_var ar_cli_env_vars[] = {
     { "AGENTRUN_PRICES", "a JSON price table overriding the built-in one (like --prices)" },
     { "AGENTRUN_RECORD", "write a cassette of every CLI call into this directory (like --record)" },
     { "AGENTRUN_REPLAY", "answer every call from the cassettes in this directory (like --replay)" },
+    { "AGENTRUN_WORKTREE_DIR",
+      "where runs with --worktree get their git worktrees (default: "
+      "$XDG_STATE_HOME/agentrun/worktrees, else ~/.local/state/agentrun/worktrees)" },
     { "XDG_CACHE_HOME",
       "the result cache (--cache) lives in $XDG_CACHE_HOME/agentrun (default: ~/.cache/agentrun)" },
     { "XDG_CONFIG_HOME",

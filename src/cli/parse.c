@@ -304,6 +304,34 @@ int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg)
     return -1;
 }
 
+int ar_cli_subcommand(const struct ar_cli_command *cmd, int argc, char **argv, int ind,
+                      const char *words)
+{
+    char list[128];
+    size_t off = 0;
+    for (const char *v = words; *v && off < sizeof(list) - 1; v++)
+        off += (size_t)snprintf(list + off, sizeof(list) - off, *v == '|' ? " or " : "%c", *v);
+    if (ind >= argc) {
+        ar_cli_usage_error(cmd, "missing subcommand: %s", list);
+        return -1;
+    }
+    int i = 0;
+    for (const char *v = words; *v; i++) {
+        size_t n = strcspn(v, "|");
+        if (strlen(argv[ind]) == n && strncmp(v, argv[ind], n) == 0) {
+            if (ind + 1 < argc) {
+                ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind + 1]);
+                return -1;
+            }
+            return i;
+        }
+        v += n;
+        v += *v == '|';
+    }
+    ar_cli_usage_error(cmd, "unknown subcommand '%s' (%s)", argv[ind], list);
+    return -1;
+}
+
 /* The option getopt_long takes for "--name" (len bytes of it): an exact match, else the
  * one option name starts with; NULL when none or ambiguous. */
 static const struct ar_cli_opt *long_option(const struct ar_cli_command *cmd, const char *name,

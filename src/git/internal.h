@@ -33,4 +33,23 @@ void ar_sha1_final(struct ar_sha1 *s, unsigned char out[20]);
 int ar_git_path_read(const char *root, const char *path, size_t max, struct ar_buf *out,
                      int *truncated, int *is_dir);
 
+/* The worktrees' folders (worktrees.c): */
+
+/* Is path (a real path) dir itself, or below it? */
+int ar_git_path_within(const char *path, const char *dir);
+
+/* mkdir -p, each folder made 0700. Returns 0, or -1 with errno set. */
+int ar_git_make_dirs(const char *path);
+
+/* Removes the emptied folders from path's parent up to stop (stop itself stays), and
+ * stops at the first one that is not empty. */
+void ar_git_remove_empty_parents(const char *path, const char *stop);
+
+/* The next line of text[*off..len) without its '\n', advancing *off; NULL at the end
+ * or when out of memory. Caller free()s. */
+char *ar_git_next_line(const char *text, size_t len, size_t *off);
+
+/* Whether s is a whole commit id in hex (SHA-1 or SHA-256). */
+int ar_git_is_oid(const char *s);
+
 #endif

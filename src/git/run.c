@@ -8,6 +8,8 @@ const char *const ar_git_env[] = { "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat", "GIT
 
 static const char *const prefix[] = { "git", "-c", "core.fsmonitor=false", NULL };
 
+static const char *const no_hooks[] = { "-c", "core.hooksPath=/dev/null", NULL };
+
 static const char *const output_pins[] = {
     "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
     "-c", "diff.relative=false",  "-c", "color.ui=never",      NULL,
@@ -30,8 +32,14 @@ int ar_git_argv(const struct ar_git_cmd *cmd, struct ar_strv *argv)
 {
     const char *const *args = cmd->args;
     int rc = ar_strv_pushv(argv, prefix);
+    if (!rc && (cmd->flags & AR_GIT_NO_HOOKS))
+        rc = ar_strv_pushv(argv, no_hooks);
     if (!rc && (cmd->flags & AR_GIT_PIN_OUTPUT))
         rc = ar_strv_pushv(argv, output_pins);
+    if (!rc && cmd->git_dir)
+        rc = ar_strv_pushf(argv, "--git-dir=%s", cmd->git_dir);
+    if (!rc && cmd->work_tree)
+        rc = ar_strv_pushf(argv, "--work-tree=%s", cmd->work_tree);
     if (!rc && args[0]) {
         rc = ar_strv_push(argv, args[0]);
         if (!rc && prints_diffs(args[0]))
@@ -55,6 +63,7 @@ static void child_opts(const struct ar_git_cmd *cmd, const struct ar_strv *argv,
     o->output_cap = cmd->output_cap;
     o->capture_stdout = 1;
     o->after_cancel = (cmd->flags & AR_GIT_AFTER_CANCEL) != 0;
+    o->finish_on_cancel = (cmd->flags & AR_GIT_FINISH_ON_CANCEL) != 0;
 }
 
 int ar_git_start(struct ar_loop *loop, const struct ar_git_cmd *cmd, ar_child_done_fn *done,

@@ -18,9 +18,10 @@
  *   - argv only, never a shell, through the supervisor (src/proc): its own
  *     process group, killed as a group.
  *
- * With AR_GIT_PIN_OUTPUT the configuration that changes the shape of text
- * output is pinned as well (core.quotepath, the diff prefixes, diff.relative,
- * colour), for output that is parsed as a diff.
+ * With AR_GIT_NO_HOOKS no hook runs; with git_dir and work_tree the
+ * repository is named, not discovered. With AR_GIT_PIN_OUTPUT the
+ * configuration that changes the shape of text output is pinned as well (core.quotepath, the diff
+ * prefixes, diff.relative, colour), for output that is parsed as a diff.
  *
  * Protocol: fill a struct ar_git_cmd (AR_GIT_CMD_INIT), then either
  * ar_git_start() on a loop (the result comes to a ar_child_done_fn) or
@@ -44,13 +45,25 @@ enum ar_git_flags {
     /* May start after ar_loop_cancel_all() (ar_child_opts.after_cancel): short
      * bookkeeping, such as the snapshot that reports what an interrupted run changed. */
     AR_GIT_AFTER_CANCEL = 1 << 1,
+    /* As AR_GIT_AFTER_CANCEL, and the first cancel lets it run to its end
+     * (ar_child_opts.finish_on_cancel): a worktree being made, committed or
+     * removed, which a kill would leave half done. */
+    AR_GIT_FINISH_ON_CANCEL = 1 << 2,
+    /* core.hooksPath=/dev/null: no hook runs (post-checkout after `worktree add`,
+     * the commit hooks): a hook is a program, and the checkout may name it. */
+    AR_GIT_NO_HOOKS = 1 << 3,
 };
 
 struct ar_git_cmd {
     /* The subcommand and its arguments, without "git": { "status", "-z", NULL }.
      * Borrowed for the call (ar_git_start() copies what it needs). */
     const char *const *args;
-    const char *cwd;        /* where git runs; NULL: agentrun's own directory */
+    const char *cwd; /* where git runs; NULL: agentrun's own directory */
+    /* --git-dir and --work-tree: the repository is this one, whatever a `.git`
+     * file in cwd says (a worktree whose `.git` file a CLI could rewrite). NULL: found
+     * from cwd as git does. */
+    const char *git_dir;
+    const char *work_tree;
     const void *stdin_data; /* written to git's stdin, which is then closed; NULL: empty */
     size_t stdin_len;
     uint64_t timeout_ms; /* wall clock; 0: none */
@@ -70,8 +83,9 @@ struct ar_git_cmd {
 extern const char *const ar_git_env[];
 
 /*
- * Appends the whole command line of cmd ("git", the hardening options, then
- * cmd->args with the diff options after the subcommand) to argv (initialised
+ * Appends the whole command line of cmd ("git", the hardening options,
+ * --git-dir and --work-tree, then cmd->args with the diff options after the
+ * subcommand) to argv (initialised
  * by the caller, who finishes it). Returns 0 or AR_ENOMEM.
  */
 int ar_git_argv(const struct ar_git_cmd *cmd, struct ar_strv *argv);

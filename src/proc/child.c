@@ -60,6 +60,7 @@ struct ar_child {
     uint64_t timeout_ms, idle_ms, kill_grace_ms, final_grace_ms;
     size_t cap, tail_max;
     int capture;
+    int finish_on_cancel;
     ar_child_line_fn *on_line;
     ar_child_done_fn *on_done;
     void *arg;
@@ -205,6 +206,11 @@ static void end_with(struct ar_child *c, enum ar_child_end why)
 void ar_child_kill(struct ar_child *c)
 {
     end_with(c, AR_CHILD_CANCELLED);
+}
+
+int ar_child_finishes_on_cancel(const struct ar_child *c)
+{
+    return c->finish_on_cancel;
 }
 
 void ar_child_kill_now(struct ar_child *c)
@@ -593,7 +599,7 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     const char *argv0 = opts->argv[0];
     if (!argv0)
         return ar_error_set(err, AR_ESPAWN, NULL, "cannot run a program: empty argv");
-    if (loop->cancelled && !opts->after_cancel)
+    if (loop->cancelled && !opts->after_cancel && !opts->finish_on_cancel)
         return ar_error_set(err, AR_EINTERRUPTED, argv0, "cannot run '%s': interrupted", argv0);
     if (opts->cwd && !ar_is_dir(opts->cwd))
         return ar_error_set_sys(err, AR_ESPAWN, ENOENT, argv0,
@@ -622,6 +628,7 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     c->cap = opts->output_cap ? opts->output_cap : AR_CHILD_DEFAULT_OUTPUT_CAP;
     c->tail_max = opts->stderr_tail ? opts->stderr_tail : AR_CHILD_DEFAULT_STDERR_TAIL;
     c->capture = opts->capture_stdout;
+    c->finish_on_cancel = opts->finish_on_cancel;
     c->on_line = opts->on_line;
     c->on_done = opts->on_done;
     c->arg = opts->arg;

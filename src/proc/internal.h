@@ -66,6 +66,9 @@ int ar_proc_launch(const char *file, const char *name, const char *const *argv, 
                    const char *cwd, int out_fd, int *in_w, int *err_r, pid_t *pid,
                    struct ar_error *err);
 
+/* Non-zero when the first ar_loop_cancel_all() lets the child finish (finish_on_cancel). */
+int ar_child_finishes_on_cancel(const struct ar_child *c);
+
 /* Sends SIGKILL to the child's group now, without waiting for the grace (a second signal). */
 void ar_child_kill_now(struct ar_child *c);
 

@@ -144,7 +144,8 @@ void ar_loop_cancel_all(struct ar_loop *loop)
     loop->cancelled = 1;
     /* ar_child_kill() only sends signals and arms timers: the list stays as it is. */
     for (struct ar_child *c = loop->children; c; c = ar_child_next_live(c))
-        ar_child_kill(c);
+        if (!ar_child_finishes_on_cancel(c))
+            ar_child_kill(c);
     ar_wait_cancel_all(loop);
 }
 

@@ -90,6 +90,9 @@ struct ar_child_opts {
     int capture_stdout;        /* keep stdout whole in the result (bounded by output_cap) */
     int after_cancel;          /* may start after ar_loop_cancel_all(): short bookkeeping such
                                   as git status, never a model call */
+    int finish_on_cancel;      /* the first ar_loop_cancel_all() lets it run to its end (a git
+                                  worktree being made or removed, which a kill would leave half
+                                  done); a second one ends it with the rest. Implies after_cancel */
     ar_child_line_fn *on_line; /* may be NULL */
     ar_child_done_fn *on_done; /* required */
     void *arg;
@@ -134,10 +137,11 @@ void ar_loop_detach(struct ar_loop *loop);
 int ar_loop_run(struct ar_loop *loop);
 
 /*
- * Ends every live child's group (SIGTERM, then SIGKILL after its grace).
- * From then on ar_child_spawn() on this loop fails with AR_EINTERRUPTED, so a
- * completion callback cannot start new work (a repair call) after a Ctrl-C.
- * A second call SIGKILLs every group at once (a second Ctrl-C).
+ * Ends every live child's group (SIGTERM, then SIGKILL after its grace), but
+ * for the ones started with finish_on_cancel. From then on ar_child_spawn()
+ * on this loop fails with AR_EINTERRUPTED, so a completion callback cannot
+ * start new work (a repair call) after a Ctrl-C.
+ * A second call SIGKILLs every group at once (a second Ctrl-C), those too.
  */
 void ar_loop_cancel_all(struct ar_loop *loop);
 

@@ -51,10 +51,22 @@ static void free_strv(char **v)
     free(v);
 }
 
+static void worktree_free(struct ar_result_worktree *w)
+{
+    if (!w)
+        return;
+    free(w->path);
+    free(w->branch);
+    free(w->base);
+    free(w->commit);
+    free(w);
+}
+
 void ar_result_destroy(struct ar_result *r)
 {
     if (!r)
         return;
+    worktree_free(r->worktree);
     free(r->provider);
     free(r->model);
     free(r->output);
@@ -206,6 +218,12 @@ json_t *ar_result_to_value(const struct ar_result *r)
                         r->files_tracked ? json_null()
                                          : json_string(untracked_names[r->files_untracked]));
     json_object_set_new(o, "files", files_value(r));
+    const struct ar_result_worktree *w = r->worktree;
+    json_object_set_new(o, "worktree",
+                        w ? json_pack("{s:o,s:b,s:o,s:o,s:o}", "path", text_value(w->path), "kept",
+                                      w->kept, "branch", text_value(w->branch), "base",
+                                      text_value(w->base), "commit", text_value(w->commit))
+                          : json_null());
     json_object_set_new(o, "calls", calls_value(r));
     json_t *denied = json_array();
     for (size_t i = 0; i < r->n_denied; i++)
@@ -583,6 +601,25 @@ int ar_result_draft_take_files(struct ar_result_draft *d, struct ar_git_changes 
             return AR_ENOMEM;
         f->truncated = g->truncated;
     }
+    return 0;
+}
+
+int ar_result_draft_worktree(struct ar_result_draft *d, const char *path, int kept,
+                             const char *branch, const char *base, const char *commit)
+{
+    struct ar_result_worktree *w = calloc(1, sizeof(*w));
+    if (!w)
+        return AR_ENOMEM;
+    w->kept = kept;
+    int bad = !(w->path = strdup(path)) || !(w->base = strdup(base)) ||
+              (branch && !(w->branch = strdup(branch))) ||
+              (commit && !(w->commit = strdup(commit)));
+    if (bad) {
+        worktree_free(w);
+        return AR_ENOMEM;
+    }
+    worktree_free(d->res->worktree);
+    d->res->worktree = w;
     return 0;
 }
 

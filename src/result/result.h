@@ -158,6 +158,13 @@ int ar_result_draft_take_files(struct ar_result_draft *d, struct ar_git_changes 
                                int with_content);
 
 /*
+ * Where the run's worktree left its work (every string borrowed, copied; branch and
+ * commit may be NULL). Returns 0 or AR_ENOMEM.
+ */
+int ar_result_draft_worktree(struct ar_result_draft *d, const char *path, int kept,
+                             const char *branch, const char *base, const char *commit);
+
+/*
  * The finished result: ok, the run's duration, the summed and cached costs.
  * The caller owns it (ar_result_destroy()); the draft is empty afterwards.
  */

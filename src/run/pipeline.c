@@ -19,6 +19,11 @@
  *   end_run            snapshot_after (when snapshot_before was taken), then
  *   report             the result to the done callback, then run_free()
  *
+ * A run with a worktree of its own (options.worktree) has it made first
+ * (make_tree, before snapshot_before: the run's cwd is then in the worktree)
+ * and finished last (finish_tree, in report: the commit, the removal, the
+ * branch), so whatever ended the run, the worktree is finished once.
+ *
  * A run that ends before its first call reports at once (no snapshot after).
  * run_free() is the one teardown, also for a run whose setup failed.
  */
@@ -42,6 +47,7 @@
 #include "run/call.h"
 #include "run/own_files.h"
 #include "run/run.h"
+#include "run/tree.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -80,7 +86,9 @@ struct ar_run {
     int transcript_fd;
 
     struct ar_git_snapshot *before;
-    struct ar_error missing; /* no provider installed at all: the run's error */
+    struct ar_error missing;  /* no provider installed at all: the run's error */
+    struct ar_git_tree *tree; /* the run's own worktree, from made to freed */
+    int tree_finished;        /* finish_tree ran (or cannot): report goes on */
 
     /* The call in flight. */
     enum call_kind kind;
@@ -184,6 +192,11 @@ static enum ar_tools call_tools(const struct ar_run_options *o, enum call_kind k
 static int can_edit(const struct ar_run_options *o)
 {
     return call_tools(o, CALL_MAIN) == AR_TOOLS_EDIT;
+}
+
+int ar_run_uses_worktree(const struct ar_run_options *o)
+{
+    return o->worktree == AR_WORKTREE_ALWAYS || (o->worktree == AR_WORKTREE_EDITS && can_edit(o));
 }
 
 /*
@@ -822,6 +835,7 @@ static void run_free(struct ar_run *run)
     ar_buf_finish(&run->repair_prompt);
     if (run->transcript_fd >= 0)
         close(run->transcript_fd);
+    ar_git_tree_destroy(run->tree);
     ar_strv_finish(&run->providers);
     ar_strv_finish(&run->details);
     ar_strv_finish(&run->own);
@@ -830,6 +844,8 @@ static void run_free(struct ar_run *run)
     free(run);
     ar_loop_detach(own_loop);
 }
+
+static int finish_tree(struct ar_run *run);
 
 /* The run is over: the finished result goes to the done callback, and the run is freed. */
 static void report(struct ar_run *run)
@@ -844,6 +860,8 @@ static void report(struct ar_run *run)
         else if (r->n_files == 0)
             set_error(run, AR_ENOEFFECT, "%s", "a change was expected, but no file changed");
     }
+    if (run->tree && !run->tree_finished && finish_tree(run) == 0)
+        return;
     struct ar_result *res = ar_result_draft_detach(&run->draft, ar_now_ms() - run->t0);
     if (res->ok)
         ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished",
@@ -942,6 +960,38 @@ static void on_deferred(void *arg)
         make_call(run, CALL_MAIN);
 }
 
+/* ---- the run's own worktree ------------------------------------------------------------ */
+
+static void on_tree_finished(void *arg)
+{
+    report(arg);
+}
+
+/* The last stage of a run with a worktree (run/tree.h): commit, remove, drop an empty
+ * branch. Returns 0 when on_tree_finished will come, -1 when it cannot start. */
+static int finish_tree(struct ar_run *run)
+{
+    run->tree_finished = 1;
+    return ar_run_tree_finish(run->loop, run->tree, &run->o, &run->draft, on_tree_finished, run);
+}
+
+static int begin(struct ar_run *run);
+
+static void on_tree_made(struct ar_git_tree *tree, const struct ar_error *err, void *arg)
+{
+    struct ar_run *run = arg;
+    run->tree = tree;
+    if (err)
+        ar_result_draft_fail_with(&run->draft, err);
+    else if (run->cancelled || ar_loop_cancelled(run->loop))
+        set_error(run, AR_EINTERRUPTED, "%s", "the run was cancelled before its first call");
+    else if (keep(run, &run->o.cwd, tree->cwd) < 0 || begin(run) < 0)
+        set_error(run, AR_ENOMEM, "%s", "out of memory");
+    else
+        return;
+    report(run);
+}
+
 /* ---- setup ---------------------------------------------------------------------------- */
 
 /*
@@ -967,6 +1017,8 @@ static int copy_options(struct ar_run *run, const struct ar_run_options *o)
     rc |= keep(run, &run->o.prices_file, o->prices_file);
     rc |= keep(run, &run->o.transcript_path, o->transcript_path);
     rc |= keep(run, &run->o.job_id, o->job_id);
+    rc |= keep(run, &run->o.worktree_base, o->worktree_base);
+    rc |= keep(run, &run->o.worktree_branch, o->worktree_branch);
     if (rc)
         return AR_ENOMEM;
     if (run->o.expect > AR_EXPECT_ANY)
@@ -1079,6 +1131,35 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     return 0;
 }
 
+/*
+ * The first stage that waits: the git snapshot before the first call, or, for a run
+ * that takes none (or ended already), the next turn of the loop. Returns 0 or AR_ENOMEM.
+ */
+static int begin(struct ar_run *run)
+{
+    enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
+    int snapshots = needs_snapshots(&run->o, &why);
+    /* Looking for .git costs a few stat() calls: only where a snapshot may follow. */
+    run->in_git_repo = snapshots && inside_git_repo(run->o.cwd);
+    struct ar_error err = AR_ERROR_INIT;
+    if (run->missing.code) {
+        ar_result_draft_fail_with(&run->draft, &run->missing);
+    } else if (!snapshots) {
+        ar_result_draft_untracked(&run->draft, why);
+    } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
+        /* Outside a work tree there is nothing to snapshot: no git process per job
+         * (GIT_DIR can point anywhere, so then git itself decides). */
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_NOT_A_WORK_TREE);
+    } else if (ar_git_snapshot_start(run->loop, run->o.cwd, NULL, on_snapshot_before, run, &err) ==
+               0) {
+        return 0;
+    } else {
+        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
+        ar_warn(&run->o.logger, "git snapshot failed: %s", err.msg);
+    }
+    return ar_loop_defer(run->loop, on_deferred, run) < 0 ? AR_ENOMEM : 0;
+}
+
 int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                       struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
                       struct ar_run **out, struct ar_error *err)
@@ -1133,10 +1214,6 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
         run_free(run);
         return err->code ? err->code : rc;
     }
-    enum ar_files_untracked why = AR_UNTRACKED_NOT_RUN;
-    int snapshots = needs_snapshots(&run->o, &why);
-    /* Looking for .git costs a few stat() calls: only where a snapshot may follow. */
-    run->in_git_repo = snapshots && inside_git_repo(run->o.cwd);
     ar_log_event(&run->o.logger, AR_LOG_INFO, "run_started", event_fields(run, 0), "%s: starting",
                  run->prov->name);
     /* A batch keeps its budget between jobs itself: one line per job would be noise. */
@@ -1146,26 +1223,13 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                      "%s cannot stop itself at a budget: --max-cost is not enforced during this "
                      "call (its cost is known only once it ends)",
                      run->prov->name);
-    if (run->missing.code) {
-        ar_result_draft_fail_with(&run->draft, &run->missing);
-    } else if (!snapshots) {
-        ar_result_draft_untracked(&run->draft, why);
-    } else if (!run->in_git_repo && !getenv("GIT_DIR")) {
-        /* Outside a work tree there is nothing to snapshot: no git process per job
-         * (GIT_DIR can point anywhere, so then git itself decides). */
-        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_NOT_A_WORK_TREE);
-    } else if (ar_git_snapshot_start(loop, run->o.cwd, NULL, on_snapshot_before, run, err) == 0) {
-        if (out)
-            *out = run;
-        return 0;
-    } else {
-        ar_result_draft_untracked(&run->draft, AR_UNTRACKED_GIT_FAILED);
-        ar_warn(&run->o.logger, "git snapshot failed: %s", err->msg);
-        ar_error_clear(err);
-    }
-    if (ar_loop_defer(loop, on_deferred, run) < 0) {
+    if (!run->missing.code && ar_run_uses_worktree(&run->o))
+        rc = ar_run_tree_make(loop, &run->o, on_tree_made, run, err);
+    else if (begin(run) < 0)
+        rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    if (rc < 0) {
         run_free(run);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        return rc;
     }
     if (out)
         *out = run;

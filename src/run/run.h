@@ -55,6 +55,11 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                       struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
                       struct ar_run **out, struct ar_error *err);
 
+/* Whether a run with options o gets a git worktree of its own: o->worktree is
+ * AR_WORKTREE_ALWAYS, or AR_WORKTREE_EDITS and the run can edit files. (The batch
+ * runs such edit jobs side by side; the others of one work tree one at a time.) */
+int ar_run_uses_worktree(const struct ar_run_options *o);
+
 /* Ends the run's current call or wait; the result is error "interrupted". With a
  * loop of its own (ar_pipeline_own_loop) every child of that loop is ended, and a
  * second cancel SIGKILLs them at once. */

@@ -91,7 +91,7 @@ class FormatJsonOnEveryFailure(unittest.TestCase):
     def test_every_json_command_prints_one_object_on_a_usage_error(self):
         cmds = json_commands(self.sb)
         self.assertEqual(sorted(cmds), ["cache", "doctor", "prioritize", "prompts", "review",
-                                        "route", "run"])
+                                        "route", "run", "worktrees"])
         spellings = (["--format", "json", "--no-such-option"],
                      ["--format=json", "--no-such-option"],
                      ["--form", "json", "--no-such-option"],
@@ -120,6 +120,7 @@ class FormatJsonOnEveryFailure(unittest.TestCase):
             ("prompts", ["show", "nosuch"], None),
             ("cache", ["bogus"], "usage"),
             ("doctor", ["extra-argument"], "usage"),
+            ("worktrees", ["bogus"], "usage"),
         ]
         self.sb.answers("codex", ["hi"])
         self.sb.write("file.txt", "x\n")

@@ -1,6 +1,6 @@
 """The workflow scripts in docs/examples/ run as users would run them (bash/sh + jq),
 against the fake CLI: branching on a RunResult, a pre-commit review hook, a resumable
-batch."""
+batch, a fan-out in worktrees merged where it passes a check."""
 import json
 import os
 import shutil
@@ -119,6 +119,39 @@ class Examples(unittest.TestCase):
         self.assertEqual(sorted(ids), ["q1", "q3", "q6"])
         by_prompt = {c["stdin"].strip(): c for c in self.sb.calls()}
         self.assertEqual(sorted(by_prompt), ["first?", "sixth?", "third?"])
+
+
+    def test_fan_out_in_worktrees_merges_what_passes_the_check(self):
+        # The fake CLI writes what each task names: t2's change fails the check, t4's
+        # conflicts with t1's, t5 changes nothing.
+        tasks = self.sb.write("tasks.txt", "WRITE a.txt=good a\nWRITE b.txt=bad b\n"
+                              "WRITE c.txt=good c\nWRITE a.txt=good, but other\nnothing\n",
+                              base=self.sb.root)
+        self.sb.answers("claude", ["done"])
+        self.sb.env.update(AGENTRUN_PROVIDER="claude", FAKE_CLI_WRITE_FROM_STDIN="1",
+                           AGENTRUN_WORKTREE_DIR=os.path.join(self.sb.root, "trees"),
+                           GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                           GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+        self.sb.write("untracked.txt", "mine\n")
+        p = self.script("fan-out-and-merge.sh", tasks, "! grep -q bad ./*.txt")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        out = p.stdout.splitlines()
+        self.assertEqual(sorted(l.split()[0] for l in out), ["check", "conflict:", "merged",
+                                                             "merged"], p.stdout)
+        self.assertTrue(any(l.startswith("merged ") and l.endswith("/t1") for l in out), out)
+        self.assertTrue(any(l.startswith("merged ") and l.endswith("/t3") for l in out), out)
+        self.assertTrue(any(l.startswith("check failed") and "/t2 " in l for l in out), out)
+        self.assertIn("2 merged, 2 left, 0 jobs failed", p.stderr)
+        # The current branch holds t1's and t3's changes, nothing else; the user's own
+        # untracked file is still there; no worktree is left but the main one.
+        with open(os.path.join(self.sb.work, "a.txt")) as f:
+            self.assertEqual(f.read(), "good a")
+        with open(os.path.join(self.sb.work, "c.txt")) as f:
+            self.assertEqual(f.read(), "good c")
+        self.assertFalse(os.path.exists(os.path.join(self.sb.work, "b.txt")))
+        self.assertTrue(os.path.exists(os.path.join(self.sb.work, "untracked.txt")))
+        self.assertEqual(self.sb.git("status", "--porcelain"), "?? untracked.txt\n")
+        self.assertEqual(self.sb.git("worktree", "list").count("\n"), 1)
 
 
 if __name__ == "__main__":

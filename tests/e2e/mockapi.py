@@ -47,6 +47,8 @@ step left gets HTTP 500 with a body explaining that the script is exhausted. STE
   {"kind": "big", "bytes": 2097152, "seed": 1}       non-repetitive text of that size
   {"kind": "repetitive", "bytes": 65536}             the same line over and over
 Common keys:
+  "match": "text"  the step only serves a request whose body holds this text (e.g. a
+            marker in one job's prompt): parallel jobs each get their own steps, in order
   "usage": {"input": uncached, "cached": N, "cache_write": N, "output": N,
             "reasoning": N}   (agentrun's normalized tokens; mapped to each API's own
             convention: Anthropic input excludes cache, OpenAI and Gemini include it)
@@ -129,21 +131,27 @@ class State:
                            for api in ("claude", "codex", "gemini")}
             self.served = {"claude": 0, "codex": 0, "gemini": 0}
 
-    def next_step(self, api):
-        """The next step for api, or None when the script is exhausted."""
+    def next_step(self, api, body=b""):
+        """The next step for api whose "match" (if any) the request body holds, or None
+        when there is none."""
         with self.lock:
             q = self.queues.get(api, [])
-            while q:
-                step = q[0]
+            i = 0
+            while i < len(q):
+                step = q[i]
+                match = step.get("match")
+                if match is not None and match.encode() not in body:
+                    i += 1
+                    continue
                 times = step.get("times", 1)
                 if times == "*":
                     break
                 if int(times) <= 0:
-                    q.pop(0)
+                    q.pop(i)
                     continue
                 step["times"] = int(times) - 1
                 if step["times"] <= 0:
-                    q.pop(0)
+                    q.pop(i)
                 break
             else:
                 return None, None
@@ -348,7 +356,7 @@ class Handler(BaseHTTPRequestHandler):
                                        "mockapi: no route for POST %s" % path}})
 
     def scripted(self, api, body, req, fn):
-        step, idx = STATE.next_step(api)
+        step, idx = STATE.next_step(api, body)
         self.record_request(api, body, {"step": idx, "kind": step and step.get("kind", "text")})
         if step is None:
             msg = ("mockapi: script exhausted: no step left for %s request #%d (%s %s)"

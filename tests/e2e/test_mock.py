@@ -97,6 +97,22 @@ class TestMock(unittest.TestCase):
         st, data = self.call(CODEX)
         self.assertEqual(json.loads(data)["error"]["code"], "invalid_api_key")
 
+    def test_match_serves_each_job_its_own_steps(self):
+        # Steps with "match" go to the requests whose body holds the text, in order;
+        # a request that matches none gets the first step without one.
+        self.mock.set_script({"codex": [{"kind": "error", "status": 401, "match": "[job a]"},
+                                        {"kind": "error", "status": 429, "match": "[job b]"},
+                                        {"kind": "error", "status": 403, "match": "[job a]"},
+                                        {"kind": "error", "status": 500}]})
+        method, path, body = CODEX
+        def job(name):
+            return (method, path, dict(body, input=[{"role": "user", "content": name}]))
+        self.assertEqual(self.call(job("[job b]"))[0], 429)
+        self.assertEqual(self.call(job("[job a]"))[0], 401)
+        self.assertEqual(self.call(job("[job c]"))[0], 500)
+        self.assertEqual(self.call(job("[job a]"))[0], 403)
+        self.assertEqual(self.call(job("[job a]"))[0], 500)  # none of its own left
+
     def call_headers(self, req):
         method, path, body = req
         c = http.client.HTTPConnection("127.0.0.1", self.mock.port, timeout=30)

@@ -16,6 +16,8 @@
  *                              children that sleep holding stdout/stderr (ignore-term: and
  *                              ignore SIGTERM); their pids are appended to FAKE_CLI_PIDFILE
  *   FAKE_CLI_WRITE_FILES="a.txt=text;dir/b=text"  write files (relative to the cwd)
+ *   FAKE_CLI_WRITE_FROM_STDIN=1  write the files the prompt names: each of its lines
+ *                              "WRITE a.txt=text" as FAKE_CLI_WRITE_FILES would
  *   FAKE_CLI_STDERR_FIXTURE=path, FAKE_CLI_STDERR_TEXT=s   copied to stderr
  *   FAKE_CLI_FIXTURE=path      replayed to stdout; FAKE_CLI_DELAY_MS=n sleeps n ms between
  *                              the lines of either fixture
@@ -358,6 +360,25 @@ static void write_files(const char *spec)
     }
 }
 
+/* The prompt's lines "WRITE path=text", each written like one FAKE_CLI_WRITE_FILES entry:
+ * jobs of one batch get one environment, and so each says what to write in its prompt. */
+static void write_from_stdin(const struct bytes *in)
+{
+    static const char tag[] = "WRITE ";
+    for (size_t off = 0; off < in->len;) {
+        const char *p = in->p + off, *nl = memchr(p, '\n', in->len - off);
+        size_t n = nl ? (size_t)(nl - p) : in->len - off;
+        if (n > sizeof(tag) - 1 && memcmp(p, tag, sizeof(tag) - 1) == 0) {
+            char *line = strndup(p + sizeof(tag) - 1, n - (sizeof(tag) - 1));
+            if (!line)
+                die("strndup");
+            write_files(line);
+            free(line);
+        }
+        off += n + 1;
+    }
+}
+
 static void copy_file(const char *path, int to, long delay_ms)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -460,7 +481,6 @@ int main(int argc, char **argv)
     const char *log = opt("LOG", 0);
     if (log)
         log_call(log, argc, argv, &in);
-    free(in.p);
 
     if (opt_long("IGNORE_TERM", 0))
         signal(SIGTERM, SIG_IGN);
@@ -469,6 +489,9 @@ int main(int argc, char **argv)
         grandchildren(v);
     if ((v = opt("WRITE_FILES", 0)))
         write_files(v);
+    if (opt_long("WRITE_FROM_STDIN", 0))
+        write_from_stdin(&in);
+    free(in.p);
     long delay = opt_long("DELAY_MS", 0); /* before opt(): both use its one buffer */
     if ((v = opt("STDERR_FIXTURE", 1)))
         copy_file(v, 2, delay);

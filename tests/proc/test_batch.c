@@ -382,6 +382,51 @@ static void test_batch_without_jobs_ends_from_the_loop(void **state)
     assert_int_equal(s.st.added, 0);
 }
 
+/* Jobs of ar_batch_add() that edit one repository wait for each other in place, and run
+ * side by side when each has a worktree of its own, on the batch's branches. */
+static void test_batch_edit_jobs_with_worktrees_do_not_wait(void **state)
+{
+    (void)state;
+    char repo[400], trees[400], cmd[1200];
+    snprintf(repo, sizeof(repo), "%s/repo", tmpdir);
+    snprintf(trees, sizeof(trees), "%s/trees", tmpdir);
+    snprintf(cmd, sizeof(cmd),
+             "mkdir '%s' && cd '%s' && git init -q && git -c user.name=t -c "
+             "user.email=t@example.com commit -q --allow-empty -m init",
+             repo, repo);
+    if (system(cmd) != 0)
+        skip();
+    setenv("AGENTRUN_WORKTREE_DIR", trees, 1);
+    setenv("FAKE_CLI_SLEEP_MS", "200", 1);
+    for (int worktree = 0; worktree <= 1; worktree++) {
+        uv_loop_t loop;
+        uv_loop_init(&loop);
+        struct seen s = { 0 };
+        struct ar_batch_options o = AR_BATCH_OPTIONS_INIT;
+        struct ar_batch *b = start(&loop, &o, &s);
+        struct ar_run_options ro = AR_RUN_OPTIONS_INIT;
+        ro.provider = "claude";
+        ro.prompt = "edit";
+        ro.cwd = repo;
+        ro.allow_edits = 1;
+        ro.worktree = worktree ? AR_WORKTREE_EDITS : AR_WORKTREE_NEVER;
+        struct ar_error err = AR_ERROR_INIT;
+        assert_int_equal(ar_batch_add(b, "e1", &ro, &err), 0);
+        assert_int_equal(ar_batch_add(b, "e2", &ro, &err), 0);
+        ar_batch_close(b);
+        run_to_end(&loop, &s);
+        assert_int_equal(s.st.ok, 2);
+        assert_int_equal(s.st.edit_jobs_waited, worktree ? 0 : 1);
+        /* Nothing changed: each worktree went, and no branch is left. */
+        assert_int_equal(strstr(s.lines, "\"worktree\":{\"path\":") != NULL, worktree);
+        assert_int_equal(strstr(s.lines, "\"kept\":false,\"branch\":null") != NULL, worktree);
+    }
+    snprintf(cmd, sizeof(cmd), "cd '%s' && test -z \"$(git branch --list 'agentrun/*')\"", repo);
+    assert_int_equal(system(cmd), 0);
+    unsetenv("AGENTRUN_WORKTREE_DIR");
+    unsetenv("FAKE_CLI_SLEEP_MS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +441,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_cancel_from_a_record_callback_stops_the_rest,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_without_jobs_ends_from_the_loop, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_batch_edit_jobs_with_worktrees_do_not_wait, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -938,6 +938,48 @@ static void test_after_cancel_only_bookkeeping_spawns(void **state)
     rec_finish(&r);
 }
 
+/* A child started with finish_on_cancel (a git worktree being made) outlives the first
+ * cancel and ends on its own; the second cancel ends it too. */
+static void test_finish_on_cancel_outlives_the_first_cancel(void **state)
+{
+    const char *env[] = { "FAKE_CLI_STDOUT_TEXT=made\\n", "FAKE_CLI_SLEEP_MS=300", NULL };
+    const char *hang[] = { "FAKE_CLI_HANG=1", NULL };
+    struct ar_child_opts o1, o2, o3;
+    struct rec r1, r2, r3;
+    opts_init(&o1, env, &r1);
+    opts_init(&o2, env, &r2);
+    r1.final_marker = r2.final_marker = NULL;
+    o1.finish_on_cancel = o2.finish_on_cancel = 1;
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    assert_int_equal(ar_child_spawn(loop, &o1, NULL, &err), 0);
+    ar_loop_cancel_all(loop);
+    /* Like after_cancel, it may still start once the loop is cancelled. */
+    assert_int_equal(ar_child_spawn(loop, &o2, NULL, &err), 0);
+    ar_loop_run(loop);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+    for (struct rec *r = &r1; r; r = r == &r1 ? &r2 : NULL) {
+        assert_int_equal(r->done, 1);
+        assert_int_equal(r->res.end, AR_CHILD_EXITED);
+        assert_int_equal(r->res.status, 0);
+        assert_string_equal(r->out ? r->out : r->first, "made");
+        rec_finish(r);
+    }
+
+    opts_init(&o3, hang, &r3);
+    r3.final_marker = NULL;
+    o3.finish_on_cancel = 1;
+    loop = ar_loop_create(&err);
+    assert_int_equal(ar_child_spawn(loop, &o3, NULL, &err), 0);
+    ar_loop_cancel_all(loop);
+    ar_loop_cancel_all(loop);
+    ar_loop_run(loop);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+    assert_int_equal(r3.done, 1);
+    assert_int_equal(r3.res.end, AR_CHILD_CANCELLED);
+    rec_finish(&r3);
+}
+
 /* ---- The sync runner ------------------------------------------------------ */
 
 static void test_sync_runner_captures_stdout(void **state)
@@ -1480,6 +1522,7 @@ int main(void)
         cmocka_unit_test(test_leftovers_holding_pipes_die_on_term),
         cmocka_unit_test(test_kill_cancels_the_child),
         cmocka_unit_test(test_after_cancel_only_bookkeeping_spawns),
+        cmocka_unit_test(test_finish_on_cancel_outlives_the_first_cancel),
         cmocka_unit_test(test_sync_runner_captures_stdout),
         cmocka_unit_test(test_fake_picks_the_nth_fixture_per_call),
         cmocka_unit_test(test_pool_64_jobs_j8),

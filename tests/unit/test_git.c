@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "util/utf8.h"
 #include "git/internal.h"
 #include "git/run.h"
+#include "git/worktrees.h"
 
 #define HH   "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 #define HH24 "0123456789abcdef01234567"
@@ -778,6 +780,29 @@ static void test_git_argv_is_hardened(void **state)
     git_line(other, 0, got, sizeof(got));
     assert_string_equal(got, "git -c core.fsmonitor=false diff-tree x");
 
+    /* A worktree's commands name their repository and run no hook. */
+    struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+    static const char *const add[] = { "add", "-A", NULL };
+    cmd.args = add;
+    cmd.flags = AR_GIT_NO_HOOKS;
+    cmd.git_dir = "/r/.git/worktrees/t1";
+    cmd.work_tree = "/w/t1";
+    struct ar_strv argv = AR_STRV_INIT;
+    assert_int_equal(ar_git_argv(&cmd, &argv), 0);
+    static const char *const want_add[] = { "git",
+                                            "-c",
+                                            "core.fsmonitor=false",
+                                            "-c",
+                                            "core.hooksPath=/dev/null",
+                                            "--git-dir=/r/.git/worktrees/t1",
+                                            "--work-tree=/w/t1",
+                                            "add",
+                                            "-A",
+                                            NULL };
+    for (size_t i = 0; want_add[i] || i < argv.n; i++)
+        assert_string_equal(i < argv.n ? argv.v[i] : "(end)", want_add[i] ? want_add[i] : "(end)");
+    ar_strv_finish(&argv);
+
     static const char *const want_env[] = { "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat",
                                             "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL };
     for (size_t i = 0; want_env[i]; i++) {
@@ -787,6 +812,93 @@ static void test_git_argv_is_hardened(void **state)
         if (!ar_git_env[k])
             fail_msg("%s is missing from git's environment", want_env[i]);
     }
+}
+
+/* ar_git_branch_name_ok() says what `git check-ref-format --branch` says, on a corpus
+ * recorded from git (tests/fixtures/git/branch-names.jsonl; test_worktrees.py checks it
+ * against the installed git). */
+static void test_branch_names_as_git_judges_them(void **state)
+{
+    FILE *f = fopen(AR_SOURCE_ROOT "/tests/fixtures/git/branch-names.jsonl", "r");
+    assert_non_null(f);
+    char line[4096];
+    size_t n = 0, ok = 0;
+    while (fgets(line, sizeof(line), f)) {
+        json_error_t jerr;
+        json_t *v = json_loads(line, 0, &jerr);
+        assert_non_null(v);
+        const char *name = json_string_value(json_object_get(v, "name"));
+        int want = json_is_true(json_object_get(v, "ok"));
+        if (ar_git_branch_name_ok(name) != want)
+            fail_msg("'%s': git says %s", name, want ? "valid" : "invalid");
+        n++;
+        ok += (size_t)want;
+        json_decref(v);
+    }
+    fclose(f);
+    assert_true(n > 400 && ok > 40);
+}
+
+/* A valid name as a path below a folder has no empty, "." or ".." part and is no option. */
+static void assert_stays_below(const char *name)
+{
+    assert_true(ar_git_branch_name_ok(name));
+    assert_true(name[0] != '-' && name[0] != '/');
+    for (const char *p = name;;) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        assert_true(len > 0 && p[0] != '.');
+        if (!slash)
+            break;
+        p = slash + 1;
+    }
+}
+
+/* Any job id becomes one component of a valid branch; ids that map alike stay apart. */
+static void test_any_job_id_gives_a_safe_distinct_component(void **state)
+{
+    static const char *const plain[] = { "t1", "fix-lint_3", "a.b", "7", NULL };
+    char part[AR_GIT_COMPONENT_SIZE], branch[256];
+    for (size_t i = 0; plain[i]; i++) {
+        ar_git_ref_component(plain[i], part);
+        assert_string_equal(part, plain[i]);
+    }
+    static const char *const hostile[] = { "../../etc",   "-b",        "--upload-pack=x",
+                                           "a b",         "a:b",       "a-b",
+                                           "x.lock",      ".hidden",   "a..b",
+                                           "HEAD",        "",          "/",
+                                           "@{-1}",       "é",         "a/b",
+                                           "line\nbreak", "trailing.", "~^:?*[",
+                                           NULL };
+    char seen[32][AR_GIT_COMPONENT_SIZE];
+    size_t k = 0;
+    for (size_t i = 0; hostile[i]; i++, k++) {
+        ar_git_ref_component(hostile[i], part);
+        assert_null(strchr(part, '/'));
+        ar_git_tree_branch("20261125-143001-3fa2", hostile[i], branch, sizeof(branch));
+        assert_stays_below(branch);
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(seen[j], part) == 0)
+                fail_msg("'%s' and another id both give '%s'", hostile[i], part);
+        snprintf(seen[k], sizeof(seen[k]), "%s", part);
+    }
+    /* A long id is cut, and still told apart from one that shares its start. */
+    char a[300], b[300];
+    memset(a, 'x', 299);
+    a[299] = '\0';
+    memcpy(b, a, sizeof(b));
+    b[298] = 'y';
+    char pa[AR_GIT_COMPONENT_SIZE], pb[AR_GIT_COMPONENT_SIZE];
+    ar_git_ref_component(a, pa);
+    ar_git_ref_component(b, pb);
+    assert_true(strlen(pa) < AR_GIT_COMPONENT_SIZE);
+    assert_string_not_equal(pa, pb);
+    char session[AR_GIT_SESSION_SIZE];
+    ar_git_tree_session_id(session);
+    assert_int_equal(strlen(session), 20);
+    ar_git_tree_branch(session, NULL, branch, sizeof(branch));
+    assert_stays_below(branch);
+    assert_non_null(strstr(branch, "/run"));
 }
 
 static void test_git_stderr_line(void **state)
@@ -826,6 +938,8 @@ int main(void)
         cmocka_unit_test(test_untracked_snapshot_has_reason),
         cmocka_unit_test(test_git_argv_is_hardened),
         cmocka_unit_test(test_git_stderr_line),
+        cmocka_unit_test(test_branch_names_as_git_judges_them),
+        cmocka_unit_test(test_any_job_id_gives_a_safe_distinct_component),
         cmocka_unit_test_setup_teardown(test_find_root_walks_up_to_a_dot_git_entry, make_tmp,
                                         remove_tmp),
     };

@@ -1,0 +1,183 @@
+/* agentrun worktrees: what runs with a worktree of their own left in a repository, and
+ * taking it away (git/worktrees.h decides what is agentrun's). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ar_config.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "git/worktrees.h"
+#include "json/dump.h"
+#include "util/buf.h"
+
+enum {
+    OPT_FORMAT = 256,
+    OPT_FORCE,
+    OPT_BRANCHES,
+};
+
+static const struct ar_cli_opt worktrees_opts[] = {
+    { "directory", 'C', "DIR", "the repository (default: the current directory)", "@dir" },
+    { "format", OPT_FORMAT, "FORMAT", "list output: text or json (default: text)", "text|json" },
+    { "force", OPT_FORCE, NULL,
+      "prune: also remove worktrees that hold uncommitted changes (default: keep them)", NULL },
+    { "branches", OPT_BRANCHES, NULL,
+      "prune: also delete agentrun branches whose commits HEAD does not have (default: only "
+      "the ones HEAD has, merged or never moved)",
+      NULL },
+    { "quiet", 'q', NULL, "prune: say nothing but errors", NULL },
+    { NULL, 0, NULL, NULL, NULL },
+};
+
+static json_t *entry_value(const struct ar_git_tree_entry *e)
+{
+    return json_pack("{s:o,s:s,s:o,s:b,s:b}", "branch",
+                     e->branch ? ar_json_text(e->branch, strlen(e->branch)) : json_null(), "commit",
+                     e->head, "worktree",
+                     e->path ? ar_json_text(e->path, strlen(e->path)) : json_null(), "missing",
+                     e->missing, "merged", e->merged);
+}
+
+static int list(const struct ar_git_tree_list *l, int json_format)
+{
+    struct ar_buf out;
+    ar_buf_init(&out, AR_BUF_UNLIMITED);
+    int rc = 0;
+    if (json_format) {
+        json_t *v = json_array();
+        for (size_t i = 0; i < l->n; i++)
+            json_array_append_new(v, entry_value(&l->v[i]));
+        json_t *o = json_pack("{s:o,s:o,s:o}", "repository", ar_json_text(l->top, strlen(l->top)),
+                              "folder", ar_json_text(l->dir, strlen(l->dir)), "entries", v);
+        char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
+        rc = s ? ar_buf_printf(&out, "%s\n", s) : AR_ENOMEM;
+        free(s);
+        json_decref(o);
+    } else {
+        int w = 0;
+        for (size_t i = 0; i < l->n; i++)
+            if (l->v[i].branch && (int)strlen(l->v[i].branch) > w)
+                w = (int)strlen(l->v[i].branch);
+        for (size_t i = 0; i < l->n && rc == 0; i++) {
+            const struct ar_git_tree_entry *e = &l->v[i];
+            rc = ar_buf_printf(&out, "%-*s  %.12s  %s%s%s\n", w,
+                               e->branch ? e->branch : "(no branch)", e->head,
+                               e->path ? e->path : "-", e->missing ? "  (folder gone)" : "",
+                               e->merged ? "  (in HEAD)" : "");
+        }
+    }
+    if (rc < 0) {
+        ar_buf_finish(&out);
+        return ar_cli_out_of_memory();
+    }
+    int status = ar_cli_write_stdout(out.data, out.len) == 0 ? AR_EXIT_OK : AR_EXIT_USAGE;
+    if (status)
+        ar_cli_errorf("cannot write to stdout");
+    ar_buf_finish(&out);
+    return status;
+}
+
+struct prune_count {
+    size_t removed, kept;
+};
+
+static void on_pruned(void *arg, const struct ar_git_tree_entry *e,
+                      enum ar_git_prune_outcome outcome, int branch_deleted, const char *why)
+{
+    struct prune_count *c = arg;
+    const char *what = e->path ? e->path : e->branch;
+    if (outcome == AR_GIT_PRUNE_REMOVED) {
+        c->removed++;
+        if (ar_cli_verbosity >= 0)
+            fprintf(stderr, "agentrun: removed %s%s%s%s\n", e->path ? "worktree " : "branch ", what,
+                    e->path && branch_deleted ? " and its branch " : "",
+                    e->path && branch_deleted ? e->branch : "");
+    } else {
+        c->kept++;
+        if (ar_cli_verbosity >= 0)
+            fprintf(stderr, "agentrun: kept %s%s: %s\n", e->path ? "worktree " : "branch ", what,
+                    why);
+    }
+}
+
+static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    struct ar_cli_parser ps;
+    const char *dir = NULL, *arg;
+    int json_format = 0, key;
+    unsigned flags = 0;
+    ar_cli_parser_init(&ps, cmd, argc, argv);
+    while ((key = ar_cli_next(&ps, &arg)) >= 0) {
+        switch (key) {
+        case 'C':
+            dir = arg;
+            break;
+        case OPT_FORMAT:
+            if ((json_format = ar_cli_choice(cmd, OPT_FORMAT, arg)) < 0) {
+                ar_cli_parser_finish(&ps);
+                return AR_EXIT_USAGE;
+            }
+            break;
+        case OPT_FORCE:
+            flags |= AR_GIT_PRUNE_FORCE;
+            break;
+        case OPT_BRANCHES:
+            flags |= AR_GIT_PRUNE_BRANCHES;
+            break;
+        case 'q':
+            ar_cli_verbosity = -1;
+            break;
+        }
+    }
+    int ind = ps.ind;
+    ar_cli_parser_finish(&ps);
+    if (key == -2)
+        return ps.status;
+    int prune = ar_cli_subcommand(cmd, argc, argv, ind, "list|prune");
+    if (prune < 0)
+        return AR_EXIT_USAGE;
+    if (!prune && flags)
+        return ar_cli_usage_error(cmd, "--force and --branches go with prune");
+    struct ar_git_tree_list l;
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_git_tree_list(dir, NULL, &l, &err) < 0) {
+        if (err.code == AR_ENOMEM)
+            return ar_cli_out_of_memory();
+        ar_cli_errorf("%s", err.msg);
+        return ar_error_exit_status(err.code);
+    }
+    int status;
+    if (!prune) {
+        status = list(&l, json_format);
+    } else {
+        struct prune_count c = { 0, 0 };
+        status = AR_EXIT_OK;
+        if (ar_git_tree_prune(&l, flags, on_pruned, &c, &err) < 0) {
+            ar_cli_errorf("%s", err.msg);
+            status = ar_error_exit_status(err.code);
+        } else if (ar_cli_verbosity >= 0) {
+            fprintf(stderr, "agentrun: %zu removed, %zu kept\n", c.removed, c.kept);
+        }
+    }
+    ar_git_tree_list_finish(&l);
+    return status;
+}
+
+const struct ar_cli_command ar_cmd_worktrees = {
+    .name = "worktrees",
+    .synopsis = "[options] list | prune",
+    .summary = "list or remove the worktrees and branches runs with --worktree left",
+    .description =
+        "A run or batch job with a worktree of its own (run --worktree, batch --worktrees) "
+        "works in a git worktree in agentrun's folder ($AGENTRUN_WORKTREE_DIR, else "
+        "$XDG_STATE_HOME/agentrun/worktrees, else ~/.local/state/agentrun/worktrees) on a branch "
+        "agentrun/ID/JOB. 'list' shows the repository's worktrees in that folder and its "
+        "agentrun/ branches; 'prune' removes those worktrees that hold nothing uncommitted, and "
+        "the branches whose commits HEAD has. No other worktree or branch is touched. "
+        "See " AR_DOCDIR "/worktrees.md.",
+    .example = "agentrun worktrees prune --force",
+    .opts = worktrees_opts,
+    .run = run_worktrees,
+};

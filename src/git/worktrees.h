@@ -1,0 +1,205 @@
+/*
+ * agentrun's own git worktrees: a run (a batch job) in a checkout of its own,
+ * on a branch of its own, so edit jobs of one repository run side by side and
+ * the main checkout is never touched (docs/worktrees.md).
+ * (src/git/hash.c, "reading the work tree", is about the files of any checkout.)
+ *
+ * Where: <dir>/<repo>/<branch>, dir = $AGENTRUN_WORKTREE_DIR, else
+ * $XDG_STATE_HOME/agentrun/worktrees, else ~/.local/state/agentrun/worktrees;
+ * <repo> is the top folder's name and a hash of the repository's git dir.
+ * Outside the repository on purpose: not under .git (claude refuses every
+ * write below a directory named .git) and not in the work tree (the main
+ * checkout's status would show it). A worktree is agentrun's when the
+ * repository has it registered and its folder lies in dir: list and prune
+ * touch no other.
+ *
+ * Names: every branch agentrun makes passes ar_git_branch_name_ok(), git's own
+ * rules for a branch name (git check-ref-format --branch). So it is one argv
+ * word that git reads as a name, never as an option, and as a path below
+ * <dir>/<repo> it has no empty, "." or ".." component and no leading '/': it
+ * cannot leave that folder. A batch job's id becomes one such component
+ * (ar_git_ref_component()): any bytes in, a safe and distinct name out.
+ *
+ * The life of one worktree:
+ *   1. ar_git_tree_make(): `git rev-parse` (the repository, its top, the base
+ *      commit), `git update-ref refs/heads/<branch> <base> ""` (the branch is
+ *      made only if it does not exist: never someone else's), `git worktree
+ *      add -- <path> <branch>`; when the add fails the branch is deleted again;
+ *   2. the run, in ar_git_tree_cwd();
+ *   3. ar_git_tree_finish(): with `commit`, `git add -A` and `git commit` on
+ *      the branch, run with --git-dir and --work-tree named (a `.git` file the
+ *      CLI rewrote cannot send them elsewhere); then `git worktree remove`
+ *      without --force, which git refuses while the worktree holds anything
+ *      uncommitted, so no work is lost; then, when the worktree is gone and its
+ *      branch still at base, `git update-ref -d refs/heads/<branch> <base>`
+ *      (deleted only at that value).
+ * No git command of a worktree runs a hook (AR_GIT_NO_HOOKS), and the first
+ * Ctrl-C lets each one finish (AR_GIT_FINISH_ON_CANCEL): no half-made or
+ * half-removed worktree is left for a rerun to trip over.
+ */
+#ifndef AR_GIT_WORKTREES_H
+#define AR_GIT_WORKTREES_H
+
+#include <stddef.h>
+
+#include "agentrun/error.h"
+
+struct ar_loop;
+
+/* A commit id in hex, SHA-1 or SHA-256, with its NUL. */
+#define AR_GIT_HEX_SIZE 65
+/* A ref name component made by ar_git_ref_component(), with its NUL. */
+#define AR_GIT_COMPONENT_SIZE 64
+/* An id of ar_git_tree_session_id() ("20261125-143001-3fa2"), with its NUL. */
+#define AR_GIT_SESSION_SIZE 32
+
+/* ---- names (pure) ------------------------------------------------------------ */
+
+/* 1 when refs/heads/<name> is a branch git accepts (check-ref-format --branch), else 0. */
+int ar_git_branch_name_ok(const char *name);
+
+/*
+ * One component of a branch name for any text (a job id): the text itself
+ * when it is short and made of [A-Za-z0-9._-] in a form git accepts, else
+ * its letters, digits, '_' and '-' (others become '-'), cut to fit, then
+ * '-' and 8 hex digits of its SHA-256: texts that map alike ("a b", "a:b")
+ * still differ, and none gives an invalid name. (Only an id crafted to equal
+ * another's mapped form collides; its branch then exists and that job fails.)
+ * out has AR_GIT_COMPONENT_SIZE bytes.
+ */
+void ar_git_ref_component(const char *text, char out[AR_GIT_COMPONENT_SIZE]);
+
+/* A new id for the worktrees of one batch or run: UTC time and 16 random bits,
+ * "20261125-143001-3fa2". */
+void ar_git_tree_session_id(char out[AR_GIT_SESSION_SIZE]);
+
+/* "agentrun/<session>/<component of job>" into out (size bytes). job NULL: "run". */
+void ar_git_tree_branch(const char *session, const char *job, char *out, size_t size);
+
+/* The folder agentrun's worktrees live in (see above), or NULL when neither
+ * $AGENTRUN_WORKTREE_DIR, $XDG_STATE_HOME nor $HOME says. Caller free()s. */
+char *ar_git_tree_default_dir(void);
+
+/* ---- one run's worktree (on a loop) -------------------------------------------- */
+
+struct ar_git_tree {
+    char *top;     /* the main checkout's top */
+    char *home;    /* <dir>/<repo>: emptied folders below it are removed with the worktree */
+    char *path;    /* the worktree's top: <dir>/<repo>/<branch> */
+    char *cwd;     /* where the run goes: path plus where the asked cwd lies below top */
+    char *branch;  /* its branch, without refs/heads/ */
+    char *git_dir; /* its own git dir (<common>/worktrees/<name>), read right after it was made */
+    char *common;  /* the repository's git dir, where every worktree's own one lives */
+    char base[AR_GIT_HEX_SIZE];
+    /* Set by ar_git_tree_finish(): */
+    char commit[AR_GIT_HEX_SIZE]; /* the branch's tip when it moved past base, else "" */
+    int removed;                  /* the worktree is gone */
+    int branch_deleted;           /* the branch is gone (it was still at base) */
+    char kept_why[200];           /* !removed: why, AR_GIT_TREE_UNCOMMITTED or git's words */
+};
+
+/* kept_why of a worktree git would not remove: the run's work is in it, uncommitted. */
+#define AR_GIT_TREE_UNCOMMITTED "it holds uncommitted changes"
+
+struct ar_git_tree_spec {
+    const char *cwd;    /* the run's directory in the main checkout; NULL: the current one */
+    const char *base;   /* the revision the worktree starts from; NULL: HEAD */
+    const char *branch; /* the branch to make (ar_git_branch_name_ok()) */
+    const char *dir;    /* the worktree folder; NULL: ar_git_tree_default_dir() */
+};
+
+/*
+ * The worktree is made (tree, owned by the callee from here: ar_git_tree_destroy()),
+ * or not (tree NULL, err says why: AR_EUSAGE for what the caller asked — not a git work
+ * tree, a base that names no commit, a branch that exists or is no valid name, a folder
+ * inside the work tree —, AR_EIO for git or the file system failing, AR_EINTERRUPTED
+ * after a cancel, AR_ENOMEM).
+ */
+typedef void ar_git_tree_made_fn(struct ar_git_tree *tree, const struct ar_error *err, void *arg);
+
+/*
+ * Makes a worktree per spec (borrowed for the call) on loop. done runs once,
+ * from the loop, never from inside this function. Returns 0 when it will, or
+ * AR_ENOMEM with err set.
+ */
+int ar_git_tree_make(struct ar_loop *loop, const struct ar_git_tree_spec *spec,
+                     ar_git_tree_made_fn *done, void *arg, struct ar_error *err);
+
+struct ar_git_tree_end {
+    int commit;          /* commit what the worktree holds on its branch */
+    const char *message; /* the commit message (borrowed for the call) */
+    int keep;            /* leave the worktree in place */
+};
+
+/* Finished: tree's commit, removed, branch_deleted and kept_why are set. err is
+ * NULL, or says why the commit asked for could not be made (the changes are then
+ * still in the worktree, which is kept). */
+typedef void ar_git_tree_finished_fn(struct ar_git_tree *tree, const struct ar_error *err,
+                                     void *arg);
+
+/*
+ * Finishes tree (borrowed; it must stay until done) per end (borrowed for the
+ * call): the commit, the removal and the branch, as above. done runs once,
+ * from the loop. Returns 0 when it will, or AR_ENOMEM with err set.
+ */
+int ar_git_tree_finish(struct ar_loop *loop, struct ar_git_tree *tree,
+                       const struct ar_git_tree_end *end, ar_git_tree_finished_fn *done, void *arg,
+                       struct ar_error *err);
+
+/* Frees tree; NULL is fine. (The worktree itself stays as it is.) */
+void ar_git_tree_destroy(struct ar_git_tree *tree);
+
+/* ---- what agentrun left in a repository (blocking, for `agentrun worktrees`) ---- */
+
+struct ar_git_tree_entry {
+    char *branch; /* "agentrun/…" without refs/heads/, or NULL (a worktree on no branch) */
+    char *path;   /* its worktree in the folder, or NULL (a branch alone) */
+    char head[AR_GIT_HEX_SIZE]; /* the commit it is at */
+    int missing;                /* a worktree git has registered whose folder is gone */
+    int merged;                 /* a branch whose commits are all in HEAD already */
+};
+
+struct ar_git_tree_list {
+    char *top;                   /* the repository's top */
+    char *dir;                   /* the worktree folder looked in */
+    struct ar_git_tree_entry *v; /* worktrees first, then branches alone; each by name */
+    size_t n;
+};
+
+/*
+ * What agentrun left in the repository of cwd (NULL: the current directory):
+ * the worktrees git has registered whose folder lies in dir (NULL: the
+ * default), and every branch under refs/heads/agentrun/. Returns 0 with *out
+ * filled (ar_git_tree_list_finish()), or AR_EUSAGE (not a git work tree),
+ * AR_EIO (git failed), AR_ENOMEM with err set.
+ */
+int ar_git_tree_list(const char *cwd, const char *dir, struct ar_git_tree_list *out,
+                     struct ar_error *err);
+void ar_git_tree_list_finish(struct ar_git_tree_list *l);
+
+enum ar_git_prune_flags {
+    AR_GIT_PRUNE_FORCE = 1 << 0,    /* also worktrees with uncommitted changes */
+    AR_GIT_PRUNE_BRANCHES = 1 << 1, /* also branches with commits HEAD does not have */
+};
+
+/* What ar_git_tree_prune() did with one entry of the list. */
+enum ar_git_prune_outcome {
+    AR_GIT_PRUNE_REMOVED = 0, /* the worktree (and the branch, when it went too) is gone */
+    AR_GIT_PRUNE_KEPT,        /* left alone: why says so */
+};
+typedef void ar_git_prune_fn(void *arg, const struct ar_git_tree_entry *e,
+                             enum ar_git_prune_outcome outcome, int branch_deleted,
+                             const char *why);
+
+/*
+ * Removes what l (from ar_git_tree_list(), borrowed) lists: each worktree that
+ * holds nothing uncommitted (with AR_GIT_PRUNE_FORCE, every one), and the
+ * branch of each removed worktree and each branch alone when its commits are
+ * all in HEAD (with AR_GIT_PRUNE_BRANCHES, every one). fn(arg, …) is told
+ * about each entry: removed, or kept and why. Returns 0, or the error of a git
+ * that could not be started (AR_ENOTFOUND, AR_ESPAWN, AR_ENOMEM).
+ */
+int ar_git_tree_prune(const struct ar_git_tree_list *l, unsigned flags, ar_git_prune_fn *fn,
+                      void *arg, struct ar_error *err);
+
+#endif

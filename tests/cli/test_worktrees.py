@@ -1,0 +1,458 @@
+"""Runs and batch jobs in a git worktree of their own (issue 30, docs/worktrees.md), with
+the fake CLI, which writes the files its prompt names ("WRITE f.txt=text"): each job's
+change lands on its own branch, edit jobs of one repository run side by side, the main
+checkout is never touched (dirty or not), no job id or revision escapes the worktree
+folder or passes for an option, an interrupted or killed batch leaves nothing that a
+rerun trips over, and `agentrun worktrees list|prune` sees and removes what agentrun
+made and nothing else."""
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, SOURCE_ROOT, Sandbox, alive  # noqa: E402
+
+
+def records(text):
+    return [json.loads(l) for l in text.splitlines() if l.strip()]
+
+
+def job(id, prompt, **kw):
+    return json.dumps(dict({"id": id, "prompt": prompt, "allow_edits": True}, **kw)) + "\n"
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.sb = Sandbox()
+        self.sb.answers("claude", ["done"])
+        self.trees = os.path.join(self.sb.root, "trees")
+        self.sb.env.update(AGENTRUN_WORKTREE_DIR=self.trees, FAKE_CLI_WRITE_FROM_STDIN="1")
+        # A dirty main checkout: a modified file, a staged one and an untracked one.
+        self.sb.write("tracked.txt", "one\n")
+        self.sb.write("staged.txt", "s\n")
+        self.sb.git("add", "tracked.txt", "staged.txt")
+        self.sb.git("commit", "-q", "-m", "two files")
+        self.sb.write("tracked.txt", "one\nmine, uncommitted\n")
+        self.sb.write("staged.txt", "s\nstaged\n")
+        self.sb.git("add", "staged.txt")
+        self.sb.write("untracked.txt", "mine\n")
+        self.base = self.sb.git("rev-parse", "HEAD").strip()
+        self.main_before = self.main_state()
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def main_state(self):
+        """Every byte of the main checkout (its files, index and HEAD), not .git's refs."""
+        h = hashlib.sha256()
+        for d, dirs, files in os.walk(self.sb.work):
+            dirs[:] = sorted(x for x in dirs if x != ".git")
+            for f in sorted(files):
+                p = os.path.join(d, f)
+                h.update(p.encode() + b"\0")
+                with open(p, "rb") as fh:
+                    h.update(fh.read())
+        for f in ("index", "HEAD"):
+            with open(os.path.join(self.sb.work, ".git", f), "rb") as fh:
+                h.update(fh.read())
+        return h.hexdigest(), self.sb.git("status", "--porcelain")
+
+    def assert_main_untouched(self):
+        self.assertEqual(self.main_state(), self.main_before)
+
+    def batch(self, text, *args, timeout=60):
+        path = self.sb.write("jobs.jsonl", text, base=self.sb.root)
+        return self.sb.run("batch", *args, path, provider="claude", timeout=timeout)
+
+    def changes(self, branch, base=None):
+        """What branch holds beyond base (default: the setup's HEAD): {path: content}."""
+        names = self.sb.git("diff", "--name-only", base or self.base, branch).split()
+        return {n: self.sb.git("show", f"{branch}:{n}") for n in names}
+
+    def worktree_list(self):
+        return self.sb.git("worktree", "list", "--porcelain")
+
+
+class TestBatchWorktrees(Base):
+    def test_edit_jobs_run_side_by_side_each_on_its_branch(self):
+        self.sb.env["FAKE_CLI_SLEEP_MS"] = "400"
+        text = "".join(job(f"j{i}", f"WRITE f{i}.txt=job {i}") for i in range(8))
+        p = self.batch(text, "-j", "4", "--worktrees", "--commit")
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(p.returncode, 0, [r["error"] for r in recs.values()])
+        self.assertEqual(sorted(recs), [f"j{i}" for i in range(8)])
+        branches = set()
+        for i in range(8):
+            r = recs[f"j{i}"]
+            w = r["worktree"]
+            self.assertTrue(r["ok"], r["error"])
+            self.assertEqual(r["files"], [{"path": f"f{i}.txt", "op": "create", "from": None}])
+            self.assertEqual(w["base"], self.base)
+            self.assertFalse(w["kept"])
+            self.assertFalse(os.path.exists(w["path"]))
+            self.assertTrue(w["path"].startswith(self.trees + "/"))
+            self.assertRegex(w["branch"], r"^agentrun/\d{8}-\d{6}-[0-9a-f]{4}/j%d$" % i)
+            self.assertEqual(self.sb.git("rev-parse", w["branch"]).strip(), w["commit"])
+            # Exactly the job's change: nothing of the dirty main checkout, nothing of others.
+            self.assertEqual(self.changes(w["branch"]), {f"f{i}.txt": f"job {i}"})
+            self.assertEqual(self.sb.git("log", "-1", "--format=%s", w["branch"]).strip(),
+                             f"agentrun: j{i}")
+            branches.add(w["branch"])
+        self.assertEqual(len(branches), 8)
+        # One session for the batch.
+        self.assertEqual(len({b.split("/")[1] for b in branches}), 1)
+        self.assert_main_untouched()
+        self.assertNotIn("one at a time", p.stderr)
+        self.assertEqual(self.worktree_list().count("worktree "), 1)
+
+    def test_many_jobs_at_once_all_get_their_worktree(self):
+        # git worktree add/remove fail while another one is being made (git 2.39 reads
+        # every worktree first): agentrun makes the command again, so none of 64 jobs at
+        # -j 16 fails for it.
+        text = "".join(job(f"m{i}", f"WRITE m{i}.txt={i}") for i in range(64))
+        p = self.batch(text, "-j", "16", "--worktrees", "--commit", timeout=120)
+        bad = [(r["id"], r["error"]) for r in records(p.stdout) if not r["ok"]]
+        self.assertEqual(bad, [])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.worktree_list().count("worktree "), 1, p.stderr)
+
+    def test_without_worktrees_edit_jobs_of_one_tree_still_wait(self):
+        text = "".join(job(f"j{i}", f"WRITE g{i}.txt=x") for i in range(3))
+        p = self.batch(text, "-j", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("one at a time (2 waited", p.stderr)
+        self.assertTrue(all(r["worktree"] is None for r in records(p.stdout)))
+
+    def test_two_jobs_edit_one_file_each_branch_has_its_version(self):
+        text = job("a", "WRITE tracked.txt=from a") + job("b", "WRITE tracked.txt=from b")
+        p = self.batch(text, "-j", "2", "--worktrees", "--commit")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        recs = {r["id"]: r for r in records(p.stdout)}
+        for id in ("a", "b"):
+            r = recs[id]
+            self.assertTrue(r["ok"], r["error"])
+            self.assertEqual(r["files"], [{"path": "tracked.txt", "op": "modify", "from": None}])
+            self.assertEqual(self.changes(r["worktree"]["branch"]), {"tracked.txt": f"from {id}"})
+        self.assert_main_untouched()
+
+    def test_a_job_that_changed_nothing_leaves_no_branch(self):
+        p = self.batch(job("idle", "nothing to write"), "--worktrees", "--commit")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        w = records(p.stdout)[0]["worktree"]
+        self.assertEqual((w["branch"], w["commit"], w["kept"]), (None, None, False))
+        self.assertEqual(self.sb.git("branch", "--list", "agentrun/*"), "")
+        self.assertEqual(self.worktree_list().count("worktree "), 1)
+        # --keep-worktrees: the worktree stays, and the branch it has checked out with it.
+        p = self.batch(job("idle", "nothing to write"), "--worktrees", "--keep-worktrees")
+        w = records(p.stdout)[0]["worktree"]
+        self.assertTrue(w["kept"] and os.path.isdir(w["path"]))
+        self.assertTrue(w["branch"])
+        self.assertIn("1 worktree left in place", p.stderr)
+
+    def test_uncommitted_changes_stay_in_their_worktree(self):
+        p = self.batch(job("u", "WRITE u.txt=kept"), "--worktrees")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        w = records(p.stdout)[0]["worktree"]
+        self.assertTrue(w["kept"])
+        self.assertIsNone(w["commit"])
+        with open(os.path.join(w["path"], "u.txt")) as f:
+            self.assertEqual(f.read(), "kept")
+        self.assertIn("1 worktree left in place", p.stderr)
+        self.assert_main_untouched()
+
+    def test_a_failed_job_commits_nothing(self):
+        # JSON was asked for and "done" holds none: the job fails after writing its file.
+        p = self.batch(job("bad", "WRITE bad.txt=half", json=True), "--worktrees", "--commit",
+                       "--no-repair")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        r = records(p.stdout)[0]
+        self.assertFalse(r["ok"])
+        self.assertIsNone(r["worktree"]["commit"])
+        self.assertTrue(r["worktree"]["kept"])
+
+    def test_job_lines_say_worktree_base_and_commit(self):
+        self.sb.git("tag", "v0", self.base)
+        self.sb.write("later.txt", "later\n")
+        self.sb.git("add", "later.txt")
+        self.sb.git("commit", "-q", "-m", "later")
+        head = self.sb.git("rev-parse", "HEAD").strip()
+        self.main_before = self.main_state()
+        text = (job("from-v0", "WRITE x.txt=0", worktree=True, base="v0", commit=True)
+                + job("from-head", "WRITE y.txt=1", worktree=True, commit=True)
+                + job("in-place", "WRITE z.txt=2", commit=True)
+                + job("read", "WRITE r.txt=r", allow_edits=False, worktree=True))
+        p = self.batch(text, "-j", "4")
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(recs["from-v0"]["worktree"]["base"], self.base)
+        self.assertEqual(recs["from-head"]["worktree"]["base"], head)
+        self.assertFalse(recs["in-place"]["ok"])
+        self.assertEqual(recs["in-place"]["error"]["code"], "usage")
+        self.assertIn("'base' and 'commit' go with a worktree", recs["in-place"]["error"]["message"])
+        # "worktree": true gives a read job one too (a look at a base of its own).
+        self.assertEqual(recs["read"]["posture"]["tools"], "read")
+        self.assertIsNotNone(recs["read"]["worktree"])
+        self.assert_main_untouched()
+        # --worktrees gives every edit job one, never a read job.
+        p = self.batch(job("e", "WRITE e.txt=e") + job("r", "hi", allow_edits=False),
+                       "--worktrees")
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertIsNotNone(recs["e"]["worktree"])
+        self.assertIsNone(recs["r"]["worktree"])
+
+    def test_hostile_ids_and_bases_stay_in_the_folder(self):
+        ids = ["../../escape", "-b", "--upload-pack=touch x", "a b", "x.lock", ".hidden",
+               "HEAD", "@{-1}", "日本", "a/b/../../c", 7]
+        text = "".join(job(i, f"WRITE h{n}.txt={n}") for n, i in enumerate(ids))
+        text += job("badbase", "WRITE q.txt=q", worktree=True, base="--output=/tmp/x")
+        p = self.batch(text, "-j", "4", "--worktrees", "--commit")
+        recs = {str(r["id"]): r for r in records(p.stdout)}
+        for n, i in enumerate(ids):
+            r = recs[str(i)]
+            self.assertTrue(r["ok"], (i, r["error"]))
+            b = r["worktree"]["branch"]
+            self.assertEqual(self.sb.git("check-ref-format", "--branch", b).strip(), b)
+            self.assertTrue(b.startswith("agentrun/"))
+            self.assertTrue(os.path.realpath(r["worktree"]["path"]).startswith(
+                os.path.realpath(self.trees) + "/"), r["worktree"]["path"])
+            self.assertEqual(self.changes(b), {f"h{n}.txt": str(n)})
+        self.assertEqual(len({recs[str(i)]["worktree"]["branch"] for i in ids}), len(ids))
+        self.assertEqual(recs["badbase"]["error"]["code"], "usage")
+        self.assertIn("does not name a commit", recs["badbase"]["error"]["message"])
+        self.assertFalse(os.path.exists("/tmp/x") and os.path.getmtime("/tmp/x") > time.time() - 60)
+        self.assertFalse(os.path.exists(os.path.join(self.sb.work, "x")))
+        self.assertFalse(os.path.exists(os.path.join(self.sb.root, "escape")))
+        self.assert_main_untouched()
+
+    def test_a_folder_inside_the_work_tree_is_refused(self):
+        self.sb.env["AGENTRUN_WORKTREE_DIR"] = os.path.join(self.sb.work, ".trees")
+        p = self.batch(job("a", "WRITE a.txt=a"), "--worktrees")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("inside the work tree", records(p.stdout)[0]["error"]["message"])
+        self.assert_main_untouched()
+
+    def sigint_batch(self, sig, hang_calls=2):
+        """Eight jobs at -j 4: the first four answer at once, the next ones write their
+        file and hang until the signal."""
+        self.sb.env["FAKE_CLI_HANG"] = ",".join(["0"] * 4 + ["1"] * 20)
+        text = "".join(job(f"j{i}", f"WRITE f{i}.txt=job {i}") for i in range(8))
+        path = self.sb.write("jobs.jsonl", text, base=self.sb.root)
+        out = os.path.join(self.sb.root, "out.jsonl")
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="claude")
+        proc = subprocess.Popen([AGENTRUN, "batch", "-j", "4", "--worktrees", "--commit",
+                                 "--resume", "-o", out, path], cwd=self.sb.work, env=e,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        while len(self.sb.calls()) < 8 and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        return proc, err, out, path
+
+    def test_sigint_leaves_no_missing_worktree_and_resume_finishes(self):
+        proc, err, out, path = self.sigint_batch(signal.SIGINT)
+        self.assertEqual(proc.returncode, 130, err)
+        with open(out) as f:
+            recs = records(f.read())
+        ok = [r for r in recs if r["ok"]]
+        cut = [r for r in recs if not r["ok"]]
+        self.assertEqual(len(ok), 4)
+        self.assertTrue(cut and all(r["error"]["code"] == "interrupted" for r in cut))
+        listing = self.worktree_list()
+        self.assertNotIn("prunable", listing)
+        for line in listing.splitlines():
+            if line.startswith("worktree "):
+                self.assertTrue(os.path.isdir(line[9:]), line)
+        # The interrupted jobs had written their file: their worktrees are kept, with it.
+        for r in cut:
+            w = r["worktree"]
+            self.assertTrue(w["kept"], r)
+            self.assertTrue(os.path.isfile(os.path.join(w["path"], r["files"][0]["path"])))
+        for call in self.sb.calls():
+            self.assertFalse(alive(call["pid"]), f"job process {call['pid']} survived")
+        self.assert_main_untouched()
+        # The same command again runs what was cut, on new branches, and ends with all 8.
+        self.sb.env["FAKE_CLI_HANG"] = "0"
+        os.unlink(self.sb.state)
+        p = self.sb.run("batch", "-j", "4", "--worktrees", "--commit", "--resume", "-o", out,
+                        path, provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            final = {r["id"]: r for r in records(f.read())}
+        self.assertEqual(sorted(final), [f"j{i}" for i in range(8)])
+        for i in range(8):
+            r = final[f"j{i}"]
+            self.assertTrue(r["ok"], r["error"])
+            self.assertEqual(self.changes(r["worktree"]["branch"]), {f"f{i}.txt": f"job {i}"})
+        self.assert_main_untouched()
+
+    def test_a_killed_batch_leaves_nothing_a_rerun_trips_over(self):
+        proc, err, out, path = self.sigint_batch(signal.SIGKILL)
+        self.assertEqual(proc.returncode, -signal.SIGKILL)
+        for call in self.sb.calls():
+            if alive(call["pid"]):
+                os.killpg(call["pid"], signal.SIGKILL)
+        # Its worktrees are still there, whole, and listed as agentrun's.
+        p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        left = [e for e in json.loads(p.stdout)["entries"] if e["worktree"]]
+        self.assertTrue(left)
+        self.assertNotIn("prunable", self.worktree_list())
+        self.sb.env["FAKE_CLI_HANG"] = "0"
+        os.unlink(self.sb.state)
+        p = self.sb.run("batch", "-j", "4", "--worktrees", "--commit", "--resume", "-o", out,
+                        path, provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            final = {r["id"]: r for r in records(f.read())}
+        self.assertTrue(all(final[f"j{i}"]["ok"] for i in range(8)))
+        # prune --force takes the killed batch's worktrees away too.
+        p = self.sb.run("worktrees", "prune", "--force", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.worktree_list().count("worktree "), 1)
+        self.assert_main_untouched()
+
+
+class TestRunWorktree(Base):
+    def test_run_commits_on_its_branch(self):
+        p = self.sb.run("run", "--allow-edits", "--worktree", "--commit", "--format", "json",
+                        "WRITE new.txt=hello", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = json.loads(p.stdout)
+        w = r["worktree"]
+        self.assertRegex(w["branch"], r"^agentrun/\d{8}-\d{6}-[0-9a-f]{4}/run$")
+        self.assertEqual(self.changes(w["branch"]), {"new.txt": "hello"})
+        self.assertEqual(r["files"], [{"path": "new.txt", "op": "create", "from": None}])
+        self.assert_main_untouched()
+        # The CLI ran in the worktree, in the directory asked for.
+        self.assertEqual(self.sb.calls()[-1]["cwd"], w["path"])
+
+    def test_run_summary_says_where_the_work_is(self):
+        p = self.sb.run("run", "--allow-edits", "--worktree", "WRITE new.txt=hello",
+                        provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"branch agentrun/\S+/run, worktree " + self.trees)
+        self.assert_main_untouched()
+
+    def test_run_from_a_subdirectory_and_a_base(self):
+        self.sb.write("sub/s.txt", "s\n")
+        self.sb.git("add", "sub/s.txt")
+        self.sb.git("commit", "-q", "-m", "sub")
+        self.main_before = self.main_state()
+        sub = os.path.join(self.sb.work, "sub")
+        p = self.sb.run("run", "--allow-edits", "--worktree", "--commit", "-C", sub,
+                        "--format", "json", "WRITE t.txt=t", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        w = json.loads(p.stdout)["worktree"]
+        self.assertEqual(self.changes(w["branch"], w["base"]), {"sub/t.txt": "t"})
+        # A base before sub/ existed: the run has nowhere to go.
+        p = self.sb.run("run", "--allow-edits", "--worktree", "--base", self.base, "-C", sub,
+                        "--format", "json", "WRITE t.txt=t", provider="claude")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("does not exist at", json.loads(p.stdout)["error"]["message"])
+        self.assertEqual(self.worktree_list().count("worktree "), 1)
+        self.assert_main_untouched()
+
+    def test_worktree_options_need_worktree(self):
+        for flag in (["--commit"], ["--base", "HEAD"], ["--keep-worktree"]):
+            p = self.sb.run("run", *flag, "hi", provider="claude")
+            self.assertEqual(p.returncode, 2, flag)
+            self.assertIn("needs --worktree", p.stderr)
+
+    def test_outside_a_repository(self):
+        with Sandbox(git=False) as sb:
+            sb.answers("claude", ["done"])
+            sb.env["AGENTRUN_WORKTREE_DIR"] = os.path.join(sb.root, "trees")
+            p = sb.run("run", "--worktree", "--format", "json", "hi", provider="claude")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("not in a git work tree", json.loads(p.stdout)["error"]["message"])
+
+
+class TestWorktreesCommand(Base):
+    def test_list_and_prune_touch_only_what_agentrun_made(self):
+        # The user's own: a worktree beside the repository, even on an agentrun/ branch,
+        # and a branch of their own.
+        mine = os.path.join(self.sb.root, "mine")
+        self.sb.git("worktree", "add", "-q", "-b", "agentrun/users/own", mine)
+        self.sb.git("branch", "feature")
+        text = (job("c", "WRITE c.txt=c", worktree=True, commit=True)
+                + job("k", "WRITE k.txt=k", worktree=True)
+                + job("e", "nothing", worktree=True))
+        p = self.batch(text, "-j", "3", "--keep-worktrees")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        recs = {r["id"]: r for r in records(p.stdout)}
+        p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        listing = json.loads(p.stdout)
+        self.assertEqual(listing["folder"], os.path.realpath(self.trees))
+        by_branch = {e["branch"]: e for e in listing["entries"]}
+        self.assertNotIn("agentrun/users/own", by_branch)
+        self.assertNotIn("feature", by_branch)
+        for id in "ckE".replace("E", "e"):
+            self.assertEqual(by_branch[recs[id]["worktree"]["branch"]]["worktree"],
+                             recs[id]["worktree"]["path"])
+        self.assertTrue(by_branch[recs["e"]["worktree"]["branch"]]["merged"])
+        text_list = self.sb.run("worktrees", "list", provider=None).stdout
+        self.assertIn(recs["c"]["worktree"]["branch"], text_list)
+
+        # prune: the clean worktrees go ("c" committed, "e" empty), "k" holds work;
+        # "e"'s empty branch goes, "c"'s commit stays.
+        p = self.sb.run("worktrees", "prune", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("uncommitted changes (--force removes it)", p.stderr)
+        self.assertFalse(os.path.exists(recs["c"]["worktree"]["path"]))
+        self.assertFalse(os.path.exists(recs["e"]["worktree"]["path"]))
+        self.assertTrue(os.path.exists(recs["k"]["worktree"]["path"]))
+        branches = self.sb.git("branch", "--list", "--format=%(refname:short)").split()
+        self.assertIn(recs["c"]["worktree"]["branch"], branches)
+        self.assertNotIn(recs["e"]["worktree"]["branch"], branches)
+        # --force --branches: everything agentrun made goes, and nothing else.
+        p = self.sb.run("worktrees", "prune", "--force", "--branches", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        branches = self.sb.git("branch", "--list", "--format=%(refname:short)").split()
+        self.assertEqual(sorted(branches), ["agentrun/users/own", "feature", "main"])
+        self.assertTrue(os.path.isdir(mine))
+        listing = self.worktree_list()
+        self.assertEqual(listing.count("worktree "), 2)
+        self.assertIn("worktree " + mine, listing)
+        self.assertTrue(os.path.isdir(self.trees))
+        self.assert_main_untouched()
+
+    def test_usage(self):
+        p = self.sb.run("worktrees", provider=None)
+        self.assertEqual(p.returncode, 2)
+        p = self.sb.run("worktrees", "list", "--force", provider=None)
+        self.assertEqual(p.returncode, 2)
+        with Sandbox(git=False) as sb:
+            sb.env["AGENTRUN_WORKTREE_DIR"] = os.path.join(sb.root, "trees")
+            p = sb.run("worktrees", "list", provider=None)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("not in a git work tree", p.stderr)
+
+
+class TestBranchNameCorpus(unittest.TestCase):
+    """The corpus tests/unit/test_git.c checks ar_git_branch_name_ok() against is what the
+    installed git says: recorded from git, not written by us."""
+
+    def test_corpus_agrees_with_git(self):
+        path = os.path.join(SOURCE_ROOT, "tests", "fixtures", "git", "branch-names.jsonl")
+        with open(path) as f:
+            corpus = [json.loads(l) for l in f]
+        wrong = []
+        for c in corpus:
+            ok = subprocess.run(["git", "check-ref-format", "--branch", c["name"]],
+                                capture_output=True).returncode == 0
+            if ok != c["ok"]:
+                wrong.append(c)
+        self.assertEqual(wrong, [])
+        self.assertGreater(len(corpus), 400)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -80,6 +80,14 @@ static const char gemini_agent_prompt[] =
     "concise, in GitHub-flavored Markdown, with file:line references where they help. After "
     "changing files, say which and how.\n";
 
+/*
+ * A trusted checkout's skills are the user's to bring (--trust-project): gemini lists the
+ * skills it loaded in place of ${AgentSkills}, with where each SKILL.md is for read_file.
+ * Untrusted, what it would list (its built-in skills, the user's) needs activate_skill, a
+ * tool no posture offers, so the section is left out.
+ */
+static const char gemini_skills_section[] = "\n${AgentSkills}\n";
+
 static const char *const gemini_read_tools[] = { "read_file",   "list_directory",  "glob",
                                                  "grep_search", "read_many_files", NULL };
 static const char *const gemini_edit_tools[] = { "write_file", "replace", NULL };
@@ -389,7 +397,7 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
     enum ar_tools tools = ar_pv_tools(spec);
     int text = tools == AR_TOOLS_NONE;
     char *root = NULL, *dir = NULL, *user_dir = ar_gemini_user_dir(), *gemini_dir = NULL,
-         *settings = NULL;
+         *settings = NULL, *agent = NULL;
     int rc = 0;
     json_t *user = NULL;
     if (!user_dir) {
@@ -412,8 +420,13 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
         rc = err && err->code ? err->code : AR_EIO;
         goto out;
     }
+    if (!text && spec->trust_project &&
+        asprintf(&agent, "%s%s", gemini_agent_prompt, gemini_skills_section) < 0) {
+        rc = ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
+        goto out;
+    }
     dir = posture_home(root, names[tools], settings,
-                       text ? gemini_text_prompt : gemini_agent_prompt, err);
+                       text ? gemini_text_prompt : agent ? agent : gemini_agent_prompt, err);
     if (!dir) {
         rc = err && err->code ? err->code : AR_EIO;
         goto out;
@@ -438,5 +451,6 @@ out:
     free(user_dir);
     free(gemini_dir);
     free(settings);
+    free(agent);
     return rc;
 }

@@ -1327,6 +1327,8 @@ static void test_gemini_posture_private_home(void **state)
             assert_string_equal(env_value(&s, "GEMINI_SYSTEM_MD"), path);
             char *sys = read_text(path);
             assert_int_equal(strstr(sys, "${AvailableTools}") != NULL, !text);
+            /* The skills gemini loads are listed only where the checkout's are trusted. */
+            assert_int_equal(strstr(sys, "${AgentSkills}") != NULL, !text && trust);
             free(sys);
             snprintf(path, sizeof(path), "%s/.gemini/settings.json", priv);
             json_t *set = json_load_file(path, 0, NULL);

@@ -426,7 +426,10 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
         goto out;
     }
     dir = posture_home(root, names[tools], settings,
-                       text ? gemini_text_prompt : agent ? agent : gemini_agent_prompt, err);
+                       text    ? gemini_text_prompt
+                       : agent ? agent
+                               : gemini_agent_prompt,
+                       err);
     if (!dir) {
         rc = err && err->code ? err->code : AR_EIO;
         goto out;

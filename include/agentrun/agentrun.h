@@ -275,6 +275,14 @@ struct ar_result_worktree {
                      changes), or NULL */
 };
 
+/* What extraction left out of the answer, or merged into it: a local fix with a count and a place.
+ */
+struct ar_fix_detail {
+    const char *fix; /* "extra_values" or "members_after_close" (static) */
+    size_t count;    /* how many values left out, or members merged */
+    size_t byte;     /* where the first one starts in `output` */
+};
+
 /* A tool call the CLI refused (or a write or shell tool the call was never offered). */
 struct ar_denial {
     char *tool;   /* the CLI's tool name ("Write", "apply_patch", "write_file") */
@@ -323,6 +331,10 @@ struct ar_result {
     double retry_after_s; /* rate_limit/api_error: when the provider said to come back
                              (seconds from the end of the run); < 0 when unknown */
     struct ar_result_worktree *worktree; /* NULL unless options.worktree gave the run one */
+    /* The local_fixes that come with a count and a place: the values the answer
+     * left out (extra_values), the members merged into it (members_after_close). */
+    struct ar_fix_detail *fix_details;
+    size_t n_fix_details;
 };
 
 /* ---- runs on the caller's libuv loop ---------------------------------------------------- */
@@ -401,6 +413,23 @@ AR_API int ar_result_exit_status(const struct ar_result *r);
  * from the thread that runs them.
  */
 AR_API void ar_ignore_own_file(int fd);
+
+/*
+ * Makes the process adopt the orphans of its runs (on) or stop (0): a child
+ * subreaper on Linux (PR_SET_CHILD_SUBREAPER), so a process a CLI started
+ * cannot leave its run by a parent that exits (a daemon, codex's shell
+ * snapshot once codex has exited): it is reparented to this process, and the
+ * run ends it, and reaps it, before the run is done. Without it a run still
+ * ends what it can find below the CLI it started (its group, the sessions its
+ * processes made, what an earlier look saw), but not a process whose every
+ * link to the run is gone. Process-wide: while on, the library reaps each
+ * child of the process that it did not start itself and ends the ones no run
+ * claims when the runs that may own them are over, so turn it on only in a
+ * program whose children are all started by agentrun (the agentrun command
+ * does so). Call it before starting runs. Returns 0, or -1 where the system
+ * has no subreapers (then nothing changed). See docs/security.md.
+ */
+AR_API int ar_adopt_orphans(int on);
 
 /*
  * The version of the library the program runs with ("0.2.0"), which can be

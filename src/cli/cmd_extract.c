@@ -1,7 +1,9 @@
 /* agentrun extract: the JSON (or a code block, or a section) out of model text. */
 #include <jansson.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -60,21 +62,60 @@ struct extract_args {
     const char *unwrap;
 };
 
-/* The value as the model wrote it: its text, not jansson's idea of it. */
-static int print_value(const struct ar_json_doc *doc)
+/* Compact output is written in pieces of this size: a large value is never held twice. */
+#define PIECE ((size_t)64 << 10)
+
+/*
+ * The value as the model wrote it: its text, not jansson's idea of it. A
+ * repaired value is doc->text; one that is the text's own bytes comes as its
+ * span (AR_EXTRACT_TEXT_ONLY) and is compacted piece by piece on its way out.
+ */
+static int print_value(const struct ar_json_doc *doc, const char *text, size_t start, size_t end,
+                       int compact)
 {
-    int rc = ar_cli_write_stdout(doc->text, doc->len);
+    if (doc->text || compact) { /* as it is: the repaired text, or the model's own */
+        int rc = doc->text ? ar_cli_write_stdout(doc->text, doc->len)
+                           : ar_cli_write_stdout(text + start, end - start);
+        return rc < 0 ? rc : ar_cli_write_stdout("\n", 1);
+    }
+    struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    int rc = 0;
+    for (size_t at = start; at < end && rc == 0; at += PIECE) {
+        size_t n = end - at < PIECE ? end - at : PIECE;
+        ar_buf_reset(&b);
+        rc = ar_json_compact(&st, text + at, n, &b);
+        if (rc == 0 && b.len)
+            rc = ar_cli_write_stdout(b.data, b.len);
+    }
+    ar_buf_finish(&b);
     return rc < 0 ? rc : ar_cli_write_stdout("\n", 1);
 }
 
-static void note_fixes(unsigned fixes)
+static const char *plural(size_t n)
 {
-    if (!fixes)
+    return n == 1 ? "" : "s";
+}
+
+/* Says what the answer left out (unless -q) and, with -v, what repair did. */
+static void note_fixes(const struct ar_extract_result *r)
+{
+    if (r->fixes & AR_FIX_EXTRA_VALUES)
+        ar_cli_warnf("left out %zu more JSON value%s of the text (%s at byte %zu)", r->extra.count,
+                     plural(r->extra.count), r->extra.count == 1 ? "it starts" : "the first",
+                     r->extra.at);
+    unsigned repairs = r->fixes & ~(unsigned)AR_FIX_NOTES;
+    if (!repairs)
         return;
     struct ar_buf b;
     ar_buf_init(&b, 4096);
-    if (ar_json_fixes_format(fixes, ", ", &b) == 0)
+    if (ar_json_fixes_format(repairs, ", ", &b) == 0) {
+        if (repairs & AR_FIX_MEMBERS_AFTER_CLOSE)
+            ar_buf_printf(&b, " (%zu member%s from byte %zu)", r->members.count,
+                          plural(r->members.count), r->members.at);
         ar_cli_notef("repaired: %s", ar_buf_cstr(&b));
+    }
     ar_buf_finish(&b);
 }
 
@@ -99,10 +140,10 @@ static int print_block(const struct ar_md_block *b, const char *text, void *arg)
     return 0;
 }
 
-static int run_code(const struct extract_args *a, const struct ar_buf *in)
+static int run_code(const struct extract_args *a, const char *text, size_t len)
 {
     struct code_walk w = { a->lang, 0, 0 };
-    ar_md_blocks_each(in->data ? in->data : "", in->len, print_block, &w);
+    ar_md_blocks_each(text, len, print_block, &w);
     if (w.failed)
         return AR_EXIT_USAGE;
     if (!w.n) {
@@ -115,12 +156,11 @@ static int run_code(const struct extract_args *a, const struct ar_buf *in)
     return AR_EXIT_OK;
 }
 
-static int run_section(const struct extract_args *a, const struct ar_buf *in)
+static int run_section(const struct extract_args *a, const char *text, size_t len)
 {
     struct ar_error err = AR_ERROR_INIT;
     size_t s, e;
-    const char *text = ar_buf_cstr(in);
-    if (ar_md_section_find(text, in->len, a->section, &s, &e, &err) < 0) {
+    if (ar_md_section_find(text, len, a->section, &s, &e, &err) < 0) {
         ar_cli_errorf("%s", err.msg);
         return AR_EXIT_OUTPUT;
     }
@@ -130,13 +170,20 @@ static int run_section(const struct extract_args *a, const struct ar_buf *in)
     return AR_EXIT_OK;
 }
 
+struct each_walk {
+    const char *text;
+    int failed;
+};
+
 static int print_each(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
                       void *arg)
 {
-    int *failed = arg;
-    note_fixes(fixes);
-    if (print_value(doc) < 0) {
-        *failed = 1;
+    struct each_walk *w = arg;
+    struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+    r.fixes = fixes;
+    note_fixes(&r);
+    if (print_value(doc, w->text, start, end, 0) < 0) {
+        w->failed = 1;
         return 1;
     }
     return 0;
@@ -180,17 +227,18 @@ static int report_violations(const struct ar_contract *c, const struct ar_json_d
     return AR_EXIT_OUTPUT;
 }
 
-static int run_json(struct extract_args *a, const struct ar_buf *in)
+static int run_json(struct extract_args *a, const char *text, size_t len)
 {
     struct ar_error err = AR_ERROR_INIT;
     struct ar_contract *contract = NULL;
-    const char *text = ar_buf_cstr(in);
     int rc;
 
     if (a->all) {
-        int failed = 0;
-        rc = ar_json_extract_all(text, in->len, &a->xo, print_each, &failed, &err);
-        if (failed)
+        struct each_walk w = { text, 0 };
+        struct ar_extract_note left = { 0, 0 };
+        a->xo.flags |= AR_EXTRACT_TEXT_ONLY;
+        rc = ar_json_extract_all(text, len, &a->xo, print_each, &w, &left, &err);
+        if (w.failed)
             return AR_EXIT_USAGE;
         if (rc == AR_ENOMEM)
             return ar_cli_out_of_memory();
@@ -198,6 +246,9 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
             ar_cli_errorf("%s", err.msg);
             return AR_EXIT_OUTPUT;
         }
+        if (left.count)
+            ar_cli_warnf("left out %zu JSON value%s that did not parse, the first at byte %zu",
+                         left.count, plural(left.count), left.at);
         return AR_EXIT_OK;
     }
     if (a->schema) {
@@ -206,9 +257,11 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
             return rc;
         a->xo.accept = ar_contract_accept_fn;
         a->xo.accept_arg = contract;
+    } else {
+        a->xo.flags |= AR_EXTRACT_TEXT_ONLY; /* printed, never read: no jansson tree */
     }
     struct ar_extract_result res = AR_EXTRACT_RESULT_INIT;
-    rc = ar_json_extract(text, in->len, &a->xo, &res, &err);
+    rc = ar_json_extract(text, len, &a->xo, &res, &err);
     if (rc == AR_ENOJSON && !(a->xo.flags & AR_EXTRACT_REPAIR)) {
         /* Say so when --repair would have found one: single quotes, trailing commas… */
         struct ar_extract_options ro = a->xo;
@@ -216,8 +269,8 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
         ro.flags |= AR_EXTRACT_REPAIR;
         struct ar_buf fixes;
         ar_buf_init(&fixes, 4096);
-        if (ar_json_extract(text, in->len, &ro, &rr, NULL) == 0 && rr.value &&
-            ar_json_fixes_format(rr.fixes, ", ", &fixes) == 0)
+        if (ar_json_extract(text, len, &ro, &rr, NULL) == 0 &&
+            ar_json_fixes_format(rr.fixes & ~(unsigned)AR_FIX_NOTES, ", ", &fixes) == 0)
             ar_cli_errorf("%s; --repair finds one (%s)", err.msg, ar_buf_cstr(&fixes));
         else
             ar_cli_errorf("%s", err.msg);
@@ -230,11 +283,12 @@ static int run_json(struct extract_args *a, const struct ar_buf *in)
         ar_cli_errorf("%s", err.msg);
         rc = AR_EXIT_OUTPUT;
     } else {
-        note_fixes(res.fixes);
+        note_fixes(&res);
         if (!res.accepted)
             rc = report_violations(contract, &res.doc);
         else
-            rc = print_value(&res.doc) < 0 ? AR_EXIT_USAGE : AR_EXIT_OK;
+            rc = print_value(&res.doc, text, res.start, res.end, res.compact) < 0 ? AR_EXIT_USAGE
+                                                                                  : AR_EXIT_OK;
     }
     ar_extract_result_finish(&res);
     ar_contract_destroy(contract);
@@ -283,6 +337,31 @@ static int unwrap(const char *name, struct ar_buf *in)
     }
     ar_reply_finish(&reply);
     return rc;
+}
+
+/* A mapped file that shrinks while it is read raises SIGBUS: say so and exit
+ * as for an unreadable input (write() and _exit() only: a signal handler). */
+static const char *mapped_name;
+
+static void on_sigbus(int sig)
+{
+    static const char head[] = "agentrun: error: '", tail[] = "' changed while it was read\n";
+    (void)sig;
+    ssize_t ignored = write(STDERR_FILENO, head, sizeof(head) - 1);
+    ignored = write(STDERR_FILENO, mapped_name, strlen(mapped_name));
+    ignored = write(STDERR_FILENO, tail, sizeof(tail) - 1);
+    (void)ignored;
+    _exit(AR_EXIT_USAGE);
+}
+
+static void on_truncation(const char *file)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    mapped_name = strcmp(file, "-") == 0 ? "<stdin>" : file;
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
 }
 
 static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -356,28 +435,42 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
         return ar_cli_usage_error(cmd, "--all and --schema cannot be combined");
     a.file = argc - ind == 1 ? argv[ind] : "-";
 
-    struct ar_buf in;
+    /* The input is mapped when it is a file (stdin too when redirected from
+     * one); --unwrap rewrites it, so it reads a copy. */
+    struct ar_file_view in;
     struct ar_error err = AR_ERROR_INIT;
-    ar_buf_init(&in, AR_BUF_UNLIMITED);
-    int rc = ar_file_read(a.file, &in, &err);
+    int rc;
+    if (a.unwrap) {
+        memset(&in, 0, sizeof(in));
+        ar_buf_init(&in.buf, AR_BUF_UNLIMITED);
+        rc = ar_file_read(a.file, &in.buf, &err);
+    } else {
+        rc = ar_file_view_open(a.file, &in, &err);
+    }
     if (rc < 0) {
-        ar_buf_finish(&in);
+        ar_file_view_close(&in);
         if (rc == AR_ENOMEM)
             return ar_cli_out_of_memory();
         ar_cli_errorf("%s", err.msg);
         return AR_EXIT_USAGE;
     }
-    if (a.unwrap && (rc = unwrap(a.unwrap, &in)) != 0) {
-        ar_buf_finish(&in);
+    if (a.unwrap && (rc = unwrap(a.unwrap, &in.buf)) != 0) {
+        ar_file_view_close(&in);
         return rc;
     }
+    if (!in.map) {
+        in.data = ar_buf_cstr(&in.buf);
+        in.len = in.buf.len;
+    } else {
+        on_truncation(a.file);
+    }
     if (a.code)
-        rc = run_code(&a, &in);
+        rc = run_code(&a, in.data, in.len);
     else if (a.section)
-        rc = run_section(&a, &in);
+        rc = run_section(&a, in.data, in.len);
     else
-        rc = run_json(&a, &in);
-    ar_buf_finish(&in);
+        rc = run_json(&a, in.data, in.len);
+    ar_file_view_close(&in);
     return rc;
 }
 
@@ -388,8 +481,10 @@ const struct ar_cli_command ar_cmd_extract = {
     .description =
         "Reads model text from FILE or standard input and prints the first JSON object in it\n"
         "as one line of compact JSON: fenced ```json (or unlabelled) blocks first, then bare\n"
-        "values in document order. Exit 0 when found; 3 with the reason on stderr when not\n"
-        "(no JSON, truncated, or --schema violations); 2 on a usage or read error.\n"
+        "values in document order. Other values the text holds are named on stderr (with\n"
+        "their count and byte). Exit 0 when found; 3 with the reason on stderr when not\n"
+        "(no JSON, truncated, an object closed before its members, or --schema\n"
+        "violations); 2 on a usage or read error.\n"
         "--unwrap reads a CLI's captured json or stream-json output and extracts from its\n"
         "final text; an error the CLI reported there exits 4.",
     .example = "claude -p --output-format json 'list the bugs as JSON' > out.json; "

@@ -184,6 +184,10 @@ int main(int argc, char **argv)
     /* A result or a log redirected into the work tree is ours, not a run's change. */
     ar_ignore_own_file(1);
     ar_ignore_own_file(2);
+    /* Every child of ours is a run's: an orphan below us comes back to us and ends with
+     * its run, whatever session it made (docs/security.md). Where there are no subreapers,
+     * the runs still end every process they can find. */
+    ar_adopt_orphans(1);
     /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
     signal(SIGPIPE, SIG_IGN);
     /* Past a file size limit (ulimit -f) a write fails with EFBIG, which we handle

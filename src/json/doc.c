@@ -1,7 +1,6 @@
 /* A JSON value as the model wrote it (see doc.h). */
 #include "json/doc.h"
 
-#include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <stdint.h>
@@ -9,12 +8,140 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/bytes.h"
 #include "util/array.h"
-#include "util/buf.h"
-#include "util/utf8.h"
 
-/* Both gcc and clang read this; clang ignores a comment. */
-#define FALLTHROUGH __attribute__((fallthrough))
+static int is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* ---- the compact text ---------------------------------------------------------------- */
+
+#if AR_BLOCK == 16
+/* Bit k set when an odd number of bits 0..k of m are: the bytes after an
+ * opening quote and before its closing one. */
+static unsigned prefix_xor16(unsigned m)
+{
+    m ^= m << 1;
+    m ^= m << 2;
+    m ^= m << 4;
+    m ^= m << 8;
+    return m & 0xFFFF;
+}
+#endif
+
+#if AR_BLOCK == 16
+/*
+ * Sixteen bytes at s, with no backslash, to o: the quotes say which bytes are
+ * in strings (*in_string: the block starts in one), and the whitespace
+ * outside them goes. The block is stored whole, then each run of kept bytes
+ * after a dropped one is stored again where it belongs, so s[0..32) must be
+ * readable and o[0..32) writable. Returns how many bytes were kept.
+ */
+static size_t compact_block(const unsigned char *s, ar_block v, unsigned char *o, int *in_string)
+{
+    unsigned in = prefix_xor16(ar_block_bits(ar_block_eq(v, '"')));
+    if (*in_string)
+        in ^= 0xFFFF;
+    *in_string = (int)(in >> 15);
+    /* Outside strings a byte <= ' ' in valid JSON is whitespace (and inside
+     * one it can only be a space, which stays). */
+    unsigned drop = ar_block_bits(ar_block_le(v, ' ')) & ~in;
+    ar_block_store(o, v);
+    size_t kept = 0, k = 0; /* bytes s[k..) are at o + kept */
+    while (drop) {
+        size_t a = ar_block_first(drop);                 /* a dropped run starts */
+        unsigned rest = ~drop & 0xFFFF & (0xFFFFu << a); /* kept bytes after it */
+        size_t b = rest ? ar_block_first(rest) : AR_BLOCK;
+        kept += a - k;
+        k = b;
+        if (k < AR_BLOCK)
+            ar_block_store(o + kept, ar_block_load(s + k));
+        drop &= b < AR_BLOCK ? 0xFFFFu << b : 0;
+    }
+    return kept + AR_BLOCK - k;
+}
+#endif
+
+int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, struct ar_buf *out)
+{
+    /* The output never runs ahead of the input, so a whole block may be
+     * stored before its tail is known: room for n bytes is enough. */
+    int rc = ar_buf_reserve(out, n);
+    if (rc)
+        return rc;
+    const unsigned char *s = (const unsigned char *)text;
+    unsigned char *o0 = (unsigned char *)out->data + out->len, *o = o0;
+    size_t i = 0, bytewise = 0; /* up to `bytewise`, a byte or a token at a time */
+    while (i < n) {
+#if AR_BLOCK == 16
+        if (i >= bytewise && !st->in_string) {
+            while (i + 2 * AR_BLOCK <= n) {
+                ar_block v = ar_block_load(s + i);
+                ar_block_mask esc = ar_block_bits(ar_block_eq(v, '\\'));
+                if (esc) { /* an escaped quote would mislead the count */
+                    bytewise = i + ar_block_first(esc) + 2;
+                    break;
+                }
+                o += compact_block(s + i, v, o, &st->in_string);
+                i += AR_BLOCK;
+            }
+            if (i + 2 * AR_BLOCK > n)
+                bytewise = n;
+            continue;
+        }
+#endif
+        if (st->in_string) {
+            /* Copy through the closing quote: the next '"' after an even run of
+             * backslashes (escapes need no stop: nothing in a string goes). */
+            for (;;) {
+#if AR_BLOCK
+                for (; i + AR_BLOCK <= n; i += AR_BLOCK, o += AR_BLOCK) {
+                    ar_block v = ar_block_load(s + i);
+                    ar_block_store(o, v);
+                    ar_block_mask m = ar_block_bits(ar_block_eq(v, '"'));
+                    if (m) {
+                        i += ar_block_first(m);
+                        o += ar_block_first(m);
+                        break;
+                    }
+                }
+#endif
+                while (i < n && s[i] != '"')
+                    *o++ = s[i++];
+                size_t k = i, run = 0;
+                while (k > 0 && s[k - 1] == '\\')
+                    k--, run++;
+                if (k == 0) /* the run began in an earlier piece */
+                    run += (size_t)st->escaped;
+                if (i >= n) { /* the piece ends in the string */
+                    st->escaped = (int)(run & 1);
+                    break;
+                }
+                *o++ = s[i++];
+                if (!(run & 1)) {
+                    st->in_string = 0;
+                    st->escaped = 0;
+                    break;
+                }
+            }
+        } else if (s[i] == '"') {
+            *o++ = s[i++];
+            st->in_string = 1;
+        } else if (ar_byte_ws(s[i])) {
+            i = ar_bytes_skip_ws(s, i, n);
+        } else {
+            while (i < n && s[i] > ' ' && s[i] != '"')
+                *o++ = s[i++];
+        }
+    }
+    out->len += (size_t)(o - o0);
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+/* ---- the value, built from valid compact text ---------------------------------------- */
 
 struct frame {
     json_t *container; /* borrowed: its parent (or the document) holds it */
@@ -22,64 +149,23 @@ struct frame {
     size_t key_len;
 };
 
-struct parser {
-    const unsigned char *s;
+struct builder {
+    const unsigned char *s; /* valid compact JSON */
     size_t n, i;
-    struct ar_buf out;     /* the compact text */
     struct ar_buf scratch; /* a decoded string */
     struct frame *stack;
     size_t depth, cap;
     struct ar_json_lexeme *nums;
     size_t nnums, numcap;
     json_t *root;
-    int nomem;
-    char msg[160];
 };
 
-static int is_ws(unsigned char c)
-{
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-static int is_digit(unsigned char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static int fail(struct parser *p, const char *what)
-{
-    if (!p->msg[0])
-        snprintf(p->msg, sizeof(p->msg), "%s at byte %zu", what, p->i);
-    return -1;
-}
-
-static int nomem(struct parser *p)
-{
-    p->nomem = 1;
-    return -1;
-}
-
-static void skip_ws(struct parser *p)
-{
-    while (p->i < p->n && is_ws(p->s[p->i]))
-        p->i++;
-}
-
-static int hex4(const unsigned char *h, unsigned *out)
+static unsigned hex4(const unsigned char *h)
 {
     unsigned v = 0;
-    for (int k = 0; k < 4; k++) {
-        unsigned char c = h[k];
-        v <<= 4;
-        if (is_digit(c))
-            v |= (unsigned)(c - '0');
-        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-            v |= (unsigned)((c | 0x20) - 'a' + 10);
-        else
-            return -1;
-    }
-    *out = v;
-    return 0;
+    for (int k = 0; k < 4; k++)
+        v = v * 16 + (unsigned)(is_digit(h[k]) ? h[k] - '0' : (h[k] | 0x20) - 'a' + 10);
+    return v;
 }
 
 static int put_utf8(struct ar_buf *b, unsigned cp)
@@ -108,111 +194,51 @@ static int put_utf8(struct ar_buf *b, unsigned cp)
     return ar_buf_append(b, u, n);
 }
 
-/* Decodes the string whose quote is at s[i] into p->scratch and copies its
- * bytes as written to the text. */
-static int parse_string(struct parser *p)
+/* Decodes the string whose quote is at s[i] into b->scratch. */
+static int decode_string(struct builder *b)
 {
-    const unsigned char *s = p->s;
-    size_t start = p->i, i = p->i + 1, run = i;
-    struct ar_buf *b = &p->scratch;
-    ar_buf_reset(b);
+    const unsigned char *s = b->s;
+    size_t i = b->i + 1;
     int rc = 0;
+    ar_buf_reset(&b->scratch);
     for (;;) {
-        while (i < p->n && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
-            i++;
-        if (i >= p->n) {
-            p->i = i;
-            return fail(p, "unterminated string");
-        }
+        size_t run = i;
+        i = ar_json_string_stop((const char *)s, i, b->n);
         if (rc == 0)
-            rc = ar_buf_append(b, s + run, i - run);
+            rc = ar_buf_append(&b->scratch, s + run, i - run);
         if (s[i] == '"')
             break;
-        if (s[i] < 0x20) {
-            p->i = i;
-            return fail(p, "control character in a string");
-        }
-        /* a backslash */
-        unsigned char e = i + 1 < p->n ? s[i + 1] : 0;
-        char simple = e == '"' || e == '\\' || e == '/' ? (char)e
-                      : e == 'b'                        ? '\b'
-                      : e == 'f'                        ? '\f'
-                      : e == 'n'                        ? '\n'
-                      : e == 'r'                        ? '\r'
-                      : e == 't'                        ? '\t'
-                                                        : 0;
-        if (simple) {
+        unsigned char e = s[i + 1];
+        char simple = e == 'b'   ? '\b'
+                      : e == 'f' ? '\f'
+                      : e == 'n' ? '\n'
+                      : e == 'r' ? '\r'
+                      : e == 't' ? '\t'
+                                 : (char)e;
+        if (e != 'u') {
             if (rc == 0)
-                rc = ar_buf_putc(b, simple);
+                rc = ar_buf_putc(&b->scratch, simple);
             i += 2;
-        } else if (e == 'u') {
-            unsigned cp, lo;
-            if (i + 6 > p->n || hex4(s + i + 2, &cp) < 0) {
-                p->i = i;
-                return fail(p, "invalid \\u escape");
-            }
-            i += 6;
-            if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                p->i = i - 6;
-                return fail(p, "lone low surrogate escape");
-            }
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (i + 6 > p->n || s[i] != '\\' || s[i + 1] != 'u' || hex4(s + i + 2, &lo) < 0 ||
-                    lo < 0xDC00 || lo > 0xDFFF) {
-                    p->i = i - 6;
-                    return fail(p, "lone high surrogate escape");
-                }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                i += 6;
-            }
-            if (rc == 0)
-                rc = put_utf8(b, cp);
-        } else {
-            p->i = i;
-            return fail(p, "invalid escape");
+            continue;
         }
-        run = i;
+        unsigned cp = hex4(s + i + 2);
+        i += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF) { /* the scan saw its low half */
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (hex4(s + i + 2) - 0xDC00);
+            i += 6;
+        }
+        if (rc == 0)
+            rc = put_utf8(&b->scratch, cp);
     }
-    if (rc < 0)
-        return nomem(p);
-    if (!ar_utf8_valid(b->data ? b->data : "", b->len)) {
-        p->i = start;
-        return fail(p, "invalid UTF-8 in a string");
-    }
-    if (ar_buf_append(&p->out, s + start, i + 1 - start) < 0)
-        return nomem(p);
-    p->i = i + 1;
-    return 0;
+    b->i = i + 1;
+    return rc;
 }
 
-/* The end of the number at s[i], or 0 when it is not one. */
 static size_t number_end(const unsigned char *s, size_t i, size_t n)
 {
-    if (i < n && s[i] == '-')
+    while (i < n && (is_digit(s[i]) || s[i] == '-' || s[i] == '+' || s[i] == '.' || s[i] == 'e' ||
+                     s[i] == 'E'))
         i++;
-    if (i >= n || !is_digit(s[i]))
-        return 0;
-    if (s[i] == '0')
-        i++;
-    else
-        while (i < n && is_digit(s[i]))
-            i++;
-    if (i < n && s[i] == '.') {
-        i++;
-        if (i >= n || !is_digit(s[i]))
-            return 0;
-        while (i < n && is_digit(s[i]))
-            i++;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-            i++;
-        if (i >= n || !is_digit(s[i]))
-            return 0;
-        while (i < n && is_digit(s[i]))
-            i++;
-    }
     return i;
 }
 
@@ -238,74 +264,42 @@ static int small_integer(const unsigned char *s, size_t n, json_int_t *out)
     return 1;
 }
 
-static json_t *parse_number(struct parser *p)
+static json_t *make_number(struct builder *b)
 {
-    size_t end = number_end(p->s, p->i, p->n);
-    if (!end) {
-        fail(p, "invalid number");
-        return NULL;
-    }
-    const unsigned char *lex = p->s + p->i;
-    size_t len = end - p->i;
-    size_t off = p->out.len;
-    if (ar_buf_append(&p->out, lex, len) < 0) {
-        nomem(p);
-        return NULL;
-    }
-    p->i = end;
+    size_t off = b->i, end = number_end(b->s, off, b->n), len = end - off;
+    const unsigned char *lex = b->s + off;
+    b->i = end;
     json_int_t iv;
-    if (small_integer(lex, len, &iv)) {
-        json_t *v = json_integer(iv);
-        if (!v)
-            nomem(p);
-        return v;
-    }
-    /* strtod wants a terminated string: the copy just appended is one. */
-    double d = strtod(p->out.data + off, NULL);
+    if (small_integer(lex, len, &iv))
+        return json_integer(iv);
+    /* strtod stops at the ',', '}' or ']' after the number (or the text's NUL). */
+    double d = strtod((const char *)lex, NULL);
     if (d > DBL_MAX)
         d = DBL_MAX;
     else if (d < -DBL_MAX)
         d = -DBL_MAX;
     json_t *v = json_real(d);
-    if (!v || ar_array_reserve(&p->nums, &p->numcap, p->nnums + 1, sizeof(*p->nums), 16) < 0) {
+    if (!v || ar_array_reserve(&b->nums, &b->numcap, b->nnums + 1, sizeof(*b->nums), 16) < 0) {
         json_decref(v);
-        nomem(p);
         return NULL;
     }
-    p->nums[p->nnums].node = v;
-    p->nums[p->nnums].off = off;
-    p->nums[p->nnums].len = len;
-    p->nnums++;
+    b->nums[b->nnums].node = v;
+    b->nums[b->nnums].off = off;
+    b->nums[b->nnums].len = len;
+    b->nnums++;
     return v;
 }
 
-static json_t *parse_literal(struct parser *p)
-{
-    static const char *const lits[] = { "true", "false", "null" };
-    for (size_t k = 0; k < 3; k++) {
-        size_t len = strlen(lits[k]);
-        if (p->n - p->i >= len && memcmp(p->s + p->i, lits[k], len) == 0) {
-            if (ar_buf_append(&p->out, lits[k], len) < 0) {
-                nomem(p);
-                return NULL;
-            }
-            p->i += len;
-            json_t *v = k == 0 ? json_true() : k == 1 ? json_false() : json_null();
-            return v;
-        }
-    }
-    fail(p, "invalid literal");
-    return NULL;
-}
-
 /* Adds v (a new reference, stolen) to the innermost container, or makes it the root. */
-static int attach(struct parser *p, json_t *v)
+static int attach(struct builder *b, json_t *v)
 {
-    if (!p->depth) {
-        p->root = v;
+    if (!v)
+        return -1;
+    if (!b->depth) {
+        b->root = v;
         return 0;
     }
-    struct frame *f = &p->stack[p->depth - 1];
+    struct frame *f = &b->stack[b->depth - 1];
     int rc;
     if (json_is_array(f->container)) {
         rc = json_array_append_new(f->container, v);
@@ -314,117 +308,62 @@ static int attach(struct parser *p, json_t *v)
         free(f->key);
         f->key = NULL;
     }
-    return rc < 0 ? nomem(p) : 0;
+    return rc;
 }
 
-static int put_byte(struct parser *p, char c)
+/* Builds b->root from the valid compact text. Returns 0 or -1 (out of memory). */
+static int build(struct builder *b)
 {
-    return ar_buf_putc(&p->out, c) < 0 ? nomem(p) : 0;
-}
-
-static int parse(struct parser *p)
-{
-    enum { VALUE, FIRST_VALUE, KEY, FIRST_KEY, COLON, AFTER } st = VALUE;
-    for (;;) {
-        skip_ws(p);
-        if (p->i >= p->n) {
-            if (st == AFTER && !p->depth)
-                return 0;
-            return fail(p, "unexpected end of text");
-        }
-        unsigned char c = p->s[p->i];
-        if (st == AFTER && !p->depth)
-            return fail(p, "text after the value");
-        switch (st) {
-        case FIRST_KEY:
-        case KEY:
-            if (c == '}' && st == FIRST_KEY)
-                goto close;
-            if (c != '"')
-                return fail(p, "expected a string key");
-            if (parse_string(p) < 0)
+    while (b->i < b->n) {
+        unsigned char c = b->s[b->i];
+        json_t *v;
+        if (c == '{' || c == '[') {
+            v = c == '{' ? json_object() : json_array();
+            if (!v ||
+                ar_array_reserve(&b->stack, &b->cap, b->depth + 1, sizeof(*b->stack), 16) < 0) {
+                json_decref(v);
                 return -1;
-            {
-                struct frame *f = &p->stack[p->depth - 1];
-                f->key_len = p->scratch.len;
-                f->key = malloc(f->key_len + 1);
+            }
+            if (attach(b, v) < 0)
+                return -1;
+            b->stack[b->depth++] = (struct frame){ v, NULL, 0 };
+            b->i++;
+            continue;
+        }
+        if (c == '}' || c == ']') {
+            b->depth--;
+            b->i++;
+            continue;
+        }
+        if (c == ',' || c == ':') {
+            b->i++;
+            continue;
+        }
+        if (c == '"') {
+            if (decode_string(b) < 0)
+                return -1;
+            const char *d = b->scratch.data ? b->scratch.data : "";
+            struct frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+            if (f && json_is_object(f->container) && !f->key) {
+                f->key = malloc(b->scratch.len + 1);
                 if (!f->key)
-                    return nomem(p);
-                memcpy(f->key, p->scratch.data ? p->scratch.data : "", f->key_len);
-                f->key[f->key_len] = '\0';
-            }
-            st = COLON;
-            continue;
-        case COLON:
-            if (c != ':')
-                return fail(p, "expected ':'");
-            p->i++;
-            if (put_byte(p, ':') < 0)
-                return -1;
-            st = VALUE;
-            continue;
-        case FIRST_VALUE:
-            if (c == ']')
-                goto close;
-            FALLTHROUGH;
-        case VALUE: {
-            json_t *v;
-            if (c == '{' || c == '[') {
-                if (p->depth >= AR_JSON_MAX_DEPTH)
-                    return fail(p, "too deeply nested");
-                v = c == '{' ? json_object() : json_array();
-                if (!v || put_byte(p, (char)c) < 0 ||
-                    ar_array_reserve(&p->stack, &p->cap, p->depth + 1, sizeof(*p->stack), 16) < 0) {
-                    json_decref(v);
-                    return nomem(p);
-                }
-                if (attach(p, v) < 0)
                     return -1;
-                p->stack[p->depth].container = v;
-                p->stack[p->depth].key = NULL;
-                p->stack[p->depth].key_len = 0;
-                p->depth++;
-                p->i++;
-                st = c == '{' ? FIRST_KEY : FIRST_VALUE;
+                memcpy(f->key, d, b->scratch.len);
+                f->key[b->scratch.len] = '\0';
+                f->key_len = b->scratch.len;
                 continue;
             }
-            if (c == '"') {
-                if (parse_string(p) < 0)
-                    return -1;
-                v = json_stringn_nocheck(p->scratch.data ? p->scratch.data : "", p->scratch.len);
-                if (!v)
-                    return nomem(p);
-            } else if (c == '-' || is_digit(c)) {
-                v = parse_number(p);
-            } else {
-                v = parse_literal(p);
-            }
-            if (!v || attach(p, v) < 0)
-                return -1;
-            st = AFTER;
-            continue;
+            v = json_stringn_nocheck(d, b->scratch.len);
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            v = c == 't' ? json_true() : c == 'f' ? json_false() : json_null();
+            b->i += c == 'f' ? 5 : 4;
+        } else {
+            v = make_number(b);
         }
-        case AFTER:
-            if (c == ',') {
-                p->i++;
-                if (put_byte(p, ',') < 0)
-                    return -1;
-                st = json_is_array(p->stack[p->depth - 1].container) ? VALUE : KEY;
-                continue;
-            }
-            if (c == '}' || c == ']')
-                goto close;
-            return fail(p, "expected ',' or a closing bracket");
-        }
-    close:
-        if ((c == ']') != json_is_array(p->stack[p->depth - 1].container))
-            return fail(p, "mismatched closing bracket");
-        p->depth--;
-        p->i++;
-        if (put_byte(p, (char)c) < 0)
+        if (attach(b, v) < 0)
             return -1;
-        st = AFTER;
     }
+    return 0;
 }
 
 static int by_node(const void *a, const void *b)
@@ -434,36 +373,66 @@ static int by_node(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+int ar_json_doc_from_valid(struct ar_json_doc *doc, const char *s, size_t n, int with_value)
+{
+    struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
+    struct ar_buf out;
+    memset(doc, 0, sizeof(*doc));
+    ar_buf_init(&out, AR_BUF_UNLIMITED);
+    if (ar_buf_reserve(&out, n) < 0 || ar_json_compact(&st, s, n, &out) < 0) {
+        ar_buf_finish(&out);
+        return AR_ENOMEM;
+    }
+    doc->text = ar_buf_detach(&out, &doc->len);
+    if (!with_value)
+        return 0;
+    struct builder b;
+    memset(&b, 0, sizeof(b));
+    b.s = (const unsigned char *)doc->text;
+    b.n = doc->len;
+    ar_buf_init(&b.scratch, AR_BUF_UNLIMITED);
+    int rc = build(&b);
+    for (size_t k = 0; k < b.depth; k++)
+        free(b.stack[k].key);
+    free(b.stack);
+    ar_buf_finish(&b.scratch);
+    if (rc < 0) {
+        json_decref(b.root);
+        free(b.nums);
+        ar_json_doc_finish(doc);
+        return AR_ENOMEM;
+    }
+    if (b.nnums) /* qsort(NULL, 0, …) is undefined: glibc declares the array non-null */
+        qsort(b.nums, b.nnums, sizeof(*b.nums), by_node);
+    doc->value = b.root;
+    doc->nums = b.nums;
+    doc->nnums = b.nnums;
+    return 0;
+}
+
 int ar_json_doc_parse(struct ar_json_doc *doc, const char *s, size_t n, struct ar_error *err)
 {
-    struct parser p;
-    memset(&p, 0, sizeof(p));
     memset(doc, 0, sizeof(*doc));
-    p.s = (const unsigned char *)s;
-    p.n = n;
-    ar_buf_init(&p.out, AR_BUF_UNLIMITED);
-    ar_buf_init(&p.scratch, AR_BUF_UNLIMITED);
-    int rc = parse(&p);
-    for (size_t k = 0; k < p.depth; k++)
-        free(p.stack[k].key);
-    free(p.stack);
-    ar_buf_finish(&p.scratch);
-    if (rc == 0 && !p.out.data && ar_buf_reserve(&p.out, 1) < 0)
-        rc = nomem(&p);
-    if (rc < 0) {
-        json_decref(p.root);
-        ar_buf_finish(&p.out);
-        free(p.nums);
-        if (p.nomem)
-            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-        return ar_error_set(err, AR_ENOJSON, NULL, "%s", p.msg);
-    }
-    if (p.nnums) /* qsort(NULL, 0, …) is undefined: glibc declares the array non-null */
-        qsort(p.nums, p.nnums, sizeof(*p.nums), by_node);
-    doc->value = p.root;
-    doc->text = ar_buf_detach(&p.out, &doc->len);
-    doc->nums = p.nums;
-    doc->nnums = p.nnums;
+    size_t i = ar_json_skip_ws(s, 0, n), stop = n;
+    if (i >= n)
+        return ar_error_set(err, AR_ENOJSON, NULL, "unexpected end of text at byte %zu", n);
+    struct ar_json_scanner sc;
+    ar_json_scanner_init(&sc, 0, 1);
+    int rc = ar_json_scan(&sc, s, i, n, &stop);
+    const char *why = sc.why;
+    size_t at = sc.why_at;
+    ar_json_scanner_finish(&sc);
+    if (rc == AR_SCAN_NOMEM)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    if (rc == AR_SCAN_EOF)
+        return ar_error_set(err, AR_ENOJSON, NULL, "unexpected end of text at byte %zu", n);
+    if (rc != AR_SCAN_COMPLETE)
+        return ar_error_set(err, AR_ENOJSON, NULL, "%s at byte %zu", why, at);
+    size_t end = ar_json_skip_ws(s, stop, n);
+    if (end < n)
+        return ar_error_set(err, AR_ENOJSON, NULL, "text after the value at byte %zu", end);
+    if (ar_json_doc_from_valid(doc, s + i, stop - i, 1) < 0)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     return 0;
 }
 

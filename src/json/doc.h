@@ -23,10 +23,8 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
-
-/* Containers nested deeper than this are refused, as jansson's own parser
- * does (JSON_PARSER_MAX_DEPTH): code that walks values recurses. */
-#define AR_JSON_MAX_DEPTH 2048
+#include "json/scan.h"
+#include "util/buf.h"
 
 struct ar_json_lexeme {
     const json_t *node;
@@ -48,12 +46,39 @@ struct ar_json_doc {
 
 /*
  * Parses s[0..n): exactly one JSON value (any kind) with optional surrounding
- * whitespace, strictly (RFC 8259: UTF-8 strings, no lone surrogate escapes).
- * On success fills *doc (finish it) and returns 0. Otherwise returns AR_ENOJSON
- * with err->msg saying what is wrong and at which byte, or AR_ENOMEM. Iterative:
- * no recursion on the input's nesting.
+ * whitespace, strictly (json/scan.h says what is accepted). On success fills
+ * *doc (finish it) and returns 0. Otherwise returns AR_ENOJSON with err->msg
+ * saying what is wrong and at which byte, or AR_ENOMEM. Iterative: no
+ * recursion on the input's nesting.
  */
 int ar_json_doc_parse(struct ar_json_doc *doc, const char *s, size_t n, struct ar_error *err);
+
+/*
+ * Fills *doc from s[0..n), one value ar_json_scan() found whole and valid (any
+ * layout; nothing is checked again): its compact text and, when `with_value`,
+ * the jansson value and lexemes (else doc->value stays NULL). Returns 0 or
+ * AR_ENOMEM.
+ */
+int ar_json_doc_from_valid(struct ar_json_doc *doc, const char *s, size_t n, int with_value);
+
+/*
+ * The compact text of valid JSON (what a document's `text` is), written
+ * piece by piece: feed the value's bytes in order, in as many calls as suit
+ * the caller (a piece may end anywhere, inside a string too); the state
+ * carries what a piece boundary splits. Appends to `out`; returns 0,
+ * AR_ETOOBIG or AR_ENOMEM.
+ */
+struct ar_json_compactor {
+    int in_string; /* inside a string */
+    int escaped;   /* in a string, the bytes fed so far end in an odd run of backslashes */
+};
+
+#define AR_JSON_COMPACTOR_INIT \
+    {                          \
+        0, 0                   \
+    }
+
+int ar_json_compact(struct ar_json_compactor *st, const char *s, size_t n, struct ar_buf *out);
 
 /* Frees everything; the document is empty (AR_JSON_DOC_INIT) afterwards. */
 void ar_json_doc_finish(struct ar_json_doc *doc);

@@ -1,7 +1,10 @@
 /* Fenced code blocks and ATX sections of markdown (see markdown.h). */
 #include "json/markdown.h"
 
+#include <stdint.h>
 #include <string.h>
+
+#include "json/bytes.h"
 #include <strings.h>
 
 struct line {
@@ -81,31 +84,70 @@ static int fence_close(const char *t, const struct line *l, char fc, size_t flen
     return n >= flen && is_blank(t, i + n, l->end);
 }
 
+/*
+ * The start of the first line at or after `from` (a line start) whose first
+ * byte after at most three spaces is '`' or '~' (only '`' or only '~' when
+ * `only` is one of them), or len. Only such a line can open or close a fence,
+ * so the walk jumps from one fence character to the next instead of reading
+ * every line.
+ */
+static size_t fence_line(const char *t, size_t len, size_t from, char only)
+{
+    const unsigned char *u = (const unsigned char *)t;
+    while (from < len) {
+        size_t h = only ? ar_bytes_find2(u, from, len, (unsigned char)only, (unsigned char)only)
+                        : ar_bytes_find2(u, from, len, '`', '~');
+        if (h >= len)
+            return len;
+        size_t j = h;
+        while (j > from && h - j < 3 && t[j - 1] == ' ')
+            j--;
+        if (j == from || t[j - 1] == '\n')
+            return j;
+        const char *nl = memchr(t + h, '\n', len - h);
+        from = nl ? (size_t)(nl - t) + 1 : len;
+    }
+    return len;
+}
+
+int ar_md_block_next(const char *text, size_t len, struct ar_md_walk *w, struct ar_md_block *b)
+{
+    struct line l;
+    char fc;
+    size_t flen;
+    size_t pos = w->at;
+    for (;;) {
+        pos = fence_line(text, len, pos, 0);
+        if (pos >= len) {
+            w->at = len;
+            return 0;
+        }
+        line_at(text, len, pos, &l);
+        pos = l.next;
+        if (fence_open(text, &l, &fc, &flen, b))
+            break;
+    }
+    b->start = pos;
+    b->end = len;
+    b->closed = 0;
+    while ((pos = fence_line(text, len, pos, fc)) < len) {
+        line_at(text, len, pos, &l);
+        pos = l.next;
+        if (fence_close(text, &l, fc, flen)) {
+            b->end = l.start;
+            b->closed = 1;
+            break;
+        }
+    }
+    w->at = b->closed ? pos : len;
+    return 1;
+}
+
 int ar_md_blocks_each(const char *text, size_t len, ar_md_block_fn *fn, void *arg)
 {
-    size_t at = 0;
-    struct line l;
-    while (at < len) {
-        struct ar_md_block b;
-        char fc;
-        size_t flen;
-        line_at(text, len, at, &l);
-        at = l.next;
-        if (!fence_open(text, &l, &fc, &flen, &b))
-            continue;
-        b.start = at;
-        b.end = len;
-        b.closed = 0;
-        while (at < len) {
-            line_at(text, len, at, &l);
-            if (fence_close(text, &l, fc, flen)) {
-                b.end = l.start;
-                b.closed = 1;
-                at = l.next;
-                break;
-            }
-            at = l.next;
-        }
+    struct ar_md_walk w = AR_MD_WALK_INIT;
+    struct ar_md_block b;
+    while (ar_md_block_next(text, len, &w, &b)) {
         int rc = fn(&b, text, arg);
         if (rc)
             return rc;

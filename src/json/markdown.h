@@ -30,6 +30,19 @@ typedef int ar_md_block_fn(const struct ar_md_block *b, const char *text, void *
 /* Calls fn for each fenced code block of text[0..len). Returns 0 or fn's non-zero value. */
 int ar_md_blocks_each(const char *text, size_t len, ar_md_block_fn *fn, void *arg);
 
+/* The same walk as an iterator: the next block after the last one `w` found.
+ * Returns 1 with *b filled, or 0 when there is none. */
+struct ar_md_walk {
+    size_t at; /* where the next search starts */
+};
+
+#define AR_MD_WALK_INIT \
+    {                   \
+        0               \
+    }
+
+int ar_md_block_next(const char *text, size_t len, struct ar_md_walk *w, struct ar_md_block *b);
+
 /* 1 when the block's language is `lang` (case-insensitive); lang NULL matches every block. */
 int ar_md_block_is_lang(const struct ar_md_block *b, const char *text, const char *lang);
 

@@ -9,11 +9,29 @@
 #include "json/scan.h"
 
 static const char *const fix_names[AR_FIX_COUNT] = {
-    "trailing_comma",  "comments",      "single_quotes",   "curly_quotes",  "unquoted_keys",
-    "python_literals", "nan_infinity",  "raw_newlines",    "missing_comma", "truncation",
-    "missing_quote",   "inner_quotes",  "unquoted_values", "number_format", "ellipsis",
-    "js_syntax",       "missing_colon", "brackets",        "unicode_space", "escaped_json",
+    "trailing_comma",
+    "comments",
+    "single_quotes",
+    "curly_quotes",
+    "unquoted_keys",
+    "python_literals",
+    "nan_infinity",
+    "raw_newlines",
+    "missing_comma",
+    "truncation",
+    "missing_quote",
+    "inner_quotes",
+    "unquoted_values",
+    "number_format",
+    "ellipsis",
+    "js_syntax",
+    "missing_colon",
+    "brackets",
+    "unicode_space",
+    "escaped_json",
     "missing_value",
+    "extra_values",
+    "members_after_close",
 };
 
 const char *ar_json_fix_name(unsigned fix)
@@ -54,12 +72,16 @@ struct repairer {
     int state;
     size_t pending_comma; /* output offset of a ',' not yet followed by a value */
     int rc;
-    int give_up;       /* repairing would mean guessing: AR_ENOJSON */
-    int key_quoted;    /* the key awaiting its colon was quoted */
-    int last_string;   /* the last value was a string (for "a" + "b") */
-    size_t string_end; /* output length just after that string's closing quote */
-    int in_call;       /* reading the argument of Name("x") */
-    int last_unquoted; /* the last value was an unquoted word made a string */
+    int give_up;                      /* repairing would mean guessing: AR_ENOJSON */
+    int key_quoted;                   /* the key awaiting its colon was quoted */
+    int last_string;                  /* the last value was a string (for "a" + "b") */
+    size_t string_end;                /* output length just after that string's closing quote */
+    int in_call;                      /* reading the argument of Name("x") */
+    int last_unquoted;                /* the last value was an unquoted word made a string */
+    size_t open_objects, open_arrays; /* in the stack */
+    char last_closer;                 /* the last bracket closed */
+    int reopened;                     /* members after the top object's close were merged */
+    size_t members, members_at;       /* how many, and the input offset of the first */
 };
 
 static void put(struct repairer *r, const void *p, size_t n)
@@ -530,6 +552,10 @@ static int push(struct repairer *r, char c)
         r->cap = ncap;
     }
     r->stack[r->depth++] = c;
+    if (c == '{')
+        r->open_objects++;
+    else
+        r->open_arrays++;
     return 0;
 }
 
@@ -548,34 +574,105 @@ static size_t skip_comment(struct repairer *r, size_t i)
     return r->len;
 }
 
+/* Settles a member left without its value ({"a"}, {"a":}) before a close. A
+ * key that was never quoted and has no colon ({like}) is prose, not a member. */
+static void settle_member(struct repairer *r)
+{
+    if (r->state == EXPECT_COLON) {
+        if (!r->key_quoted)
+            r->give_up = 1;
+        put(r, ":null", 5);
+    } else if (r->state == EXPECT_VALUE && in_object(r)) {
+        put(r, "null", 4);
+    } else {
+        return;
+    }
+    r->fixes |= AR_FIX_MISSING_VALUE;
+}
+
 /* Closes the innermost container, settling a dangling member first. */
 static void close_top(struct repairer *r)
 {
     drop_pending_comma(r, AR_FIX_TRAILING_COMMA);
-    if (r->state == EXPECT_COLON) {
-        put(r, ":null", 5);
-        r->fixes |= AR_FIX_MISSING_VALUE;
-    } else if (r->state == EXPECT_VALUE && in_object(r)) {
-        put(r, "null", 4);
-        r->fixes |= AR_FIX_MISSING_VALUE;
-    }
-    putc_(r, r->stack[--r->depth] == '{' ? '}' : ']');
+    settle_member(r);
+    char open = r->stack[--r->depth];
+    if (open == '{')
+        r->open_objects--;
+    else
+        r->open_arrays--;
+    r->last_closer = open == '{' ? '}' : ']';
+    putc_(r, r->last_closer);
     value_ends(r, 0);
     r->last_string = 0;
     r->last_unquoted = 0;
 }
 
-/* A closing bracket: one that does not match the innermost container closes
- * it all the same, or, when it matches the one around it, closes both. */
-static void close_bracket(struct repairer *r, unsigned char c)
+/* 1 when the text after in[i] goes on with more of the value: a ',' and then a
+ * key, a string or a container; with `bare`, also a container at once (the
+ * comma missing too). */
+static int value_goes_on(const struct repairer *r, size_t i, int bare)
 {
-    char want = c == '}' ? '{' : '[';
-    if (r->stack[r->depth - 1] != want) {
-        r->fixes |= AR_FIX_BRACKETS;
-        if (r->depth >= 2 && r->stack[r->depth - 2] == want)
+    while (i < r->len && is_space(r->in[i]))
+        i++;
+    if (bare && i < r->len && (r->in[i] == '{' || r->in[i] == '['))
+        return 1;
+    if (i >= r->len || r->in[i] != ',')
+        return 0;
+    for (i++; i < r->len && is_space(r->in[i]); i++)
+        ;
+    return i < r->len && strchr("\"'{[", r->in[i]) && r->in[i];
+}
+
+/*
+ * The closing bracket at in[i]. One that does not match the innermost
+ * container is read so that no part of the value is lost: when it matches the
+ * container around, it closes both, unless that would end the whole value
+ * while more of it follows ({"k":[1}, "l":2}: then it stood for the
+ * innermost's closer); when it matches no open container, repeats the closer
+ * just written and more of the value follows ([{"a":1}},{"b":2}]), it is one
+ * too many and dropped; otherwise it stands for the innermost's closer.
+ */
+static void close_bracket(struct repairer *r, size_t i)
+{
+    char want = r->in[i] == '}' ? '{' : '[';
+    if (r->stack[r->depth - 1] == want) {
+        close_top(r);
+        return;
+    }
+    r->fixes |= AR_FIX_BRACKETS;
+    if (r->depth >= 2 && r->stack[r->depth - 2] == want) {
+        if (r->depth > 2 || !value_goes_on(r, i + 1, 0))
             close_top(r);
+    } else if (!(want == '{' ? r->open_objects : r->open_arrays) && r->out->len &&
+               r->out->data[r->out->len - 1] == (char)r->in[i] && value_goes_on(r, i + 1, 1)) {
+        return;
     }
     close_top(r);
+}
+
+/* After the top object closed at in[i]: the input offset of the first key of
+ * members that follow it (it closed too early), else NONE. */
+static size_t members_follow(const struct repairer *r, size_t i)
+{
+    return r->last_closer == '}' ? ar_json_members_follow((const char *)r->in, i, r->len) : NONE;
+}
+
+/* Opens the top object again to take the members that follow its close. */
+static void reopen(struct repairer *r, size_t key)
+{
+    unput(r, 1); /* its '}' */
+    size_t o = r->out->len;
+    while (o && is_space((unsigned char)r->out->data[o - 1]))
+        o--;
+    if (o && r->out->data[o - 1] != '{')
+        putc_(r, ',');
+    r->stack[r->depth++] = '{';
+    r->open_objects++;
+    r->state = EXPECT_KEY;
+    r->fixes |= AR_FIX_MEMBERS_AFTER_CLOSE;
+    if (!r->reopened)
+        r->members_at = key;
+    r->reopened = 1;
 }
 
 /* Name("x"), Name(1) (ObjectId, ISODate, NumberLong, Date…) at in[i] == '(':
@@ -666,12 +763,12 @@ static int ellipsis_at(const struct repairer *r, size_t i)
 }
 
 static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, unsigned *fixes,
-                       size_t *consumed, int stop_at_done);
+                       struct ar_json_repair_info *info, int stop_at_done);
 
 /* {\"k\": 1}: JSON escaped as the text of a string. One level of escapes is
  * removed and the result repaired. Returns 1 when the text is not that. */
 static int repair_escaped(const unsigned char *in, size_t len, struct ar_buf *out, unsigned *fixes,
-                          size_t *consumed, int stop_at_done)
+                          struct ar_json_repair_info *info, int stop_at_done)
 {
     size_t i = 0;
     while (i < len && is_space(in[i]))
@@ -697,14 +794,13 @@ static int repair_escaped(const unsigned char *in, size_t len, struct ar_buf *ou
         }
     }
     map[u.len] = len;
-    size_t used = 0;
     unsigned f = 0;
     if (rc == 0)
-        rc = repair_core((const unsigned char *)u.data, u.len, out, &f, &used, stop_at_done);
+        rc = repair_core((const unsigned char *)u.data, u.len, out, &f, info, stop_at_done);
     if (rc == 0) {
         *fixes |= f | AR_FIX_ESCAPED_JSON;
-        if (consumed)
-            *consumed = map[used];
+        info->consumed = map[info->consumed];
+        info->members_at = map[info->members_at < u.len ? info->members_at : u.len];
     }
     free(map);
     ar_buf_finish(&u);
@@ -712,7 +808,7 @@ static int repair_escaped(const unsigned char *in, size_t len, struct ar_buf *ou
 }
 
 static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, unsigned *fixes,
-                       size_t *consumed, int stop_at_done)
+                       struct ar_json_repair_info *info, int stop_at_done)
 {
     struct repairer r;
     memset(&r, 0, sizeof(r));
@@ -726,10 +822,14 @@ static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, 
         unsigned char c = r.in[i];
         int kind, n;
         if (r.state == DONE) {
+            size_t key = members_follow(&r, i);
+            if (key != NONE) {
+                reopen(&r, key);
+                i = key;
+                continue;
+            }
             if (!stop_at_done)
                 put(&r, in + i, len - i);
-            else
-                i = len;
             break;
         }
         if (is_space(c)) {
@@ -756,7 +856,7 @@ static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, 
                     put(&r, in + i, len - i);
                 break;
             }
-            close_bracket(&r, c);
+            close_bracket(&r, i);
             i++;
         } else if (c == ',') {
             if (r.state == EXPECT_VALUE && in_object(&r)) {
@@ -801,6 +901,7 @@ static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, 
             value_ends(&r, was_key);
             r.key_quoted = was_key;
             r.last_string = !was_key;
+            r.members += was_key && r.reopened && r.depth == 1;
             r.string_end = out->len;
         } else if ((n = ellipsis_at(&r, i)) > 0 && !(r.state == EXPECT_VALUE && in_object(&r)) &&
                    r.state != EXPECT_COLON) {
@@ -828,6 +929,7 @@ static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, 
                 putc_(&r, '"');
                 r.fixes |= AR_FIX_UNQUOTED_KEYS;
                 r.key_quoted = 0;
+                r.members += r.reopened && r.depth == 1;
             } else if (i < len && in[i] == '(' && in[s] >= 'A' && in[s] <= 'z') {
                 i = repair_call(&r, i);
             } else if (!repair_value_word(&r, r.in + s, i - s, i == len)) {
@@ -845,7 +947,9 @@ static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, 
     if (r.rc == 0 && r.depth && !r.give_up) {
         /* The text ended inside the value: finish the member, then close. */
         drop_pending_comma(&r, AR_FIX_TRUNCATION);
-        if (r.state == EXPECT_COLON)
+        if (r.state == EXPECT_COLON && !r.key_quoted)
+            r.give_up = 1; /* "{like" */
+        else if (r.state == EXPECT_COLON)
             put(&r, ":null", 5);
         else if (r.state == EXPECT_VALUE && in_object(&r))
             put(&r, "null", 4);
@@ -855,27 +959,28 @@ static int repair_core(const unsigned char *in, size_t len, struct ar_buf *out, 
     }
     free(r.stack);
     *fixes |= r.fixes;
-    if (consumed)
-        *consumed = i < len ? i : len;
+    info->consumed = i < len ? i : len;
+    info->members = r.members;
+    info->members_at = r.members_at;
     if (r.rc < 0)
         return r.rc;
     return r.give_up ? AR_ENOJSON : 0;
 }
 
-static int repair(const char *in, size_t len, struct ar_buf *out, unsigned *fixes, size_t *consumed,
-                  int stop_at_done, struct ar_error *err)
+static int repair(const char *in, size_t len, struct ar_buf *out, unsigned *fixes,
+                  struct ar_json_repair_info *info, int stop_at_done, struct ar_error *err)
 {
     unsigned f = 0;
     int rc;
+    memset(info, 0, sizeof(*info));
     if (ar_json_is_valid(in, len)) {
         rc = ar_buf_append(out, in, len);
-        if (consumed)
-            *consumed = len;
+        info->consumed = len;
     } else {
         size_t mark = out->len;
-        rc = repair_escaped((const unsigned char *)in, len, out, &f, consumed, stop_at_done);
+        rc = repair_escaped((const unsigned char *)in, len, out, &f, info, stop_at_done);
         if (rc == 1)
-            rc = repair_core((const unsigned char *)in, len, out, &f, consumed, stop_at_done);
+            rc = repair_core((const unsigned char *)in, len, out, &f, info, stop_at_done);
         if (rc == AR_ENOJSON && out->data) {
             out->len = mark;
             out->data[mark] = '\0';
@@ -891,15 +996,13 @@ static int repair(const char *in, size_t len, struct ar_buf *out, unsigned *fixe
 int ar_json_repair(const char *in, size_t len, struct ar_buf *out, unsigned *fixes,
                    struct ar_error *err)
 {
-    return repair(in, len, out, fixes, NULL, 0, err);
+    struct ar_json_repair_info info;
+    return repair(in, len, out, fixes, &info, 0, err);
 }
 
 int ar_json_repair_value(const char *in, size_t len, struct ar_buf *out, unsigned *fixes,
-                         size_t *consumed, struct ar_error *err)
+                         struct ar_json_repair_info *info, struct ar_error *err)
 {
-    size_t used = 0;
-    int rc = repair(in, len, out, fixes, &used, 1, err);
-    if (consumed)
-        *consumed = used;
-    return rc;
+    struct ar_json_repair_info mine;
+    return repair(in, len, out, fixes, info ? info : &mine, 1, err);
 }

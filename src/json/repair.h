@@ -33,9 +33,17 @@ enum ar_json_fix {
     AR_FIX_UNICODE_SPACE = 1 << 18,   /* NBSP and other non-ASCII spaces between tokens */
     AR_FIX_ESCAPED_JSON = 1 << 19,    /* {\"k\": 1} -> {"k": 1} */
     AR_FIX_MISSING_VALUE = 1 << 20,   /* {"a":} {"a":,"b":1} -> null */
+    /* Not a repair: the text held other values besides the answer (extract.h
+     * says how many and where); the answer is still the text's own bytes. */
+    AR_FIX_EXTRA_VALUES = 1 << 21,
+    AR_FIX_MEMBERS_AFTER_CLOSE = 1 << 22, /* {"a":1}, "b":2} -> {"a":1,"b":2} */
 };
 
-#define AR_FIX_COUNT 21
+#define AR_FIX_COUNT 23
+
+/* The fix bits that name a choice, not a change: an answer with only these is
+ * still the text's own bytes. */
+#define AR_FIX_NOTES AR_FIX_EXTRA_VALUES
 
 /* The fix's name ("trailing_comma"), or NULL for a value that is not one fix bit. */
 const char *ar_json_fix_name(unsigned fix);
@@ -58,11 +66,19 @@ int ar_json_fixes_format(unsigned fixes, const char *sep, struct ar_buf *out);
 int ar_json_repair(const char *in, size_t len, struct ar_buf *out, unsigned *fixes,
                    struct ar_error *err);
 
+/* What ar_json_repair_value() took from its input. */
+struct ar_json_repair_info {
+    size_t consumed; /* input bytes the value took */
+    /* members_after_close: how many members were merged, and the input
+     * offset of the first one's key */
+    size_t members, members_at;
+};
+
 /*
  * ar_json_repair() that stops after the value: text after it is not copied,
- * and *consumed is set to the input bytes the value took.
+ * and *info (may be NULL) says what the value took.
  */
 int ar_json_repair_value(const char *in, size_t len, struct ar_buf *out, unsigned *fixes,
-                         size_t *consumed, struct ar_error *err);
+                         struct ar_json_repair_info *info, struct ar_error *err);
 
 #endif

@@ -1,71 +1,23 @@
-/* The strict JSON recognizer behind extraction and repair (see scan.h). */
+/* The strict JSON recognizer behind extraction, repair and documents (see scan.h). */
 #include "json/scan.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Both gcc and clang read this; clang ignores a comment. */
-#define FALLTHROUGH __attribute__((fallthrough))
+#include "json/bytes.h"
+#include "util/utf8.h"
 
-enum { ST_VALUE, ST_AFTER, ST_OBJ_FIRST, ST_KEY, ST_COLON, ST_ARR_FIRST };
-
-/* Byte classes for the string fast path: 1 for bytes that end a run of plain
- * string characters (quote, backslash, control characters). */
-static const unsigned char str_special[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, ['\\'] = 1,
-};
-
-void ar_json_scanner_init(struct ar_json_scanner *sc, int want)
+void ar_json_scanner_init(struct ar_json_scanner *sc, int want, int scalars)
 {
     memset(sc, 0, sizeof(*sc));
     sc->want = want;
+    sc->scalars = scalars;
 }
 
 void ar_json_scanner_finish(struct ar_json_scanner *sc)
 {
-    free(sc->stack);
-    free(sc->subs);
+    free(sc->kinds);
     memset(sc, 0, sizeof(*sc));
-}
-
-static int push(struct ar_json_scanner *sc, size_t v)
-{
-    if (sc->depth == sc->cap) {
-        size_t ncap = sc->cap ? sc->cap * 2 : 64;
-        size_t *n = realloc(sc->stack, ncap * sizeof(*n));
-        if (!n)
-            return -1;
-        sc->stack = n;
-        sc->cap = ncap;
-    }
-    sc->stack[sc->depth++] = v;
-    return 0;
-}
-
-/* Records [start, end) as a complete wanted sub-value, replacing those it encloses
- * (inner containers complete first), so the list stays maximal and disjoint. */
-static int record_sub(struct ar_json_scanner *sc, size_t start, size_t end)
-{
-    while (sc->nsubs && sc->subs[sc->nsubs - 1].start >= start)
-        sc->nsubs--;
-    if (sc->nsubs == sc->subcap) {
-        size_t ncap = sc->subcap ? sc->subcap * 2 : 16;
-        struct ar_json_span *n = realloc(sc->subs, ncap * sizeof(*n));
-        if (!n)
-            return -1;
-        sc->subs = n;
-        sc->subcap = ncap;
-    }
-    sc->subs[sc->nsubs].start = start;
-    sc->subs[sc->nsubs].end = end;
-    sc->nsubs++;
-    return 0;
-}
-
-static int is_ws(unsigned char c)
-{
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
 static int is_hex(unsigned char c)
@@ -78,49 +30,127 @@ static int is_digit(unsigned char c)
     return c >= '0' && c <= '9';
 }
 
-/* Scans the string whose opening quote is at s[i]. Returns AR_SCAN_* and sets
- * *next to the byte after the closing quote, the offending byte or hi. */
-static int scan_string(const unsigned char *s, size_t i, size_t hi, size_t *next)
+/* The first reason a syntactically whole value is still refused. */
+struct invalid {
+    const char *why;
+    size_t at;
+};
+
+static void note(struct invalid *inv, const char *why, size_t at)
 {
-    i++;
+    if (!inv->why) {
+        inv->why = why;
+        inv->at = at;
+    }
+}
+
+/* The four hex digits of \uXXXX at s[i..i+4): AR_SCAN_COMPLETE with *cp, or
+ * FAIL / EOF with *next at the offending byte / hi. */
+static int hex4(const unsigned char *s, size_t i, size_t hi, unsigned *cp, size_t *next)
+{
+    unsigned v = 0;
+    for (size_t k = 0; k < 4; k++) {
+        if (i + k >= hi) {
+            *next = hi;
+            return AR_SCAN_EOF;
+        }
+        unsigned char c = s[i + k];
+        if (!is_hex(c)) {
+            *next = i + k;
+            return AR_SCAN_FAIL;
+        }
+        v = v * 16 + (unsigned)(is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    *cp = v;
+    return AR_SCAN_COMPLETE;
+}
+
+/* The rest of a string from s[i], a byte that ends a run of plain ones (see
+ * scan_string()). */
+static __attribute__((noinline)) int string_rest(const unsigned char *s, size_t i, size_t hi,
+                                                 size_t *next, const char **why,
+                                                 struct invalid *inv)
+{
     for (;;) {
-        while (i < hi && !str_special[s[i]])
-            i++;
         if (i >= hi)
             break;
-        if (s[i] == '"') {
+        unsigned char c = s[i];
+        if (c == '"') {
             *next = i + 1;
             return AR_SCAN_COMPLETE;
         }
-        if (s[i] != '\\') {
+        if (c >= 0x80) {
+            size_t k = ar_utf8_seq_len((const char *)s + i, hi - i);
+            if (!k) {
+                note(inv, "invalid UTF-8 in a string", i);
+                k = 1;
+            }
+            i = ar_bytes_string_special(s, i + k, hi);
+            continue;
+        }
+        if (c != '\\') {
+            *why = "control character in a string";
             *next = i;
             return AR_SCAN_FAIL;
         }
         if (i + 1 >= hi)
             break;
         unsigned char e = s[i + 1];
-        if (e == 'u') {
-            for (size_t k = 2; k < 6; k++) {
-                if (i + k >= hi) {
-                    *next = hi;
-                    return AR_SCAN_EOF;
-                }
-                if (!is_hex(s[i + k])) {
-                    *next = i + k;
-                    return AR_SCAN_FAIL;
-                }
+        if (e != 'u') {
+            if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
+                e != 't') {
+                *why = "invalid escape";
+                *next = i + 1;
+                return AR_SCAN_FAIL;
             }
-            i += 6;
-        } else if (strchr("\"\\/bfnrt", e) && e) {
-            i += 2;
-        } else {
-            *next = i + 1;
-            return AR_SCAN_FAIL;
+            i = ar_bytes_string_special(s, i + 2, hi);
+            continue;
         }
+        unsigned cp, lo;
+        int rc = hex4(s, i + 2, hi, &cp, next);
+        if (rc != AR_SCAN_COMPLETE) {
+            *why = "invalid \\u escape";
+            return rc;
+        }
+        if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            note(inv, "lone low surrogate escape", i);
+        } else if (cp >= 0xD800 && cp <= 0xDBFF) {
+            /* A pair needs its low half at once; one cut off by hi ends the
+             * string as EOF below, which outranks the note. */
+            size_t j = i + 6;
+            if (j + 1 < hi && s[j] == '\\' && s[j + 1] == 'u' &&
+                hex4(s, j + 2, hi, &lo, next) == AR_SCAN_COMPLETE && lo >= 0xDC00 && lo <= 0xDFFF)
+                i += 6;
+            else
+                note(inv, "lone high surrogate escape", i);
+        }
+        i = ar_bytes_string_special(s, i + 6, hi);
     }
     *next = hi;
     return AR_SCAN_EOF;
 }
+
+/*
+ * The string whose opening quote is at s[i]: most are plain to their closing
+ * quote, and `i` moves past it. Otherwise string_rest() reads on; rc is set
+ * to what it says, and *rest to the byte after the string, the offending
+ * byte or hi (a separate variable, so that `i` can stay in a register).
+ */
+#define SCAN_STRING()                                             \
+    do {                                                          \
+        int quote_;                                               \
+        size_t end_ = ar_bytes_string_end(s, i + 1, hi, &quote_); \
+        if (quote_) {                                             \
+            i = end_ + 1;                                         \
+            break;                                                \
+        }                                                         \
+        rc = string_rest(s, end_, hi, &rest, &why, &inv);         \
+        if (rc != AR_SCAN_COMPLETE) {                             \
+            next = rest;                                          \
+            goto sub;                                             \
+        }                                                         \
+        i = rest;                                                 \
+    } while (0)
 
 static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next)
 {
@@ -134,17 +164,14 @@ static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next
         while (i < hi && is_digit(s[i]))
             i++;
     } else {
-        *next = i;
-        return AR_SCAN_FAIL;
+        goto fail;
     }
     if (i < hi && s[i] == '.') {
         i++;
         if (i >= hi)
             goto eof;
-        if (!is_digit(s[i])) {
-            *next = i;
-            return AR_SCAN_FAIL;
-        }
+        if (!is_digit(s[i]))
+            goto fail;
         while (i < hi && is_digit(s[i]))
             i++;
     }
@@ -154,15 +181,16 @@ static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next
             i++;
         if (i >= hi)
             goto eof;
-        if (!is_digit(s[i])) {
-            *next = i;
-            return AR_SCAN_FAIL;
-        }
+        if (!is_digit(s[i]))
+            goto fail;
         while (i < hi && is_digit(s[i]))
             i++;
     }
     *next = i;
     return AR_SCAN_COMPLETE;
+fail:
+    *next = i;
+    return AR_SCAN_FAIL;
 eof:
     *next = hi;
     return AR_SCAN_EOF;
@@ -171,7 +199,7 @@ eof:
 static int scan_literal(const unsigned char *s, size_t i, size_t hi, size_t *next)
 {
     const char *lit = s[i] == 't' ? "true" : s[i] == 'f' ? "false" : "null";
-    size_t n = strlen(lit);
+    size_t n = s[i] == 'f' ? 5 : 4;
     for (size_t k = 0; k < n; k++) {
         if (i + k >= hi) {
             *next = hi;
@@ -186,128 +214,277 @@ static int scan_literal(const unsigned char *s, size_t i, size_t hi, size_t *nex
     return AR_SCAN_COMPLETE;
 }
 
+/* Whitespace between tokens: most tokens have none before them, or one space. */
+#define SKIP_WS()                                            \
+    do {                                                     \
+        if (i < hi && s[i] <= ' ') {                         \
+            spaced = 1;                                      \
+            if (s[i] == ' ' && i + 1 < hi && s[i + 1] > ' ') \
+                i++;                                         \
+            else                                             \
+                i = ar_bytes_skip_ws(s, i, hi);              \
+        }                                                    \
+        if (i >= hi)                                         \
+            goto eof;                                        \
+    } while (0)
+
+/* Makes room in sc->kinds for a container at `depth`. */
+static int grow(struct ar_json_scanner *sc, size_t depth)
+{
+    if (depth / 64 < sc->words)
+        return 0;
+    size_t n = sc->words ? sc->words * 2 : 4;
+    uint64_t *k = realloc(sc->kinds, n * sizeof(*k));
+    if (!k)
+        return -1;
+    sc->kinds = k;
+    sc->words = n;
+    return 0;
+}
+
+static int kind_at(const struct ar_json_scanner *sc, size_t d)
+{
+    return (int)((sc->kinds[d / 64] >> (d % 64)) & 1);
+}
+
 int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, size_t hi,
                  size_t *stop)
 {
     const unsigned char *s = (const unsigned char *)text;
-    size_t i = start;
-    int st = ST_VALUE;
-    int rc;
-    size_t next;
+    size_t i = start, next = start, rest = start, depth = 0;
+    int rc, spaced = 0, array = 0; /* array: the innermost container is one */
+    unsigned char c;
+    const char *why = NULL;
+    struct invalid inv = { NULL, 0 };
 
-    sc->depth = 0;
-    sc->nsubs = 0;
     sc->saw_want = 0;
-    for (;;) {
-        while (i < hi && is_ws(s[i]))
-            i++;
-        if (i >= hi) {
-            *stop = hi;
-            return AR_SCAN_EOF;
-        }
-        unsigned char c = s[i];
-        switch (st) {
-        case ST_OBJ_FIRST:
-            if (c == '}')
-                goto close;
-            FALLTHROUGH;
-        case ST_KEY:
-            if (c != '"')
-                goto fail;
-            rc = scan_string(s, i, hi, &next);
-            if (rc != AR_SCAN_COMPLETE)
-                goto sub_status;
-            i = next;
-            st = ST_COLON;
-            continue;
-        case ST_COLON:
-            if (c != ':')
-                goto fail;
-            i++;
-            st = ST_VALUE;
-            continue;
-        case ST_ARR_FIRST:
-            if (c == ']')
-                goto close;
-            st = ST_VALUE;
-            FALLTHROUGH;
-        case ST_VALUE:
-            if (c == '{' || c == '[') {
-                int kind = c == '{' ? AR_KIND_OBJECT : AR_KIND_ARRAY;
-                if (push(sc, i * 2 + (c == '[')) < 0)
-                    return AR_SCAN_NOMEM;
-                if (kind & sc->want)
-                    sc->saw_want = 1;
-                i++;
-                st = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
-                continue;
-            }
-            if (sc->depth == 0)
-                goto fail; /* only containers start a scan */
-            if (c == '"')
-                rc = scan_string(s, i, hi, &next);
-            else if (c == '-' || is_digit(c))
-                rc = scan_number(s, i, hi, &next);
-            else if (c == 't' || c == 'f' || c == 'n')
-                rc = scan_literal(s, i, hi, &next);
-            else
-                goto fail;
-            if (rc != AR_SCAN_COMPLETE)
-                goto sub_status;
-            i = next;
-            st = ST_AFTER;
-            continue;
-        case ST_AFTER:
-            if (c == ',') {
-                i++;
-                st = (sc->stack[sc->depth - 1] & 1) ? ST_VALUE : ST_KEY;
-                continue;
-            }
-            if (c == '}' || c == ']')
-                goto close;
-            goto fail;
-        }
-    close : {
-        size_t top = sc->stack[sc->depth - 1];
-        int is_array = (int)(top & 1);
-        if ((c == ']') != is_array)
-            goto fail;
-        sc->depth--;
+    sc->why = NULL;
+    sc->why_at = 0;
+    sc->fail_in_string = 0;
+
+value:
+    SKIP_WS();
+    c = s[i];
+    if (c == '"') {
+        if (!depth && !sc->scalars)
+            goto not_a_container;
+        SCAN_STRING();
+        goto after;
+    } else if (c == '{' || c == '[') {
+        array = c == '[';
+        if (depth >= AR_JSON_MAX_DEPTH)
+            note(&inv, "too deeply nested", i);
+        if (grow(sc, depth) < 0)
+            return AR_SCAN_NOMEM;
+        uint64_t bit = (uint64_t)1 << (depth % 64);
+        sc->kinds[depth / 64] = array ? sc->kinds[depth / 64] | bit : sc->kinds[depth / 64] & ~bit;
+        depth++;
+        if ((array ? AR_KIND_ARRAY : AR_KIND_OBJECT) & sc->want)
+            sc->saw_want = 1;
         i++;
-        if (sc->depth == 0) {
-            *stop = i;
-            return AR_SCAN_COMPLETE;
+        SKIP_WS();
+        if (s[i] == (array ? ']' : '}')) {
+            i++;
+            goto closed;
         }
-        if ((is_array ? AR_KIND_ARRAY : AR_KIND_OBJECT) & sc->want)
-            if (record_sub(sc, top / 2, i) < 0)
-                return AR_SCAN_NOMEM;
-        st = ST_AFTER;
-        continue;
+        if (array)
+            goto value;
+        goto key;
+    } else if (!depth && !sc->scalars) {
+        goto not_a_container;
+    } else if (c == '-' || is_digit(c)) {
+        why = "invalid number";
+        rc = scan_number(s, i, hi, &next);
+    } else if (c == 't' || c == 'f' || c == 'n') {
+        why = "invalid literal";
+        rc = scan_literal(s, i, hi, &next);
+    } else {
+        why = "expected a value";
+        goto fail;
     }
+    if (rc != AR_SCAN_COMPLETE)
+        goto sub;
+    i = next;
+    goto after;
+
+key:
+    if (s[i] != '"') {
+        why = "expected a string key";
+        goto fail;
     }
-sub_status:
+    SCAN_STRING();
+    SKIP_WS();
+    if (s[i] != ':') {
+        why = "expected ':'";
+        goto fail;
+    }
+    i++;
+    goto value;
+
+after:
+    if (!depth)
+        goto done;
+    SKIP_WS();
+    c = s[i];
+    if (c == ',') {
+        i++;
+        SKIP_WS();
+        if (array)
+            goto value;
+        goto key;
+    }
+    if (c != '}' && c != ']') {
+        why = "expected ',' or a closing bracket";
+        goto fail;
+    }
+    if ((c == ']') != array) {
+        why = "mismatched closing bracket";
+        goto fail;
+    }
+    i++;
+closed:
+    depth--;
+    array = depth && kind_at(sc, depth - 1);
+    goto after;
+
+done:
+    sc->depth = depth;
+    sc->spaced = spaced;
+    *stop = i;
+    if (!inv.why)
+        return AR_SCAN_COMPLETE;
+    sc->why = inv.why;
+    sc->why_at = inv.at;
+    return AR_SCAN_INVALID;
+sub:
+    sc->depth = depth;
+    sc->spaced = spaced;
     *stop = next;
+    if (rc == AR_SCAN_FAIL) {
+        sc->why = why;
+        sc->why_at = next;
+        sc->fail_in_string = s[i] == '"';
+    }
     return rc;
+not_a_container:
+    why = "expected '{' or '['";
 fail:
+    sc->depth = depth;
+    sc->spaced = spaced;
+    sc->why = why;
+    sc->why_at = i;
     *stop = i;
     return AR_SCAN_FAIL;
+eof:
+    sc->depth = depth;
+    sc->spaced = spaced;
+    *stop = hi;
+    return AR_SCAN_EOF;
+}
+
+static int push(struct ar_json_scanner *sc, int array)
+{
+    if (grow(sc, sc->depth) < 0)
+        return -1;
+    uint64_t bit = (uint64_t)1 << (sc->depth % 64), *w = &sc->kinds[sc->depth / 64];
+    *w = array ? *w | bit : *w & ~bit;
+    sc->depth++;
+    return 0;
+}
+
+static int top_is_array(const struct ar_json_scanner *sc)
+{
+    return kind_at(sc, sc->depth - 1);
+}
+
+int ar_json_scanner_open(struct ar_json_scanner *sc, int kind)
+{
+    return push(sc, kind == AR_KIND_ARRAY);
+}
+
+size_t ar_json_members_follow(const char *text, size_t i, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    i = ar_json_skip_ws(text, i, n);
+    while (i < n && s[i] == '}') /* closed twice over */
+        i = ar_json_skip_ws(text, i + 1, n);
+    if (i < n && s[i] == ',')
+        i = ar_json_skip_ws(text, i + 1, n);
+    if (i >= n || (s[i] != '"' && s[i] != '\''))
+        return SIZE_MAX;
+    size_t k = i + 1;
+    while (k < n && s[k] != s[i] && s[k] != '\n')
+        k += s[k] == '\\' ? 2 : 1;
+    if (k >= n || s[k] != s[i])
+        return SIZE_MAX;
+    k = ar_json_skip_ws(text, k + 1, n);
+    return k < n && s[k] == ':' ? i : SIZE_MAX;
+}
+
+size_t ar_json_broken_end(struct ar_json_scanner *sc, const char *text, size_t from, size_t hi)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t open[2] = { 0, 0 }; /* open objects, arrays */
+    for (size_t d = 0; d < sc->depth; d++)
+        open[(sc->kinds[d / 64] >> (d % 64)) & 1]++;
+    if (sc->fail_in_string) { /* the rest of that string first */
+        from = ar_json_string_stop(text, from, hi);
+        while (from < hi && s[from] == '\\')
+            from = ar_json_string_stop(text, from + 2 < hi ? from + 2 : hi, hi);
+        from++;
+        sc->fail_in_string = 0;
+    }
+    for (size_t i = from; i < hi; i++) {
+        unsigned char c = s[i];
+        if (c == '"') {
+            i = ar_json_string_stop(text, i + 1, hi);
+            while (i < hi && s[i] == '\\')
+                i = ar_json_string_stop(text, i + 2 < hi ? i + 2 : hi, hi);
+        } else if (c == '{' || c == '[') {
+            if (push(sc, c == '[') < 0)
+                return SIZE_MAX;
+            open[c == '[']++;
+        } else if ((c == '}' || c == ']') && open[c == ']']) {
+            /* Close up to the nearest open container of its kind. */
+            int top;
+            do {
+                top = top_is_array(sc);
+                open[top]--;
+                sc->depth--;
+            } while (top != (c == ']'));
+            if (sc->depth)
+                continue;
+            size_t key = c == '}' ? ar_json_members_follow(text, i + 1, hi) : SIZE_MAX;
+            if (key == SIZE_MAX)
+                return i + 1;
+            if (push(sc, 0) < 0)
+                return SIZE_MAX;
+            open[0]++;
+            i = key - 1;
+        }
+    }
+    return hi;
+}
+
+size_t ar_json_skip_ws(const char *s, size_t i, size_t n)
+{
+    return ar_bytes_skip_ws((const unsigned char *)s, i, n);
 }
 
 int ar_json_is_valid(const char *s, size_t len)
 {
-    size_t i = 0;
-    while (i < len && is_ws((unsigned char)s[i]))
-        i++;
+    size_t i = ar_json_skip_ws(s, 0, len);
     if (i >= len || (s[i] != '{' && s[i] != '['))
         return 0;
     struct ar_json_scanner sc;
-    ar_json_scanner_init(&sc, 0);
+    ar_json_scanner_init(&sc, 0, 0);
     size_t stop;
     int rc = ar_json_scan(&sc, s, i, len, &stop);
     ar_json_scanner_finish(&sc);
-    if (rc != AR_SCAN_COMPLETE)
-        return 0;
-    while (stop < len && is_ws((unsigned char)s[stop]))
-        stop++;
-    return stop == len;
+    return rc == AR_SCAN_COMPLETE && ar_json_skip_ws(s, stop, len) == len;
+}
+
+size_t ar_json_string_stop(const char *s, size_t i, size_t n)
+{
+    return ar_bytes_quote_or_backslash((const unsigned char *)s, i, n);
 }

@@ -1,10 +1,11 @@
 /*
  * One child: spawned in its own process group, stdin from a buffer, stdout
  * through an unlinked file read as it grows, stderr through a pipe into a
- * bounded tail, three clocks, and kills that go to the whole group.
+ * bounded tail, three clocks, and kills that go to its whole family (family.c:
+ * its group, and whatever left it).
  *
  * Every callback records a fact; maybe_finish() decides. The child is over
- * when the leader has exited, its group is gone (or was SIGKILLed), stderr is
+ * when the leader has exited, its family is gone (or was SIGKILLed), stderr is
  * at EOF and the stdout file was read to its end. Then every handle is closed
  * and on_done runs from the last close callback, so it runs exactly once and
  * never from the exit callback.
@@ -27,10 +28,10 @@
 #define POLL_MAX_MS 50
 /* How much one poll reads before yielding to the loop (the final read has no limit). */
 #define POLL_BUDGET ((size_t)4 << 20)
-/* After the leader exits, the group is checked this often (backing off to GROUP_MAX_MS). */
+/* After the leader exits, the family is checked this often (backing off to GROUP_MAX_MS). */
 #define GROUP_MIN_MS 5
 #define GROUP_MAX_MS 100
-/* After SIGKILL, how long we wait for the group to vanish before giving up on it. */
+/* After SIGKILL, how long we wait for the family to vanish before giving up on it. */
 #define KILL_WAIT_MS 2000
 /* A line buffer that grew past this is freed once its line was delivered. */
 #define LINE_KEEP ((size_t)1 << 20)
@@ -42,6 +43,7 @@ struct ar_child {
     struct ar_child *prev, *next; /* loop->children while live */
 
     pid_t pid; /* the leader, also the process group id */
+    struct ar_family fam;
     uv_pipe_t in, err;
     uv_timer_t clock;  /* wall, idle and final-grace deadlines; then the stderr drain */
     uv_timer_t killer; /* SIGTERM to SIGKILL, and watching the group after the leader */
@@ -67,7 +69,7 @@ struct ar_child {
 
     uint64_t start_hr;
     uint64_t start_ms, activity_ms, final_at_ms, term_at_ms, kill_at_ms;
-    int exited, err_eof, group_gone, finishing, toobig, draining;
+    int exited, err_eof, family_gone, finishing, toobig, draining;
     enum kill_stage kill;
     enum ar_child_end end;
     int64_t exit_status;
@@ -114,18 +116,13 @@ static uint64_t now_ms(struct ar_child *c)
     return uv_now(c->loop->uv);
 }
 
-static pid_t child_pid(struct ar_child *c)
+/* Sends sig to the family (0: only asks); returns how many of it still run. */
+static int signal_family(struct ar_child *c, int sig)
 {
-    return c->pid;
+    return ar_family_end(&c->fam, sig);
 }
 
-static void signal_group(struct ar_child *c, int sig)
-{
-    /* ESRCH just means the group is already gone. */
-    kill(-child_pid(c), sig);
-}
-
-/* ---- Ending the group ---------------------------------------------------- */
+/* ---- Ending the family ----------------------------------------------------- */
 
 static void on_killer(uv_timer_t *t);
 
@@ -154,18 +151,18 @@ static void send_kill(struct ar_child *c)
 {
     c->kill = KILL_KILL;
     c->kill_at_ms = now_ms(c);
-    signal_group(c, SIGKILL);
+    signal_family(c, SIGKILL);
 }
 
-/* Starts ending the group: SIGTERM now, SIGKILL after the grace. */
-static void terminate_group(struct ar_child *c)
+/* Starts ending the family: SIGTERM now, SIGKILL after the grace. */
+static void terminate_family(struct ar_child *c)
 {
     if (c->kill != KILL_NONE || c->finishing)
         return;
     c->kill = KILL_TERM;
     c->term_at_ms = now_ms(c);
     c->group_ms = GROUP_MIN_MS;
-    signal_group(c, SIGTERM);
+    signal_family(c, SIGTERM);
     arm_killer(c);
 }
 
@@ -176,18 +173,16 @@ static void on_killer(uv_timer_t *t)
     if (c->finishing)
         return;
     uint64_t now = now_ms(c);
-    if (c->exited) {
-        if (!ar_proc_group_alive(child_pid(c))) {
-            c->group_gone = 1;
-            maybe_finish(c);
-            return;
-        }
-        if (c->kill == KILL_KILL && now >= c->kill_at_ms + KILL_WAIT_MS) {
-            /* Unkillable (stuck in the kernel) or not ours to kill: stop waiting for it. */
-            c->group_gone = 1;
-            maybe_finish(c);
-            return;
-        }
+    /* Each look also sends the stage's signal to members found since (a fork, an orphan
+     * another call let go). */
+    int alive = signal_family(c, c->kill == KILL_TERM   ? SIGTERM
+                                 : c->kill == KILL_KILL ? SIGKILL
+                                                        : 0);
+    /* A family still there 2 s after SIGKILL is stuck in the kernel: stop waiting for it. */
+    if (c->exited && (!alive || (c->kill == KILL_KILL && now >= c->kill_at_ms + KILL_WAIT_MS))) {
+        c->family_gone = 1;
+        maybe_finish(c);
+        return;
     }
     if (c->kill == KILL_TERM && now >= c->term_at_ms + c->kill_grace_ms)
         send_kill(c);
@@ -200,7 +195,7 @@ static void end_with(struct ar_child *c, enum ar_child_end why)
     /* Output past the cap is lost even when the leader already exited: that is too big too. */
     if (c->end == AR_CHILD_EXITED && (!c->exited || why == AR_CHILD_TOOBIG))
         c->end = why;
-    terminate_group(c);
+    terminate_family(c);
 }
 
 void ar_child_kill(struct ar_child *c)
@@ -324,6 +319,8 @@ static void on_poll(uv_timer_t *t)
     ar_child_reap(c);
     if (c->finishing)
         return;
+    /* The family learns who is in it while the links still show it. */
+    ar_family_census(now_ms(c));
     if (got >= POLL_BUDGET)
         c->poll_ms = 0;
     else if (got)
@@ -443,17 +440,17 @@ static void leader_exited(struct ar_child *c, int wstatus)
     c->term_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
     uv_timer_stop(&c->clock);
     read_stdout(c, POLL_BUDGET);
-    /* Whatever the leader left in its group (MCP servers, shells) is ended too. */
-    if (ar_proc_group_alive(child_pid(c))) {
+    /* Whatever the leader left behind (MCP servers, shells, in its group or not) is ended too. */
+    if (signal_family(c, 0)) {
         if (c->kill == KILL_NONE)
-            terminate_group(c);
+            terminate_family(c);
         else {
             c->group_ms = GROUP_MIN_MS;
             arm_killer(c);
         }
         return;
     }
-    c->group_gone = 1;
+    c->family_gone = 1;
     maybe_finish(c);
 }
 
@@ -466,9 +463,11 @@ void ar_child_reap(struct ar_child *c)
     while ((r = waitpid(c->pid, &st, WNOHANG)) < 0 && errno == EINTR)
         ;
     if (r == c->pid) {
+        ar_family_reaped(&c->fam);
         leader_exited(c, st);
     } else if (r < 0 && errno == ECHILD) {
         /* Someone else reaped it (a waitpid(-1) elsewhere in the process): the status is lost. */
+        ar_family_reaped(&c->fam);
         leader_exited(c, 255 << 8);
     }
 }
@@ -499,6 +498,7 @@ static void fill_error(struct ar_child *c, struct ar_child_result *r)
 
 static void free_child(struct ar_child *c)
 {
+    ar_family_leave(&c->fam);
     if (c->out_fd >= 0)
         close(c->out_fd);
     ar_buf_finish(&c->line);
@@ -562,7 +562,7 @@ static void finish(struct ar_child *c)
 
 static void maybe_finish(struct ar_child *c)
 {
-    if (c->finishing || !c->exited || !c->group_gone)
+    if (c->finishing || !c->exited || !c->family_gone)
         return;
     if (!c->err_eof) {
         if (!c->draining) {
@@ -659,8 +659,13 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     c->start_hr = uv_hrtime();
     uv_update_time(uv);
     c->start_ms = c->activity_ms = uv_now(uv);
-    if ((rc = ar_proc_launch(file, argv0, opts->argv, env, opts->cwd, c->out_fd, &in_w, &err_r,
-                             &c->pid, err)))
+    ar_family_lock();
+    rc = ar_proc_launch(file, argv0, opts->argv, env, opts->cwd, c->out_fd, &in_w, &err_r, &c->pid,
+                        err);
+    if (rc == 0)
+        ar_family_join(&c->fam, c->pid, c->start_ms);
+    ar_family_unlock();
+    if (rc)
         goto out_child;
 
     uv_pipe_init(uv, &c->in, 0);

@@ -69,11 +69,55 @@ int ar_proc_launch(const char *file, const char *name, const char *const *argv, 
 /* Non-zero when the first ar_loop_cancel_all() lets the child finish (finish_on_cancel). */
 int ar_child_finishes_on_cancel(const struct ar_child *c);
 
-/* Sends SIGKILL to the child's group now, without waiting for the grace (a second signal). */
+/* Sends SIGKILL to the child's family now, without waiting for the grace (a second signal). */
 void ar_child_kill_now(struct ar_child *c);
 
-/* Non-zero while a process of group pgid is still running (zombies do not count). */
-int ar_proc_group_alive(pid_t pgid);
+/*
+ * A call's family (family.c): its leader and every process started below it,
+ * wherever it went. Embedded in the child; listed process-wide from
+ * ar_family_join() to ar_family_leave().
+ */
+struct ar_member {
+    pid_t pid;
+    unsigned long long start; /* with pid, the process's identity: pids are reused */
+    int sig;                  /* the last signal it was sent */
+};
+
+struct ar_family {
+    pid_t leader;             /* also the id of its group and session */
+    unsigned long long start; /* the leader's start time */
+    unsigned long round;      /* how often pids had wrapped when it started (family.c) */
+    int reaped;               /* the leader was reaped: its pid may be reused */
+    int ids_gone;             /* reaped, and no process was left in its group or session */
+    int group_sig;            /* the last signal sent to the group */
+    struct ar_member *known;  /* members seen by earlier walks */
+    size_t nknown, capknown;
+    struct ar_family *prev, *next;
+    int listed;
+};
+
+/* Held around the spawn and ar_family_join(), so no walk sees a leader it does not know. */
+void ar_family_lock(void);
+void ar_family_unlock(void);
+/* Lists f, with leader just spawned at now_ms. Under ar_family_lock(). */
+void ar_family_join(struct ar_family *f, pid_t leader, uint64_t now_ms);
+/* The leader was reaped (its status is ours): from now on its pid is no member. */
+void ar_family_reaped(struct ar_family *f);
+/* Unlists f and frees what it holds. */
+void ar_family_leave(struct ar_family *f);
+/*
+ * Walks the family: sends sig to each live member not sent sig yet (SIGKILL:
+ * to each, every time; the group at once with kill(-pgid) while its id is
+ * surely the leader's); sig 0 only counts. Returns how many members are
+ * still running (zombies do not count).
+ */
+int ar_family_end(struct ar_family *f, int sig);
+/* Every family learns its members, so a process whose parent exits later is still known:
+ * one walk for all, 50 ms after a spawn, then at doubling intervals up to once a second;
+ * a cheap no-op in between. Called from the children's poll ticks. */
+void ar_family_census(uint64_t now_ms);
+/* Reaps the adopted orphans that exited (while adopting; a no-op otherwise). */
+void ar_family_reap_orphans(void);
 
 /*
  * The child's environment: environ with opts->env applied ("NAME=VALUE" sets,

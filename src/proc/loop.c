@@ -166,6 +166,8 @@ static void on_sigchld(uv_signal_t *h, int signum)
         next = ar_child_next_live(c);
         ar_child_reap(c);
     }
+    /* Or an orphan we adopted died: nobody else will reap it. */
+    ar_family_reap_orphans();
 }
 
 int ar_loop_watch_children(struct ar_loop *loop, struct ar_error *err)

@@ -1,8 +1,7 @@
 /*
  * The POSIX side of a spawn: finding the program, building the environment,
- * the stdout file, and asking whether a process group still runs.
+ * the stdout file.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -207,57 +206,6 @@ int ar_proc_open_stdout_file(struct ar_error *err)
     unlink(path);
     free(path);
     return mfd;
-}
-
-/*
- * Whether /proc lists a process of group pgid that is not a zombie: 1 yes,
- * 0 no, -1 when /proc cannot tell.
- */
-static int proc_scan(pid_t pgid)
-{
-    DIR *d = opendir("/proc");
-    if (!d)
-        return -1;
-    int alive = 0;
-    struct dirent *de;
-    while (!alive && (de = readdir(d))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        char path[300], buf[512];
-        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        /* pid (comm) state ppid pgrp …; comm may hold spaces and parentheses. */
-        char *rp = strrchr(buf, ')');
-        char state;
-        long ppid, pgrp;
-        if (!rp || sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3)
-            continue;
-        if (pgrp == (long)pgid && state != 'Z' && state != 'X')
-            alive = 1;
-    }
-    closedir(d);
-    return alive;
-}
-
-int ar_proc_group_alive(pid_t pgid)
-{
-    if (pgid <= 0)
-        return 0;
-    if (kill(-pgid, 0) != 0 && errno == ESRCH)
-        return 0;
-    /*
-     * kill() also succeeds for zombies that nobody reaped yet (an init that
-     * does not reap, in a container), and those are harmless: ask /proc.
-     */
-    int r = proc_scan(pgid);
-    return r != 0;
 }
 
 int ar_proc_launch(const char *file, const char *name, const char *const *argv, char **env,

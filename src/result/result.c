@@ -12,6 +12,7 @@
 #include "git/git.h"
 #include "json/doc.h"
 #include "json/dump.h"
+#include "json/extract.h"
 #include "json/repair.h"
 #include "result/result.h"
 #include "util/base64.h"
@@ -73,6 +74,7 @@ void ar_result_destroy(struct ar_result *r)
     free(r->json);
     json_decref(r->value);
     free_strv(r->local_fixes);
+    free(r->fix_details);
     free(r->session_id);
     for (size_t i = 0; i < r->n_files; i++) {
         free(r->files[i].path);
@@ -204,6 +206,12 @@ json_t *ar_result_to_value(const struct ar_result *r)
     json_object_set_new(o, "json", r->value ? json_incref(r->value) : json_null());
     json_object_set_new(o, "repair", json_string(ar_repair_kind_name(r->repair)));
     json_object_set_new(o, "local_fixes", strv_value(r->local_fixes));
+    json_t *details = json_array();
+    for (size_t i = 0; i < r->n_fix_details; i++)
+        json_array_append_new(details, json_pack("{s:s,s:I,s:I}", "fix", r->fix_details[i].fix,
+                                                 "count", (json_int_t)r->fix_details[i].count,
+                                                 "byte", (json_int_t)r->fix_details[i].byte));
+    json_object_set_new(o, "fix_details", details);
     json_object_set_new(o, "tokens", usage_value(&r->usage));
     json_object_set_new(o, "cost_usd", ar_cost_value(r->cost_usd, r->cost_source));
     json_object_set_new(o, "cost_source", json_string(ar_cost_source_name(r->cost_source)));
@@ -528,9 +536,10 @@ void ar_result_draft_repairing(struct ar_result_draft *d)
     d->res->repair = AR_REPAIR_MODEL;
 }
 
-int ar_result_draft_accept(struct ar_result_draft *d, struct ar_json_doc *doc, unsigned fixes,
-                           enum ar_repair_kind repair)
+int ar_result_draft_accept(struct ar_result_draft *d, struct ar_json_doc *doc,
+                           const struct ar_extract_fixes *fx, enum ar_repair_kind repair)
 {
+    unsigned fixes = fx->bits;
     struct ar_result *r = d->res;
     /* The model's bytes are the answer: the text as written, and its value. */
     json_decref(r->value);
@@ -551,6 +560,25 @@ int ar_result_draft_accept(struct ar_result_draft *d, struct ar_json_doc *doc, u
         return AR_ENOMEM;
     free_strv(r->local_fixes);
     r->local_fixes = v;
+    free(r->fix_details);
+    r->fix_details = NULL;
+    r->n_fix_details = 0;
+    const struct {
+        unsigned bit;
+        const struct ar_extract_note *note;
+    } notes[] = { { AR_FIX_EXTRA_VALUES, &fx->extra },
+                  { AR_FIX_MEMBERS_AFTER_CLOSE, &fx->members } };
+    for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++) {
+        if (!(fixes & notes[i].bit))
+            continue;
+        struct ar_fix_detail *n =
+            realloc(r->fix_details, (r->n_fix_details + 1) * sizeof(*r->fix_details));
+        if (!n)
+            return AR_ENOMEM;
+        r->fix_details = n;
+        n[r->n_fix_details++] = (struct ar_fix_detail){ ar_json_fix_name(notes[i].bit),
+                                                        notes[i].note->count, notes[i].note->at };
+    }
     return 0;
 }
 

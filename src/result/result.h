@@ -16,6 +16,7 @@
 
 struct ar_git_changes;
 struct ar_json_doc;
+struct ar_extract_fixes;
 struct ar_strv;
 
 /*
@@ -136,12 +137,12 @@ void ar_result_draft_clear_error(struct ar_result_draft *d);
 void ar_result_draft_repairing(struct ar_result_draft *d);
 
 /*
- * The answer: takes doc's value and text (doc is finished), the names of the
- * local fixes (a bit set of enum ar_json_fix) and how it was repaired.
- * Returns 0 or AR_ENOMEM.
+ * The answer: takes doc's value and text (doc is finished), the local fixes
+ * (their names, and the details of those that have a count and a place) and
+ * how it was repaired. Returns 0 or AR_ENOMEM.
  */
-int ar_result_draft_accept(struct ar_result_draft *d, struct ar_json_doc *doc, unsigned fixes,
-                           enum ar_repair_kind repair);
+int ar_result_draft_accept(struct ar_result_draft *d, struct ar_json_doc *doc,
+                           const struct ar_extract_fixes *fixes, enum ar_repair_kind repair);
 
 /* The error's details (the violations): takes the strings of *details, which is left empty. */
 int ar_result_draft_take_details(struct ar_result_draft *d, struct ar_strv *details);

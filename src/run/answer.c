@@ -16,7 +16,7 @@ static void add_violation(void *arg, const char *msg)
 }
 
 int ar_answer_check(const struct ar_answer_rules *rules, const char *text, struct ar_json_doc *doc,
-                    unsigned *fixes, struct ar_strv *details)
+                    struct ar_extract_fixes *fixes, struct ar_strv *details)
 {
     static const int want[] = { AR_JSON_OBJECT, AR_JSON_ARRAY, AR_JSON_ANY };
     struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
@@ -31,13 +31,15 @@ int ar_answer_check(const struct ar_answer_rules *rules, const char *text, struc
         xo.accept_arg = (void *)rules->contract;
     }
     memset(doc, 0, sizeof(*doc));
-    *fixes = 0;
+    memset(fixes, 0, sizeof(*fixes));
     if (ar_json_extract(text, strlen(text), &xo, &xr, &err) < 0) {
         ar_strv_push(details, err.msg);
         return 0;
     }
     *doc = xr.doc;
-    *fixes = xr.fixes;
+    fixes->bits = xr.fixes;
+    fixes->extra = xr.extra;
+    fixes->members = xr.members;
     memset(&xr, 0, sizeof(xr));
     json_t *value = doc->value;
 

@@ -11,6 +11,7 @@
 #include "agentrun/agentrun.h"
 #include "contract/contract.h"
 #include "json/doc.h"
+#include "json/extract.h"
 #include "prompt/prompt.h"
 #include "util/buf.h"
 #include "util/strv.h"
@@ -31,14 +32,14 @@ struct ar_answer_rules {
 /*
  * Finds the answer in text (NUL-terminated) and checks it. Returns 1 when it
  * is usable: *doc holds it (the value, and its text as the model wrote it;
- * finish it), *fixes the local repairs applied. Returns 0 when it is not,
+ * finish it), *fixes the local repairs applied and what was left out. Returns 0 when it is not,
  * with every reason appended to `details` (one line each: "/issues/2/line:
  * expected integer, got string \"3\"", or the extraction error) and *doc the
  * JSON that violates the rules, or empty (doc->value NULL) when there was no
  * JSON at all.
  */
 int ar_answer_check(const struct ar_answer_rules *rules, const char *text, struct ar_json_doc *doc,
-                    unsigned *fixes, struct ar_strv *details);
+                    struct ar_extract_fixes *fixes, struct ar_strv *details);
 
 /*
  * Appends the repair prompt to `out`: `tpl` (prompts/repair.md) rendered

@@ -39,6 +39,7 @@
 #include "git/git.h"
 #include "json/dump.h"
 #include "json/extract.h"
+#include "json/repair.h"
 #include "proc/proc.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
@@ -750,7 +751,7 @@ static void start_call(struct ar_run *run, enum call_kind kind)
 /* ---- extraction, checks and the repair prompt --------------------------------------- */
 
 static int check_rules(struct ar_run *run, const char *text, struct ar_json_doc *doc,
-                       unsigned *fixes)
+                       struct ar_extract_fixes *fixes)
 {
     struct ar_answer_rules rules = { run->contract, run->o.expect, run->o.local_repair,
                                      run->o.validate, run->o.validate_arg };
@@ -773,12 +774,14 @@ static int render_repair(struct ar_run *run, const char *text, struct ar_error *
 static void check_answer(struct ar_run *run, const char *text)
 {
     struct ar_json_doc doc;
-    unsigned fixes = 0;
+    struct ar_extract_fixes fixes;
     if (check_rules(run, text, &doc, &fixes)) {
+        /* Left-out values are named, but the answer is still the model's own bytes. */
+        int repaired = (fixes.bits & ~(unsigned)AR_FIX_NOTES) != 0;
         enum ar_repair_kind repair = run->kind == CALL_REPAIR ? AR_REPAIR_MODEL
-                                     : fixes                  ? AR_REPAIR_LOCAL
+                                     : repaired               ? AR_REPAIR_LOCAL
                                                               : run->draft.res->repair;
-        if (ar_result_draft_accept(&run->draft, &doc, fixes, repair) < 0) {
+        if (ar_result_draft_accept(&run->draft, &doc, &fixes, repair) < 0) {
             end_out_of_memory(run);
             return;
         }

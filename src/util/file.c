@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,12 @@ int ar_write_all(int fd, const void *data, size_t len)
 
 int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_error *err)
 {
+#ifdef F_SETPIPE_SZ
+    /* A pipe's writer fills 64 KiB at a time by default: let it run ahead. */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+        (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#endif
     for (;;) {
         int rc = ar_buf_reserve(out, 65536);
         if (rc == AR_ETOOBIG) {
@@ -63,7 +70,12 @@ int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_erro
         }
         if (rc)
             return ar_error_set(err, rc, name, "cannot read '%s': out of memory", name);
-        ssize_t n = read(fd, out->data + out->len, 65536);
+        /* All the room there is, up to the limit: fewer calls as the buffer doubles. */
+        size_t room = out->cap - out->len - 1;
+        if (room > out->max - out->len)
+            room = out->max - out->len;
+        ssize_t n =
+            read(fd, out->data + out->len, room < ((size_t)1 << 30) ? room : (size_t)1 << 30);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -338,21 +350,28 @@ int ar_file_read_at(const char *dir, const char *rel, struct ar_buf *out, struct
     return rc;
 }
 
-int ar_file_read(const char *path, struct ar_buf *out, struct ar_error *err)
+/* Opens the file a user named by the rules above: its folder is the name's directory
+ * part, as given ("/" for "/x", "." for "x"). */
+static int open_named(const char *path, int *fd, struct stat *st, struct ar_error *err)
 {
-    if (strcmp(path, "-") == 0)
-        return ar_file_read_fd(STDIN_FILENO, "<stdin>", out, err);
-    /* The folder is the name's directory part, as given ("/" for "/x", "." for "x"). */
     const char *slash = strrchr(path, '/');
     char *dir = !slash          ? strdup(".")
                 : slash == path ? strdup("/")
                                 : strndup(path, (size_t)(slash - path));
     if (!dir)
         return ar_error_set(err, AR_ENOMEM, path, "out of memory");
+    int rc = open_in(dir, slash ? slash + 1 : path, path, fd, st, err);
+    free(dir);
+    return rc;
+}
+
+int ar_file_read(const char *path, struct ar_buf *out, struct ar_error *err)
+{
+    if (strcmp(path, "-") == 0)
+        return ar_file_read_fd(STDIN_FILENO, "<stdin>", out, err);
     int fd;
     struct stat st;
-    int rc = open_in(dir, slash ? slash + 1 : path, path, &fd, &st, err);
-    free(dir);
+    int rc = open_named(path, &fd, &st, err);
     if (rc == 0) {
         rc = read_regular(fd, path, &st, out, err);
         close(fd);
@@ -570,4 +589,128 @@ int ar_is_file(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * Reads a pipe. The first MiB goes into v->buf; a longer input moves on to
+ * anonymous memory of its own, grown by doubling (mremap, no copy) and offered
+ * to the kernel for huge pages: each fresh 4 KiB page costs a fault, and a
+ * reply of megabytes is thousands of them. Returns 0 or an error.
+ */
+static int read_pipe(int fd, const char *name, struct ar_file_view *v, struct ar_error *err)
+{
+    const size_t small = (size_t)1 << 20;
+#ifdef F_SETPIPE_SZ
+    (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20); /* let the writer run ahead */
+#endif
+    int rc = ar_buf_reserve(&v->buf, small);
+    while (rc == 0 && v->buf.len < small) {
+        ssize_t n = read(fd, v->buf.data + v->buf.len, small - v->buf.len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return ar_error_set_sys(err, AR_EIO, errno, name, "cannot read '%s': %s", name,
+                                    strerror(errno));
+        if (n == 0) {
+            v->buf.data[v->buf.len] = '\0';
+            return 0;
+        }
+        v->buf.len += (size_t)n;
+    }
+    if (rc)
+        return ar_error_set(err, rc, name, "cannot read '%s': out of memory", name);
+#if defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
+    size_t cap = small * 8, len = v->buf.len;
+    char *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        (void)madvise(p, cap, MADV_HUGEPAGE);
+        memcpy(p, v->buf.data, len);
+        ar_buf_finish(&v->buf);
+        for (;;) {
+            if (len == cap) {
+                char *q = mremap(p, cap, cap * 2, MREMAP_MAYMOVE);
+                if (q == MAP_FAILED) {
+                    munmap(p, cap);
+                    return ar_error_set(err, AR_ENOMEM, name, "cannot read '%s': out of memory",
+                                        name);
+                }
+                p = q;
+                (void)madvise(p + cap, cap, MADV_HUGEPAGE);
+                cap *= 2;
+            }
+            ssize_t n = read(fd, p + len, cap - len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                int e = errno;
+                munmap(p, cap);
+                return ar_error_set_sys(err, AR_EIO, e, name, "cannot read '%s': %s", name,
+                                        strerror(e));
+            }
+            if (n == 0)
+                break;
+            len += (size_t)n;
+        }
+        v->map = p;
+        v->map_len = cap;
+        v->data = p;
+        v->len = len;
+        return 0;
+    }
+#endif
+    return ar_file_read_fd(fd, name, &v->buf, err);
+}
+
+/* Maps the regular file open on fd from `at` on. 0, or 1 when it cannot be mapped. */
+static int map_regular(int fd, const struct stat *st, off_t at, struct ar_file_view *v)
+{
+    if (st->st_size <= 0 || (uint64_t)st->st_size >= SIZE_MAX || at < 0 || at >= st->st_size)
+        return 1;
+    size_t size = (size_t)st->st_size;
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (map == MAP_FAILED)
+        return 1;
+    v->map = map;
+    v->map_len = size;
+    v->data = (const char *)map + at;
+    v->len = size - (size_t)at;
+    return 0;
+}
+
+int ar_file_view_open(const char *path, struct ar_file_view *v, struct ar_error *err)
+{
+    memset(v, 0, sizeof(*v));
+    ar_buf_init(&v->buf, AR_BUF_UNLIMITED);
+    struct stat st;
+    int rc = 0, fd;
+    if (strcmp(path, "-") == 0) { /* read as it is: a file it was redirected from, a pipe */
+        off_t at = lseek(STDIN_FILENO, 0, SEEK_CUR); /* a shell may have read part of it */
+        if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+            map_regular(STDIN_FILENO, &st, at, v) == 0)
+            (void)lseek(STDIN_FILENO, 0, SEEK_END); /* read, as a read would leave it */
+        else
+            rc = read_pipe(STDIN_FILENO, "<stdin>", v, err);
+    } else if ((rc = open_named(path, &fd, &st, err)) == 0) {
+        if ((uint64_t)st.st_size > AR_FILE_MAX_BYTES)
+            rc = ar_error_set(err, AR_ETOOBIG, path, "'%s' is larger than %zu bytes", path,
+                              (size_t)AR_FILE_MAX_BYTES);
+        else if (map_regular(fd, &st, 0, v) != 0)
+            rc = ar_file_read_fd(fd, path, &v->buf, err);
+        close(fd);
+    }
+    if (rc == 0 && !v->map) {
+        v->data = ar_buf_cstr(&v->buf);
+        v->len = v->buf.len;
+    }
+    if (rc < 0)
+        ar_file_view_close(v);
+    return rc;
+}
+
+void ar_file_view_close(struct ar_file_view *v)
+{
+    if (v->map)
+        munmap(v->map, v->map_len);
+    ar_buf_finish(&v->buf);
+    memset(v, 0, sizeof(*v));
 }

@@ -10,8 +10,9 @@
 
 /*
  * Files agentrun reads on the user's behalf (PRDs, manifests, instructions, prompt
- * templates, schemas, inputs…) are read by the three functions below, and by no other
- * open(): whatever names them, a checkout can have put a link or a FIFO at that name.
+ * templates, schemas, inputs…) are read by the three functions below (or mapped by
+ * ar_file_view_open()), and by no other open(): whatever names them, a checkout can
+ * have put a link or a FIFO at that name.
  *
  *   - only a regular file is read: a FIFO, a device, a socket or a directory is refused
  *     (a FIFO without a writer would block agentrun, /dev/zero would never end);
@@ -45,6 +46,25 @@ int ar_file_open_at(const char *dir, const char *rel, int *fd, struct stat *st,
  * wherever they lead (dotfiles are often links into a dotfiles repository).
  */
 int ar_file_read_own(const char *path, struct ar_buf *out, struct ar_error *err);
+/*
+ * A whole file held for reading: a named file by the rules above (only a regular
+ * file, links kept inside its folder, at most AR_FILE_MAX_BYTES) is mapped, not
+ * copied; standard input ("-") is taken as it is, mapped when it is redirected
+ * from a file, else read (past a MiB into memory offered for huge pages).
+ * `data` is not NUL-terminated. A mapped file that another process truncates
+ * while it is read raises SIGBUS: a caller says so on it.
+ */
+struct ar_file_view {
+    const char *data; /* the bytes */
+    size_t len;
+    void *map; /* the file's mapping, or the memory a long pipe was read into; or NULL */
+    size_t map_len;
+    struct ar_buf buf; /* the bytes read, when not mapped */
+};
+
+/* Opens `path` ("-" means standard input) as a view. Errors as ar_file_read(). */
+int ar_file_view_open(const char *path, struct ar_file_view *v, struct ar_error *err);
+void ar_file_view_close(struct ar_file_view *v);
 
 /* Reads an open descriptor to EOF into `out`; same errors as ar_file_read(). */
 int ar_file_read_fd(int fd, const char *name, struct ar_buf *out, struct ar_error *err);

@@ -1,16 +1,37 @@
 /*
- * Extraction throughput: an 8 MiB model reply (prose, code with braces,
- * citations, the JSON answer at the end) and adversarial inputs that a
- * quadratic scanner would choke on. Prints MB/s per input; the adversarial
- * rows at 1x and 4x size show whether time grows linearly.
+ * Extraction throughput (issue 32: "one speed for every path").
+ *
+ * End to end: `agentrun extract` on replies of 5-8 MiB, process start
+ * included, output to /dev/null: a string-heavy reply (files whose contents
+ * are long strings with escapes) and a record-heavy one (60,000 small objects
+ * with numbers: what a batch or a ranking returns), each fenced in prose and
+ * bare, read from a file and from a pipe, with and without --repair. Each row
+ * gives the best wall time and CPU time of the runs (GB/s of input), the peak
+ * RSS against the input's size and, when valgrind is installed, the
+ * instructions executed (callgrind; steadier than time on a shared machine).
+ * AGENTRUN_BENCH_BASELINE=/path/to/another/agentrun runs that binary
+ * alternately with this one, so a comparison sees the same machine load.
+ *
+ * In the library: the adversarial inputs that a quadratic scanner would choke
+ * on, at 1x and 4x size (time must grow linearly).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json/extract.h"
 #include "util/buf.h"
+
+extern char **environ;
 
 static double now(void)
 {
@@ -19,24 +40,224 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void fill_reply(struct ar_buf *b, size_t size)
+/* ---- the replies ------------------------------------------------------------------------ */
+
+/* Files whose contents are code: long strings, an escape every line or so. */
+static void string_heavy(struct ar_buf *b, size_t size)
 {
-    static const char *const parts[] = {
-        "The function below walks the tree; see [1] and [2] for the background. ",
-        "We keep a map {key -> value} for each node and call it with {placeholder}.\n",
-        "```c\nstatic int walk(struct node *n) {\n    if (!n) { return 0; }\n"
-        "    for (int i = 0; i < n->len; i++) { sum += walk(n->kids[i]); }\n    return sum;\n}\n"
-        "```\n",
-        "In Python: `d = {'a': [1, 2], 'b': {'c': None}}` which is close to JSON but not quite. ",
-        "Arrays like [x, y] and sets {1, 2, 3} appear in prose all the time.\n\n",
-    };
-    size_t k = 0;
-    while (b->len < size - 200)
-        ar_buf_puts(b, parts[k++ % (sizeof(parts) / sizeof(parts[0]))]);
-    ar_buf_puts(
-        b, "\nHere is the result:\n{\"issues\": [{\"file\": \"src/a.c\", \"line\": 3, "
-           "\"severity\": \"high\", \"msg\": \"uses } and { in a string\"}], \"ok\": false}\n");
+    ar_buf_puts(b, "{\"files\": [");
+    for (size_t f = 0; b->len < size - 4096; f++) {
+        ar_buf_printf(b, "%s\n  {\"path\": \"src/mod%zu.c\", \"content\": \"", f ? "," : "", f);
+        for (size_t l = 0; l < 60; l++)
+            ar_buf_printf(b,
+                          "static int step_%zu(struct state *s, const char *name) {\\n    "
+                          "if (!s->ready) return log_error(\\\"not ready: %%s\\\", name);\\n    "
+                          "return s->v[%zu] + 1;\\n}\\n\\n",
+                          l, l);
+        ar_buf_puts(b, "\"}");
+    }
+    ar_buf_puts(b, "\n]}");
 }
+
+/* 60,000 small objects, one a line: what a batch or a ranking returns. */
+static void record_heavy(struct ar_buf *b)
+{
+    ar_buf_puts(b, "[\n");
+    for (size_t k = 0; k < 60000; k++)
+        ar_buf_printf(b,
+                      "%s  {\"id\": %zu, \"rank\": %zu, \"score\": 0.%04zu, \"ok\": %s, "
+                      "\"label\": \"ranked-item-%zu\"}",
+                      k ? ",\n" : "", 100000 + k, k % 97, (k * 7919) % 10000,
+                      k % 3 ? "true" : "false", k);
+    ar_buf_puts(b, "\n]");
+}
+
+static void fenced(struct ar_buf *out, const struct ar_buf *doc)
+{
+    ar_buf_puts(out, "Here is the result. The helper keeps a map {key -> value} per node, and "
+                     "see [1] for why.\n\n```json\n");
+    ar_buf_append(out, doc->data, doc->len);
+    ar_buf_puts(out, "\n```\n\nLet me know if you want the {placeholder} filled in.\n");
+}
+
+/* The path of `name` in `dir` (kept in one of a few static slots). */
+static const char *in_dir(const char *dir, const char *name)
+{
+    static char path[8][512];
+    static int next;
+    char *p = path[next++ % 8];
+    snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+    return p;
+}
+
+/* ---- one run of the binary -------------------------------------------------------------- */
+
+struct sample {
+    double wall, cpu; /* seconds */
+    long maxrss_kib;
+    int status;
+};
+
+/* Runs `bin extract [--repair] [--array] FILE`, or the same with FILE's bytes
+ * written to a pipe on its stdin. The bench holds no input in memory while
+ * it runs one: a child started with vfork counts its parent's pages in its
+ * peak RSS until it execs. */
+static struct sample run_once(const char *bin, const char *path, int use_stdin, int repair,
+                              int array, const char *wrapper)
+{
+    struct sample s = { 0, 0, 0, -1 };
+    const char *argv[12];
+    int argc = 0;
+    if (wrapper) {
+        argv[argc++] = "valgrind";
+        argv[argc++] = "--tool=callgrind";
+        argv[argc++] = "--callgrind-out-file=/dev/null";
+        argv[argc++] = wrapper; /* --log-file=... */
+    }
+    argv[argc++] = bin;
+    argv[argc++] = "extract";
+    if (repair)
+        argv[argc++] = "--repair";
+    if (array)
+        argv[argc++] = "--array";
+    if (!use_stdin)
+        argv[argc++] = path;
+    argv[argc] = NULL;
+
+    int fds[2] = { -1, -1 };
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (use_stdin) {
+        if (pipe(fds) != 0)
+            return s;
+        posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+        posix_spawn_file_actions_addclose(&fa, fds[0]);
+        posix_spawn_file_actions_addclose(&fa, fds[1]);
+    }
+    double t0 = now();
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(rc));
+        exit(1);
+    }
+    if (use_stdin) {
+        static char chunk[1 << 20];
+        close(fds[0]);
+        int in = open(path, O_RDONLY);
+        ssize_t got;
+        while (in >= 0 && (got = read(in, chunk, sizeof(chunk))) > 0)
+            for (ssize_t at = 0; at < got;) {
+                ssize_t n = write(fds[1], chunk + at, (size_t)(got - at));
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0) {
+                    got = 0;
+                    break;
+                }
+                at += n;
+            }
+        if (in >= 0)
+            close(in);
+        close(fds[1]);
+    }
+    int st;
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+        ;
+    s.wall = now() - t0;
+    s.cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+            ru.ru_stime.tv_usec / 1e6;
+    s.maxrss_kib = ru.ru_maxrss;
+    s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return s;
+}
+
+/* Instructions executed by one run, from callgrind's summary; 0 without valgrind. */
+static unsigned long long instructions(const char *bin, const char *path, int use_stdin, int repair,
+                                       int array, const char *dir)
+{
+    char log[600], opt[620];
+    snprintf(log, sizeof(log), "%s/callgrind.log", dir);
+    snprintf(opt, sizeof(opt), "--log-file=%s", log);
+    struct sample s = run_once(bin, path, use_stdin, repair, array, opt);
+    FILE *f = fopen(log, "r");
+    unsigned long long ir = 0;
+    char line[512];
+    while (s.status == 0 && f && fgets(line, sizeof(line), f)) {
+        char *p = strstr(line, "refs:");
+        if (!p)
+            continue;
+        for (p += 5; *p; p++)
+            if (*p >= '0' && *p <= '9')
+                ir = ir * 10 + (unsigned long long)(*p - '0');
+    }
+    if (f)
+        fclose(f);
+    return ir;
+}
+
+static int have_valgrind(void)
+{
+    return getenv("AGENTRUN_BENCH_NO_CALLGRIND") == NULL &&
+           system("valgrind --version >/dev/null 2>&1") == 0;
+}
+
+struct row {
+    const char *name;
+    const char *path;
+    size_t size;
+    int use_stdin, repair, array;
+};
+
+static void report(const char *who, const struct row *r, struct sample best_wall, double best_cpu,
+                   unsigned long long ir)
+{
+    double mb = (double)r->size;
+    printf("%-9s %-34s %5.2f MiB  wall %7.2f ms %5.2f GB/s  cpu %7.2f ms %5.2f GB/s  "
+           "rss %6.1f MiB %4.2fx",
+           who, r->name, mb / (1 << 20), best_wall.wall * 1e3, mb / best_wall.wall / 1e9,
+           best_cpu * 1e3, mb / best_cpu / 1e9, best_wall.maxrss_kib / 1024.0,
+           best_wall.maxrss_kib * 1024.0 / mb);
+    if (ir)
+        printf("  %7.1f M instr %5.2f/byte", ir / 1e6, ir / mb);
+    printf("%s\n", best_wall.status ? "  FAILED" : "");
+}
+
+static void measure_row(const char *bin, const char *base, const struct row *r, int runs,
+                        int callgrind, const char *dir)
+{
+    struct sample bw[2] = { { 1e9, 0, 0, 0 }, { 1e9, 0, 0, 0 } };
+    double bc[2] = { 1e9, 1e9 };
+    long rss[2] = { 0, 0 };
+    const char *bins[2] = { bin, base };
+    for (int k = 0; k < runs; k++) {
+        for (int w = 0; w < (base ? 2 : 1); w++) { /* alternate: the same load for both */
+            struct sample s = run_once(bins[w], r->path, r->use_stdin, r->repair, r->array, NULL);
+            if (s.status)
+                bw[w].status = s.status;
+            if (s.wall < bw[w].wall) {
+                int status = bw[w].status;
+                bw[w] = s;
+                bw[w].status = status;
+            }
+            if (s.cpu < bc[w])
+                bc[w] = s.cpu;
+            if (s.maxrss_kib > rss[w])
+                rss[w] = s.maxrss_kib;
+        }
+    }
+    for (int w = 0; w < (base ? 2 : 1); w++) {
+        bw[w].maxrss_kib = rss[w];
+        unsigned long long ir =
+            callgrind ? instructions(bins[w], r->path, r->use_stdin, r->repair, r->array, dir) : 0;
+        report(w ? "baseline" : "agentrun", r, bw[w], bc[w], ir);
+    }
+}
+
+/* ---- the library on adversarial inputs -------------------------------------------------- */
 
 static void repeat(struct ar_buf *b, const char *unit, size_t size)
 {
@@ -54,10 +275,10 @@ static void deep(struct ar_buf *b, size_t size)
         ar_buf_putc(b, ']');
 }
 
-static void measure(const char *name, const struct ar_buf *b, unsigned flags, int iters)
+static void measure_lib(const char *name, const struct ar_buf *b, unsigned flags, int iters)
 {
     struct ar_extract_options o = AR_EXTRACT_OPTIONS_INIT;
-    o.flags = flags;
+    o.flags = flags | AR_EXTRACT_TEXT_ONLY;
     int rc = 0;
     double best = 1e9;
     for (int i = 0; i < iters; i++) {
@@ -69,46 +290,121 @@ static void measure(const char *name, const struct ar_buf *b, unsigned flags, in
         if (dt < best)
             best = dt;
     }
-    printf("%-44s %8.2f MiB %9.3f ms %9.0f MB/s  rc=%d\n", name, (double)b->len / (1 << 20),
-           best * 1e3, (double)b->len / best / 1e6, rc);
+    printf("library   %-44s %8.2f MiB %9.3f ms %9.0f MB/s  rc=%d\n", name,
+           (double)b->len / (1 << 20), best * 1e3, (double)b->len / best / 1e6, rc);
+}
+
+static void adversarial(void)
+{
+    /* What a quadratic scanner or repair would choke on: a unit repeated to a
+     * size (0: the nesting), at 1x and 4x. */
+    static const struct {
+        const char *unit, *name;
+        size_t size;
+        unsigned flags;
+    } rows[] = {
+        { "{\"a\":", "100,000 unclosed {\"a\":", 500000, 0 },
+        { "{\"a\":", "100,000 unclosed {\"a\": --repair", 500000, AR_EXTRACT_REPAIR },
+        { "{\"k\": [1, 2, \"}\", 3], \"v\": 1 oops ", "2 MiB of { failing late", 2u << 20, 0 },
+        { "{\"k\": [1, 2, \"}\", 3], \"v\": 1 oops ", "2 MiB of { failing late --repair", 2u << 20,
+          AR_EXTRACT_REPAIR },
+        { "{\"a\":1]", "2 MiB of {\"a\":1] --repair", 2u << 20, AR_EXTRACT_REPAIR },
+        { "{\"a\": 1}, \"b\": 2} ", "2 MiB of members after close --repair", 2u << 20,
+          AR_EXTRACT_REPAIR },
+        { "{}", "2 MiB of {} (values to name)", 2u << 20, 0 },
+        { "{", "2 MiB of { --repair", 2u << 20, AR_EXTRACT_REPAIR },
+        { "```\n{\n", "2 MiB of fences --repair", 2u << 20, AR_EXTRACT_REPAIR },
+        { NULL, "2 MiB nesting [[[...]]]", 2u << 20, 0 },
+    };
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    for (size_t scale = 1; scale <= 4; scale *= 4)
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            char name[80];
+            ar_buf_reset(&b);
+            if (rows[i].unit)
+                repeat(&b, rows[i].unit, rows[i].size * scale);
+            else
+                deep(&b, rows[i].size * scale);
+            snprintf(name, sizeof(name), "%zux%s", scale, rows[i].name);
+            measure_lib(name, &b, rows[i].flags, 5);
+        }
+    ar_buf_finish(&b);
 }
 
 int main(void)
 {
-    const size_t mib = 1 << 20;
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-
-    fill_reply(&b, 8 * mib);
-    measure("8 MiB reply, JSON at the end", &b, 0, 20);
-    measure("8 MiB reply, JSON at the end, --repair", &b, AR_EXTRACT_REPAIR, 20);
-
-    for (size_t scale = 1; scale <= 4; scale *= 4) {
-        char name[64];
-        ar_buf_reset(&b);
-        repeat(&b, "{\"a\":", 100000 * 5 * scale);
-        snprintf(name, sizeof(name), "%zux100,000 unclosed {\"a\":", scale);
-        measure(name, &b, 0, 5);
-        snprintf(name, sizeof(name), "%zux100,000 unclosed {\"a\": --repair", scale);
-        measure(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "{\"k\": [1, 2, \"}\", 3], \"v\": 1 oops ", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of { failing late", scale);
-        measure(name, &b, 0, 5);
-        snprintf(name, sizeof(name), "%zux2 MiB of { failing late --repair", scale);
-        measure(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        repeat(&b, "{", 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB of {", scale);
-        measure(name, &b, AR_EXTRACT_REPAIR, 5);
-
-        ar_buf_reset(&b);
-        deep(&b, 2 * mib * scale);
-        snprintf(name, sizeof(name), "%zux2 MiB nesting [[[...]]]", scale);
-        measure(name, &b, 0, 5);
+    const char *bin = getenv("AGENTRUN");
+    const char *base = getenv("AGENTRUN_BENCH_BASELINE");
+    if (!bin || !*bin)
+        bin = AR_AGENTRUN_EXE;
+    if (base && !*base)
+        base = NULL;
+    signal(SIGPIPE, SIG_IGN);
+    char dir[] = "/tmp/agentrun-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
     }
-    ar_buf_finish(&b);
+    /* The inputs are written to files by a child: the bench's own peak RSS,
+     * which a child started with vfork counts until it execs, stays small. */
+    static const char *const names[] = { "string-heavy fenced", "string-heavy bare",
+                                         "record-heavy fenced", "record-heavy bare" };
+    const char *paths[4];
+    size_t sizes[4];
+    for (int i = 0; i < 4; i++) {
+        char file[64];
+        snprintf(file, sizeof(file), "in%d.txt", i);
+        paths[i] = in_dir(dir, file);
+    }
+    pid_t gen = fork();
+    if (gen == 0) {
+        for (int i = 0; i < 4; i++) {
+            struct ar_buf doc, reply;
+            ar_buf_init(&doc, AR_BUF_UNLIMITED);
+            ar_buf_init(&reply, AR_BUF_UNLIMITED);
+            if (i < 2)
+                string_heavy(&doc, 8u << 20);
+            else
+                record_heavy(&doc);
+            if (i % 2 == 0)
+                fenced(&reply, &doc);
+            FILE *f = fopen(paths[i], "wb");
+            const struct ar_buf *b = i % 2 == 0 ? &reply : &doc;
+            if (!f || fwrite(b->data, 1, b->len, f) != b->len || fclose(f) != 0)
+                _exit(1);
+            ar_buf_finish(&doc);
+            ar_buf_finish(&reply);
+        }
+        _exit(0);
+    }
+    int gst;
+    if (gen < 0 || waitpid(gen, &gst, 0) != gen || gst != 0) {
+        fprintf(stderr, "cannot write the inputs\n");
+        return 1;
+    }
+    for (int i = 0; i < 4; i++) {
+        struct stat st;
+        sizes[i] = stat(paths[i], &st) == 0 ? (size_t)st.st_size : 1;
+    }
+    int callgrind = have_valgrind();
+    printf("agentrun extract, process start included, output to /dev/null; best of 7 runs%s\n",
+           base ? ", alternating with the baseline" : "");
+    for (int i = 0; i < 4; i++) {
+        for (int use_stdin = 0; use_stdin <= 1; use_stdin++)
+            for (int repair = 0; repair <= 1; repair++) {
+                char name[96];
+                snprintf(name, sizeof(name), "%s, %s%s", names[i], use_stdin ? "stdin" : "file",
+                         repair ? ", --repair" : "");
+                struct row r = { name, paths[i], sizes[i], use_stdin, repair, i >= 2 };
+                measure_row(bin, base, &r, 7, callgrind, dir);
+            }
+        unlink(paths[i]);
+    }
+    char log[600];
+    snprintf(log, sizeof(log), "%s/callgrind.log", dir);
+    unlink(log);
+    rmdir(dir);
+    adversarial();
     return 0;
 }

@@ -108,7 +108,10 @@ class ExtractJson(unittest.TestCase):
     def test_array_and_any(self):
         text = 'see {"a": 1} and [1, 2]'
         self.assertEqual(run("--array", stdin=text), (0, "[1,2]\n", ""))
-        self.assertEqual(run("--any", stdin="[3] " + text), (0, "[3]\n", ""))
+        # The object after it is left out, and named; the inline "[1, 2]" is prose.
+        self.assertEqual(run("--any", stdin="[3] " + text),
+                         (0, "[3]\n", "agentrun: warning: left out 1 more JSON value of the "
+                                      "text (it starts at byte 8)\n"))
         rc, out, err = run("--array", stdin='{"a": [1]}')
         self.assertEqual((rc, out, err), (3, "", "agentrun: error: no JSON array found\n"))
 
@@ -150,7 +153,8 @@ class ExtractJson(unittest.TestCase):
         schema = self.tmp.write("s.json", '{"type": "object", "required": ["n"],'
                                           ' "properties": {"n": {"type": "integer"}}}')
         self.assertEqual(run("--schema", schema, stdin='{"n": "3"} {"n": 3}'),
-                         (0, '{"n":3}\n', ""))
+                         (0, '{"n":3}\n', "agentrun: warning: left out 1 more JSON value of "
+                                          "the text (it starts at byte 0)\n"))
 
     def test_schema_violations_exit_3(self):
         schema = self.tmp.write("s.json", '{"type": "object", "properties": {"issues": '
@@ -172,6 +176,71 @@ class ExtractJson(unittest.TestCase):
 
     def test_empty_input(self):
         self.assertEqual(run(stdin=b"")[0], 3)
+
+
+class ExtractNeverSilent(unittest.TestCase):
+    """docs/extract.md, "More than one value": what the answer leaves out is named."""
+
+    def setUp(self):
+        self.tmp = TempFiles()
+
+    def tearDown(self):
+        self.tmp.dir.cleanup()
+
+    def test_other_values_are_named_with_count_and_byte(self):
+        text = '{"id": 1}, {"id": 2}, {"id": 3}'
+        for flags in ([], ["--repair"]):
+            self.assertEqual(run(*flags, stdin=text),
+                             (0, '{"id":1}\n', "agentrun: warning: left out 2 more JSON values "
+                                               "of the text (the first at byte 11)\n"))
+        self.assertEqual(run("-q", stdin=text), (0, '{"id":1}\n', ""))
+        self.assertEqual(run("--all", stdin=text), (0, '{"id":1}\n{"id":2}\n{"id":3}\n', ""))
+
+    def test_all_names_the_values_it_could_not_print(self):
+        rc, out, err = run("--all", stdin='{"a": 1} {"b": 2 oops} {"c": 3}')
+        self.assertEqual((rc, out), (0, '{"a":1}\n{"c":3}\n'))
+        self.assertEqual(err, "agentrun: warning: left out 1 JSON value that did not parse, "
+                              "the first at byte 9\n")
+
+    def test_members_after_the_close_exit_3_or_merge_with_repair(self):
+        text = '{"name": "x"}, "size": 3}'
+        rc, out, err = run(stdin=text)
+        self.assertEqual((rc, out), (3, ""))
+        self.assertEqual(err, "agentrun: error: the JSON object at byte 0 closes at byte 12, "
+                              "before its members at byte 15; --repair finds one "
+                              "(members_after_close)\n")
+        self.assertEqual(run("--repair", stdin=text), (0, '{"name":"x","size":3}\n', ""))
+        self.assertEqual(run("--repair", "-v", stdin=text)[2],
+                         "agentrun: repaired: members_after_close (1 member from byte 15)\n")
+
+    def test_a_bracket_repair_that_would_drop_data_exits_3_with_the_byte(self):
+        rc, out, err = run("--repair", "--array", stdin="[1, 2}, 3]")
+        self.assertEqual((rc, out), (3, ""))
+        self.assertIn("repairing its brackets would drop what follows at byte 6", err)
+        # Where nothing is lost, the same fix is made and named.
+        self.assertEqual(run("--repair", "--array", "-v", stdin='[{"id": 1}}, {"id": 2}]'),
+                         (0, '[{"id":1},{"id":2}]\n', "agentrun: repaired: brackets\n"))
+        self.assertEqual(run("--repair", stdin='{"xs": [1, 2}, "ys": [3]}'),
+                         (0, '{"xs":[1,2],"ys":[3]}\n', ""))
+
+    def test_prose_braces_never_beat_a_valid_5_mb_document(self):
+        items = ", ".join('{"id": %d, "score": 0.%03d}' % (k, k % 1000) for k in range(200000))
+        doc = '{"items": [' + items + ']}'
+        self.assertGreater(len(doc), 5 << 20)
+        text = "The reply uses braces { like } these.\n\n" + doc + "\n"
+        want = doc.replace(" ", "") + "\n"
+        path = self.tmp.write("reply.txt", text)
+        for flags in ([], ["--repair"]):
+            self.assertEqual(run(*flags, path), (0, want, ""), flags)
+            self.assertEqual(run(*flags, stdin=text), (0, want, ""), flags)
+
+    def test_stdin_from_a_file_starts_where_the_shell_left_it(self):
+        path = self.tmp.write("two.txt", 'skip {"a": 1}\nread {"b": 2}\n')
+        with open(path, "rb", buffering=0) as f:
+            os.lseek(f.fileno(), len('skip {"a": 1}\n'), os.SEEK_SET)
+            p = subprocess.run([AGENTRUN, "extract"], stdin=f, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b'{"b":2}\n', b""))
 
 
 class ExtractMarkdown(unittest.TestCase):

@@ -84,6 +84,26 @@ class RunPipeline(unittest.TestCase):
         self.assertIn("trailing_comma", r["local_fixes"])
         self.assertEqual(len(self.sb.calls()), 1)
 
+    def test_values_left_out_and_members_merged_are_named_with_count_and_byte(self):
+        answer = ('{"passed": true, "issues": []}\n\nOr, stricter:\n'
+                  '{"passed": false, "issues": []}')
+        self.sb.answers("codex", [answer])
+        p = self.run_json()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = result(p)
+        self.assertEqual(r["json"], {"passed": True, "issues": []})
+        self.assertEqual(r["repair"], "none")  # still the model's own bytes
+        self.assertEqual(r["local_fixes"], ["extra_values"])
+        self.assertEqual(r["fix_details"], [{"fix": "extra_values", "count": 1, "byte": 46}])
+        self.sb.answers("codex", ['{"passed": true}, "issues": []}'])
+        r = result(self.run_json())
+        self.assertEqual(r["json"], {"passed": True, "issues": []})
+        self.assertEqual(r["repair"], "local")
+        self.assertEqual(r["local_fixes"], ["members_after_close"])
+        self.assertEqual(r["fix_details"],
+                         [{"fix": "members_after_close", "count": 1, "byte": 18}])
+        self.assertEqual(len(self.sb.calls()), 2)
+
     def test_no_local_repair_sends_the_trailing_comma_to_the_repair_call(self):
         self.sb.answers("codex", ['{"passed": true, "issues": [],}', '{"passed": true, "issues": []}'])
         p = self.run_json("--no-local-repair")

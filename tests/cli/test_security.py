@@ -103,6 +103,7 @@ class ReadsTest(unittest.TestCase):
              ["review", "--instructions", "cfg/rules.md", "change.diff"]),
             ("extract --schema", "cfg/schema.json", ["extract", "--schema", "cfg/schema.json",
                                                      "change.diff"]),
+            ("extract FILE", "cfg/reply.md", ["extract", "cfg/reply.md"]),
             ("batch schema", "cfg/schema.json", ["batch", "jobs.jsonl"]),
             ("--prices", "cfg/prices.json", ["run", "--prices", "cfg/prices.json", "hi"]),
         ]

@@ -2,8 +2,8 @@
 (issues 4 and 5): the text, tokens, session and cost agentrun reports equal what the
 mock scripted and the CLI computed (or the price table, where the CLI has none); fenced
 JSON; a template's contract with one repair call; a file written by a tool call; every
-API failure classified; an idle stream ended with nothing of the run left behind; a
-2 MiB answer and a 1 MiB prompt whole."""
+API failure classified; an idle stream and an interrupted one ended with nothing of the
+run left behind, a slow ~/.bashrc included; a 2 MiB answer and a 1 MiB prompt whole."""
 import hashlib
 import json
 import os
@@ -283,6 +283,27 @@ class Base:
         self.assertEqual(left, [])
 
     def test_sigint_mid_stream_is_interrupted_and_leaves_nothing(self):
+        self.interrupt_mid_stream()
+
+    def test_a_slow_bashrc_leaves_nothing_behind(self):
+        # codex sources ~/.bashrc when it starts, in a `bash -lc` of a session of its own
+        # (its shell snapshot): a slow one is still running when the answer is complete or
+        # the run is interrupted. Neither may leave it, nor what it started, behind.
+        ran = os.path.join(self.root.home, "bashrc-ran")
+        with open(os.path.join(self.root.home, ".bashrc"), "w") as f:
+            f.write('echo $$ >> "$HOME/bashrc-ran"\nsleep 120\n')
+        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "Done."}]},
+                                   *self.model_args)
+        self.assert_ok(p, doc)
+        if self.cli == "codex":
+            # The case this pins: the snapshot's shell ran (and was still sleeping).
+            self.assertTrue(os.path.exists(ran), "codex no longer sources ~/.bashrc")
+        self.assertEqual(harness.leftover_processes(self.root), [])
+        self.interrupt_mid_stream()
+
+    def interrupt_mid_stream(self):
+        """SIGINT to agentrun while the model's answer hangs mid-stream: exit 130, a
+        RunResult that says interrupted, and nothing of the run left."""
         self.mock.set_script({self.cli: [{"kind": "hang", "text": "partial answer"}]})
         self.seen = len(self.mock.requests())
         out_path = os.path.join(self.root.root, "out.json")

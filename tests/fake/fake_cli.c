@@ -14,7 +14,9 @@
  *   FAKE_CLI_IGNORE_TERM=1     ignore SIGTERM
  *   FAKE_CLI_GRANDCHILD=keep-pipes|ignore-term   fork FAKE_CLI_GRANDCHILDREN (default 1)
  *                              children that sleep holding stdout/stderr (ignore-term: and
- *                              ignore SIGTERM); their pids are appended to FAKE_CLI_PIDFILE
+ *                              ignore SIGTERM); their pids are appended to FAKE_CLI_PIDFILE;
+ *                              setsid|daemon[+ignore-term]: ones that leave the group, in a
+ *                              session of their own (daemon: orphaned at once, too)
  *   FAKE_CLI_WRITE_FILES="a.txt=text;dir/b=text"  write files (relative to the cwd)
  *   FAKE_CLI_WRITE_FROM_STDIN=1  write the files the prompt names: each of its lines
  *                              "WRITE a.txt=text" as FAKE_CLI_WRITE_FILES would
@@ -48,7 +50,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -296,11 +302,83 @@ static void log_call(const char *path, int argc, char **argv, const struct bytes
     free(b.p);
 }
 
+/* A grandchild's life: close what was asked, then sleep until a signal ends it. */
+static void linger(int escaped)
+{
+    if (escaped) {
+        /* A daemon's manners: nothing of the call held open, so only a kill ends it. */
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3 && null >= 0; fd++)
+            dup2(null, fd);
+    }
+    for (;;)
+        pause();
+}
+
+/*
+ * Forks one grandchild as mode says and returns its pid once it is where it was
+ * going (after its setsid()), so a test cannot kill it before it escaped:
+ *   stay      in the group, holding stdout and stderr
+ *   setsid    a session of its own (codex's shell snapshot), its parent the leader
+ *   daemon    a session of its own under a middle child that exits at once, so
+ *             its parent is init, or the nearest subreaper
+ */
+static pid_t grandchild(const char *how)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        die("pipe");
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        close(p[0]);
+        int daemon = strcmp(how, "daemon") == 0;
+        if (daemon && fork() != 0)
+            _exit(0); /* the middle child (or a failed fork: the read below sees EOF) */
+        if (strcmp(how, "stay") != 0) {
+            setsid();
+#ifdef PR_SET_NAME
+            /* A name that reads as a dead orphan to a parser that takes the first ')':
+             * /proc/PID/stat is "PID (x) Z 1 1 1 0) S PPID …". */
+            prctl(PR_SET_NAME, "x) Z 1 1 1 0");
+#endif
+        }
+        pid_t me = getpid();
+        write_all(p[1], &me, sizeof(me));
+        close(p[1]);
+        linger(strcmp(how, "stay") != 0);
+    }
+    close(p[1]);
+    pid_t got = 0;
+    ssize_t n;
+    while ((n = read(p[0], &got, sizeof(got))) < 0 && errno == EINTR)
+        ;
+    close(p[0]);
+    if (strcmp(how, "daemon") == 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    if (n != (ssize_t)sizeof(got))
+        die("grandchild");
+    return got;
+}
+
+/* mode: keep-pipes, setsid or daemon, each optionally with "+ignore-term" (or ignore-term
+ * alone, which keeps the pipes). */
 static void grandchildren(const char *mode)
 {
     /* mode lives in opt()'s buffer: decide before the next opt() call. */
-    int ignore = strcmp(mode, "ignore-term") == 0;
-    if (!ignore && strcmp(mode, "keep-pipes") != 0) {
+    char how[32];
+    snprintf(how, sizeof(how), "%s", mode);
+    char *plus = strchr(how, '+');
+    int ignore = strcmp(how, "ignore-term") == 0 || (plus && strcmp(plus, "+ignore-term") == 0);
+    if (plus)
+        *plus = '\0';
+    if (strcmp(how, "ignore-term") == 0 || strcmp(how, "keep-pipes") == 0)
+        snprintf(how, sizeof(how), "stay");
+    else if (strcmp(how, "setsid") != 0 && strcmp(how, "daemon") != 0)
+        ignore = -1;
+    if (ignore < 0 || (plus && !ignore)) {
         fprintf(stderr, "fake_cli: unknown FAKE_CLI_GRANDCHILD '%s'\n", mode);
         exit(98);
     }
@@ -313,14 +391,7 @@ static void grandchildren(const char *mode)
         memset(&sa, 0, sizeof(sa));
         sa.sa_handler = ignore ? SIG_IGN : SIG_DFL;
         sigaction(SIGTERM, &sa, &old);
-        pid_t pid = fork();
-        if (pid < 0)
-            die("fork");
-        if (pid == 0) {
-            /* Holds the inherited stdout and stderr until killed. */
-            for (;;)
-                pause();
-        }
+        pid_t pid = grandchild(how);
         sigaction(SIGTERM, &old, NULL);
         if (pidfile) {
             int fd = open(pidfile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

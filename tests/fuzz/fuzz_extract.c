@@ -1,12 +1,23 @@
 /*
  * libFuzzer target for src/json: extraction (every kind, with and without
- * repair, first and all), repair on its own, markdown blocks and sections.
- * Besides the sanitizers it checks invariants: spans lie inside the input,
- * repair leaves valid JSON untouched, and, for every kind and with or without
- * repair: exit 0 => the printed text parses (strictly, with agentrun's own
- * parser and with jansson where jansson can hold the value), and when the
- * whole input is one valid JSON object or array, extraction finds it and
- * prints exactly its bytes minus the whitespace between tokens, with no fix.
+ * repair, first and all, with and without a jansson value), repair on its
+ * own, compaction, markdown blocks and sections. Besides the sanitizers it
+ * checks invariants: spans lie inside the input, repair leaves valid JSON
+ * untouched, and, for every kind and with or without repair:
+ *   - exit 0 => the printed text parses (strictly, with agentrun's own parser
+ *     and with jansson where jansson can hold the value);
+ *   - exit 0 with no fix named but notes (extra_values) => the output is the
+ *     text's own bytes minus the whitespace between tokens;
+ *   - a value that parses as it is beats a repaired one: when the strict
+ *     search finds an object, --repair finds the same answer, with the same
+ *     fixes (none but the notes);
+ *   - never silent: a strict object answer with no extra_values named is the
+ *     only object the text holds, and no members follow its close;
+ *   - the span printed piece by piece (text-only) is the same as the text
+ *     of the full document;
+ *   - when the whole input is one valid JSON object or array, extraction finds
+ *     it and prints exactly its bytes minus the whitespace between tokens, with
+ *     no fix.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -60,14 +71,35 @@ static char *valid_compact(const char *text, size_t size, int *kind)
     return t;
 }
 
+/* The compact text of valid JSON s[0..n), fed in pieces cut where `cuts` says. */
+static char *compact_in_pieces(const char *s, size_t n, const uint8_t *cuts, size_t ncuts)
+{
+    struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    size_t at = 0;
+    for (size_t k = 0; at < n; k++) {
+        size_t piece = ncuts ? (size_t)cuts[k % ncuts] % 17 + 1 : n;
+        if (piece > n - at)
+            piece = n - at;
+        if (ar_json_compact(&st, s + at, piece, &b) != 0)
+            abort();
+        at += piece;
+    }
+    return ar_buf_detach(&b, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
     static const int wants[] = { AR_JSON_OBJECT, AR_JSON_ARRAY, AR_JSON_ANY };
     int kind = 0;
+    size_t len_all = size;
     char *whole = valid_compact(text, size, &kind);
 
     for (size_t w = 0; w < 3; w++) {
+        struct ar_extract_result strict = AR_EXTRACT_RESULT_INIT;
+        int strict_rc = -1;
         for (unsigned flags = 0; flags <= AR_EXTRACT_REPAIR; flags += AR_EXTRACT_REPAIR) {
             struct ar_extract_options o = { wants[w], flags, NULL, NULL };
             struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
@@ -89,8 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
                     json_decref(j);
                 }
-                /* No fix named: the answer is the text's own bytes. */
-                if (!r.fixes) {
+                /* No fix named but notes: the answer is the text's own bytes. */
+                if (!(r.fixes & ~(unsigned)AR_FIX_NOTES)) {
                     if (ar_json_doc_parse(&back, text + r.start, r.end - r.start, NULL) != 0 ||
                         strcmp(back.text, r.doc.text) != 0)
                         abort();
@@ -104,6 +136,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
                 ar_json_doc_finish(&back);
                 ar_buf_finish(&b);
+                /* Text only: the same answer, printed from its span when it is the
+                 * text's own bytes, piece by piece. */
+                struct ar_extract_options to = o;
+                struct ar_extract_result t = AR_EXTRACT_RESULT_INIT;
+                to.flags |= AR_EXTRACT_TEXT_ONLY;
+                if (ar_json_extract(text, size, &to, &t, NULL) != 0 || t.start != r.start ||
+                    t.end != r.end || t.fixes != r.fixes || t.value)
+                    abort();
+                char *printed = t.doc.text ? strdup(t.doc.text)
+                                           : compact_in_pieces(text + t.start, t.end - t.start,
+                                                               data, size < 8 ? size : 8);
+                if (strcmp(printed, r.doc.text) != 0)
+                    abort();
+                if (t.compact && (t.doc.text || t.end - t.start != r.doc.len ||
+                                  memcmp(text + t.start, r.doc.text, r.doc.len) != 0))
+                    abort();
+                free(printed);
+                ar_extract_result_finish(&t);
+                if (!flags && wants[w] == AR_JSON_OBJECT) {
+                    /* Never silent: nothing else the text holds goes unnamed. */
+                    if (ar_json_members_follow(text, r.end, size) != SIZE_MAX)
+                        abort();
+                    if (!(r.fixes & AR_FIX_EXTRA_VALUES) &&
+                        ar_json_extract_all(text, size, &o, count_each, &len_all, NULL, NULL) > 1)
+                        abort();
+                }
             } else if (err.code == 0) {
                 abort();
             }
@@ -111,12 +169,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (whole && (kind & wants[w]) &&
                 (rc != 0 || r.fixes || strcmp(r.doc.text, whole) != 0))
                 abort();
+            /* A value that parses as it is beats a repaired one. */
+            if (!flags) {
+                strict_rc = rc;
+                if (rc == 0) {
+                    strict = r;
+                    memset(&r, 0, sizeof(r));
+                }
+            } else if (strict_rc == 0 && text[strict.start] == '{' &&
+                       (rc != 0 || r.start != strict.start || r.end != strict.end ||
+                        r.fixes != strict.fixes || strcmp(r.doc.text, strict.doc.text) != 0)) {
+                abort();
+            }
             ar_extract_result_finish(&r);
             size_t len = size;
-            ar_json_extract_all(text, size, &o, count_each, &len, NULL);
+            ar_json_extract_all(text, size, &o, count_each, &len, NULL, NULL);
         }
+        ar_extract_result_finish(&strict);
     }
-    free(whole);
     struct ar_extract_options ro = { AR_JSON_OBJECT, AR_EXTRACT_REPAIR, reject_all, NULL };
     struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
     if (ar_json_extract(text, size, &ro, &r, NULL) == 0 && r.accepted)
@@ -133,6 +203,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (rrc || fixes || out.len != size || memcmp(out.data, text, size)))
         abort();
     ar_buf_finish(&out);
+    /* Compaction in pieces is compaction whole. */
+    if (whole) {
+        size_t at = 0;
+        while (at < size && strchr(" \t\r\n", text[at]) && text[at])
+            at++;
+        size_t end = size;
+        while (end > at && strchr(" \t\r\n", text[end - 1]) && text[end - 1])
+            end--;
+        char *pieces = compact_in_pieces(text + at, end - at, data, size < 8 ? size : 8);
+        if (strcmp(pieces, whole) != 0)
+            abort();
+        free(pieces);
+    }
+    free(whole);
 
     size_t len = size;
     ar_md_blocks_each(text, size, walk_block, &len);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json/doc.h"
+#include "json/scan.h"
 #include "json/dump.h"
 
 /* Valid documents and their compact text: whitespace between tokens goes,
@@ -134,6 +135,65 @@ static void test_doc_depth_is_bounded(void **state)
     free(t);
 }
 
+/* The compact text comes out the same however the value is cut into pieces:
+ * strings with escaped quotes, spaces in and out of strings, runs long enough
+ * for the block-wise paths, a cut after a backslash. */
+static void test_compact_in_any_pieces(void **state)
+{
+    static const char *const docs[] = {
+        "{ \"a b\" : [ 1 , 2 ] ,\n  \"q\\\"x\\\\\" : \"  spaces  inside  \" }",
+        "[\n    {\"id\": 1, \"text\": \"a long string with \\\" quotes \\\\ and spaces in it\"},\n"
+        "    {\"id\": 2,\t\"ok\": true , \"none\" : null}\r\n]",
+        "{\"k\":\"\\u00e9\\n\",\"v\":[[],{},\"}{][\"]}",
+    };
+    for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+        struct ar_json_doc doc;
+        size_t n = strlen(docs[d]);
+        assert_int_equal(ar_json_doc_parse(&doc, docs[d], n, NULL), 0);
+        for (size_t piece = 1; piece <= n; piece++) {
+            struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
+            struct ar_buf b;
+            ar_buf_init(&b, AR_BUF_UNLIMITED);
+            for (size_t at = 0; at < n; at += piece)
+                assert_int_equal(
+                    ar_json_compact(&st, docs[d] + at, n - at < piece ? n - at : piece, &b), 0);
+            if (strcmp(ar_buf_cstr(&b), doc.text) != 0)
+                fail_msg("doc %zu in pieces of %zu: '%s', want '%s'", d, piece, ar_buf_cstr(&b),
+                         doc.text);
+            ar_buf_finish(&b);
+        }
+        ar_json_doc_finish(&doc);
+    }
+}
+
+/* What the recognizer says of a value whose syntax is whole but that is not
+ * JSON agentrun accepts: where it ends, and why it is refused. */
+static void test_scan_whole_but_invalid(void **state)
+{
+    static const struct {
+        const char *in;
+        const char *why;
+    } cases[] = {
+        { "[\"\xff\", 1] x", "invalid UTF-8 in a string" },
+        { "[\"\\ud800\", 1] x", "lone high surrogate escape" },
+        { "{\"\\udc00\": 1} x", "lone low surrogate escape" },
+    };
+    struct ar_json_scanner sc;
+    ar_json_scanner_init(&sc, AR_KIND_OBJECT, 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t stop, n = strlen(cases[i].in);
+        assert_int_equal(ar_json_scan(&sc, cases[i].in, 0, n, &stop), AR_SCAN_INVALID);
+        assert_int_equal(stop, n - 2);
+        assert_string_equal(sc.why, cases[i].why);
+    }
+    /* A raw newline in a string fails inside the string. */
+    size_t stop;
+    assert_int_equal(ar_json_scan(&sc, "{\"a\": \"x\ny\"}", 0, 12, &stop), AR_SCAN_FAIL);
+    assert_int_equal(stop, 8);
+    assert_true(sc.fail_in_string);
+    ar_json_scanner_finish(&sc);
+}
+
 static int cmp(const char *a, const char *b)
 {
     return ar_json_number_cmp(a, strlen(a), b, strlen(b));
@@ -205,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_doc_invalid_is_refused_with_a_position),
         cmocka_unit_test(test_doc_values_and_lexemes),
         cmocka_unit_test(test_doc_depth_is_bounded),
+        cmocka_unit_test(test_compact_in_any_pieces),
+        cmocka_unit_test(test_scan_whole_but_invalid),
         cmocka_unit_test(test_number_cmp_is_exact),
         cmocka_unit_test(test_number_integral),
         cmocka_unit_test(test_dump_raw_and_indent),

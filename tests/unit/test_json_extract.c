@@ -13,7 +13,8 @@
 #include "util/buf.h"
 
 /* `expect` is the compact JSON wanted, or NULL when nothing may be found;
- * `code` is then the error. len 0 means strlen(text). */
+ * `code` is then the error. len 0 means strlen(text). `extra`: the other
+ * values the answer names (extra_values), and where the first starts. */
 struct extract_case {
     const char *name;
     const char *text;
@@ -22,6 +23,7 @@ struct extract_case {
     unsigned flags;
     const char *expect;
     int code;
+    size_t extra, extra_at;
 };
 
 static char *dump(const json_t *v)
@@ -33,102 +35,107 @@ static char *dump(const json_t *v)
 }
 
 static const struct extract_case cases[] = {
-    { "bare", "{\"a\":1}", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
+    { "bare", "{\"a\":1}", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0, 0, 0 },
     { "after explanatory text", "Sure! Here is the result:\n{\"ok\": true}", 0, AR_JSON_OBJECT, 0,
-      "{\"ok\":true}", 0 },
+      "{\"ok\":true}", 0, 0, 0 },
     { "before trailing text", "{\"ok\": true}\n\nLet me know if you need more.", 0, AR_JSON_OBJECT,
-      0, "{\"ok\":true}", 0 },
+      0, "{\"ok\":true}", 0, 0, 0 },
     { "nested objects", "x {\"a\": {\"b\": {\"c\": [1, {\"d\": null}]}}} y", 0, AR_JSON_OBJECT, 0,
-      "{\"a\":{\"b\":{\"c\":[1,{\"d\":null}]}}}", 0 },
-    { "json fence", "Result:\n```json\n{\"a\": 1}\n```\n", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
-    { "plain fence", "Result:\n```\n{\"a\": 1}\n```\n", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
+      "{\"a\":{\"b\":{\"c\":[1,{\"d\":null}]}}}", 0, 0, 0 },
+    { "json fence", "Result:\n```json\n{\"a\": 1}\n```\n", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0, 0,
+      0 },
+    { "plain fence", "Result:\n```\n{\"a\": 1}\n```\n", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0, 0,
+      0 },
     { "fence wins over earlier prose", "try {\"draft\": 1} or\n```json\n{\"final\": 2}\n```", 0,
-      AR_JSON_OBJECT, 0, "{\"final\":2}", 0 },
+      AR_JSON_OBJECT, 0, "{\"final\":2}", 0, 1, 4 },
     { "tilde fence, long, JSON5 label", "~~~~JSON5\n{\"a\": 1}\n~~~~\n", 0, AR_JSON_OBJECT, 0,
-      "{\"a\":1}", 0 },
+      "{\"a\":1}", 0, 0, 0 },
     { "fence closes only with a long enough run", "````json\n{\"s\": 1}\n```\n{\"t\": 2}\n````\n",
-      0, AR_JSON_OBJECT, 0, "{\"s\":1}", 0 },
-    { "no JSON", "Nothing to see here.", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
-    { "empty input", "", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
+      0, AR_JSON_OBJECT, 0, "{\"s\":1}", 0, 1, 22 },
+    { "no JSON", "Nothing to see here.", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON, 0, 0 },
+    { "empty input", "", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON, 0, 0 },
     { "incomplete braces are truncation", "Here: {\"a\": {\"b\": 1}", 0, AR_JSON_OBJECT, 0, NULL,
-      AR_ETRUNCATED },
-    { "stray closing braces", "}}} ]] no json {{ x }}", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
+      AR_ETRUNCATED, 0, 0 },
+    { "stray closing braces", "}}} ]] no json {{ x }}", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON, 0,
+      0 },
     { "braces inside strings", "{\"s\": \"}{ ] [ \\\" }\", \"t\": 2}", 0, AR_JSON_OBJECT, 0,
-      "{\"s\":\"}{ ] [ \\\" }\",\"t\":2}", 0 },
+      "{\"s\":\"}{ ] [ \\\" }\",\"t\":2}", 0, 0, 0 },
     { "fences inside strings", "```json\n{\"md\": \"```python\\nx=1\\n```\"}\n```\n", 0,
-      AR_JSON_OBJECT, 0, "{\"md\":\"```python\\nx=1\\n```\"}", 0 },
+      AR_JSON_OBJECT, 0, "{\"md\":\"```python\\nx=1\\n```\"}", 0, 0, 0 },
     { "placeholders before the answer",
       "Fill {name} and {id} in. Answer: {\"name\": \"x\", \"id\": 1}", 0, AR_JSON_OBJECT, 0,
-      "{\"name\":\"x\",\"id\":1}", 0 },
+      "{\"name\":\"x\",\"id\":1}", 0, 0, 0 },
     { "other languages never win over json",
       "```python\nd = {\"a\": 1}\n```\nand\n```json\n{\"b\": 2}\n```", 0, AR_JSON_OBJECT, 0,
-      "{\"b\":2}", 0 },
-    { "several candidates: the first", "{\"n\": 1} then {\"n\": 2}", 0, AR_JSON_OBJECT, 0,
-      "{\"n\":1}", 0 },
+      "{\"b\":2}", 0, 1, 14 },
+    { "several candidates: the first, the other named", "{\"n\": 1} then {\"n\": 2}", 0,
+      AR_JSON_OBJECT, 0, "{\"n\":1}", 0, 1, 14 },
     { "citations are not the answer", "As shown [1][2], {\"a\": [3]}", 0, AR_JSON_OBJECT, 0,
-      "{\"a\":[3]}", 0 },
-    { "array wanted", "See {\"x\": 1} then [1, 2]", 0, AR_JSON_ARRAY, 0, "[1,2]", 0 },
+      "{\"a\":[3]}", 0, 0, 0 },
+    { "array wanted", "See {\"x\": 1} then [1, 2]", 0, AR_JSON_ARRAY, 0, "[1,2]", 0, 0, 0 },
     { "array inside an object is not a top-level array", "{\"x\": [1]}", 0, AR_JSON_ARRAY, 0, NULL,
-      AR_ENOJSON },
-    { "any takes the first of either", "[1] then {\"a\": 1}", 0, AR_JSON_ANY, 0, "[1]", 0 },
+      AR_ENOJSON, 0, 0 },
+    { "any takes the first of either", "[1] then {\"a\": 1}", 0, AR_JSON_ANY, 0, "[1]", 0, 1, 9 },
     { "CRLF", "Result:\r\n```json\r\n{\"a\": 1,\r\n \"b\": 2}\r\n```\r\n", 0, AR_JSON_OBJECT, 0,
-      "{\"a\":1,\"b\":2}", 0 },
-    { "BOM", "\xEF\xBB\xBF{\"a\": 1}", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
+      "{\"a\":1,\"b\":2}", 0, 0, 0 },
+    { "BOM", "\xEF\xBB\xBF{\"a\": 1}", 0, AR_JSON_OBJECT, 0, "{\"a\":1}", 0, 0, 0 },
     { "invalid UTF-8 in prose", "\xff\xfe bad \xc3 {\"a\": \"\xc3\xa9\"}", 0, AR_JSON_OBJECT, 0,
-      "{\"a\":\"\xc3\xa9\"}", 0 },
-    { "NUL bytes in prose", "a\0b\0{\"a\": 1}\0", 13, AR_JSON_OBJECT, 0, "{\"a\":1}", 0 },
+      "{\"a\":\"\xc3\xa9\"}", 0, 0, 0 },
+    { "NUL bytes in prose", "a\0b\0{\"a\": 1}\0", 13, AR_JSON_OBJECT, 0, "{\"a\":1}", 0, 0, 0 },
     { "escaped NUL inside a string", "{\"a\": \"x\\u0000y\"}", 0, AR_JSON_OBJECT, 0,
-      "{\"a\":\"x\\u0000y\"}", 0 },
+      "{\"a\":\"x\\u0000y\"}", 0, 0, 0 },
     { "a broken value yields no fragment of itself", "{ \"a\": {\"b\": 1} oops }", 0,
-      AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
+      AR_JSON_OBJECT, 0, NULL, AR_ENOJSON, 0, 0 },
     { "a broken value never closed hides what follows", "[{\"i\":1{\"i\":2}]", 0, AR_JSON_OBJECT, 0,
-      NULL, AR_ENOJSON },
+      NULL, AR_ENOJSON, 0, 0 },
     { "after a broken value that closes, scanning goes on",
-      "draft {\"a\": 1 oops} final {\"a\": 2}", 0, AR_JSON_OBJECT, 0, "{\"a\":2}", 0 },
+      "draft {\"a\": 1 oops} final {\"a\": 2}", 0, AR_JSON_OBJECT, 0, "{\"a\":2}", 0, 1, 6 },
     { "truncated value is not replaced by its fragment", "{\"r\": {\"a\": 1}, \"s\": [1, 2", 0,
-      AR_JSON_OBJECT, 0, NULL, AR_ETRUNCATED },
+      AR_JSON_OBJECT, 0, NULL, AR_ETRUNCATED, 0, 0 },
     { "unclosed fence with a truncated value", "```json\n{\"a\": [1,", 0, AR_JSON_OBJECT, 0, NULL,
-      AR_ETRUNCATED },
+      AR_ETRUNCATED, 0, 0 },
     { "a truncated JSON block is not replaced by an earlier bare value",
-      "e.g. {\"draft\": 1}\n```json\n{\"final\": [1,", 0, AR_JSON_OBJECT, 0, NULL, AR_ETRUNCATED },
-    { "truncated array of objects when objects wanted", "[{\"a\":1},{\"b\":", 0, AR_JSON_OBJECT, 0,
-      NULL, AR_ETRUNCATED },
-    { "truncated citation is not JSON", "as in [1", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
-    { "keys keep the model's order", "{\"z\": 1, \"a\": 2, \"m\": 3}", 0, AR_JSON_OBJECT, 0,
-      "{\"z\":1,\"a\":2,\"m\":3}", 0 },
-    { "reals keep their short form", "{\"p\": 0.85, \"q\": 1.0, \"r\": 1e-7}", 0, AR_JSON_OBJECT, 0,
-      "{\"p\":0.85,\"q\":1.0,\"r\":1e-7}", 0 },
-    { "too deep for the parser is skipped", NULL, 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON },
-    { "repair: sloppy candidate", "Answer: {'a': 1, b: True,}", 0, AR_JSON_OBJECT,
-      AR_EXTRACT_REPAIR, "{\"a\":1,\"b\":true}", 0 },
-    { "repair: truncated value is closed", "Answer: {\"a\": [1, 2", 0, AR_JSON_OBJECT,
-      AR_EXTRACT_REPAIR, "{\"a\":[1,2]}", 0 },
-    { "repair: valid candidate first", "{\"a\": 1} {'b': 2}", 0, AR_JSON_OBJECT, AR_EXTRACT_REPAIR,
-      "{\"a\":1}", 0 },
-    { "repair: jsonc fence with comments", "```jsonc\n{\n  // the id\n  \"id\": 7\n}\n```", 0,
-      AR_JSON_OBJECT, AR_EXTRACT_REPAIR, "{\"id\":7}", 0 },
-    { "repair: prose with an open brace is not closed", "Sorry, I cannot help. Use { carefully.", 0,
-      AR_JSON_OBJECT, AR_EXTRACT_REPAIR, NULL, AR_ENOJSON },
-    { "repair: brackets alone are not a value", "{{", 0, AR_JSON_ANY, AR_EXTRACT_REPAIR, NULL,
-      AR_ETRUNCATED },
-    { "repair: a broken value gives no fragment", "[{\"i\":1{\"i\":2}]", 0, AR_JSON_OBJECT,
-      AR_EXTRACT_REPAIR, NULL, AR_ENOJSON },
-    { "inline citation loses to a block-level array", "As shown in [1], the list:\n[{\"a\": 1}]", 0,
-      AR_JSON_ARRAY, 0, "[{\"a\":1}]", 0 },
-    { "inline citation loses to a later object", "As shown in [1], the answer: {\"a\": 1}", 0,
-      AR_JSON_ANY, 0, "{\"a\":1}", 0 },
-    { "an inline array is the answer when nothing else is", "The ids are [3, 4].", 0, AR_JSON_ARRAY,
-      0, "[3,4]", 0 },
-    { "the first complete value wins", "{\"v\": 1}\nOr, alternatively:\n{\"v\": 2}", 0,
-      AR_JSON_OBJECT, 0, "{\"v\":1}", 0 },
-    { "a scalar is never the answer", "The answer is 42 and \"yes\".", 0, AR_JSON_ANY, 0, NULL,
-      AR_ENOJSON },
-    { "numbers as written", "{\"id\": 12345678901234567890, \"z\": -0, \"e\": 20e1, \"r\": 1.50}",
-      0, AR_JSON_OBJECT, 0, "{\"id\":12345678901234567890,\"z\":-0,\"e\":20e1,\"r\":1.50}", 0 },
-    { "NUL-bearing key", "{\"foo\\u0000bar\": 42}", 0, AR_JSON_OBJECT, 0, "{\"foo\\u0000bar\":42}",
+      "e.g. {\"draft\": 1}\n```json\n{\"final\": [1,", 0, AR_JSON_OBJECT, 0, NULL, AR_ETRUNCATED, 0,
       0 },
+    { "truncated array of objects when objects wanted", "[{\"a\":1},{\"b\":", 0, AR_JSON_OBJECT, 0,
+      NULL, AR_ETRUNCATED, 0, 0 },
+    { "truncated citation is not JSON", "as in [1", 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON, 0, 0 },
+    { "keys keep the model's order", "{\"z\": 1, \"a\": 2, \"m\": 3}", 0, AR_JSON_OBJECT, 0,
+      "{\"z\":1,\"a\":2,\"m\":3}", 0, 0, 0 },
+    { "reals keep their short form", "{\"p\": 0.85, \"q\": 1.0, \"r\": 1e-7}", 0, AR_JSON_OBJECT, 0,
+      "{\"p\":0.85,\"q\":1.0,\"r\":1e-7}", 0, 0, 0 },
+    { "too deep for the parser is skipped", NULL, 0, AR_JSON_OBJECT, 0, NULL, AR_ENOJSON, 0, 0 },
+    { "repair: sloppy candidate", "Answer: {'a': 1, b: True,}", 0, AR_JSON_OBJECT,
+      AR_EXTRACT_REPAIR, "{\"a\":1,\"b\":true}", 0, 0, 0 },
+    { "repair: truncated value is closed", "Answer: {\"a\": [1, 2", 0, AR_JSON_OBJECT,
+      AR_EXTRACT_REPAIR, "{\"a\":[1,2]}", 0, 0, 0 },
+    { "repair: valid candidate first", "{\"a\": 1} {'b': 2}", 0, AR_JSON_OBJECT, AR_EXTRACT_REPAIR,
+      "{\"a\":1}", 0, 0, 0 },
+    { "repair: jsonc fence with comments", "```jsonc\n{\n  // the id\n  \"id\": 7\n}\n```", 0,
+      AR_JSON_OBJECT, AR_EXTRACT_REPAIR, "{\"id\":7}", 0, 0, 0 },
+    { "repair: prose with an open brace is not closed", "Sorry, I cannot help. Use { carefully.", 0,
+      AR_JSON_OBJECT, AR_EXTRACT_REPAIR, NULL, AR_ENOJSON, 0, 0 },
+    { "repair: brackets alone are not a value", "{{", 0, AR_JSON_ANY, AR_EXTRACT_REPAIR, NULL,
+      AR_ETRUNCATED, 0, 0 },
+    { "repair: a broken value gives no fragment", "[{\"i\":1{\"i\":2}]", 0, AR_JSON_OBJECT,
+      AR_EXTRACT_REPAIR, NULL, AR_ENOJSON, 0, 0 },
+    { "inline citation loses to a block-level array", "As shown in [1], the list:\n[{\"a\": 1}]", 0,
+      AR_JSON_ARRAY, 0, "[{\"a\":1}]", 0, 0, 0 },
+    { "inline citation loses to a later object", "As shown in [1], the answer: {\"a\": 1}", 0,
+      AR_JSON_ANY, 0, "{\"a\":1}", 0, 0, 0 },
+    { "an inline array is the answer when nothing else is", "The ids are [3, 4].", 0, AR_JSON_ARRAY,
+      0, "[3,4]", 0, 0, 0 },
+    { "the first complete value wins", "{\"v\": 1}\nOr, alternatively:\n{\"v\": 2}", 0,
+      AR_JSON_OBJECT, 0, "{\"v\":1}", 0, 1, 28 },
+    { "a scalar is never the answer", "The answer is 42 and \"yes\".", 0, AR_JSON_ANY, 0, NULL,
+      AR_ENOJSON, 0, 0 },
+    { "numbers as written", "{\"id\": 12345678901234567890, \"z\": -0, \"e\": 20e1, \"r\": 1.50}",
+      0, AR_JSON_OBJECT, 0, "{\"id\":12345678901234567890,\"z\":-0,\"e\":20e1,\"r\":1.50}", 0, 0,
+      0 },
+    { "NUL-bearing key", "{\"foo\\u0000bar\": 42}", 0, AR_JSON_OBJECT, 0, "{\"foo\\u0000bar\":42}",
+      0, 0, 0 },
     { "without repair, sloppy JSON is not found", "{'a': 1}", 0, AR_JSON_OBJECT, 0, NULL,
-      AR_ENOJSON },
+      AR_ENOJSON, 0, 0 },
 };
 
 static void run_case(const struct extract_case *c)
@@ -166,8 +173,13 @@ static void run_case(const struct extract_case *c)
         ar_json_doc_finish(&back);
         assert_true(r.start < r.end && r.end <= len);
         assert_int_equal(r.accepted, 1);
-        assert_int_equal(r.fixes != 0,
-                         (c->flags & AR_EXTRACT_REPAIR) && strstr(c->name, "valid") == NULL);
+        unsigned repairs = r.fixes & ~(unsigned)AR_FIX_NOTES;
+        if ((repairs != 0) != ((c->flags & AR_EXTRACT_REPAIR) && strstr(c->name, "valid") == NULL))
+            fail_msg("%s: fixes %#x", c->name, r.fixes);
+        if (r.extra.count != c->extra || (c->extra && r.extra.at != c->extra_at) ||
+            !(r.fixes & AR_FIX_EXTRA_VALUES) != !c->extra)
+            fail_msg("%s: extra_values %zu at %zu, want %zu at %zu", c->name, r.extra.count,
+                     r.extra.at, c->extra, c->extra_at);
         free(got);
     } else {
         if (rc != c->code)
@@ -183,6 +195,174 @@ static void test_extract_table(void **state)
 {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_case(&cases[i]);
+}
+
+/*
+ * A corpus of the two shapes where a reply holds more than its answer, written
+ * for agentrun (docs/extract.md, "More than one value"): several values, and
+ * an object closed before its members. Brackets that a repair could only fix
+ * by dropping part of a value, and braces in prose next to a valid value, are
+ * here too. Each case runs without and with --repair: the value documented
+ * for it with exactly the fixes named (and the count and byte of what was left
+ * out or merged), or the error.
+ */
+struct shape_case {
+    const char *text;
+    int want;
+    unsigned flags;
+    const char *expect; /* NULL: the error `code` */
+    int code;
+    unsigned fixes; /* exactly these */
+    size_t extra, extra_at;
+    size_t members, members_at;
+};
+
+#define S     0
+#define R     AR_EXTRACT_REPAIR
+#define OBJ   AR_JSON_OBJECT
+#define ARR   AR_JSON_ARRAY
+#define ANY   AR_JSON_ANY
+#define EXTRA AR_FIX_EXTRA_VALUES
+#define MERGE AR_FIX_MEMBERS_AFTER_CLOSE
+
+static const struct shape_case shapes[] = {
+    /* Several values: the first is the answer, the others are named. */
+    { "{\"status\": \"ok\"}\n\nAlternatively:\n{\"status\": \"retry\"}", OBJ, S,
+      "{\"status\":\"ok\"}", 0, EXTRA, 1, 33, 0, 0 },
+    { "{\"status\": \"ok\"}\n\nAlternatively:\n{\"status\": \"retry\"}", OBJ, R,
+      "{\"status\":\"ok\"}", 0, EXTRA, 1, 33, 0, 0 },
+    { "First:\n```json\n{\"v\": 1}\n```\nFixed:\n```json\n{\"v\": 2}\n```\n", OBJ, S, "{\"v\":1}",
+      0, EXTRA, 1, 43, 0, 0 },
+    { "{\"id\": 1}, {\"id\": 2}, {\"id\": 3}", OBJ, S, "{\"id\":1}", 0, EXTRA, 2, 11, 0, 0 },
+    { "{\"id\": 1}, {\"id\": 2}, {\"id\": 3}", OBJ, R, "{\"id\":1}", 0, EXTRA, 2, 11, 0, 0 },
+    { "// plan\n{\"step\": 1}\n// then\n{\"step\": 2}", OBJ, S, "{\"step\":1}", 0, EXTRA, 1, 28, 0,
+      0 },
+    { "[{\"n\": 1}][{\"n\": 2}]", ARR, S, "[{\"n\":1}]", 0, EXTRA, 1, 10, 0, 0 },
+    /* Values of another kind than the one wanted are no candidates. */
+    { "[1, 2]{\"k\": \"v\"}", OBJ, S, "{\"k\":\"v\"}", 0, 0, 0, 0, 0, 0 },
+    { "[1, 2]{\"k\": \"v\"}", ANY, S, "[1,2]", 0, EXTRA, 1, 6, 0, 0 },
+    /* A value that began as JSON and broke is named too: it is not prose. */
+    { "{\"k\": \"v\"}[1, 2, True]", ANY, S, "{\"k\":\"v\"}", 0, EXTRA, 1, 10, 0, 0 },
+    { "{\"k\": \"v\"}[1, 2, True]", ANY, R, "{\"k\":\"v\"}", 0, EXTRA, 1, 10, 0, 0 },
+    { "Draft: {\"a\": 1 oops}\nFinal: {\"a\": 2}", OBJ, S, "{\"a\":2}", 0, EXTRA, 1, 7, 0, 0 },
+    { "Draft: {\"a\": 1,}\nFinal: {\"a\": 2}", OBJ, R, "{\"a\":2}", 0, EXTRA, 1, 7, 0, 0 },
+    { "{\"a\": 1}\nand then {\"b\": [1, 2", OBJ, S, "{\"a\":1}", 0, EXTRA, 1, 18, 0, 0 },
+    { "{\"a\": 1}\nand then {\"b\": [1, 2", OBJ, R, "{\"a\":1}", 0, EXTRA, 1, 18, 0, 0 },
+    /* An inline citation is prose, not a value left out. */
+    { "{\"a\": 1} (see [2])", ANY, S, "{\"a\":1}", 0, 0, 0, 0, 0, 0 },
+    /* Only sloppy values: the first is repaired, the others named. */
+    { "{'a': 1} and {'b': 2}", OBJ, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "{'a': 1} and {'b': 2}", OBJ, R, "{\"a\":1}", 0, AR_FIX_SINGLE_QUOTES | EXTRA, 1, 13, 0, 0 },
+
+    /* An object closed before its members: without repair the answer is
+     * exit 3, with repair they are merged and named. */
+    { "{\"name\": \"x\"}, \"size\": 3}", OBJ, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "{\"name\": \"x\"}, \"size\": 3}", OBJ, R, "{\"name\":\"x\",\"size\":3}", 0, MERGE, 0, 0, 1,
+      15 },
+    { "{\"name\": \"x\"} \"size\": 3}", OBJ, R, "{\"name\":\"x\",\"size\":3}", 0, MERGE, 0, 0, 1,
+      14 },
+    { "{\"a\": {\"b\": 1}}, \"c\": 2}", OBJ, R, "{\"a\":{\"b\":1},\"c\":2}", 0, MERGE, 0, 0, 1,
+      17 },
+    { "{\"a\": 1}, \"b\": 2, \"c\": [3]}", OBJ, R, "{\"a\":1,\"b\":2,\"c\":[3]}", 0, MERGE, 0, 0, 2,
+      10 },
+    { "{\"a\": 1}}, \"b\": 2}", OBJ, R, "{\"a\":1,\"b\":2}", 0, MERGE, 0, 0, 1, 11 },
+    { "{}, \"a\": 1}", OBJ, R, "{\"a\":1}", 0, MERGE, 0, 0, 1, 4 },
+    { "{\"a\": 1}, 'b': 2}", OBJ, R, "{\"a\":1,\"b\":2}", 0, MERGE | AR_FIX_SINGLE_QUOTES, 0, 0, 1,
+      10 },
+    { "{\"a\": 1}, \"b\": 2", OBJ, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "{\"a\": 1}, \"b\": 2", OBJ, R, "{\"a\":1,\"b\":2}", 0, MERGE | AR_FIX_TRUNCATION, 0, 0, 1,
+      10 },
+    { "{\"a\": 1}, \"b\": 2}\n\n{\"c\": 3}", OBJ, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "{\"a\": 1}, \"b\": 2}\n\n{\"c\": 3}", OBJ, R, "{\"a\":1,\"b\":2}", 0, MERGE | EXTRA, 1, 19,
+      1, 10 },
+    { "```json\n{\"a\": 1}, \"b\": 2}\n```", OBJ, R, "{\"a\":1,\"b\":2}", 0, MERGE, 0, 0, 1, 18 },
+    /* …after the answer, it is one more value left out. */
+    { "{\"x\": 0}\n{\"a\": 1}, \"b\": 2}", OBJ, S, "{\"x\":0}", 0, EXTRA, 1, 9, 0, 0 },
+    { "{\"x\": 0}\n{\"a\": 1}, \"b\": 2}", OBJ, R, "{\"x\":0}", 0, EXTRA, 1, 9, 0, 0 },
+    /* A quoted string after the object that is no member is prose; prose
+     * after a member's colon cannot be merged. */
+    { "{\"a\": 1}, \"and more\"", OBJ, R, "{\"a\":1}", 0, 0, 0, 0, 0, 0 },
+    { "{\"a\": 1}, \"Note\": this is prose", OBJ, R, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+
+    /* Brackets: a repair never drops part of a value. */
+    { "[{\"id\": 1}}, {\"id\": 2}]", ARR, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "[{\"id\": 1}}, {\"id\": 2}]", ARR, R, "[{\"id\":1},{\"id\":2}]", 0, AR_FIX_BRACKETS, 0, 0, 0,
+      0 },
+    { "[{\"id\": 1}} {\"id\": 2}]", ARR, R, "[{\"id\":1},{\"id\":2}]", 0,
+      AR_FIX_BRACKETS | AR_FIX_MISSING_COMMA, 0, 0, 0, 0 },
+    { "[{\"id\": 1}}, {\"id\": 2}]", OBJ, R, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "{\"xs\": [1, 2}, \"ys\": [3]}", OBJ, R, "{\"xs\":[1,2],\"ys\":[3]}", 0, AR_FIX_BRACKETS, 0,
+      0, 0, 0 },
+    { "{\"items\": [{\"a\": 1}, {\"b\": 2}}, \"n\": 2}", OBJ, R,
+      "{\"items\":[{\"a\":1},{\"b\":2}],\"n\":2}", 0, AR_FIX_BRACKETS, 0, 0, 0, 0 },
+    { "[[1, 2}, [3]]", ARR, R, "[[1,2],[3]]", 0, AR_FIX_BRACKETS, 0, 0, 0, 0 },
+    { "{\"a\": [1, 2}]", OBJ, R, "{\"a\":[1,2]}", 0, AR_FIX_BRACKETS, 0, 0, 0, 0 },
+    { "[1, 2}, 3]", ARR, R, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+
+    /* Braces in prose stay prose: a value that parses beats a repaired one. */
+    { "The config uses braces { like } these.\n\n{\"doc\": [1, 2, 3]}", OBJ, R, "{\"doc\":[1,2,3]}",
+      0, 0, 0, 0, 0, 0 },
+    { "{'a': 1} then {\"b\": 2}", OBJ, R, "{\"b\":2}", 0, 0, 0, 0, 0, 0 },
+    { "Use {name} and {id} here: {'a': 1}", OBJ, R, "{\"a\":1}", 0, AR_FIX_SINGLE_QUOTES, 0, 0, 0,
+      0 },
+    { "Sorry, I cannot do that { like } this.", OBJ, R, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+};
+
+#undef S
+#undef R
+
+static void test_extract_shapes_corpus(void **state)
+{
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        const struct shape_case *c = &shapes[i];
+        struct ar_extract_options o = { c->want, c->flags, NULL, NULL };
+        struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+        struct ar_error err = AR_ERROR_INIT;
+        int rc = ar_json_extract(c->text, strlen(c->text), &o, &r, &err);
+        const char *mode = c->flags ? "repair" : "strict";
+        if (!c->expect) {
+            if (rc != c->code)
+                fail_msg("%s '%s': rc %d (%s), want %d", mode, c->text, rc,
+                         rc ? err.msg : r.doc.text, c->code);
+            continue;
+        }
+        if (rc != 0)
+            fail_msg("%s '%s': %s", mode, c->text, err.msg);
+        if (strcmp(r.doc.text, c->expect) != 0 || r.fixes != c->fixes)
+            fail_msg("%s '%s': got %s fixes %#x, want %s fixes %#x", mode, c->text, r.doc.text,
+                     r.fixes, c->expect, c->fixes);
+        if (r.extra.count != c->extra || (c->extra && r.extra.at != c->extra_at))
+            fail_msg("%s '%s': extra_values %zu at %zu, want %zu at %zu", mode, c->text,
+                     r.extra.count, r.extra.at, c->extra, c->extra_at);
+        if ((c->members || r.members.count) &&
+            (r.members.count != c->members || r.members.at != c->members_at))
+            fail_msg("%s '%s': members_after_close %zu at %zu, want %zu at %zu", mode, c->text,
+                     r.members.count, r.members.at, c->members, c->members_at);
+        ar_extract_result_finish(&r);
+    }
+}
+
+/* The case of issue 32: braces in prose, then a valid 5 MB document. Under
+ * --repair the document is the answer, not {"like":null}. */
+static void test_extract_prose_braces_never_beat_a_valid_document(void **state)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_buf_puts(&b,
+                "The reply uses braces { like } these, and {placeholder} too.\n\n{\"items\": [");
+    for (size_t k = 0; b.len < ((size_t)5 << 20); k++)
+        ar_buf_printf(&b, "%s{\"id\": %zu, \"score\": 0.%03zu}", k ? ", " : "", k, k % 1000);
+    ar_buf_puts(&b, "]}\n");
+    for (unsigned flags = 0; flags <= AR_EXTRACT_REPAIR; flags += AR_EXTRACT_REPAIR) {
+        struct ar_extract_options o = { AR_JSON_OBJECT, flags, NULL, NULL };
+        struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+        assert_int_equal(ar_json_extract(b.data, b.len, &o, &r, NULL), 0);
+        assert_int_equal(r.fixes, 0);
+        assert_int_equal(r.start, strchr(b.data, '\n') - b.data + 2);
+        assert_int_equal(r.end, b.len - 1);
+        ar_extract_result_finish(&r);
+    }
+    ar_buf_finish(&b);
 }
 
 static void test_extract_truncation_message_names_the_byte(void **state)
@@ -255,13 +435,14 @@ static void test_extract_all_lists_top_level_values(void **state)
     const char *t = "[1] {\"a\": {\"n\": 1}} text {\"b\": 2}\n```json\n{\"c\": 3}\n```";
     struct collect c = { "" };
     struct ar_extract_options o = AR_EXTRACT_OPTIONS_INIT;
-    assert_int_equal(ar_json_extract_all(t, strlen(t), &o, collect_each, &c, NULL), 3);
+    assert_int_equal(ar_json_extract_all(t, strlen(t), &o, collect_each, &c, NULL, NULL), 3);
     assert_string_equal(c.out, "{\"a\":{\"n\":1}}|{\"b\":2}|{\"c\":3}|");
     o.want = AR_JSON_ANY;
     c.out[0] = '\0';
-    assert_int_equal(ar_json_extract_all(t, strlen(t), &o, collect_each, &c, NULL), 4);
+    assert_int_equal(ar_json_extract_all(t, strlen(t), &o, collect_each, &c, NULL, NULL), 4);
     struct ar_error err = AR_ERROR_INIT;
-    assert_int_equal(ar_json_extract_all("none", 4, NULL, collect_each, &c, &err), AR_ENOJSON);
+    assert_int_equal(ar_json_extract_all("none", 4, NULL, collect_each, &c, NULL, &err),
+                     AR_ENOJSON);
 }
 
 /* Adversarial inputs finish (a quadratic scan would take minutes at this size). */
@@ -317,6 +498,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extract_table),
+        cmocka_unit_test(test_extract_shapes_corpus),
+        cmocka_unit_test(test_extract_prose_braces_never_beat_a_valid_document),
         cmocka_unit_test(test_extract_truncation_message_names_the_byte),
         cmocka_unit_test(test_extract_span_points_into_the_text),
         cmocka_unit_test(test_extract_accept_picks_first_satisfying),

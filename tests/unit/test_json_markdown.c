@@ -56,6 +56,110 @@ static void test_md_blocks_table(void **state)
     }
 }
 
+/* The fence rules read line by line, the plain way: the reference the walk
+ * that jumps between fence characters must agree with. */
+static size_t ref_fence(const char *t, size_t ls, size_t le, char *fc)
+{
+    size_t i = ls;
+    while (i < le && i - ls < 3 && t[i] == ' ')
+        i++;
+    if (i >= le || (t[i] != '`' && t[i] != '~'))
+        return 0;
+    size_t n = 0;
+    while (i + n < le && t[i + n] == t[i])
+        n++;
+    if (n < 3)
+        return 0;
+    *fc = t[i];
+    return n;
+}
+
+/* The line at `at`: where its content ends (before "\r\n" or "\n") and the next begins. */
+static size_t ref_line(const char *t, size_t len, size_t at, size_t *next)
+{
+    const char *nl = memchr(t + at, '\n', len - at);
+    size_t end = nl ? (size_t)(nl - t) : len;
+    *next = nl ? end + 1 : len;
+    return end > at && t[end - 1] == '\r' ? end - 1 : end;
+}
+
+static void ref_blocks(const char *t, size_t len, char *out, size_t cap)
+{
+    size_t at = 0, next;
+    out[0] = '\0';
+    while (at < len) {
+        char fc;
+        size_t flen = ref_fence(t, at, ref_line(t, len, at, &next), &fc);
+        at = next;
+        if (!flen)
+            continue;
+        size_t start = at, end = len;
+        int closed = 0;
+        while (at < len && !closed) {
+            size_t e = ref_line(t, len, at, &next), after = at;
+            char c;
+            size_t n = ref_fence(t, at, e, &c);
+            while (after < e && t[after] == ' ')
+                after++;
+            int blank = 1;
+            for (size_t q = after + n; q < e; q++)
+                blank &= t[q] == ' ' || t[q] == '\t';
+            if (n && c == fc && n >= flen && blank) {
+                end = at;
+                closed = 1;
+            }
+            at = next;
+        }
+        size_t k = strlen(out);
+        snprintf(out + k, cap - k, "<%zu-%zu|%d>", start, end, closed);
+    }
+}
+
+static int spans(const struct ar_md_block *b, const char *text, void *arg)
+{
+    char *out = arg;
+    size_t n = strlen(out);
+    snprintf(out + n, 4096 - n, "<%zu-%zu|%d>", b->start, b->end, b->closed);
+    return 0;
+}
+
+/* Random texts of fence-like lines: the fast walk finds what a line-by-line
+ * walk finds. */
+static void test_md_blocks_agree_with_a_line_walk(void **state)
+{
+    static const char *const pieces[] = { "```",   "~~~", "````", "  ```", "   ~~~~", "    ```",
+                                          "x ```", "``",  "text", "`",     "~",       " ",
+                                          "json",  "\r",  "\n",   "\n",    "\n",      "{}" };
+    unsigned seed = 32;
+    char text[256], want[4096], got[4096];
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 0;
+        int n = (int)(seed % 24);
+        for (int k = 0; k < n; k++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *p = pieces[(seed >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];
+            size_t pl = strlen(p);
+            if (len + pl >= sizeof(text))
+                break;
+            memcpy(text + len, p, pl);
+            len += pl;
+        }
+        seed = seed * 1103515245u + 12345u;
+        /* Backtick info strings cannot hold a backtick: keep them out of fence lines. */
+        int skip = 0;
+        for (size_t q = 0; q + 3 < len && !skip; q++)
+            skip = text[q] == '`' && text[q + 1] == '`' && text[q + 2] == '`' &&
+                   memchr(text + q + 3, '`', strcspn(text + q + 3, "\n")) != NULL;
+        if (skip)
+            continue;
+        ref_blocks(text, len, want, sizeof(want));
+        got[0] = '\0';
+        ar_md_blocks_each(text, len, spans, got);
+        if (strcmp(got, want) != 0)
+            fail_msg("'%.*s': got %s want %s", (int)len, text, got, want);
+    }
+}
+
 static int json_flag(const struct ar_md_block *b, const char *text, void *arg)
 {
     *(int *)arg = ar_md_block_is_json(b, text);
@@ -124,6 +228,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_md_blocks_table),
+        cmocka_unit_test(test_md_blocks_agree_with_a_line_walk),
         cmocka_unit_test(test_md_block_is_json),
         cmocka_unit_test(test_md_section_table),
     };

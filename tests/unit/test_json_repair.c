@@ -134,6 +134,18 @@ static const struct class_case classes[] = {
     { "{\"a\":2]", "{\"a\":2}", AR_FIX_BRACKETS },
     { "{\"a\": [1, 2}", "{\"a\":[1,2]}", AR_FIX_BRACKETS },
     { "[{\"a\": 1]]", "[{\"a\":1}]", AR_FIX_BRACKETS },
+    /* a closer that does not match is read so that nothing of the value is lost */
+    { "[{\"a\": 1}}, {\"b\": 2}]", "[{\"a\":1},{\"b\":2}]", AR_FIX_BRACKETS },
+    { "{\"k\": [1, 2}, \"l\": [3]}", "{\"k\":[1,2],\"l\":[3]}", AR_FIX_BRACKETS },
+    { "[[1, 2}, [3]]", "[[1,2],[3]]", AR_FIX_BRACKETS },
+    { "{\"k\": {\"a\": [1}, \"b\": 2}", "{\"k\":{\"a\":[1]},\"b\":2}", AR_FIX_BRACKETS },
+    /* members after an object's close */
+    { "{\"a\": 1}, \"b\": 2}", "{\"a\":1,\"b\":2}", AR_FIX_MEMBERS_AFTER_CLOSE },
+    { "{\"a\": 1} \"b\": 2, \"c\": 3}", "{\"a\":1,\"b\":2,\"c\":3}", AR_FIX_MEMBERS_AFTER_CLOSE },
+    { "{}}, \"a\": [1]}", "{\"a\":[1]}", AR_FIX_MEMBERS_AFTER_CLOSE },
+    /* a bare word in braces is prose, not a key */
+    { "{like}", NULL, 0 },
+    { "{ placeholder }", NULL, 0 },
     /* non-ASCII whitespace between tokens (NBSP, em space, ideographic space) */
     { "{\xc2\xa0\"a\":\xe2\x80\x83 1,\xe3\x80\x80\"b\": 2}", "{\"a\":1,\"b\":2}",
       AR_FIX_UNICODE_SPACE },
@@ -156,9 +168,8 @@ static void test_repair_classes(void **state)
         const struct class_case *c = &classes[i];
         struct ar_buf b;
         unsigned fixes = 0;
-        size_t used = 0;
         ar_buf_init(&b, AR_BUF_UNLIMITED);
-        int rc = ar_json_repair_value(c->in, strlen(c->in), &b, &fixes, &used, NULL);
+        int rc = ar_json_repair_value(c->in, strlen(c->in), &b, &fixes, NULL, NULL);
         struct ar_json_doc d;
         int parsed = rc == 0 && ar_json_doc_parse(&d, b.data ? b.data : "", b.len, NULL) == 0;
         if (!c->want) {
@@ -182,11 +193,30 @@ static void test_repair_classes(void **state)
     }
 }
 
+/* What the repair of a value took, and which members it merged. */
+static void test_repair_value_reports_what_it_took(void **state)
+{
+    const char *in = "{\"a\": 1}, \"b\": 2, \"c\": 3} and prose {\"d\": 4}";
+    struct ar_buf b;
+    unsigned fixes = 0;
+    struct ar_json_repair_info info;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_json_repair_value(in, strlen(in), &b, &fixes, &info, NULL), 0);
+    assert_string_equal(ar_buf_cstr(&b), "{\"a\": 1,\"b\": 2, \"c\": 3}");
+    assert_int_equal(fixes, AR_FIX_MEMBERS_AFTER_CLOSE);
+    assert_int_equal(info.consumed, 25);
+    assert_int_equal(info.members, 2);
+    assert_int_equal(info.members_at, 10);
+    ar_buf_finish(&b);
+}
+
 static void test_repair_fix_names(void **state)
 {
     assert_string_equal(ar_json_fix_name(AR_FIX_TRAILING_COMMA), "trailing_comma");
     assert_string_equal(ar_json_fix_name(AR_FIX_TRUNCATION), "truncation");
     assert_null(ar_json_fix_name(AR_FIX_COMMENTS | AR_FIX_TRUNCATION));
+    assert_string_equal(ar_json_fix_name(AR_FIX_EXTRA_VALUES), "extra_values");
+    assert_string_equal(ar_json_fix_name(AR_FIX_MEMBERS_AFTER_CLOSE), "members_after_close");
     struct ar_buf b;
     ar_buf_init(&b, 100);
     assert_int_equal(ar_json_fixes_format(AR_FIX_COMMENTS | AR_FIX_CURLY_QUOTES, ",", &b), 0);
@@ -216,6 +246,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repair_table),
         cmocka_unit_test(test_repair_classes),
+        cmocka_unit_test(test_repair_value_reports_what_it_took),
         cmocka_unit_test(test_repair_fix_names),
         cmocka_unit_test(test_repair_deep_truncation_is_iterative),
     };

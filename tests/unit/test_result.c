@@ -9,6 +9,7 @@
 
 #include "git/git.h"
 #include "json/doc.h"
+#include "json/extract.h"
 #include "json/repair.h"
 #include "result/result.h"
 #include "util/strv.h"
@@ -140,15 +141,22 @@ static void test_result_draft_accept_takes_the_document_and_names_the_fixes(void
     struct ar_json_doc doc = AR_JSON_DOC_INIT;
     assert_int_equal(ar_json_doc_parse(&doc, "{\"a\":1.50}", 10, NULL), 0);
     const char *text = doc.text;
-    assert_int_equal(
-        ar_result_draft_accept(&d, &doc, AR_FIX_TRAILING_COMMA | AR_FIX_COMMENTS, AR_REPAIR_LOCAL),
-        0);
+    struct ar_extract_fixes fixes = { AR_FIX_TRAILING_COMMA | AR_FIX_COMMENTS | AR_FIX_EXTRA_VALUES,
+                                      { 2, 57 },
+                                      { 0, 0 } };
+    assert_int_equal(ar_result_draft_accept(&d, &doc, &fixes, AR_REPAIR_LOCAL), 0);
     assert_null(doc.text);
     assert_ptr_equal(d.res->json, text); /* taken, not copied */
     assert_string_equal(d.res->json, "{\"a\":1.50}");
     assert_string_equal(d.res->local_fixes[0], ar_json_fix_name(AR_FIX_TRAILING_COMMA));
     assert_string_equal(d.res->local_fixes[1], ar_json_fix_name(AR_FIX_COMMENTS));
-    assert_null(d.res->local_fixes[2]);
+    assert_string_equal(d.res->local_fixes[2], "extra_values");
+    assert_null(d.res->local_fixes[3]);
+    /* The fix with a count and a place carries them. */
+    assert_int_equal(d.res->n_fix_details, 1);
+    assert_string_equal(d.res->fix_details[0].fix, "extra_values");
+    assert_int_equal(d.res->fix_details[0].count, 2);
+    assert_int_equal(d.res->fix_details[0].byte, 57);
     assert_int_equal(d.res->repair, AR_REPAIR_LOCAL);
 
     struct ar_strv details = AR_STRV_INIT;

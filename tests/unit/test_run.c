@@ -9,6 +9,7 @@
 
 #include "contract/contract.h"
 #include "prompt/prompt.h"
+#include "json/repair.h"
 #include "run/answer.h"
 #include "cost/cost.h"
 #include "result/result.h"
@@ -32,11 +33,15 @@ static void test_answer_first_candidate_satisfying_the_contract_wins(void **stat
     struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
-    unsigned fixes = 0;
+    struct ar_extract_fixes fixes;
     assert_int_equal(
         ar_answer_check(&rules, "first {\"n\": 0} then {\"n\": 3,}", &v, &fixes, &details), 1);
     assert_int_equal(json_integer_value(json_object_get(v.value, "n")), 3);
-    assert_true(fixes != 0); /* the trailing comma */
+    assert_true(fixes.bits & AR_FIX_TRAILING_COMMA);
+    /* …and the first object, which the contract refused, is named */
+    assert_true(fixes.bits & AR_FIX_EXTRA_VALUES);
+    assert_int_equal(fixes.extra.count, 1);
+    assert_int_equal(fixes.extra.at, 6);
     assert_int_equal(details.n, 0);
     ar_json_doc_finish(&v);
     ar_strv_finish(&details);
@@ -49,7 +54,7 @@ static void test_answer_violations_are_listed_with_pointers(void **state)
     struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
-    unsigned fixes = 0;
+    struct ar_extract_fixes fixes;
     assert_int_equal(ar_answer_check(&rules, "{\"n\": \"3\"}", &v, &fixes, &details), 0);
     assert_non_null(v.value); /* JSON was found: a contract failure, not no_json */
     assert_int_equal(details.n, 1);
@@ -80,7 +85,7 @@ static void test_validate_hook_runs_on_contract_failures_too(void **state)
     struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, hook, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
-    unsigned fixes = 0;
+    struct ar_extract_fixes fixes;
     hook_calls = 0;
     /* Violates the contract and the hook: the repair call must hear both. */
     assert_int_equal(ar_answer_check(&rules, "{\"n\": 0}", &v, &fixes, &details), 0);

@@ -445,6 +445,121 @@ static void test_temp_names_carry_the_pid_and_are_private(void **state)
     tree_remove(&t);
 }
 
+/* A regular file is mapped, not copied; an empty one, a pipe and a directory
+ * are what they would be read as. */
+static void test_file_view_maps_a_regular_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/agentrun-view-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    struct ar_file_view v;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_file_view_open(path, &v, &err), 0);
+    assert_null(v.map);
+    assert_int_equal(v.len, 0);
+    ar_file_view_close(&v);
+    assert_int_equal(write(fd, "{\"a\": 1}\n", 9), 9);
+    close(fd);
+    assert_int_equal(ar_file_view_open(path, &v, &err), 0);
+    assert_non_null(v.map);
+    assert_int_equal(v.len, 9);
+    assert_memory_equal(v.data, "{\"a\": 1}\n", 9);
+    ar_file_view_close(&v);
+    unlink(path);
+    assert_int_equal(ar_file_view_open("/tmp", &v, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "a directory"));
+    /* A named file is opened by the rules of every file agentrun reads: no FIFO. */
+    char fifo[] = "/tmp/agentrun-view-fifo-XXXXXX";
+    int tmp = mkstemp(fifo);
+    assert_true(tmp >= 0);
+    close(tmp);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(ar_file_view_open(fifo, &v, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "a FIFO"));
+    unlink(fifo);
+    assert_int_equal(ar_file_view_open("/nonexistent/x", &v, &err), AR_EIO);
+}
+
+/* The view keeps the rules of every file agentrun reads: a link inside its folder is
+ * mapped, a link out of it is refused before a byte is read. */
+static void test_file_view_keeps_links_inside_the_folder(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/agentrun-view-dir-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], in[256], out[256], secret[] = "/tmp/agentrun-view-secret-XXXXXX";
+    int fd = mkstemp(secret);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "{\"secret\": 1}", 13), 13);
+    close(fd);
+    snprintf(path, sizeof(path), "%s/reply.md", dir);
+    snprintf(in, sizeof(in), "%s/in.md", dir);
+    snprintf(out, sizeof(out), "%s/out.md", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_int_equal(write(fd, "{\"a\": 1}", 8), 8);
+    close(fd);
+    assert_int_equal(symlink("reply.md", in), 0);
+    assert_int_equal(symlink(secret, out), 0);
+    struct ar_file_view v;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_file_view_open(in, &v, &err), 0);
+    assert_int_equal(v.len, 8);
+    assert_memory_equal(v.data, "{\"a\": 1}", 8);
+    ar_file_view_close(&v);
+    assert_int_equal(ar_file_view_open(out, &v, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "a link out of its folder"));
+    assert_null(v.data);
+    unlink(in);
+    unlink(out);
+    unlink(path);
+    unlink(secret);
+    rmdir(dir);
+}
+
+/* Standard input from a pipe: a short input and a long one (past the first MiB,
+ * into memory of its own) come whole. */
+static void test_file_view_reads_a_pipe_whole(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = { 10, (size_t)3 << 20 };
+    for (size_t k = 0; k < 2; k++) {
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            char chunk[4096];
+            for (size_t at = 0; at < sizes[k]; at += sizeof(chunk)) {
+                size_t n = sizes[k] - at < sizeof(chunk) ? sizes[k] - at : sizeof(chunk);
+                for (size_t i = 0; i < n; i++)
+                    chunk[i] = (char)('a' + (at + i) % 26);
+                if (write(fds[1], chunk, n) != (ssize_t)n)
+                    _exit(1);
+            }
+            _exit(0);
+        }
+        close(fds[1]);
+        int saved = dup(0);
+        dup2(fds[0], 0);
+        close(fds[0]);
+        struct ar_file_view v;
+        struct ar_error err = AR_ERROR_INIT;
+        int rc = ar_file_view_open("-", &v, &err);
+        dup2(saved, 0);
+        close(saved);
+        int st;
+        waitpid(pid, &st, 0);
+        assert_int_equal(rc, 0);
+        assert_int_equal(v.len, sizes[k]);
+        for (size_t i = 0; i < v.len; i += 4099)
+            assert_int_equal(v.data[i], 'a' + i % 26);
+        ar_file_view_close(&v);
+    }
+}
+
 static void test_error_table_maps_names_and_exit_statuses(void **state)
 {
     assert_string_equal(ar_strerror_name(AR_ECONTRACT), "contract");
@@ -535,6 +650,9 @@ int main(void)
         cmocka_unit_test(test_file_read_a_link_loop_ends),
         cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
         cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
+        cmocka_unit_test(test_file_view_maps_a_regular_file),
+        cmocka_unit_test(test_file_view_keeps_links_inside_the_folder),
+        cmocka_unit_test(test_file_view_reads_a_pipe_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

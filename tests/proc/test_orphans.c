@@ -1,0 +1,463 @@
+/*
+ * No process a call started outlives it, whichever group or session it moved
+ * to: the fake CLI's grandchildren that call setsid() (codex's shell snapshot
+ * does) or daemonize (a middle child that exits at once), with the supervisor
+ * walking the tree below the leader (and its census remembering what it saw),
+ * and with this process a child subreaper as the agentrun CLI is
+ * (ar_adopt_orphans()).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "agentrun/agentrun.h"
+#include "proc/proc.h"
+
+#ifndef AR_FAKE_CLI
+#error "AR_FAKE_CLI: the path of the fake CLI, set by tests/proc/meson.build"
+#endif
+
+static char tmpdir[256];
+
+static const char *fake_argv[] = { AR_FAKE_CLI, NULL };
+
+struct call {
+    int done;
+    struct ar_child_result res;
+    struct ar_child *c;
+    int kill_on_line; /* ar_child_kill() at the first line */
+    int cancel_on_line;
+    struct ar_loop *loop;
+    void (*on_first_line)(struct call *k);
+    void *arg;
+    size_t lines;
+};
+
+static void on_line(struct ar_child *c, const char *line, size_t len, void *arg)
+{
+    struct call *k = arg;
+    if (k->lines++)
+        return;
+    if (k->kill_on_line)
+        ar_child_kill(c);
+    if (k->cancel_on_line)
+        ar_loop_cancel_all(k->loop);
+    if (k->on_first_line)
+        k->on_first_line(k);
+}
+
+static void (*done_hook)(struct call *k);
+
+static void on_done(struct ar_child *c, const struct ar_child_result *res, void *arg)
+{
+    struct call *k = arg;
+    k->done++;
+    k->res = *res;
+    k->res.stderr_tail = NULL;
+    k->c = NULL;
+    if (done_hook)
+        done_hook(k);
+}
+
+static void spawn(struct ar_loop *loop, struct call *k, const char *const *env)
+{
+    struct ar_child_opts o;
+    memset(&o, 0, sizeof(o));
+    o.argv = fake_argv;
+    o.env = env;
+    o.on_line = on_line;
+    o.on_done = on_done;
+    o.arg = k;
+    o.kill_grace_ms = 300;
+    o.timeout_ms = 20000; /* a supervisor that never ends the call fails, not hangs */
+    k->loop = loop;
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_child_spawn(loop, &o, &k->c, &err) != 0)
+        fail_msg("spawn: %s", err.msg);
+}
+
+static char *tmp_path(const char *name)
+{
+    static char paths[8][512];
+    static int n;
+    char *p = paths[n++ % 8];
+    snprintf(p, 512, "%s/%s", tmpdir, name);
+    unlink(p);
+    return p;
+}
+
+/* The first pid in a pid file, or 0. */
+static pid_t first_pid(const char *pidfile)
+{
+    FILE *f = fopen(pidfile, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    return (pid_t)pid;
+}
+
+/* 'R', 'S', 'Z' …: the state /proc gives pid, or 0 when it has no such process. */
+static char state_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+/* Gone: no such process, or a zombie (not ours to reap when we do not adopt). */
+static int gone(pid_t pid)
+{
+    char s = state_of(pid);
+    return s == 0 || s == 'Z' || s == 'X';
+}
+
+/* Every pid of the pid file is gone; there were `expect` of them. A survivor is killed. */
+static void assert_all_gone(const char *pidfile, int expect)
+{
+    FILE *f = fopen(pidfile, "r");
+    assert_non_null(f);
+    long pid;
+    int n = 0, left = 0;
+    while (fscanf(f, "%ld", &pid) == 1) {
+        n++;
+        if (!gone((pid_t)pid)) {
+            print_error("pid %ld survived its call\n", pid);
+            kill((pid_t)pid, SIGKILL);
+            left++;
+        }
+    }
+    fclose(f);
+    assert_int_equal(left, 0);
+    assert_int_equal(n, expect);
+}
+
+/* This process has no child left, not even a zombie: adopted orphans were reaped. */
+static void assert_no_children(void)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    struct dirent *de;
+    int left = 0;
+    while ((de = readdir(d))) {
+        char path[300], buf[512];
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        char *rp = strrchr(buf, ')');
+        char st;
+        long ppid;
+        if (rp && sscanf(rp + 1, " %c %ld", &st, &ppid) == 2 && ppid == (long)getpid()) {
+            print_error("child %s left (state %c)\n", de->d_name, st);
+            left++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(left, 0);
+}
+
+static struct ar_loop *new_loop(void)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_loop *loop = ar_loop_create(&err);
+    assert_non_null(loop);
+    return loop;
+}
+
+static void run_and_destroy(struct ar_loop *loop)
+{
+    assert_int_equal(ar_loop_run(loop), 0);
+    assert_int_equal(ar_loop_destroy(loop), 0);
+}
+
+/* "FAKE_CLI_PIDFILE=<a fresh file named name>", with *pidfile its path. */
+static const char *pid_env(const char *name, const char **pidfile)
+{
+    static char vars[4][600];
+    static int n;
+    char *v = vars[n++ % 4];
+    *pidfile = tmp_path(name);
+    snprintf(v, 600, "FAKE_CLI_PIDFILE=%s", *pidfile);
+    return v;
+}
+
+/* One call on a loop of its own, to its end. Returns how long it took, in ms. */
+static uint64_t run_call(struct call *k, const char *const *env)
+{
+    struct ar_loop *loop = new_loop();
+    uint64_t t0 = ar_now_ms();
+    spawn(loop, k, env);
+    run_and_destroy(loop);
+    return ar_now_ms() - t0;
+}
+
+/* ---- The walk: no adoption, as in a library host ----------------------------- */
+
+/* codex's case: a grandchild in a session of its own is still running when the call
+ * is interrupted; the group kill alone leaves it running. */
+static void test_cancel_ends_a_grandchild_in_its_own_session(void **state)
+{
+    const char *pidfile;
+    const char *pidvar = pid_env("setsid.pids", &pidfile);
+    const char *env[] = { pidvar,
+                          "FAKE_CLI_GRANDCHILD=setsid",
+                          "FAKE_CLI_GRANDCHILDREN=2",
+                          "FAKE_CLI_STDOUT_TEXT=started\\n",
+                          "FAKE_CLI_HANG=1",
+                          NULL };
+    struct call k = { 0 };
+    k.cancel_on_line = 1;
+    uint64_t took = run_call(&k, env);
+    assert_int_equal(k.done, 1);
+    assert_int_equal(k.res.end, AR_CHILD_CANCELLED);
+    assert_int_equal(k.res.status, 128 + SIGTERM);
+    assert_true(took < 3000); /* SIGTERM was enough: no grace sat out */
+    assert_all_gone(pidfile, 2);
+}
+
+/* One that also ignores SIGTERM gets SIGKILL after the grace, though its parent is long
+ * gone by then and it hangs below init. */
+static void test_a_term_ignoring_grandchild_that_left_gets_sigkill(void **state)
+{
+    const char *pidfile;
+    const char *pidvar = pid_env("stubborn.pids", &pidfile);
+    const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=setsid+ignore-term",
+                          "FAKE_CLI_STDOUT_TEXT=started\\n", "FAKE_CLI_HANG=1", NULL };
+    struct call k = { 0 };
+    k.kill_on_line = 1;
+    uint64_t took = run_call(&k, env);
+    assert_int_equal(k.res.end, AR_CHILD_CANCELLED);
+    assert_true(took >= 290); /* done waited for it: the grace, then SIGKILL */
+    assert_true(took < 5000);
+    assert_all_gone(pidfile, 1);
+}
+
+/* The leader exits a while after its grandchild left the session: nothing links the
+ * grandchild to the call any more but what the census saw while the leader lived. */
+static void test_a_grandchild_whose_parent_exited_later_ends_with_the_call(void **state)
+{
+    const char *pidfile;
+    const char *pidvar = pid_env("census.pids", &pidfile);
+    const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=setsid", "FAKE_CLI_SLEEP_MS=400", NULL };
+    struct call k = { 0 };
+    run_call(&k, env);
+    assert_int_equal(k.done, 1);
+    assert_int_equal(k.res.end, AR_CHILD_EXITED);
+    assert_int_equal(k.res.status, 0);
+    assert_all_gone(pidfile, 1);
+}
+
+/* ---- Adoption, as in the agentrun CLI ----------------------------------------- */
+
+static int adopt_setup(void **state)
+{
+    if (ar_adopt_orphans(1) != 0)
+        skip();
+    return 0;
+}
+
+static int adopt_teardown(void **state)
+{
+    ar_adopt_orphans(0);
+    return 0;
+}
+
+/* A daemon whose parent exited before the leader did: nothing links it to the call when
+ * the leader exits 0, yet it ends with the call, and is reaped. */
+static void test_a_daemon_of_an_exited_leader_is_ended_and_reaped(void **state)
+{
+    const char *pidfile;
+    const char *pidvar = pid_env("daemon.pids", &pidfile);
+    const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon", "FAKE_CLI_GRANDCHILDREN=2",
+                          "FAKE_CLI_STDOUT_TEXT=bye\\n", NULL };
+    struct call k = { 0 };
+    run_call(&k, env);
+    assert_int_equal(k.done, 1);
+    assert_int_equal(k.res.end, AR_CHILD_EXITED);
+    assert_int_equal(k.res.status, 0);
+    assert_all_gone(pidfile, 2);
+    assert_no_children();
+}
+
+/* The same daemon ignoring SIGTERM: SIGKILL after the grace, and done only then. */
+static void test_a_term_ignoring_daemon_gets_sigkill(void **state)
+{
+    const char *pidfile;
+    const char *pidvar = pid_env("daemon-stubborn.pids", &pidfile);
+    const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon+ignore-term", NULL };
+    struct call k = { 0 };
+    uint64_t took = run_call(&k, env);
+    assert_int_equal(k.res.end, AR_CHILD_EXITED);
+    assert_true(took >= 290);
+    assert_all_gone(pidfile, 1);
+    assert_no_children();
+}
+
+/*
+ * Two calls, A and B, both running when B's daemon is born: nothing says which made
+ * it. A ends first and must leave it alone (B may need it); B's end ends it.
+ */
+struct two {
+    struct call a, b;
+    const char *pidfile;
+    pid_t daemon;
+    char daemon_after_a; /* its state when A was done */
+};
+
+static struct two *two_now;
+
+static void b_started(struct call *b)
+{
+    two_now->daemon = first_pid(two_now->pidfile);
+    ar_child_kill(two_now->a.c);
+}
+
+static void two_done(struct call *k)
+{
+    struct two *t = two_now;
+    if (k == &t->a) {
+        t->daemon_after_a = state_of(t->daemon);
+        ar_child_kill(t->b.c);
+    }
+}
+
+static void test_an_orphan_two_running_calls_may_own_outlives_the_first_to_end(void **state)
+{
+    struct two t;
+    memset(&t, 0, sizeof(t));
+    const char *pidvar = pid_env("two.pids", &t.pidfile);
+    const char *env_a[] = { "FAKE_CLI_HANG=1", NULL };
+    const char *env_b[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon", "FAKE_CLI_STDOUT_TEXT=started\\n",
+                            "FAKE_CLI_HANG=1", NULL };
+    two_now = &t;
+    done_hook = two_done;
+    t.b.on_first_line = b_started;
+    struct ar_loop *loop = new_loop();
+    spawn(loop, &t.a, env_a);
+    spawn(loop, &t.b, env_b);
+    run_and_destroy(loop);
+    done_hook = NULL;
+    assert_true(t.daemon > 0);
+    assert_int_equal(t.a.res.end, AR_CHILD_CANCELLED);
+    assert_int_equal(t.b.res.end, AR_CHILD_CANCELLED);
+    if (t.daemon_after_a == 0 || t.daemon_after_a == 'Z')
+        fail_msg("the first call to end took an orphan the running one may own");
+    assert_all_gone(t.pidfile, 1);
+    assert_no_children();
+}
+
+/* An adopted orphan that dies while its call still runs is reaped at once (SIGCHLD),
+ * not left a zombie until the call ends. */
+struct reap {
+    struct call k;
+    const char *pidfile;
+    pid_t daemon;
+    struct ar_ticker *tick;
+    uint64_t deadline;
+    int reaped;
+};
+
+static struct reap *reap_now;
+
+static void reap_tick(void *arg)
+{
+    struct reap *r = arg;
+    if (state_of(r->daemon) == 0 || ar_now_ms() > r->deadline) {
+        r->reaped = state_of(r->daemon) == 0;
+        ar_ticker_stop(r->tick);
+        ar_child_kill(r->k.c);
+    }
+}
+
+static void reap_started(struct call *k)
+{
+    struct reap *r = reap_now;
+    r->daemon = first_pid(r->pidfile);
+    assert_true(r->daemon > 0);
+    kill(r->daemon, SIGKILL);
+    r->deadline = ar_now_ms() + 5000;
+    r->tick = ar_ticker_start(k->loop, 10, reap_tick, r);
+}
+
+static void test_an_adopted_orphan_that_dies_is_reaped_while_its_call_runs(void **state)
+{
+    struct reap r;
+    memset(&r, 0, sizeof(r));
+    const char *pidvar = pid_env("reap.pids", &r.pidfile);
+    const char *env[] = { pidvar, "FAKE_CLI_GRANDCHILD=daemon", "FAKE_CLI_STDOUT_TEXT=started\\n",
+                          "FAKE_CLI_HANG=1", NULL };
+    reap_now = &r;
+    r.k.on_first_line = reap_started;
+    run_call(&r.k, env);
+    assert_true(r.reaped);
+    assert_int_equal(r.k.res.end, AR_CHILD_CANCELLED);
+    assert_no_children();
+}
+
+/* With adoption the walk still does its part: interrupted mid-call, as in the e2e test. */
+static void test_cancel_ends_a_grandchild_in_its_own_session_when_adopting(void **state)
+{
+    test_cancel_ends_a_grandchild_in_its_own_session(state);
+    assert_no_children();
+}
+
+static int setup(void **state)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof(tmpdir), "%s/ar-orphan-test-XXXXXX", base && *base ? base : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cancel_ends_a_grandchild_in_its_own_session),
+        cmocka_unit_test(test_a_term_ignoring_grandchild_that_left_gets_sigkill),
+        cmocka_unit_test(test_a_grandchild_whose_parent_exited_later_ends_with_the_call),
+        cmocka_unit_test_setup_teardown(test_a_daemon_of_an_exited_leader_is_ended_and_reaped,
+                                        adopt_setup, adopt_teardown),
+        cmocka_unit_test_setup_teardown(test_a_term_ignoring_daemon_gets_sigkill, adopt_setup,
+                                        adopt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_orphan_two_running_calls_may_own_outlives_the_first_to_end, adopt_setup,
+            adopt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_adopted_orphan_that_dies_is_reaped_while_its_call_runs, adopt_setup,
+            adopt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_cancel_ends_a_grandchild_in_its_own_session_when_adopting, adopt_setup,
+            adopt_teardown),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -47,6 +47,12 @@ static void on_done(struct ar_review_run *review, struct ar_review_result *res, 
         printf("%s:%lld: %s: %s\n", is->file, (long long)is->line,
                ar_severity_name((int)is->severity), is->message);
     }
+    /* A changed file neither reviewed nor left out by a rule of ours fails the review. */
+    for (size_t i = 0; i < res->coverage.n_files; i++) {
+        const struct ar_review_file *f = &res->coverage.files[i];
+        if (f->status != AR_COVER_REVIEWED && !f->rule)
+            printf("not reviewed: %s: %s\n", f->path, f->why ? f->why : "");
+    }
     if (rv->summary && *rv->summary)
         printf("%s\n", rv->summary);
     fprintf(stderr, "%zu chunk(s), %llu output tokens\n", rv->chunks,

@@ -9,6 +9,13 @@
  * resolves the model's paths against the diff and the repository, leaves out
  * what a baseline already knows, and judges the findings against fail_on.
  *
+ * The gate (docs/review.md, "What a pass means"): a review passes only when
+ * every changed path was sent whole to the model, or was left out by a rule
+ * the caller controls (include, exclude, the default excludes,
+ * allow_binary). The result's coverage says, for every changed path, what
+ * happened to it, and the verdict is derived from it: a path neither
+ * reviewed nor left out by a rule fails the review whatever the model said.
+ *
  * Protocol:
  *   1. struct ar_review_options o = AR_REVIEW_OPTIONS_INIT; fill it in;
  *   2. ar_review_start(loop, &o, done, arg, &review, &err): the diff is read
@@ -65,15 +72,25 @@ AR_API int ar_severity_parse(const char *s, int allow_none);
 /* The largest line number reported: SARIF and GitHub read 32-bit lines. */
 #define AR_REVIEW_MAX_LINE INT32_MAX
 
+/*
+ * The longest message and suggestion kept, in bytes: longer ones are cut at a
+ * UTF-8 boundary and end with AR_REVIEW_CUT_MARK, so that every output format
+ * fits its consumer (one rdjsonl line stays well under reviewdog's 64 KiB).
+ */
+#define AR_REVIEW_MAX_TEXT ((size_t)8 << 10)
+#define AR_REVIEW_CUT_MARK " [… cut by agentrun]"
+
 /* One finding. Owned by the review that holds it. */
 struct ar_review_issue {
     char *file;   /* the repository path (as the model wrote it before the paths are located) */
-    int64_t line; /* >= 1, at most AR_REVIEW_MAX_LINE */
+    int64_t line; /* >= 1, at most AR_REVIEW_MAX_LINE; 0: about the file as a whole (the model
+                     gave no usable line) */
     enum ar_severity severity;
     char *message;
     char *suggestion;                         /* or NULL */
     int outside_diff;                         /* the file is not one of the diff's files */
     char fingerprint[AR_FINGERPRINT_LEN + 1]; /* "" until the paths are located */
+    int cut; /* the message or the suggestion was longer than AR_REVIEW_MAX_TEXT */
 };
 
 /*
@@ -104,16 +121,72 @@ struct ar_review {
     struct json_t *calls; /* the RunResult `calls` entries of every chunk (a JSON array),
                              borrowed from the review; never NULL in a result */
     size_t chunks;        /* how many chunk reviews this is made of */
-    size_t dropped;       /* findings left out: their path was outside the repository */
+    size_t dropped;       /* findings with no place in the repository (n_unplaced) */
     size_t suppressed;    /* findings left out: the baseline knew them */
+    /*
+     * What agentrun did to findings that broke the contract, each alone (the
+     * others stand): "/issues/2/line: 0 is not a line; reported for the whole
+     * file". A finding whose line is unusable is kept at file level (line 0);
+     * one whose severity is unreadable is kept as high; one with no usable
+     * path goes to `unplaced`.
+     */
+    char **notes;
+    size_t n_notes;
+    /* Findings with no place to report them (no file, or a path outside the
+     * repository): file is what the model wrote, or NULL. They still count in
+     * the verdict: a critical finding is never lost to a bad path. */
+    struct ar_review_issue *unplaced;
+    size_t n_unplaced;
+};
+
+/* What happened to one changed path (struct ar_review_file.status). */
+enum ar_review_cover {
+    AR_COVER_QUEUED = 0, /* in a chunk whose review has not come back (only before done) */
+    AR_COVER_REVIEWED,   /* sent whole to the model, and its chunks' reviews came back */
+    AR_COVER_EXCLUDED,   /* left out by a rule: include, exclude, the default excludes */
+    AR_COVER_BINARY,     /* binary content (agentrun's judgement, docs/review.md): not sent */
+    AR_COVER_TOO_BIG,    /* a hunk larger than one call can hold (AR_REVIEW_MAX_HUNK) */
+    AR_COVER_NOT_SENT,   /* not reviewed for another reason: `why` says */
+};
+
+/* "queued", "reviewed", "excluded", "binary", "too_big", "not_sent"; "unknown". Static. */
+AR_API const char *ar_review_cover_name(int status);
+
+/* A hunk larger than this (or than max_chunk_bytes, if that is larger) cannot be cut
+ * and is not sent: its file is AR_COVER_TOO_BIG. */
+#define AR_REVIEW_MAX_HUNK ((size_t)4 << 20)
+
+/* One changed path of the diff and what the review did with it. Owned by the result. */
+struct ar_review_file {
+    char *path;     /* the new path; the old one for a deletion; "" when the diff named none */
+    char *old_path; /* a rename's or copy's old path, else NULL */
+    enum ar_review_cover status;
+    /* The caller's rule that left the path out, as the CLI spells it ("--exclude vendor/",
+     * "default exclude package-lock.json", "--allow-binary"), or NULL. A path that is
+     * not AR_COVER_REVIEWED and has no rule blocks a pass. */
+    char *rule;
+    char *why;       /* not reviewed: why, for people ("binary content"), else NULL */
+    size_t chunk;    /* QUEUED, REVIEWED: its first chunk, from 0 */
+    size_t n_chunks; /* how many chunks hold it (pieces of a large file); 0: none */
+};
+
+/* The coverage of a review: every changed path, in diff order. */
+struct ar_review_coverage {
+    struct ar_review_file *files;
+    size_t n_files;
+    size_t n_reviewed;   /* AR_COVER_REVIEWED */
+    size_t n_excluded;   /* left out by a rule (rule != NULL) */
+    size_t n_unreviewed; /* neither: each one fails the review */
 };
 
 /* How a review is judged. */
 struct ar_review_verdict {
-    int exit_status; /* 0, 1 (findings), 3 (degraded and strict), or the failure's (4, 5, 130…) */
-    size_t n_failing; /* findings at or above fail_on */
+    int exit_status;  /* 0, 1 (findings, or a changed path not reviewed), 3 (degraded and
+                         strict), or the failure's (4, 5, 130…) */
+    size_t n_failing; /* findings at or above fail_on (unplaced ones included) */
     size_t by_severity[AR_SEV_COUNT];
-    int fails; /* exit_status == 1 */
+    int fails;           /* exit_status == 1 */
+    size_t n_unreviewed; /* changed paths neither reviewed nor left out by a rule */
 };
 
 /*
@@ -185,6 +258,9 @@ struct ar_review_options {
     const char *const *exclude;
     size_t n_exclude;
     int no_default_excludes;
+    /* Binary files (docs/review.md: agentrun judges content, not .gitattributes) are
+     * left out as if by a rule ("--allow-binary") instead of failing the review. */
+    int allow_binary;
 
     size_t max_chunk_bytes; /* chunks of at most this many bytes (default 200 KiB; > 0) */
     size_t max_chunks; /* a diff needing more chunks fails to start (default 20; each chunk is a
@@ -218,18 +294,24 @@ struct ar_review_plan {
     size_t n_excluded;
     size_t nul_bytes;    /* NUL bytes in the diff, sent to the model as U+FFFD */
     unsigned jobs;       /* chunks at once: options.jobs, lowered to fit the open file limit */
-    int reviewed;        /* 0: nothing a model could review (empty, binary files only, every
-                            file excluded): no call is made and the review passes */
-    const char *why_not; /* with !reviewed: "the diff is empty", "binary files only",
-                            "no content changes", "every changed file is excluded" */
+    int reviewed;        /* 0: nothing to send (empty, every file excluded, binary files
+                            only…): no call is made; the review passes only when every
+                            changed path was left out by a rule */
+    const char *why_not; /* with !reviewed: "the diff is empty", "every changed file is
+                            excluded", "binary files only", "no changed file can be sent" */
+    /* Every changed path and what happens to it: the files sent whole are QUEUED until
+     * their chunks come back. The same as the result's coverage (borrowed from it). */
+    const struct ar_review_coverage *coverage;
 };
 
 /* The outcome of a review. Everything is owned by the result. */
 struct ar_review_result {
-    struct ar_review_plan plan;       /* what was reviewed */
-    struct ar_review review;          /* the merged review: located, the baseline applied */
-    struct ar_review_verdict verdict; /* with options.fail_on and options.strict */
-    int fail_on;                      /* options.fail_on */
+    struct ar_review_plan plan;         /* what was reviewed */
+    struct ar_review review;            /* the merged review: located, the baseline applied */
+    struct ar_review_verdict verdict;   /* with options.fail_on and options.strict, and the
+                                           coverage: exit 0 only when n_unreviewed is 0 */
+    int fail_on;                        /* options.fail_on */
+    struct ar_review_coverage coverage; /* every changed path: reviewed, or why not */
 };
 
 /*
@@ -252,8 +334,10 @@ typedef void ar_review_done_fn(struct ar_review_run *review, struct ar_review_re
  * ar_review_plan() and ar_review_cancel(). Returns 0 (done will be called),
  * or a negative AR_E… code with err set, done never called: AR_EUSAGE for
  * bad options, an unknown revision, not a git repository (err.where names a
- * revision), or a diff needing more than max_chunks chunks (err.where
- * "max_chunks"); AR_EIO and AR_ENOTFOUND when git fails or is missing;
+ * revision), text that is not a diff (err.where "diff": non-blank, without a
+ * single file section), or a diff needing more than max_chunks chunks
+ * (err.where "max_chunks"); AR_EIO and AR_ENOTFOUND when git fails or is
+ * missing (a git that fails is never a shorter diff);
  * AR_ETOOBIG for a diff past 256 MiB; AR_ENOMEM. Installs no signal handler.
  */
 AR_API int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *opts,

@@ -75,6 +75,14 @@ struct ar_cli_parser {
 void ar_cli_parser_init(struct ar_cli_parser *p, const struct ar_cli_command *cmd, int argc,
                         char **argv);
 int ar_cli_next(struct ar_cli_parser *p, const char **arg);
+
+/*
+ * Where the operands stand against a "--" in argv (argv[0] the command), read
+ * with cmd's option table before ar_cli_next() reorders argv: how many
+ * operands come before the first "--", or -1 when there is none. A "--" that
+ * is an option's value does not count.
+ */
+int ar_cli_operands_before_dashdash(const struct ar_cli_command *cmd, int argc, char **argv);
 void ar_cli_parser_finish(struct ar_cli_parser *p);
 
 /* Prints the command's help (usage, summary, every option, example) to f. */

@@ -36,6 +36,9 @@ enum {
     KEY_NO_DEFAULT_EXCLUDES,
     KEY_PRETTY,
     KEY_CONTEXT_TOOLS,
+    /* issue 26: what a change cannot choose */
+    KEY_DIFF_FILE,
+    KEY_ALLOW_BINARY,
 };
 
 #define DEFAULT_JOBS       4
@@ -48,9 +51,11 @@ enum {
 
 static const struct ar_cli_opt opts[] = {
     { "staged", KEY_STAGED, NULL, "review the staged changes (the index against HEAD)", NULL },
+    { "diff-file", KEY_DIFF_FILE, "FILE",
+      "review the patch in FILE, never a revision of that name ('-': standard input)", "@file" },
     { "instructions", KEY_INSTRUCTIONS, "FILE",
-      "the project's review guidelines, added to the prompt; REV:PATH reads them from git "
-      "(origin/main:REVIEW.md: a pull request cannot change them)",
+      "the project's review guidelines, added to the prompt; REV:PATH reads them from git, "
+      "never from a file (origin/main:REVIEW.md: a pull request cannot change them)",
       "@file" },
     { "context-tools", KEY_CONTEXT_TOOLS, NULL,
       "let the model read files beyond the diff (read, grep, glob; default: no tools)", NULL },
@@ -73,6 +78,10 @@ static const struct ar_cli_opt opts[] = {
       NULL },
     { "no-default-excludes", KEY_NO_DEFAULT_EXCLUDES, NULL,
       "review lockfiles too (package-lock.json, Cargo.lock…)", NULL },
+    { "allow-binary", KEY_ALLOW_BINARY, NULL,
+      "let binary files pass unreviewed, as if excluded (default: a binary file fails the "
+      "review)",
+      NULL },
     { "baseline", KEY_BASELINE, "FILE",
       "leave out findings already in FILE, a previous review's json, sarif or gitlab output",
       "@file" },
@@ -156,8 +165,9 @@ static void note_plan(const struct ar_review_plan *plan, long jobs)
 {
     const char *label = plan->source ? plan->source : "the diff";
     if (plan->nul_bytes)
-        ar_cli_warnf("%s: %zu NUL byte%s sent to the model as U+FFFD", label, plan->nul_bytes,
-                     plan->nul_bytes == 1 ? "" : "s");
+        ar_cli_warnf("%s: %zu NUL byte%s in the diff, sent to the model as U+FFFD where their "
+                     "file is sent",
+                     label, plan->nul_bytes, plan->nul_bytes == 1 ? "" : "s");
     if (plan->n_excluded)
         ar_cli_notef("skipping %zu file%s (--exclude, --include, default excludes)",
                      plan->n_excluded, plan->n_excluded == 1 ? "" : "s");
@@ -173,35 +183,34 @@ static void note_plan(const struct ar_review_plan *plan, long jobs)
                      plan->jobs);
 }
 
-/* Says what the located review left out. */
+/* Says what agentrun did to the model's findings, and what the baseline left out. */
 static void note_left_out(const struct ar_review *rv, const char *baseline_path)
 {
-    if (rv->dropped)
-        ar_cli_warnf("%zu finding%s dropped: the path is outside the repository", rv->dropped,
-                     rv->dropped == 1 ? "" : "s");
+    for (size_t i = 0; i < rv->n_notes; i++)
+        ar_cli_warnf("finding salvaged: %s", rv->notes[i]);
     if (baseline_path && rv->suppressed)
         ar_cli_notef("%zu finding%s already in the baseline '%s'", rv->suppressed,
                      rv->suppressed == 1 ? "" : "s", baseline_path);
 }
 
-/*
- * Reads DIFF when it is a file or '-' (a file wins over a revision of the
- * same name) into text, and points the options at it; anything else is a
- * revision or a range for the library's git. Returns 0, or an exit status
- * after printing why.
- */
-static int read_input(const struct ar_cli_command *cmd, const char *arg, int staged,
-                      struct ar_buf *text, struct ar_review_options *o)
+/* Says on stderr which changed paths were not reviewed (each fails the review). */
+static void note_unreviewed(const struct ar_review_coverage *cov)
 {
-    int is_input =
-        arg && !staged && *arg && (strcmp(arg, "-") == 0 || (arg[0] != '-' && ar_is_file(arg)));
-    if (!is_input) {
-        o->rev = arg;
-        o->staged = staged;
-        return 0;
+    for (size_t i = 0; i < cov->n_files; i++) {
+        const struct ar_review_file *f = &cov->files[i];
+        if (f->status == AR_COVER_REVIEWED || f->rule)
+            continue;
+        ar_cli_errorf("not reviewed: %s: %s", f->path[0] ? f->path : "(unnamed file)",
+                      f->why ? f->why : ar_review_cover_name(f->status));
     }
+}
+
+/* Reads the patch in path ('-': stdin) into text and points the options at it. */
+static int read_patch(const struct ar_cli_command *cmd, const char *path, struct ar_buf *text,
+                      struct ar_review_options *o)
+{
     struct ar_error err = AR_ERROR_INIT;
-    int rc = ar_file_read(arg, text, &err);
+    int rc = ar_file_read(path, text, &err);
     /* Unreadable input is a usage error (DESIGN §7). */
     if (rc == AR_EIO)
         return ar_cli_usage_error(cmd, "%s", err.msg);
@@ -211,8 +220,70 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int sta
     }
     o->diff = ar_buf_cstr(text);
     o->diff_len = text->len;
-    o->label = strcmp(arg, "-") == 0 ? "stdin" : arg;
+    o->label = strcmp(path, "-") == 0 ? "stdin" : path;
     return 0;
+}
+
+/*
+ * Where the diff comes from: --diff-file FILE or '-' read a patch; DIFF
+ * followed by "--" is a revision; any other DIFF is a revision unless it
+ * names a file, and a name that is both is ambiguous (exit 2): a file the
+ * checkout holds must never stand in for the revision a CI job names.
+ * Returns 0, or an exit status after printing why.
+ */
+static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev_only,
+                      const char *diff_file, int staged, const char *cwd, struct ar_buf *text,
+                      struct ar_review_options *o)
+{
+    if (diff_file && (arg || staged))
+        return ar_cli_usage_error(cmd, "--diff-file takes the place of DIFF and --staged");
+    if (diff_file)
+        return read_patch(cmd, diff_file, text, o);
+    o->staged = staged;
+    if (!arg || staged || rev_only) {
+        o->rev = arg;
+        return 0;
+    }
+    if (strcmp(arg, "-") == 0)
+        return read_patch(cmd, arg, text, o);
+    if (arg[0] == '-' || !ar_is_file(arg)) {
+        o->rev = arg;
+        return 0;
+    }
+    struct ar_error err = AR_ERROR_INIT;
+    int rev = ar_diff_is_revision(cwd, arg, &err);
+    if (rev < 0) {
+        ar_cli_errorf("%s", err.msg);
+        return ar_error_exit_status(rev);
+    }
+    if (rev == 1)
+        return ar_cli_usage_error(cmd,
+                                  "ambiguous argument '%s': both a file and a revision; use "
+                                  "--diff-file '%s' (or '-' and standard input) for the file, "
+                                  "'%s --' for the revision",
+                                  arg, arg, arg);
+    /* A range whose base the clone lacks must not fall back to a file the change may
+     * have planted under the range's name. */
+    if (rev == 2)
+        return ar_cli_usage_error(cmd,
+                                  "'%s' is a range of unknown revisions here (fetch them) and "
+                                  "also a file; use --diff-file '%s' to review the file",
+                                  arg, arg);
+    return read_patch(cmd, arg, text, o);
+}
+
+/* Reads --instructions: REV:PATH in a git work tree from git's objects, never a file
+ * of the checkout that happens to have that name (./REV:PATH is the file); else the
+ * file. */
+static int read_instructions(const char *cwd, const char *path, struct ar_buf *out,
+                             struct ar_error *err)
+{
+    int spec = ar_diff_is_blob_spec(cwd, path, err);
+    if (spec < 0)
+        return spec;
+    if (spec || (!ar_is_file(path) && strchr(path, ':')))
+        return ar_diff_read_blob(cwd, path, out, err);
+    return ar_file_read(path, out, err);
 }
 
 /* The review document of a review that never ran (a bad flag, an unreadable DIFF). */
@@ -225,7 +296,7 @@ static json_t *failure_value(int code, const char *message, int exit_status)
     ar_error_set(&rv.error, code, NULL, "%s", message);
     struct ar_review_verdict verdict = { .exit_status = exit_status };
     struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
-    struct ar_review_report rep = { &rv, &verdict, o.fail_on, NULL, 0, NULL, NULL, NULL, 0, 0 };
+    struct ar_review_report rep = { .rv = &rv, .verdict = &verdict, .fail_on = o.fail_on };
     return ar_review_to_value(&rep);
 }
 
@@ -238,7 +309,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     int rc = AR_EXIT_USAGE;
     int staged = 0, pretty = 0, fmt = AR_REVIEW_FORMAT_TEXT;
     struct ar_review_options o = AR_REVIEW_OPTIONS_INIT;
-    const char *instructions_path = NULL;
+    const char *instructions_path = NULL, *diff_file = NULL;
     unsigned long long max_chunk = AR_DIFF_DEFAULT_MAX_CHUNK;
     long jobs = DEFAULT_JOBS, max_chunks = DEFAULT_MAX_CHUNKS;
     struct ar_buf diff_text, instructions;
@@ -258,6 +329,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     o.include = includes;
     o.exclude = excludes;
+    /* Read before the parser reorders argv: a DIFF before "--" is a revision. */
+    int dashdash = ar_cli_operands_before_dashdash(cmd, argc, argv);
 
     const char *arg;
     int key;
@@ -269,6 +342,12 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         switch (key) {
         case KEY_STAGED:
             staged = 1;
+            break;
+        case KEY_DIFF_FILE:
+            diff_file = arg;
+            break;
+        case KEY_ALLOW_BINARY:
+            o.allow_binary = 1;
             break;
         case KEY_INSTRUCTIONS:
             instructions_path = arg;
@@ -360,11 +439,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "-C: %s", err.msg);
         goto out;
     }
-    /* A file wins over a revision of the same name, as for DIFF. */
     if (instructions_path &&
-        (ar_is_file(instructions_path) || !strchr(instructions_path, ':')
-             ? ar_file_read(instructions_path, &instructions, &err)
-             : ar_diff_read_blob(s.run.cwd, instructions_path, &instructions, &err)) < 0) {
+        read_instructions(s.run.cwd, instructions_path, &instructions, &err) < 0) {
         ar_cli_usage_error(cmd, "--instructions: %s", err.msg);
         goto out;
     }
@@ -385,7 +461,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             goto out;
         }
     }
-    if ((rc = read_input(cmd, diff_arg, staged, &diff_text, &o)) != 0)
+    if ((rc = read_input(cmd, diff_arg, dashdash >= 1, diff_file, staged, s.run.cwd, &diff_text,
+                         &o)) != 0)
         goto out;
 
     if (ar_cli_session_begin(&s) < 0) {
@@ -433,18 +510,25 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     const struct ar_review_plan *plan = &res->plan;
     const struct ar_review *rv = &res->review;
     struct ar_review_verdict verdict = res->verdict;
-    struct ar_review_report rep = { rv,
-                                    &verdict,
-                                    o.fail_on,
-                                    plan->source,
-                                    plan->reviewed,
-                                    plan->why_not,
-                                    sarif_category,
-                                    plan->excluded,
-                                    plan->n_excluded,
-                                    pretty };
+    struct ar_review_report rep = {
+        .rv = rv,
+        .verdict = &verdict,
+        .fail_on = o.fail_on,
+        .source = plan->source,
+        .reviewed = plan->reviewed,
+        .why_not = plan->why_not,
+        .sarif_category = sarif_category,
+        .excluded = plan->excluded,
+        .n_excluded = plan->n_excluded,
+        .pretty = pretty,
+        .coverage = &res->coverage,
+    };
+    note_left_out(rv, baseline_path);
+    note_unreviewed(&res->coverage);
     if (!plan->reviewed) {
-        rc = print_report(&rep, fmt) ? AR_EXIT_USAGE : AR_EXIT_OK;
+        rc = verdict.exit_status;
+        if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
+            rc = AR_EXIT_USAGE;
         goto out;
     }
     /* An option the runs found wrong (--prices, --transcript) before any call is a
@@ -454,7 +538,6 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         rc = ar_cli_error_code(rv->error.code, "%s", rv->error.msg);
         goto out;
     }
-    note_left_out(rv, baseline_path);
     verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
     warn_outcome(rv, o.strict);
     rc = verdict.exit_status;
@@ -501,13 +584,17 @@ const struct ar_cli_command ar_cmd_review = {
     .description =
         "DIFF is a patch file, '-' for standard input, a git revision R (the working tree "
         "against R: 'git diff R'), R^! (the change commit R introduced) or a range A..B / "
-        "A...B. Without DIFF: the working tree against HEAD, untracked files included; "
-        "--staged: the index against HEAD. An empty or binary-only diff is not sent to a model. "
-        "Large diffs are reviewed in chunks in parallel and merged. Exit status: 0 pass, 1 an "
-        "issue at or above --fail-on (or the model failed the change without an issue), 2 usage "
-        "error, 3 unusable output with --strict, 4 provider failure, 5 timeout. See " AR_DOCDIR
-        "/review.md.",
-    .example = "agentrun review origin/main...HEAD --format github",
+        "A...B; a name that is both a file and a revision is an error (--diff-file FILE for "
+        "the file, 'DIFF --' for the revision). Without DIFF: the working tree against HEAD, "
+        "untracked files included; --staged: the index against HEAD. A pass means every "
+        "changed file was sent whole to the model or left out by your rule (--exclude, "
+        "--include, the default excludes, --allow-binary): agentrun judges binary files by "
+        "content, and a changed file not reviewed fails the review. Large diffs are reviewed "
+        "in chunks in parallel and merged. Exit status: 0 pass, 1 an issue at or above "
+        "--fail-on, a changed file not reviewed, or the model failed the change without an "
+        "issue, 2 usage error (also input that is not a diff), 3 unusable output with "
+        "--strict, 4 provider failure, 5 timeout. See " AR_DOCDIR "/review.md.",
+    .example = "agentrun review --format github origin/main...HEAD --",
     .opts = opts,
     .run = run_review,
     .json_schema = AR_REVIEW_SCHEMA,

@@ -12,7 +12,7 @@
 
 #include "agentrun/agentrun.h"
 #include "ar_config.h"
-#include "ar_describe.h"
+#include "cli/ar_describe.h" /* generated in the build's src/cli, with or without .git */
 #include "cli/cli.h"
 #include "cli/manual.h"
 #include "json/dump.h"

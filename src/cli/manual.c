@@ -4,8 +4,8 @@
 #include "cli/cli.h"
 
 const struct ar_cli_exit_status ar_cli_exit_statuses[] = {
-    { AR_EXIT_OK, "success (review: no issue at or above --fail-on)" },
-    { AR_EXIT_FINDINGS, "review: an issue at or above --fail-on" },
+    { AR_EXIT_OK, "success (review: every changed file read, no issue at or above --fail-on)" },
+    { AR_EXIT_FINDINGS, "review: an issue at or above --fail-on, or a changed file not reviewed" },
     { AR_EXIT_USAGE, "usage error: bad option, unreadable input or output, bad template" },
     { AR_EXIT_OUTPUT, "model output unusable after the repair call; route: no route" },
     { AR_EXIT_PROVIDER,

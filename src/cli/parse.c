@@ -153,6 +153,53 @@ int ar_cli_next(struct ar_cli_parser *p, const char **arg)
     return c;
 }
 
+static const struct ar_cli_opt *find_long(const struct ar_cli_command *cmd, const char *name,
+                                          size_t len)
+{
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return o;
+    return NULL;
+}
+
+static const struct ar_cli_opt *find_short(const struct ar_cli_command *cmd, char c)
+{
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name; o++)
+        if (o->key == (unsigned char)c)
+            return o;
+    return NULL;
+}
+
+int ar_cli_operands_before_dashdash(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    int operands = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return operands;
+        if (a[0] != '-' || !a[1]) {
+            operands++;
+        } else if (a[1] == '-') {
+            /* --name VALUE takes the next argument; --name=VALUE does not. */
+            const char *name = a + 2;
+            const struct ar_cli_opt *o = find_long(cmd, name, strcspn(name, "="));
+            if (o && o->arg && !strchr(name, '='))
+                i++;
+        } else {
+            /* -abc: flags, until one that takes a value (the rest, or the next argument). */
+            for (const char *c = a + 1; *c; c++) {
+                const struct ar_cli_opt *o = find_short(cmd, *c);
+                if (o && o->arg) {
+                    if (!c[1])
+                        i++;
+                    break;
+                }
+            }
+        }
+    }
+    return -1;
+}
+
 /* The width help is wrapped to; a word longer than a line stays whole. */
 enum { HELP_WIDTH = 79, HELP_COLUMN = 29 };
 

@@ -35,6 +35,9 @@ int ar_review_format_parse(const char *s)
     return -1;
 }
 
+/* The SARIF rule and the check name of a changed file the review did not read. */
+#define NOT_REVIEWED_RULE "review/not-reviewed"
+
 /* How each severity shows in each format. */
 static const struct {
     const char *sarif_level;
@@ -90,7 +93,8 @@ static json_t *issue_value(const struct ar_review_issue *is)
     if (!o)
         return NULL;
     json_object_set_new(o, "file", text_value(is->file));
-    json_object_set_new(o, "line", json_integer(is->line));
+    /* null: about the whole file (the model gave no usable line) */
+    json_object_set_new(o, "line", is->line ? json_integer(is->line) : json_null());
     json_object_set_new(o, "severity", json_string(ar_severity_name(is->severity)));
     json_object_set_new(o, "message", text_value(is->message));
     if (is->suggestion)
@@ -98,7 +102,87 @@ static json_t *issue_value(const struct ar_review_issue *is)
     json_object_set_new(o, "outside_diff", json_boolean(is->outside_diff));
     if (is->fingerprint[0])
         json_object_set_new(o, "fingerprint", json_string(is->fingerprint));
+    if (is->cut)
+        json_object_set_new(o, "cut", json_true());
     return o;
+}
+
+/* ---- coverage: what every format says about the changed paths ---- */
+
+/* A changed path that fails the review: neither reviewed nor left out by a rule. */
+static int blocks(const struct ar_review_file *f)
+{
+    return f->status != AR_COVER_REVIEWED && !f->rule;
+}
+
+static size_t n_cover(const struct ar_review_report *rep)
+{
+    return rep->coverage ? rep->coverage->n_files : 0;
+}
+
+static const struct ar_review_file *cover_at(const struct ar_review_report *rep, size_t i)
+{
+    return &rep->coverage->files[i];
+}
+
+static const char *cover_path(const struct ar_review_file *f)
+{
+    return f->path && f->path[0] ? f->path : "(unnamed file)";
+}
+
+/* "not reviewed: binary content…": the message of a path that fails the review. */
+static void cover_message(const struct ar_review_file *f, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "agentrun review did not review this changed file, so the review cannot "
+             "pass: %s",
+             f->why ? f->why : ar_review_cover_name(f->status));
+}
+
+/* The fingerprint of a path not reviewed: the same on every run for that path. */
+static void cover_fingerprint(const struct ar_review_file *f, char out[AR_FINGERPRINT_LEN + 1])
+{
+    struct ar_review_issue is = { 0 };
+    is.file = (char *)cover_path(f);
+    is.message = (char *)"agentrun: this changed file was not reviewed";
+    is.severity = AR_SEV_CRITICAL;
+    ar_review_fingerprint(&is, 0, out);
+}
+
+static json_t *file_value(const struct ar_review_file *f)
+{
+    int in_chunk = f->n_chunks && (f->status == AR_COVER_REVIEWED || f->status == AR_COVER_QUEUED);
+    return json_pack("{sosososososo}", "path", text_value(f->path), "old_path",
+                     text_value(f->old_path), "status",
+                     json_string(ar_review_cover_name(f->status)), "rule", text_value(f->rule),
+                     "why", text_value(f->why), "chunk",
+                     in_chunk ? json_integer((json_int_t)f->chunk + 1) : json_null());
+}
+
+/* The coverage's JSON form: {"files": n, "reviewed": n, "excluded": n, "unreviewed": n}. */
+static json_t *coverage_counts(const struct ar_review_report *rep)
+{
+    const struct ar_review_coverage *c = rep->coverage;
+    return json_pack("{sIsIsIsI}", "files", (json_int_t)n_cover(rep), "reviewed",
+                     (json_int_t)(c ? c->n_reviewed : 0), "excluded",
+                     (json_int_t)(c ? c->n_excluded : 0), "unreviewed",
+                     (json_int_t)(c ? c->n_unreviewed : 0));
+}
+
+static json_t *files_value(const struct ar_review_report *rep)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n_cover(rep); i++)
+        json_array_append_new(a, file_value(cover_at(rep, i)));
+    return a;
+}
+
+static json_t *notes_value(const struct ar_review *rv)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < rv->n_notes; i++)
+        json_array_append_new(a, text_value(rv->notes[i]));
+    return a;
 }
 
 static json_t *usage_value(const struct ar_usage *u)
@@ -150,6 +234,13 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
     for (size_t i = 0; i < rep->n_excluded; i++)
         json_array_append_new(excluded, text_value(rep->excluded[i]));
     json_object_set_new(o, "excluded", excluded);
+    json_object_set_new(o, "coverage", coverage_counts(rep));
+    json_object_set_new(o, "files", files_value(rep));
+    json_t *unplaced = json_array();
+    for (size_t i = 0; unplaced && i < rv->n_unplaced; i++)
+        json_array_append_new(unplaced, issue_value(&rv->unplaced[i]));
+    json_object_set_new(o, "unplaced", unplaced);
+    json_object_set_new(o, "notes", notes_value(rv));
     json_object_set_new(o, "provider", text_value(rv->provider));
     json_object_set_new(o, "model", text_value(rv->model));
     json_object_set_new(o, "tokens", usage_value(&rv->usage));
@@ -220,6 +311,19 @@ static json_t *sarif_rules(void)
                                         "severity", ar_severity_name(s)));
         ar_buf_finish(&help);
     }
+    /* Index AR_SEV_COUNT: a changed file the review did not read. */
+    json_array_append_new(
+        rules,
+        json_pack("{sssss{ss}s{ss}s{ss}s{ss}}", "id", NOT_REVIEWED_RULE, "name", "NotReviewed",
+                  "shortDescription", "text", "A changed file was not reviewed", "fullDescription",
+                  "text",
+                  "agentrun review did not send this changed file whole to the model (binary "
+                  "content, too large, or its chunk failed), and no rule of yours left it out: "
+                  "the review cannot pass.",
+                  "help", "text",
+                  "Review the file yourself; or leave it out on purpose with --exclude GLOB "
+                  "(or --allow-binary for binary files) if it needs no review.",
+                  "defaultConfiguration", "level", "error"));
     return rules;
 }
 
@@ -241,16 +345,24 @@ static json_t *sarif_message(const struct ar_review_issue *is)
     return json_pack("{so}", "text", message_value(is, 1));
 }
 
-static json_t *sarif_result(const struct ar_review_issue *is)
+/* A physicalLocation in the repository: the file, and the line unless line is 0. */
+static json_t *sarif_location(const char *path, int64_t line)
 {
     struct ar_buf uri;
     ar_buf_init(&uri, AR_BUF_UNLIMITED);
-    ar_uri_encode_path(is->file, &uri);
+    ar_uri_encode_path(path, &uri);
     /* Paths are located: relative to the repository root, never absolute. */
-    json_t *loc =
-        json_pack("{s{soss}s{sI}}", "artifactLocation", "uri", text_value(ar_buf_cstr(&uri)),
-                  "uriBaseId", "%SRCROOT%", "region", "startLine", (json_int_t)is->line);
+    json_t *loc = json_pack("{s{soss}}", "artifactLocation", "uri", text_value(ar_buf_cstr(&uri)),
+                            "uriBaseId", "%SRCROOT%");
     ar_buf_finish(&uri);
+    if (loc && line)
+        json_object_set_new(loc, "region", json_pack("{sI}", "startLine", (json_int_t)line));
+    return loc;
+}
+
+static json_t *sarif_result(const struct ar_review_issue *is)
+{
+    json_t *loc = sarif_location(is->file, is->line);
     if (!loc)
         return NULL;
     char rule[32];
@@ -269,10 +381,60 @@ static json_t *sarif_result(const struct ar_review_issue *is)
     return res;
 }
 
+/* A result for a changed file the review did not read: at the file, level error. */
+static json_t *sarif_not_reviewed(const struct ar_review_file *f)
+{
+    char msg[700], fp[AR_FINGERPRINT_LEN + 1];
+    cover_message(f, msg, sizeof(msg));
+    cover_fingerprint(f, fp);
+    return json_pack("{sssIsss{so}s[{so}]s{ss}s{ssso}}", "ruleId", NOT_REVIEWED_RULE, "ruleIndex",
+                     (json_int_t)AR_SEV_COUNT, "level", "error", "message", "text", text_value(msg),
+                     "locations", "physicalLocation", sarif_location(cover_path(f), 0),
+                     "partialFingerprints", AR_FINGERPRINT_KEY, fp, "properties", "status",
+                     ar_review_cover_name(f->status), "why", text_value(f->why));
+}
+
+static json_t *notification(const char *level, const char *text)
+{
+    return json_pack("{sss{so}}", "level", level, "message", "text", text_value(text));
+}
+
+/* What SARIF viewers show of the run itself: a failure or a degraded answer,
+ * each finding with no place in the repository, each file not reviewed. */
+static json_t *sarif_notifications(const struct ar_review_report *rep)
+{
+    const struct ar_review *rv = rep->rv;
+    json_t *a = json_array();
+    char text[800];
+    if (a && (rv->failed || rv->degraded))
+        json_array_append_new(a, notification(rv->failed ? "error" : "warning",
+                                              ar_review_error_text(rv, text, sizeof(text))));
+    for (size_t i = 0; a && i < rv->n_unplaced; i++) {
+        const struct ar_review_issue *is = &rv->unplaced[i];
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        ar_buf_printf(&b, "A %s finding with no place in the repository (file: %s): %s",
+                      ar_severity_name(is->severity), is->file ? is->file : "none", is->message);
+        json_array_append_new(
+            a, notification(severity_out[is->severity].sarif_level, ar_buf_cstr(&b)));
+        ar_buf_finish(&b);
+    }
+    for (size_t i = 0; a && i < n_cover(rep); i++)
+        if (blocks(cover_at(rep, i))) {
+            snprintf(text, sizeof(text), "not reviewed: %s: %s", cover_path(cover_at(rep, i)),
+                     cover_at(rep, i)->why ? cover_at(rep, i)->why : "");
+            json_array_append_new(a, notification("error", text));
+        }
+    return a;
+}
+
 json_t *ar_review_to_sarif(const struct ar_review_report *rep)
 {
     const struct ar_review *rv = rep->rv;
     json_t *results = json_array();
+    for (size_t i = 0; i < n_cover(rep); i++)
+        if (blocks(cover_at(rep, i)))
+            json_array_append_new(results, sarif_not_reviewed(cover_at(rep, i)));
     for (size_t i = 0; i < rv->n_issues; i++)
         json_array_append_new(results, sarif_result(&rv->issues[i]));
 
@@ -280,13 +442,10 @@ json_t *ar_review_to_sarif(const struct ar_review_report *rep)
      * a clean one, and a degraded one carries a warning. */
     json_t *inv = json_pack("{sbsi}", "executionSuccessful", !rv->failed, "exitCode",
                             rep->verdict->exit_status);
-    if (inv && (rv->failed || rv->degraded)) {
-        char text[400];
-        ar_review_error_text(rv, text, sizeof(text));
-        json_object_set_new(inv, "toolExecutionNotifications",
-                            json_pack("[{sss{so}}]", "level", rv->failed ? "error" : "warning",
-                                      "message", "text", text_value(text)));
-    }
+    json_t *notes = sarif_notifications(rep);
+    if (inv && json_array_size(notes))
+        json_object_set_new(inv, "toolExecutionNotifications", json_incref(notes));
+    json_decref(notes);
     json_t *run =
         json_pack("{s{s{sssssss o}}sos[o]s{sbsosbsssssi}}", "tool", "driver", "name", "agentrun",
                   "version", AR_VERSION, "informationUri", AR_REVIEW_INFO_URI, "rules",
@@ -304,6 +463,10 @@ json_t *ar_review_to_sarif(const struct ar_review_report *rep)
         json_object_set_new(run, "originalUriBaseIds",
                             json_pack("{s{s{ss}}}", "%SRCROOT%", "description", "text",
                                       "The root of the repository the review ran in"));
+        json_t *props = json_object_get(run, "properties");
+        json_object_set_new(props, "coverage", coverage_counts(rep));
+        json_object_set_new(props, "files", files_value(rep));
+        json_object_set_new(props, "notes", notes_value(rv));
     }
     return json_pack("{sssss[o]}", "$schema", AR_SARIF_SCHEMA_URI, "version", "2.1.0", "runs", run);
 }
@@ -358,39 +521,103 @@ static void github_command(struct ar_buf *out, const char *cmd, const char *titl
     ar_buf_putc(out, '\n');
 }
 
+/* One finding; one with no place in the repository (placed 0) has no file=. */
+static void github_finding(struct ar_buf *out, const struct ar_review_issue *is, int placed)
+{
+    char title[96];
+    snprintf(title, sizeof(title), "agentrun review: %s%s%s", ar_severity_name(is->severity),
+             is->outside_diff ? " (outside the diff)" : "",
+             !placed     ? " (no location)"
+             : !is->line ? " (whole file)"
+                         : "");
+    ar_buf_printf(out, "::%s ", severity_out[is->severity].github_command);
+    if (placed) {
+        ar_buf_puts(out, "file=");
+        ar_github_escape_property(is->file, out);
+        if (is->line)
+            ar_buf_printf(out, ",line=%lld", (long long)is->line);
+        ar_buf_putc(out, ',');
+    }
+    ar_buf_puts(out, "title=");
+    ar_github_escape_property(title, out);
+    ar_buf_puts(out, "::");
+    ar_github_escape_data(is->message, out);
+    if (is->suggestion) {
+        ar_github_escape_data("\n\nSuggestion: ", out);
+        ar_github_escape_data(is->suggestion, out);
+    }
+    ar_buf_putc(out, '\n');
+}
+
+/*
+ * GitHub shows at most AR_GITHUB_MAX_ANNOTATIONS annotations of each level per
+ * step, and drops the rest without a word. So what decides the gate comes
+ * first: the verdict, a failure, each changed file not reviewed, the findings
+ * with no location; then the findings, most severe first.
+ */
 static void render_github(const struct ar_review_report *rep, struct ar_buf *out)
 {
     const struct ar_review *rv = rep->rv;
-    if (!rep->reviewed) {
+    const struct ar_review_verdict *v = rep->verdict;
+    char line[800];
+    size_t errors = rv->n_unplaced + v->by_severity[AR_SEV_CRITICAL] + v->by_severity[AR_SEV_HIGH];
+    for (size_t i = 0; i < n_cover(rep); i++)
+        errors += blocks(cover_at(rep, i));
+    snprintf(line, sizeof(line), "agentrun review: %s", verdict_name(v));
+    if (!rep->reviewed && v->exit_status == 0) {
         github_command(out, "notice", "agentrun review", "nothing to review");
-        return;
+    } else {
+        const char *summary = rv->summary && *rv->summary ? rv->summary : verdict_name(v);
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        ar_buf_puts(&b, summary);
+        if (v->n_unreviewed)
+            ar_buf_printf(&b, "\n%zu changed file%s not reviewed: the review cannot pass.",
+                          v->n_unreviewed, v->n_unreviewed == 1 ? "" : "s");
+        if (errors + 1 > AR_GITHUB_MAX_ANNOTATIONS)
+            ar_buf_printf(&b,
+                          "\n%zu error annotations: GitHub shows %d per step; the json or "
+                          "sarif output has them all.",
+                          errors, AR_GITHUB_MAX_ANNOTATIONS);
+        github_command(out, v->exit_status == 0 ? "notice" : "error", line, ar_buf_cstr(&b));
+        ar_buf_finish(&b);
     }
-    for (size_t i = 0; i < rv->n_issues; i++) {
-        const struct ar_review_issue *is = &rv->issues[i];
-        char title[96];
-        snprintf(title, sizeof(title), "agentrun review: %s%s", ar_severity_name(is->severity),
-                 is->outside_diff ? " (outside the diff)" : "");
-        ar_buf_printf(out, "::%s file=", severity_out[is->severity].github_command);
-        ar_github_escape_property(is->file, out);
-        ar_buf_printf(out, ",line=%lld,title=", (long long)is->line);
-        ar_github_escape_property(title, out);
-        ar_buf_puts(out, "::");
-        ar_github_escape_data(is->message, out);
-        if (is->suggestion) {
-            ar_github_escape_data("\n\nSuggestion: ", out);
-            ar_github_escape_data(is->suggestion, out);
-        }
-        ar_buf_putc(out, '\n');
-    }
-    char line[400];
     if (rv->failed || rv->degraded) {
         ar_review_error_text(rv, line, sizeof(line));
         github_command(out, rv->failed ? "error" : "warning",
                        rv->failed ? "agentrun review failed" : "agentrun review degraded", line);
     }
-    snprintf(line, sizeof(line), "agentrun review: %s", verdict_name(rep->verdict));
-    github_command(out, rep->verdict->exit_status == 0 ? "notice" : "error", line,
-                   rv->summary && *rv->summary ? rv->summary : verdict_name(rep->verdict));
+    for (size_t i = 0; i < n_cover(rep); i++) {
+        const struct ar_review_file *f = cover_at(rep, i);
+        if (!blocks(f))
+            continue;
+        cover_message(f, line, sizeof(line));
+        ar_buf_puts(out, "::error file=");
+        ar_github_escape_property(cover_path(f), out);
+        ar_buf_puts(out, ",title=agentrun review%3A not reviewed::");
+        ar_github_escape_data(line, out);
+        ar_buf_putc(out, '\n');
+    }
+    if (rep->coverage && rep->coverage->n_excluded) {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        const char *sep = "";
+        for (size_t i = 0; i < n_cover(rep); i++) {
+            const struct ar_review_file *f = cover_at(rep, i);
+            if (f->status != AR_COVER_REVIEWED && f->rule) {
+                ar_buf_printf(&b, "%s%s (%s)", sep, cover_path(f), f->rule);
+                sep = ", ";
+            }
+        }
+        github_command(out, "notice", "agentrun review: left out by your rules", ar_buf_cstr(&b));
+        ar_buf_finish(&b);
+    }
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        github_finding(out, &rv->unplaced[i], 0);
+    for (int sev = 0; sev < AR_SEV_COUNT; sev++)
+        for (size_t i = 0; i < rv->n_issues; i++)
+            if ((int)rv->issues[i].severity == sev)
+                github_finding(out, &rv->issues[i], 1);
 }
 
 /* ---- reviewdog rdjsonl ---- */
@@ -435,19 +662,50 @@ static json_t *rd_position(int64_t line)
     return json_pack("{sI}", "line", (json_int_t)line);
 }
 
-static json_t *rdjson_diagnostic(const struct ar_review_issue *is)
+/* reviewdog's location: the path, and the line unless the finding is about the
+ * whole file (0); none at all without a path. */
+static json_t *rd_location(const char *path, int64_t line)
+{
+    if (!path)
+        return NULL;
+    json_t *loc = json_pack("{so}", "path", text_value(path));
+    if (loc && line)
+        json_object_set_new(loc, "range", json_pack("{so}", "start", rd_position(line)));
+    return loc;
+}
+
+/* One diagnostic; with `room`, the message is cut to that many bytes (marked). A
+ * finding with no place in the repository (placed 0) has no location. */
+static json_t *rdjson_diagnostic(const struct ar_review_issue *is, int placed, size_t room)
 {
     char *code = ar_suggestion_code(is->suggestion);
     char rule[32];
     snprintf(rule, sizeof(rule), "review/%s", ar_severity_name(is->severity));
     /* A suggestion that is code becomes reviewdog's replacement of the line;
      * one in words stays in the message, where nobody can apply it by a click. */
-    json_t *d =
-        json_pack("{sos{sos{so}}sss{ssss}s{ss}}", "message", message_value(is, !code), "location",
-                  "path", text_value(is->file), "range", "start", rd_position(is->line), "severity",
-                  severity_out[is->severity].rdjson_severity, "source", "name", "agentrun", "url",
-                  AR_REVIEW_INFO_URI, "code", "value", rule);
-    if (d && code)
+    json_t *msg = message_value(is, !code);
+    if (room && msg && strlen(json_string_value(msg)) > room) {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        size_t keep = room;
+        const char *m = json_string_value(msg);
+        while (keep > 0 && ((unsigned char)m[keep] & 0xC0) == 0x80)
+            keep--;
+        ar_buf_append(&b, m, keep);
+        ar_buf_puts(&b, AR_REVIEW_CUT_MARK);
+        json_decref(msg);
+        msg = text_value(ar_buf_cstr(&b));
+        ar_buf_finish(&b);
+        free(code);
+        code = NULL; /* a cut line has no room for a replacement either */
+    }
+    json_t *d = json_pack("{sosss{ssss}s{ss}}", "message", msg, "severity",
+                          severity_out[is->severity].rdjson_severity, "source", "name", "agentrun",
+                          "url", AR_REVIEW_INFO_URI, "code", "value", rule);
+    json_t *loc = placed ? rd_location(is->file, is->line) : NULL;
+    if (d && loc)
+        json_object_set_new(d, "location", loc);
+    if (d && code && placed && is->line)
         json_object_set_new(d, "suggestions",
                             json_pack("[{s{soso}so}]", "range", "start", rd_position(is->line),
                                       "end", rd_position(is->line), "text", text_value(code)));
@@ -455,37 +713,159 @@ static json_t *rdjson_diagnostic(const struct ar_review_issue *is)
     return d;
 }
 
+/* Appends d as one line, compact. Returns 0 or AR_ENOMEM; *len gets the line's length. */
+static int rd_line(json_t *d, struct ar_buf *out, size_t *len)
+{
+    char *s = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    int rc = s ? 0 : AR_ENOMEM;
+    *len = s ? strlen(s) : 0;
+    if (!rc && *len < AR_RDJSONL_MAX_LINE)
+        rc = ar_buf_puts(out, s);
+    if (!rc && *len < AR_RDJSONL_MAX_LINE)
+        rc = ar_buf_putc(out, '\n');
+    free(s);
+    return rc;
+}
+
+/* What stands in for a diagnostic that cannot fit one line even cut (its path alone is
+ * too long): never nothing. */
+static int rd_too_long(const char *severity, struct ar_buf *out)
+{
+    size_t len;
+    json_t *d =
+        json_pack("{sssss{ssss}}", "message",
+                  "agentrun review: a diagnostic too long for one rdjsonl line (see the "
+                  "json or sarif output)",
+                  "severity", severity, "source", "name", "agentrun", "url", AR_REVIEW_INFO_URI);
+    int rc = rd_line(d, out, &len);
+    json_decref(d);
+    return rc;
+}
+
+/*
+ * Every line under AR_RDJSONL_MAX_LINE: reviewdog reads at most 64 KiB a line
+ * and loses that diagnostic and every later one after a longer line. A line
+ * that would be longer (messages are capped at AR_REVIEW_MAX_TEXT, but JSON
+ * escapes can multiply a control character by six) is written again with
+ * its message cut shorter, until it fits.
+ */
+static int rd_issue(const struct ar_review_issue *is, int placed, struct ar_buf *out)
+{
+    size_t len = 0, room = 0;
+    json_t *d = rdjson_diagnostic(is, placed, 0);
+    int rc = rd_line(d, out, &len);
+    json_decref(d);
+    for (room = AR_REVIEW_MAX_TEXT / 2; !rc && len >= AR_RDJSONL_MAX_LINE && room >= 16;
+         room /= 2) {
+        d = rdjson_diagnostic(is, placed, room);
+        rc = rd_line(d, out, &len);
+        json_decref(d);
+    }
+    if (!rc && len >= AR_RDJSONL_MAX_LINE)
+        rc = rd_too_long(severity_out[is->severity].rdjson_severity, out);
+    return rc;
+}
+
 static int render_rdjsonl(const struct ar_review_report *rep, struct ar_buf *out)
 {
     const struct ar_review *rv = rep->rv;
-    for (size_t i = 0; i < rv->n_issues; i++) {
-        json_t *d = rdjson_diagnostic(&rv->issues[i]);
-        char *s = d ? json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n_cover(rep); i++) {
+        const struct ar_review_file *f = cover_at(rep, i);
+        if (!blocks(f))
+            continue;
+        char msg[700];
+        cover_message(f, msg, sizeof(msg));
+        size_t len;
+        json_t *d =
+            json_pack("{sss{so}sss{ssss}s{ss}}", "message", msg, "location", "path",
+                      text_value(cover_path(f)), "severity", "ERROR", "source", "name", "agentrun",
+                      "url", AR_REVIEW_INFO_URI, "code", "value", NOT_REVIEWED_RULE);
+        rc = rd_line(d, out, &len);
         json_decref(d);
-        int rc = s ? ar_buf_puts(out, s) : AR_ENOMEM;
-        if (!rc)
-            rc = ar_buf_putc(out, '\n');
-        free(s);
-        if (rc)
-            return rc;
+        if (!rc && len >= AR_RDJSONL_MAX_LINE)
+            rc = rd_too_long("ERROR", out);
     }
-    return 0;
+    for (size_t i = 0; !rc && i < rv->n_unplaced; i++)
+        rc = rd_issue(&rv->unplaced[i], 0, out);
+    for (size_t i = 0; !rc && i < rv->n_issues; i++)
+        rc = rd_issue(&rv->issues[i], 1, out);
+    return rc;
 }
 
 /* ---- GitLab Code Quality ---- */
 
+/* GitLab reads a location's line as lines.begin: a finding about the whole file
+ * (line 0) and a file not reviewed are put on line 1. */
+static json_t *gitlab_item(json_t *description, const char *check, const char *fingerprint,
+                           const char *severity, const char *path, int64_t line)
+{
+    return json_pack("{sosssssss{sos{sI}}}", "description", description, "check_name", check,
+                     "fingerprint", fingerprint, "severity", severity, "location", "path",
+                     text_value(path), "lines", "begin", (json_int_t)(line ? line : 1));
+}
+
+/* Where gitlab and checkstyle put a finding with no place in the repository: at the
+ * repository itself (".", line 1), the message saying it has no location. Like github's,
+ * never the path the model wrote, which may climb out of the repository. */
+#define UNPLACED_PATH "."
+
+static char *unplaced_message(const struct ar_review_issue *is, int with_suggestion)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_buf_printf(&b, "(no location) %s", is->message);
+    if (is->suggestion && with_suggestion)
+        ar_buf_printf(&b, "\n\nSuggestion: %s", is->suggestion);
+    return ar_buf_detach(&b, NULL);
+}
+
+static json_t *gitlab_finding(const struct ar_review_issue *is, int placed)
+{
+    char check[40];
+    snprintf(check, sizeof(check), "agentrun/review/%s", ar_severity_name(is->severity));
+    const char *severity = severity_out[is->severity].gitlab_severity;
+    if (placed)
+        return gitlab_item(message_value(is, 1), check, is->fingerprint, severity, is->file,
+                           is->line);
+    char *msg = unplaced_message(is, 1);
+    json_t *o =
+        msg ? gitlab_item(text_value(msg), check, is->fingerprint, severity, UNPLACED_PATH, 0)
+            : NULL;
+    free(msg);
+    return o;
+}
+
+/*
+ * GitLab validates each entry (app/validators/json_schemas/codeclimate.json)
+ * and stops reading the report at the first invalid one, and keeps one entry
+ * per fingerprint: every entry here is complete and has its own fingerprint.
+ * A finding with no place in the repository is written at "." (the repository),
+ * line 1, its message saying it has no location: it is never left out.
+ */
 json_t *ar_review_to_gitlab(const struct ar_review_report *rep)
 {
     const struct ar_review *rv = rep->rv;
     json_t *a = json_array();
-    for (size_t i = 0; a && i < rv->n_issues; i++) {
-        const struct ar_review_issue *is = &rv->issues[i];
-        char check[40];
-        snprintf(check, sizeof(check), "agentrun/review/%s", ar_severity_name(is->severity));
-        json_t *o = json_pack("{sosssssss{sos{sI}}}", "description", message_value(is, 1),
-                              "check_name", check, "fingerprint", is->fingerprint, "severity",
-                              severity_out[is->severity].gitlab_severity, "location", "path",
-                              text_value(is->file), "lines", "begin", (json_int_t)is->line);
+    for (size_t i = 0; a && i < n_cover(rep); i++) {
+        const struct ar_review_file *f = cover_at(rep, i);
+        if (!blocks(f))
+            continue;
+        char msg[700], fp[AR_FINGERPRINT_LEN + 1];
+        cover_message(f, msg, sizeof(msg));
+        cover_fingerprint(f, fp);
+        json_t *o = gitlab_item(text_value(msg), "agentrun/" NOT_REVIEWED_RULE, fp, "blocker",
+                                cover_path(f), 0);
+        if (!o || json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    size_t n = rv->n_unplaced + rv->n_issues;
+    for (size_t i = 0; a && i < n; i++) {
+        int placed = i >= rv->n_unplaced;
+        json_t *o =
+            gitlab_finding(placed ? &rv->issues[i - rv->n_unplaced] : &rv->unplaced[i], placed);
         if (!o || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;
@@ -543,10 +923,50 @@ int ar_xml_escape(const char *s, struct ar_buf *out)
     return rc;
 }
 
+static void checkstyle_error(struct ar_buf *out, int64_t line, const char *severity,
+                             const char *message, const char *suggestion, const char *source)
+{
+    /* line 0 (the whole file) is written as 1: checkstyle readers want a line. */
+    ar_buf_printf(out, "    <error line=\"%lld\" severity=\"%s\" message=\"",
+                  (long long)(line ? line : 1), severity);
+    ar_xml_escape(message, out);
+    if (suggestion) {
+        ar_xml_escape("\n\nSuggestion: ", out);
+        ar_xml_escape(suggestion, out);
+    }
+    ar_buf_printf(out, "\" source=\"%s\"/>\n", source);
+}
+
 static void render_checkstyle(const struct ar_review_report *rep, struct ar_buf *out)
 {
     const struct ar_review *rv = rep->rv;
     ar_buf_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<checkstyle version=\"8.0\">\n");
+    /* Each changed file not reviewed fails the review: it comes first, as an error. */
+    for (size_t i = 0; i < n_cover(rep); i++) {
+        const struct ar_review_file *f = cover_at(rep, i);
+        if (!blocks(f))
+            continue;
+        char msg[700];
+        cover_message(f, msg, sizeof(msg));
+        ar_buf_puts(out, "  <file name=\"");
+        ar_xml_escape(cover_path(f), out);
+        ar_buf_puts(out, "\">\n");
+        checkstyle_error(out, 0, "error", msg, NULL, "agentrun.review.not-reviewed");
+        ar_buf_puts(out, "  </file>\n");
+    }
+    /* A finding with no place in the repository: at ".", saying it has none. */
+    for (size_t i = 0; i < rv->n_unplaced; i++) {
+        const struct ar_review_issue *is = &rv->unplaced[i];
+        char source[48], *msg = unplaced_message(is, 0);
+        snprintf(source, sizeof(source), "agentrun.review.%s", ar_severity_name(is->severity));
+        ar_buf_puts(out, "  <file name=\"");
+        ar_xml_escape(UNPLACED_PATH, out);
+        ar_buf_puts(out, "\">\n");
+        checkstyle_error(out, 0, severity_out[is->severity].checkstyle_severity,
+                         msg ? msg : is->message, is->suggestion, source);
+        ar_buf_puts(out, "  </file>\n");
+        free(msg);
+    }
     for (size_t i = 0; i < rv->n_issues; i++) {
         const struct ar_review_issue *is = &rv->issues[i];
         if (i == 0 || strcmp(rv->issues[i - 1].file, is->file) != 0) {
@@ -556,14 +976,10 @@ static void render_checkstyle(const struct ar_review_report *rep, struct ar_buf 
             ar_xml_escape(is->file, out);
             ar_buf_puts(out, "\">\n");
         }
-        ar_buf_printf(out, "    <error line=\"%lld\" severity=\"%s\" message=\"",
-                      (long long)is->line, severity_out[is->severity].checkstyle_severity);
-        ar_xml_escape(is->message, out);
-        if (is->suggestion) {
-            ar_xml_escape("\n\nSuggestion: ", out);
-            ar_xml_escape(is->suggestion, out);
-        }
-        ar_buf_printf(out, "\" source=\"agentrun.review.%s\"/>\n", ar_severity_name(is->severity));
+        char source[48];
+        snprintf(source, sizeof(source), "agentrun.review.%s", ar_severity_name(is->severity));
+        checkstyle_error(out, is->line, severity_out[is->severity].checkstyle_severity, is->message,
+                         is->suggestion, source);
     }
     if (rv->n_issues)
         ar_buf_puts(out, "  </file>\n");
@@ -582,6 +998,46 @@ static void put_indented(struct ar_buf *out, const char *s)
     }
 }
 
+static void text_finding(struct ar_buf *out, const struct ar_review_issue *is, int placed)
+{
+    if (!placed)
+        ar_buf_printf(out, "(no location: %s): ", is->file ? is->file : "no file");
+    else if (is->line)
+        ar_buf_printf(out, "%s:%lld: ", is->file, (long long)is->line);
+    else
+        ar_buf_printf(out, "%s: ", is->file);
+    ar_buf_printf(out, "%s: ", ar_severity_name(is->severity));
+    put_indented(out, is->message);
+    if (is->outside_diff)
+        ar_buf_puts(out, " (outside the diff)");
+    ar_buf_putc(out, '\n');
+    if (is->suggestion) {
+        ar_buf_puts(out, "    suggestion: ");
+        put_indented(out, is->suggestion);
+        ar_buf_putc(out, '\n');
+    }
+}
+
+/* The changed paths not reviewed: those that fail the review, then those a rule left
+ * out. Returns how many lines it wrote. */
+static size_t text_coverage(const struct ar_review_report *rep, struct ar_buf *out)
+{
+    size_t shown = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n_cover(rep); i++) {
+            const struct ar_review_file *f = cover_at(rep, i);
+            if (f->status == AR_COVER_REVIEWED || blocks(f) != !pass)
+                continue;
+            if (pass == 0)
+                ar_buf_printf(out, "not reviewed: %s: %s\n", cover_path(f),
+                              f->why ? f->why : ar_review_cover_name(f->status));
+            else
+                ar_buf_printf(out, "left out: %s (%s)\n", cover_path(f), f->rule);
+            shown++;
+        }
+    return shown;
+}
+
 static void render_text(const struct ar_review_report *rep, struct ar_buf *out)
 {
     const struct ar_review *rv = rep->rv;
@@ -589,23 +1045,21 @@ static void render_text(const struct ar_review_report *rep, struct ar_buf *out)
     if (!rep->reviewed) {
         ar_buf_printf(out, "nothing to review%s%s\n", rep->why_not ? ": " : "",
                       rep->why_not ? rep->why_not : "");
+        if (n_cover(rep))
+            ar_buf_putc(out, '\n');
+        text_coverage(rep, out);
+        if (v->n_unreviewed)
+            ar_buf_printf(out, "\nverdict: %s (%zu changed file%s not reviewed)\n", verdict_name(v),
+                          v->n_unreviewed, v->n_unreviewed == 1 ? "" : "s");
         return;
     }
-    for (size_t i = 0; i < rv->n_issues; i++) {
-        const struct ar_review_issue *is = &rv->issues[i];
-        ar_buf_printf(out, "%s:%lld: %s: ", is->file, (long long)is->line,
-                      ar_severity_name(is->severity));
-        put_indented(out, is->message);
-        if (is->outside_diff)
-            ar_buf_puts(out, " (outside the diff)");
+    for (size_t i = 0; i < rv->n_issues; i++)
+        text_finding(out, &rv->issues[i], 1);
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        text_finding(out, &rv->unplaced[i], 0);
+    if (rv->n_issues || rv->n_unplaced)
         ar_buf_putc(out, '\n');
-        if (is->suggestion) {
-            ar_buf_puts(out, "    suggestion: ");
-            put_indented(out, is->suggestion);
-            ar_buf_putc(out, '\n');
-        }
-    }
-    if (rv->n_issues)
+    if (text_coverage(rep, out))
         ar_buf_putc(out, '\n');
     if (rv->summary && *rv->summary) {
         ar_buf_puts(out, rv->summary);
@@ -617,7 +1071,8 @@ static void render_text(const struct ar_review_report *rep, struct ar_buf *out)
         ar_buf_printf(out, " (%s)\n", ar_review_error_text(rv, why, sizeof(why)));
         return;
     }
-    ar_buf_printf(out, " (%zu issue%s", rv->n_issues, rv->n_issues == 1 ? "" : "s");
+    size_t n = rv->n_issues + rv->n_unplaced;
+    ar_buf_printf(out, " (%zu issue%s", n, n == 1 ? "" : "s");
     const char *sep = ": ";
     for (int s = 0; s < AR_SEV_COUNT; s++)
         if (v->by_severity[s]) {
@@ -628,6 +1083,9 @@ static void render_text(const struct ar_review_report *rep, struct ar_buf *out)
         ar_buf_puts(out, "; --fail-on none");
     else
         ar_buf_printf(out, "; %zu at or above %s", v->n_failing, ar_severity_name(rep->fail_on));
+    if (v->n_unreviewed)
+        ar_buf_printf(out, "; %zu changed file%s not reviewed", v->n_unreviewed,
+                      v->n_unreviewed == 1 ? "" : "s");
     if (!rv->passed)
         ar_buf_puts(out, "; the model did not pass it");
     if (rv->degraded)

@@ -44,7 +44,15 @@ struct ar_review_report {
     const char *const *excluded; /* the diff's files the review skipped (--exclude…) */
     size_t n_excluded;
     int pretty; /* json, sarif, gitlab: indented (default: one line) */
+    const struct ar_review_coverage *coverage; /* every changed path, or NULL: none */
 };
+
+/* The longest rdjsonl line printed: reviewdog reads lines of at most 64 KiB and
+ * silently drops the rest of the stream after a longer one. */
+#define AR_RDJSONL_MAX_LINE ((size_t)60 << 10)
+
+/* GitHub shows at most this many annotations of each level per step. */
+#define AR_GITHUB_MAX_ANNOTATIONS 10
 
 /* "code: message" of a failed or degraded review's error, or just the code when
  * the message says no more ("interrupted"). Written to buf; returns buf. */

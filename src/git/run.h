@@ -8,9 +8,12 @@
  *   - `-c core.fsmonitor=false`: a configured fsmonitor is a program git
  *     would start (and a daemon it may leave behind) on our behalf;
  *   - the commands that print diffs (diff, log, show) get `--no-color
- *     --no-ext-diff --no-textconv` right after the subcommand: no external
- *     diff program (diff.external, diff.<driver>.command) and no textconv
- *     filter runs on file content;
+ *     --no-ext-diff --no-textconv --text` right after the subcommand: no
+ *     external diff program (diff.external, diff.<driver>.command) and no
+ *     textconv filter runs on file content, and no attribute of the checkout
+ *     (-diff, binary, a driver's binary setting, a macro of those) turns a
+ *     file's content into "Binary files … differ": what is text is decided
+ *     by agentrun from the content;
  *   - the environment: GIT_OPTIONAL_LOCKS=0 (no index.lock taken behind a
  *     CLI's own `git add`), GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 (git
  *     never waits on a pager or a terminal), LC_ALL=C (messages in one

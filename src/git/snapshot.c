@@ -202,7 +202,7 @@ static void on_hashed(void *arg)
     const char *old = prev->head[0]              ? prev->head
                       : strlen(snap->head) == 40 ? EMPTY_TREE_SHA1
                                                  : EMPTY_TREE_SHA256;
-    /* The runner adds --no-color --no-ext-diff --no-textconv to every diff. */
+    /* The runner adds --no-color --no-ext-diff --no-textconv --text to every diff. */
     const char *args[] = { "diff", "--name-status", "-z", "-M", old, snap->head, "--", NULL };
     j->snap = snap;
     if (spawn_git(j, args, j->root, on_commits, &e)) {

@@ -85,6 +85,8 @@ struct ar_wait {
     void *arg;
     int cancelled;
     int fired;
+    int parked;      /* on a manual clock: the timer is not started until due_ms */
+    uint64_t due_ms; /* on a manual clock */
 };
 
 static void wait_unlink(struct ar_wait *w)
@@ -127,10 +129,32 @@ int ar_wait_start(struct ar_loop *loop, uint64_t ms, ar_wait_fn *fn, void *arg,
         w->next->prev = w;
     loop->waits = w;
     uv_timer_init(loop->uv, &w->timer);
-    uv_timer_start(&w->timer, on_wait_timer, w->cancelled ? 0 : ms, 0);
+    if (loop->manual_clock && !w->cancelled && ms > 0) {
+        w->parked = 1; /* ar_loop_clock_advance() starts it */
+        w->due_ms = loop->clock_ms + ms;
+    } else {
+        uv_timer_start(&w->timer, on_wait_timer, w->cancelled ? 0 : ms, 0);
+    }
     if (out)
         *out = w;
     return 0;
+}
+
+void ar_loop_clock_advance(struct ar_loop *loop, uint64_t ms)
+{
+    loop->clock_ms += ms;
+    for (;;) {
+        /* The list is newest first: among waits due together, the last one seen is the
+         * oldest. A timer started later fires later among equal timeouts. */
+        struct ar_wait *next = NULL;
+        for (struct ar_wait *w = loop->waits; w; w = w->next)
+            if (w->parked && w->due_ms <= loop->clock_ms && (!next || w->due_ms <= next->due_ms))
+                next = w;
+        if (!next)
+            return;
+        next->parked = 0;
+        uv_timer_start(&next->timer, on_wait_timer, 0, 0);
+    }
 }
 
 void ar_wait_cancel(struct ar_wait *w)
@@ -138,6 +162,7 @@ void ar_wait_cancel(struct ar_wait *w)
     if (!w || w->fired || w->cancelled)
         return;
     w->cancelled = 1;
+    w->parked = 0;
     /* Restarting the timer at 0 reports from the loop, never from inside this call. */
     uv_timer_start(&w->timer, on_wait_timer, 0, 0);
 }

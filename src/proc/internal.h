@@ -30,6 +30,8 @@ struct ar_loop {
     int cancelled;         /* ar_loop_cancel_all() ran: later spawns fail with AR_EINTERRUPTED */
     int killed;            /* ar_loop_cancel_all() ran twice: every group got SIGKILL */
     struct ar_wait *waits; /* pending ar_wait_start() waits, a doubly linked list */
+    int manual_clock;      /* ar_loop_clock_manual() ran: clock_ms is the loop's now */
+    uint64_t clock_ms;
 
     uv_signal_t sigchld; /* reaps our children; unref'd */
     int sigchld_on;

@@ -293,3 +293,14 @@ uint64_t ar_now_ms(void)
 {
     return uv_hrtime() / 1000000u;
 }
+
+uint64_t ar_loop_now_ms(const struct ar_loop *loop)
+{
+    return loop->manual_clock ? loop->clock_ms : ar_now_ms();
+}
+
+void ar_loop_clock_manual(struct ar_loop *loop, uint64_t now_ms)
+{
+    loop->manual_clock = 1;
+    loop->clock_ms = now_ms;
+}

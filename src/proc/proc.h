@@ -225,6 +225,20 @@ void ar_pool_destroy(struct ar_pool *pool); /* only when idle; NULL is fine */
 uint64_t ar_now_ms(void);
 
 /*
+ * The loop's clock, on which rate-limit waits and pauses are measured: ar_now_ms(),
+ * unless a test took it over with ar_loop_clock_manual(). From then on the clock reads
+ * now_ms and stands still; a wait (ar_wait_start) of more than 0 ms never ends by itself
+ * and does not keep the loop alive, so ar_loop_run() returns once nothing but such waits
+ * is left; ar_loop_clock_advance() moves the clock on by ms, and every wait it reached
+ * then ends from the loop's next turn, earliest first (those due together in the order
+ * they were started). A wait still pending at ar_loop_destroy() makes it fail: advance
+ * or cancel first. Children's timeouts keep to real time.
+ */
+uint64_t ar_loop_now_ms(const struct ar_loop *loop);
+void ar_loop_clock_manual(struct ar_loop *loop, uint64_t now_ms);
+void ar_loop_clock_advance(struct ar_loop *loop, uint64_t ms);
+
+/*
  * Calls fn(arg) once from the loop, on its next iteration (never from inside
  * this function), so a caller can finish asynchronously without a child.
  * Returns 0 or AR_ENOMEM.

@@ -185,8 +185,9 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
 /* One call's stream state: the common part and what only claude's stream needs. */
 struct claude_unwrap {
     struct ar_unwrap u;
-    json_t *pending; /* tool id -> path of a write tool awaiting its tool_result */
-    int error_kind;  /* AR_EAUTH or AR_ERATELIMIT: what an assistant message's "error" said */
+    json_t *pending;   /* tool id -> path of a write tool awaiting its tool_result */
+    char *last_answer; /* the input of the last StructuredOutput call (compact JSON) */
+    int error_kind;    /* AR_EAUTH or AR_ERATELIMIT: what an assistant message's "error" said */
 };
 
 static struct claude_unwrap *claude_of(struct ar_unwrap *u)
@@ -210,6 +211,7 @@ static void claude_unwrap_free(struct ar_unwrap *u)
         return;
     struct claude_unwrap *c = claude_of(u);
     json_decref(c->pending);
+    free(c->last_answer);
     ar_pv_unwrap_finish(&c->u);
     free(c);
 }
@@ -269,6 +271,11 @@ static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progres
         if (!type || strcmp(type, "tool_use") != 0 || !name)
             continue;
         const json_t *input = json_object_get(block, "input");
+        if (strcmp(name, "StructuredOutput") == 0 && input) {
+            free(c->last_answer);
+            c->last_answer =
+                json_dumps(input, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+        }
         const char *path = ar_pv_str(input, "file_path");
         if (!path)
             path = ar_pv_str(input, "notebook_path");
@@ -423,8 +430,15 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
         }
         /* claude's own schema check refused five StructuredOutput answers: the model
          * could not satisfy the contract, which is what `contract` (exit 3) tells a
-         * script; agentrun's repair call would only ask a sixth time. */
+         * script; agentrun's repair call would only ask a sixth time. The last answer
+         * is the output, so that what the model said is not lost (a review keeps each
+         * finding of it that stands). */
         if (!status && subtype && strcmp(subtype, "error_max_structured_output_retries") == 0) {
+            struct claude_unwrap *c = claude_of(u);
+            if (c->last_answer && !r->text) {
+                r->text = c->last_answer;
+                c->last_answer = NULL;
+            }
             ar_pv_fail(u, AR_ECONTRACT, msg ? msg : "claude could not satisfy the contract");
             return;
         }

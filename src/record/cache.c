@@ -93,7 +93,8 @@ static char *entry_path(const char *dir, const char *key)
     return p;
 }
 
-int ar_cache_get(const char *dir, const char *key, uint64_t ttl_s, struct ar_cassette *hit)
+int ar_cache_get(const char *dir, const char *key, const char *bin, uint64_t ttl_s,
+                 struct ar_cassette *hit)
 {
     char *path = entry_path(dir, key);
     if (!path)
@@ -102,6 +103,14 @@ int ar_cache_get(const char *dir, const char *key, uint64_t ttl_s, struct ar_cas
     ar_cassette_init(&c);
     int ok = ar_is_file(path) && ar_cassette_load(path, &c, NULL) == 0;
     free(path);
+    if (ok) {
+        /* An entry answers only the request it was stored for: its own request must
+         * hash to the key it is filed under (a file copied over another key, or one
+         * whose request was edited, is a miss). */
+        char own[AR_SHA256_HEX];
+        ar_cache_key(&c, bin, own);
+        ok = strcmp(own, key) == 0;
+    }
     if (ok && ttl_s) {
         int64_t age = (int64_t)time(NULL) - c.recorded_at;
         ok = age >= 0 && (uint64_t)age < ttl_s;

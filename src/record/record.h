@@ -170,11 +170,13 @@ void ar_cache_key(const struct ar_cassette *req, const char *bin, char out[AR_SH
 
 /*
  * Looks the key up in dir. Returns 1 with *hit filled (initialized by the
- * caller) when a usable entry exists (younger than ttl_s unless ttl_s is 0),
- * else 0: missing, expired or corrupt entries are misses (a later put
- * replaces them), never errors.
+ * caller) when a usable entry exists: its own request (provider, model, CLI
+ * identity, argv, stdin and contract hashes) with bin hashes to key, and it
+ * is younger than ttl_s unless ttl_s is 0. Else 0: missing, expired, corrupt
+ * or mismatched entries are misses (a later put replaces them), never errors.
  */
-int ar_cache_get(const char *dir, const char *key, uint64_t ttl_s, struct ar_cassette *hit);
+int ar_cache_get(const char *dir, const char *key, const char *bin, uint64_t ttl_s,
+                 struct ar_cassette *hit);
 
 /* Stores c under key, atomically, creating dir as needed. Returns 0 or AR_EIO. */
 int ar_cache_put(const char *dir, const char *key, const struct ar_cassette *c,

@@ -1,6 +1,6 @@
 /*
- * Unified diffs: the file sections and hunks of a diff, and chunks of it
- * small enough for one model call.
+ * Unified diffs: the file sections and hunks of a diff, and what of each file
+ * is text. split.c cuts a parsed diff into chunks.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 
 #include "review/diff.h"
 #include "util/macros.h"
+#include "util/utf8.h"
 
 /* The parser's view of one line: [start, end) with end after the '\n'. */
 struct line {
@@ -312,13 +313,19 @@ static int parse_line(struct parse_state *st, const struct line *l, const struct
         return 0;
     if (starts_with(l, "@@"))
         return hunk_begin(st, l);
-    if (f->n_hunks == 0 &&
-        (starts_with(l, "GIT binary patch") || (starts_with(l, "Binary files ") && l->len >= 7 &&
-                                                memcmp(l->p + l->len - 7, " differ", 7) == 0))) {
-        if (!f->binary)
-            f->binary_at = l->start;
-        f->binary = 1;
-        return 0;
+    if (f->n_hunks == 0) {
+        int kind = starts_with(l, "GIT binary patch") ? AR_DIFF_BINARY_PATCH
+                   : starts_with(l, "Binary files ") && l->len >= 7 &&
+                           memcmp(l->p + l->len - 7, " differ", 7) == 0
+                       ? AR_DIFF_BINARY_SAID
+                       : 0;
+        if (kind) {
+            if (!f->binary) {
+                f->binary_at = l->start;
+                f->binary = kind;
+            }
+            return 0;
+        }
     }
     if (st->git && f->n_hunks == 0) {
         /* These name the files without any prefix. */
@@ -470,6 +477,18 @@ int ar_diff_parse(const char *text, size_t len, struct ar_diff *out, struct ar_e
             free(f->old_path);
             f->old_path = NULL;
         }
+        for (size_t k = 0; k < f->n_hunks; k++) {
+            size_t end = k + 1 < f->n_hunks ? f->hunks[k + 1] : f->end;
+            if (end - f->hunks[k] > f->largest_hunk)
+                f->largest_hunk = end - f->hunks[k];
+        }
+        if (!f->binary && f->n_hunks && ar_diff_text_is_binary(text + f->body, f->end - f->body))
+            f->binary = AR_DIFF_BINARY_CONTENT;
+        else if (!f->binary && f->n_hunks &&
+                 ar_diff_adds_lfs_pointer(text + f->body, f->end - f->body))
+            f->binary = AR_DIFF_BINARY_LFS;
+        if (f->binary == AR_DIFF_BINARY_CONTENT || f->binary == AR_DIFF_BINARY_LFS)
+            f->binary_at = f->body;
     }
     *out = d;
     return 0;
@@ -492,12 +511,54 @@ void ar_diff_finish(struct ar_diff *d)
     *d = (struct ar_diff)AR_DIFF_INIT;
 }
 
-int ar_diff_reviewable(const struct ar_diff *d)
+/* The bytes that say "not text": C0 controls other than tab, line feed, vertical
+ * tab, form feed, carriage return and escape, and DEL. NUL is not one: a file
+ * that is text apart from NULs is text (the NULs reach the model as U+FFFD). */
+static int control_byte(unsigned char c)
 {
-    for (size_t i = 0; i < d->n_files; i++)
-        if (d->files[i].n_hunks && !d->files[i].binary)
-            return 1;
-    return 0;
+    return (c < 0x20 && c != 0 && !(c >= '\t' && c <= '\r') && c != 0x1b) || c == 0x7f;
+}
+
+int ar_diff_text_is_binary(const char *p, size_t n)
+{
+    size_t counted = 0, controls = 0, invalid = 0;
+    struct line l;
+    for (size_t pos = 0; pos < n; pos = l.end) {
+        line_at(p, n, pos, &l);
+        /* The content of a hunk line is what follows its ' ', '+' or '-'; hunk headers
+         * and "\ No newline at end of file" are git's own. */
+        if (starts_with(&l, "@@") || starts_with(&l, "\\"))
+            continue;
+        char c0 = l.len ? p[l.start] : 0;
+        size_t i = l.start + (c0 == ' ' || c0 == '+' || c0 == '-');
+        while (i < l.end) {
+            size_t k = ar_utf8_seq_len(p + i, l.end - i);
+            size_t step = k ? k : 1;
+            /* A NUL, or one already turned into U+FFFD, counts for nothing. */
+            if (p[i] != 0 && !(k == 3 && memcmp(p + i, "\xEF\xBF\xBD", 3) == 0)) {
+                counted += step;
+                invalid += !k;
+                controls += k == 1 && control_byte((unsigned char)p[i]);
+            }
+            i += step;
+        }
+    }
+    return controls * 100 > counted * AR_DIFF_BINARY_CONTROL_PERCENT ||
+           invalid * 100 > counted * AR_DIFF_BINARY_INVALID_PERCENT;
+}
+
+int ar_diff_adds_lfs_pointer(const char *p, size_t n)
+{
+    int version = 0, oid = 0;
+    struct line l;
+    for (size_t pos = 0; pos < n; pos = l.end) {
+        line_at(p, n, pos, &l);
+        /* The pointer's first line, in the spec's two historical spellings. */
+        version |= starts_with(&l, "+version https://git-lfs.github.com/spec/") ||
+                   starts_with(&l, "+version https://hawser.github.com/spec/");
+        oid |= starts_with(&l, "+oid sha256:");
+    }
+    return version && oid;
 }
 
 int ar_diff_has_file(const struct ar_diff *d, const char *path)
@@ -511,194 +572,4 @@ int ar_diff_has_file(const struct ar_diff *d, const char *path)
             return 1;
     }
     return 0;
-}
-
-/* ---- chunks ---- */
-
-struct splitter {
-    const struct ar_diff *d;
-    size_t max;
-    struct ar_diff_chunk *v;
-    size_t n, cap;
-    struct ar_buf cur;
-    size_t cur_first, cur_files;
-    int cur_has_hunks;
-    int preamble_done;
-};
-
-static int put_preamble(struct splitter *sp)
-{
-    if (sp->preamble_done)
-        return 0;
-    sp->preamble_done = 1;
-    return ar_buf_append(&sp->cur, sp->d->text, sp->d->preamble);
-}
-
-static int push_chunk(struct splitter *sp, int piece, int n_pieces)
-{
-    if (sp->n == sp->cap) {
-        size_t ncap = sp->cap ? sp->cap * 2 : 8;
-        void *nv = realloc(sp->v, ncap * sizeof(*sp->v));
-        if (!nv)
-            return AR_ENOMEM;
-        sp->v = nv;
-        sp->cap = ncap;
-    }
-    struct ar_diff_chunk *c = &sp->v[sp->n];
-    c->text = ar_buf_detach(&sp->cur, &c->len);
-    if (!c->text)
-        return AR_ENOMEM;
-    c->first_file = sp->cur_first;
-    c->n_files = sp->cur_files;
-    c->piece = piece;
-    c->n_pieces = n_pieces;
-    sp->n++;
-    sp->cur_files = 0;
-    sp->cur_has_hunks = 0;
-    return 0;
-}
-
-/* A "GIT binary patch" payload is base85 noise to a model; "Binary files … differ"
- * is short and names the files, so it stays. */
-static int payload_dropped(const struct ar_diff *d, const struct ar_diff_file *f)
-{
-    return f->binary && d->text[f->binary_at] == 'G';
-}
-
-#define BINARY_STUB "Binary files differ\n"
-
-/* The bytes of a file section as reviewed: binary patch payloads are dropped. */
-static int append_section(struct ar_buf *b, const struct ar_diff *d, const struct ar_diff_file *f)
-{
-    if (!payload_dropped(d, f))
-        return ar_buf_append(b, d->text + f->start, f->end - f->start);
-    int rc = ar_buf_append(b, d->text + f->start, f->binary_at - f->start);
-    return rc ? rc : ar_buf_puts(b, BINARY_STUB);
-}
-
-static size_t section_size(const struct ar_diff *d, const struct ar_diff_file *f)
-{
-    if (payload_dropped(d, f))
-        return f->binary_at - f->start + strlen(BINARY_STUB);
-    return f->end - f->start;
-}
-
-static size_t hunk_end(const struct ar_diff_file *f, size_t k)
-{
-    return k + 1 < f->n_hunks ? f->hunks[k + 1] : f->end;
-}
-
-/* One file too large for a chunk: pieces of whole hunks, each with the header. */
-static int split_file(struct splitter *sp, size_t idx)
-{
-    const struct ar_diff *d = sp->d;
-    const struct ar_diff_file *f = &d->files[idx];
-    size_t header = f->body - f->start;
-    /* First count the pieces, so each chunk can say "piece k of n". */
-    int n_pieces = 0;
-    for (size_t k = 0; k < f->n_hunks;) {
-        size_t size = header + (hunk_end(f, k) - f->hunks[k]);
-        size_t j = k + 1;
-        while (j < f->n_hunks && size + (hunk_end(f, j) - f->hunks[j]) <= sp->max)
-            size += hunk_end(f, j) - f->hunks[j], j++;
-        n_pieces++;
-        k = j;
-    }
-    int piece = 0;
-    for (size_t k = 0; k < f->n_hunks;) {
-        size_t size = header + (hunk_end(f, k) - f->hunks[k]);
-        size_t j = k + 1;
-        while (j < f->n_hunks && size + (hunk_end(f, j) - f->hunks[j]) <= sp->max)
-            size += hunk_end(f, j) - f->hunks[j], j++;
-        int rc = put_preamble(sp);
-        if (!rc)
-            rc = ar_buf_append(&sp->cur, d->text + f->start, header);
-        if (!rc)
-            rc = ar_buf_append(&sp->cur, d->text + f->hunks[k], hunk_end(f, j - 1) - f->hunks[k]);
-        if (rc)
-            return rc;
-        sp->cur_first = idx;
-        sp->cur_files = 1;
-        if ((rc = push_chunk(sp, ++piece, n_pieces)))
-            return rc;
-        k = j;
-    }
-    return 0;
-}
-
-int ar_diff_split(const struct ar_diff *d, size_t max_bytes, struct ar_diff_chunk **out,
-                  size_t *n_out, struct ar_error *err)
-{
-    struct splitter sp = { .d = d, .max = max_bytes ? max_bytes : AR_DIFF_DEFAULT_MAX_CHUNK };
-    ar_buf_init(&sp.cur, AR_BUF_UNLIMITED);
-    int rc = 0;
-    for (size_t i = 0; i < d->n_files && !rc; i++) {
-        const struct ar_diff_file *f = &d->files[i];
-        int has_hunks = f->n_hunks && !f->binary;
-        size_t size = section_size(d, f);
-        if (!sp.preamble_done)
-            size += d->preamble;
-        if (has_hunks && size > sp.max && f->n_hunks > 1) {
-            /* What is pending must not ride along with a piece; files without a
-             * hunk (binary, mode-only) wait for the next chunk instead of
-             * making a chunk of their own. */
-            if (sp.cur_files && sp.cur_has_hunks)
-                rc = push_chunk(&sp, 0, 0);
-            if (!rc && sp.cur_files) {
-                /* Header-only sections carried over: they go into the first piece. */
-                size_t carried = sp.cur_files;
-                rc = split_file(&sp, i);
-                if (!rc && carried) {
-                    struct ar_diff_chunk *first = &sp.v[sp.n - (size_t)sp.v[sp.n - 1].n_pieces];
-                    first->first_file = i - carried;
-                    first->n_files += carried;
-                }
-            } else if (!rc) {
-                rc = split_file(&sp, i);
-            }
-            continue;
-        }
-        if (sp.cur_files && sp.cur_has_hunks && has_hunks && sp.cur.len + size > sp.max)
-            rc = push_chunk(&sp, 0, 0);
-        if (!rc)
-            rc = put_preamble(&sp);
-        if (!rc)
-            rc = append_section(&sp.cur, d, f);
-        if (!sp.cur_files)
-            sp.cur_first = i;
-        sp.cur_files++;
-        sp.cur_has_hunks |= has_hunks;
-    }
-    if (!rc && sp.cur_files) {
-        if (!sp.cur_has_hunks && sp.n) {
-            /* Trailing header-only sections join the last chunk. */
-            struct ar_diff_chunk *last = &sp.v[sp.n - 1];
-            char *nt = realloc(last->text, last->len + sp.cur.len + 1);
-            if (!nt) {
-                rc = AR_ENOMEM;
-            } else {
-                memcpy(nt + last->len, ar_buf_cstr(&sp.cur), sp.cur.len + 1);
-                last->text = nt;
-                last->len += sp.cur.len;
-                last->n_files += sp.cur_files;
-            }
-        } else {
-            rc = push_chunk(&sp, 0, 0);
-        }
-    }
-    ar_buf_finish(&sp.cur);
-    if (rc) {
-        ar_diff_chunks_free(sp.v, sp.n);
-        return ar_error_set(err, rc, NULL, "out of memory splitting the diff");
-    }
-    *out = sp.v;
-    *n_out = sp.n;
-    return 0;
-}
-
-void ar_diff_chunks_free(struct ar_diff_chunk *chunks, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(chunks[i].text);
-    free(chunks);
 }

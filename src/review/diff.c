@@ -80,7 +80,12 @@ static int rev_exists(const char *cwd, const char *rev, struct ar_error *err)
     return g.status == 0;
 }
 
-/* Appends git's stdout to out; a non-zero exit (other than ok_status) is AR_EIO. */
+/*
+ * Appends git's stdout to out; a non-zero exit (other than ok_status) is
+ * AR_EIO. With ok_status (git diff --no-index exits 1 when the files differ,
+ * and also when it could not read one), an error on stderr or no output at
+ * all is a failure too: a file git could not read is never a shorter diff.
+ */
 static int git_diff_into(const char *cwd, const char *const *args, int ok_status,
                          struct ar_buf *out, struct ar_error *err)
 {
@@ -88,7 +93,8 @@ static int git_diff_into(const char *cwd, const char *const *args, int ok_status
     int rc = git_run(cwd, args, NULL, &g, err);
     if (rc)
         return rc;
-    if (g.status != 0 && g.status != ok_status) {
+    int quiet_fail = ok_status && (g.s.res.stderr_tail_len || !g.s.res.stdout_len);
+    if ((g.status != 0 && g.status != ok_status) || quiet_fail) {
         char why[200];
         rc = ar_error_set(err, AR_EIO, "git", "git %s failed: %s", args[0],
                           git_reason(&g, why, sizeof(why)));
@@ -128,12 +134,48 @@ static int empty_tree(const char *cwd, char *oid, size_t n, struct ar_error *err
     return 0;
 }
 
+void ar_diff_gaps_finish(struct ar_diff_gaps *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n; i++) {
+        free(g->v[i].path);
+        free(g->v[i].why);
+    }
+    free(g->v);
+    g->v = NULL;
+    g->n = 0;
+}
+
+static int add_gap(struct ar_diff_gaps *g, const char *path, const char *why, struct ar_error *err)
+{
+    if (!g)
+        return ar_error_set(err, AR_EIO, path, "cannot diff '%s': %s", path, why);
+    void *nv = realloc(g->v, (g->n + 1) * sizeof(*g->v));
+    if (!nv)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    g->v = nv;
+    struct ar_diff_gap *gap = &g->v[g->n];
+    gap->path = strdup(path);
+    gap->why = strdup(why);
+    if (!gap->path || !gap->why) {
+        free(gap->path);
+        free(gap->why);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    g->n++;
+    return 0;
+}
+
 /*
  * Untracked, not ignored files as "new file" diffs: what `git diff` against
  * the working tree leaves out but a review of the working tree must see.
- * Runs at the top level so the paths match those of `git diff`.
+ * Runs at the top level so the paths match those of `git diff`. git lists an
+ * untracked nested repository as "dir/": it has no diff here (its files are
+ * another repository's), so it is a gap the review reports, never silence.
  */
-static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_error *err)
+static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_diff_gaps *gaps,
+                          struct ar_error *err)
 {
     static const char *const top_args[] = { "rev-parse", "--show-toplevel", NULL };
     struct git_out g;
@@ -164,6 +206,14 @@ static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_error *
     const char *p = g.s.stdout_data ? g.s.stdout_data : "";
     const char *end = p + g.s.res.stdout_len;
     for (; !rc && p < end; p += strlen(p) + 1) {
+        size_t n = strlen(p);
+        if (n && p[n - 1] == '/') {
+            rc = add_gap(gaps, p,
+                         "an untracked nested git repository: its files are not in this "
+                         "repository's diff",
+                         err);
+            continue;
+        }
         /* `git diff --no-index` exits 1 when the files differ, which they do. */
         const char *args[] = { "diff", "--no-index", "--", "/dev/null", p, NULL };
         rc = git_diff_into(top, args, 1, out, err);
@@ -256,15 +306,15 @@ static int commit_change(const char *cwd, const char *rev, struct ar_buf *out, s
 
 /* The working tree against base (HEAD, the empty tree or R), untracked files included. */
 static int worktree_change(const char *cwd, const char *base, struct ar_buf *out,
-                           struct ar_error *err)
+                           struct ar_diff_gaps *gaps, struct ar_error *err)
 {
     const char *extra[] = { base, "--", NULL };
     int rc = diff_cmd(cwd, extra, out, err);
-    return rc ? rc : untracked_into(cwd, out, err);
+    return rc ? rc : untracked_into(cwd, out, gaps, err);
 }
 
 static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, char **label,
-                       struct ar_error *err)
+                       struct ar_diff_gaps *gaps, struct ar_error *err)
 {
     const char *cwd = src->cwd;
     const char *arg = src->arg;
@@ -290,7 +340,7 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
             if (rc)
                 return rc;
         }
-        int rc = worktree_change(cwd, oid, out, err);
+        int rc = worktree_change(cwd, oid, out, gaps, err);
         return rc ? rc : set_label(label, "the working tree");
     }
 
@@ -334,13 +384,61 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
         if (!ok)
             return ar_error_set(err, AR_EUSAGE, arg, "unknown revision '%s' (and no such file)",
                                 arg);
-        rc = worktree_change(cwd, arg, out, err);
+        rc = worktree_change(cwd, arg, out, gaps, err);
     }
     return rc ? rc : set_label(label, arg);
 }
 
+/* The revision part of arg ("R" of "R^!", each side of "A..B"), checked; 1 when known. */
+static int revision_known(const char *cwd, const char *arg, struct ar_error *err)
+{
+    const char *dots = strstr(arg, "..");
+    size_t n = strlen(arg);
+    if (dots) {
+        struct ar_error quiet = AR_ERROR_INIT;
+        size_t ndots = strncmp(dots, "...", 3) == 0 ? 3 : 2;
+        int rc = check_sides(cwd, arg, dots, ndots, &quiet);
+        if (rc == AR_EUSAGE)
+            return 0;
+        return rc ? ar_error_set(err, rc, quiet.where, "%s", quiet.msg) : 1;
+    }
+    if (n > 2 && strcmp(arg + n - 2, "^!") == 0) {
+        char *rev = strndup(arg, n - 2);
+        if (!rev)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        int ok = rev_exists(cwd, rev, err);
+        free(rev);
+        return ok;
+    }
+    return rev_exists(cwd, arg, err);
+}
+
+/* in_work_tree(), with a missing git as "no" (nothing else can name a revision then). */
+static int in_work_tree_or_no_git(const char *cwd, struct ar_error *err)
+{
+    struct ar_error local = AR_ERROR_INIT;
+    int in = in_work_tree(cwd, &local);
+    if (in == AR_ENOTFOUND)
+        return 0;
+    if (in < 0 && err)
+        *err = local;
+    return in;
+}
+
+int ar_diff_is_revision(const char *cwd, const char *arg, struct ar_error *err)
+{
+    if (!arg || !*arg || arg[0] == '-')
+        return 0;
+    int in = in_work_tree_or_no_git(cwd, err);
+    int rc = in <= 0 ? in : revision_known(cwd, arg, err);
+    size_t n = strlen(arg);
+    if (rc == 0 && in > 0 && (strstr(arg, "..") || (n > 2 && strcmp(arg + n - 2, "^!") == 0)))
+        return 2;
+    return rc;
+}
+
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
-                    struct ar_error *err)
+                    struct ar_diff_gaps *gaps, struct ar_error *err)
 {
     if (label)
         *label = NULL;
@@ -351,6 +449,16 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
     if (src->arg && src->arg[0] == '-' && src->arg[1])
         return ar_error_set(err, AR_EUSAGE, src->arg, "unknown option '%s'", src->arg);
     if (src->arg && !src->git_only && (strcmp(src->arg, "-") == 0 || ar_is_file(src->arg))) {
+        if (strcmp(src->arg, "-") != 0) {
+            /* A file of the checkout must not stand in for a revision of the same name. */
+            int rev = ar_diff_is_revision(src->cwd, src->arg, err);
+            if (rev < 0)
+                return rev;
+            if (rev)
+                return ar_error_set(err, AR_EUSAGE, "ambiguous",
+                                    "ambiguous argument '%s': both a file and a revision",
+                                    src->arg);
+        }
         int rc = ar_file_read(src->arg, out, err);
         /* Unreadable input is a usage error (DESIGN §7). */
         if (rc == AR_EIO && err)
@@ -359,7 +467,7 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
             return rc == AR_EIO ? AR_EUSAGE : rc;
         return set_label(label, strcmp(src->arg, "-") == 0 ? "stdin" : src->arg);
     }
-    return acquire_git(src, out, label, err);
+    return acquire_git(src, out, label, gaps, err);
 }
 
 int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err)
@@ -381,6 +489,16 @@ int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err)
     return rc;
 }
 
+int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err)
+{
+    const char *colon = strchr(spec, ':');
+    if (!colon || colon == spec || !colon[1] || strchr("-./", spec[0]))
+        return 0;
+    /* Whether REV exists does not matter: a base revision a shallow clone lacks must
+     * fail, not fall back to a file the change may have planted under that name. */
+    return in_work_tree_or_no_git(cwd, err);
+}
+
 int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, struct ar_error *err)
 {
     const char *colon = strchr(spec, ':');
@@ -399,8 +517,9 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
         return rc;
     if (g.status != 0) {
         char why[200];
-        rc = ar_error_set(err, AR_EUSAGE, "git", "cannot read '%s' from git: %s", spec,
-                          git_reason(&g, why, sizeof(why)));
+        rc = ar_error_set(err, AR_EUSAGE, "git",
+                          "cannot read '%s' from git: %s (a file of that name: './%s')", spec,
+                          git_reason(&g, why, sizeof(why)), spec);
     } else if (g.s.res.stdout_len) {
         rc = ar_buf_append(out, g.s.stdout_data, g.s.res.stdout_len);
         if (rc)

@@ -1,15 +1,16 @@
 /*
  * Diffs for `agentrun review`: where the diff comes from, what files it
- * touches, and how a large one is cut into chunks a model can review.
+ * touches, what of them is text, and how a large one is cut into chunks a
+ * model can review.
  *
  * Protocol:
  *   1. ar_diff_acquire() reads a diff file, stdin, or asks git (through the
  *      supervisor) for a revision, a range, the index or the working tree;
- *   2. ar_diff_parse() finds the file sections and their hunks;
- *   3. ar_diff_reviewable() says whether there is anything to review at all
- *      (an empty or binary-only diff is not);
- *   4. ar_diff_split() cuts the diff into chunks of at most max_bytes at file
- *      boundaries, a single large file at hunk boundaries;
+ *   2. ar_diff_parse() finds the file sections and their hunks, and judges
+ *      each file's content: text or binary;
+ *   3. the review decides per file what is sent (src/review/coverage.c);
+ *   4. ar_diff_split() cuts what is sent into chunks of at most max_bytes at
+ *      file boundaries, a single large file at hunk boundaries;
  *   5. ar_diff_chunks_free(), ar_diff_finish().
  */
 #ifndef AR_REVIEW_DIFF_H
@@ -35,12 +36,27 @@ struct ar_diff_source {
                         callers read files themselves) */
 };
 
+/* A changed path the diff cannot show (an untracked nested repository). */
+struct ar_diff_gap {
+    char *path;
+    char *why;
+};
+
+/* The gaps of one acquisition: owned, freed with ar_diff_gaps_finish(). */
+struct ar_diff_gaps {
+    struct ar_diff_gap *v;
+    size_t n;
+};
+
+void ar_diff_gaps_finish(struct ar_diff_gaps *g);
+
 /*
  * Appends the diff to `out` (bounded by out->max). The kinds of source, tried
  * in this order:
  *   - arg "-": standard input (not with git_only);
- *   - arg names an existing regular file: its content (a file wins over a
- *     revision of the same name; not with git_only);
+ *   - arg names an existing regular file and no revision: its content (not
+ *     with git_only); a name that is both a file and a revision is ambiguous
+ *     (AR_EUSAGE, err.where "ambiguous"): the checkout cannot choose;
  *   - arg "R^!": the change commit R introduced (against its first parent;
  *     a root commit against the empty tree);
  *   - arg "A..B" / "A...B": `git diff` of the range as given;
@@ -49,13 +65,18 @@ struct ar_diff_source {
  *   - neither: the working tree against HEAD (`git diff HEAD`; the empty tree
  *     before the first commit) plus untracked, not ignored files as new files.
  * git runs only through git/run.h (the supervisor; --no-color --no-ext-diff
- * --no-textconv, core.fsmonitor=false, core.quotepath=false, prefixes pinned). `*label` (may be
- * NULL) receives a description of the source for messages ("HEAD~1", "the working tree"); caller
- * free()s it. Returns 0, AR_EUSAGE (err says "no such file 'x'", "unknown revision 'x'", "not a git
- * repository"), AR_ETOOBIG, AR_EIO, AR_ENOTFOUND (git missing).
+ * --no-textconv --text, core.fsmonitor=false, core.quotepath=false, prefixes
+ * pinned), so no attribute, driver or filter of the checkout's decides what
+ * is shown or run. An untracked path git cannot diff (a nested repository)
+ * is added to `gaps` (may be NULL: then it is an error). A git that fails,
+ * or that says it failed on stderr, is AR_EIO: never a shorter diff.
+ * `*label` (may be NULL) receives a description of the source for messages
+ * ("HEAD~1", "the working tree"); caller free()s it. Returns 0, AR_EUSAGE (err
+ * says "no such file 'x'", "unknown revision 'x'", "not a git repository",
+ * "ambiguous argument"), AR_ETOOBIG, AR_EIO, AR_ENOTFOUND (git missing).
  */
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
-                    struct ar_error *err);
+                    struct ar_diff_gaps *gaps, struct ar_error *err);
 
 /*
  * The top of the git work tree cwd (NULL: the current directory) is in, in
@@ -73,6 +94,52 @@ int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err);
  */
 int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, struct ar_error *err);
 
+/*
+ * 1 when spec has the form REV:PATH (REV not starting with '-', '.' or '/')
+ * and cwd is in a git work tree: git's objects, never a file of the checkout,
+ * are what it means, whether or not REV exists (a missing one is an error of
+ * ar_diff_read_blob(), not a fall back to a file of that name; a file is
+ * named ./REV:PATH). 0 when not, or a negative AR_E… code (git missing: 0).
+ */
+int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err);
+
+/*
+ * 1 when arg names a revision or a range of the repository cwd is in (every
+ * side of a range known); 2 when arg has the shape of a range (A..B, A...B,
+ * R^!) in a repository but names none (a side the clone lacks); 0 when not
+ * (or no repository, or no git); or a negative AR_E… code.
+ */
+int ar_diff_is_revision(const char *cwd, const char *arg, struct ar_error *err);
+
+/* Why a file of a diff is binary (ar_diff_file.binary). */
+enum ar_diff_binary {
+    AR_DIFF_BINARY_SAID = 1, /* "Binary files … differ": the diff holds no content */
+    AR_DIFF_BINARY_PATCH,    /* "GIT binary patch": base85 data, not text */
+    AR_DIFF_BINARY_CONTENT,  /* its hunks' content is binary (ar_diff_text_is_binary()) */
+    AR_DIFF_BINARY_LFS,      /* it adds a Git LFS pointer: the content is not in git */
+};
+
+/* 1 when the hunk text p (n bytes) adds a Git LFS pointer ("+version
+ * https://git-lfs.github.com/spec/v1" and "+oid sha256:…"): the file's content lives
+ * on an LFS server, so the diff shows a pointer, never what a checkout with LFS gets. */
+int ar_diff_adds_lfs_pointer(const char *p, size_t n);
+
+/*
+ * What is text, decided by agentrun rather than by the checkout: the content
+ * of a file's hunk lines (what follows each line's ' ', '+' or '-') is binary
+ * when more than AR_DIFF_BINARY_CONTROL_PERCENT percent of its bytes are
+ * control characters (C0 other than tab, line feed, vertical tab, form feed,
+ * carriage return and escape; DEL), or more than
+ * AR_DIFF_BINARY_INVALID_PERCENT percent are bytes of invalid UTF-8 (text in
+ * a legacy encoding, Latin-1, stays text). NUL bytes (and U+FFFD, which a NUL
+ * becomes) count for nothing either way, so a file that is text apart from
+ * NULs is text. p[0..n) is the file's section from its first hunk. Returns 1
+ * for binary, 0 for text.
+ */
+#define AR_DIFF_BINARY_CONTROL_PERCENT 2
+#define AR_DIFF_BINARY_INVALID_PERCENT 30
+int ar_diff_text_is_binary(const char *p, size_t n);
+
 /* One file of a diff: byte offsets into the parsed text. */
 struct ar_diff_file {
     char *path; /* owned: the new path (the diff's prefix removed), the old one for a deletion */
@@ -82,8 +149,9 @@ struct ar_diff_file {
     size_t body;    /* the first hunk's first byte (== end when there is no hunk) */
     size_t *hunks;  /* owned: the first byte of each hunk, n_hunks entries */
     size_t n_hunks;
-    int binary;       /* "Binary files … differ" or "GIT binary patch" */
-    size_t binary_at; /* with binary: the first byte of that line */
+    int binary;          /* enum ar_diff_binary: 0 for text */
+    size_t binary_at;    /* with binary: the first byte not sent (that line, or the first hunk) */
+    size_t largest_hunk; /* the size of its largest hunk, in bytes */
     /* The parser's own: names as the headers write them, prefixes included,
      * NULL once ar_diff_parse() returns. */
     char *hdr_old, *hdr_new; /* "--- X" / "+++ Y" (NULL: /dev/null) */
@@ -125,9 +193,6 @@ struct ar_diff {
 int ar_diff_parse(const char *text, size_t len, struct ar_diff *out, struct ar_error *err);
 
 void ar_diff_finish(struct ar_diff *d);
-
-/* 1 when some file has a text hunk; 0 for an empty, binary-only or mode-only diff. */
-int ar_diff_reviewable(const struct ar_diff *d);
 
 /* 1 when path is exactly a file of the diff, its new or its old name. */
 int ar_diff_has_file(const struct ar_diff *d, const char *path);
@@ -180,35 +245,45 @@ int ar_path_glob_match(const char *glob, const char *path);
 int ar_path_filter_skips(const struct ar_path_filter *pf, const char *path);
 
 /*
- * Appends d's text without the sections of the files pf skips (the preamble
- * kept) to out, to be parsed again; *n_skipped (may be NULL) gets how many
- * were left out. Returns 0, AR_ENOMEM or AR_ETOOBIG.
+ * Whether the filter skips path, and by which rule: 0 when it does not; 1
+ * when it does, with the rule appended to `rule` (may be NULL) as the user
+ * gave it: "--exclude vendor/", "--include: no GLOB matches", "default
+ * exclude package-lock.json"; a negative AR_E… code when appending failed.
  */
-int ar_diff_filter(const struct ar_diff *d, const struct ar_path_filter *pf, struct ar_buf *out,
-                   size_t *n_skipped);
+int ar_path_filter_rule(const struct ar_path_filter *pf, const char *path, struct ar_buf *rule);
+
+/* How ar_diff_split() treats one file's section. */
+enum ar_diff_send {
+    AR_DIFF_SEND_WHOLE = 0, /* every byte of it; it needs a model call */
+    AR_DIFF_SEND_STUB,      /* its header and one "Binary files … differ" line (a binary
+                               or too large file the model is told about, never a call of
+                               its own) */
+    AR_DIFF_SEND_NONE,      /* nothing: left out by the filter */
+};
 
 struct ar_diff_chunk {
     char *text; /* owned, NUL-terminated */
     size_t len;
-    size_t first_file; /* index of its first file in the diff */
-    size_t n_files;    /* files (or pieces of one file) it holds */
+    size_t first_file; /* the diff's files in the chunk are the sent ones of */
+    size_t last_file;  /* first_file..last_file (indices into the diff) */
     int piece;         /* a piece of one large file: 1..n_pieces; 0 when whole files */
     int n_pieces;
 };
 
 /*
- * Cuts the reviewable part of d into chunks of at most max_bytes (> 0):
- * whole file sections packed in order; a file larger than max_bytes becomes
- * pieces cut at hunk boundaries, each repeating the file's header (a single
- * hunk larger than max_bytes stays whole: a hunk is never cut). Sections
- * without a text hunk (binary, mode-only) never make a chunk of their own:
- * they ride with the next text chunk, or the last one. A "GIT binary patch"
- * payload is replaced by "Binary files differ"; "Binary files … differ" lines
- * stay. The preamble goes with the first chunk. *out is a new array
- * (ar_diff_chunks_free()). Returns 0 or AR_ENOMEM.
+ * Cuts what d sends into chunks of at most max_bytes (> 0). send[i] says how
+ * file i is sent (NULL: every file whole, but a binary one as a stub):
+ * whole sections packed in order; a file larger than max_bytes becomes pieces
+ * cut at hunk boundaries, each repeating the file's header (a single hunk
+ * larger than max_bytes stays whole: a hunk is never cut). Every byte of a
+ * whole section goes into the chunks, header and hunks, nothing else of it.
+ * Stub sections never make a chunk: they ride with the next chunk that holds
+ * a whole section, or the last one, and there is no chunk at all when no
+ * section is sent whole. The preamble goes with the first chunk. *out is a
+ * new array (ar_diff_chunks_free()). Returns 0 or AR_ENOMEM.
  */
-int ar_diff_split(const struct ar_diff *d, size_t max_bytes, struct ar_diff_chunk **out,
-                  size_t *n_out, struct ar_error *err);
+int ar_diff_split(const struct ar_diff *d, size_t max_bytes, const unsigned char *send,
+                  struct ar_diff_chunk **out, size_t *n_out, struct ar_error *err);
 
 void ar_diff_chunks_free(struct ar_diff_chunk *chunks, size_t n);
 

@@ -29,7 +29,7 @@
 struct result_box {
     struct ar_review_result pub;
     char *source;
-    char **excluded;
+    const char **excluded; /* borrowed from pub.coverage */
 };
 
 /* One chunk's review job. */
@@ -59,9 +59,10 @@ struct ar_review_run {
     int has_baseline;
 
     /* The diff and what is reviewed of it. */
-    struct ar_buf text, kept_text;
-    struct ar_diff diff, kept;
-    const struct ar_diff *reviewed; /* &diff, or &kept when the filter skipped files */
+    struct ar_buf text;
+    struct ar_diff diff;
+    struct ar_diff_gaps gaps; /* changed paths the diff could not show */
+    unsigned char *send;      /* per file of diff: enum ar_diff_send */
     struct ar_diff_chunk *chunks;
     size_t n_chunks;
     struct chunk_job *jobs;
@@ -123,9 +124,9 @@ static void run_free(struct ar_review_run *rr)
     ar_kick_destroy(rr->finish);
     ar_pool_destroy(rr->pool);
     ar_diff_chunks_free(rr->chunks, rr->n_chunks);
-    ar_diff_finish(&rr->kept);
     ar_diff_finish(&rr->diff);
-    ar_buf_finish(&rr->kept_text);
+    ar_diff_gaps_finish(&rr->gaps);
+    free(rr->send);
     ar_buf_finish(&rr->text);
     ar_baseline_finish(&rr->baseline);
     free(rr->instructions);
@@ -143,8 +144,7 @@ void ar_review_result_destroy(struct ar_review_result *res)
         return;
     struct result_box *box = ar_container_of(res, struct result_box, pub);
     ar_review_finish(&box->pub.review);
-    for (size_t i = 0; box->excluded && i < box->pub.plan.n_excluded; i++)
-        free(box->excluded[i]);
+    ar_coverage_free(&box->pub.coverage);
     free(box->excluded);
     free(box->source);
     free(box);
@@ -180,13 +180,14 @@ static void finish_nothing(void *arg)
 {
     struct ar_review_run *rr = arg;
     struct ar_review_result *res = &rr->res->pub;
-    /* Nothing a model could review: no call, a pass, and a document a CI step can parse. */
-    res->review.passed = 1;
+    /* Nothing to send: no call, and a document a CI step can parse. It passes only
+     * when every changed path was left out by a rule (the coverage decides). */
+    res->review.passed = res->coverage.n_unreviewed == 0;
     res->review.summary = strdup("nothing to review");
     res->review.calls = json_array();
     if (!res->review.summary || !res->review.calls)
         fail_review(&res->review, AR_ENOMEM, "out of memory");
-    ar_review_verdict(&res->review, rr->fail_on, rr->strict, &res->verdict);
+    ar_review_verdict(&res->review, &res->coverage, rr->fail_on, rr->strict, &res->verdict);
     deliver(rr);
 }
 
@@ -200,14 +201,17 @@ static void finish_reviewed(void *arg)
     for (size_t i = 0; !rc && i < rr->n_chunks; i++)
         parts[i] = rr->jobs[i].rv;
     if (!rc)
-        rc = ar_review_merge(parts, rr->n_chunks, rr->reviewed, merged, &err);
+        rc = ar_review_merge(parts, rr->n_chunks, &rr->diff, merged, &err);
+    /* What was reviewed: a file whose chunks all came back with a review. */
+    if (!rc && ar_coverage_finish(&rr->res->pub.coverage, parts, rr->n_chunks) != 0)
+        rc = ar_error_set(&err, AR_ENOMEM, NULL, "out of memory");
     free(parts);
     if (!rc) {
         merged->duration_ms = ar_now_ms() - rr->t0;
-        /* The model's paths are hostile text: resolved against the reviewed diff and
-         * the repository (those outside it dropped) before anyone shows them. */
+        /* The model's paths are hostile text: resolved against the diff and the
+         * repository (those outside it unplaced) before anyone shows them. */
         const char *cwd = rr->run.cwd ? rr->run.cwd : ".";
-        rc = ar_review_locate(merged, rr->reviewed, rr->root ? rr->root : cwd, &err);
+        rc = ar_review_locate(merged, &rr->diff, rr->root ? rr->root : cwd, &err);
     }
     if (rc) {
         ar_review_finish(merged);
@@ -218,7 +222,8 @@ static void finish_reviewed(void *arg)
     } else if (rr->has_baseline) {
         ar_review_apply_baseline(merged, &rr->baseline);
     }
-    ar_review_verdict(merged, rr->fail_on, rr->strict, &rr->res->pub.verdict);
+    ar_review_verdict(merged, &rr->res->pub.coverage, rr->fail_on, rr->strict,
+                      &rr->res->pub.verdict);
     deliver(rr);
 }
 
@@ -309,8 +314,11 @@ static void chunk_start(void *arg)
     /* A review changes nothing: the git snapshots would only cost time. */
     o.track_files = 0;
     o.job_id = rr->n_chunks > 1 ? job->job_id : NULL;
+    /* Each finding is judged alone (salvage.c): one that breaks the contract never
+     * costs the others a repair call or a degraded review. */
+    struct ar_pipeline_extra extra = { AR_REVIEW_ITEMS };
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_pipeline_start(rr->loop, &o, NULL, on_chunk_done, job, NULL, &err) < 0) {
+    if (ar_pipeline_start_with(rr->loop, &o, &extra, NULL, on_chunk_done, job, NULL, &err) < 0) {
         job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
         ar_pool_cancel_queued(rr->pool);
         ar_pool_release(rr->pool);
@@ -397,27 +405,61 @@ static int read_diff(struct ar_review_run *rr, const struct ar_review_options *o
         return 0;
     }
     struct ar_diff_source src = { o->rev, o->staged, rr->run.cwd, 1 };
-    return ar_diff_acquire(&src, &rr->text, &box->source, err);
+    return ar_diff_acquire(&src, &rr->text, &box->source, &rr->gaps, err);
 }
 
-static const char *why_nothing(const struct ar_diff *d)
+/* Why no call is made, from the coverage of a diff that sends nothing whole. */
+static const char *why_nothing(const struct ar_review_coverage *cov)
 {
-    for (size_t i = 0; i < d->n_files; i++)
-        if (d->files[i].binary)
-            return "binary files only";
-    return d->n_files ? "no content changes" : "the diff is empty";
+    size_t binary = 0;
+    for (size_t i = 0; i < cov->n_files; i++)
+        binary += cov->files[i].status == AR_COVER_BINARY;
+    if (!cov->n_files)
+        return "the diff is empty";
+    if (cov->n_excluded == cov->n_files && !binary)
+        return "every changed file is excluded";
+    if (binary == cov->n_files)
+        return "binary files only";
+    return "no changed file can be sent";
+}
+
+/* Text that is not blank but holds no file section is not a diff (a wrong path in CI):
+ * it must not pass as an empty one. */
+static int not_a_diff(const struct ar_review_run *rr, const char *source, struct ar_error *err)
+{
+    const char *t = ar_buf_cstr(&rr->text);
+    size_t n = rr->text.len, shown = 0, i = 0;
+    char head[48];
+    /* Its first bytes, printable ASCII only: the text is hostile, stderr a terminal. */
+    for (; i < n && shown + 1 < sizeof(head); i++)
+        if (t[i] != '\r' && t[i] != '\n')
+            head[shown++] = t[i] >= 0x20 && t[i] < 0x7f ? t[i] : '?';
+    head[shown] = '\0';
+    return ar_error_set(err, AR_EUSAGE, "diff",
+                        "%s is not a diff: %zu bytes without a file header ('diff --git' or "
+                        "'--- '/'+++ '), starting '%s%s'",
+                        source ? source : "the input", n, head, i < n ? "…" : "");
+}
+
+static int blank(const struct ar_buf *b)
+{
+    const char *t = ar_buf_cstr(b);
+    return strspn(t, " \t\r\n") == b->len;
 }
 
 /*
- * Parses the diff, leaves out the files the filter skips (listed in the plan;
- * skipped files never reach the model), and cuts the rest into chunks.
+ * Parses the diff, decides what happens to every changed path (coverage.c:
+ * excluded, binary and too big files never reach the model whole; the plan
+ * lists them), and cuts what is sent into chunks.
  */
 static int plan_review(struct ar_review_run *rr, const struct ar_review_options *o,
                        struct ar_error *err)
 {
     struct result_box *box = rr->res;
     struct ar_review_plan *plan = &box->pub.plan;
+    struct ar_review_coverage *cov = &box->pub.coverage;
     plan->source = box->source;
+    plan->coverage = cov;
     /* git calls a file text when its first 8,000 bytes hold no NUL: a NUL further
      * down reaches the diff, and the prompt (a C string) would end there, hiding
      * every file after it from the model. */
@@ -426,39 +468,37 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
     int rc = ar_diff_parse(ar_buf_cstr(&rr->text), rr->text.len, &rr->diff, err);
     if (rc)
         return rc;
+    if (!rr->diff.n_files && !blank(&rr->text))
+        return not_a_diff(rr, box->source, err);
 
     struct ar_path_filter filter = { ar_strv_get(&rr->include), o->n_include,
                                      ar_strv_get(&rr->exclude), o->n_exclude,
                                      o->no_default_excludes };
-    box->excluded = calloc(rr->diff.n_files + 1, sizeof(*box->excluded));
+    rc = ar_coverage_plan(&rr->diff, &filter, o->allow_binary, o->max_chunk_bytes, &rr->gaps, cov,
+                          &rr->send, err);
+    if (rc)
+        return rc;
+    box->excluded = calloc(cov->n_files + 1, sizeof(*box->excluded));
     if (!box->excluded)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    for (size_t i = 0; i < rr->diff.n_files; i++) {
-        if (!ar_path_filter_skips(&filter, rr->diff.files[i].path))
-            continue;
-        if (!(box->excluded[plan->n_excluded] = strdup(rr->diff.files[i].path)))
-            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-        plan->n_excluded++;
-    }
-    plan->excluded = (const char *const *)box->excluded;
-    rr->reviewed = &rr->diff;
-    if (plan->n_excluded) {
-        if (ar_diff_filter(&rr->diff, &filter, &rr->kept_text, NULL) != 0 ||
-            ar_diff_parse(ar_buf_cstr(&rr->kept_text), rr->kept_text.len, &rr->kept, err) != 0)
-            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-        rr->reviewed = &rr->kept;
-    }
-    plan->n_files = rr->reviewed->n_files;
-    plan->bytes = rr->reviewed->len;
-    if (!ar_diff_reviewable(rr->reviewed)) {
-        plan->why_not = ar_diff_reviewable(&rr->diff) ? "every changed file is excluded"
-                                                      : why_nothing(&rr->diff);
+    for (size_t i = 0; i < cov->n_files; i++)
+        if (cov->files[i].status == AR_COVER_EXCLUDED)
+            box->excluded[plan->n_excluded++] = cov->files[i].path;
+    plan->excluded = box->excluded;
+    rc = ar_diff_split(&rr->diff, o->max_chunk_bytes, rr->send, &rr->chunks, &rr->n_chunks, err);
+    if (!rc && ar_coverage_chunks(cov, rr->send, rr->chunks, rr->n_chunks) != 0)
+        rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < cov->n_files; i++)
+        plan->n_files += cov->files[i].status == AR_COVER_QUEUED;
+    for (size_t i = 0; i < rr->n_chunks; i++)
+        plan->bytes += rr->chunks[i].len;
+    if (!rr->n_chunks) {
+        plan->why_not = why_nothing(cov);
         return 0;
     }
     plan->reviewed = 1;
-    rc = ar_diff_split(rr->reviewed, o->max_chunk_bytes, &rr->chunks, &rr->n_chunks, err);
-    if (rc)
-        return rc;
     /* Each chunk is a paid call: a huge diff costs only what the caller agreed to. */
     if (rr->n_chunks > o->max_chunks)
         return ar_error_set(err, AR_EUSAGE, "max_chunks",
@@ -520,9 +560,7 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
     ar_strv_init(&rr->include);
     ar_strv_init(&rr->exclude);
     ar_buf_init(&rr->text, AR_DIFF_MAX_BYTES);
-    ar_buf_init(&rr->kept_text, AR_DIFF_MAX_BYTES);
     rr->diff = (struct ar_diff)AR_DIFF_INIT;
-    rr->kept = (struct ar_diff)AR_DIFF_INIT;
     ar_review_init(&rr->res->pub.review);
     rr->res->pub.fail_on = o->fail_on;
 

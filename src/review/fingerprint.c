@@ -55,7 +55,8 @@ void ar_review_fingerprint(const struct ar_review_issue *is, unsigned occurrence
     ar_sha1_update(&h, "agentrun-finding/1", sizeof("agentrun-finding/1"));
     const char *sev = ar_severity_name(is->severity);
     ar_sha1_update(&h, sev, strlen(sev) + 1);
-    ar_sha1_update(&h, is->file, strlen(is->file) + 1);
+    const char *file = is->file ? is->file : "";
+    ar_sha1_update(&h, file, strlen(file) + 1);
     hash_normalized(&h, is->message);
     if (occurrence) {
         char n[16];
@@ -119,6 +120,8 @@ static int collect(json_t *doc, struct ar_baseline *b, size_t *cap)
     if (schema && strncmp(schema, "agentrun.review/", 16) == 0) {
         json_array_foreach(json_object_get(doc, "issues"), i, v) if (!rc) rc =
             add(b, cap, json_object_get(v, "fingerprint"));
+        json_array_foreach(json_object_get(doc, "unplaced"), i, v) if (!rc) rc =
+            add(b, cap, json_object_get(v, "fingerprint"));
         return rc;
     }
     json_t *runs = json_object_get(doc, "runs");
@@ -174,23 +177,30 @@ void ar_baseline_finish(struct ar_baseline *b)
     memset(b, 0, sizeof(*b));
 }
 
-size_t ar_review_apply_baseline(struct ar_review *rv, const struct ar_baseline *b)
+/* Removes from v the issues whose fingerprint b holds; returns how many. */
+static size_t drop_known(struct ar_review_issue *v, size_t *n, const struct ar_baseline *b)
 {
     size_t kept = 0, removed = 0;
-    for (size_t i = 0; i < rv->n_issues; i++) {
-        struct ar_review_issue *is = &rv->issues[i];
+    for (size_t i = 0; i < *n; i++) {
+        struct ar_review_issue *is = &v[i];
         if (b->n && bsearch(is->fingerprint, b->fp, b->n, sizeof(*b->fp), cmp_fp)) {
-            free(is->file);
-            free(is->message);
-            free(is->suggestion);
+            ar_review_issue_free(is);
             removed++;
             continue;
         }
-        rv->issues[kept++] = *is;
+        v[kept++] = *is;
     }
-    rv->n_issues = kept;
-    rv->suppressed += removed;
+    *n = kept;
     return removed;
+}
+
+size_t ar_review_apply_baseline(struct ar_review *rv, const struct ar_baseline *b)
+{
+    size_t removed = drop_known(rv->issues, &rv->n_issues, b);
+    size_t unplaced = drop_known(rv->unplaced, &rv->n_unplaced, b);
+    rv->dropped -= unplaced;
+    rv->suppressed += removed + unplaced;
+    return removed + unplaced;
 }
 
 /* The public baseline (agentrun/review.h) is the internal one behind an opaque name. */

@@ -24,14 +24,11 @@ static int cmp_issue(const void *pa, const void *pb)
 static int copy_issue(struct ar_review_issue *dst, const struct ar_review_issue *src)
 {
     *dst = *src;
-    dst->file = strdup(src->file);
+    dst->file = src->file ? strdup(src->file) : NULL;
     dst->message = strdup(src->message);
     dst->suggestion = src->suggestion ? strdup(src->suggestion) : NULL;
-    if (!dst->file || !dst->message || (src->suggestion && !dst->suggestion)) {
-        free(dst->file);
-        free(dst->message);
-        free(dst->suggestion);
-        memset(dst, 0, sizeof(*dst));
+    if ((src->file && !dst->file) || !dst->message || (src->suggestion && !dst->suggestion)) {
+        ar_review_issue_free(dst);
         return AR_ENOMEM;
     }
     return 0;
@@ -39,12 +36,29 @@ static int copy_issue(struct ar_review_issue *dst, const struct ar_review_issue 
 
 static void free_entries(struct sort_entry *e, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(e[i].issue.file);
-        free(e[i].issue.message);
-        free(e[i].issue.suggestion);
-    }
+    for (size_t i = 0; i < n; i++)
+        ar_review_issue_free(&e[i].issue);
     free(e);
+}
+
+/* Appends copies of part's notes and unplaced findings to out. Returns 0 or AR_ENOMEM. */
+static int merge_leftovers(struct ar_review *out, const struct ar_review *part)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < part->n_notes; i++)
+        rc = ar_review_add_note(out, part->notes[i]);
+    if (rc || !part->n_unplaced)
+        return rc;
+    struct ar_review_issue *nv =
+        realloc(out->unplaced, (out->n_unplaced + part->n_unplaced) * sizeof(*nv));
+    if (!nv)
+        return AR_ENOMEM;
+    out->unplaced = nv;
+    for (size_t i = 0; !rc && i < part->n_unplaced; i++)
+        if (!(rc = copy_issue(&nv[out->n_unplaced], &part->unplaced[i])))
+            out->n_unplaced++;
+    out->dropped += part->dropped;
+    return rc;
 }
 
 static enum ar_cost_source merge_cost_source(enum ar_cost_source a, enum ar_cost_source b)
@@ -105,6 +119,8 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
         }
         if (!rc)
             rc = join(&summary, p->summary, "\n");
+        if (!rc)
+            rc = merge_leftovers(out, p);
         if (!rc && p->degraded) {
             if (!out->degraded)
                 out->error = p->error;
@@ -173,11 +189,26 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
     return 0;
 }
 
-static void free_issue(struct ar_review_issue *is)
+/* Moves is (taken) to rv->unplaced, with a note saying why. Returns 0 or AR_ENOMEM. */
+static int unplace(struct ar_review *rv, struct ar_review_issue *is, const char *why)
 {
-    free(is->file);
-    free(is->message);
-    free(is->suggestion);
+    char note[400];
+    snprintf(note, sizeof(note),
+             "a %s finding on '%.200s': %s; reported without a location (it "
+             "still counts)",
+             ar_severity_name(is->severity), is->file, why);
+    struct ar_review_issue *nv = realloc(rv->unplaced, (rv->n_unplaced + 1) * sizeof(*nv));
+    if (!nv || ar_review_add_note(rv, note) != 0) {
+        if (nv)
+            rv->unplaced = nv;
+        ar_review_issue_free(is);
+        return AR_ENOMEM;
+    }
+    rv->unplaced = nv;
+    is->outside_diff = 0;
+    nv[rv->n_unplaced++] = *is;
+    rv->dropped++;
+    return 0;
 }
 
 struct fp_entry {
@@ -234,27 +265,36 @@ int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const cha
         struct ar_review_issue *is = &rv->issues[i];
         char *path = NULL;
         int where = AR_PATH_ELSEWHERE;
-        if (!rc && diff) {
+        if (!rc && strlen(is->file) > AR_REVIEW_MAX_PATH) {
+            where = AR_PATH_OUTSIDE;
+        } else if (!rc && diff) {
             where = ar_diff_locate(diff, root, is->file, &path);
             if (where < 0)
                 rc = where;
         } else if (!rc && !(path = strdup(is->file))) {
             rc = AR_ENOMEM;
         }
-        if (rc || where == AR_PATH_OUTSIDE) {
-            /* A path outside the repository is no place to annotate. */
-            if (!rc)
-                rv->dropped++;
+        if (rc) {
             free(path);
-            free_issue(is);
+            ar_review_issue_free(is);
+            continue;
+        }
+        if (where == AR_PATH_OUTSIDE) {
+            /* A path outside the repository is no place to annotate, but the
+             * finding still counts. */
+            free(path);
+            rc = unplace(rv, is,
+                         strlen(is->file) > AR_REVIEW_MAX_PATH
+                             ? "the path is too long"
+                             : "the path is outside the repository");
             continue;
         }
         free(is->file);
         is->file = path;
         if (is->line > AR_REVIEW_MAX_LINE)
             is->line = AR_REVIEW_MAX_LINE;
-        if (is->line < 1)
-            is->line = 1;
+        if (is->line < 0)
+            is->line = 0; /* 0: the whole file */
         is->outside_diff = diff ? where != AR_PATH_IN_DIFF : 0;
         e[kept].issue = *is;
         e[kept].order = kept;
@@ -268,6 +308,17 @@ int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const cha
     free(e);
     if (!rc)
         rc = number_repeats(rv);
+    /* Findings with no place get fingerprints too (a baseline can know them). */
+    for (size_t i = 0; i < rv->n_unplaced; i++) {
+        unsigned repeat = 0;
+        char first[AR_FINGERPRINT_LEN + 1], other[AR_FINGERPRINT_LEN + 1];
+        ar_review_fingerprint(&rv->unplaced[i], 0, first);
+        for (size_t j = 0; j < i; j++) {
+            ar_review_fingerprint(&rv->unplaced[j], 0, other);
+            repeat += strcmp(first, other) == 0;
+        }
+        ar_review_fingerprint(&rv->unplaced[i], repeat, rv->unplaced[i].fingerprint);
+    }
     if (rc)
         return ar_error_set(err, rc, NULL, "out of memory locating findings");
     return 0;

@@ -174,34 +174,32 @@ static int any_match(const char *const *globs, size_t n, const char *path)
     return 0;
 }
 
-int ar_path_filter_skips(const struct ar_path_filter *pf, const char *path)
+/* 1, with "what glob" appended to rule when there is one; or the append's error. */
+static int skipped_by(struct ar_buf *rule, const char *what, const char *glob)
+{
+    if (!rule)
+        return 1;
+    int rc = glob ? ar_buf_printf(rule, "%s %s", what, glob) : ar_buf_puts(rule, what);
+    return rc ? rc : 1;
+}
+
+int ar_path_filter_rule(const struct ar_path_filter *pf, const char *path, struct ar_buf *rule)
 {
     if (!pf || !path)
         return 0;
     if (pf->n_include && !any_match(pf->include, pf->n_include, path))
-        return 1;
-    if (any_match(pf->exclude, pf->n_exclude, path))
-        return 1;
+        return skipped_by(rule, "--include: no GLOB matches", NULL);
+    for (size_t i = 0; i < pf->n_exclude; i++)
+        if (ar_path_glob_match(pf->exclude[i], path))
+            return skipped_by(rule, "--exclude", pf->exclude[i]);
     if (!pf->no_defaults)
         for (size_t i = 0; ar_path_default_excludes[i]; i++)
             if (ar_path_glob_match(ar_path_default_excludes[i], path))
-                return 1;
+                return skipped_by(rule, "default exclude", ar_path_default_excludes[i]);
     return 0;
 }
 
-int ar_diff_filter(const struct ar_diff *d, const struct ar_path_filter *pf, struct ar_buf *out,
-                   size_t *n_skipped)
+int ar_path_filter_skips(const struct ar_path_filter *pf, const char *path)
 {
-    size_t skipped = 0;
-    int rc = ar_buf_append(out, d->text, d->preamble);
-    for (size_t i = 0; i < d->n_files && !rc; i++) {
-        const struct ar_diff_file *f = &d->files[i];
-        if (ar_path_filter_skips(pf, f->path))
-            skipped++;
-        else
-            rc = ar_buf_append(out, d->text + f->start, f->end - f->start);
-    }
-    if (n_skipped)
-        *n_skipped = skipped;
-    return rc;
+    return ar_path_filter_rule(pf, path, NULL) == 1;
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/extract.h"
 #include "review/review.h"
 #include "util/macros.h"
 
@@ -34,12 +35,15 @@ void ar_review_init(struct ar_review *rv)
 
 void ar_review_finish(struct ar_review *rv)
 {
-    for (size_t i = 0; i < rv->n_issues; i++) {
-        free(rv->issues[i].file);
-        free(rv->issues[i].message);
-        free(rv->issues[i].suggestion);
-    }
+    for (size_t i = 0; i < rv->n_issues; i++)
+        ar_review_issue_free(&rv->issues[i]);
     free(rv->issues);
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        ar_review_issue_free(&rv->unplaced[i]);
+    free(rv->unplaced);
+    for (size_t i = 0; i < rv->n_notes; i++)
+        free(rv->notes[i]);
+    free(rv->notes);
     free(rv->summary);
     free(rv->raw_output);
     free(rv->provider);
@@ -51,44 +55,6 @@ void ar_review_finish(struct ar_review *rv)
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
-}
-
-/* The contract is enforced by the pipeline; this re-check guards against an
- * override template (--prompts-dir) whose contract says less. */
-static int issue_from_value(json_t *v, size_t i, struct ar_review_issue *is, struct ar_error *err)
-{
-    char where[64];
-    if (!json_is_object(v)) {
-        snprintf(where, sizeof(where), "/issues/%zu", i);
-        return ar_error_set(err, AR_ECONTRACT, where, "%s: expected object", where);
-    }
-    json_t *file = json_object_get(v, "file"), *line = json_object_get(v, "line");
-    json_t *sev = json_object_get(v, "severity"), *msg = json_object_get(v, "message");
-    json_t *sugg = json_object_get(v, "suggestion");
-    const char *bad = NULL, *why = NULL;
-    int s = json_is_string(sev) ? ar_severity_parse(json_string_value(sev), 0) : -1;
-    if (!json_is_string(file) || !*json_string_value(file))
-        bad = "file", why = "expected a non-empty string";
-    else if (!json_is_integer(line) || json_integer_value(line) < 1)
-        bad = "line", why = "expected an integer >= 1";
-    else if (s < 0)
-        bad = "severity", why = "expected critical, high, medium, low or info";
-    else if (!json_is_string(msg))
-        bad = "message", why = "expected string";
-    else if (sugg && !json_is_string(sugg) && !json_is_null(sugg))
-        bad = "suggestion", why = "expected string";
-    if (bad) {
-        snprintf(where, sizeof(where), "/issues/%zu/%s", i, bad);
-        return ar_error_set(err, AR_ECONTRACT, where, "%s: %s", where, why);
-    }
-    is->file = strdup(json_string_value(file));
-    is->line = json_integer_value(line);
-    is->severity = (enum ar_severity)s;
-    is->message = strdup(json_string_value(msg));
-    is->suggestion = json_is_string(sugg) ? strdup(json_string_value(sugg)) : NULL;
-    if (!is->file || !is->message || (json_is_string(sugg) && !is->suggestion))
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    return 0;
 }
 
 int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *err)
@@ -104,32 +70,29 @@ int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *e
         return ar_error_set(err, AR_ECONTRACT, "/summary", "/summary: expected string");
     if (!json_is_array(issues))
         return ar_error_set(err, AR_ECONTRACT, "/issues", "/issues: expected array");
-    size_t n = json_array_size(issues);
-    struct ar_review_issue *v = n ? calloc(n, sizeof(*v)) : NULL;
-    char *sum = strdup(json_string_value(summary));
-    if ((n && !v) || !sum) {
-        free(v);
-        free(sum);
+    struct ar_review got;
+    ar_review_init(&got);
+    got.passed = json_is_true(passed);
+    int cut = 0;
+    got.summary = ar_review_text_cut(json_string_value(summary), &cut);
+    int rc = got.summary ? 0 : AR_ENOMEM;
+    for (size_t i = 0; !rc && i < json_array_size(issues); i++)
+        rc = ar_review_salvage_issue(json_array_get(issues, i), i, &got);
+    if (rc) {
+        ar_review_finish(&got);
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
-    for (size_t i = 0; i < n; i++) {
-        int rc = issue_from_value(json_array_get(issues, i), i, &v[i], err);
-        if (rc) {
-            for (size_t k = 0; k <= i; k++) {
-                free(v[k].file);
-                free(v[k].message);
-                free(v[k].suggestion);
-            }
-            free(v);
-            free(sum);
-            return rc;
-        }
-    }
-    rv->passed = json_is_true(passed);
+    /* Only the model's part of rv is replaced: its accounting stays. */
     free(rv->summary);
-    rv->summary = sum;
-    rv->issues = v;
-    rv->n_issues = n;
+    rv->summary = got.summary;
+    rv->passed = got.passed;
+    rv->issues = got.issues;
+    rv->n_issues = got.n_issues;
+    rv->unplaced = got.unplaced;
+    rv->n_unplaced = got.n_unplaced;
+    rv->dropped = got.dropped;
+    rv->notes = got.notes;
+    rv->n_notes = got.n_notes;
     return 0;
 }
 
@@ -146,6 +109,29 @@ static int make_degraded(const struct ar_result *r, int code, const char *detail
     if (!rv->summary || (r->output && !rv->raw_output))
         return AR_ENOMEM;
     return 0;
+}
+
+/* A review read from the output of an answer that failed the contract: 0 when it was
+ * one (rv filled, a note says so), 1 when it was not, or AR_ENOMEM. */
+static int salvage_output(const struct ar_result *r, struct ar_review *rv)
+{
+    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
+    struct ar_extract_result xr = AR_EXTRACT_RESULT_INIT;
+    xo.flags = AR_EXTRACT_REPAIR;
+    if (ar_json_extract(r->output, strlen(r->output), &xo, &xr, NULL) != 0)
+        return 1;
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = ar_review_from_value(xr.value, rv, &err);
+    ar_extract_result_finish(&xr);
+    if (rc == AR_ECONTRACT)
+        return 1;
+    if (rc)
+        return rc;
+    char note[400];
+    snprintf(note, sizeof(note),
+             "the answer broke the contract (%s); each finding was judged alone",
+             r->error.msg[0] ? r->error.msg : "contract");
+    return ar_review_add_note(rv, note);
 }
 
 int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_review *rv)
@@ -167,6 +153,14 @@ int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_re
         return AR_ENOMEM;
 
     int code = r->error.code;
+    if (code == AR_ECONTRACT && r->output) {
+        /* The answer broke the contract as a whole (claude's own schema check gave up
+         * on it, say), yet it may still be a review: each finding is judged alone
+         * rather than all of them lost to a degraded pass. */
+        int rc = salvage_output(r, rv);
+        if (rc <= 0)
+            return rc;
+    }
     if (code == AR_ENOJSON || code == AR_ECONTRACT)
         return make_degraded(r, code, r->error.msg[0] ? r->error.msg : ar_strerror(code), rv);
     if (code != 0 || !r->ok) {
@@ -186,24 +180,37 @@ int ar_review_from_result(const struct ar_result *r, json_t *calls, struct ar_re
     return rc;
 }
 
-void ar_review_verdict(const struct ar_review *rv, int fail_on, int strict,
-                       struct ar_review_verdict *out)
+static void count_issue(const struct ar_review_issue *is, int fail_on,
+                        struct ar_review_verdict *out)
+{
+    enum ar_severity s = is->severity;
+    if (s < AR_SEV_COUNT)
+        out->by_severity[s]++;
+    if ((int)s <= fail_on && fail_on != AR_FAIL_ON_NONE)
+        out->n_failing++;
+}
+
+void ar_review_verdict(const struct ar_review *rv, const struct ar_review_coverage *cov,
+                       int fail_on, int strict, struct ar_review_verdict *out)
 {
     memset(out, 0, sizeof(*out));
-    for (size_t i = 0; i < rv->n_issues; i++) {
-        enum ar_severity s = rv->issues[i].severity;
-        if (s < AR_SEV_COUNT)
-            out->by_severity[s]++;
-        if ((int)s <= fail_on && fail_on != AR_FAIL_ON_NONE)
-            out->n_failing++;
-    }
+    for (size_t i = 0; i < rv->n_issues; i++)
+        count_issue(&rv->issues[i], fail_on, out);
+    /* A finding with no place to show it still counts: never lost to a bad path. */
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        count_issue(&rv->unplaced[i], fail_on, out);
+    /* Counted from the entries, not taken from a total someone kept: the gate's one rule. */
+    for (size_t i = 0; cov && i < cov->n_files; i++)
+        if (cov->files[i].status != AR_COVER_REVIEWED && !cov->files[i].rule)
+            out->n_unreviewed++;
     if (rv->failed)
         out->exit_status = ar_error_exit_status(rv->error.code ? rv->error.code : AR_ECLIFAILED);
     else if (rv->degraded && strict)
         out->exit_status = ar_error_exit_status(rv->error.code);
-    else if (out->n_failing)
+    else if (out->n_failing || out->n_unreviewed)
         out->exit_status = 1;
-    else if (!rv->passed && rv->n_issues == 0 && rv->suppressed == 0 && fail_on != AR_FAIL_ON_NONE)
+    else if (!rv->passed && rv->n_issues == 0 && rv->n_unplaced == 0 && rv->suppressed == 0 &&
+             fail_on != AR_FAIL_ON_NONE)
         out->exit_status = 1;
     else
         out->exit_status = 0;

@@ -4,13 +4,17 @@
  * failure), the merge of chunk reviews, and the verdict.
  *
  * Protocol for one review (src/review/fanout.c follows it for ar_review_start()):
- *   1. per chunk: ar_review_from_result() on the chunk's run result;
+ *   0. ar_coverage_plan() and ar_coverage_chunks() (coverage.c): what is sent
+ *      of every changed path, and in which chunks;
+ *   1. per chunk: ar_review_from_result() on the chunk's run result (each
+ *      finding that breaks the contract salvaged alone: salvage.c);
  *   2. ar_review_merge() of the chunk reviews, in chunk order, which also
- *      flags issues outside the diff;
+ *      flags issues outside the diff; ar_coverage_finish() with the chunk
+ *      reviews: what was reviewed;
  *   3. ar_review_locate(): repository paths, clamped lines, fingerprints;
  *   4. with a baseline: ar_baseline_load(), ar_review_apply_baseline();
- *   5. ar_review_verdict() for the exit status;
- *   6. ar_review_finish() on every review.
+ *   5. ar_review_verdict() for the exit status, from the review and the coverage;
+ *   6. ar_review_finish() on every review, ar_coverage_free().
  * No function here prints.
  */
 #ifndef AR_REVIEW_REVIEW_H
@@ -35,12 +39,71 @@ void ar_review_init(struct ar_review *rv);
 /* Frees everything rv holds; init works again afterwards. */
 void ar_review_finish(struct ar_review *rv);
 
+/* The JSON Pointer of the findings in the review object: its elements are judged one
+ * by one (the pipeline's independent items, salvage.c). */
+#define AR_REVIEW_ITEMS "/issues"
+
 /*
- * Fills rv (initialized) from a review object `value` (borrowed) that should
- * satisfy the contract. Returns 0, AR_ECONTRACT with err saying where ("/issues/1/
- * severity: unknown severity 'urgent'") when it does not, or AR_ENOMEM.
+ * Fills rv (initialized) from a review object `value` (borrowed). The
+ * envelope must hold: an object with passed (boolean), summary (string) and
+ * issues (array), else AR_ECONTRACT with err saying where. Each finding is
+ * then judged alone (ar_review_salvage_issue()): kept, kept with a fix, or
+ * unplaced, each fix noted in rv->notes; one bad finding never drops another.
+ * Returns 0, AR_ECONTRACT or AR_ENOMEM.
  */
 int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *err);
+
+/*
+ * Judges finding i (`v`, borrowed; any JSON) of a review object against the
+ * review contract and appends it to rv: to rv->issues as it is, or fixed (a
+ * line that is not one: line 0, the whole file; a severity that is not one:
+ * high; no message: "(no message)"; a suggestion that is not a string: none),
+ * or to rv->unplaced when it names no file; with a note for every fix. Text
+ * past AR_REVIEW_MAX_TEXT is cut (issue.cut). A value that is not an object
+ * is left out with a note. Returns 0 or AR_ENOMEM.
+ */
+int ar_review_salvage_issue(json_t *v, size_t i, struct ar_review *rv);
+
+/* Appends a copy of note to rv->notes. Returns 0 or AR_ENOMEM. */
+int ar_review_add_note(struct ar_review *rv, const char *note);
+
+/* Copies s (may be NULL) cut to at most AR_REVIEW_MAX_TEXT bytes at a UTF-8 boundary,
+ * ending with AR_REVIEW_CUT_MARK when cut; *cut is set then. NULL when out of memory
+ * (or s is NULL). */
+char *ar_review_text_cut(const char *s, int *cut);
+
+/* Frees what one issue holds. */
+void ar_review_issue_free(struct ar_review_issue *is);
+
+/* ---- coverage (coverage.c) ---- */
+
+/*
+ * One entry of cov per file section of d, then one per gap (NOT_SENT), in
+ * order: left out by pf (EXCLUDED, rule set; not sent), binary (BINARY, a
+ * stub sent; rule "--allow-binary" when allow_binary), a hunk larger than
+ * max(max_chunk_bytes, AR_REVIEW_MAX_HUNK) (TOO_BIG, a stub sent), else QUEUED
+ * and sent whole. *send gets a new array (free()) of enum ar_diff_send per
+ * section for ar_diff_split(). Returns 0 or AR_ENOMEM.
+ */
+int ar_coverage_plan(const struct ar_diff *d, const struct ar_path_filter *pf, int allow_binary,
+                     size_t max_chunk_bytes, const struct ar_diff_gaps *gaps,
+                     struct ar_review_coverage *cov, unsigned char **send, struct ar_error *err);
+
+/* Which chunks hold each QUEUED file; one that none holds becomes NOT_SENT. Counts
+ * again. Returns 0 or AR_ENOMEM. */
+int ar_coverage_chunks(struct ar_review_coverage *cov, const unsigned char *send,
+                       const struct ar_diff_chunk *chunks, size_t n_chunks);
+
+/* With the n chunk reviews (borrowed, in chunk order): a QUEUED file whose every chunk
+ * came back with a review (degraded included) is REVIEWED; else NOT_SENT, naming the
+ * chunk and its error. Counts again. Returns 0 or AR_ENOMEM. */
+int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *parts, size_t n);
+
+/* n_reviewed, n_excluded and n_unreviewed from the entries. */
+void ar_coverage_count(struct ar_review_coverage *cov);
+
+/* Frees the entries; the coverage is empty afterwards. */
+void ar_coverage_free(struct ar_review_coverage *cov);
 
 /*
  * Fills rv (initialized) from one chunk's run result (borrowed) and its
@@ -75,10 +138,12 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
 /*
  * Makes rv's issues (merged) fit to report: each path resolved with
  * ar_diff_locate() against diff and root (may be NULL), an issue whose path
- * is outside the repository dropped (rv->dropped counts them), lines clamped
+ * is outside the repository (or longer than AR_REVIEW_MAX_PATH) moved to
+ * rv->unplaced with a note (rv->dropped counts the unplaced), lines clamped
  * to AR_REVIEW_MAX_LINE, outside_diff set, issues sorted by path then line
  * (stable), and fingerprints computed. Returns 0 or AR_ENOMEM.
  */
+#define AR_REVIEW_MAX_PATH 4096
 int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const char *root,
                      struct ar_error *err);
 
@@ -121,16 +186,18 @@ const struct ar_baseline *ar_review_baseline_get(const struct ar_review_baseline
 size_t ar_review_apply_baseline(struct ar_review *rv, const struct ar_baseline *b);
 
 /*
- * The verdict of rv with --fail-on fail_on (a severity or AR_FAIL_ON_NONE)
- * and --strict:
+ * The verdict of rv and its coverage (may be NULL: nothing to cover) with
+ * --fail-on fail_on (a severity or AR_FAIL_ON_NONE) and --strict:
  *   - failed: the failure's exit status (ar_error_exit_status: 4, 5, 130…);
  *   - degraded and strict: 3;
- *   - any issue at or above fail_on, outside_diff ones included: 1;
+ *   - any issue at or above fail_on, outside_diff and unplaced ones included: 1;
+ *   - a changed path neither reviewed nor left out by a rule (whatever
+ *     fail_on says): 1;
  *   - passed false with no issue at all, none suppressed by a baseline (and
  *     fail_on not none): 1;
  *   - else 0.
  */
-void ar_review_verdict(const struct ar_review *rv, int fail_on, int strict,
-                       struct ar_review_verdict *out);
+void ar_review_verdict(const struct ar_review *rv, const struct ar_review_coverage *cov,
+                       int fail_on, int strict, struct ar_review_verdict *out);
 
 #endif

@@ -15,6 +15,71 @@ static void add_violation(void *arg, const char *msg)
     ar_strv_push(s->lines, msg);
 }
 
+/* 1 when the JSON Pointer `path` lies inside an element of the array at `items`:
+ * items + "/" + an index, then the end or "/". */
+static int inside_item(const char *path, const char *items)
+{
+    size_t n = strlen(items);
+    if (strncmp(path, items, n) != 0 || path[n] != '/')
+        return 0;
+    const char *p = path + n + 1;
+    size_t digits = strspn(p, "0123456789");
+    return digits && (p[digits] == '\0' || p[digits] == '/');
+}
+
+/*
+ * The contract's violations of doc that make it unusable, appended to vs
+ * (cleared first): every one, or with items all but those inside an element
+ * of that array. Past AR_CONTRACT_MAX_VIOLATIONS some are only counted; then
+ * the answer without the array's elements must satisfy the contract too, so
+ * that no violation outside them hides among the uncounted. Returns how many
+ * count (stored or omitted).
+ */
+static size_t counting_violations(const struct ar_contract *c, const struct ar_json_doc *doc,
+                                  const char *items, struct ar_violations *vs)
+{
+    ar_contract_check_doc(c, doc, vs);
+    if (!items)
+        return vs->n + vs->omitted;
+    size_t kept = 0;
+    for (size_t i = 0; i < vs->n; i++) {
+        if (inside_item(vs->v[i].path, items)) {
+            free(vs->v[i].path);
+            free(vs->v[i].message);
+            json_decref(vs->v[i].value);
+        } else {
+            vs->v[kept++] = vs->v[i];
+        }
+    }
+    vs->n = kept;
+    if (vs->omitted) {
+        json_t *bare = json_deep_copy(doc->value);
+        json_t *arr = bare ? json_object_get(bare, items + 1) : NULL;
+        int ok = arr && !strchr(items + 1, '/') && json_is_array(arr) && !json_array_clear(arr) &&
+                 ar_contract_accepts(c, bare);
+        json_decref(bare);
+        if (ok)
+            vs->omitted = 0;
+    }
+    return vs->n + vs->omitted;
+}
+
+struct accept_arg {
+    const struct ar_contract *contract;
+    const char *items;
+};
+
+static int accept_candidate(const struct ar_json_doc *doc, void *arg)
+{
+    const struct accept_arg *a = arg;
+    if (ar_contract_accepts_doc(a->contract, doc))
+        return 1;
+    struct ar_violations vs = AR_VIOLATIONS_INIT;
+    size_t n = counting_violations(a->contract, doc, a->items, &vs);
+    ar_violations_finish(&vs);
+    return n == 0;
+}
+
 int ar_answer_check(const struct ar_answer_rules *rules, const char *text, struct ar_json_doc *doc,
                     struct ar_extract_fixes *fixes, struct ar_strv *details)
 {
@@ -25,10 +90,11 @@ int ar_answer_check(const struct ar_answer_rules *rules, const char *text, struc
     size_t before = details->n;
     xo.want = want[rules->expect];
     xo.flags = rules->local_repair ? AR_EXTRACT_REPAIR : 0;
+    struct accept_arg aa = { rules->contract, rules->independent_items };
     if (rules->contract) {
         /* With a contract, the first candidate that satisfies it wins. */
-        xo.accept = ar_contract_accept_fn;
-        xo.accept_arg = (void *)rules->contract;
+        xo.accept = accept_candidate;
+        xo.accept_arg = &aa;
     }
     memset(doc, 0, sizeof(*doc));
     memset(fixes, 0, sizeof(*fixes));
@@ -45,7 +111,7 @@ int ar_answer_check(const struct ar_answer_rules *rules, const char *text, struc
 
     if (rules->contract) {
         struct ar_violations vs = AR_VIOLATIONS_INIT;
-        ar_contract_check_doc(rules->contract, doc, &vs);
+        counting_violations(rules->contract, doc, rules->independent_items, &vs);
         for (size_t i = 0; i < vs.n; i++) {
             struct ar_buf line;
             ar_buf_init(&line, AR_BUF_UNLIMITED);

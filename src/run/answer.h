@@ -27,11 +27,17 @@ struct ar_answer_rules {
     int local_repair;
     ar_validate_fn *validate; /* checks beyond the contract, or NULL */
     void *validate_arg;
+    /* A JSON Pointer to an array whose elements the caller judges alone: contract
+     * violations inside them do not make the answer unusable (run.h,
+     * ar_pipeline_extra), or NULL. */
+    const char *independent_items;
 };
 
 /*
- * Finds the answer in text (NUL-terminated) and checks it. Returns 1 when it
- * is usable: *doc holds it (the value, and its text as the model wrote it;
+ * Finds the answer in text (NUL-terminated) and checks it. With
+ * independent_items, a candidate whose only contract violations lie inside
+ * elements of that array is usable (and such violations are not listed).
+ * Returns 1 when it is usable: *doc holds it (the value, and its text as the model wrote it;
  * finish it), *fixes the local repairs applied and what was left out. Returns 0 when it is not,
  * with every reason appended to `details` (one line each: "/issues/2/line:
  * expected integer, got string \"3\"", or the extraction error) and *doc the

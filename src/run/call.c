@@ -65,7 +65,8 @@ struct ar_call {
     struct ar_logger logger; /* a copy: the run that owns the original may end in on_done */
     const char *provider;
     int cancelled;
-    int keep; /* the pipeline says the call succeeded */
+    int keep;     /* the pipeline says the call succeeded */
+    int ended_ok; /* the CLI exited by itself (not a timeout, a signal or a cancel) */
 
     /* Recording: the request, and the answer as it arrives. */
     int capture;
@@ -145,11 +146,11 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
     if (c->capture)
         write_down(c, res); /* before the pipeline: a repair call started from on_done records
                                after this one */
+    c->ended_ok = res->end == AR_CHILD_EXITED || res->end == AR_CHILD_FINAL_GRACE;
     c->on_done(c, res, c->arg);
     /* Only an answer the provider accepted is worth keeping: never a timeout, a
      * rate limit or an interrupted call; and never one that holds a secret. */
-    if (c->capture && c->cache_dir && c->keep && !c->secret &&
-        (res->end == AR_CHILD_EXITED || res->end == AR_CHILD_FINAL_GRACE)) {
+    if (c->capture && c->cache_dir && c->keep && !c->secret && c->ended_ok) {
         struct ar_error err = AR_ERROR_INIT;
         if (ar_cache_put(c->cache_dir, c->cache_key, &c->tape, &err) < 0)
             ar_warn(&c->logger, "cannot write the cache entry: %s", err.msg);
@@ -282,7 +283,8 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         ar_debug(o->logger, "%s: replaying a recorded call from '%s'", o->provider, tp->replay_dir);
     } else if (cacheable) {
         ar_cache_key(&c->tape, o->child.argv[0], c->cache_key);
-        if (ar_cache_get(tp->cache_dir, c->cache_key, tp->cache_ttl_s, &c->tape)) {
+        if (ar_cache_get(tp->cache_dir, c->cache_key, o->child.argv[0], tp->cache_ttl_s,
+                         &c->tape)) {
             c->origin = AR_CALL_CACHED;
             ar_debug(o->logger, "%s: served from the cache (%.12s)", o->provider, c->cache_key);
         } else if (!(c->cache_dir = strdup(tp->cache_dir))) {
@@ -346,4 +348,41 @@ enum ar_call_origin ar_call_origin(const struct ar_call *call)
 void ar_call_keep(struct ar_call *call)
 {
     call->keep = 1;
+}
+
+struct ar_call_held {
+    char *cache_dir;
+    char cache_key[AR_SHA256_HEX];
+    struct ar_cassette tape;
+};
+
+struct ar_call_held *ar_call_hold(struct ar_call *call)
+{
+    if (!call->capture || !call->cache_dir || call->secret || !call->ended_ok)
+        return NULL;
+    struct ar_call_held *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL; /* the cache is an optimisation: nothing is kept */
+    h->cache_dir = call->cache_dir;
+    call->cache_dir = NULL;
+    memcpy(h->cache_key, call->cache_key, sizeof(h->cache_key));
+    h->tape = call->tape; /* moved: the call's own is made empty */
+    ar_cassette_init(&call->tape);
+    return h;
+}
+
+int ar_call_held_put(struct ar_call_held *h, struct ar_error *err)
+{
+    int rc = h ? ar_cache_put(h->cache_dir, h->cache_key, &h->tape, err) : 0;
+    ar_call_held_free(h);
+    return rc;
+}
+
+void ar_call_held_free(struct ar_call_held *h)
+{
+    if (!h)
+        return;
+    ar_cassette_finish(&h->tape);
+    free(h->cache_dir);
+    free(h);
 }

@@ -74,4 +74,16 @@ enum ar_call_origin ar_call_origin(const struct ar_call *call);
 /* From on_done: the provider found the call successful, so it may be kept in the cache. */
 void ar_call_keep(struct ar_call *call);
 
+/*
+ * From on_done, for a call whose answer is good only if a later call makes it so (a main
+ * call the repair call fixes): the cache entry the call would write, handed to the caller
+ * (who owns it), or NULL when the call is not one the cache would keep. The caller writes
+ * it with ar_call_held_put() once the run's answer is good, else frees it: a run that
+ * ended without a usable answer leaves nothing in the cache.
+ */
+struct ar_call_held *ar_call_hold(struct ar_call *call);
+/* Writes the entry to the cache and frees it (NULL: nothing). Returns 0 or an AR_E… code. */
+int ar_call_held_put(struct ar_call_held *h, struct ar_error *err);
+void ar_call_held_free(struct ar_call_held *h);
+
 #endif

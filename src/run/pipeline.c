@@ -114,8 +114,10 @@ struct ar_run {
     uint64_t failed_wait_ms;  /* and after how long */
 
     uint64_t t0;
-    struct ar_result_draft draft; /* the RunResult as the stages record it (src/result) */
-    struct ar_strv details;       /* the last check's violations */
+    struct ar_result_draft draft;  /* the RunResult as the stages record it (src/result) */
+    struct ar_strv details;        /* the last check's violations */
+    const char *independent_items; /* ar_pipeline_extra's, kept in `own`, or NULL */
+    struct ar_call_held *held;     /* the main call's cache entry, while its repair runs */
 };
 
 static void make_call(struct ar_run *run, enum call_kind kind);
@@ -471,7 +473,7 @@ static void go_on_after_failure(struct ar_run *run, int code, int retry, uint64_
     int changed = run->kind == CALL_MAIN && run->side_effects;
     if (retry && !changed) {
         if (code == AR_ERATELIMIT)
-            ar_backoff_extend(run->backoff, run->prov->name, ar_now_ms() + wait_ms);
+            ar_backoff_extend(run->backoff, run->prov->name, ar_loop_now_ms(run->loop) + wait_ms);
         ar_warn(&run->o.logger, "%s: %s; calling again in %.1f s", run->prov->name, r->error.msg,
                 (double)wait_ms / 1000.0);
         ar_result_draft_clear_error(&run->draft);
@@ -548,7 +550,7 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
     go_on_after_failure(run, code, retry, wait_ms);
 }
 
-static void check_answer(struct ar_run *run, const char *text);
+static int check_answer(struct ar_run *run, struct ar_call *call, const char *text);
 
 static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, void *arg)
 {
@@ -573,8 +575,6 @@ static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, 
         run->side_effects = 1;
     if (code && ar_result_draft_fail_call(&run->draft, code) < 0)
         nomem = 1;
-    else if (!code)
-        ar_call_keep(call);
     call_event(run, AR_CALL_FINISHED);
 
     if (ar_log_enabled(&run->o.logger, AR_LOG_DEBUG) && reply.text) {
@@ -593,10 +593,14 @@ static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, 
         ar_reply_finish(&reply);
     } else {
         ar_reply_finish(&reply);
-        if (!run->contract && !run->o.want_json)
+        /* Only a good answer is worth keeping in the cache: a call whose answer
+         * needs the repair call, or fails, is made again next time. */
+        if (!run->contract && !run->o.want_json) {
+            ar_call_keep(call);
             end_run(run);
-        else
-            check_answer(run, run->draft.res->output ? run->draft.res->output : "");
+        } else if (check_answer(run, call, run->draft.res->output ? run->draft.res->output : "")) {
+            ar_call_keep(call);
+        }
     }
 }
 
@@ -623,7 +627,7 @@ static void make_call(struct ar_run *run, enum call_kind kind)
 /* Makes call `kind` now, or after the provider's shared rate-limit pause. */
 static void schedule_call(struct ar_run *run, enum call_kind kind)
 {
-    uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_now_ms());
+    uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_loop_now_ms(run->loop));
     if (pause && run->o.max_wait_ms) {
         wait_then_call(run, kind, pause, "rate limit");
         return;
@@ -753,8 +757,8 @@ static void start_call(struct ar_run *run, enum call_kind kind)
 static int check_rules(struct ar_run *run, const char *text, struct ar_json_doc *doc,
                        struct ar_extract_fixes *fixes)
 {
-    struct ar_answer_rules rules = { run->contract, run->o.expect, run->o.local_repair,
-                                     run->o.validate, run->o.validate_arg };
+    struct ar_answer_rules rules = { run->contract,   run->o.expect,       run->o.local_repair,
+                                     run->o.validate, run->o.validate_arg, run->independent_items };
     ar_strv_finish(&run->details);
     return ar_answer_check(&rules, text, doc, fixes, &run->details);
 }
@@ -770,8 +774,11 @@ static int render_repair(struct ar_run *run, const char *text, struct ar_error *
  * Extract, repair locally and check the answer `text`: a good one is the
  * run's JSON; a bad answer of the main call gets the one repair call (when
  * allowed), else the run ends with no_json or contract and the violations.
+ * Returns 1 when the answer was good. A main call the repair call fixes is kept in the
+ * cache with it (the same request replays the same bad answer and its fix); a run that
+ * ends with no good answer keeps no call of it.
  */
-static void check_answer(struct ar_run *run, const char *text)
+static int check_answer(struct ar_run *run, struct ar_call *call, const char *text)
 {
     struct ar_json_doc doc;
     struct ar_extract_fixes fixes;
@@ -783,13 +790,18 @@ static void check_answer(struct ar_run *run, const char *text)
                                                               : run->draft.res->repair;
         if (ar_result_draft_accept(&run->draft, &doc, &fixes, repair) < 0) {
             end_out_of_memory(run);
-            return;
+            return 0;
         }
-        if (run->kind == CALL_REPAIR)
+        if (run->kind == CALL_REPAIR) {
             ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_succeeded",
                          event_fields(run, ar_now_ms() - run->t0), "the repair call fixed it");
+            struct ar_error err = AR_ERROR_INIT;
+            if (ar_call_held_put(run->held, &err) < 0)
+                ar_warn(&run->o.logger, "cannot write the cache entry: %s", err.msg);
+            run->held = NULL;
+        }
         end_run(run);
-        return;
+        return 1;
     }
     int code = doc.value ? AR_ECONTRACT : AR_ENOJSON;
     ar_json_doc_finish(&doc);
@@ -798,14 +810,16 @@ static void check_answer(struct ar_run *run, const char *text)
         if (render_repair(run, text, &err) < 0) {
             ar_result_draft_fail_with(&run->draft, &err);
             end_run(run);
-            return;
+            return 0;
         }
         ar_log_event(&run->o.logger, AR_LOG_INFO, "repair_needed", event_fields(run, 0),
                      "%s: %s; one repair call", run->prov->name,
                      run->details.n ? run->details.v[0] : ar_strerror(code));
         ar_result_draft_repairing(&run->draft);
+        ar_call_held_free(run->held);
+        run->held = ar_call_hold(call);
         make_call(run, CALL_REPAIR);
-        return;
+        return 0;
     }
     if (run->kind == CALL_REPAIR)
         ar_log_event(&run->o.logger, AR_LOG_WARN, "repair_failed",
@@ -818,16 +832,19 @@ static void check_answer(struct ar_run *run, const char *text)
                              run->details.n, run->details.n == 1 ? "violation" : "violations");
     if (ar_result_draft_take_details(&run->draft, &run->details) < 0) {
         end_out_of_memory(run);
-        return;
+        return 0;
     }
     end_run(run);
+    return 0;
 }
+
 /* ---- the end of a run ------------------------------------------------------------------- */
 
 /* The one teardown: everything the run owns, whether it ran or its setup failed. */
 static void run_free(struct ar_run *run)
 {
     ar_result_draft_finish(&run->draft);
+    ar_call_held_free(run->held);
     ar_git_snapshot_destroy(run->before);
     ar_prompt_destroy(run->tpl);
     ar_prompt_destroy(run->repair_tpl);
@@ -1167,6 +1184,14 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                       struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
                       struct ar_run **out, struct ar_error *err)
 {
+    return ar_pipeline_start_with(loop, opts, NULL, backoff, done, arg, out, err);
+}
+
+int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *opts,
+                           const struct ar_pipeline_extra *extra, struct ar_backoff *backoff,
+                           ar_run_done_fn *done, void *arg, struct ar_run **out,
+                           struct ar_error *err)
+{
     struct ar_error local = AR_ERROR_INIT;
     if (!err)
         err = &local;
@@ -1183,6 +1208,8 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
     ar_buf_init(&run->repair_prompt, AR_BUF_UNLIMITED);
 
     int rc = copy_options(run, opts);
+    if (rc == 0 && extra)
+        rc = keep(run, &run->independent_items, extra->independent_items);
     if (rc < 0)
         ar_error_set(err, rc, NULL, "out of memory");
     if (rc == 0)

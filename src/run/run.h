@@ -36,7 +36,8 @@ struct ar_backoff {
 struct ar_backoff *ar_backoff_create(void);    /* NULL when out of memory */
 void ar_backoff_destroy(struct ar_backoff *b); /* after the runs ended; NULL is fine */
 
-/* How long calls of `provider` still wait at now_ms (ar_now_ms()); 0: not paused. */
+/* How long calls of `provider` still wait at now_ms (the loop's clock, ar_loop_now_ms());
+ * 0: not paused. */
 uint64_t ar_backoff_left(const struct ar_backoff *b, const char *provider, uint64_t now_ms);
 
 /* Pauses `provider` until until_ms (never shortens a pause). */
@@ -54,6 +55,25 @@ void ar_backoff_extend(struct ar_backoff *b, const char *provider, uint64_t unti
 int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
                       struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
                       struct ar_run **out, struct ar_error *err);
+
+/*
+ * What a caller inside the library adds to a run's public options.
+ *
+ * independent_items: a JSON Pointer to a top-level array of the answer
+ * ("/issues", one key, no escapes) whose elements the caller judges one by one. A contract
+ * violation inside one element does not make the answer unusable (no repair call, no contract
+ * error): the caller keeps, fixes or drops that element alone (review: src/review/salvage.c).
+ * Violations anywhere else still do. NULL: every violation counts.
+ */
+struct ar_pipeline_extra {
+    const char *independent_items;
+};
+
+/* ar_pipeline_start() with extra (borrowed; copied; may be NULL). */
+int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *opts,
+                           const struct ar_pipeline_extra *extra, struct ar_backoff *backoff,
+                           ar_run_done_fn *done, void *arg, struct ar_run **out,
+                           struct ar_error *err);
 
 /* Whether a run with options o gets a git worktree of its own: o->worktree is
  * AR_WORKTREE_ALWAYS, or AR_WORKTREE_EDITS and the run can edit files. (The batch

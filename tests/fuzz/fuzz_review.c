@@ -1,11 +1,17 @@
 /*
- * libFuzzer target for src/review: the input (after one selector byte) is a
- * unified diff, parsed and split into chunks of a small maximum size the
- * selector picks; the same bytes are also read as a model's review object,
- * which is merged with itself against the diff, located (paths, lines,
- * fingerprints) and given a verdict.
- * Checks that file sections and hunks lie inside the text and chunks are
- * NUL-terminated.
+ * libFuzzer target for src/review: the input (after two selector bytes) is a
+ * unified diff, parsed, planned (coverage.c: the filter, the binary rule) and
+ * split into chunks of a small maximum size the selector picks; the same bytes
+ * are also read as a model's review object, which is merged with itself
+ * against the diff, located (paths, lines, fingerprints) and given a verdict.
+ *
+ * The gate's invariant (DESIGN §7b), whatever the diff: when every chunk comes
+ * back with a passing review and the verdict is exit 0, every line of the
+ * input reached the model (is in a chunk) unless it lies in a section a rule
+ * of the user's left out, and that rule really matches (the filter skips the
+ * path, or the file is binary and binary files were allowed). Also: file
+ * sections and hunks lie inside the text, chunks are NUL-terminated and hold
+ * no NUL, and each chunk reads back as a diff.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -14,6 +20,8 @@
 
 #include "review/diff.h"
 #include "review/review.h"
+#include "util/buf.h"
+#include "util/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -51,27 +59,50 @@ static void check_diff(const struct ar_diff *d, size_t len)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* 1 when the n bytes at p are somewhere in the chunks. */
+static int sent(const struct ar_diff_chunk *chunks, size_t n_chunks, const char *p, size_t n)
 {
-    if (size < 1)
-        return 0;
-    size_t max = 1 + data[0];
-    const char *text = (const char *)data + 1;
-    size_t len = size - 1;
+    for (size_t c = 0; c < n_chunks; c++)
+        if (memmem(chunks[c].text, chunks[c].len, p, n))
+            return 1;
+    return n == 0;
+}
 
-    struct ar_diff d = AR_DIFF_INIT;
-    if (ar_diff_parse(text, len, &d, NULL) != 0)
+/* The section of d that holds byte `at`, or NULL (the preamble). */
+static const struct ar_diff_file *section_at(const struct ar_diff *d, size_t at)
+{
+    for (size_t i = 0; i < d->n_files; i++)
+        if (at >= d->files[i].start && at < d->files[i].end)
+            return &d->files[i];
+    return NULL;
+}
+
+/*
+ * The gate, checked against the text itself: plans d as the review does, lets
+ * every chunk pass, and when the verdict is 0 requires every line of the text
+ * in a chunk unless a rule of the user's really left its section out.
+ */
+static void check_gate(const char *text, size_t len, const struct ar_diff *d, size_t max,
+                       unsigned sel)
+{
+    static const char *const globs[] = { "*.lock", "vendor/", "*" };
+    const char *ex[1] = { globs[sel % 3] };
+    struct ar_path_filter pf = { NULL, 0, ex, (sel & 4) ? 1 : 0, (sel & 8) != 0 };
+    int allow_binary = (sel & 16) != 0;
+    struct ar_review_coverage cov;
+    unsigned char *send = NULL;
+    if (ar_coverage_plan(d, &pf, allow_binary, max, NULL, &cov, &send, NULL) != 0)
         abort();
-    check_diff(&d, len);
-    (void)ar_diff_reviewable(&d);
     struct ar_diff_chunk *chunks = NULL;
     size_t n = 0;
-    if (ar_diff_split(&d, max, &chunks, &n, NULL) != 0)
+    if (ar_diff_split(d, max, send, &chunks, &n, NULL) != 0 ||
+        ar_coverage_chunks(&cov, send, chunks, n) != 0)
         abort();
     for (size_t i = 0; i < n; i++) {
-        if (!chunks[i].text || chunks[i].text[chunks[i].len] != '\0')
+        if (!chunks[i].text || chunks[i].text[chunks[i].len] != '\0' ||
+            strlen(chunks[i].text) != chunks[i].len)
             abort();
-        if (chunks[i].n_files && chunks[i].first_file + chunks[i].n_files > d.n_files)
+        if (chunks[i].first_file > chunks[i].last_file || chunks[i].last_file >= d->n_files)
             abort();
         /* A chunk reads back as a diff. */
         struct ar_diff cd = AR_DIFF_INIT;
@@ -80,7 +111,67 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_diff(&cd, chunks[i].len);
         ar_diff_finish(&cd);
     }
+    struct ar_review *parts = calloc(n + 1, sizeof(*parts));
+    for (size_t i = 0; i < n; i++) {
+        ar_review_init(&parts[i]);
+        parts[i].passed = 1;
+        parts[i].chunks = 1;
+    }
+    if (ar_coverage_finish(&cov, parts, n) != 0)
+        abort();
+    struct ar_review rv;
+    ar_review_init(&rv);
+    rv.passed = 1;
+    struct ar_review_verdict vd;
+    ar_review_verdict(&rv, &cov, AR_SEV_LOW, 0, &vd);
+    if (vd.exit_status == 0) {
+        for (size_t pos = 0; pos < len;) {
+            const char *nl = memchr(text + pos, '\n', len - pos);
+            size_t end = nl ? (size_t)(nl - text) + 1 : len;
+            const struct ar_diff_file *f = section_at(d, pos);
+            int left_out = 0;
+            if (f) {
+                size_t i = (size_t)(f - d->files);
+                if (cov.files[i].status == AR_COVER_EXCLUDED)
+                    left_out = ar_path_filter_skips(&pf, f->path);
+                else if (cov.files[i].status == AR_COVER_BINARY)
+                    left_out = allow_binary && f->binary;
+                /* A rule that does not hold is no rule: the line had to be sent. */
+                if (cov.files[i].status != AR_COVER_REVIEWED && !left_out)
+                    abort();
+            }
+            /* Text before the first file (a commit message) rides with the first chunk;
+             * with nothing sent whole there is no chunk, and it is no changed file. */
+            if (!left_out && (f || n) && !sent(chunks, n, text + pos, end - pos))
+                abort();
+            pos = end;
+        }
+    }
+    ar_coverage_free(&cov);
+    free(parts);
+    free(send);
     ar_diff_chunks_free(chunks, n);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2 || size > (64 << 10))
+        return 0;
+    size_t max = 1 + data[0];
+    unsigned sel = data[1];
+    /* As the review does: NULs become U+FFFD before the diff is parsed. */
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    if (ar_buf_append(&b, data + 2, size - 2) != 0 || ar_buf_replace_nul(&b, NULL) != 0)
+        abort();
+    const char *text = ar_buf_cstr(&b);
+    size_t len = b.len;
+
+    struct ar_diff d = AR_DIFF_INIT;
+    if (ar_diff_parse(text, len, &d, NULL) != 0)
+        abort();
+    check_diff(&d, len);
+    check_gate(text, len, &d, max, sel);
 
     json_t *v = json_loadb(text, len, JSON_DECODE_ANY, NULL);
     if (v) {
@@ -97,19 +188,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ar_review_init(&m);
             if (ar_review_merge(parts, 2, &d, &m, NULL) != 0)
                 abort();
-            if (m.n_issues != 2 * parts[0].n_issues)
+
+            /* Located: no path outside the repository survives (those findings
+             * are unplaced, never lost), every line fits 32 bits, a path in the
+             * diff is a file of the diff, and repeats of one finding get their
+             * own fingerprints. */
+            size_t before = m.n_issues + m.n_unplaced;
+            if (before != 2 * (parts[0].n_issues + parts[0].n_unplaced))
                 abort();
-            /* Located: no path outside the repository survives, every line
-             * fits 32 bits, a path in the diff is a file of the diff, and
-             * repeats of one finding get their own fingerprints. */
-            size_t before = m.n_issues;
             if (ar_review_locate(&m, &d, NULL, NULL) != 0)
                 abort();
-            if (m.n_issues + m.dropped != before)
+            if (m.n_issues + m.n_unplaced != before || m.dropped != m.n_unplaced)
                 abort();
             for (size_t i = 0; i < m.n_issues; i++) {
                 const struct ar_review_issue *is = &m.issues[i];
-                if (!is->file[0] || is->file[0] == '/' || climbs(is->file) || is->line < 1 ||
+                if (!is->file[0] || is->file[0] == '/' || climbs(is->file) || is->line < 0 ||
                     is->line > AR_REVIEW_MAX_LINE || strlen(is->fingerprint) != AR_FINGERPRINT_LEN)
                     abort();
                 if (!is->outside_diff && !ar_diff_has_file(&d, is->file))
@@ -118,9 +211,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     if (strcmp(m.issues[j].fingerprint, is->fingerprint) == 0)
                         abort();
             }
+            /* Every finding counts, placed or not: a critical one always fails. */
             struct ar_review_verdict vd;
-            for (int f = 0; f <= AR_FAIL_ON_NONE; f++)
-                ar_review_verdict(&m, f, f & 1, &vd);
+            for (int f = 0; f <= AR_FAIL_ON_NONE; f++) {
+                ar_review_verdict(&m, NULL, f, f & 1, &vd);
+                size_t crit = 0;
+                for (size_t i = 0; i < m.n_issues; i++)
+                    crit += m.issues[i].severity == AR_SEV_CRITICAL;
+                for (size_t i = 0; i < m.n_unplaced; i++)
+                    crit += m.unplaced[i].severity == AR_SEV_CRITICAL;
+                if (crit && f != AR_FAIL_ON_NONE && vd.exit_status == 0)
+                    abort();
+            }
             ar_review_finish(&m);
         } else if (err.code == 0) {
             abort();
@@ -130,5 +232,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(v);
     }
     ar_diff_finish(&d);
+    ar_buf_finish(&b);
     return 0;
 }

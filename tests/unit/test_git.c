@@ -757,23 +757,25 @@ static void test_git_argv_is_hardened(void **state)
     static const char *const diff[] = { "diff", "--name-status", "A", "B", "--", NULL };
     git_line(diff, 0, got, sizeof(got));
     assert_string_equal(got, "git -c core.fsmonitor=false diff --no-color --no-ext-diff "
-                             "--no-textconv --name-status A B --");
+                             "--no-textconv --text --ignore-submodules=none --name-status A B --");
 
     static const char *const noindex[] = { "diff", "--no-index", "--", "/dev/null", "x", NULL };
     git_line(noindex, AR_GIT_PIN_OUTPUT, got, sizeof(got));
-    assert_string_equal(got, "git -c core.fsmonitor=false -c core.quotepath=false -c "
-                             "diff.noprefix=false -c diff.mnemonicPrefix=false -c "
-                             "diff.relative=false -c color.ui=never diff --no-color "
-                             "--no-ext-diff --no-textconv --no-index -- /dev/null x");
+    assert_string_equal(got,
+                        "git -c core.fsmonitor=false -c core.quotepath=false -c "
+                        "diff.noprefix=false -c diff.mnemonicPrefix=false -c "
+                        "diff.relative=false -c color.ui=never diff --no-color "
+                        "--no-ext-diff --no-textconv --text --ignore-submodules=none --no-index -- "
+                        "/dev/null x");
 
     static const char *const show[] = { "show", "HEAD", NULL }, *const log[] = { "log", "-p",
                                                                                  NULL };
     git_line(show, 0, got, sizeof(got));
     assert_string_equal(got, "git -c core.fsmonitor=false show --no-color --no-ext-diff "
-                             "--no-textconv HEAD");
+                             "--no-textconv --text --ignore-submodules=none HEAD");
     git_line(log, 0, got, sizeof(got));
     assert_string_equal(got, "git -c core.fsmonitor=false log --no-color --no-ext-diff "
-                             "--no-textconv -p");
+                             "--no-textconv --text --ignore-submodules=none -p");
 
     /* A word that only starts like a diff command is not one. */
     static const char *const other[] = { "diff-tree", "x", NULL };

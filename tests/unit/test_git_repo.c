@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -230,6 +231,62 @@ static void test_unchanged_stat_is_not_read_again(void **state)
     assert_int_equal(after->n_read, 1);
     ar_git_snapshot_destroy(after);
     expect_changes(before, "modify u.txt;");
+    ar_git_snapshot_destroy(before);
+}
+
+/*
+ * An edit that keeps the size and puts the old mtime back (`cp -p`, `touch -d`, a tool
+ * that restores timestamps) still shows: the file's ctime moved, and no one can set that.
+ */
+static void test_a_same_size_edit_with_its_mtime_restored_is_seen(void **state)
+{
+    puts_file("a.txt", "dirty before\n");
+    struct ar_git_snapshot *before = take(NULL);
+    /* As if a.txt had been written long before the first snapshot: its stat data is
+     * trusted, so only a stat difference makes it read again. */
+    before->hashed_at_ns += (int64_t)60 * 1000000000;
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/a.txt", repo);
+    struct stat st0, st;
+    assert_int_equal(stat(path, &st0), 0);
+    puts_file("a.txt", "DIRTY BEFORE\n");
+    const struct timespec times[2] = { st0.st_atim, st0.st_mtim };
+    /* Until ctime moved on: within one tick of the file system's clock it cannot. */
+    for (int i = 0; i < 400; i++) {
+        assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+        assert_int_equal(stat(path, &st), 0);
+        if (st.st_ctim.tv_sec != st0.st_ctim.tv_sec || st.st_ctim.tv_nsec != st0.st_ctim.tv_nsec)
+            break;
+        usleep(5000);
+    }
+    assert_int_equal(st.st_size, st0.st_size);
+    assert_int_equal(st.st_ino, st0.st_ino);
+    assert_true(st.st_mtim.tv_sec == st0.st_mtim.tv_sec &&
+                st.st_mtim.tv_nsec == st0.st_mtim.tv_nsec);
+    assert_false(st.st_ctim.tv_sec == st0.st_ctim.tv_sec &&
+                 st.st_ctim.tv_nsec == st0.st_ctim.tv_nsec);
+    expect_changes(before, "modify a.txt;");
+    ar_git_snapshot_destroy(before);
+}
+
+/* A file changed just before the snapshot is read again next time, even when its mtime
+ * says long ago: a second write within the same tick of the clock would not show in its
+ * stat data, and its ctime says it is that recent. */
+static void test_a_file_changed_just_before_the_snapshot_is_read_again(void **state)
+{
+    puts_file("a.txt", "dirty\n");
+    sh("touch -d '2001-01-01 00:00:00' a.txt");
+    struct ar_git_snapshot *before = take(NULL);
+    /* As if hashing had begun a second after the change, however slow git status was. */
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/a.txt", repo);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    before->hashed_at_ns =
+        (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec + (int64_t)1000000000;
+    struct ar_git_snapshot *after = take(before);
+    assert_int_equal(after->n_read, 1);
+    ar_git_snapshot_destroy(after);
     ar_git_snapshot_destroy(before);
 }
 
@@ -545,6 +602,8 @@ int main(void)
         T(test_async_snapshots_share_one_loop),
         T(test_inside_dot_git_is_untracked),
         T(test_unchanged_stat_is_not_read_again),
+        T(test_a_same_size_edit_with_its_mtime_restored_is_seen),
+        T(test_a_file_changed_just_before_the_snapshot_is_read_again),
         T(test_hostile_config_runs_no_program),
         cmocka_unit_test_setup_teardown(test_not_a_repo_is_untracked_not_an_error, make_plain_dir,
                                         remove_repo),

@@ -440,6 +440,8 @@ static void test_claude_giving_up_is_not_an_api_error(void **state)
     assert_non_null(r.error_msg);
     assert_string_equal(r.error_msg, "Failed to provide valid structured output after 5 attempts");
     assert_true(r.has_cost);
+    /* What the model last answered stays the output (a review salvages its findings). */
+    assert_string_equal(r.text, "{\"answer\":0,\"unit\":\"miles\"}");
     ar_reply_finish(&r);
     free(data);
 }
@@ -2119,6 +2121,21 @@ static void test_retry_after_wordings(void **state)
         { "5-hour limit reached \u00b7 resets in 1h 30m", 5400 },
         { "Retry-After: 30", 30 },
         { "retry_after 1500ms", 1.5 },
+        /* Edges: a wait of 0 is a wait of 0, not "nothing said"; a reset time that is not
+         * after now is now for a Unix or a dated time, and tomorrow's for a bare clock time
+         * (as one a minute earlier is). */
+        { "Rate limit reached for gpt-5.5. Please try again in 0s.", 0 },
+        { "Please retry in 0 seconds", 0 },
+        { "  retryDelayMs: 0,\n  status: 429", 0 },
+        { "Claude AI usage limit reached|1795448520", 0 }, /* now */
+        { "Claude AI usage limit reached|1795448400", 0 }, /* two minutes ago */
+        { "Claude AI usage limit reached|1795448521", 1 },
+        { "You've hit your usage limit. Try again at Nov 23rd, 2026 3:42 PM.", 0 },
+        { "You've hit your usage limit. Try again at Nov 23rd, 2026 3:30 PM.", 0 },
+        { "You've hit your usage limit. Try again at 3:42 PM.", 86400 },
+        { "You've hit your usage limit. Try again at 3:41 PM.", 86400 - 60 },
+        { "You've hit your usage limit. Try again at 3:43 PM.", 60 },
+        { "You've hit your limit \u00b7 resets 3:42pm (UTC)", 86400 },
         /* waits no clock holds: longer than any --max-wait, never 0 */
         { "Please retry after 1e30 seconds.", 1e30 },
         { "  retryDelayMs: 1e400,\n  status: 429", HUGE_VAL },
@@ -2143,6 +2160,38 @@ static void test_retry_after_wordings(void **state)
     assert_true(ar_pv_transient(0, "We\u2019re currently experiencing high demand"));
     assert_true(ar_pv_transient(0, "Overloaded"));
     assert_false(ar_pv_transient(0, "invalid request"));
+}
+
+/* codex says "declined" of a command its approval policy refused (CommandExecutionStatus in
+ * codex-rs/exec/src/exec_events.rs): a refused shell call, never an action. */
+static void test_codex_declined_command_is_a_refused_shell_call(void **state)
+{
+    static const char lines[] =
+        "{\"type\":\"thread.started\",\"thread_id\":\"01a201a4-e6d7\"}\n"
+        "{\"type\":\"turn.started\"}\n"
+        "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"command_execution\","
+        "\"command\":\"/bin/bash -lc 'rm -rf build'\",\"aggregated_output\":\"\","
+        "\"exit_code\":null,\"status\":\"declined\"}}\n"
+        "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_1\",\"type\":\"agent_message\","
+        "\"text\":\"I removed build.\"}}\n"
+        "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"cached_input_tokens\":0,"
+        "\"output_tokens\":5}}\n";
+    struct ar_call_spec spec = { 0 };
+    spec.tools = AR_TOOLS_EDIT;
+    spec.allow_edits = 1;
+    const struct ar_provider *p = ar_provider_find("codex");
+    struct ar_unwrap *u = p->unwrap_new(&spec);
+    feed(p, u, lines, sizeof(lines) - 1, NULL, NULL);
+    struct ar_reply r;
+    struct ar_exit_info ex = { 0, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, &r);
+    p->unwrap_free(u);
+    assert_int_equal(r.error, 0);
+    assert_int_equal(r.denied.n, 2);
+    assert_string_equal(r.denied.v[0], "shell");
+    assert_string_equal(r.denied.v[1], "/bin/bash -lc 'rm -rf build'");
+    assert_false(r.acted);
+    ar_reply_finish(&r);
 }
 
 int main(void)
@@ -2184,6 +2233,7 @@ int main(void)
         cmocka_unit_test(test_come_back_times_from_recordings),
         cmocka_unit_test(test_only_missing_tools_that_act_are_refusals),
         cmocka_unit_test(test_retry_after_wordings),
+        cmocka_unit_test(test_codex_declined_command_is_a_refused_shell_call),
     };
     /* gemini's private homes are kept under $XDG_CACHE_HOME: here, not the user's. */
     char cache[] = "/tmp/agentrun-test-cache-XXXXXX";

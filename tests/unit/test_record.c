@@ -203,6 +203,17 @@ static void test_redaction_minimum_length_and_longest_first(void **state)
     /* The longer value is cut whole, not as "abcdef" + "gh". */
     assert_string_equal(s, "five5 [REDACTED] [REDACTED] [REDACTED]");
     free(s);
+    /* A secret that ends the text goes too. */
+    s = redacted(&r, "six666");
+    assert_string_equal(s, "[REDACTED]");
+    free(s);
+    ar_redactor_finish(&r);
+    /* The longest first whatever the environment's order: here the prefix comes first. */
+    const char *prefix_first[] = { "D_KEY=abcdef", "C_KEY=abcdefgh", NULL };
+    assert_int_equal(ar_redactor_init(&r, prefix_first), 0);
+    s = redacted(&r, "abcdefgh abcdef");
+    assert_string_equal(s, "[REDACTED] [REDACTED]");
+    free(s);
     ar_redactor_finish(&r);
 }
 

@@ -51,7 +51,7 @@ static void test_parse_finds_files_and_hunks(void **state)
     assert_string_equal(d.files[1].path, "doc/b.md");
     assert_int_equal(d.files[1].n_hunks, 1);
     assert_int_equal(d.files[1].end, strlen(two_files));
-    assert_true(ar_diff_reviewable(&d));
+    assert_false(d.files[0].binary);
     ar_diff_finish(&d);
 }
 
@@ -149,7 +149,7 @@ static void test_parse_renames_deletions_and_quoted_paths(void **state)
     ar_diff_finish(&d);
 }
 
-static void test_binary_only_diff_is_not_reviewable(void **state)
+static void test_binary_sections_are_told_apart(void **state)
 {
     static const char text[] = "diff --git a/logo.png b/logo.png\n"
                                "index 1111111..2222222 100644\n"
@@ -166,15 +166,176 @@ static void test_binary_only_diff_is_not_reviewable(void **state)
     struct ar_diff d;
     assert_int_equal(ar_diff_parse(text, strlen(text), &d, NULL), 0);
     assert_int_equal(d.n_files, 2);
-    assert_true(d.files[0].binary);
-    assert_true(d.files[1].binary);
+    assert_int_equal(d.files[0].binary, AR_DIFF_BINARY_SAID);
+    assert_int_equal(d.files[1].binary, AR_DIFF_BINARY_PATCH);
     assert_string_equal(d.files[1].path, "icon.bin");
-    assert_false(ar_diff_reviewable(&d));
     ar_diff_finish(&d);
 
     assert_int_equal(ar_diff_parse("", 0, &d, NULL), 0);
     assert_int_equal(d.n_files, 0);
-    assert_false(ar_diff_reviewable(&d));
+    ar_diff_finish(&d);
+
+    /* A Git LFS pointer added is not the file's content; one removed, or prose that
+     * quotes only the version line, is text. */
+    static const char lfs[] =
+        "diff --git a/big.c b/big.c\n"
+        "--- a/big.c\n"
+        "+++ b/big.c\n"
+        "@@ -1 +1,3 @@\n"
+        "-int x;\n"
+        "+version https://git-lfs.github.com/spec/v1\n"
+        "+oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "+size 12345\n"
+        "diff --git a/gone.c b/gone.c\n"
+        "--- a/gone.c\n"
+        "+++ b/gone.c\n"
+        "@@ -1,2 +1 @@\n"
+        "-version https://git-lfs.github.com/spec/v1\n"
+        "-oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "+int y;\n"
+        "diff --git a/doc.md b/doc.md\n"
+        "--- a/doc.md\n"
+        "+++ b/doc.md\n"
+        "@@ -0,0 +1 @@\n"
+        "+version https://git-lfs.github.com/spec/v1 is the first line\n";
+    assert_int_equal(ar_diff_parse(lfs, strlen(lfs), &d, NULL), 0);
+    assert_int_equal(d.n_files, 3);
+    assert_int_equal(d.files[0].binary, AR_DIFF_BINARY_LFS);
+    assert_int_equal(d.files[0].binary_at, d.files[0].body);
+    assert_int_equal(d.files[1].binary, 0);
+    assert_int_equal(d.files[2].binary, 0);
+    ar_diff_finish(&d);
+}
+
+/* agentrun decides what is text from the content (issue 26 #2, #3). */
+#define TEXT(s, b)          \
+    {                       \
+        s, sizeof(s) - 1, b \
+    }
+static void test_binary_is_judged_by_content(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+        int binary;
+    } cases[] = {
+        TEXT("@@ -0,0 +1 @@\n+int a; /* \0 */ int b;\n", 0),        /* text apart from a NUL */
+        TEXT("@@ -0,0 +1 @@\n+/* caf\xe9 na\xefve */ int x;\n", 0), /* Latin-1 */
+        TEXT("@@ -0,0 +1 @@\n+\x1b[1mbold\x1b[0m\t\f\r\n", 0),      /* escape, tab, FF */
+        TEXT("@@ -0,0 +1 @@\n+h\0i\0!\0\n", 0),                     /* UTF-16LE ASCII */
+        TEXT("@@ -0,0 +1 @@\n+\x89PNG\r\n+\x1a\n+\x00\x00\x00IHDR\n", 1),
+        TEXT("@@ -0,0 +1 @@\n+\xff\xfe\xfd\xfc\xfb\xfa ok\n", 1), /* mostly invalid UTF-8 */
+        TEXT("@@ -1 +1 @@\n-old\n+\x01\x02\x03\x04 new text here\n", 1),
+        TEXT("@@ -0,0 +1 @@\n", 0),
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_int_equal(ar_diff_text_is_binary(cases[i].text, cases[i].len), cases[i].binary);
+    /* One control character in a long text file is not enough. */
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_buf_puts(&b, "@@ -0,0 +1,60 @@\n");
+    for (int i = 0; i < 60; i++)
+        ar_buf_puts(&b, i == 30 ? "+int x = '\x07';\n" : "+int some_variable_name = 1;\n");
+    assert_false(ar_diff_text_is_binary(ar_buf_cstr(&b), b.len));
+    ar_buf_finish(&b);
+}
+
+static const char coverage_diff[] = "diff --git a/a.c b/a.c\n"
+                                    "--- a/a.c\n"
+                                    "+++ b/a.c\n"
+                                    "@@ -1 +1 @@\n"
+                                    "-a\n"
+                                    "+b\n"
+                                    "diff --git a/yarn.lock b/yarn.lock\n"
+                                    "--- a/yarn.lock\n"
+                                    "+++ b/yarn.lock\n"
+                                    "@@ -1 +1 @@\n"
+                                    "-x\n"
+                                    "+y\n"
+                                    "diff --git a/logo.png b/logo.png\n"
+                                    "--- a/logo.png\n"
+                                    "+++ b/logo.png\n"
+                                    "@@ -0,0 +1 @@\n"
+                                    "+\x89PNG\x01\x02\x03\x04\x05\x06\n"
+                                    "diff --git a/m.sh b/m.sh\n"
+                                    "old mode 100644\n"
+                                    "new mode 100755\n";
+
+/* The one place the gate's facts are decided: every changed path, what happened to it. */
+static void test_coverage_of_every_changed_path(void **state)
+{
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(coverage_diff, strlen(coverage_diff), &d, NULL), 0);
+    assert_int_equal(d.files[2].binary, AR_DIFF_BINARY_CONTENT);
+    struct ar_path_filter pf = { NULL, 0, NULL, 0, 0 };
+    struct ar_diff_gap gap = { (char *)"inner/", (char *)"a nested repository" };
+    struct ar_diff_gaps gaps = { &gap, 1 };
+    struct ar_review_coverage cov;
+    unsigned char *send;
+    assert_int_equal(ar_coverage_plan(&d, &pf, 0, 1 << 20, &gaps, &cov, &send, NULL), 0);
+    assert_int_equal(cov.n_files, 5);
+    assert_int_equal(cov.files[0].status, AR_COVER_QUEUED);
+    assert_int_equal(cov.files[1].status, AR_COVER_EXCLUDED);
+    assert_string_equal(cov.files[1].rule, "default exclude yarn.lock");
+    assert_int_equal(cov.files[2].status, AR_COVER_BINARY);
+    assert_null(cov.files[2].rule);
+    assert_int_equal(cov.files[3].status, AR_COVER_QUEUED); /* mode only: sent too */
+    assert_int_equal(cov.files[4].status, AR_COVER_NOT_SENT);
+    assert_string_equal(cov.files[4].path, "inner/");
+    assert_int_equal(send[1], AR_DIFF_SEND_NONE);
+    assert_int_equal(send[2], AR_DIFF_SEND_STUB);
+
+    struct ar_diff_chunk *c;
+    size_t n;
+    assert_int_equal(ar_diff_split(&d, 1 << 20, send, &c, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_null(strstr(c[0].text, "yarn.lock"));
+    assert_null(strstr(c[0].text, "PNG"));
+    assert_non_null(strstr(c[0].text, "diff --git a/logo.png b/logo.png\n--- a/logo.png\n"
+                                      "+++ b/logo.png\nBinary files differ\n"));
+    assert_non_null(strstr(c[0].text, "new mode 100755"));
+    assert_int_equal(ar_coverage_chunks(&cov, send, c, n), 0);
+    assert_int_equal(cov.files[0].n_chunks, 1);
+    assert_int_equal(cov.files[3].n_chunks, 1);
+    assert_int_equal(cov.files[2].n_chunks, 0); /* a stub is not a review */
+
+    /* The chunk came back: reviewed; the binary file and the gap still fail the gate. */
+    struct ar_review part;
+    ar_review_init(&part);
+    part.passed = 1;
+    part.chunks = 1;
+    assert_int_equal(ar_coverage_finish(&cov, &part, 1), 0);
+    assert_int_equal(cov.files[0].status, AR_COVER_REVIEWED);
+    assert_int_equal(cov.n_reviewed, 2);
+    assert_int_equal(cov.n_excluded, 1);
+    assert_int_equal(cov.n_unreviewed, 2);
+    struct ar_review_verdict v;
+    ar_review_verdict(&part, &cov, AR_FAIL_ON_NONE, 0, &v);
+    assert_int_equal(v.n_unreviewed, 2);
+    assert_int_equal(v.exit_status, 1); /* whatever --fail-on says */
+    ar_coverage_free(&cov);
+    free(send);
+
+    /* --allow-binary is a rule of the user's; the chunk failing leaves its files not sent. */
+    assert_int_equal(ar_coverage_plan(&d, &pf, 1, 1 << 20, NULL, &cov, &send, NULL), 0);
+    assert_string_equal(cov.files[2].rule, "--allow-binary");
+    assert_int_equal(ar_coverage_chunks(&cov, send, c, n), 0);
+    part.failed = 1;
+    ar_error_set(&part.error, AR_ETIMEOUT, NULL, "timed out");
+    assert_int_equal(ar_coverage_finish(&cov, &part, 1), 0);
+    assert_int_equal(cov.files[0].status, AR_COVER_NOT_SENT);
+    assert_non_null(strstr(cov.files[0].why, "chunk 1 was not reviewed: timed out"));
+    ar_coverage_free(&cov);
+    free(send);
+
+    /* A file to send that no chunk holds is not sent: it never passes. */
+    assert_int_equal(ar_coverage_plan(&d, &pf, 1, 1 << 20, NULL, &cov, &send, NULL), 0);
+    assert_int_equal(ar_coverage_chunks(&cov, send, c, 0), 0);
+    assert_int_equal(cov.files[0].status, AR_COVER_NOT_SENT);
+    assert_int_equal(cov.n_unreviewed, 2);
+    ar_coverage_free(&cov);
+    free(send);
+    ar_diff_chunks_free(c, n);
     ar_diff_finish(&d);
 }
 
@@ -185,14 +346,15 @@ static void test_split_packs_whole_files_up_to_the_limit(void **state)
     struct ar_diff_chunk *c;
     size_t n;
     /* Everything fits: one chunk, the diff as it came. */
-    assert_int_equal(ar_diff_split(&d, 1 << 20, &c, &n, NULL), 0);
+    assert_int_equal(ar_diff_split(&d, 1 << 20, NULL, &c, &n, NULL), 0);
     assert_int_equal(n, 1);
     assert_string_equal(c[0].text, two_files);
-    assert_int_equal(c[0].n_files, 2);
+    assert_int_equal(c[0].first_file, 0);
+    assert_int_equal(c[0].last_file, 1);
     ar_diff_chunks_free(c, n);
     /* Room for the first file only: a chunk per file, cut at the file boundary. */
     size_t first = d.files[0].end;
-    assert_int_equal(ar_diff_split(&d, first + 10, &c, &n, NULL), 0);
+    assert_int_equal(ar_diff_split(&d, first + 10, NULL, &c, &n, NULL), 0);
     assert_int_equal(n, 2);
     assert_int_equal(c[0].len, first);
     assert_memory_equal(c[0].text, two_files, first);
@@ -211,7 +373,7 @@ static void test_split_large_file_at_hunks_each_piece_keeps_header(void **state)
     size_t n;
     /* Smaller than the first file: its two hunks go to two pieces. */
     size_t header = d.files[0].body - d.files[0].start;
-    assert_int_equal(ar_diff_split(&d, header + 40, &c, &n, NULL), 0);
+    assert_int_equal(ar_diff_split(&d, header + 40, NULL, &c, &n, NULL), 0);
     assert_int_equal(n, 3);
     for (size_t i = 0; i < 2; i++) {
         assert_memory_equal(c[i].text, two_files, header);
@@ -244,11 +406,12 @@ static void test_split_drops_binary_payload_and_keeps_it_with_text(void **state)
     struct ar_diff_chunk *c;
     size_t n;
     /* Even with a tiny limit, the binary section never makes a chunk alone. */
-    assert_int_equal(ar_diff_split(&d, 10, &c, &n, NULL), 0);
+    assert_int_equal(ar_diff_split(&d, 10, NULL, &c, &n, NULL), 0);
     assert_int_equal(n, 1);
     assert_null(strstr(c[0].text, "TcmZQz"));
     assert_non_null(strstr(c[0].text, "diff --git a/icon.bin b/icon.bin\nBinary files differ\n"));
-    assert_int_equal(c[0].n_files, 2);
+    assert_int_equal(c[0].first_file, 0);
+    assert_int_equal(c[0].last_file, 1);
     ar_diff_chunks_free(c, n);
     ar_diff_finish(&d);
 }
@@ -267,12 +430,12 @@ static void test_split_carries_binary_sections_into_the_first_piece(void **state
     struct ar_diff_chunk *c;
     size_t n;
     size_t header = d.files[1].body - d.files[1].start;
-    assert_int_equal(ar_diff_split(&d, header + 40, &c, &n, NULL), 0);
+    assert_int_equal(ar_diff_split(&d, header + 40, NULL, &c, &n, NULL), 0);
     assert_int_equal(n, 3);
     /* The binary section rides with the first piece of src/a.c, not alone. */
     assert_memory_equal(c[0].text, ar_buf_cstr(&text), big_start + header);
     assert_int_equal(c[0].first_file, 0);
-    assert_int_equal(c[0].n_files, 2);
+    assert_int_equal(c[0].last_file, 1);
     assert_int_equal(c[0].piece, 1);
     assert_int_equal(c[1].first_file, 1);
     assert_int_equal(c[2].first_file, 2);
@@ -295,7 +458,7 @@ static void test_parse_crlf_diff(void **state)
     assert_int_equal(d.n_files, 1);
     assert_string_equal(d.files[0].path, "w.txt");
     assert_int_equal(d.files[0].n_hunks, 1);
-    assert_true(ar_diff_reviewable(&d));
+    assert_false(d.files[0].binary);
     ar_diff_finish(&d);
 }
 
@@ -400,15 +563,12 @@ static void test_merge_sums_tokens_and_cost_unknown_when_one_is(void **state)
     ar_review_finish(&parts[1]);
 }
 
-static void test_from_value_rejects_what_the_contract_forbids(void **state)
+static void test_from_value_rejects_a_broken_envelope(void **state)
 {
     static const char *const bad[] = {
         "{\"passed\":1,\"summary\":\"\",\"issues\":[]}",
         "{\"passed\":true,\"issues\":[]}",
-        "{\"passed\":true,\"summary\":\"\",\"issues\":[{\"file\":\"a\",\"line\":0,"
-        "\"severity\":\"low\",\"message\":\"m\"}]}",
-        "{\"passed\":true,\"summary\":\"\",\"issues\":[{\"file\":\"a\",\"line\":1,"
-        "\"severity\":\"urgent\",\"message\":\"m\"}]}",
+        "{\"passed\":true,\"summary\":\"\",\"issues\":{}}",
         "[]",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -421,6 +581,61 @@ static void test_from_value_rejects_what_the_contract_forbids(void **state)
         ar_review_finish(&rv);
         json_decref(v);
     }
+}
+
+/* Issue 26 #4: one finding that breaks the contract is salvaged alone; a critical
+ * finding is never lost to another's defect. */
+static void test_from_value_salvages_each_finding_alone(void **state)
+{
+    json_t *v =
+        json_loads("{\"passed\":false,\"summary\":\"s\",\"issues\":["
+                   "{\"file\":\"a.c\",\"line\":3,\"severity\":\"critical\",\"message\":\"shell\"},"
+                   "{\"file\":\"a.c\",\"line\":0,\"severity\":\"low\",\"message\":\"zero\"},"
+                   "{\"file\":\"a.c\",\"line\":\"12\",\"severity\":\"High\",\"message\":\"str\"},"
+                   "{\"file\":\"a.c\",\"line\":2,\"severity\":\"urgent\",\"message\":\"\","
+                   "\"suggestion\":7},"
+                   "{\"line\":4,\"severity\":\"high\",\"message\":\"no file\"},"
+                   "\"not an object\"]}",
+                   0, NULL);
+    struct ar_review rv;
+    ar_review_init(&rv);
+    assert_int_equal(ar_review_from_value(v, &rv, NULL), 0);
+    assert_int_equal(rv.n_issues, 4);
+    assert_int_equal(rv.issues[0].severity, AR_SEV_CRITICAL);
+    assert_int_equal(rv.issues[0].line, 3);
+    assert_int_equal(rv.issues[1].line, 0); /* the whole file */
+    assert_int_equal(rv.issues[2].line, 12);
+    assert_int_equal(rv.issues[2].severity, AR_SEV_HIGH);
+    assert_int_equal(rv.issues[3].severity, AR_SEV_HIGH); /* unreadable: counted as high */
+    assert_string_equal(rv.issues[3].message, "(no message)");
+    assert_null(rv.issues[3].suggestion);
+    assert_int_equal(rv.n_unplaced, 1);
+    assert_null(rv.unplaced[0].file);
+    assert_int_equal(rv.unplaced[0].severity, AR_SEV_HIGH);
+    assert_int_equal(rv.dropped, 1);
+    /* line 0, severity, message, suggestion, file, not an object */
+    assert_int_equal(rv.n_notes, 6);
+    assert_non_null(strstr(rv.notes[0], "/issues/1/line"));
+    struct ar_review_verdict vd;
+    ar_review_verdict(&rv, NULL, AR_SEV_HIGH, 0, &vd);
+    assert_int_equal(vd.n_failing, 4); /* the unplaced high one counts */
+    assert_int_equal(vd.exit_status, 1);
+    ar_review_finish(&rv);
+    json_decref(v);
+
+    /* Long text is cut, marked, at a UTF-8 boundary. */
+    char *big = malloc(AR_REVIEW_MAX_TEXT * 2 + 1);
+    for (size_t i = 0; i < AR_REVIEW_MAX_TEXT; i++)
+        memcpy(big + 2 * i, "\xC3\xA9", 2);
+    big[AR_REVIEW_MAX_TEXT * 2] = '\0';
+    int cut = 0;
+    char *c = ar_review_text_cut(big, &cut);
+    assert_true(cut);
+    assert_true(strlen(c) <= AR_REVIEW_MAX_TEXT);
+    assert_non_null(strstr(c, AR_REVIEW_CUT_MARK));
+    assert_memory_equal(c + strlen(c) - strlen(AR_REVIEW_CUT_MARK) - 2, "\xC3\xA9", 2);
+    free(c);
+    free(big);
 }
 
 struct verdict_case {
@@ -461,7 +676,7 @@ static void test_verdict_per_fail_on(void **state)
             is[i].severity = (enum ar_severity)(strchr(letters, vc->issues[i]) - letters);
         rv.passed = vc->passed;
         struct ar_review_verdict v;
-        ar_review_verdict(&rv, vc->fail_on, 0, &v);
+        ar_review_verdict(&rv, NULL, vc->fail_on, 0, &v);
         if (v.exit_status != vc->exit_status)
             fail_msg("case %zu: '%s' passed=%d fail_on=%s: exit %d, want %d", k, vc->issues,
                      vc->passed, ar_severity_name(vc->fail_on), v.exit_status, vc->exit_status);
@@ -497,9 +712,9 @@ static void test_degraded_no_json_passes_unless_strict(void **state)
     assert_string_equal(rv.raw_output, "I looked and it is fine.");
     assert_int_equal(rv.error.code, AR_ENOJSON);
     struct ar_review_verdict v;
-    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
     assert_int_equal(v.exit_status, 0);
-    ar_review_verdict(&rv, AR_SEV_LOW, 1, &v);
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 1, &v);
     assert_int_equal(v.exit_status, 3);
     ar_review_finish(&rv);
     ar_result_destroy(r);
@@ -514,12 +729,23 @@ static void test_degraded_no_json_passes_unless_strict(void **state)
     ar_result_destroy(r);
 
     /* Accepted by an override template's looser contract, still not a review. */
-    r = result_ok("{\"passed\":true,\"summary\":\"s\",\"issues\":[{\"file\":\"a\"}]}", "raw");
+    r = result_ok("{\"passed\":true,\"summary\":7,\"issues\":[]}", "raw");
     ar_review_init(&rv);
     assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
     assert_true(rv.degraded);
     assert_string_equal(rv.summary, AR_REVIEW_CONTRACT_SUMMARY);
     assert_string_equal(rv.raw_output, "raw");
+    ar_review_finish(&rv);
+    ar_result_destroy(r);
+
+    /* A finding with only a file is still a finding: salvaged, not degraded. */
+    r = result_ok("{\"passed\":true,\"summary\":\"s\",\"issues\":[{\"file\":\"a\"}]}", "raw");
+    ar_review_init(&rv);
+    assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
+    assert_false(rv.degraded);
+    assert_int_equal(rv.n_issues, 1);
+    assert_int_equal(rv.issues[0].severity, AR_SEV_HIGH);
+    assert_int_equal(rv.n_notes, 3);
     ar_review_finish(&rv);
     ar_result_destroy(r);
 }
@@ -542,7 +768,7 @@ static void test_provider_failure_and_timeout_are_never_degraded(void **state)
         assert_false(rv.degraded);
         assert_false(rv.passed);
         struct ar_review_verdict v;
-        ar_review_verdict(&rv, AR_FAIL_ON_NONE, 0, &v);
+        ar_review_verdict(&rv, NULL, AR_FAIL_ON_NONE, 0, &v);
         assert_int_equal(v.exit_status, cases[i].exit_status);
         /* Merged with a good chunk, the failure still wins. */
         struct ar_review parts[2];
@@ -631,8 +857,8 @@ static void test_github_format_commands(void **state)
     struct ar_review rv;
     sample_review(&rv);
     struct ar_review_verdict v;
-    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_GITHUB, &b), 0);
@@ -651,8 +877,8 @@ static void test_sarif_has_the_required_structure(void **state)
     struct ar_review rv;
     sample_review(&rv);
     struct ar_review_verdict v;
-    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
     json_t *log = ar_review_to_sarif(&rep);
     assert_non_null(log);
     assert_string_equal(json_string_value(json_object_get(log, "version")), "2.1.0");
@@ -663,7 +889,7 @@ static void test_sarif_has_the_required_structure(void **state)
     assert_non_null(json_string_value(json_object_get(driver, "version")));
     assert_non_null(json_string_value(json_object_get(driver, "informationUri")));
     json_t *rules = json_object_get(driver, "rules");
-    assert_int_equal(json_array_size(rules), AR_SEV_COUNT);
+    assert_int_equal(json_array_size(rules), AR_SEV_COUNT + 1); /* + review/not-reviewed */
     json_t *results = json_object_get(run, "results");
     assert_int_equal(json_array_size(results), 2);
     json_t *r0 = json_array_get(results, 0);
@@ -697,8 +923,10 @@ static void test_text_and_json_formats(void **state)
     struct ar_review rv;
     sample_review(&rv);
     struct ar_review_verdict v;
-    ar_review_verdict(&rv, AR_SEV_MEDIUM, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
+    ar_review_verdict(&rv, NULL, AR_SEV_MEDIUM, 0, &v);
+    struct ar_review_report rep = {
+        &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL
+    };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_TEXT, &b), 0);
@@ -726,7 +954,7 @@ static void test_text_and_json_formats(void **state)
     r->output = strdup("prose");
     ar_review_init(&rv);
     assert_int_equal(ar_review_from_result(r, NULL, &rv), 0);
-    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
     o = ar_review_to_value(&rep);
     assert_true(json_is_true(json_object_get(o, "degraded")));
     assert_true(json_is_true(json_object_get(o, "passed")));
@@ -745,9 +973,9 @@ static void test_nothing_to_review_documents_are_valid(void **state)
     rv.passed = 1;
     rv.summary = strdup("nothing to review");
     struct ar_review_verdict v;
-    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, NULL, 0, "the diff is empty",
-                                    NULL, NULL, 0,          0 };
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, NULL, 0,   "the diff is empty",
+                                    NULL, NULL, 0,          0,    NULL };
     json_t *o = ar_review_to_value(&rep);
     assert_false(json_is_true(json_object_get(o, "reviewed")));
     assert_int_equal(json_array_size(json_object_get(o, "calls")), 0);
@@ -919,6 +1147,10 @@ static void test_locate_clamps_drops_and_fingerprints(void **state)
     assert_int_equal(ar_review_locate(&b, &d, NULL, NULL), 0);
     assert_int_equal(a.n_issues, 3);
     assert_int_equal(a.dropped, 1);
+    /* The critical finding outside the repository has no place, but still counts. */
+    assert_int_equal(a.n_unplaced, 1);
+    assert_int_equal(a.unplaced[0].severity, AR_SEV_CRITICAL);
+    assert_int_equal(strlen(a.unplaced[0].fingerprint), AR_FINGERPRINT_LEN);
     assert_int_equal(a.issues[2].line, INT32_MAX);
     /* Moved down ten lines, renumbered in the text: the same fingerprints. The
      * repeat has its own; another file another. */
@@ -931,8 +1163,8 @@ static void test_locate_clamps_drops_and_fingerprints(void **state)
 
     /* b's json as a baseline for a: all but the low one go, and do not count. */
     struct ar_review_verdict v;
-    ar_review_verdict(&b, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &b, &v, AR_SEV_LOW, NULL, 1, NULL, NULL, NULL, 0, 0 };
+    ar_review_verdict(&b, NULL, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &b, &v, AR_SEV_LOW, NULL, 1, NULL, NULL, NULL, 0, 0, NULL };
     json_t *doc = ar_review_to_value(&rep);
     char path[] = "/tmp/agentrun-baseline-XXXXXX";
     int fd = mkstemp(path);
@@ -947,7 +1179,9 @@ static void test_locate_clamps_drops_and_fingerprints(void **state)
     assert_int_equal(a.n_issues, 1);
     assert_int_equal(a.suppressed, 2);
     assert_int_equal(a.issues[0].severity, AR_SEV_LOW);
-    ar_review_verdict(&a, AR_SEV_HIGH, 0, &v);
+    ar_review_verdict(&a, NULL, AR_SEV_HIGH, 0, &v);
+    assert_int_equal(v.exit_status, 1); /* the unplaced critical one counts */
+    ar_review_verdict(&a, NULL, AR_FAIL_ON_NONE, 0, &v);
     assert_int_equal(v.exit_status, 0); /* passed false, but the findings are known */
     ar_baseline_finish(&base);
     struct ar_error err = AR_ERROR_INIT;
@@ -986,22 +1220,34 @@ static void test_globs_filters_and_default_excludes(void **state)
     assert_false(ar_path_filter_skips(&pf, "src/a.c"));
     assert_true(ar_path_filter_skips(&pf, "src/a.md"));
 
-    /* The filtered diff is the kept sections, parsed again. */
+    /* The rule that skips a path, as the user gave it. */
+    struct ar_buf rule;
+    ar_buf_init(&rule, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_path_filter_rule(&pf, "src/a.md", &rule), 1);
+    assert_string_equal(ar_buf_cstr(&rule), "--exclude *.md");
+    ar_buf_reset(&rule);
+    assert_int_equal(ar_path_filter_rule(&pf, "lib/a.c", &rule), 1);
+    assert_string_equal(ar_buf_cstr(&rule), "--include: no GLOB matches");
+    ar_buf_reset(&rule);
+    pf.no_defaults = 0;
+    pf.n_include = 0;
+    assert_int_equal(ar_path_filter_rule(&pf, "web/yarn.lock", &rule), 1);
+    assert_string_equal(ar_buf_cstr(&rule), "default exclude yarn.lock");
+    assert_int_equal(ar_path_filter_rule(&pf, "src/a.c", NULL), 0);
+    ar_buf_finish(&rule);
+
+    /* Skipped sections are not sent at all: the chunk holds the kept ones whole. */
     struct ar_diff d;
     assert_int_equal(ar_diff_parse(two_files, strlen(two_files), &d, NULL), 0);
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    size_t skipped = 0;
-    assert_int_equal(ar_diff_filter(&d, &pf, &b, &skipped), 0);
-    assert_int_equal(skipped, 1);
-    assert_null(strstr(ar_buf_cstr(&b), "doc/b.md"));
-    struct ar_diff kept;
-    assert_int_equal(ar_diff_parse(ar_buf_cstr(&b), b.len, &kept, NULL), 0);
-    assert_int_equal(kept.n_files, 1);
-    assert_string_equal(kept.files[0].path, "src/a.c");
-    assert_int_equal(kept.files[0].n_hunks, 2);
-    ar_diff_finish(&kept);
-    ar_buf_finish(&b);
+    unsigned char send[2] = { AR_DIFF_SEND_WHOLE, AR_DIFF_SEND_NONE };
+    struct ar_diff_chunk *c;
+    size_t n;
+    assert_int_equal(ar_diff_split(&d, 1 << 20, send, &c, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_null(strstr(c[0].text, "doc/b.md"));
+    assert_int_equal(c[0].len, d.files[0].end);
+    assert_int_equal(c[0].last_file, 0);
+    ar_diff_chunks_free(c, n);
     ar_diff_finish(&d);
 }
 
@@ -1029,8 +1275,8 @@ static void test_rdjsonl_gitlab_and_checkstyle_formats(void **state)
     struct ar_review rv;
     sample_review(&rv);
     struct ar_review_verdict v;
-    ar_review_verdict(&rv, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0 };
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_RDJSONL, &b), 0);
@@ -1088,7 +1334,9 @@ int main(void)
         cmocka_unit_test(test_parse_hunk_header_at_end_of_unterminated_text),
         cmocka_unit_test(test_parse_removed_dashes_line_is_not_a_new_file),
         cmocka_unit_test(test_parse_renames_deletions_and_quoted_paths),
-        cmocka_unit_test(test_binary_only_diff_is_not_reviewable),
+        cmocka_unit_test(test_binary_sections_are_told_apart),
+        cmocka_unit_test(test_binary_is_judged_by_content),
+        cmocka_unit_test(test_coverage_of_every_changed_path),
         cmocka_unit_test(test_split_packs_whole_files_up_to_the_limit),
         cmocka_unit_test(test_split_large_file_at_hunks_each_piece_keeps_header),
         cmocka_unit_test(test_split_drops_binary_payload_and_keeps_it_with_text),
@@ -1096,7 +1344,8 @@ int main(void)
         cmocka_unit_test(test_parse_crlf_diff),
         cmocka_unit_test(test_merge_sorts_by_file_then_line_and_flags_outside_diff),
         cmocka_unit_test(test_merge_sums_tokens_and_cost_unknown_when_one_is),
-        cmocka_unit_test(test_from_value_rejects_what_the_contract_forbids),
+        cmocka_unit_test(test_from_value_rejects_a_broken_envelope),
+        cmocka_unit_test(test_from_value_salvages_each_finding_alone),
         cmocka_unit_test(test_verdict_per_fail_on),
         cmocka_unit_test(test_degraded_no_json_passes_unless_strict),
         cmocka_unit_test(test_provider_failure_and_timeout_are_never_degraded),

@@ -30,7 +30,7 @@ static struct ar_contract *contract(void)
 static void test_answer_first_candidate_satisfying_the_contract_wins(void **state)
 {
     struct ar_contract *c = contract();
-    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
     struct ar_extract_fixes fixes;
@@ -51,7 +51,7 @@ static void test_answer_first_candidate_satisfying_the_contract_wins(void **stat
 static void test_answer_violations_are_listed_with_pointers(void **state)
 {
     struct ar_contract *c = contract();
-    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL };
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
     struct ar_extract_fixes fixes;
@@ -69,6 +69,66 @@ static void test_answer_violations_are_listed_with_pointers(void **state)
     ar_contract_destroy(c);
 }
 
+/* {"ok": true, "issues": [n items that each violate the contract]} in b (reset first). */
+static void bad_items(struct ar_buf *b, int n)
+{
+    ar_buf_reset(b);
+    ar_buf_puts(b, "{\"ok\": true, \"issues\": [");
+    for (int i = 0; i < n; i++)
+        ar_buf_puts(b, i ? ",{\"line\": 0}" : "{\"line\": 0}");
+    ar_buf_puts(b, "]}");
+}
+
+/* Issue 26 #4: violations inside an element of the independent array do not make the
+ * answer unusable (the review salvages that finding alone); any other still does. */
+static void test_answer_independent_items_tolerate_only_their_own_violations(void **state)
+{
+    static const char items_schema[] =
+        "{\"type\":\"object\",\"required\":[\"ok\",\"issues\"],\"properties\":{"
+        "\"ok\":{\"type\":\"boolean\"},\"issues\":{\"type\":\"array\",\"maxItems\":500,"
+        "\"items\":{\"type\":\"object\",\"required\":[\"line\"],"
+        "\"properties\":{\"line\":{\"type\":\"integer\",\"minimum\":1}}}}}}";
+    struct ar_contract *c = NULL;
+    assert_int_equal(ar_contract_parse(items_schema, strlen(items_schema), &c, NULL), 0);
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, NULL, NULL, "/issues" };
+    struct ar_strv details = AR_STRV_INIT;
+    struct ar_json_doc v;
+    struct ar_extract_fixes fixes;
+    const char *good_and_bad = "{\"ok\": false, \"issues\": [{\"line\": 3}, {\"line\": 0}]}";
+    assert_int_equal(ar_answer_check(&rules, good_and_bad, &v, &fixes, &details), 1);
+    assert_int_equal(details.n, 0);
+    assert_int_equal(json_array_size(json_object_get(v.value, "issues")), 2); /* kept as written */
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    /* The envelope is not an item. */
+    assert_int_equal(
+        ar_answer_check(&rules, "{\"ok\": 1, \"issues\": [{\"line\": 0}]}", &v, &fixes, &details),
+        0);
+    assert_int_equal(details.n, 1);
+    assert_non_null(strstr(details.v[0], "/ok"));
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    /* More bad items than the violations kept: still only theirs. */
+    struct ar_buf many;
+    ar_buf_init(&many, AR_BUF_UNLIMITED);
+    bad_items(&many, 300);
+    assert_int_equal(ar_answer_check(&rules, ar_buf_cstr(&many), &v, &fixes, &details), 1);
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    /* ... but not past an array rule of the envelope (maxItems 500). */
+    bad_items(&many, 600);
+    assert_int_equal(ar_answer_check(&rules, ar_buf_cstr(&many), &v, &fixes, &details), 0);
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    ar_buf_finish(&many);
+    /* Without independent items, the same answer fails. */
+    rules.independent_items = NULL;
+    assert_int_equal(ar_answer_check(&rules, good_and_bad, &v, &fixes, &details), 0);
+    ar_json_doc_finish(&v);
+    ar_strv_finish(&details);
+    ar_contract_destroy(c);
+}
+
 static int hook_calls;
 
 static void hook(void *arg, struct json_t *value, void (*add)(void *, const char *), void *sink)
@@ -82,7 +142,7 @@ static void hook(void *arg, struct json_t *value, void (*add)(void *, const char
 static void test_validate_hook_runs_on_contract_failures_too(void **state)
 {
     struct ar_contract *c = contract();
-    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, hook, NULL };
+    struct ar_answer_rules rules = { c, AR_EXPECT_OBJECT, 1, hook, NULL, NULL };
     struct ar_strv details = AR_STRV_INIT;
     struct ar_json_doc v;
     struct ar_extract_fixes fixes;
@@ -195,6 +255,29 @@ static void never_done(struct ar_run *run, struct ar_result *res, void *arg)
 }
 
 /* A run that cannot start leaves nothing on the caller's loop: it closes at once. */
+/* A provider's shared pause only grows: a later limit that says to wait longer extends
+ * it, a shorter one leaves it; other providers are not paused; it ends at its time. */
+static void test_a_shared_pause_only_grows_and_is_per_provider(void **state)
+{
+    struct ar_backoff *b = ar_backoff_create();
+    assert_non_null(b);
+    const uint64_t now = 1000000;
+    assert_int_equal(ar_backoff_left(b, "codex", now), 0);
+    ar_backoff_extend(b, "codex", now + 2000);
+    assert_int_equal(ar_backoff_left(b, "codex", now), 2000);
+    ar_backoff_extend(b, "codex", now + 10000); /* longer: extends */
+    assert_int_equal(ar_backoff_left(b, "codex", now), 10000);
+    ar_backoff_extend(b, "codex", now + 5000); /* shorter: no change */
+    assert_int_equal(ar_backoff_left(b, "codex", now), 10000);
+    assert_int_equal(ar_backoff_left(b, "claude", now), 0);
+    ar_backoff_extend(b, "claude", now + 1);
+    assert_int_equal(ar_backoff_left(b, "claude", now), 1);
+    assert_int_equal(ar_backoff_left(b, "codex", now + 9999), 1);
+    assert_int_equal(ar_backoff_left(b, "codex", now + 10000), 0);
+    assert_int_equal(ar_backoff_left(b, "codex", now + 20000), 0);
+    ar_backoff_destroy(b);
+}
+
 static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
 {
     uv_loop_t loop;
@@ -213,11 +296,13 @@ static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_shared_pause_only_grows_and_is_per_provider),
         cmocka_unit_test(test_run_start_that_fails_leaves_the_loop_closable),
         cmocka_unit_test(test_repair_and_cost_source_words_are_the_documented_ones),
         cmocka_unit_test(test_answer_first_candidate_satisfying_the_contract_wins),
         cmocka_unit_test(test_answer_violations_are_listed_with_pointers),
         cmocka_unit_test(test_validate_hook_runs_on_contract_failures_too),
+        cmocka_unit_test(test_answer_independent_items_tolerate_only_their_own_violations),
         cmocka_unit_test(test_repair_prompt_carries_violations_contract_and_a_cut_output),
         cmocka_unit_test(test_result_json_never_reports_an_unknown_cost_as_zero),
         cmocka_unit_test(test_result_json_keeps_invalid_utf8_as_replacement_characters),

@@ -12,6 +12,7 @@
 #include "ar_config.h"
 #include "cli/commands.h"
 #include "cli/review_format.h"
+#include "cost/cost.h"
 #include "cli/session.h"
 #include "agentrun/review.h"
 #include "review/diff.h"
@@ -130,13 +131,20 @@ static int replace_nul(struct ar_buf *b, const char *what)
     return 0;
 }
 
-/* The chunk counts for the status line. */
+/* The chunk counts for the status line; with -v, what each chunk's calls read from the
+ * providers' prompt caches. */
 static void on_review_event(void *arg, const struct ar_review_event *ev)
 {
     struct ar_cli_session *s = arg;
     s->running = (unsigned)ev->running;
     snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu chunks reviewed", ev->finished,
              ev->n_chunks);
+    if (ev->kind == AR_REVIEW_CHUNK_FINISHED && ev->review && !ev->review->cached) {
+        const struct ar_usage *u = &ev->review->usage;
+        ar_cli_notef("chunk %zu/%zu: %llu input + %llu cache read + %llu cache write tokens",
+                     ev->chunk + 1, ev->n_chunks, (unsigned long long)u->input,
+                     (unsigned long long)u->cache_read, (unsigned long long)u->cache_write);
+    }
 }
 
 static void on_review_done(struct ar_review_run *review, struct ar_review_result *res, void *arg)
@@ -535,10 +543,16 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     rc = verdict.exit_status;
     if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
-    /* What the baseline left out is said in every format, not only the json one. */
-    char extra[96];
+    /* How much of the input the providers' prompt caches served (what the cache-friendly
+     * layout of the chunks' prompts is for), and what the baseline left out: said in every
+     * format, not only the json one. */
+    char extra[160];
     size_t calls = rv->n_calls;
+    double share = ar_usage_cache_read_share(&rv->usage);
     snprintf(extra, sizeof(extra), "%zu call%s", calls, calls == 1 ? "" : "s");
+    if (share >= 0)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                 ", %.0f%% of the input from the cache", share * 100);
     if (baseline_path)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
                  ", %zu finding%s left out by the baseline", rv->suppressed,

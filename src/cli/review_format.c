@@ -4,6 +4,7 @@
  * failed one, and nothing to review. Paths and lines come located
  * (ar_review_locate()): repository paths, lines that fit 32 bits.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,6 +244,9 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
     json_object_set_new(o, "provider", text_value(rv->provider));
     json_object_set_new(o, "model", text_value(rv->model));
     json_object_set_new(o, "tokens", usage_value(&rv->usage));
+    double share = ar_usage_cache_read_share(&rv->usage);
+    json_object_set_new(o, "cache_read_share",
+                        share < 0 ? json_null() : json_real(round(share * 1000) / 1000));
     if (!rep->reviewed) {
         /* No call was made: the cost is known to be nothing. */
         json_object_set_new(o, "cost_usd", json_real(0));

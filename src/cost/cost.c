@@ -136,6 +136,13 @@ void ar_cost_add(struct ar_cost *a, const struct ar_cost *b)
         a->source = AR_COST_TABLE;
 }
 
+double ar_usage_cache_read_share(const struct ar_usage *u)
+{
+    /* Summed as doubles: three counts near UINT64_MAX would wrap as integers. */
+    double all = (double)u->input + (double)u->cache_read + (double)u->cache_write;
+    return all > 0 ? (double)u->cache_read / all : -1;
+}
+
 double ar_cost_round(double usd)
 {
     return isfinite(usd) ? round(usd * 1e10) / 1e10 : usd;

@@ -40,6 +40,7 @@ struct ar_prompt {
     size_t nsegs, cap;
     struct ar_contract *contract;
     size_t contract_off, contract_len; /* the JSON between the fences */
+    size_t lead; /* every rendering starts with text[0, lead): the contract's own part */
     char *description;
 };
 
@@ -98,6 +99,11 @@ const char *ar_prompt_contract_text(const struct ar_prompt *p, size_t *len)
 {
     *len = p->contract ? p->contract_len : 0;
     return p->contract ? p->text + p->contract_off : NULL;
+}
+
+size_t ar_prompt_contract_lead(const struct ar_prompt *p)
+{
+    return p->lead;
 }
 
 void ar_prompt_destroy(struct ar_prompt *p)
@@ -523,6 +529,18 @@ int ar_prompt_parse(const char *origin, const char *text, size_t len, struct ar_
         rc = load_contract(p, &f, err);
         if (rc == 0)
             rc = scan_tags(p, 0, f.open_line_start, &lc, stack, &depth, err);
+        /* Only text before the block: every rendering opens with it, the blank lines after
+         * the block included. */
+        int only_text = 1;
+        for (size_t i = 0; i < p->nsegs; i++)
+            only_text &= p->segs[i].kind == SEG_TEXT;
+        if (rc == 0 && only_text) {
+            p->lead = f.end;
+            while (p->lead < p->len &&
+                   (p->text[p->lead] == '\n' || (p->text[p->lead] == '\r' && p->lead + 1 < p->len &&
+                                                 p->text[p->lead + 1] == '\n')))
+                p->lead++;
+        }
         if (rc == 0)
             rc = push_seg(p, SEG_TEXT, f.open_line_start, f.end - f.open_line_start, 0);
         line_at(&lc, f.end);
@@ -557,6 +575,11 @@ static size_t longest_run(const char *s, size_t len, char c)
     return best;
 }
 
+/* The instruction that opens a free-form prompt with a contract; the schema follows it. */
+static const char inline_instruction[] =
+    "Answer with a single JSON value in a ```json code block. It must satisfy this JSON Schema; "
+    "the request follows it.\n\n";
+
 int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, size_t schema_len,
                             const char *schema_origin, struct ar_prompt **out, struct ar_error *err)
 {
@@ -564,12 +587,14 @@ int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, 
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     size_t fence = 3, content = 0;
-    int rc = ar_buf_append(&b, prompt, len);
-    if (rc == 0 && schema) {
+    int rc = 0;
+    /* The contract first: it is the same from call to call, the request is not (a prompt
+     * cache serves a common start), and a CLI that takes the schema natively is sent the
+     * prompt without it (ar_prompt_contract_lead()). */
+    if (schema) {
         size_t run = longest_run(schema, schema_len, '`');
         fence = run >= 3 ? run + 1 : 3;
-        rc = ar_buf_puts(&b, "\n\nAnswer with a single JSON value in a ```json code block. It must "
-                             "satisfy this JSON Schema:\n\n");
+        rc = ar_buf_puts(&b, inline_instruction);
         for (size_t i = 0; rc == 0 && i < fence; i++)
             rc = ar_buf_putc(&b, '`');
         if (rc == 0)
@@ -582,8 +607,11 @@ int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, 
         for (size_t i = 0; rc == 0 && i < fence; i++)
             rc = ar_buf_putc(&b, '`');
         if (rc == 0)
-            rc = ar_buf_putc(&b, '\n');
+            rc = ar_buf_puts(&b, "\n\n");
     }
+    size_t lead = b.len;
+    if (rc == 0)
+        rc = ar_buf_append(&b, prompt, len);
     if (rc) {
         ar_buf_finish(&b);
         return ar_error_set(err, AR_ENOMEM, schema_origin, "out of memory");
@@ -595,6 +623,7 @@ int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, 
         return ar_error_set(err, AR_ENOMEM, schema_origin, "out of memory");
     }
     p->source = AR_PROMPT_INLINE;
+    p->lead = lead;
     if (schema) {
         json_error_t jerr;
         p->contract_off = content;
@@ -634,18 +663,18 @@ int ar_prompt_render_inline(const char *prompt, size_t len, const char *schema, 
                             const char *schema_origin, struct ar_buf *out, struct ar_prompt **tpl,
                             struct ar_error *err)
 {
-    /* The inline template of an empty prompt is exactly what follows the prompt. */
+    /* The inline template of an empty prompt is exactly what precedes the prompt. */
     int rc = ar_prompt_create_inline("", 0, schema, schema_len, schema_origin, tpl, err);
     if (rc)
         return rc;
-    size_t tail_len = 0;
-    ar_prompt_text(*tpl, &tail_len);
-    rc = ar_buf_reserve(out, len + tail_len);
-    if (rc == 0)
-        rc = ar_buf_append(out, prompt, len);
+    size_t head_len = 0;
+    ar_prompt_text(*tpl, &head_len);
+    rc = ar_buf_reserve(out, head_len + len);
     if (rc == 0)
         rc = ar_prompt_render(*tpl, NULL, 0, out, err);
     else
+        ar_error_set(err, rc, NULL, "rendered prompt: %s", ar_strerror(rc));
+    if (rc == 0 && (rc = ar_buf_append(out, prompt, len)) != 0)
         ar_error_set(err, rc, NULL, "rendered prompt: %s", ar_strerror(rc));
     if (rc) {
         ar_prompt_destroy(*tpl);

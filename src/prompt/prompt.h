@@ -13,7 +13,8 @@
  *   2. ar_prompt_contract(p) gives the contract (NULL when the template has
  *      none) and ar_prompt_contract_text() its source for the repair prompt;
  *   3. ar_prompt_render(p, vars, nvars, &buf, &err) renders the text sent to
- *      the model (the contract block included);
+ *      the model (the contract block included; ar_prompt_contract_lead() says
+ *      how much of its start a CLI with native structured output can do without);
  *   4. ar_prompt_destroy(p).
  */
 #ifndef AR_PROMPT_PROMPT_H
@@ -91,17 +92,17 @@ int ar_prompt_parse(const char *origin, const char *text, size_t len, struct ar_
  * prompt is taken literally ("{{" in it is not a variable). When `schema` is
  * not NULL (schema_len bytes of JSON, e.g. the file of --schema, named
  * `schema_origin` in errors), it becomes the contract and the rendered prompt
- * ends with an instruction to answer with matching JSON and the schema in a
- * json-schema block. Errors as ar_prompt_parse(), err->where =
- * "schema_origin" or "schema_origin:line".
+ * starts with an instruction to answer with matching JSON and the schema in a
+ * json-schema block (its contract lead). Errors as ar_prompt_parse(),
+ * err->where = "schema_origin" or "schema_origin:line".
  */
 int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, size_t schema_len,
                             const char *schema_origin, struct ar_prompt **out,
                             struct ar_error *err);
 
 /*
- * A free-form prompt rendered with one copy: appends prompt[0..len) to out,
- * then, when schema is not NULL, the instruction and the json-schema block —
+ * A free-form prompt rendered with one copy: appends, when schema is not NULL,
+ * the instruction and the json-schema block to out, then prompt[0..len) —
  * the same bytes as ar_prompt_create_inline() and ar_prompt_render(), without
  * the template's own copy of the prompt. *tpl (ar_prompt_destroy()) holds
  * only the contract (ar_prompt_contract(), NULL without a schema). Errors as
@@ -155,6 +156,17 @@ const struct ar_contract *ar_prompt_contract(const struct ar_prompt *p);
 
 /* The contract's JSON as written in the block (not NUL-terminated; *len set), or NULL. */
 const char *ar_prompt_contract_text(const struct ar_prompt *p, size_t *len);
+
+/*
+ * The contract lead: how many bytes every rendering of p starts with that are the
+ * template's own statement of its contract — its text up to the end of the json-schema
+ * block and the blank lines after it, when nothing but text comes before the block (no
+ * variable, no section); else 0, and always 0 without a contract. A CLI that is given the
+ * contract natively (claude --json-schema, codex --output-schema) may be sent a rendering
+ * without them: the rest of the prompt reads the same either way. The inline prompt of
+ * ar_prompt_create_inline() leads with its contract.
+ */
+size_t ar_prompt_contract_lead(const struct ar_prompt *p);
 
 /*
  * Appends the names of every template, sorted and unique: the embedded ones

@@ -402,6 +402,7 @@ const struct ar_provider ar_provider_codex = {
     .login = ar_codex_login,
     .login_before_call = 1,
     .prepare = codex_prepare,
+    .native_contract = ar_pv_object_contract,
     .unwrap_new = codex_unwrap_new,
     .unwrap_line = codex_unwrap_line,
     .unwrap_finish = codex_unwrap_finish,

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "provider/codex_schema.h"
+#include "provider/common.h"
 
 /* Keywords OpenAI's strict structured outputs accept; everything else is dropped. */
 static const char *const strict_keywords[] = {
@@ -151,12 +152,9 @@ static json_t *sanitize(const json_t *s, int depth)
 char *ar_codex_strict_schema(const char *schema)
 {
     json_t *s = json_loads(schema, 0, NULL);
-    const json_t *type = json_object_get(s, "type");
     /* The Responses API wants an object at the root; anything else, a union that may
      * be an array included, gets no native schema. */
-    if (!json_is_object(s) ||
-        !((!type && json_object_get(s, "properties")) ||
-          (json_is_string(type) && !strcmp(json_string_value(type), "object")))) {
+    if (!ar_pv_object_schema(s)) {
         json_decref(s);
         return NULL;
     }

@@ -26,6 +26,22 @@ void ar_call_setup_init(struct ar_call_setup *s)
     s->context_files = 0;
 }
 
+int ar_pv_object_schema(const json_t *schema)
+{
+    const json_t *type = json_object_get(schema, "type");
+    return json_is_object(schema) &&
+           ((!type && json_object_get(schema, "properties")) ||
+            (json_is_string(type) && !strcmp(json_string_value(type), "object")));
+}
+
+int ar_pv_object_contract(const char *schema)
+{
+    json_t *s = schema ? json_loads(schema, 0, NULL) : NULL;
+    int yes = ar_pv_object_schema(s);
+    json_decref(s);
+    return yes;
+}
+
 enum ar_tools ar_pv_tools(const struct ar_call_spec *spec)
 {
     if (spec->tools == AR_TOOLS_AUTO)

@@ -50,6 +50,15 @@ struct ar_unwrap {
  * or EDIT with allow_edits). */
 enum ar_tools ar_pv_tools(const struct ar_call_spec *spec);
 
+/* Non-zero when `schema` describes an object at its root ("type": "object", or no type and
+ * "properties"): the only contracts claude's --json-schema (the input schema of a tool) and
+ * codex's --output-schema (the Responses API) take. A union that may be an array is not. */
+int ar_pv_object_schema(const json_t *schema);
+
+/* ar_pv_object_schema() of a contract given as JSON text (0 when it is not JSON): the
+ * native_contract of the CLIs whose structured output takes object schemas. */
+int ar_pv_object_contract(const char *schema);
+
 /* Initializes the common state u, embedded in p's own unwrap state, for a call of p
  * (borrowed: static storage). Allocates nothing. */
 void ar_pv_unwrap_init(struct ar_unwrap *u, const struct ar_provider *p);

@@ -22,8 +22,6 @@ static int gemini_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
     struct ar_strv *a = &out->argv;
     int rc = ar_strv_push(a, ar_provider_bin(&ar_provider_gemini));
     rc |= ar_strv_pushv(a, (const char *const[]){ "-o", "stream-json", NULL });
-    if (spec->model)
-        rc |= ar_strv_pushv(a, (const char *const[]){ "-m", spec->model, NULL });
     /* default does not even offer write tools; auto_edit allows edits but not shell. */
     rc |= ar_strv_pushv(a,
                         (const char *const[]){ "--approval-mode",
@@ -32,7 +30,7 @@ static int gemini_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
         rc |= ar_strv_pushv(a, (const char *const[]){ "--resume", spec->resume, NULL });
     if (rc)
         return ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
-    /* The workspace's trust, a private home and the tools (gemini_posture.c).
+    /* The workspace's trust, a private home, the tools and the model (gemini_posture.c).
      * GEMINI_CLI_NO_RELAUNCH is left alone: the supervisor signals the whole
      * process group, which reaches the relaunched child, and the relaunch sets
      * node's heap size for big contexts. */
@@ -416,7 +414,7 @@ const struct ar_provider ar_provider_gemini = {
     .name = "gemini",
     .bin_env = "AGENTRUN_GEMINI_BIN",
     .install_hint = "npm install -g @google/gemini-cli",
-    .model_env = NULL,
+    .model_env = "GEMINI_MODEL",
     .auth_env = gemini_auth_env,
     .auth_files = gemini_auth_files,
     .posture_note = "an untrusted workspace through a private GEMINI_CLI_HOME: the user's settings "

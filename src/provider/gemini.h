@@ -23,9 +23,18 @@ const char *ar_gemini_find_error(const char *data, size_t len, size_t *obj_len);
  */
 struct json_t *ar_gemini_settings(struct json_t *user, enum ar_tools tools, int trust_project);
 
-/* Appends the posture (DESIGN §4b) for spec to out: a private home (out->tmpdirs) with
- * those settings, the workspace's trust and, in a text call, agentrun's system prompt
- * (out->tmpfiles). Returns 0 or an AR_E… code with err set. */
+/*
+ * The model a call names with -m: `requested` (-m, $AGENTRUN_MODEL, $GEMINI_MODEL), else the
+ * user's settings.json model.name (`user`, borrowed), else gemini's default "auto" — with an
+ * auto alias replaced by the model gemini uses when it does not route, so that no call makes
+ * gemini's routing request. Borrowed from requested, user or static storage.
+ */
+const char *ar_gemini_model(const char *requested, const struct json_t *user);
+
+/* Appends the posture (DESIGN §4b) for spec to out: -m and the model, the private home of
+ * the posture with those settings and agentrun's system prompt (kept for the next call under
+ * $XDG_CACHE_HOME/agentrun/gemini-home), the workspace's trust. Returns 0 or an AR_E… code
+ * with err set. */
 int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
                       struct ar_error *err);
 

@@ -157,6 +157,10 @@ struct ar_provider {
 
     int (*prepare)(const struct ar_call_spec *spec, struct ar_call_setup *out,
                    struct ar_error *err);
+    /* Non-zero when prepare() hands the contract `schema` (JSON text, borrowed) to the CLI
+     * natively (claude --json-schema, codex --output-schema): the prompt then need not state
+     * it (ar_prompt_contract_lead()). NULL: the CLI has no structured output. */
+    int (*native_contract)(const char *schema);
     /* A new stream state for one call of spec (borrowed; NULL for captured output), or
      * NULL when out of memory. The caller owns it and gives it to unwrap_free(). */
     struct ar_unwrap *(*unwrap_new)(const struct ar_call_spec *spec);

@@ -661,14 +661,20 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         return;
     }
     const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
+    /* The contract once: a CLI that takes it natively is sent the prompt without the
+     * template's own statement of it, which opens the rendering (the same buffer, later). */
+    size_t skip = kind == CALL_MAIN && spec.schema && run->prov->native_contract &&
+                          run->prov->native_contract(spec.schema)
+                      ? ar_prompt_contract_lead(run->tpl)
+                      : 0;
     struct ar_call_opts call;
     memset(&call, 0, sizeof(call));
     struct ar_child_opts co = AR_CHILD_OPTS_INIT;
     co.argv = ar_strv_get(&run->setup.argv);
     co.cwd = run->o.cwd;
     co.env = ar_strv_get(&run->setup.env);
-    co.stdin_data = in->data ? in->data : "";
-    co.stdin_len = in->len;
+    co.stdin_data = in->data ? in->data + skip : "";
+    co.stdin_len = in->len - skip;
     co.timeout_ms = run->o.timeout_ms;
     co.idle_timeout_ms = run->o.idle_timeout_ms;
     co.kill_grace_ms = run->o.kill_grace_ms;

@@ -7,26 +7,18 @@ same prompt and the argv agentrun used before issue 13 (the CLI's whole agent, a
 workspace for gemini). Printed: the bytes of the first model request, of every request of
 the call (gemini's router call included), the number of requests, and the wall time.
 Exits 77 (skipped) without node or the CLIs."""
-import json
 import os
 import stat
 import subprocess
 import sys
 import time
 
-SOURCE_ROOT = os.environ.get("AGENTRUN_SOURCE_ROOT",
-                             os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", "e2e"))
-import harness  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The same mock answers, commands and agentrun as the request-bytes benchmark.
+import bench_requests  # noqa: E402
+from bench_requests import AGENTRUN  # noqa: E402
+import harness  # noqa: E402  (bench_requests put tests/e2e on the path)
 from harness import Mock, RunRoot  # noqa: E402
-
-AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
-MANIFEST = os.path.join(os.path.abspath(SOURCE_ROOT), "tests", "fixtures", "route",
-                        "manifest.json")
-REVIEW = {"passed": True, "summary": "Fine.", "issues": []}
-RANKING = {"recommendations": [{"prd_id": "auth", "priority": 1, "rationale": "r"}],
-           "summary": "Auth."}
-MATCH = {"type": "task", "name": "customer-portal", "confidence": 0.8, "reasoning": "r"}
 
 # The argv of agentrun before issue 13 (after the binary; the prompt goes on stdin).
 BEFORE = {
@@ -45,17 +37,14 @@ exec "$BENCH_REAL" "$@" < "$BENCH_PROMPT"
 
 
 def commands(cli):
-    def answer(v):
-        return {"kind": "structured" if cli == "claude" else "json", "value": v}
-    route = [answer(MATCH), {"kind": "json", "value": [MATCH]}] if cli == "claude" \
-        else [answer([MATCH])]
+    """review of a small diff, prioritize, route and a read run, as bench_requests runs
+    them (its review has four chunks and it adds an edit run)."""
+    by_name = {name: (steps, args) for name, steps, args in bench_requests.commands(cli)}
     return [
-        ("review", [answer(REVIEW)], ["review", "--format", "json"]),
-        ("prioritize", [answer(RANKING)], ["prioritize", "prds", "--format", "json"]),
-        ("route", route, ["route", "--manifest", MANIFEST, "--format", "json",
-                          "where do clients see past orders"]),
-        ("run", [{"kind": "text", "text": "It returns 1."}],
-         ["run", "--format", "json", "Explain app.c in one line."]),
+        ("review", [dict(by_name["review"][0][0], times=1)], ["review", "--format", "json"]),
+        ("prioritize",) + by_name["prioritize"],
+        ("route",) + by_name["route"],
+        ("run",) + by_name["run (read)"],
     ]
 
 
@@ -71,15 +60,8 @@ def main():
     mock = Mock().start()
     root = RunRoot(mock.port)
     work = root.work
-    os.makedirs(os.path.join(work, "prds"))
-    with open(os.path.join(work, "prds", "auth.md"), "w") as f:
-        f.write("# Auth\nSingle sign-on for every app.\n")
-    with open(os.path.join(work, "app.c"), "w") as f:
-        f.write("int main(void) { return 0; }\n")
-    env = dict(root.base_env(), GIT_AUTHOR_NAME="b", GIT_COMMITTER_NAME="b",
-               GIT_AUTHOR_EMAIL="b@example.invalid", GIT_COMMITTER_EMAIL="b@example.invalid")
-    for cmd in (["git", "add", "-A"], ["git", "commit", "-q", "-m", "bench"]):
-        subprocess.run(cmd, cwd=work, env=env, check=True)
+    bench_requests.setup(root)
+    # The review's small diff: one line of app.c.
     with open(os.path.join(work, "app.c"), "w") as f:
         f.write("int main(void) { return 1; }\n")
     wrapper = os.path.join(root.root, "wrapper")

@@ -103,6 +103,7 @@ class Sandbox:
             "FAKE_CLI_LOG": self.log,
             "FAKE_CLI_STATE": self.state,
             "XDG_CONFIG_HOME": os.path.join(self.root, "config"),
+            "XDG_CACHE_HOME": os.path.join(self.root, "xdg-cache"),  # gemini's private homes
             "NO_COLOR": "1",
         })
         if git:

@@ -295,7 +295,8 @@ class RunMessages(unittest.TestCase):
 
 SOURCE_ROOT = os.environ.get("AGENTRUN_SOURCE_ROOT", ".")
 SUMMARY = re.compile(r"^agentrun (review|prioritize|route): codex: \d+ input \+ \d+ cached \+ "
-                     r"\d+ output tokens, (\$[0-9.]+|cost unknown), [0-9.]+ s, 1 call$", re.M)
+                     r"\d+ output tokens, (\$[0-9.]+|cost unknown), [0-9.]+ s, 1 call"
+                     r"(, \d+% of the input from the cache)?$", re.M)
 
 
 class Summaries(unittest.TestCase):

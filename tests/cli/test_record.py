@@ -31,11 +31,12 @@ def as_json(p):
 
 def without_durations(doc):
     """The RunResult minus what no two runs share: the run's own duration, and the random
-    names of codex's schema and instructions files in its argv."""
+    names of codex's schema and instructions files and claude's system prompt file in its
+    argv."""
     doc = json.loads(json.dumps(doc))
     doc.pop("duration_ms")
     for c in doc["calls"]:
-        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-[\w-]+", r"agentrun-\1-X", a)
+        c["argv"] = [re.sub(r"agentrun-(schema|instructions|system)-[\w-]+", r"agentrun-\1-X", a)
                      for a in c["argv"]]
     return doc
 

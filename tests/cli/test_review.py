@@ -511,6 +511,30 @@ class Chunks(ReviewCase):
         self.assertEqual(doc["tokens"]["output"], 150)
         self.assertEqual(len(doc["calls"]), 3)
 
+    def test_cache_reads_per_chunk_and_the_reviews_cache_share(self):
+        # Each fake call reports 1000 input tokens, 200 of them read from the cache.
+        for name in ("a.c", "b.c", "c.c"):
+            self.sb.write(name, "".join(f"int {name[0]}{i} = {i};\n" for i in range(40)))
+        self.sb.answers("codex", [review(True, "ok")] * 3)
+        p = self.sb.run("review", "--format", "json", "--max-chunk-bytes", "700", "-j", "1",
+                        "-v", provider="codex")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = as_json(p)
+        self.assertEqual(doc["chunks"], 3)
+        self.assertEqual(doc["tokens"]["cache_read"], 600)
+        self.assertEqual(doc["cache_read_share"], 0.2)
+        self.assertEqual([c["tokens"]["cache_read"] for c in doc["calls"]], [200] * 3)
+        for k in (1, 2, 3):
+            self.assertIn(f"chunk {k}/3: 800 input + 200 cache read + 0 cache write tokens",
+                          p.stderr)
+        self.assertIn(", 3 calls, 20% of the input from the cache\n", p.stderr)
+        # Nothing reviewed: no share to speak of.
+        self.sb.git("add", "-A")
+        self.sb.git("commit", "-q", "-m", "all")
+        p = self.sb.run("review", "--format", "json", provider="codex")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIsNone(as_json(p)["cache_read_share"])
+
     def test_one_large_file_is_split_at_hunks_with_its_header(self):
         lines = [f"line {i}\n" for i in range(200)]
         self.sb.write("big.txt", "".join(lines))

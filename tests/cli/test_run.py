@@ -362,6 +362,41 @@ class RunPipeline(unittest.TestCase):
         self.assertEqual(result(p)["json"], {"greeting": "hi Ada"})
         self.assertIn("Say hi to Ada.", self.sb.calls()[0]["stdin"])
 
+    def test_the_contract_once_for_clis_that_take_it_natively(self):
+        # A template that leads with its contract: claude and codex get the contract as
+        # their structured-output flag and the prompt without it; gemini has no such flag
+        # and gets the whole prompt; the repair call always states the contract.
+        d = os.path.join(self.sb.root, "prompts")
+        self.sb.write("greet.md", "Answer with JSON:\n\n```json-schema\n"
+                      '{"type":"object","required":["greeting"]}\n```\n\n'
+                      "# Greet\nSay hi to {{who}}.\n", base=d)
+        for cli, native in (("claude", True), ("codex", True), ("gemini", False)):
+            with self.subTest(cli=cli):
+                for f in (self.sb.log, self.sb.state):
+                    os.path.exists(f) and os.unlink(f)
+                self.sb.answers(cli, ['{"nope": 1}', '{"greeting": "hi Ada"}'])
+                p = self.sb.run("run", "--prompts-dir", d, "-t", "greet", "--var", "who=Ada",
+                                "--format", "json", provider=cli)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                main, repair = self.sb.calls()
+                if native:
+                    self.assertEqual(main["stdin"], "# Greet\nSay hi to Ada.\n")
+                    self.assertTrue({"--json-schema", "--output-schema"} & set(main["argv"]))
+                else:
+                    self.assertTrue(main["stdin"].startswith("Answer with JSON:\n\n```json-schema"))
+                    self.assertTrue(main["stdin"].endswith("# Greet\nSay hi to Ada.\n"))
+                self.assertIn('"required":["greeting"]', "".join(repair["stdin"].split()))
+        # A contract after a variable is not the template's fixed start: always sent.
+        self.sb.write("late.md", "Say hi to {{who}}.\n\n```json-schema\n"
+                      '{"type":"object","required":["greeting"]}\n```\n', base=d)
+        for f in (self.sb.log, self.sb.state):
+            os.path.exists(f) and os.unlink(f)
+        self.sb.answers("claude", ['{"greeting": "hi"}'])
+        p = self.sb.run("run", "--prompts-dir", d, "-t", "late", "--var", "who=Ada",
+                        "--format", "json", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("```json-schema", self.sb.calls()[0]["stdin"])
+
     def test_unset_template_variable_is_a_usage_error_naming_it(self):
         d = os.path.join(self.sb.root, "prompts")
         self.sb.write("greet.md", "Say hi to {{who}}.\n", base=d)

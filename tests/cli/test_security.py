@@ -429,7 +429,9 @@ class TempFilesTest(unittest.TestCase):
         return sorted(n for n in os.listdir(self.tmp) if n.startswith("agentrun-"))
 
     def test_what_a_killed_agentrun_left_is_swept_at_the_next_start(self):
-        e = dict(self.sb.env, AGENTRUN_PROVIDER="gemini", FAKE_CLI_HANG="1")
+        # codex: its instructions file is a temporary file of every call (gemini's private
+        # home is kept, not temporary: the test below).
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1")
         p = subprocess.Popen([AGENTRUN, "run", "--no-tools", "--format", "json", "hi"],
                              cwd=self.sb.work, env=e, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
@@ -444,9 +446,7 @@ class TempFilesTest(unittest.TestCase):
             st = os.lstat(path)
             self.assertEqual(stat.S_IMODE(st.st_mode), 0o700 if stat.S_ISDIR(st.st_mode)
                              else 0o600, name)
-        home = [n for n in left if n.startswith("agentrun-gemini-")][0]
-        settings = os.path.join(self.tmp, home, ".gemini", "settings.json")
-        self.assertEqual(stat.S_IMODE(os.stat(settings).st_mode), 0o600)
+        self.assertTrue([n for n in left if n.startswith("agentrun-instructions-")], left)
         p.send_signal(signal.SIGKILL)
         p.wait()
         os.killpg(call["pgid"], signal.SIGKILL)
@@ -455,12 +455,28 @@ class TempFilesTest(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual(self.ours(), left)  # a kill leaves them: nobody ran the cleanup
         # The next agentrun sweeps them before it makes its own.
-        self.sb.answers("gemini", ["fine"])
-        q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider="gemini")
+        self.sb.answers("codex", ["fine"])
+        q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider="codex")
         self.assertEqual(q.returncode, 0, q.stderr)
         self.assertEqual(self.ours(), [])
         self.assertTrue(os.path.exists(os.path.join(self.sb.env["HOME"], ".gemini",
                                                     "settings.json")))
+
+    def test_geminis_kept_home_is_the_users_alone(self):
+        # The private home holds a copy of the user's settings; it is kept for the next
+        # call (its path opens every request), under the user's cache directory, 0700/0600.
+        self.sb.answers("gemini", ["fine"])
+        p = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider="gemini")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.ours(), [])
+        root = os.path.join(self.sb.env["XDG_CACHE_HOME"], "agentrun", "gemini-home")
+        homes = os.listdir(root)
+        self.assertEqual(len(homes), 1, homes)
+        for d in (root, os.path.join(root, homes[0]), os.path.join(root, homes[0], ".gemini")):
+            self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o700, d)
+        for f in (".gemini/settings.json", "system.md"):
+            st = os.stat(os.path.join(root, homes[0], f))
+            self.assertEqual(stat.S_IMODE(st.st_mode), 0o600, f)
 
 
 class TerminalOutputTest(unittest.TestCase):

@@ -28,8 +28,9 @@ JOBS = [
     {"id": "x1", "provider": "codex", "model": "gpt-5.5", "prompt": "job x1: say hello"},
     {"id": "x2", "provider": "codex", "prompt": "job x2: answer in JSON", "schema": SCHEMA},
     {"id": 7, "provider": "gemini", "model": "gemini-2.5-pro", "prompt": "job 7: say hello"},
-    # No model: gemini's router picks one the price table does not know.
-    {"id": "g2", "provider": "gemini", "prompt": "job g2: answer in JSON", "json": True},
+    # A model the price table does not know.
+    {"id": "g2", "provider": "gemini", "model": "gemini-9-mock", "prompt": "job g2: answer in JSON",
+     "json": True},
 ]
 
 
@@ -86,7 +87,7 @@ class TestBatchAcrossClis(unittest.TestCase):
                     self.assertIsNone(r["json"])
                 self.assertTrue(r["session_id"])
         self.assertEqual(len({r["session_id"] for r in recs}), len(JOBS))
-        # Cost: claude's own, codex and gemini-2.5-pro from the table, the routed gemini
+        # Cost: claude's own, codex and gemini-2.5-pro from the table, an unknown gemini
         # model unknown (null, never 0).
         self.assertEqual(by_id["c1"]["cost_source"], "cli")
         self.assertGreater(by_id["c1"]["cost_usd"], 0)

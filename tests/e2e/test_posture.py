@@ -250,6 +250,20 @@ class TestGemini(Base, unittest.TestCase):
     cli = "gemini"
     trusted_markers = ["gemini-hook-SessionStart"]
 
+    def test_one_model_request_per_call_in_every_posture(self):
+        # gemini's default model, "auto", sends a routing request to a second model before
+        # the call's own; agentrun always names the model, so there is none.
+        trusted = ("run --trust-project", [{"kind": "text", "text": "ok"}],
+                   ["run", "--trust-project", "--format", "json", "Explain app.c."], None)
+        for name, steps, args, stdin in self.commands() + [trusted]:
+            with self.subTest(command=name):
+                since = len(self.mock.requests())
+                p = self.agentrun(steps, *args, stdin=stdin)
+                self.assertIn(p.returncode, (0, 1), p.stderr[-2000:])
+                reqs = [r for r in self.mock.requests()[since:] if r["method"] == "POST"]
+                self.assertEqual([(r["api"], bool(r.get("side"))) for r in reqs],
+                                 [("gemini", False)], name)
+
 
 def main():
     harness.require_clis()

@@ -23,7 +23,8 @@ REVIEW = {"passed": False, "summary": "Dereferences NULL.",
 
 def comparable(doc, secrets=()):
     """What a replay must reproduce: everything but durations (and the random names of
-    codex's schema and instructions files). A secret the CLI printed (codex repeats a rejected API key) was
+    codex's schema and instructions files and claude's system prompt file). A secret the CLI
+    printed (codex repeats a rejected API key) was
     redacted from the cassette, so the replay shows [REDACTED] where the live run had it."""
     text = json.dumps(doc)
     for s in secrets:
@@ -32,7 +33,7 @@ def comparable(doc, secrets=()):
     doc.pop("duration_ms", None)
     for c in doc.get("calls", []):
         c.pop("duration_ms", None)
-        c["argv"] = [re.sub(r"agentrun-(schema|instructions)-[\w-]+", r"agentrun-\1-X", a)
+        c["argv"] = [re.sub(r"agentrun-(schema|instructions|system)-[\w-]+", r"agentrun-\1-X", a)
                      for a in c["argv"]]
     return doc
 

@@ -21,7 +21,8 @@ from harness import Mock, RunRoot  # noqa: E402
 AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
 
 # Prices per MTok from /work/shared/PRICES.md (input, output, cache read).
-PRICES = {"gpt-5.5": (5.00, 30.00, 0.50), "gemini-2.5-pro": (1.25, 10.00, 0.125)}
+PRICES = {"gpt-5.5": (5.00, 30.00, 0.50), "gemini-2.5-pro": (1.25, 10.00, 0.125),
+          "gemini-3-pro-preview": (2.00, 12.00, 0.20), "gemini-3.1-pro-preview": (2.00, 12.00, 0.20)}
 
 # A template with a contract, given through --prompts-dir.
 TEMPLATE = """# Measure a distance
@@ -462,19 +463,34 @@ class TestGemini(Base, unittest.TestCase):
         self.assertEqual(doc["error"]["code"], "empty", doc["error"])
         self.assertEqual(doc["calls"][0]["error"], "empty")
 
-    def test_router_model_has_unknown_cost(self):
-        # Without -m gemini's router picks the model (gemini-3.8-flash with the mock's
-        # score), which the price table does not know: null and "unknown", never 0.
+    def test_default_model_makes_one_request_and_is_recorded(self):
+        # Without -m gemini would route: a classifier request to a lite model first.
+        # agentrun names gemini's own default ("pro") instead: one request, and the
+        # result records the model gemini resolved it to, priced from the table.
         u = self.usage()
-        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "Routed.", "usage": u}]})
+        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "Direct.", "usage": u}]})
         self.assert_ok(p, doc)
-        self.assertEqual(doc["output"], "Routed.")
+        self.assertEqual(doc["output"], "Direct.")
+        reqs = [e for e in self.mock.requests()[self.seen:] if e["method"] == "POST"]
+        self.assertEqual([(e["api"], bool(e.get("side"))) for e in reqs], [("gemini", False)])
+        self.assertIn("-m", doc["calls"][0]["argv"])
+        self.assertTrue(doc["model"].startswith("gemini-") and "pro" in doc["model"],
+                        doc["model"])
+        self.assertIn(doc["model"], reqs[0]["path"])
         self.assertEqual(doc["tokens"], self.expected_tokens(u))
-        self.assertNotIn(doc["model"], (None, "auto"))
+        self.assertEqual(doc["cost_source"], "price_table")
+        self.assertAlmostEqual(doc["cost_usd"], self.table_cost(doc["model"], u), places=12)
+
+    def test_unknown_model_has_unknown_cost(self):
+        # A model the price table does not know: null and "unknown", never 0.
+        u = self.usage()
+        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "Hi.", "usage": u}]},
+                                   "-m", "gemini-9-mock")
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["model"], "gemini-9-mock")
         self.assertIsNone(doc["cost_usd"])
         self.assertEqual(doc["cost_source"], "unknown")
         self.assertIsNone(doc["calls"][0]["cost_usd"])
-
 
 def main():
     harness.require_clis()

@@ -38,6 +38,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rc = ar_prompt_render(p, vars, sizeof(vars) / sizeof(vars[0]), &b, &rerr);
         if (rc != 0 && rerr.code == 0)
             abort();
+        /* The contract lead is the template's own text, the whole contract in it, and opens
+         * every rendering: leaving it out never drops a value or half a section. */
+        size_t lead = ar_prompt_contract_lead(p), block_len = 0;
+        const char *block = ar_prompt_contract_text(p, &block_len);
+        const char *own = ar_prompt_text(p, NULL);
+        if (lead && (!block || (size_t)(block - own) + block_len > lead || lead > size ||
+                     memcmp(own, text, lead) != 0 ||
+                     (rc == 0 && (b.len < lead || memcmp(b.data, text, lead) != 0))))
+            abort();
         ar_buf_finish(&b);
         ar_buf_init(&b, AR_BUF_UNLIMITED);
         (void)ar_prompt_render(p, NULL, 0, &b, NULL);
@@ -74,6 +83,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             struct ar_buf b;
             ar_buf_init(&b, AR_BUF_UNLIMITED);
             if (ar_prompt_render(p, NULL, 0, &b, NULL) != 0)
+                abort();
+            /* The prompt ends the text; the contract, when there is one, leads it. */
+            size_t lead = ar_prompt_contract_lead(p);
+            if (b.len != lead + plen || (plen && memcmp(b.data + lead, text, plen) != 0) ||
+                (lead == 0) != (ar_prompt_contract(p) == NULL))
                 abort();
             ar_buf_finish(&b);
             ar_prompt_destroy(p);

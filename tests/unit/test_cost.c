@@ -198,6 +198,27 @@ static void test_override_file_replaces_and_adds(void **state)
     ar_prices_destroy(NULL);
 }
 
+/* The share of the input a prompt cache served: what a review reports as cache_read_share. */
+static void test_cache_read_share_of_the_input(void **state)
+{
+    (void)state;
+    struct ar_usage none = AR_USAGE_INIT;
+    assert_true(ar_usage_cache_read_share(&none) < 0);
+    struct ar_usage out_only = { 0, 0, 0, 50, 0 };
+    assert_true(ar_usage_cache_read_share(&out_only) < 0);
+    struct ar_usage u = { 800, 200, 0, 50, 0 };
+    assert_true(fabs(ar_usage_cache_read_share(&u) - 0.2) < 1e-12);
+    /* Cache writes are input too, not read from the cache. */
+    struct ar_usage w = { 100, 600, 300, 0, 0 };
+    assert_true(fabs(ar_usage_cache_read_share(&w) - 0.6) < 1e-12);
+    struct ar_usage all = { 0, 7, 0, 0, 0 };
+    assert_true(ar_usage_cache_read_share(&all) == 1.0);
+    /* Counts a CLI saturated at UINT64_MAX do not wrap into nonsense. */
+    struct ar_usage big = { UINT64_MAX, UINT64_MAX, UINT64_MAX, 0, 0 };
+    double share = ar_usage_cache_read_share(&big);
+    assert_true(share > 0.33 && share < 0.34);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_formulas_per_million_and_long_context),
         cmocka_unit_test(test_cost_sources_cli_table_unknown),
         cmocka_unit_test(test_override_file_replaces_and_adds),
+        cmocka_unit_test(test_cache_read_share_of_the_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

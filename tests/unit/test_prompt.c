@@ -250,7 +250,11 @@ static void test_prompt_inline_is_literal_and_carries_the_schema(void **state)
     assert_memory_equal(ct, schema, len);
     char *got = render(p, NULL, 0, &err);
     assert_non_null(got);
-    assert_true(strncmp(got, "fix {{x}}\n\n", 11) == 0);
+    /* The contract leads (it is the same from call to call), the prompt ends the text. */
+    assert_true(strncmp(got, "Answer with a single JSON value", 31) == 0);
+    size_t n = strlen(got);
+    assert_true(n > 9 && strcmp(got + n - 9, "fix {{x}}") == 0);
+    assert_int_equal(ar_prompt_contract_lead(p), n - 9);
     /* The fence is longer than the backticks inside the schema. */
     assert_non_null(strstr(got, "````json-schema\n{\"type\""));
     free(got);
@@ -260,6 +264,7 @@ static void test_prompt_inline_is_literal_and_carries_the_schema(void **state)
     assert_null(ar_prompt_contract(p));
     got = render(p, NULL, 0, &err);
     assert_string_equal(got, "p");
+    assert_int_equal(ar_prompt_contract_lead(p), 0);
     free(got);
     ar_prompt_destroy(p);
 
@@ -618,6 +623,98 @@ static void test_embedded_route_accepts_one_object_or_an_array(void **state)
     ar_prompt_destroy(p);
 }
 
+struct lead_case {
+    const char *what;
+    const char *tpl;
+    const char *lead; /* what every rendering starts with and may be left out, "" for none */
+};
+
+static const struct lead_case lead_cases[] = {
+    { "contract first", "Answer:\n```json-schema\n{}\n```\n\n# Task\n{{x}}\n",
+      "Answer:\n```json-schema\n{}\n```\n\n" },
+    { "nothing but the contract", "```json-schema\n{}\n```", "```json-schema\n{}\n```" },
+    { "crlf", "A\r\n```json-schema\r\n{}\r\n```\r\n\r\n{{x}}",
+      "A\r\n```json-schema\r\n{}\r\n```\r\n\r\n" },
+    { "a standalone section right after", "```json-schema\n{}\n```\n\n{{#x}}\nX\n{{/x}}\nY",
+      "```json-schema\n{}\n```\n\n" },
+    { "literal braces before are text", "{{ }} {x}\n```json-schema\n{}\n```\n{{x}}",
+      "{{ }} {x}\n```json-schema\n{}\n```\n" },
+    { "a variable before", "{{x}}\n```json-schema\n{}\n```\n", "" },
+    { "a section before", "{{#x}}A{{/x}}\n```json-schema\n{}\n```\n", "" },
+    { "a section around", "{{#x}}\n```json-schema\n{}\n```\n{{/x}}\n", "" },
+    { "no contract", "A\n```json\n{}\n```\n{{x}}", "" },
+};
+
+/* The contract lead (what a CLI given the contract natively is not sent): exactly the text
+ * every rendering starts with, up to the end of the json-schema block — never a variable,
+ * never a section that might not render. */
+static void test_prompt_contract_lead_is_fixed_text_ending_with_the_contract(void **state)
+{
+    for (size_t i = 0; i < sizeof(lead_cases) / sizeof(lead_cases[0]); i++) {
+        const struct lead_case *t = &lead_cases[i];
+        struct ar_prompt *p = parse_ok(t->tpl);
+        size_t lead = ar_prompt_contract_lead(p);
+        if (lead != strlen(t->lead)) {
+            fprintf(stderr, "%s: lead %zu, want %zu\n", t->what, lead, strlen(t->lead));
+            fail();
+        }
+        for (int set = 0; set < 2; set++) {
+            struct ar_prompt_var v = { "x", set ? "VALUE" : NULL };
+            char *text = render(p, &v, 1, NULL);
+            if (!text) /* {{x}} unset */
+                continue;
+            assert_memory_equal(text, t->lead, lead);
+            if (lead)
+                assert_null(strstr(text + lead, "json-schema"));
+            free(text);
+        }
+        ar_prompt_destroy(p);
+    }
+}
+
+/* The built-in templates, laid out for prompt caches: the contract first (left out for CLIs
+ * that take it natively, the rest reads on from a heading), then what is the same from call
+ * to call, then what varies — so all a template says comes before the variable text. */
+static void test_embedded_prompts_lead_with_the_contract_and_end_with_what_varies(void **state)
+{
+    static const struct {
+        const char *name, *last; /* the variable that varies most between calls */
+        int lead;
+    } t[] = {
+        { "prioritize", "prds", 1 },
+        { "repair", "previous_output", 0 },
+        { "review", "diff", 1 },
+        { "route", "query", 1 },
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        struct ar_prompt *p;
+        assert_int_equal(ar_prompt_load(t[i].name, NULL, &p, NULL), 0);
+        struct ar_strv names = AR_STRV_INIT;
+        assert_int_equal(ar_prompt_variables(p, &names), 0);
+        struct ar_prompt_var vars[8];
+        assert_true(names.n <= 8);
+        for (size_t v = 0; v < names.n; v++)
+            vars[v] =
+                (struct ar_prompt_var){ names.v[v],
+                                        strcmp(names.v[v], t[i].last) ? "same" : "\x01LAST\x01" };
+        char *text = render(p, vars, names.n, NULL);
+        assert_non_null(text);
+        const char *last = strstr(text, "\x01LAST\x01");
+        assert_non_null(last);
+        /* Nothing but the closing tag after the varying text. */
+        assert_true(strlen(last + 6) < 24);
+        size_t lead = ar_prompt_contract_lead(p);
+        assert_int_equal(lead > 0, t[i].lead);
+        if (lead) {
+            assert_true(text[lead] == '#');
+            assert_null(strstr(text + lead, "json-schema"));
+        }
+        free(text);
+        ar_strv_finish(&names);
+        ar_prompt_destroy(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +738,8 @@ int main(void)
         cmocka_unit_test(test_embedded_review_drops_instructions_section_when_unset),
         cmocka_unit_test(test_embedded_route_accepts_one_object_or_an_array),
         cmocka_unit_test(test_prompt_a_nul_byte_is_a_template_error),
+        cmocka_unit_test(test_prompt_contract_lead_is_fixed_text_ending_with_the_contract),
+        cmocka_unit_test(test_embedded_prompts_lead_with_the_contract_and_end_with_what_varies),
     };
     return cmocka_run_group_tests(tests, setup_dirs, teardown_dirs);
 }

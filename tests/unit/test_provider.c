@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <math.h>
@@ -849,7 +850,9 @@ static void test_argv_for_every_option_combination(void **state)
                 assert_int_equal(argv_pair(&s, "--model", "some-model"), spec.model != NULL);
                 assert_int_equal(argv_pair(&s, "--max-budget-usd", "0.5000"),
                                  spec.max_budget_usd > 0);
-                assert_int_equal(s.tmpfiles.n, 0);
+                /* A read or edit call's system prompt file. */
+                assert_int_equal(s.tmpfiles.n, 1);
+                assert_true(argv_pair(&s, "--system-prompt-file", s.tmpfiles.v[0]));
             } else if (!strcmp(name, "codex")) {
                 assert_string_equal(s.argv.v[1], "exec");
                 assert_true(argv_has(&s, "--json"));
@@ -862,22 +865,25 @@ static void test_argv_for_every_option_combination(void **state)
                     assert_string_equal(s.argv.v[s.argv.n - 3], "resume");
                 assert_int_equal(argv_pair(&s, "--model", "some-model"), spec.model != NULL);
                 assert_int_equal(argv_has(&s, "--output-schema"), spec.schema != NULL);
-                assert_int_equal(s.tmpfiles.n, spec.schema != NULL);
-                if (spec.schema) {
+                /* The instructions file, and the strict schema's. */
+                assert_int_equal(s.tmpfiles.n, 1 + (spec.schema != NULL));
+                for (size_t i = 0; i < s.tmpfiles.n; i++) {
                     struct stat st;
-                    assert_int_equal(stat(s.tmpfiles.v[0], &st), 0);
+                    assert_int_equal(stat(s.tmpfiles.v[i], &st), 0);
                     assert_int_equal(st.st_mode & 0777, 0600);
-                    assert_true(argv_pair(&s, "--output-schema", s.tmpfiles.v[0]));
                 }
+                if (spec.schema)
+                    assert_true(argv_pair(&s, "--output-schema", s.tmpfiles.v[1]));
             } else {
                 assert_true(argv_pair(&s, "-o", "stream-json"));
                 assert_true(
                     argv_pair(&s, "--approval-mode", spec.allow_edits ? "auto_edit" : "default"));
                 assert_int_equal(argv_pair(&s, "--resume", "sess-123"), spec.resume != NULL);
-                assert_int_equal(argv_pair(&s, "-m", "some-model"), spec.model != NULL);
+                /* Always a model: gemini's "auto" would make a routing request first. */
+                assert_true(argv_pair(&s, "-m", spec.model ? "some-model" : "pro"));
                 assert_false(argv_has(&s, "-p"));
                 assert_true(env_has(&s, "GEMINI_CLI_TRUST_WORKSPACE=false"));
-                assert_int_equal(s.tmpdirs.n, 1);
+                assert_int_equal(s.tmpdirs.n, 0);
             }
             char *tmp = s.tmpfiles.n ? strdup(s.tmpfiles.v[0]) : NULL;
             ar_call_setup_finish(&s);
@@ -905,9 +911,36 @@ static void prepare_posture(const struct ar_provider *p, enum ar_tools tools, in
     assert_int_equal(s->project_config, trust);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+static int argv_index(const struct ar_call_setup *s, const char *a)
+{
+    for (size_t i = 0; i < s->argv.n; i++)
+        if (!strcmp(s->argv.v[i], a))
+            return (int)i;
+    return -1;
+}
+
 /* DESIGN §4b for claude: the checkout's settings (hooks, .mcp.json, CLAUDE.md) are never a
- * setting source unless trusted; a text call has no tools, no MCP, no hooks, no CLAUDE.md
- * and agentrun's own system prompt; never --bare (it drops OAuth logins). */
+ * setting source unless trusted; a text call has no tools, no MCP, no hooks and no CLAUDE.md;
+ * every call has agentrun's own system prompt; never --bare (it drops OAuth logins). */
 static void test_claude_posture_argv(void **state)
 {
     const struct ar_provider *p = ar_provider_find("claude");
@@ -926,7 +959,28 @@ static void test_claude_posture_argv(void **state)
             assert_int_equal(argv_pair(&s, "--settings", "{\"disableAllHooks\":true}"),
                              text && !trust);
             assert_int_equal(env_has(&s, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1"), text && !trust);
-            assert_int_equal(argv_has(&s, "--system-prompt"), text);
+            /* agentrun's system prompt in every call, the same from call to call: nothing
+             * of this machine, checkout or prompt in it (the attribution block, memory
+             * paths, git status). */
+            int sp = argv_index(&s, "--system-prompt");
+            int spf = argv_index(&s, "--system-prompt-file");
+            assert_int_equal(sp > 0, text);
+            assert_int_equal(spf > 0, !text);
+            assert_int_equal(s.tmpfiles.n, (size_t)!text);
+            char *sys = text ? strdup(s.argv.v[sp + 1]) : read_text(s.argv.v[spf + 1]);
+            /* Only its last line names the place: claude's tools want absolute paths. */
+            char *where = strstr(sys, "\nWorking directory: ");
+            assert_int_equal(where != NULL, !text);
+            if (where) {
+                assert_string_equal(where, "\nWorking directory: /tmp\n");
+                *where = '\0';
+            }
+            assert_null(strstr(sys, "/tmp"));
+            assert_int_equal(strstr(sys, "coding agent") != NULL, !text);
+            free(sys);
+            assert_true(env_has(&s, "CLAUDE_CODE_ATTRIBUTION_HEADER=0"));
+            assert_true(env_has(&s, "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1"));
+            assert_true(env_has(&s, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1"));
             assert_int_equal(argv_has(&s, "--no-session-persistence"), text);
             assert_false(argv_has(&s, "--bare"));
             assert_int_equal(s.context_files, trust);
@@ -949,14 +1003,6 @@ static void test_claude_posture_argv(void **state)
     ar_call_setup_finish(&s);
 }
 
-static int argv_index(const struct ar_call_setup *s, const char *a)
-{
-    for (size_t i = 0; i < s->argv.n; i++)
-        if (!strcmp(s->argv.v[i], a))
-            return (int)i;
-    return -1;
-}
-
 /* The -c value that starts with `prefix`, or NULL. */
 static const char *codex_config(const struct ar_call_setup *s, const char *prefix)
 {
@@ -967,8 +1013,8 @@ static const char *codex_config(const struct ar_call_setup *s, const char *prefi
 }
 
 /* DESIGN §4b for codex: the checkout's trust is agentrun's per-call word (a directory the
- * user once trusted is untrusted here), AGENTS.md stays out, and a text call has its
- * shell, image, MCP and search tools off and a short instructions file. */
+ * user once trusted is untrusted here), AGENTS.md stays out, a text call has its shell,
+ * image, MCP and search tools off, and every call has agentrun's instructions file. */
 static void test_codex_posture_argv(void **state)
 {
     const struct ar_provider *p = ar_provider_find("codex");
@@ -1002,14 +1048,19 @@ static void test_codex_posture_argv(void **state)
                              text && !trust);
             assert_null(codex_config(&s, "mcp_servers.odd"));
             assert_int_equal(argv_has(&s, "--ephemeral"), text);
+            /* agentrun's instructions replace codex's in every posture: a short one in a
+             * text call, a headless agent's in read and edit calls. */
             const char *mi = codex_config(&s, "model_instructions_file=");
-            assert_int_equal(mi != NULL, text);
-            assert_int_equal(s.tmpfiles.n, (size_t)text);
-            if (text) {
-                struct stat st;
-                assert_int_equal(stat(s.tmpfiles.v[0], &st), 0);
-                assert_non_null(strstr(mi, s.tmpfiles.v[0]));
-            }
+            assert_non_null(mi);
+            assert_int_equal(s.tmpfiles.n, 1);
+            assert_non_null(strstr(mi, s.tmpfiles.v[0]));
+            FILE *fi = fopen(s.tmpfiles.v[0], "r");
+            assert_non_null(fi);
+            char head[256] = "";
+            assert_non_null(fgets(head, sizeof(head), fi));
+            fclose(fi);
+            assert_int_equal(strstr(head, "coding agent") != NULL, !text);
+            assert_non_null(codex_config(&s, "skills.bundled.enabled=false"));
             /* Every option comes before the prompt's "-". */
             assert_true(argv_index(&s, "--sandbox") < (int)s.argv.n - 1);
             assert_string_equal(s.argv.v[s.argv.n - 1], "-");
@@ -1204,32 +1255,63 @@ static const char *env_value(const struct ar_call_setup *s, const char *name)
     return NULL;
 }
 
+/* The private home gemini gets for tools/trust, prepared once (its path: malloc'd). */
+static char *gemini_home_of(enum ar_tools t, int trust)
+{
+    struct ar_call_setup s;
+    prepare_posture(ar_provider_find("gemini"), t, trust, 0, &s);
+    char *priv = strdup(env_value(&s, "GEMINI_CLI_HOME"));
+    ar_call_setup_finish(&s);
+    return priv;
+}
+
+/* A temporary user home (the template dir, "/tmp/…-XXXXXX") whose ~/.gemini/settings.json
+ * holds settings, made $HOME. Returns the previous $HOME (malloc'd, or NULL) for
+ * user_home_leave(). */
+static char *user_home_enter(char *dir, const char *settings)
+{
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/.gemini", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/.gemini/settings.json", dir);
+    write_text(path, settings);
+    char *old = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", dir, 1);
+    unsetenv("GEMINI_CLI_HOME");
+    return old;
+}
+
+/* Gives $HOME back and removes dir. */
+static void user_home_leave(const char *dir, char *old)
+{
+    if (old) {
+        setenv("HOME", old, 1);
+        free(old);
+    }
+    char rm[300];
+    snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 /* DESIGN §4b for gemini: the workspace is untrusted (no .gemini/settings.json, GEMINI.md,
  * hooks or MCP of the checkout) without being fatal, through a private home whose settings
- * are the user's plus agentrun's overlay, and whose other entries link to the user's. */
+ * are the user's plus agentrun's overlay, whose other entries link to the user's, and whose
+ * system prompt is agentrun's. The home of a posture is the same for every call (gemini puts
+ * its path in the session context that opens each request), and outlives the call. */
 static void test_gemini_posture_private_home(void **state)
 {
     const struct ar_provider *p = ar_provider_find("gemini");
     char home[] = "/tmp/agentrun-gemini-user-XXXXXX";
-    assert_non_null(mkdtemp(home));
-    char path[256];
-    snprintf(path, sizeof(path), "%s/.gemini", home);
-    assert_int_equal(mkdir(path, 0700), 0);
-    snprintf(path, sizeof(path), "%s/.gemini/settings.json", home);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
     /* gemini allows comments; the user's auth choice must survive. */
-    fputs("{\n  // mine\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n"
-          "  \"tools\": {\"core\": [\"run_shell_command\"]}\n}\n",
-          f);
-    fclose(f);
+    char *old_home = user_home_enter(
+        home, "{\n  // mine\n  \"security\": {\"auth\": {\"selectedType\": "
+              "\"gemini-api-key\"}},\n  \"tools\": {\"core\": [\"run_shell_command\"]}\n}\n");
+    char path[512], cache[300];
     snprintf(path, sizeof(path), "%s/.gemini/GEMINI.md", home);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fclose(f);
-    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
-    setenv("HOME", home, 1);
-    unsetenv("GEMINI_CLI_HOME");
+    write_text(path, "");
+    snprintf(cache, sizeof(cache), "%s/agentrun/gemini-home/", getenv("XDG_CACHE_HOME"));
+    char *homes[AR_TOOLS_EDIT + 1] = { NULL };
     for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
         for (int trust = 0; trust < 2; trust++) {
             struct ar_call_setup s;
@@ -1237,10 +1319,19 @@ static void test_gemini_posture_private_home(void **state)
             int text = t == AR_TOOLS_NONE;
             assert_true(env_has(&s, trust ? "GEMINI_CLI_TRUST_WORKSPACE=true"
                                           : "GEMINI_CLI_TRUST_WORKSPACE=false"));
+            assert_true(argv_pair(&s, "-m", "pro"));
             const char *priv = env_value(&s, "GEMINI_CLI_HOME");
             assert_non_null(priv);
-            assert_string_equal(priv, s.tmpdirs.v[0]);
-            assert_int_equal(env_value(&s, "GEMINI_SYSTEM_MD") != NULL, text);
+            assert_int_equal(strncmp(priv, cache, strlen(cache)), 0);
+            assert_int_equal(s.tmpdirs.n, 0);
+            /* agentrun's system prompt, in the home: a short one, or a headless agent's. */
+            snprintf(path, sizeof(path), "%s/system.md", priv);
+            assert_string_equal(env_value(&s, "GEMINI_SYSTEM_MD"), path);
+            char *sys = read_text(path);
+            assert_int_equal(strstr(sys, "${AvailableTools}") != NULL, !text);
+            /* The skills gemini loads are listed only where the checkout's are trusted. */
+            assert_int_equal(strstr(sys, "${AgentSkills}") != NULL, !text && trust);
+            free(sys);
             snprintf(path, sizeof(path), "%s/.gemini/settings.json", priv);
             json_t *set = json_load_file(path, 0, NULL);
             assert_non_null(set);
@@ -1255,6 +1346,10 @@ static void test_gemini_posture_private_home(void **state)
             for (size_t i = 0; i < json_array_size(core); i++)
                 assert_string_not_equal(json_string_value(json_array_get(core, i)),
                                         "run_shell_command");
+            /* A text call does not list the checkout's files. */
+            assert_int_equal(json_is_false(json_object_get(json_object_get(set, "context"),
+                                                           "includeDirectoryTree")),
+                             text);
             json_decref(set);
             /* The user's GEMINI.md is home-level context: read and edit calls keep it. */
             struct stat st;
@@ -1265,19 +1360,97 @@ static void test_gemini_posture_private_home(void **state)
             assert_true(S_ISLNK(st.st_mode));
             char *dir = strdup(priv);
             ar_call_setup_finish(&s);
-            assert_int_equal(access(dir, F_OK), -1); /* removed */
-            free(dir);
+            assert_int_equal(access(dir, F_OK), 0); /* kept for the next call */
+            /* The next call of the posture gets the same home. */
+            char *again = gemini_home_of((enum ar_tools)t, trust);
+            assert_string_equal(again, dir);
+            free(again);
+            if (!trust)
+                homes[t] = dir;
+            else
+                free(dir);
         }
     }
-    /* The user's own directory is intact (links were removed, not followed). */
+    /* One home per posture. */
+    assert_string_not_equal(homes[AR_TOOLS_NONE], homes[AR_TOOLS_READ]);
+    assert_string_not_equal(homes[AR_TOOLS_READ], homes[AR_TOOLS_EDIT]);
+    /* What the user adds or removes in ~/.gemini reaches the home; a settings.json someone
+     * changed there is written again. */
+    snprintf(path, sizeof(path), "%s/.gemini/extensions", home);
+    assert_int_equal(mkdir(path, 0700), 0);
     snprintf(path, sizeof(path), "%s/.gemini/GEMINI.md", home);
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof(path), "%s/.gemini/settings.json", homes[AR_TOOLS_READ]);
+    write_text(path, "{}");
+    char *again = gemini_home_of(AR_TOOLS_READ, 0);
+    assert_string_equal(again, homes[AR_TOOLS_READ]);
+    free(again);
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/.gemini/extensions", homes[AR_TOOLS_READ]);
+    assert_int_equal(lstat(path, &st), 0);
+    snprintf(path, sizeof(path), "%s/.gemini/GEMINI.md", homes[AR_TOOLS_READ]);
+    assert_int_equal(lstat(path, &st), -1);
+    snprintf(path, sizeof(path), "%s/.gemini/settings.json", homes[AR_TOOLS_READ]);
+    json_t *set = json_load_file(path, 0, NULL);
+    assert_non_null(json_object_get(set, "security"));
+    json_decref(set);
+    /* New settings make a new home; one nobody used for a week is removed then. */
+    struct timespec old[2] = { { time(NULL) - 8 * 24 * 3600, 0 },
+                               { time(NULL) - 8 * 24 * 3600, 0 } };
+    assert_int_equal(utimensat(AT_FDCWD, homes[AR_TOOLS_EDIT], old, 0), 0);
+    snprintf(path, sizeof(path), "%s/.gemini/settings.json", home);
+    write_text(path, "{\"security\": {\"auth\": {\"selectedType\": \"oauth-personal\"}}}");
+    again = gemini_home_of(AR_TOOLS_READ, 0);
+    assert_string_not_equal(again, homes[AR_TOOLS_READ]);
+    assert_int_equal(access(homes[AR_TOOLS_READ], F_OK), 0);
+    assert_int_equal(access(homes[AR_TOOLS_EDIT], F_OK), -1);
+    free(again);
+    /* The user's own directory is intact (links were removed, not followed). */
+    snprintf(path, sizeof(path), "%s/.gemini/extensions", home);
     assert_int_equal(access(path, F_OK), 0);
-    if (old_home) {
-        setenv("HOME", old_home, 1);
-        free(old_home);
-    }
-    snprintf(path, sizeof(path), "rm -rf '%s'", home);
-    assert_int_equal(system(path), 0);
+    for (int i = 0; i <= AR_TOOLS_EDIT; i++)
+        free(homes[i]);
+    user_home_leave(home, old_home);
+}
+
+/* gemini's model routing: a call never leaves the model to "auto", which would make gemini
+ * send a classifier request to a second model first; what the user named stays. */
+static void test_gemini_model_is_never_routed(void **state)
+{
+    json_t *none = json_object();
+    json_t *flash = json_pack("{s:{s:s}}", "model", "name", "gemini-2.5-flash");
+    json_t *autos = json_pack("{s:{s:s}}", "model", "name", "auto-gemini-2.5");
+    assert_string_equal(ar_gemini_model(NULL, none), "pro");
+    assert_string_equal(ar_gemini_model("", none), "pro");
+    assert_string_equal(ar_gemini_model("auto", none), "pro");
+    assert_string_equal(ar_gemini_model("auto-gemini-3", none), "gemini-3-pro-preview");
+    assert_string_equal(ar_gemini_model("auto-gemini-2.5", none), "gemini-2.5-pro");
+    assert_string_equal(ar_gemini_model("gemini-2.5-flash", none), "gemini-2.5-flash");
+    assert_string_equal(ar_gemini_model("flash", none), "flash");
+    /* The user's settings.json model.name, unless -m (or $GEMINI_MODEL) names one. */
+    assert_string_equal(ar_gemini_model(NULL, flash), "gemini-2.5-flash");
+    assert_string_equal(ar_gemini_model(NULL, autos), "gemini-2.5-pro");
+    assert_string_equal(ar_gemini_model("gemini-3-pro-preview", flash), "gemini-3-pro-preview");
+    json_decref(none);
+    json_decref(flash);
+    json_decref(autos);
+    /* $GEMINI_MODEL is gemini's own variable: a fallback provider reads it too. */
+    const struct ar_provider *p = ar_provider_find("gemini");
+    setenv("GEMINI_MODEL", "gemini-2.5-flash", 1);
+    unsetenv("AGENTRUN_MODEL");
+    assert_string_equal(ar_provider_model(p, NULL), "gemini-2.5-flash");
+    unsetenv("GEMINI_MODEL");
+    /* A model from settings.json goes into argv: one that would be a flag is refused. */
+    char home[] = "/tmp/agentrun-gemini-model-XXXXXX";
+    char *old_home = user_home_enter(home, "{\"model\": {\"name\": \"--yolo\"}}");
+    struct ar_call_spec spec = { 0 };
+    struct ar_call_setup s;
+    ar_call_setup_init(&s);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(p->prepare(&spec, &s, &err), AR_EUSAGE);
+    assert_false(argv_has(&s, "--yolo"));
+    ar_call_setup_finish(&s);
+    user_home_leave(home, old_home);
 }
 
 static void test_bin_override_and_bad_schema(void **state)
@@ -1309,7 +1482,7 @@ static void test_bin_override_and_bad_schema(void **state)
         assert_int_equal(p->prepare(&spec, &s, &err), 0);
         assert_false(argv_has(&s, "--json-schema"));
         assert_false(argv_has(&s, "--output-schema"));
-        assert_int_equal(s.tmpfiles.n, 0);
+        assert_int_equal(s.tmpfiles.n, 1); /* only the system prompt's file */
         ar_call_setup_finish(&s);
     }
 }
@@ -2048,6 +2221,7 @@ int main(void)
         cmocka_unit_test(test_codex_telemetry_only_where_no_rollout),
         cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
         cmocka_unit_test(test_gemini_posture_private_home),
+        cmocka_unit_test(test_gemini_model_is_never_routed),
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
@@ -2061,5 +2235,15 @@ int main(void)
         cmocka_unit_test(test_retry_after_wordings),
         cmocka_unit_test(test_codex_declined_command_is_a_refused_shell_call),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    /* gemini's private homes are kept under $XDG_CACHE_HOME: here, not the user's. */
+    char cache[] = "/tmp/agentrun-test-cache-XXXXXX";
+    if (!mkdtemp(cache))
+        return 1;
+    setenv("XDG_CACHE_HOME", cache, 1);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char rm[128];
+    snprintf(rm, sizeof(rm), "rm -rf '%s'", cache);
+    if (system(rm) != 0)
+        rc = 1;
+    return rc;
 }

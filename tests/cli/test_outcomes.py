@@ -60,16 +60,16 @@ def claude_write_then_500(path):
     return "".join(json.dumps(l) + "\n" for l in lines)
 
 
-def batch_on_a_terminal(sb, lines, *args):
-    """agentrun batch (codex) with stderr on a pseudo-terminal, so the status line is
-    drawn: (exit status, every byte it wrote to the terminal)."""
+def on_a_terminal(sb, argv, stdin=b"", timeout=60):
+    """agentrun (codex) with stderr on a pseudo-terminal, so the status line is drawn:
+    (exit status, every byte it wrote to the terminal)."""
     import pty
     master, slave = pty.openpty()
-    proc = subprocess.Popen([AGENTRUN, "batch", *args, "-"], cwd=sb.work,
+    proc = subprocess.Popen([AGENTRUN, *argv], cwd=sb.work,
                             env=dict(sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm"),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
     os.close(slave)
-    proc.stdin.write(lines.encode())
+    proc.stdin.write(stdin)
     proc.stdin.close()
     data = b""
     while True:
@@ -82,7 +82,12 @@ def batch_on_a_terminal(sb, lines, *args):
         data += chunk
     os.close(master)
     proc.stdout.close()
-    return proc.wait(timeout=60), data
+    return proc.wait(timeout=timeout), data
+
+
+def batch_on_a_terminal(sb, lines, *args):
+    """agentrun batch (codex) with its status line on a terminal."""
+    return on_a_terminal(sb, ["batch", *args, "-"], lines.encode())
 
 
 class Denied(unittest.TestCase):
@@ -377,26 +382,10 @@ class Retries(unittest.TestCase):
         self.assertEqual(len(self.sb.calls()), 1)
 
     def test_the_status_line_counts_down_the_wait(self):
-        import pty
         self.script(codex_failed("Rate limit reached. Please try again in 1.5s."),
                     codex_stream("done"), exits="1,0")
-        master, slave = pty.openpty()
-        env = dict(self.sb.env, AGENTRUN_PROVIDER="codex", TERM="xterm")
-        proc = subprocess.Popen([AGENTRUN, "run", "x"], cwd=self.sb.work, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
-        os.close(slave)
-        data = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            data += chunk
-        os.close(master)
-        proc.stdout.close()
-        self.assertEqual(proc.wait(timeout=30), 0)
+        status, data = on_a_terminal(self.sb, ["run", "x"], timeout=30)
+        self.assertEqual(status, 0)
         self.assertIn(b"rate limit: calling again in 0:02", data)
         self.assertIn(b"rate limit: calling again in 0:01", data)
 

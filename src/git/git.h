@@ -223,7 +223,9 @@ json_t *ar_git_changes_to_json(const struct ar_git_changes *ch);
 /*
  * The top of the git work tree containing dir (NULL: the current directory),
  * found by looking for a .git entry upwards without running git, or NULL
- * when there is none. Caller free()s. Cheap enough to call per job.
+ * when there is none. Like git, it does not look in or above a proper
+ * ancestor named in GIT_CEILING_DIRECTORIES. Caller free()s. Cheap enough
+ * to call per job.
  */
 char *ar_git_find_root(const char *dir);
 

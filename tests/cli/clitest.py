@@ -105,6 +105,8 @@ class Sandbox:
             "XDG_CONFIG_HOME": os.path.join(self.root, "config"),
             "XDG_CACHE_HOME": os.path.join(self.root, "xdg-cache"),  # gemini's private homes
             "NO_COLOR": "1",
+            # A repository above the temp directory (a CI machine's) is not ours.
+            "GIT_CEILING_DIRECTORIES": os.path.dirname(self.root),
         })
         if git:
             self.git("init", "-q", ".")

@@ -719,6 +719,42 @@ static void test_find_root_walks_up_to_a_dot_git_entry(void **state)
     assert_null(ar_git_find_root(p));
 }
 
+/* git does not look in or above a proper ancestor named in GIT_CEILING_DIRECTORIES. */
+static void test_find_root_stops_below_a_ceiling_directory(void **state)
+{
+    char p[512], real[4096], ceil[1200], want[4200];
+    assert_non_null(realpath(tmpdir, real));
+    snprintf(p, sizeof(p), "%s/w/a/b", tmpdir);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' '%s/w/.git'", p, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(want, sizeof(want), "%s/w", real);
+
+    struct {
+        const char *fmt; /* %s: tmpdir */
+        int found;
+    } cases[] = {
+        { "%s/w", 0 },        /* the repository's top is the ceiling: not looked in */
+        { "rel:%s/w/a/", 0 }, /* below it, with a trailing slash, after a relative entry */
+        { "%s", 1 },          /* above the top: the top is still below the ceiling */
+        { "%s/w/a/b", 1 },    /* the start directory itself is not a proper ancestor */
+        { "w:%s/w/a/bb", 1 }, /* a sibling's prefix is not an ancestor */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(ceil, sizeof(ceil), cases[i].fmt, tmpdir);
+        setenv("GIT_CEILING_DIRECTORIES", ceil, 1);
+        char *root = ar_git_find_root(p);
+        if (cases[i].found) {
+            assert_non_null(root);
+            assert_string_equal(root, want);
+        } else if (root) {
+            fail_msg("GIT_CEILING_DIRECTORIES=%s: found %s", ceil, root);
+        }
+        free(root);
+    }
+    unsetenv("GIT_CEILING_DIRECTORIES");
+}
+
 static void test_untracked_snapshot_has_reason(void **state)
 {
     struct ar_git_snapshot *s = ar_git_snapshot_untracked("git not found: %s", "x");
@@ -943,6 +979,8 @@ int main(void)
         cmocka_unit_test(test_branch_names_as_git_judges_them),
         cmocka_unit_test(test_any_job_id_gives_a_safe_distinct_component),
         cmocka_unit_test_setup_teardown(test_find_root_walks_up_to_a_dot_git_entry, make_tmp,
+                                        remove_tmp),
+        cmocka_unit_test_setup_teardown(test_find_root_stops_below_a_ceiling_directory, make_tmp,
                                         remove_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentrun/cache.h"
 #include "ar_config.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "record/record.h"
 #include "util/buf.h"
 
 enum {

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentrun/prompt.h"
 #include "ar_config.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "prompt/prompt.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/macros.h"
@@ -67,14 +67,13 @@ static json_t *entry_json(const struct entry *e)
                             ? json_null()
                             : json_string(ar_prompt_origin(e->p)));
     json_object_set_new(o, "description", json_string(ar_prompt_description(e->p)));
-    struct ar_strv vars = AR_STRV_INIT;
+    char **vars = ar_prompt_variable_names(e->p);
     json_t *arr = json_array();
-    ar_prompt_variables(e->p, &vars);
-    for (size_t i = 0; i < vars.n; i++)
-        json_array_append_new(arr, json_string(vars.v[i]));
-    ar_strv_finish(&vars);
+    for (size_t i = 0; vars && vars[i]; i++)
+        json_array_append_new(arr, json_string(vars[i]));
+    ar_strings_free(vars);
     json_object_set_new(o, "variables", arr);
-    json_object_set_new(o, "contract", json_boolean(ar_prompt_contract(e->p) != NULL));
+    json_object_set_new(o, "contract", json_boolean(ar_prompt_has_contract(e->p)));
     return o;
 }
 
@@ -84,20 +83,22 @@ static int list(const char *prompts_dir, int json_format, int pretty)
         ar_cli_errorf("prompts directory '%s' does not exist", prompts_dir);
         return AR_EXIT_USAGE;
     }
-    struct ar_strv names = AR_STRV_INIT;
-    if (ar_prompt_list(prompts_dir, &names)) {
+    char **names = ar_prompt_names(prompts_dir);
+    if (!names)
         return ar_cli_out_of_memory();
-    }
-    struct entry *entries = calloc(names.n ? names.n : 1, sizeof(*entries));
+    size_t n = 0;
+    while (names[n])
+        n++;
+    struct entry *entries = calloc(n ? n : 1, sizeof(*entries));
     if (!entries) {
-        ar_strv_finish(&names);
+        ar_strings_free(names);
         return ar_cli_out_of_memory();
     }
     int status = AR_EXIT_OK;
     size_t wname = 0, wsource = 0;
-    for (size_t i = 0; i < names.n; i++) {
+    for (size_t i = 0; i < n; i++) {
         struct entry *e = &entries[i];
-        e->name = names.v[i];
+        e->name = names[i];
         if (ar_prompt_load(e->name, prompts_dir, &e->p, &e->err) != 0) {
             report(e->name, &e->err);
             status = AR_EXIT_USAGE;
@@ -109,7 +110,7 @@ static int list(const char *prompts_dir, int json_format, int pretty)
     ar_buf_init(&out, AR_BUF_UNLIMITED);
     if (json_format) {
         json_t *arr = json_array();
-        for (size_t i = 0; i < names.n; i++)
+        for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, entry_json(&entries[i]));
         char *s = json_dumps(arr, pretty ? JSON_INDENT(2) : JSON_COMPACT);
         if (s) {
@@ -119,7 +120,7 @@ static int list(const char *prompts_dir, int json_format, int pretty)
         free(s);
         json_decref(arr);
     } else {
-        for (size_t i = 0; i < names.n; i++) {
+        for (size_t i = 0; i < n; i++) {
             const struct entry *e = &entries[i];
             ar_buf_printf(&out, "%-*s  %-*s  %s\n", (int)wname, e->name, (int)wsource,
                           source_text(e), e->p ? ar_prompt_description(e->p) : e->err.msg);
@@ -128,10 +129,10 @@ static int list(const char *prompts_dir, int json_format, int pretty)
     if (ar_cli_write_stdout(out.data, out.len) != 0)
         status = AR_EXIT_USAGE;
     ar_buf_finish(&out);
-    for (size_t i = 0; i < names.n; i++)
+    for (size_t i = 0; i < n; i++)
         ar_prompt_destroy(entries[i].p);
     free(entries);
-    ar_strv_finish(&names);
+    ar_strings_free(names);
     return status;
 }
 

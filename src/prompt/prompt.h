@@ -23,22 +23,13 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "agentrun/prompt.h"
 #include "contract/contract.h"
 #include "util/buf.h"
 #include "util/strv.h"
 
 /* Override files larger than this are refused. */
 #define AR_PROMPT_MAX_BYTES (1024 * 1024)
-
-struct ar_prompt;
-
-enum ar_prompt_source {
-    AR_PROMPT_EMBEDDED, /* compiled in from prompts/NAME.md */
-    AR_PROMPT_DIR,      /* NAME.md in the --prompts-dir directory */
-    AR_PROMPT_CONFIG,   /* $XDG_CONFIG_HOME/agentrun/prompts/NAME.md (~/.config when unset) */
-    AR_PROMPT_TEXT,     /* ar_prompt_parse() of text the caller supplied */
-    AR_PROMPT_INLINE,   /* ar_prompt_create_inline(): a free-form prompt, no variables */
-};
 
 /* A variable for ar_prompt_render(). Both strings are borrowed for the call. */
 struct ar_prompt_var {
@@ -60,20 +51,7 @@ extern const size_t ar_prompt_embedded_count;
 /* The embedded template called `name`, or NULL. Static storage. */
 const struct ar_prompt_embedded *ar_prompt_embedded_find(const char *name);
 
-/*
- * Loads template `name` ("review"): the first of `prompts_dir`/NAME.md
- * (prompts_dir may be NULL), $XDG_CONFIG_HOME/agentrun/prompts/NAME.md
- * (~/.config/agentrun/prompts when XDG_CONFIG_HOME is unset or relative),
- * then the embedded copy. On success *out is a new template
- * (ar_prompt_destroy()); ar_prompt_source() and ar_prompt_origin() say which
- * one was used. Errors (AR_EUSAGE unless said otherwise, with err set):
- * a name that is not [A-Za-z0-9_][A-Za-z0-9_.-]*; a prompts_dir that is not a
- * directory; a template found nowhere (msg lists the known names); an
- * override that cannot be read (AR_EIO) or is larger than AR_PROMPT_MAX_BYTES
- * (AR_ETOOBIG); any template error of ar_prompt_parse().
- */
-int ar_prompt_load(const char *name, const char *prompts_dir, struct ar_prompt **out,
-                   struct ar_error *err);
+/* ar_prompt_load(), ar_prompt_destroy() and the accessors are public: agentrun/prompt.h. */
 
 /*
  * Parses a template from text (len bytes, copied). `origin` names it in errors
@@ -113,9 +91,6 @@ int ar_prompt_render_inline(const char *prompt, size_t len, const char *schema, 
                             const char *schema_origin, struct ar_buf *out, struct ar_prompt **tpl,
                             struct ar_error *err);
 
-/* Frees the template. NULL does nothing. */
-void ar_prompt_destroy(struct ar_prompt *p);
-
 /*
  * Appends the rendered prompt to `out`. `vars` (nvars entries, may be NULL
  * when nvars is 0) gives the values; when a name appears twice the last one
@@ -137,19 +112,6 @@ int ar_prompt_uses(const struct ar_prompt *p, const char *name);
  * of first use. Returns 0 or AR_ENOMEM.
  */
 int ar_prompt_variables(const struct ar_prompt *p, struct ar_strv *names);
-
-/* Accessors; strings are borrowed until ar_prompt_destroy(). */
-const char *ar_prompt_name(const struct ar_prompt *p); /* "review" */
-const char *
-ar_prompt_origin(const struct ar_prompt *p); /* "prompts/review.md" or the file's path */
-enum ar_prompt_source ar_prompt_source(const struct ar_prompt *p);
-const char *ar_prompt_source_name(enum ar_prompt_source s); /* "embedded", "prompts-dir", … */
-
-/* The template text as loaded (NUL-terminated); *len may be NULL. */
-const char *ar_prompt_text(const struct ar_prompt *p, size_t *len);
-
-/* The first heading of the template (without the #s), else its first non-empty line. */
-const char *ar_prompt_description(const struct ar_prompt *p);
 
 /* The contract, borrowed, or NULL when the template has no json-schema block. */
 const struct ar_contract *ar_prompt_contract(const struct ar_prompt *p);

@@ -238,6 +238,7 @@ int ar_cache_clear(const char *dir, uint64_t *removed, struct ar_error *err)
 {
     struct clear_ctx cx = { 0, err };
     int rc = each_entry(dir, clear_one, &cx, err);
-    *removed = cx.removed;
+    if (removed)
+        *removed = cx.removed;
     return rc;
 }

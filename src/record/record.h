@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agentrun/cache.h"
 #include "agentrun/error.h"
 #include "provider/provider.h"
 #include "util/buf.h"
@@ -160,9 +161,7 @@ int ar_cassette_find(const char *dir, const struct ar_cassette *want, struct ar_
  */
 int ar_cache_call_cacheable(const struct ar_call_spec *spec);
 
-/* The default directory: $XDG_CACHE_HOME/agentrun, else $HOME/.cache/agentrun. Caller free()s;
- * NULL when neither variable is set. */
-char *ar_cache_default_dir(void);
+/* ar_cache_default_dir(), ar_cache_stats() and ar_cache_clear() are public: agentrun/cache.h. */
 
 /* The cache key of a request: provider, model, CLI identity, the whole argv
  * (argv[0] included), stdin and contract. */
@@ -181,20 +180,5 @@ int ar_cache_get(const char *dir, const char *key, const char *bin, uint64_t ttl
 /* Stores c under key, atomically, creating dir as needed. Returns 0 or AR_EIO. */
 int ar_cache_put(const char *dir, const char *key, const struct ar_cassette *c,
                  struct ar_error *err);
-
-struct ar_cache_stats {
-    uint64_t entries;
-    uint64_t bytes;
-    uint64_t corrupt; /* files that are not entries (kept until a put or clear replaces them) */
-    int64_t oldest;   /* Unix seconds of the oldest entry's recording, 0 when none */
-    int64_t newest;
-};
-
-/* Counts the entries of dir (a missing dir is an empty cache). Returns 0 or AR_EIO. */
-int ar_cache_stats(const char *dir, struct ar_cache_stats *st, struct ar_error *err);
-
-/* Removes every entry (and leftover temp file) of dir; *removed gets how many. Returns 0 or AR_EIO.
- */
-int ar_cache_clear(const char *dir, uint64_t *removed, struct ar_error *err);
 
 #endif

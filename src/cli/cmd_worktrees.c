@@ -8,7 +8,7 @@
 #include "ar_config.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "git/worktrees.h"
+#include "agentrun/worktrees.h"
 #include "json/dump.h"
 #include "util/buf.h"
 
@@ -31,7 +31,7 @@ static const struct ar_cli_opt worktrees_opts[] = {
     { NULL, 0, NULL, NULL, NULL },
 };
 
-static json_t *entry_value(const struct ar_git_tree_entry *e)
+static json_t *entry_value(const struct ar_worktree_entry *e)
 {
     return json_pack("{s:o,s:s,s:o,s:b,s:b}", "branch",
                      e->branch ? ar_json_text(e->branch, strlen(e->branch)) : json_null(), "commit",
@@ -40,7 +40,7 @@ static json_t *entry_value(const struct ar_git_tree_entry *e)
                      e->missing, "merged", e->merged);
 }
 
-static int list(const struct ar_git_tree_list *l, int json_format)
+static int list(const struct ar_worktree_list *l, int json_format)
 {
     struct ar_buf out;
     ar_buf_init(&out, AR_BUF_UNLIMITED);
@@ -61,7 +61,7 @@ static int list(const struct ar_git_tree_list *l, int json_format)
             if (l->v[i].branch && (int)strlen(l->v[i].branch) > w)
                 w = (int)strlen(l->v[i].branch);
         for (size_t i = 0; i < l->n && rc == 0; i++) {
-            const struct ar_git_tree_entry *e = &l->v[i];
+            const struct ar_worktree_entry *e = &l->v[i];
             rc = ar_buf_printf(&out, "%-*s  %.12s  %s%s%s\n", w,
                                e->branch ? e->branch : "(no branch)", e->head,
                                e->path ? e->path : "-", e->missing ? "  (folder gone)" : "",
@@ -83,12 +83,12 @@ struct prune_count {
     size_t removed, kept;
 };
 
-static void on_pruned(void *arg, const struct ar_git_tree_entry *e,
-                      enum ar_git_prune_outcome outcome, int branch_deleted, const char *why)
+static void on_pruned(void *arg, const struct ar_worktree_entry *e,
+                      enum ar_worktree_prune_outcome outcome, int branch_deleted, const char *why)
 {
     struct prune_count *c = arg;
     const char *what = e->path ? e->path : e->branch;
-    if (outcome == AR_GIT_PRUNE_REMOVED) {
+    if (outcome == AR_WORKTREE_PRUNE_REMOVED) {
         c->removed++;
         if (ar_cli_verbosity >= 0)
             fprintf(stderr, "agentrun: removed %s%s%s%s\n", e->path ? "worktree " : "branch ", what,
@@ -121,10 +121,10 @@ static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv
             }
             break;
         case OPT_FORCE:
-            flags |= AR_GIT_PRUNE_FORCE;
+            flags |= AR_WORKTREE_PRUNE_FORCE;
             break;
         case OPT_BRANCHES:
-            flags |= AR_GIT_PRUNE_BRANCHES;
+            flags |= AR_WORKTREE_PRUNE_BRANCHES;
             break;
         case 'q':
             ar_cli_verbosity = -1;
@@ -140,9 +140,9 @@ static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv
         return AR_EXIT_USAGE;
     if (!prune && flags)
         return ar_cli_usage_error(cmd, "--force and --branches go with prune");
-    struct ar_git_tree_list l;
+    struct ar_worktree_list l;
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_git_tree_list(dir, NULL, &l, &err) < 0) {
+    if (ar_worktree_list(dir, NULL, &l, &err) < 0) {
         if (err.code == AR_ENOMEM)
             return ar_cli_out_of_memory();
         ar_cli_errorf("%s", err.msg);
@@ -154,14 +154,14 @@ static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv
     } else {
         struct prune_count c = { 0, 0 };
         status = AR_EXIT_OK;
-        if (ar_git_tree_prune(&l, flags, on_pruned, &c, &err) < 0) {
+        if (ar_worktree_prune(&l, flags, on_pruned, &c, &err) < 0) {
             ar_cli_errorf("%s", err.msg);
             status = ar_error_exit_status(err.code);
         } else if (ar_cli_verbosity >= 0) {
             fprintf(stderr, "agentrun: %zu removed, %zu kept\n", c.removed, c.kept);
         }
     }
-    ar_git_tree_list_finish(&l);
+    ar_worktree_list_finish(&l);
     return status;
 }
 

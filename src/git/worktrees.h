@@ -43,6 +43,7 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "agentrun/worktrees.h"
 
 struct ar_loop;
 
@@ -149,57 +150,7 @@ int ar_git_tree_finish(struct ar_loop *loop, struct ar_git_tree *tree,
 /* Frees tree; NULL is fine. (The worktree itself stays as it is.) */
 void ar_git_tree_destroy(struct ar_git_tree *tree);
 
-/* ---- what agentrun left in a repository (blocking, for `agentrun worktrees`) ---- */
-
-struct ar_git_tree_entry {
-    char *branch; /* "agentrun/…" without refs/heads/, or NULL (a worktree on no branch) */
-    char *path;   /* its worktree in the folder, or NULL (a branch alone) */
-    char head[AR_GIT_HEX_SIZE]; /* the commit it is at */
-    int missing;                /* a worktree git has registered whose folder is gone */
-    int merged;                 /* a branch whose commits are all in HEAD already */
-};
-
-struct ar_git_tree_list {
-    char *top;                   /* the repository's top */
-    char *dir;                   /* the worktree folder looked in */
-    struct ar_git_tree_entry *v; /* worktrees first, then branches alone; each by name */
-    size_t n;
-};
-
-/*
- * What agentrun left in the repository of cwd (NULL: the current directory):
- * the worktrees git has registered whose folder lies in dir (NULL: the
- * default), and every branch under refs/heads/agentrun/. Returns 0 with *out
- * filled (ar_git_tree_list_finish()), or AR_EUSAGE (not a git work tree),
- * AR_EIO (git failed), AR_ENOMEM with err set.
- */
-int ar_git_tree_list(const char *cwd, const char *dir, struct ar_git_tree_list *out,
-                     struct ar_error *err);
-void ar_git_tree_list_finish(struct ar_git_tree_list *l);
-
-enum ar_git_prune_flags {
-    AR_GIT_PRUNE_FORCE = 1 << 0,    /* also worktrees with uncommitted changes */
-    AR_GIT_PRUNE_BRANCHES = 1 << 1, /* also branches with commits HEAD does not have */
-};
-
-/* What ar_git_tree_prune() did with one entry of the list. */
-enum ar_git_prune_outcome {
-    AR_GIT_PRUNE_REMOVED = 0, /* the worktree (and the branch, when it went too) is gone */
-    AR_GIT_PRUNE_KEPT,        /* left alone: why says so */
-};
-typedef void ar_git_prune_fn(void *arg, const struct ar_git_tree_entry *e,
-                             enum ar_git_prune_outcome outcome, int branch_deleted,
-                             const char *why);
-
-/*
- * Removes what l (from ar_git_tree_list(), borrowed) lists: each worktree that
- * holds nothing uncommitted (with AR_GIT_PRUNE_FORCE, every one), and the
- * branch of each removed worktree and each branch alone when its commits are
- * all in HEAD (with AR_GIT_PRUNE_BRANCHES, every one). fn(arg, …) is told
- * about each entry: removed, or kept and why. Returns 0, or the error of a git
- * that could not be started (AR_ENOTFOUND, AR_ESPAWN, AR_ENOMEM).
- */
-int ar_git_tree_prune(const struct ar_git_tree_list *l, unsigned flags, ar_git_prune_fn *fn,
-                      void *arg, struct ar_error *err);
+/* What agentrun left in a repository (`agentrun worktrees`): ar_worktree_list() and
+ * ar_worktree_prune(), public in agentrun/worktrees.h. */
 
 #endif

@@ -53,9 +53,9 @@ static int oom(struct ar_error *err)
     return ar_error_set(err, AR_ENOMEM, "git", "out of memory");
 }
 
-static struct ar_git_tree_entry *entry_add(struct ar_git_tree_list *l)
+static struct ar_worktree_entry *entry_add(struct ar_worktree_list *l)
 {
-    struct ar_git_tree_entry *v = realloc(l->v, (l->n + 1) * sizeof(*v));
+    struct ar_worktree_entry *v = realloc(l->v, (l->n + 1) * sizeof(*v));
     if (!v)
         return NULL;
     l->v = v;
@@ -63,7 +63,7 @@ static struct ar_git_tree_entry *entry_add(struct ar_git_tree_list *l)
     return &v[l->n++];
 }
 
-void ar_git_tree_list_finish(struct ar_git_tree_list *l)
+void ar_worktree_list_finish(struct ar_worktree_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].branch);
@@ -76,7 +76,7 @@ void ar_git_tree_list_finish(struct ar_git_tree_list *l)
 }
 
 /* The repository's top, found from cwd. */
-static int find_top(const char *cwd, struct ar_git_tree_list *l, struct ar_error *err)
+static int find_top(const char *cwd, struct ar_worktree_list *l, struct ar_error *err)
 {
     static const char *const args[] = { "rev-parse", "--path-format=absolute", "--show-toplevel",
                                         NULL };
@@ -107,7 +107,7 @@ static int find_top(const char *cwd, struct ar_git_tree_list *l, struct ar_error
  * record ended by an empty field. Ours go to l; the branch of every other
  * worktree goes to busy, so that prune never deletes it.
  */
-static int read_worktrees(struct ar_git_tree_list *l, struct ar_strv *busy, struct ar_error *err)
+static int read_worktrees(struct ar_worktree_list *l, struct ar_strv *busy, struct ar_error *err)
 {
     static const char *const args[] = { "worktree", "list", "--porcelain", "-z", NULL };
     struct ar_child_sync out;
@@ -120,7 +120,7 @@ static int read_worktrees(struct ar_git_tree_list *l, struct ar_strv *busy, stru
         return ar_error_set(err, AR_EIO, "git", "git worktree list failed: %s", why);
     }
     const char *p = out.stdout_data, *end = p + out.res.stdout_len;
-    struct ar_git_tree_entry cur = { 0 };
+    struct ar_worktree_entry cur = { 0 };
     for (; p < end; p += strlen(p) + 1) {
         if (strncmp(p, "worktree ", 9) == 0) {
             free(cur.path);
@@ -138,7 +138,7 @@ static int read_worktrees(struct ar_git_tree_list *l, struct ar_strv *busy, stru
             int ours =
                 ar_git_path_within(real ? real : cur.path, l->dir) && strcmp(cur.path, l->top) != 0;
             free(real);
-            struct ar_git_tree_entry *e = ours ? entry_add(l) : NULL;
+            struct ar_worktree_entry *e = ours ? entry_add(l) : NULL;
             if (ours && !e)
                 rc = oom(err);
             else if (e)
@@ -175,7 +175,7 @@ static int read_branches(const char *top, int merged, struct ar_child_sync *out,
     return git(top, merged ? in_head : all, GIT_TIMEOUT_MS, out, ok, why, sizeof(why), err);
 }
 
-static struct ar_git_tree_entry *find_branch(struct ar_git_tree_list *l, const char *name)
+static struct ar_worktree_entry *find_branch(struct ar_worktree_list *l, const char *name)
 {
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].branch && strcmp(l->v[i].branch, name) == 0)
@@ -193,7 +193,7 @@ static int in_strv(const struct ar_strv *sv, const char *s)
 
 /* Adds each agentrun branch no worktree of ours holds (one that another worktree has
  * checked out, busy, is left out), and marks the ones whose commits HEAD has. */
-static int add_branches(struct ar_git_tree_list *l, const struct ar_strv *busy,
+static int add_branches(struct ar_worktree_list *l, const struct ar_strv *busy,
                         struct ar_error *err)
 {
     int rc = 0;
@@ -211,7 +211,7 @@ static int add_branches(struct ar_git_tree_list *l, const struct ar_strv *busy,
             if (sp && strncmp(line, HEADS, strlen(HEADS)) == 0) {
                 *sp = '\0';
                 const char *name = line + strlen(HEADS);
-                struct ar_git_tree_entry *e = find_branch(l, name);
+                struct ar_worktree_entry *e = find_branch(l, name);
                 if (merged && e) {
                     e->merged = 1;
                 } else if (!merged && !e && !in_strv(busy, name)) {
@@ -230,7 +230,7 @@ static int add_branches(struct ar_git_tree_list *l, const struct ar_strv *busy,
 
 static int by_path_then_branch(const void *a, const void *b)
 {
-    const struct ar_git_tree_entry *x = a, *y = b;
+    const struct ar_worktree_entry *x = a, *y = b;
     if (!x->path != !y->path)
         return x->path ? -1 : 1;
     if (x->path)
@@ -238,7 +238,7 @@ static int by_path_then_branch(const void *a, const void *b)
     return strcmp(x->branch, y->branch);
 }
 
-int ar_git_tree_list(const char *cwd, const char *dir, struct ar_git_tree_list *out,
+int ar_worktree_list(const char *cwd, const char *dir, struct ar_worktree_list *out,
                      struct ar_error *err)
 {
     memset(out, 0, sizeof(*out));
@@ -265,7 +265,7 @@ int ar_git_tree_list(const char *cwd, const char *dir, struct ar_git_tree_list *
         rc = add_branches(out, &busy, err);
     ar_strv_finish(&busy);
     if (rc < 0) {
-        ar_git_tree_list_finish(out);
+        ar_worktree_list_finish(out);
         return rc;
     }
     qsort(out->v, out->n, sizeof(*out->v), by_path_then_branch);
@@ -287,20 +287,20 @@ static int delete_branch(const char *top, const char *branch, const char *head, 
     return ok;
 }
 
-int ar_git_tree_prune(const struct ar_git_tree_list *l, unsigned flags, ar_git_prune_fn *fn,
+int ar_worktree_prune(const struct ar_worktree_list *l, unsigned flags, ar_worktree_prune_fn *fn,
                       void *arg, struct ar_error *err)
 {
     struct ar_error local = AR_ERROR_INIT;
     if (!err)
         err = &local;
     for (size_t i = 0; i < l->n; i++) {
-        const struct ar_git_tree_entry *e = &l->v[i];
+        const struct ar_worktree_entry *e = &l->v[i];
         char why[200] = "";
         int gone = 1, branch_gone = 0;
         if (e->path) {
             /* A worktree whose folder is gone needs no --force; one that holds
              * uncommitted work gets it only when asked. */
-            const char *force = (flags & AR_GIT_PRUNE_FORCE) && !e->missing ? "--force" : NULL;
+            const char *force = (flags & AR_WORKTREE_PRUNE_FORCE) && !e->missing ? "--force" : NULL;
             const char *args[] = { "worktree",
                                    "remove",
                                    force ? force : "--",
@@ -318,7 +318,7 @@ int ar_git_tree_prune(const struct ar_git_tree_list *l, unsigned flags, ar_git_p
         }
         /* A branch goes with its worktree, or alone: when HEAD has its commits already,
          * or when asked. Only agentrun's, at the commit listed. */
-        int wanted = e->merged || (flags & AR_GIT_PRUNE_BRANCHES);
+        int wanted = e->merged || (flags & AR_WORKTREE_PRUNE_BRANCHES);
         if (gone && e->branch && wanted && strncmp(e->branch, "agentrun/", 9) == 0 &&
             ar_git_is_oid(e->head)) {
             char bwhy[200] = "";
@@ -330,7 +330,8 @@ int ar_git_tree_prune(const struct ar_git_tree_list *l, unsigned flags, ar_git_p
         } else if (gone && e->branch && !e->path) {
             snprintf(why, sizeof(why), "its commits are not in HEAD (--branches deletes it)");
         }
-        fn(arg, e, gone && (e->path || branch_gone) ? AR_GIT_PRUNE_REMOVED : AR_GIT_PRUNE_KEPT,
+        fn(arg, e,
+           gone && (e->path || branch_gone) ? AR_WORKTREE_PRUNE_REMOVED : AR_WORKTREE_PRUNE_KEPT,
            branch_gone, why);
     }
     return 0;

@@ -2,6 +2,8 @@
 #ifndef AGENTRUN_COMMON_H
 #define AGENTRUN_COMMON_H
 
+#include <stddef.h>
+
 #if defined(_WIN32)
 #define AR_API __declspec(dllexport)
 #elif defined(__GNUC__)
@@ -15,5 +17,16 @@
 #else
 #define AR_PRINTF(fmt, args)
 #endif
+
+/*
+ * A list of strings the library owns (in a doctor report): read v[0..n).
+ * v is NULL-terminated once it holds anything, NULL while n is 0; cap is the
+ * library's. Freed with the struct that holds it.
+ */
+struct ar_strv {
+    char **v;
+    size_t n;
+    size_t cap;
+};
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "doctor/doctor.h"
+#include "agentrun/doctor.h"
 #include "json/dump.h"
 
 #define DOCTOR_SCHEMA "agentrun.doctor/1"

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "agentrun/doctor.h"
 #include "agentrun/error.h"
 #include "provider/provider.h"
 #include "util/strv.h"
@@ -31,77 +32,7 @@
  * twice: it relaunches itself) took 17 s on a 2-core machine under a load of 19. */
 #define AR_DOCTOR_VERSION_TIMEOUT_MS 30000
 
-/* The postures doctor shows, in this order (DESIGN §4b). */
-enum ar_doctor_posture {
-    AR_DOCTOR_TEXT = 0,
-    AR_DOCTOR_READ,
-    AR_DOCTOR_EDIT,
-    AR_DOCTOR_N_POSTURES,
-};
-
-/* "text", "read", "edit". Static storage. */
-const char *ar_doctor_posture_name(enum ar_doctor_posture p);
-
-/* How the adapter would run one posture (a text call with no session, read, edit),
- * in a git work tree. */
-struct ar_doctor_call {
-    char *error;         /* owned: why the adapter refused to build it; else NULL */
-    struct ar_strv argv; /* the argv without the binary (argv[0]), whole */
-    struct ar_strv env;  /* the NAMES of the variables it adds (never their values) */
-    int project_config;  /* what the call would load of the checkout */
-    int context_files;
-};
-
-/* One provider. Strings are owned by the report unless said otherwise. */
-struct ar_doctor_provider {
-    /* The adapter's own words, static storage: */
-    const char *name;         /* "claude" */
-    const char *bin_env;      /* "AGENTRUN_CLAUDE_BIN" */
-    const char *install_hint; /* "npm install -g …" */
-    const char *posture_note; /* how the postures are reached (one sentence) */
-
-    char *bin_override;        /* the value of $bin_env when set and not empty, else NULL */
-    char *path;                /* the binary the spawn would run; NULL: not found */
-    char *version;             /* the first non-empty line --version printed (stdout, else
-                                  stderr; at most 200 bytes); NULL when none */
-    const char *version_error; /* static; set when path && !version: why there is none */
-    struct ar_strv auth_env;   /* the credential variables that are set (names only) */
-    struct ar_strv auth_files; /* the login files that exist (full paths) */
-    int installed;             /* found, and --version answered */
-    enum ar_login login;       /* whether it can log in (AR_LOGIN_UNKNOWN when not found) */
-    char *login_how;           /* how it logs in, what is missing, or why it is unknown;
-                                  NULL when not found */
-    int usable;                /* installed, and nothing says it cannot log in: it will likely
-                                  answer a prompt */
-    int trust_project;         /* AGENTRUN_TRUST_PROJECT=1: the postures load the checkout */
-    /* Only when path != NULL, indexed by enum ar_doctor_posture: */
-    struct ar_doctor_call postures[AR_DOCTOR_N_POSTURES];
-};
-
-struct ar_doctor_report {
-    struct ar_doctor_provider *providers; /* owned, in registry (`--provider auto`) order */
-    size_t n_providers;
-    int ok; /* at least one provider is usable */
-
-    char *git_path;    /* owned; NULL: git not found (file changes cannot be tracked) */
-    char *git_version; /* owned; NULL when `git --version` gave none */
-
-    char *config_dir;        /* owned: $XDG_CONFIG_HOME/agentrun/prompts (or ~/.config/…);
-                                NULL without HOME */
-    int config_dir_exists;   /* it is a directory */
-    const char *prompts_dir; /* borrowed from the caller of ar_doctor_check(), may be NULL */
-    int prompts_dir_exists;
-};
-
-/*
- * Fills *out (uninitialised before; ar_doctor_report_finish() it in every
- * case). prompts_dir (--prompts-dir; may be NULL) is borrowed and must
- * outlive *out. A CLI that is missing, hangs or fails is a finding, not an
- * error. Returns 0, or AR_ENOMEM with err set.
- */
-int ar_doctor_check(const char *prompts_dir, struct ar_doctor_report *out, struct ar_error *err);
-
-/* Frees what *r owns; afterwards *r is empty (n_providers 0). */
-void ar_doctor_report_finish(struct ar_doctor_report *r);
+/* The report's structs, ar_doctor_check(), ar_doctor_report_finish() and
+ * ar_doctor_posture_name() are public: agentrun/doctor.h. */
 
 #endif

@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "agentrun/agentrun.h"
+#include "agentrun/doctor.h"
 #include "agentrun/error.h"
 #include "agentrun/usage.h"
 #include "util/strv.h"
@@ -108,12 +109,7 @@ void ar_reply_finish(struct ar_reply *r);
 
 struct ar_unwrap; /* per-call stream state, opaque: owned by the adapter that made it */
 
-/* Whether a CLI can authenticate, as far as can be told without calling a model. */
-enum ar_login {
-    AR_LOGIN_UNKNOWN = 0, /* nothing says either way (a keychain, a helper agentrun cannot see) */
-    AR_LOGIN_YES,
-    AR_LOGIN_NO,
-};
+/* enum ar_login (AR_LOGIN_UNKNOWN, _YES, _NO) is public: agentrun/doctor.h. */
 
 /* What the CLI's status command (ar_provider.login_argv) answered. */
 struct ar_login_probe {

@@ -9,13 +9,12 @@
 
 #include "agentrun/common.h"
 
-struct ar_strv {
-    char **v; /* always NULL-terminated once anything was pushed; NULL before */
-    size_t n;
-    size_t cap;
-};
+/* struct ar_strv is public (agentrun/common.h): the doctor report holds some. */
 
-#define AR_STRV_INIT {NULL, 0, 0}
+#define AR_STRV_INIT \
+    {                \
+        NULL, 0, 0   \
+    }
 
 void ar_strv_init(struct ar_strv *sv);
 

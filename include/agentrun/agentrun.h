@@ -444,6 +444,41 @@ AR_API char *ar_result_to_json(const struct ar_result *r, int pretty);
 AR_API int ar_result_exit_status(const struct ar_result *r);
 
 /*
+ * The result of a run that never started (bad options, an unreadable input):
+ * ok false, error {code, message} (message NULL: ar_strerror(code)), no call;
+ * `provider` may be NULL. What
+ * `agentrun run --format json` prints then. Free it with ar_result_destroy();
+ * NULL when out of memory.
+ */
+AR_API struct ar_result *ar_result_new_failed(const char *provider, int code, const char *message);
+
+/* The RunResult's words for these enums: "none", "local", "model"; "unknown", "cli",
+ * "price_table", "cache". Static storage. */
+AR_API const char *ar_repair_kind_name(enum ar_repair_kind k);
+AR_API const char *ar_cost_source_name(enum ar_cost_source s);
+
+/*
+ * A cost in dollars as the RunResult writes it: rounded to 1e-10, so a sum of
+ * prices prints 0.06, not 0.060000000000000005, while every real price survives.
+ */
+AR_API double ar_cost_round(double usd);
+
+/* ---- the providers ---------------------------------------------------------------------- */
+
+/* "claude, codex, gemini": every provider's name, in `--provider auto` order. Static storage. */
+AR_API const char *ar_provider_names(void);
+
+/* 1 when `name` names a provider ("claude"), else 0 ("auto" is no provider). */
+AR_API int ar_provider_known(const char *name);
+
+/*
+ * Checks a provider list ("codex,gemini", commas or spaces between names), as
+ * ar_run_options.fallback takes it. Returns 0, or AR_EUSAGE with err naming
+ * the first name that is not a provider.
+ */
+AR_API int ar_provider_check_list(const char *list, struct ar_error *err);
+
+/*
  * Marks the file open on fd as one the host program itself writes (its stdout
  * redirected into the work tree, a batch's output file): no run reports it
  * among the files it changed. Only regular files count (by device and inode,

@@ -19,7 +19,6 @@
 #include "agentrun/batch.h"
 #include "cli/commands.h"
 #include "cli/session.h"
-#include "cost/cost.h"
 #include "util/buf.h"
 #include "util/file.h"
 

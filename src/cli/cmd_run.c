@@ -10,7 +10,6 @@
 #include "cli/session.h"
 #include "cli/terminal.h"
 #include "json/dump.h"
-#include "result/result.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/utf8.h"
@@ -185,7 +184,9 @@ static json_t *failed_result_value(int code, const char *message, int exit_statu
 {
     (void)exit_status;
     struct ar_result *r = ar_result_new_failed(NULL, code, message);
-    json_t *v = r ? ar_result_to_value(r) : NULL;
+    char *text = r ? ar_result_to_json(r, 0) : NULL;
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
     ar_result_destroy(r);
     return v;
 }

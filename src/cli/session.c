@@ -9,11 +9,8 @@
 #include "cli/terminal.h"
 #include "util/buf.h"
 #include "json/dump.h"
-#include "cost/cost.h"
 #include "util/file.h"
 #include <uv.h>
-#include "provider/provider.h"
-#include "result/result.h"
 
 uint64_t ar_cli_now_ms(void)
 {
@@ -86,7 +83,7 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     struct ar_run_options *o = &s->run;
     switch (key) {
     case 'p':
-        if (strcmp(arg, "auto") != 0 && !ar_provider_find(arg)) {
+        if (strcmp(arg, "auto") != 0 && !ar_provider_known(arg)) {
             ar_cli_usage_error(s->cmd, "unknown provider '%s' (%s, auto)", arg,
                                ar_provider_names());
             return -1;
@@ -500,7 +497,9 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
             event, "provider", sum->provider, "model", sum->model, "tokens", "input",
             (json_int_t)u->input, "cache_read", (json_int_t)u->cache_read, "cache_write",
             (json_int_t)u->cache_write, "output", (json_int_t)u->output, "reasoning",
-            (json_int_t)u->reasoning, "cost_usd", ar_cost_value(sum->cost_usd, sum->cost_source),
+            (json_int_t)u->reasoning, "cost_usd",
+            sum->cost_source == AR_COST_UNKNOWN ? json_null()
+                                                : json_real(ar_cost_round(sum->cost_usd)),
             "cost_source", ar_cost_source_name(sum->cost_source), "duration_ms",
             (json_int_t)sum->duration_ms, "calls", (json_int_t)sum->calls);
         json_object_set_new(o, "from_cache", json_integer((json_int_t)sum->from_cache));

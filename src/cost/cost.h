@@ -95,12 +95,6 @@ struct ar_cost ar_cost_compute(const struct ar_prices *t, const char *model,
  * call (0, "cache") adds nothing, and only cached calls give "cache". */
 void ar_cost_add(struct ar_cost *a, const struct ar_cost *b);
 
-/*
- * usd rounded to 1e-10 dollars, for output: a sum of calls such as 0.01 + 0.05
- * prints 0.06, not 0.060000000000000005, while every real price survives (a
- * token costs a multiple of 1e-9 dollars or more; claude's own 0.0064625 stays
- * 0.0064625, where rounding to a millionth would change it).
- */
-double ar_cost_round(double usd);
+/* ar_cost_round() is public: agentrun/agentrun.h. */
 
 #endif

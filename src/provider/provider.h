@@ -239,15 +239,8 @@ const char *ar_provider_model(const struct ar_provider *p, const char *requested
  */
 const struct ar_provider *ar_provider_detect(const char *data, size_t len);
 
-/* "claude, codex, gemini": the registry's names, for messages. Static storage. */
-const char *ar_provider_names(void);
-
-/*
- * Checks a provider list ("codex,gemini", commas or spaces between names),
- * as --fallback takes it. Returns 0, or AR_EUSAGE with err naming the first
- * name that is not a provider.
- */
-int ar_provider_check_list(const char *list, struct ar_error *err);
+/* ar_provider_names(), ar_provider_known() and ar_provider_check_list() are public:
+ * agentrun/agentrun.h. */
 
 /* Resolves "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) to a provider. NULL with err set. */
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err);

@@ -201,3 +201,8 @@ const char *ar_provider_auth_env_set(const struct ar_provider *p)
     }
     return NULL;
 }
+
+int ar_provider_known(const char *name)
+{
+    return name && ar_provider_find(name) != NULL;
+}

@@ -19,13 +19,8 @@ struct ar_json_doc;
 struct ar_extract_fixes;
 struct ar_strv;
 
-/*
- * A result that failed before any call (bad options, a bad batch line):
- * provider (borrowed, may be NULL), the error code and message (msg NULL:
- * ar_strerror(code)). New result (ar_result_destroy()), or NULL when out of
- * memory.
- */
-struct ar_result *ar_result_new_failed(const char *provider, int code, const char *msg);
+/* ar_result_new_failed(), ar_repair_kind_name(), ar_cost_source_name() are public:
+ * agentrun/agentrun.h. */
 
 /* A failed result with error nomem that needs no memory, for where an allocation
  * failed and a result must still be reported (borrowed: never destroy it). */
@@ -48,12 +43,6 @@ void ar_call_records_free(struct ar_call_record *calls, size_t n);
 /* The RunResult's "cached_from" object of r: what its cached calls spent when they
  * were made (tokens, cost_usd, cost_source, calls). New reference. */
 json_t *ar_result_cached_from(const struct ar_result *r);
-
-/* The RunResult word for k: "none", "local" or "model". Static storage. */
-const char *ar_repair_kind_name(enum ar_repair_kind k);
-
-/* The RunResult word for s: "cli", "price_table", "cache" or "unknown". Static storage. */
-const char *ar_cost_source_name(enum ar_cost_source s);
 
 /* A cost as every output shows it: null when unknown, else rounded to 1e-10 dollars
  * (ar_cost_round(): 0.01475, not 0.014750000000000001). New reference. */

@@ -5,13 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agentrun/agentrun.h"
+#include "agentrun/extract.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "contract/contract.h"
-#include "json/extract.h"
-#include "json/markdown.h"
-#include "json/repair.h"
-#include "provider/provider.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -52,7 +49,7 @@ static const struct ar_cli_opt extract_opts[] = {
 };
 
 struct extract_args {
-    struct ar_extract_options xo;
+    struct ar_extraction_options xo;
     int all;
     int code;
     const char *lang;
@@ -62,34 +59,16 @@ struct extract_args {
     const char *unwrap;
 };
 
-/* Compact output is written in pieces of this size: a large value is never held twice. */
-#define PIECE ((size_t)64 << 10)
-
-/*
- * The value as the model wrote it: its text, not jansson's idea of it. A
- * repaired value is doc->text; one that is the text's own bytes comes as its
- * span (AR_EXTRACT_TEXT_ONLY) and is compacted piece by piece on its way out.
- */
-static int print_value(const struct ar_json_doc *doc, const char *text, size_t start, size_t end,
-                       int compact)
+static int write_out(void *arg, const char *data, size_t len)
 {
-    if (doc->text || compact) { /* as it is: the repaired text, or the model's own */
-        int rc = doc->text ? ar_cli_write_stdout(doc->text, doc->len)
-                           : ar_cli_write_stdout(text + start, end - start);
-        return rc < 0 ? rc : ar_cli_write_stdout("\n", 1);
-    }
-    struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    int rc = 0;
-    for (size_t at = start; at < end && rc == 0; at += PIECE) {
-        size_t n = end - at < PIECE ? end - at : PIECE;
-        ar_buf_reset(&b);
-        rc = ar_json_compact(&st, text + at, n, &b);
-        if (rc == 0 && b.len)
-            rc = ar_cli_write_stdout(b.data, b.len);
-    }
-    ar_buf_finish(&b);
+    (void)arg;
+    return ar_cli_write_stdout(data, len);
+}
+
+/* The value as the model wrote it (compacted piece by piece, or repaired), then a newline. */
+static int print_value(const struct ar_extraction *x, const char *text)
+{
+    int rc = ar_extraction_write(x, text, write_out, NULL);
     return rc < 0 ? rc : ar_cli_write_stdout("\n", 1);
 }
 
@@ -99,54 +78,42 @@ static const char *plural(size_t n)
 }
 
 /* Says what the answer left out (unless -q) and, with -v, what repair did. */
-static void note_fixes(const struct ar_extract_result *r)
+static void note_fixes(const struct ar_extraction *x)
 {
-    if (r->fixes & AR_FIX_EXTRA_VALUES)
-        ar_cli_warnf("left out %zu more JSON value%s of the text (%s at byte %zu)", r->extra.count,
-                     plural(r->extra.count), r->extra.count == 1 ? "it starts" : "the first",
-                     r->extra.at);
-    unsigned repairs = r->fixes & ~(unsigned)AR_FIX_NOTES;
+    if (x->fixes & AR_FIX_EXTRA_VALUES)
+        ar_cli_warnf("left out %zu more JSON value%s of the text (%s at byte %zu)", x->extra_count,
+                     plural(x->extra_count), x->extra_count == 1 ? "it starts" : "the first",
+                     x->extra_at);
+    unsigned repairs = x->fixes & ~(unsigned)AR_FIX_NOTES;
     if (!repairs)
         return;
-    struct ar_buf b;
-    ar_buf_init(&b, 4096);
-    if (ar_json_fixes_format(repairs, ", ", &b) == 0) {
-        if (repairs & AR_FIX_MEMBERS_AFTER_CLOSE)
-            ar_buf_printf(&b, " (%zu member%s from byte %zu)", r->members.count,
-                          plural(r->members.count), r->members.at);
-        ar_cli_notef("repaired: %s", ar_buf_cstr(&b));
-    }
-    ar_buf_finish(&b);
+    char *names = ar_extract_fix_names(repairs, ", ");
+    if (!names)
+        return;
+    if (repairs & AR_FIX_MEMBERS_AFTER_CLOSE)
+        ar_cli_notef("repaired: %s (%zu member%s from byte %zu)", names, x->members_count,
+                     plural(x->members_count), x->members_at);
+    else
+        ar_cli_notef("repaired: %s", names);
+    free(names);
 }
 
-struct code_walk {
-    const char *lang;
-    size_t n;
-    int failed;
-};
-
-static int print_block(const struct ar_md_block *b, const char *text, void *arg)
+/* One block, ended by a newline when it has none. */
+static int print_block(void *arg, const char *data, size_t len)
 {
-    struct code_walk *w = arg;
-    if (!ar_md_block_is_lang(b, text, w->lang))
-        return 0;
-    w->n++;
-    size_t len = b->end - b->start;
-    if (ar_cli_write_stdout(text + b->start, len) < 0 ||
-        (len && text[b->end - 1] != '\n' && ar_cli_write_stdout("\n", 1) < 0)) {
-        w->failed = 1;
-        return 1;
-    }
+    (void)arg;
+    if (ar_cli_write_stdout(data, len) < 0 ||
+        (len && data[len - 1] != '\n' && ar_cli_write_stdout("\n", 1) < 0))
+        return -1;
     return 0;
 }
 
 static int run_code(const struct extract_args *a, const char *text, size_t len)
 {
-    struct code_walk w = { a->lang, 0, 0 };
-    ar_md_blocks_each(text, len, print_block, &w);
-    if (w.failed)
+    int n = ar_markdown_blocks(text, len, a->lang, print_block, NULL);
+    if (n < 0)
         return AR_EXIT_USAGE;
-    if (!w.n) {
+    if (!n) {
         if (a->lang)
             ar_cli_errorf("no '%s' code block found", a->lang);
         else
@@ -160,7 +127,7 @@ static int run_section(const struct extract_args *a, const char *text, size_t le
 {
     struct ar_error err = AR_ERROR_INIT;
     size_t s, e;
-    if (ar_md_section_find(text, len, a->section, &s, &e, &err) < 0) {
+    if (ar_markdown_section(text, len, a->section, &s, &e, &err) < 0) {
         ar_cli_errorf("%s", err.msg);
         return AR_EXIT_OUTPUT;
     }
@@ -170,20 +137,12 @@ static int run_section(const struct extract_args *a, const char *text, size_t le
     return AR_EXIT_OK;
 }
 
-struct each_walk {
-    const char *text;
-    int failed;
-};
-
-static int print_each(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
-                      void *arg)
+static int print_each(const struct ar_extraction *x, const char *text, void *arg)
 {
-    struct each_walk *w = arg;
-    struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
-    r.fixes = fixes;
-    note_fixes(&r);
-    if (print_value(doc, w->text, start, end, 0) < 0) {
-        w->failed = 1;
+    int *failed = arg;
+    note_fixes(x);
+    if (print_value(x, text) < 0) {
+        *failed = 1;
         return 1;
     }
     return 0;
@@ -212,19 +171,22 @@ static int load_contract(const char *path, struct ar_contract **out)
     return 0;
 }
 
-static int report_violations(const struct ar_contract *c, const struct ar_json_doc *doc)
+/* No value found: say so, and whether --repair would have found one (single quotes,
+ * trailing commas…). */
+static void report_none(const struct extract_args *a, const char *text, size_t len,
+                        const struct ar_error *err)
 {
-    struct ar_violations vs = AR_VIOLATIONS_INIT;
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    ar_contract_check_doc(c, doc, &vs);
-    if (ar_violations_format(&vs, &b) == 0) {
-        fflush(stdout);
-        fputs(ar_buf_cstr(&b), stderr);
-    }
-    ar_buf_finish(&b);
-    ar_violations_finish(&vs);
-    return AR_EXIT_OUTPUT;
+    struct ar_extraction_options ro = a->xo;
+    struct ar_extraction *rx = NULL;
+    char *fixes = NULL;
+    ro.repair = 1;
+    if (!a->xo.repair && ar_extract_json(text, len, &ro, &rx, NULL) == 0 &&
+        (fixes = ar_extract_fix_names(rx->fixes & ~(unsigned)AR_FIX_NOTES, ", ")))
+        ar_cli_errorf("%s; --repair finds one (%s)", err->msg, fixes);
+    else
+        ar_cli_errorf("%s", err->msg);
+    free(fixes);
+    ar_extraction_destroy(rx);
 }
 
 static int run_json(struct extract_args *a, const char *text, size_t len)
@@ -234,11 +196,10 @@ static int run_json(struct extract_args *a, const char *text, size_t len)
     int rc;
 
     if (a->all) {
-        struct each_walk w = { text, 0 };
-        struct ar_extract_note left = { 0, 0 };
-        a->xo.flags |= AR_EXTRACT_TEXT_ONLY;
-        rc = ar_json_extract_all(text, len, &a->xo, print_each, &w, &left, &err);
-        if (w.failed)
+        int failed = 0;
+        size_t left = 0, left_at = 0;
+        rc = ar_extract_json_all(text, len, &a->xo, print_each, &failed, &left, &left_at, &err);
+        if (failed)
             return AR_EXIT_USAGE;
         if (rc == AR_ENOMEM)
             return ar_cli_out_of_memory();
@@ -246,36 +207,21 @@ static int run_json(struct extract_args *a, const char *text, size_t len)
             ar_cli_errorf("%s", err.msg);
             return AR_EXIT_OUTPUT;
         }
-        if (left.count)
+        if (left)
             ar_cli_warnf("left out %zu JSON value%s that did not parse, the first at byte %zu",
-                         left.count, plural(left.count), left.at);
+                         left, plural(left), left_at);
         return AR_EXIT_OK;
     }
     if (a->schema) {
         rc = load_contract(a->schema, &contract);
         if (rc)
             return rc;
-        a->xo.accept = ar_contract_accept_fn;
-        a->xo.accept_arg = contract;
-    } else {
-        a->xo.flags |= AR_EXTRACT_TEXT_ONLY; /* printed, never read: no jansson tree */
+        a->xo.contract = contract;
     }
-    struct ar_extract_result res = AR_EXTRACT_RESULT_INIT;
-    rc = ar_json_extract(text, len, &a->xo, &res, &err);
-    if (rc == AR_ENOJSON && !(a->xo.flags & AR_EXTRACT_REPAIR)) {
-        /* Say so when --repair would have found one: single quotes, trailing commas… */
-        struct ar_extract_options ro = a->xo;
-        struct ar_extract_result rr = AR_EXTRACT_RESULT_INIT;
-        ro.flags |= AR_EXTRACT_REPAIR;
-        struct ar_buf fixes;
-        ar_buf_init(&fixes, 4096);
-        if (ar_json_extract(text, len, &ro, &rr, NULL) == 0 &&
-            ar_json_fixes_format(rr.fixes & ~(unsigned)AR_FIX_NOTES, ", ", &fixes) == 0)
-            ar_cli_errorf("%s; --repair finds one (%s)", err.msg, ar_buf_cstr(&fixes));
-        else
-            ar_cli_errorf("%s", err.msg);
-        ar_buf_finish(&fixes);
-        ar_extract_result_finish(&rr);
+    struct ar_extraction *x = NULL;
+    rc = ar_extract_json(text, len, &a->xo, &x, &err);
+    if (rc == AR_ENOJSON) {
+        report_none(a, text, len, &err);
         rc = AR_EXIT_OUTPUT;
     } else if (rc == AR_ENOMEM) {
         rc = ar_cli_out_of_memory();
@@ -283,14 +229,16 @@ static int run_json(struct extract_args *a, const char *text, size_t len)
         ar_cli_errorf("%s", err.msg);
         rc = AR_EXIT_OUTPUT;
     } else {
-        note_fixes(&res);
-        if (!res.accepted)
-            rc = report_violations(contract, &res.doc);
-        else
-            rc = print_value(&res.doc, text, res.start, res.end, res.compact) < 0 ? AR_EXIT_USAGE
-                                                                                  : AR_EXIT_OK;
+        note_fixes(x);
+        if (!x->valid) {
+            fflush(stdout);
+            fputs(x->violations, stderr);
+            rc = AR_EXIT_OUTPUT;
+        } else {
+            rc = print_value(x, text) < 0 ? AR_EXIT_USAGE : AR_EXIT_OK;
+        }
     }
-    ar_extract_result_finish(&res);
+    ar_extraction_destroy(x);
     ar_contract_destroy(contract);
     return rc;
 }
@@ -302,40 +250,35 @@ static int run_json(struct extract_args *a, const char *text, size_t len)
  */
 static int unwrap(const char *name, struct ar_buf *in)
 {
-    const struct ar_provider *p =
-        strcmp(name, "auto") == 0 ? ar_provider_detect(in->data, in->len) : ar_provider_find(name);
-    struct ar_reply reply;
-    ar_reply_init(&reply);
-    if (!p || p->unwrap_captured(ar_buf_cstr(in), in->len, &reply) < 0) {
-        ar_reply_finish(&reply);
-        if (p)
-            ar_cli_errorf("the input is not %s's json or stream-json output", p->name);
-        else
-            ar_cli_errorf("the input is not the json or stream-json output of claude, codex or "
-                          "gemini");
+    struct ar_captured *c;
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = ar_captured_unwrap(name, ar_buf_cstr(in), in->len, &c, &err);
+    if (rc == AR_ENOMEM)
+        return ar_cli_out_of_memory();
+    if (rc < 0) {
+        ar_cli_errorf("%s", err.msg);
         return AR_EXIT_OUTPUT;
     }
-    int rc = 0;
-    if (reply.error) {
-        ar_cli_errorf("%s reported %s: %s", p->name, ar_strerror_name(reply.error),
-                      reply.error_msg ? reply.error_msg : ar_strerror(reply.error));
-        rc = ar_error_exit_status(reply.error);
-    } else if (!reply.text || !*reply.text) {
-        ar_cli_errorf("%s's output holds no final text", p->name);
+    if (c->error) {
+        ar_cli_errorf("%s reported %s: %s", c->provider, ar_strerror_name(c->error),
+                      c->error_msg ? c->error_msg : ar_strerror(c->error));
+        rc = ar_error_exit_status(c->error);
+    } else if (!c->text || !*c->text) {
+        ar_cli_errorf("%s's output holds no final text", c->provider);
         rc = AR_EXIT_OUTPUT;
     } else {
         ar_cli_notef(
             "unwrapped %s output: session %s, %llu input + %llu cached + %llu output tokens",
-            p->name, reply.session_id ? reply.session_id : "unknown",
-            (unsigned long long)reply.usage.input,
-            (unsigned long long)(reply.usage.cache_read + reply.usage.cache_write),
-            (unsigned long long)reply.usage.output);
+            c->provider, c->session_id ? c->session_id : "unknown",
+            (unsigned long long)c->usage.input,
+            (unsigned long long)(c->usage.cache_read + c->usage.cache_write),
+            (unsigned long long)c->usage.output);
         ar_buf_reset(in);
-        if (ar_buf_puts(in, reply.text) < 0) {
+        if (ar_buf_puts(in, c->text) < 0) {
             rc = ar_cli_out_of_memory();
         }
     }
-    ar_reply_finish(&reply);
+    ar_captured_destroy(c);
     return rc;
 }
 
@@ -366,7 +309,9 @@ static void on_truncation(const char *file)
 
 static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
 {
-    struct extract_args a = { AR_EXTRACT_OPTIONS_INIT, 0, 0, NULL, NULL, NULL, NULL, NULL };
+    struct extract_args a;
+    memset(&a, 0, sizeof(a));
+    ar_extraction_options_init(&a.xo);
     struct ar_cli_parser p;
     const char *arg;
     int key, want_flags = 0;
@@ -375,18 +320,18 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
     while ((key = ar_cli_next(&p, &arg)) >= 0) {
         switch (key) {
         case OPT_ARRAY:
-            a.xo.want = AR_JSON_ARRAY;
+            a.xo.want = AR_WANT_ARRAY;
             want_flags++;
             break;
         case OPT_ANY:
-            a.xo.want = AR_JSON_ANY;
+            a.xo.want = AR_WANT_ANY;
             want_flags++;
             break;
         case OPT_ALL:
             a.all = 1;
             break;
         case OPT_REPAIR:
-            a.xo.flags |= AR_EXTRACT_REPAIR;
+            a.xo.repair = 1;
             break;
         case OPT_SCHEMA:
             a.schema = arg;
@@ -401,7 +346,7 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
             a.section = arg;
             break;
         case OPT_UNWRAP:
-            if (strcmp(arg, "auto") != 0 && !ar_provider_find(arg)) {
+            if (strcmp(arg, "auto") != 0 && !ar_provider_known(arg)) {
                 ar_cli_parser_finish(&p);
                 return ar_cli_usage_error(
                     cmd, "invalid --unwrap '%s' (claude, codex, gemini, auto)", arg);
@@ -427,8 +372,7 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
         return ar_cli_usage_error(cmd, "--array and --any cannot be combined");
     if (a.code && a.section)
         return ar_cli_usage_error(cmd, "--code and --section cannot be combined");
-    if ((a.code || a.section) &&
-        (want_flags || a.all || a.schema || (a.xo.flags & AR_EXTRACT_REPAIR)))
+    if ((a.code || a.section) && (want_flags || a.all || a.schema || a.xo.repair))
         return ar_cli_usage_error(cmd, "--%s does not take JSON options",
                                   a.code ? "code" : "section");
     if (a.all && a.schema)

@@ -29,6 +29,7 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "agentrun/extract.h"
 #include "json/doc.h"
 #include "util/buf.h"
 
@@ -104,24 +105,13 @@ json_t *ar_violations_to_json(const struct ar_violations *vs);
  */
 int ar_json_pointer_append(struct ar_buf *out, const char *seg, size_t len);
 
-/*
- * Loads a contract from JSON text (len bytes, need not be NUL-terminated).
- * On success *out is a new contract (ar_contract_destroy()). On failure
- * returns AR_EUSAGE (or AR_ENOMEM) and sets err: for invalid JSON,
- * msg "invalid JSON at line L column C: …"; for a bad schema, err->where is
- * the JSON Pointer of the offending keyword ("/properties/x/oneOf") and msg
- * says what is wrong ("unsupported keyword 'oneOf' at /properties/x").
- */
-int ar_contract_parse(const char *text, size_t len, struct ar_contract **out, struct ar_error *err);
+/* ar_contract_parse() and ar_contract_destroy() are public: agentrun/extract.h. */
 
 /*
  * Like ar_contract_parse() from a parsed schema. `schema` is borrowed: the
  * contract takes its own reference, so the caller must not modify it later.
  */
 int ar_contract_from_json(json_t *schema, struct ar_contract **out, struct ar_error *err);
-
-/* Frees the contract. NULL does nothing. */
-void ar_contract_destroy(struct ar_contract *c);
 
 /*
  * Borrowed reference to the schema as loaded, valid until

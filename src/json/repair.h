@@ -9,41 +9,12 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "agentrun/extract.h"
 #include "util/buf.h"
 
-enum ar_json_fix {
-    AR_FIX_TRAILING_COMMA = 1 << 0,   /* [1,2,] {"a":1,} and doubled commas */
-    AR_FIX_COMMENTS = 1 << 1,         /* // line and block comments dropped */
-    AR_FIX_SINGLE_QUOTES = 1 << 2,    /* 'text' -> "text" */
-    AR_FIX_CURLY_QUOTES = 1 << 3,     /* “text” and ‘text’ as delimiters -> "text" */
-    AR_FIX_UNQUOTED_KEYS = 1 << 4,    /* {a: 1} -> {"a": 1} */
-    AR_FIX_PYTHON_LITERALS = 1 << 5,  /* True False None -> true false null */
-    AR_FIX_NAN_INFINITY = 1 << 6,     /* NaN Infinity -Infinity -> null */
-    AR_FIX_RAW_NEWLINES = 1 << 7,     /* raw newline, tab, control bytes in strings escaped */
-    AR_FIX_MISSING_COMMA = 1 << 8,    /* {"a":1 "b":2} [1 2] */
-    AR_FIX_TRUNCATION = 1 << 9,       /* open string, value, arrays and objects closed */
-    AR_FIX_MISSING_QUOTE = 1 << 10,   /* {"a":"b,"c":1} {"a":"b} : the closing quote supplied */
-    AR_FIX_INNER_QUOTES = 1 << 11,    /* "say "hi" now" -> "say \"hi\" now" */
-    AR_FIX_UNQUOTED_VALUES = 1 << 12, /* [a, b] {url: https://x} -> strings */
-    AR_FIX_NUMBER_FORMAT = 1 << 13,   /* .25 +1 82_461_110 -> 0.25 1 82461110; 0789 -> "0789" */
-    AR_FIX_ELLIPSIS = 1 << 14,        /* [1, 2, ...] -> [1, 2] */
-    AR_FIX_JS_SYNTAX = 1 << 15,       /* undefined TRUE ObjectId("1") new Date("x") "a" + "b" */
-    AR_FIX_MISSING_COLON = 1 << 16,   /* {"a" 1} -> {"a": 1} */
-    AR_FIX_BRACKETS = 1 << 17,        /* {"a": 2] -> {"a": 2}, {"a": [1} -> {"a": [1]} */
-    AR_FIX_UNICODE_SPACE = 1 << 18,   /* NBSP and other non-ASCII spaces between tokens */
-    AR_FIX_ESCAPED_JSON = 1 << 19,    /* {\"k\": 1} -> {"k": 1} */
-    AR_FIX_MISSING_VALUE = 1 << 20,   /* {"a":} {"a":,"b":1} -> null */
-    /* Not a repair: the text held other values besides the answer (extract.h
-     * says how many and where); the answer is still the text's own bytes. */
-    AR_FIX_EXTRA_VALUES = 1 << 21,
-    AR_FIX_MEMBERS_AFTER_CLOSE = 1 << 22, /* {"a":1}, "b":2} -> {"a":1,"b":2} */
-};
+/* enum ar_json_fix (AR_FIX_*) and AR_FIX_NOTES are public: agentrun/extract.h. */
 
 #define AR_FIX_COUNT 23
-
-/* The fix bits that name a choice, not a change: an answer with only these is
- * still the text's own bytes. */
-#define AR_FIX_NOTES AR_FIX_EXTRA_VALUES
 
 /* The fix's name ("trailing_comma"), or NULL for a value that is not one fix bit. */
 const char *ar_json_fix_name(unsigned fix);

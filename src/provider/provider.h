@@ -242,6 +242,9 @@ const struct ar_provider *ar_provider_detect(const char *data, size_t len);
 /* ar_provider_names(), ar_provider_known() and ar_provider_check_list() are public:
  * agentrun/agentrun.h. */
 
+/* "claude, codex or gemini": the registry's names for a sentence. Static storage. */
+const char *ar_provider_names_or(void);
+
 /* Resolves "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) to a provider. NULL with err set. */
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err);
 

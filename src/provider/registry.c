@@ -206,3 +206,19 @@ int ar_provider_known(const char *name)
 {
     return name && ar_provider_find(name) != NULL;
 }
+
+const char *ar_provider_names_or(void)
+{
+    static char names[128];
+    if (!names[0]) {
+        const struct ar_provider *const *p = ar_providers();
+        size_t off = 0;
+        for (size_t i = 0; p[i] && off < sizeof(names); i++)
+            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",
+                                    i == 0     ? ""
+                                    : p[i + 1] ? ", "
+                                               : " or ",
+                                    p[i]->name);
+    }
+    return names;
+}

@@ -5,7 +5,7 @@
 
 #include "batch/job.h"
 #include "batch/record.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "result/result.h"
 
 int ar_batch_record_line(const char *id, int id_is_integer, const struct ar_result *r,

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "agentrun/doctor.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 
 #define DOCTOR_SCHEMA "agentrun.doctor/1"
 

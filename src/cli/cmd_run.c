@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cli/terminal.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/utf8.h"

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "agentrun/worktrees.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "util/buf.h"
 
 enum {

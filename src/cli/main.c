@@ -15,7 +15,7 @@
 #include "cli/ar_describe.h" /* generated in the build's src/cli, with or without .git */
 #include "cli/cli.h"
 #include "cli/manual.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 
 /*
  * "agentrun 0.2.0 (libuv 1.44.2, jansson 2.14)": a release. A build from any

@@ -12,7 +12,7 @@
 #include "cli/review_format.h"
 #include "cli/terminal.h"
 #include "cost/cost.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "result/result.h"
 #include "util/macros.h"
 #include "util/utf8.h"

@@ -8,7 +8,7 @@
 #include "cli/session.h"
 #include "cli/terminal.h"
 #include "util/buf.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "util/file.h"
 #include <uv.h>
 

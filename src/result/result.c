@@ -11,7 +11,7 @@
 #include "cost/cost.h"
 #include "git/git.h"
 #include "json/doc.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "json/extract.h"
 #include "json/repair.h"
 #include "result/result.h"

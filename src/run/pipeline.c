@@ -37,7 +37,7 @@
 #include "contract/contract.h"
 #include "cost/cost.h"
 #include "git/git.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "json/extract.h"
 #include "json/repair.h"
 #include "proc/proc.h"

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "json/doc.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "json/extract.h"
 #include "json/markdown.h"
 #include "json/repair.h"

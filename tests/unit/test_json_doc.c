@@ -11,7 +11,7 @@
 
 #include "json/doc.h"
 #include "json/scan.h"
-#include "json/dump.h"
+#include "util/json_dump.h"
 
 /* Valid documents and their compact text: whitespace between tokens goes,
  * every string and number stays as written. Written here in the manner of

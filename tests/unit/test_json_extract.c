@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json/dump.h"
+#include "util/json_dump.h"
 #include "json/extract.h"
 #include "json/repair.h"
 #include "util/buf.h"

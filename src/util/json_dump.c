@@ -1,5 +1,5 @@
 /* Compact JSON output faithful to the model's text (see dump.h). */
-#include "json/dump.h"
+#include "util/json_dump.h"
 
 #include <math.h>
 #include <stdio.h>

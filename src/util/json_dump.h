@@ -4,8 +4,8 @@
  * and real numbers in the shortest form that reads back to the same double
  * (0.85 stays 0.85, where jansson's fixed 17 digits print 0.84999999999999998).
  */
-#ifndef AR_JSON_DUMP_H
-#define AR_JSON_DUMP_H
+#ifndef AR_UTIL_JSON_DUMP_H
+#define AR_UTIL_JSON_DUMP_H
 
 #include <jansson.h>
 

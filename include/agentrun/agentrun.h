@@ -468,6 +468,15 @@ AR_API double ar_cost_round(double usd);
 /* "claude, codex, gemini": every provider's name, in `--provider auto` order. Static storage. */
 AR_API const char *ar_provider_names(void);
 
+/*
+ * The same names for text built into a program (help, man pages, completions),
+ * where ar_provider_names() cannot be called: the registry's names in its order
+ * (a unit test holds these to it).
+ */
+#define AR_PROVIDERS_OR     "claude, codex or gemini"
+#define AR_PROVIDERS_AND    "claude, codex and gemini"
+#define AR_PROVIDER_CHOICES "claude|codex|gemini"
+
 /* 1 when `name` names a provider ("claude"), else 0 ("auto" is no provider). */
 AR_API int ar_provider_known(const char *name);
 

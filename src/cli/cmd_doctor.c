@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "agentrun/agentrun.h"
 #include "agentrun/doctor.h"
 #include "util/json_dump.h"
 
@@ -273,7 +274,7 @@ const struct ar_cli_command ar_cmd_doctor = {
     .name = "doctor",
     .synopsis = "[--format text|json] [--pretty] [--prompts-dir DIR]",
     .summary = "check which CLIs, credentials, git and prompt overrides agentrun can use",
-    .description = "For claude, codex and gemini: whether the binary is found (PATH, or "
+    .description = "For " AR_PROVIDERS_AND ": whether the binary is found (PATH, or "
                    "AGENTRUN_<NAME>_BIN) and answers --version (installed); whether it is logged "
                    "in, by its own status command where it has one (claude auth status, codex "
                    "login status; never a model call), else by what the environment and its "

@@ -42,7 +42,7 @@ static const struct ar_cli_opt extract_opts[] = {
       NULL },
     { "unwrap", OPT_UNWRAP, "CLI",
       "the input is a CLI's captured output (json or stream-json): take its final text first",
-      "claude|codex|gemini|auto" },
+      AR_PROVIDER_CHOICES "|auto" },
     { "verbose", 'v', NULL, "say more on stderr (the repairs made)", NULL },
     { "quiet", 'q', NULL, "say less on stderr", NULL },
     { NULL, 0, NULL, NULL, NULL },
@@ -348,8 +348,8 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
         case OPT_UNWRAP:
             if (strcmp(arg, "auto") != 0 && !ar_provider_known(arg)) {
                 ar_cli_parser_finish(&p);
-                return ar_cli_usage_error(
-                    cmd, "invalid --unwrap '%s' (claude, codex, gemini, auto)", arg);
+                return ar_cli_usage_error(cmd, "invalid --unwrap '%s' (%s, auto)", arg,
+                                          ar_provider_names());
             }
             a.unwrap = arg;
             break;

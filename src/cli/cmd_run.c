@@ -424,7 +424,7 @@ out:
 const struct ar_cli_command ar_cmd_run = {
     .name = "run",
     .synopsis = "[options] [PROMPT | -f FILE | - | -t TEMPLATE --var KEY=VALUE…]",
-    .summary = "run one prompt through claude, codex or gemini and report a RunResult",
+    .summary = "run one prompt through " AR_PROVIDERS_OR " and report a RunResult",
     .description =
         "The prompt goes to the CLI on standard input. With no PROMPT, -f or -t and standard\n"
         "input not a terminal, the prompt is read from it (echo hi | agentrun run). With a "

@@ -2095,6 +2095,36 @@ static void test_come_back_times_from_recordings(void **state)
 }
 
 /* The wording of each CLI's limits, at a fixed time (2026-11-23 15:42:00 UTC), in UTC. */
+/* The names built into the CLI's help are the registry's (one owner: the registry). */
+static void test_provider_names_in_help_are_the_registry(void **state)
+{
+    (void)state;
+    const struct ar_provider *const *p = ar_providers();
+    char list[128] = "", or_[128] = "", and_[128] = "", choices[128] = "";
+    size_t n = 0;
+    while (p[n])
+        n++;
+    for (size_t i = 0; i < n; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < n ? ", " : NULL;
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                 p[i]->name);
+        snprintf(or_ + strlen(or_), sizeof(or_) - strlen(or_), "%s%s", sep ? sep : " or ",
+                 p[i]->name);
+        snprintf(and_ + strlen(and_), sizeof(and_) - strlen(and_), "%s%s", sep ? sep : " and ",
+                 p[i]->name);
+        snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), "%s%s", i ? "|" : "",
+                 p[i]->name);
+    }
+    assert_string_equal(ar_provider_names(), list);
+    assert_string_equal(ar_provider_names_or(), or_);
+    assert_string_equal(AR_PROVIDERS_OR, or_);
+    assert_string_equal(AR_PROVIDERS_AND, and_);
+    assert_string_equal(AR_PROVIDER_CHOICES, choices);
+    assert_true(ar_provider_known("codex"));
+    assert_false(ar_provider_known("auto"));
+    assert_false(ar_provider_known(NULL));
+}
+
 static void test_retry_after_wordings(void **state)
 {
     setenv("TZ", "UTC", 1);
@@ -2233,6 +2263,7 @@ int main(void)
         cmocka_unit_test(test_come_back_times_from_recordings),
         cmocka_unit_test(test_only_missing_tools_that_act_are_refusals),
         cmocka_unit_test(test_retry_after_wordings),
+        cmocka_unit_test(test_provider_names_in_help_are_the_registry),
         cmocka_unit_test(test_codex_declined_command_is_a_refused_shell_call),
     };
     /* gemini's private homes are kept under $XDG_CACHE_HOME: here, not the user's. */

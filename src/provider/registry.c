@@ -1,5 +1,6 @@
 /* The provider table, binary and model lookup, and `--provider auto`. */
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,17 +136,39 @@ const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error 
     return NULL;
 }
 
+/* The registry's names joined for messages, made once (pthread_once: the library's
+ * callers may be threads). */
+static char names_list[128], names_or[128];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void join_names(char *out, size_t size, const char *last_sep)
+{
+    const struct ar_provider *const *p = ar_providers();
+    size_t off = 0;
+    for (size_t i = 0; p[i] && off < size; i++)
+        off += (size_t)snprintf(out + off, size - off, "%s%s",
+                                i == 0     ? ""
+                                : p[i + 1] ? ", "
+                                           : last_sep,
+                                p[i]->name);
+}
+
+static void make_names(void)
+{
+    join_names(names_list, sizeof(names_list), ", ");
+    join_names(names_or, sizeof(names_or), " or ");
+}
+
 const char *ar_provider_names(void)
 {
-    static char names[128];
-    if (!names[0]) {
-        const struct ar_provider *const *p = ar_providers();
-        size_t off = 0;
-        for (size_t i = 0; p[i] && off < sizeof(names); i++)
-            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
-                                    p[i]->name);
-    }
-    return names;
+    pthread_once(&names_once, make_names);
+    return names_list;
+}
+
+const char *ar_provider_names_or(void)
+{
+    pthread_once(&names_once, make_names);
+    return names_or;
 }
 
 int ar_provider_check_list(const char *list, struct ar_error *err)
@@ -205,20 +228,4 @@ const char *ar_provider_auth_env_set(const struct ar_provider *p)
 int ar_provider_known(const char *name)
 {
     return name && ar_provider_find(name) != NULL;
-}
-
-const char *ar_provider_names_or(void)
-{
-    static char names[128];
-    if (!names[0]) {
-        const struct ar_provider *const *p = ar_providers();
-        size_t off = 0;
-        for (size_t i = 0; p[i] && off < sizeof(names); i++)
-            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",
-                                    i == 0     ? ""
-                                    : p[i + 1] ? ", "
-                                               : " or ",
-                                    p[i]->name);
-    }
-    return names;
 }

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/review_format.h"
+#include "review/format.h"
 #include "review/diff.h"
 #include "review/review.h"
 #include "result/result.h"
@@ -1326,8 +1326,8 @@ static void test_severity_names_round_trip(void **state)
     assert_int_equal(ar_severity_parse("none", 0), -1);
     assert_int_equal(ar_severity_parse("none", 1), AR_FAIL_ON_NONE);
     assert_int_equal(ar_severity_parse("High", 1), -1);
-    assert_int_equal(ar_review_format_parse("sarif"), AR_REVIEW_FORMAT_SARIF);
-    assert_int_equal(ar_review_format_parse("xml"), -1);
+    assert_int_equal(ar_review_format_from_name("sarif"), AR_REVIEW_FORMAT_SARIF);
+    assert_int_equal(ar_review_format_from_name("xml"), -1);
 }
 
 int main(void)

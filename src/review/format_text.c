@@ -221,7 +221,7 @@ void ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out)
 {
     const struct ar_review *rv = rep->rv;
     const struct ar_review_verdict *v = rep->verdict;
-    if (!rep->reviewed) {
+    if (!rep->reviewed && !rv->failed) { /* failed: it never ran (ar_review_result_from_error()) */
         ar_buf_printf(out, "nothing to review%s%s\n", rep->why_not ? ": " : "",
                       rep->why_not ? rep->why_not : "");
         if (ar_rf_n_cover(rep))

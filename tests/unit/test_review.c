@@ -1328,11 +1328,90 @@ static void test_severity_names_round_trip(void **state)
     assert_int_equal(ar_severity_parse("High", 1), -1);
     assert_int_equal(ar_review_format_from_name("sarif"), AR_REVIEW_FORMAT_SARIF);
     assert_int_equal(ar_review_format_from_name("xml"), -1);
+    assert_int_equal(ar_review_format_from_name(NULL), -1);
+    for (int f = 0; f < AR_REVIEW_FORMAT_COUNT; f++)
+        assert_int_equal(ar_review_format_from_name(ar_review_format_name(f)), f);
+    assert_null(ar_review_format_name(AR_REVIEW_FORMAT_COUNT));
+    assert_null(ar_review_format_name(-1));
+}
+
+/* A writer that takes at most `room` bytes, then refuses. */
+struct sink {
+    struct ar_buf got;
+    size_t room;
+    int calls;
+};
+
+static int sink_write(void *arg, const char *data, size_t n)
+{
+    struct sink *k = arg;
+    k->calls++;
+    if (k->got.len + n > k->room)
+        return -1;
+    return ar_buf_append(&k->got, data, n);
+}
+
+static void test_write_hands_the_whole_document_to_the_writer(void **state)
+{
+    struct ar_error e = AR_ERROR_INIT;
+    ar_error_set(&e, AR_ETIMEOUT, NULL, "the model took too long");
+    struct ar_review_result *res = NULL;
+    assert_int_equal(ar_review_result_from_error(&e, &res), 0);
+    assert_int_equal(res->verdict.exit_status, ar_error_exit_status(AR_ETIMEOUT));
+    assert_true(res->review.failed);
+
+    struct sink k = { .room = SIZE_MAX };
+    ar_buf_init(&k.got, AR_BUF_UNLIMITED);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_TEXT, NULL, sink_write, &k, &err), 0);
+    assert_string_equal(ar_buf_cstr(&k.got), "verdict: error (timeout: the model took too long)\n");
+    assert_int_equal(k.calls, 1);
+
+    /* json: the failure, with the caller's exit status. */
+    res->verdict.exit_status = 2;
+    k.got.len = 0;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_JSON, NULL, sink_write, &k, &err), 0);
+    json_t *doc = json_loadb(k.got.data, k.got.len, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "verdict")), "error");
+    assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 2);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "error"), "code")),
+                        "timeout");
+    json_decref(doc);
+
+    /* sarif with options: pretty and the caller's category. */
+    struct ar_review_write_options wo;
+    ar_review_write_options_init(&wo);
+    wo.pretty = 1;
+    wo.sarif_category = "lint/c";
+    k.got.len = 0;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_SARIF, &wo, sink_write, &k, &err), 0);
+    assert_non_null(strstr(ar_buf_cstr(&k.got), "\n  \"version\": \"2.1.0\""));
+    assert_non_null(strstr(ar_buf_cstr(&k.got), "\"id\": \"lint/c/\""));
+
+    /* A writer that refuses: AR_EIO, said where. */
+    k.got.len = 0;
+    k.room = 10;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_JSON, NULL, sink_write, &k, &err),
+                     AR_EIO);
+    assert_string_equal(err.where, "write");
+    assert_int_equal(k.got.len, 0);
+
+    /* No such format, no result: AR_EUSAGE, nothing written. */
+    k.calls = 0;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_COUNT, NULL, sink_write, &k, &err),
+                     AR_EUSAGE);
+    assert_int_equal(ar_review_write(NULL, AR_REVIEW_FORMAT_TEXT, NULL, sink_write, &k, &err),
+                     AR_EUSAGE);
+    assert_int_equal(k.calls, 0);
+    ar_buf_finish(&k.got);
+    ar_review_result_destroy(res);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_write_hands_the_whole_document_to_the_writer),
         cmocka_unit_test(test_parse_finds_files_and_hunks),
         cmocka_unit_test(test_parse_hunk_header_at_end_of_unterminated_text),
         cmocka_unit_test(test_parse_removed_dashes_line_is_not_a_new_file),

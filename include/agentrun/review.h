@@ -404,7 +404,8 @@ enum ar_review_format {
     AR_REVIEW_FORMAT_RDJSONL,    /* reviewdog's rdjsonl, one diagnostic a line */
     AR_REVIEW_FORMAT_GITLAB,     /* GitLab Code Quality */
     AR_REVIEW_FORMAT_CHECKSTYLE, /* Checkstyle XML */
-    AR_REVIEW_FORMAT_COUNT,
+    /* No count: a format added later is a new enumerator, and no value changes
+     * (ar_review_format_name() is NULL past the last). */
 };
 
 /* The format named name ("text", "json", "sarif", "github", "rdjsonl", "gitlab",

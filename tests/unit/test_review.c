@@ -1329,9 +1329,10 @@ static void test_severity_names_round_trip(void **state)
     assert_int_equal(ar_review_format_from_name("sarif"), AR_REVIEW_FORMAT_SARIF);
     assert_int_equal(ar_review_format_from_name("xml"), -1);
     assert_int_equal(ar_review_format_from_name(NULL), -1);
-    for (int f = 0; f < AR_REVIEW_FORMAT_COUNT; f++)
-        assert_int_equal(ar_review_format_from_name(ar_review_format_name(f)), f);
-    assert_null(ar_review_format_name(AR_REVIEW_FORMAT_COUNT));
+    int n = 0;
+    for (; ar_review_format_name(n); n++)
+        assert_int_equal(ar_review_format_from_name(ar_review_format_name(n)), n);
+    assert_int_equal(n, AR_REVIEW_FORMAT_CHECKSTYLE + 1);
     assert_null(ar_review_format_name(-1));
 }
 
@@ -1399,7 +1400,7 @@ static void test_write_hands_the_whole_document_to_the_writer(void **state)
 
     /* No such format, no result: AR_EUSAGE, nothing written. */
     k.calls = 0;
-    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_COUNT, NULL, sink_write, &k, &err),
+    assert_int_equal(ar_review_write(res, (enum ar_review_format)99, NULL, sink_write, &k, &err),
                      AR_EUSAGE);
     assert_int_equal(ar_review_write(NULL, AR_REVIEW_FORMAT_TEXT, NULL, sink_write, &k, &err),
                      AR_EUSAGE);

@@ -88,17 +88,15 @@ int ar_review_render(const struct ar_review_report *rep, enum ar_review_format f
     case AR_REVIEW_FORMAT_TEXT:
     case AR_REVIEW_FORMAT_GITHUB: {
         size_t from = out->len;
-        if (fmt == AR_REVIEW_FORMAT_TEXT)
-            ar_rf_render_text(rep, out);
-        else
-            ar_rf_render_github(rep, out);
-        return ar_shown_in_place(out, from); /* a terminal, a CI log: util/shown.h */
+        int rc = fmt == AR_REVIEW_FORMAT_TEXT ? ar_rf_render_text(rep, out)
+                                              : ar_rf_render_github(rep, out);
+        /* a terminal, a CI log: util/shown.h */
+        return rc ? rc : ar_shown_in_place(out, from);
     }
     case AR_REVIEW_FORMAT_RDJSONL:
         return ar_rf_render_rdjsonl(rep, out);
     case AR_REVIEW_FORMAT_CHECKSTYLE:
-        ar_rf_render_checkstyle(rep, out);
-        return 0;
+        return ar_rf_render_checkstyle(rep, out);
     case AR_REVIEW_FORMAT_GITLAB:
         doc = ar_review_to_gitlab(rep);
         break;

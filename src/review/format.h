@@ -69,10 +69,11 @@ json_t *ar_review_to_sarif(const struct ar_review_report *rep);
 /* The GitLab Code Quality report (an array). New reference, NULL when out of memory. */
 json_t *ar_review_to_gitlab(const struct ar_review_report *rep);
 
-void ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out);
-void ar_rf_render_github(const struct ar_review_report *rep, struct ar_buf *out);
+/* Each appends its document to out. Returns 0 or AR_ENOMEM (out then holds part of it). */
+int ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out);
+int ar_rf_render_github(const struct ar_review_report *rep, struct ar_buf *out);
 int ar_rf_render_rdjsonl(const struct ar_review_report *rep, struct ar_buf *out);
-void ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *out);
+int ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *out);
 
 /*
  * Appends s as XML 1.0 attribute text: & < > " ' escaped, tab, newline and

@@ -325,24 +325,28 @@ int ar_xml_escape(const char *s, struct ar_buf *out)
     return rc;
 }
 
-static void checkstyle_error(struct ar_buf *out, int64_t line, const char *severity,
-                             const char *message, const char *suggestion, const char *source)
+static int checkstyle_error(struct ar_buf *out, int64_t line, const char *severity,
+                            const char *message, const char *suggestion, const char *source)
 {
+    int fail = 0;
     /* line 0 (the whole file) is written as 1: checkstyle readers want a line. */
-    ar_buf_printf(out, "    <error line=\"%lld\" severity=\"%s\" message=\"",
-                  (long long)(line ? line : 1), severity);
-    ar_xml_escape(message, out);
+    fail |= ar_buf_printf(out, "    <error line=\"%lld\" severity=\"%s\" message=\"",
+                          (long long)(line ? line : 1), severity);
+    fail |= ar_xml_escape(message, out);
     if (suggestion) {
-        ar_xml_escape("\n\nSuggestion: ", out);
-        ar_xml_escape(suggestion, out);
+        fail |= ar_xml_escape("\n\nSuggestion: ", out);
+        fail |= ar_xml_escape(suggestion, out);
     }
-    ar_buf_printf(out, "\" source=\"%s\"/>\n", source);
+    fail |= ar_buf_printf(out, "\" source=\"%s\"/>\n", source);
+    return fail;
 }
 
-void ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *out)
+int ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *out)
 {
+    int fail = 0;
     const struct ar_review *rv = rep->rv;
-    ar_buf_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<checkstyle version=\"8.0\">\n");
+    fail |= ar_buf_puts(
+        out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<checkstyle version=\"8.0\">\n");
     /* Each changed file not reviewed fails the review: it comes first, as an error. */
     for (size_t i = 0; i < ar_rf_n_cover(rep); i++) {
         const struct ar_review_file *f = ar_rf_cover_at(rep, i);
@@ -350,40 +354,42 @@ void ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *
             continue;
         char msg[700];
         ar_rf_cover_message(f, msg, sizeof(msg));
-        ar_buf_puts(out, "  <file name=\"");
-        ar_xml_escape(ar_rf_cover_path(f), out);
-        ar_buf_puts(out, "\">\n");
-        checkstyle_error(out, 0, "error", msg, NULL, "agentrun.review.not-reviewed");
-        ar_buf_puts(out, "  </file>\n");
+        fail |= ar_buf_puts(out, "  <file name=\"");
+        fail |= ar_xml_escape(ar_rf_cover_path(f), out);
+        fail |= ar_buf_puts(out, "\">\n");
+        fail |= checkstyle_error(out, 0, "error", msg, NULL, "agentrun.review.not-reviewed");
+        fail |= ar_buf_puts(out, "  </file>\n");
     }
     /* A finding with no place in the repository: at ".", saying it has none. */
     for (size_t i = 0; i < rv->n_unplaced; i++) {
         const struct ar_review_issue *is = &rv->unplaced[i];
         char source[48], *msg = unplaced_message(is, 0);
+        fail |= !msg;
         snprintf(source, sizeof(source), "agentrun.review.%s", ar_severity_name(is->severity));
-        ar_buf_puts(out, "  <file name=\"");
-        ar_xml_escape(UNPLACED_PATH, out);
-        ar_buf_puts(out, "\">\n");
-        checkstyle_error(out, 0, severity_out[is->severity].checkstyle_severity,
-                         msg ? msg : is->message, is->suggestion, source);
-        ar_buf_puts(out, "  </file>\n");
+        fail |= ar_buf_puts(out, "  <file name=\"");
+        fail |= ar_xml_escape(UNPLACED_PATH, out);
+        fail |= ar_buf_puts(out, "\">\n");
+        fail |= checkstyle_error(out, 0, severity_out[is->severity].checkstyle_severity,
+                                 msg ? msg : is->message, is->suggestion, source);
+        fail |= ar_buf_puts(out, "  </file>\n");
         free(msg);
     }
     for (size_t i = 0; i < rv->n_issues; i++) {
         const struct ar_review_issue *is = &rv->issues[i];
         if (i == 0 || strcmp(rv->issues[i - 1].file, is->file) != 0) {
             if (i)
-                ar_buf_puts(out, "  </file>\n");
-            ar_buf_puts(out, "  <file name=\"");
-            ar_xml_escape(is->file, out);
-            ar_buf_puts(out, "\">\n");
+                fail |= ar_buf_puts(out, "  </file>\n");
+            fail |= ar_buf_puts(out, "  <file name=\"");
+            fail |= ar_xml_escape(is->file, out);
+            fail |= ar_buf_puts(out, "\">\n");
         }
         char source[48];
         snprintf(source, sizeof(source), "agentrun.review.%s", ar_severity_name(is->severity));
-        checkstyle_error(out, is->line, severity_out[is->severity].checkstyle_severity, is->message,
-                         is->suggestion, source);
+        fail |= checkstyle_error(out, is->line, severity_out[is->severity].checkstyle_severity,
+                                 is->message, is->suggestion, source);
     }
     if (rv->n_issues)
-        ar_buf_puts(out, "  </file>\n");
-    ar_buf_puts(out, "</checkstyle>\n");
+        fail |= ar_buf_puts(out, "  </file>\n");
+    fail |= ar_buf_puts(out, "</checkstyle>\n");
+    return fail ? AR_ENOMEM : 0;
 }

@@ -855,6 +855,33 @@ static void sample_review(struct ar_review *rv)
     ar_diff_finish(&d);
 }
 
+/* A document that cannot be made whole is an error, never a shorter document: each
+ * format into a buffer that refuses to grow past n bytes, for every n short of it. */
+static void test_every_format_fails_rather_than_cut(void **state)
+{
+    struct ar_review rv;
+    sample_review(&rv);
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
+    for (int f = 0; ar_review_format_name(f); f++) {
+        struct ar_buf whole;
+        ar_buf_init(&whole, AR_BUF_UNLIMITED);
+        assert_int_equal(ar_review_render(&rep, (enum ar_review_format)f, &whole), 0);
+        for (size_t n = 0; n < whole.len; n += 1 + n / 8) {
+            struct ar_buf b;
+            ar_buf_init(&b, n);
+            int rc = ar_review_render(&rep, (enum ar_review_format)f, &b);
+            if (rc == 0)
+                fail_msg("%s: %zu of %zu bytes and no error", ar_review_format_name(f), b.len,
+                         whole.len);
+            ar_buf_finish(&b);
+        }
+        ar_buf_finish(&whole);
+    }
+    ar_review_finish(&rv);
+}
+
 static void test_github_format_commands(void **state)
 {
     struct ar_review rv;
@@ -1413,6 +1440,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_hands_the_whole_document_to_the_writer),
+        cmocka_unit_test(test_every_format_fails_rather_than_cut),
         cmocka_unit_test(test_parse_finds_files_and_hunks),
         cmocka_unit_test(test_parse_hunk_header_at_end_of_unterminated_text),
         cmocka_unit_test(test_parse_removed_dashes_line_is_not_a_new_file),

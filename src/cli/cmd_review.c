@@ -306,7 +306,7 @@ static json_t *failure_value(int code, const char *message, int exit_status)
     ar_buf_init(&doc, AR_BUF_UNLIMITED);
     json_t *v = NULL;
     if (ar_review_write(res, AR_REVIEW_FORMAT_JSON, NULL, collect, &doc, NULL) == 0)
-        v = json_loadb(doc.data, doc.len, 0, NULL);
+        v = json_loadb(doc.data, doc.len, JSON_ALLOW_NUL, NULL);
     ar_buf_finish(&doc);
     ar_review_result_destroy(res);
     return v;

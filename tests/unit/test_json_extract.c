@@ -445,6 +445,49 @@ static void test_extract_all_lists_top_level_values(void **state)
                      AR_ENOJSON);
 }
 
+static int count_each(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                      void *arg)
+{
+    (*(size_t *)arg)++;
+    return 0;
+}
+
+/* One reading of the text: the answer, the count of the others and the all
+ * mode see the same values, whatever a fence or a string does to the text
+ * around them. fuzz_extract found the first: the unclosed block `["]{}` is
+ * an array cut off (the {} is inside its string), but the bare scan ran from
+ * before the fence into the block and --all listed a second {} that the
+ * answer's count never saw. */
+static void test_extract_one_reading(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t values;
+    } texts[] = {
+        { "{}[\"\n```\n[\"]{}", 1 }, /* the block is an array cut off: no {} in it */
+        { "{}[\"\n```json\n{\"a\": \"]\"}\n```\n{}", 3 },
+        { "{\"a\": \"x\n```\n{}\n```\n{}", 2 },
+        { "[\"\n```\n{}\n```\n\"]{}", 2 },
+        { "{}\n```\n{\"s\": \"\n```\n{}", 2 },
+        { "{}\n~~~\n[{}, \"\n~~~\n\"] {\"b\": 1}", 2 },
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        const char *t = texts[i].text;
+        struct ar_extract_options o = AR_EXTRACT_OPTIONS_INIT;
+        struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+        size_t all = 0;
+        int n = ar_json_extract_all(t, strlen(t), &o, count_each, &all, NULL, NULL);
+        assert_int_equal(n, (int)all);
+        if (all != texts[i].values)
+            fail_msg("case %zu: --all gives %zu values, not %zu", i, all, texts[i].values);
+        assert_int_equal(ar_json_extract(t, strlen(t), &o, &r, NULL), 0);
+        size_t named = r.fixes & AR_FIX_EXTRA_VALUES ? r.extra.count : 0;
+        if (named + 1 < all)
+            fail_msg("case %zu: the answer names %zu other values, --all gives %zu", i, named, all);
+        ar_extract_result_finish(&r);
+    }
+}
+
 /* Adversarial inputs finish (a quadratic scan would take minutes at this size). */
 static void test_extract_adversarial_inputs_finish(void **state)
 {
@@ -505,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_extract_accept_picks_first_satisfying),
         cmocka_unit_test(test_extract_accept_falls_back_to_first_parseable),
         cmocka_unit_test(test_extract_all_lists_top_level_values),
+        cmocka_unit_test(test_extract_one_reading),
         cmocka_unit_test(test_extract_adversarial_inputs_finish),
         cmocka_unit_test(test_extract_repair_closes_every_prefix),
     };

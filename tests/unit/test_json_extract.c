@@ -488,6 +488,70 @@ static void test_extract_one_reading(void **state)
     }
 }
 
+/* Valid JSON s[0..n) minus the whitespace between tokens, a byte at a time. */
+static char *naive_compact(const char *s, size_t n)
+{
+    char *o = malloc(n + 1), *w = o;
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in) {
+            *w++ = s[i];
+            if (s[i] == '\\')
+                *w++ = s[++i];
+            else if (s[i] == '"')
+                in = 0;
+        } else if (!strchr(" \t\r\n", s[i])) {
+            *w++ = s[i];
+            in = s[i] == '"';
+        }
+    }
+    *w = '\0';
+    return o;
+}
+
+/* The answer's compact text is the model's bytes minus the whitespace between
+ * tokens, whichever way the block-wise compaction takes them: records with
+ * every spacing, strings holding spaces, quotes and escapes at every offset
+ * of a block. */
+static void test_extract_compacts_like_a_byte_loop(void **state)
+{
+    static const char *const gaps[] = { "", " ", "  ", "\n  ", "\t", " \r\n    " };
+    struct ar_buf t;
+    ar_buf_init(&t, AR_BUF_UNLIMITED);
+    ar_buf_puts(&t, "Here:\n[");
+    for (size_t k = 0; k < 400; k++) {
+        const char *g = gaps[k % 6], *h = gaps[(k / 6) % 6];
+        ar_buf_printf(&t,
+                      "%s%s{%s\"id\"%s:%s%zu,%s\"s\":%s\"%.*s a \\\" b\\\\%s\"%s,\"ok\":%strue}",
+                      k ? "," : "", g, h, g, h, k, g, h, (int)(k % 17), "xxxxxxxxxxxxxxxxx",
+                      k % 2 ? " " : "", g, h);
+    }
+    ar_buf_puts(&t, "\n]\nDone.");
+    size_t start = strlen("Here:\n"), end = t.len - strlen("\nDone.");
+    char *want = naive_compact(t.data + start, end - start);
+    for (int only = 0; only <= 1; only++) {
+        struct ar_extract_options o = { AR_JSON_ARRAY, only ? AR_EXTRACT_TEXT_ONLY : 0, NULL,
+                                        NULL };
+        struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+        assert_int_equal(ar_json_extract(t.data, t.len, &o, &r, NULL), 0);
+        assert_int_equal(r.start, start);
+        assert_int_equal(r.end, end);
+        if (!only) {
+            assert_string_equal(r.doc.text, want);
+        } else {
+            struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
+            struct ar_buf b;
+            ar_buf_init(&b, AR_BUF_UNLIMITED);
+            assert_int_equal(ar_json_compact(&st, t.data + start, end - start, &b), 0);
+            assert_string_equal(ar_buf_cstr(&b), want);
+            ar_buf_finish(&b);
+        }
+        ar_extract_result_finish(&r);
+    }
+    free(want);
+    ar_buf_finish(&t);
+}
+
 /* Adversarial inputs finish (a quadratic scan would take minutes at this size). */
 static void test_extract_adversarial_inputs_finish(void **state)
 {
@@ -549,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_extract_accept_falls_back_to_first_parseable),
         cmocka_unit_test(test_extract_all_lists_top_level_values),
         cmocka_unit_test(test_extract_one_reading),
+        cmocka_unit_test(test_extract_compacts_like_a_byte_loop),
         cmocka_unit_test(test_extract_adversarial_inputs_finish),
         cmocka_unit_test(test_extract_repair_closes_every_prefix),
     };

@@ -154,12 +154,17 @@ int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, st
     while (i < n) {
 #if AR_BLOCK == 16
         if (i >= bytewise && !st->in_string) {
+            /* Copies, so that o and bytewise stay in registers in the loops below. */
+            unsigned char *ob = o;
+            size_t bw = bytewise;
 #ifdef AR_PACK_SHUFFLE
             if (pack_ok)
-                i = compact_blocks_shuffle(s, i, n, &o, &st->in_string, &bytewise);
+                i = compact_blocks_shuffle(s, i, n, &ob, &st->in_string, &bw);
             else
 #endif
-                i = compact_blocks(s, i, n, &o, &st->in_string, &bytewise);
+                i = compact_blocks(s, i, n, &ob, &st->in_string, &bw);
+            o = ob;
+            bytewise = bw;
             if (i + 2 * AR_BLOCK > n)
                 bytewise = n;
             continue;

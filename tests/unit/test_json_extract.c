@@ -10,6 +10,7 @@
 #include "json/dump.h"
 #include "json/extract.h"
 #include "json/repair.h"
+#include "json/scan.h"
 #include "util/buf.h"
 
 /* `expect` is the compact JSON wanted, or NULL when nothing may be found;
@@ -552,6 +553,51 @@ static void test_extract_compacts_like_a_byte_loop(void **state)
     ar_buf_finish(&t);
 }
 
+/* Escapes at every offset of a block, and across blocks: the scanner passes
+ * two-byte escapes over from a block's mask (an escaped quote or backslash
+ * included), and stops where one is not valid or the text ends in one. */
+static void test_scan_escapes_at_every_offset(void **state)
+{
+    static const struct {
+        const char *esc; /* put in at each offset */
+        int rc;          /* what the scan of ["<pad><esc>tail"] gives */
+        size_t fail;     /* FAIL: the offending byte, from the escape's start */
+    } escapes[] = {
+        { "\\\"", AR_SCAN_COMPLETE, 0 },    { "\\\\", AR_SCAN_COMPLETE, 0 },
+        { "\\n\\t", AR_SCAN_COMPLETE, 0 },  { "\\\\\\\"", AR_SCAN_COMPLETE, 0 },
+        { "\\u00e9", AR_SCAN_COMPLETE, 0 }, { "\\x", AR_SCAN_FAIL, 1 },
+        { "\\\\\\x", AR_SCAN_FAIL, 3 },     { "\x01", AR_SCAN_FAIL, 0 },
+        { "\\\x01", AR_SCAN_FAIL, 1 },
+    };
+    char t[128];
+    for (size_t c = 0; c < sizeof(escapes) / sizeof(escapes[0]); c++)
+        for (size_t pad = 0; pad < 80; pad++) {
+            size_t n = 0;
+            t[n++] = '[';
+            t[n++] = '"';
+            if (pad >= 40) { /* an escape first: the blocks start at it */
+                t[n++] = '\\';
+                t[n++] = 'n';
+            }
+            memset(t + n, 'a', pad % 40);
+            n += pad % 40;
+            size_t at = n;
+            n += (size_t)sprintf(t + n, "%s%s\"]", escapes[c].esc, "0123456789abcdefghij");
+            struct ar_json_scanner sc;
+            ar_json_scanner_init(&sc, AR_KIND_ARRAY, 0);
+            size_t stop = 0;
+            int rc = ar_json_scan(&sc, t, 0, n, &stop);
+            if (rc != escapes[c].rc || (rc == AR_SCAN_COMPLETE && stop != n) ||
+                (rc == AR_SCAN_FAIL && stop != at + escapes[c].fail))
+                fail_msg("escape %zu at offset %zu: rc %d stop %zu", c, pad, rc, stop);
+            /* Cut off right after the escape's backslash: the text ended in the string. */
+            rc = ar_json_scan(&sc, t, 0, at + 1, &stop);
+            if (escapes[c].esc[0] == '\\' && (rc != AR_SCAN_EOF || stop != at + 1))
+                fail_msg("escape %zu at offset %zu cut after '\\': rc %d", c, pad, rc);
+            ar_json_scanner_finish(&sc);
+        }
+}
+
 /* Adversarial inputs finish (a quadratic scan would take minutes at this size). */
 static void test_extract_adversarial_inputs_finish(void **state)
 {
@@ -614,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_extract_all_lists_top_level_values),
         cmocka_unit_test(test_extract_one_reading),
         cmocka_unit_test(test_extract_compacts_like_a_byte_loop),
+        cmocka_unit_test(test_scan_escapes_at_every_offset),
         cmocka_unit_test(test_extract_adversarial_inputs_finish),
         cmocka_unit_test(test_extract_repair_closes_every_prefix),
     };

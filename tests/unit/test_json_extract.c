@@ -487,6 +487,21 @@ static void test_extract_one_reading(void **state)
             fail_msg("case %zu: the answer names %zu other values, --all gives %zu", i, named, all);
         ar_extract_result_finish(&r);
     }
+    /* More blocks than the search keeps (the gaps past them are walked again). */
+    struct ar_buf t;
+    ar_buf_init(&t, AR_BUF_UNLIMITED);
+    for (int k = 0; k < 40; k++)
+        ar_buf_printf(&t, "```\n%s\n```\n{\"g\": %d}\n", k % 2 ? "{\"b\": 1}" : "[1]", k);
+    struct ar_extract_options o = AR_EXTRACT_OPTIONS_INIT;
+    struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+    size_t all = 0;
+    assert_int_equal(ar_json_extract_all(t.data, t.len, &o, count_each, &all, NULL, NULL), 60);
+    assert_int_equal(all, 60);
+    assert_int_equal(ar_json_extract(t.data, t.len, &o, &r, NULL), 0);
+    assert_string_equal(r.doc.text, "{\"b\":1}");
+    assert_int_equal(r.extra.count, 59);
+    ar_extract_result_finish(&r);
+    ar_buf_finish(&t);
 }
 
 /* Valid JSON s[0..n) minus the whitespace between tokens, a byte at a time. */

@@ -26,6 +26,7 @@
 #include "result/result.h"
 #include "run/jobset.h"
 #include "run/run.h"
+#include "run/start.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -355,15 +356,8 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
                    ar_batch_record_fn *record, ar_batch_done_fn *done, void *arg,
                    struct ar_batch **out, struct ar_error *err)
 {
-    struct ar_error local = AR_ERROR_INIT;
-    if (!err)
-        err = &local;
-    if (out)
-        *out = NULL;
-    if (!loop || !o || !record || !done || !out)
-        return ar_error_set(err, AR_EUSAGE, NULL,
-                            "ar_batch_start() needs a loop, options, record and done callbacks "
-                            "and somewhere to put the batch");
+    AR_START_ARGS(ar_batch_start, err, out, loop && o && record && done && out,
+                  "a loop, options, record and done callbacks and somewhere to put the batch");
     struct ar_batch *b = calloc(1, sizeof(*b));
     if (!b)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");

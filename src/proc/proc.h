@@ -116,7 +116,7 @@ struct ar_loop *ar_loop_create(struct ar_error *err);
 struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err);
 
 /*
- * The blocking form of a public start function (ar_run(), ar_review()): a
+ * The blocking form of a public start function (AR_DEFINE_BLOCKING, run/start.h): a
  * private libuv loop, start(uv, arg) on it, then the loop run until nothing is
  * left on it (also when start failed: what it attached still detaches), and
  * closed. Returns start's value, or AR_ESPAWN with err set when no loop could
@@ -124,39 +124,6 @@ struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err);
  */
 typedef int ar_loop_start_fn(struct uv_loop_s *uv, void *arg, struct ar_error *err);
 int ar_loop_run_private(ar_loop_start_fn *start, void *arg, struct ar_error *err);
-
-/*
- * Defines `int name(const opts_t *opts, result_t **out, struct ar_error *err)`,
- * the blocking form of a public start function `start(uv, opts, done, arg,
- * handle_out, err)` whose done is `done(handle_t *, result_t *, arg)`:
- * ar_loop_run_private() around it. 0 with *out the result done handed over, or
- * start's error with *out NULL. (ar_run(), ar_route(), ar_prioritize().)
- */
-#define AR_DEFINE_BLOCKING(name, start, opts_t, handle_t, result_t)                 \
-    static void name##_done_(handle_t *h, result_t *res, void *arg)                 \
-    {                                                                               \
-        (void)h;                                                                    \
-        *(result_t **)arg = res;                                                    \
-    }                                                                               \
-    struct name##_blocking_ {                                                       \
-        const opts_t *opts;                                                         \
-        result_t *res;                                                              \
-    };                                                                              \
-    static int name##_start_(struct uv_loop_s *uv, void *arg, struct ar_error *err) \
-    {                                                                               \
-        struct name##_blocking_ *b = arg;                                           \
-        return start(uv, b->opts, name##_done_, &b->res, NULL, err);                \
-    }                                                                               \
-    int name(const opts_t *opts, result_t **out, struct ar_error *err)              \
-    {                                                                               \
-        struct name##_blocking_ b = { opts, NULL };                                 \
-        *out = NULL;                                                                \
-        int rc = ar_loop_run_private(name##_start_, &b, err);                       \
-        if (rc < 0)                                                                 \
-            return rc;                                                              \
-        *out = b.res;                                                               \
-        return 0;                                                                   \
-    }
 
 /*
  * Ends an attached loop once the work on it is over (no child, wait or work

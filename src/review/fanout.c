@@ -21,6 +21,7 @@
 #include "review/review.h"
 #include "run/jobset.h"
 #include "run/run.h"
+#include "run/start.h"
 #include "util/macros.h"
 #include "util/strv.h"
 #include "util/utf8.h"
@@ -521,14 +522,8 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
                     ar_review_done_fn *done, void *arg, struct ar_review_run **out,
                     struct ar_error *err)
 {
-    struct ar_error local = AR_ERROR_INIT;
-    if (!err)
-        err = &local;
-    if (out)
-        *out = NULL;
-    if (!loop || !o || !done)
-        return ar_error_set(err, AR_EUSAGE, NULL,
-                            "ar_review_start() needs a loop, options and a done callback");
+    AR_START_ARGS(ar_review_start, err, out, loop && o && done,
+                  "a loop, options and a done callback");
     int rc = check_options(o, err);
     if (rc)
         return rc;
@@ -571,31 +566,5 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
     return 0;
 }
 
-static void on_blocking_done(struct ar_review_run *review, struct ar_review_result *res, void *arg)
-{
-    (void)review;
-    *(struct ar_review_result **)arg = res;
-}
-
-struct blocking {
-    const struct ar_review_options *opts;
-    struct ar_review_result *res;
-};
-
-static int start_blocking(struct uv_loop_s *uv, void *arg, struct ar_error *err)
-{
-    struct blocking *b = arg;
-    return ar_review_start(uv, b->opts, on_blocking_done, &b->res, NULL, err);
-}
-
-int ar_review(const struct ar_review_options *opts, struct ar_review_result **out,
-              struct ar_error *err)
-{
-    struct blocking b = { opts, NULL };
-    *out = NULL;
-    int rc = ar_loop_run_private(start_blocking, &b, err);
-    if (rc < 0)
-        return rc;
-    *out = b.res;
-    return 0;
-}
+AR_DEFINE_BLOCKING(ar_review, ar_review_start, struct ar_review_options, struct ar_review_run,
+                   struct ar_review_result)

@@ -226,8 +226,12 @@ static void emit(struct ar_review_run *rr, enum ar_review_event_kind kind, size_
 {
     if (!rr->on_event)
         return;
-    struct ar_review_event ev = { kind,         index, rr->n_chunks, ar_jobset_running(rr->set),
-                                  rr->finished, rv };
+    struct ar_review_event ev = { .kind = kind,
+                                  .chunk = index,
+                                  .n_chunks = rr->n_chunks,
+                                  .running = ar_jobset_running(rr->set),
+                                  .finished = rr->finished,
+                                  .review = rv };
     rr->on_event(rr->event_arg, &ev);
 }
 

@@ -132,7 +132,6 @@ static void running_add(struct ar_batch *b, struct job *j)
     if (b->running)
         b->running->prev = j;
     b->running = j;
-    b->st.running++;
 }
 
 static void running_remove(struct ar_batch *b, struct job *j)
@@ -144,7 +143,6 @@ static void running_remove(struct ar_batch *b, struct job *j)
     if (j->next)
         j->next->prev = j->prev;
     j->prev = j->next = NULL;
-    b->st.running--;
 }
 
 static int tree_busy(const struct ar_batch *b, const char *tree)
@@ -191,17 +189,18 @@ static int budget_check(struct ar_batch *b, struct job *j)
     double max = b->o.max_cost_usd;
     if (max <= 0)
         return BUDGET_START;
+    unsigned running = ar_jobset_running(b->set);
     double left = max - b->st.cost_usd;
     if (!(b->max_seen_cost > 0)) {
-        if (b->st.running)
+        if (running)
             return BUDGET_WAIT;
         j->job.opts.max_cost_usd = left;
         return BUDGET_START;
     }
     double est = b->max_seen_cost;
-    if (b->st.cost_usd + (double)(b->st.running + 1) * est > max)
+    if (b->st.cost_usd + (double)(running + 1) * est > max)
         return BUDGET_OVER;
-    j->job.opts.max_cost_usd = left - (double)b->st.running * est;
+    j->job.opts.max_cost_usd = left - (double)running * est;
     return BUDGET_START;
 }
 
@@ -312,11 +311,11 @@ static void pump(void *owner)
     }
     /* Stopped: nothing more starts; the rest are written off once nothing runs
      * (a running job's cost may still come in). */
-    if (b->stop != GOING && b->st.running == 0)
+    if (b->stop != GOING && !ar_jobset_running(b->set))
         write_off_rest(b);
     b->in_pump = 0;
     /* A kick on its way (ar_batch_close(), ar_batch_add()) is the one that ends it. */
-    if (b->closed && b->st.running == 0 && b->reported == b->n && !ar_jobset_kicked(b->set))
+    if (b->closed && !ar_jobset_running(b->set) && b->reported == b->n && !ar_jobset_kicked(b->set))
         finish(b);
 }
 
@@ -564,6 +563,7 @@ char *ar_batch_compact_records(const struct ar_batch *b, const char *text, size_
 void ar_batch_get_stats(const struct ar_batch *b, struct ar_batch_stats *st)
 {
     *st = b->st;
+    st->running = ar_jobset_running(b->set);
     st->cancelled = ar_jobset_cancelled(b->set) != 0;
     st->duration_ms = ar_now_ms() - b->t0;
 }

@@ -197,12 +197,21 @@ static void test_the_cap_is_never_passed(void **state)
     set_finish(&s, &uv);
 }
 
-/* Cancels (twice) once three calls run: the CLIs ignore SIGTERM and the kill grace is
- * an hour, so only the second cancel's SIGKILL ends them. */
+/* Whether job i's CLI ignores SIGTERM by now: it wrote ./ready after it set SIG_IGN. */
+static int ignores_term(const struct set *s, size_t i)
+{
+    char path[400];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/ready", s->jobs[i].dir);
+    return stat(path, &st) == 0;
+}
+
+/* Cancels (twice) once three CLIs run and ignore SIGTERM: the kill grace is an hour, so
+ * only the second cancel's SIGKILL ends them. */
 static void cancel_when_three_run(uv_timer_t *t)
 {
     struct set *s = t->data;
-    if (s->live < 3 && !s->cancels)
+    if (!s->cancels && !(ignores_term(s, 0) && ignores_term(s, 1) && ignores_term(s, 2)))
         return;
     ar_jobset_cancel(s->js);
     assert_int_equal(ar_jobset_cancelled(s->js), ++s->cancels);
@@ -218,6 +227,7 @@ static void test_a_cancel_ends_every_job_once_and_starts_none(void **state)
     struct set s;
     setenv("FAKE_CLI_HANG", "1", 1);
     setenv("FAKE_CLI_IGNORE_TERM", "1", 1);
+    setenv("FAKE_CLI_WRITE_FILES", "ready=1", 1);
     set_init(&s, &uv, 3, 5, answered, answered);
     for (size_t i = 0; i < s.n; i++)
         s.jobs[i].o.kill_grace_ms = 3600000;
@@ -231,6 +241,7 @@ static void test_a_cancel_ends_every_job_once_and_starts_none(void **state)
     assert_int_equal(uv_run(&uv, UV_RUN_DEFAULT), 0);
     unsetenv("FAKE_CLI_HANG");
     unsetenv("FAKE_CLI_IGNORE_TERM");
+    unsetenv("FAKE_CLI_WRITE_FILES");
     assert_int_equal(s.cancels, 2);
     uv_close((uv_handle_t *)&t, NULL);
     assert_int_equal(s.refused, 1);
@@ -291,11 +302,11 @@ static int setup(void **state)
     setenv("AGENTRUN_CODEX_BIN", AR_FAKE_BIN_DIR "/codex", 1);
     setenv("FAKE_CLI_STATE", "state", 1);
     setenv("FAKE_CLI_FIXTURE", "call0.jsonl,call1.jsonl", 1);
-    static const char *const unset[] = { "AGENTRUN_PROVIDER", "AGENTRUN_MODEL",
-                                         "CODEX_MODEL",       "AGENTRUN_RECORD",
-                                         "AGENTRUN_REPLAY",   "FAKE_CLI_EXIT",
-                                         "FAKE_CLI_LOG",      "FAKE_CLI_HANG",
-                                         "FAKE_CLI_SLEEP_MS", "FAKE_CLI_IGNORE_TERM" };
+    static const char *const unset[] = {
+        "AGENTRUN_PROVIDER", "AGENTRUN_MODEL",       "CODEX_MODEL",         "AGENTRUN_RECORD",
+        "AGENTRUN_REPLAY",   "FAKE_CLI_EXIT",        "FAKE_CLI_LOG",        "FAKE_CLI_HANG",
+        "FAKE_CLI_SLEEP_MS", "FAKE_CLI_IGNORE_TERM", "FAKE_CLI_WRITE_FILES"
+    };
     for (size_t i = 0; i < sizeof(unset) / sizeof(unset[0]); i++)
         unsetenv(unset[i]);
     return 0;

@@ -7,6 +7,10 @@
  *   ./review                 # the working tree against HEAD
  *   ./review main...HEAD     # a range
  *   git diff | ./review -    # a diff on standard input
+ *   ./review --format sarif main...HEAD > review.sarif
+ *
+ * With --format NAME (text, json, sarif, github, rdjsonl, gitlab, checkstyle) the
+ * result is written by the library, as `agentrun review --format NAME` writes it.
  *
  * Exit status: the verdict's (0 pass, 1 findings at or above medium, 4 the
  * provider failed, 130 interrupted), 2 when the review could not start.
@@ -22,6 +26,7 @@
 struct app {
     struct ar_review_run *review; /* valid from ar_review_start() until done returns */
     uv_signal_t sigint;
+    int format; /* an enum ar_review_format, or -1: print the findings ourselves */
     int status;
 };
 
@@ -32,11 +37,37 @@ static void on_event(void *arg, const struct ar_review_event *ev)
         fprintf(stderr, "chunk %zu of %zu reviewed\n", ev->chunk + 1, ev->n_chunks);
 }
 
+/* Where ar_review_write() puts the document: standard output, all of it or an error. */
+static int write_stdout(void *arg, const char *data, size_t n)
+{
+    (void)arg;
+    return fwrite(data, 1, n, stdout) == n && fflush(stdout) == 0 ? 0 : -1;
+}
+
+/* The whole result in one of the formats of `agentrun review --format`. */
+static int write_format(const struct ar_review_result *res, int format)
+{
+    struct ar_review_write_options wo;
+    ar_review_write_options_init(&wo);
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_review_write(res, (enum ar_review_format)format, &wo, write_stdout, NULL, &err) != 0) {
+        fprintf(stderr, "review: cannot write the review: %s\n", err.msg);
+        return 2;
+    }
+    return res->verdict.exit_status;
+}
+
 static void on_done(struct ar_review_run *review, struct ar_review_result *res, void *arg)
 {
     (void)review;
     struct app *app = arg;
     app->review = NULL;
+    if (app->format >= 0) {
+        app->status = write_format(res, app->format);
+        ar_review_result_destroy(res);
+        uv_close((uv_handle_t *)&app->sigint, NULL);
+        return;
+    }
     const struct ar_review *rv = &res->review;
     if (!res->plan.reviewed)
         printf("nothing to review: %s\n", res->plan.why_not);
@@ -93,6 +124,15 @@ int main(int argc, char **argv)
 {
     struct ar_review_options o;
     ar_review_options_init(&o);
+    int format = -1;
+    if (argc > 2 && strcmp(argv[1], "--format") == 0) {
+        if ((format = ar_review_format_from_name(argv[2])) < 0) {
+            fprintf(stderr, "review: no format '%s'\n", argv[2]);
+            return 2;
+        }
+        argc -= 2;
+        argv += 2;
+    }
     char *text = NULL;
     if (argc > 1 && strcmp(argv[1], "-") == 0) {
         text = read_stdin(&o.diff_len);
@@ -110,7 +150,7 @@ int main(int argc, char **argv)
     uv_loop_t loop;
     if (uv_loop_init(&loop) != 0)
         return 2;
-    struct app app = { .status = 2 };
+    struct app app = { .format = format, .status = 2 };
     uv_signal_init(&loop, &app.sigint);
     app.sigint.data = &app;
     struct ar_error err = AR_ERROR_INIT;

@@ -372,6 +372,116 @@ AR_API void ar_review_cancel(struct ar_review_run *review);
 AR_API void ar_review_result_destroy(struct ar_review_result *res);
 
 /*
+ * The result of a review that never ran (a bad option, an unreadable diff):
+ * failed with error (copied), nothing reviewed, verdict.exit_status
+ * ar_error_exit_status(error->code), fail_on low. For a document that says so in
+ * any format (ar_review_write()); the caller may set verdict.exit_status. Returns
+ * 0 with *out set (free it with ar_review_result_destroy()), or AR_ENOMEM.
+ */
+AR_API int ar_review_result_from_error(const struct ar_error *error, struct ar_review_result **out);
+
+/* The degraded reviews' summaries (docs/review.md, "Degraded reviews"). */
+#define AR_REVIEW_NO_JSON_SUMMARY  "No structured review output"
+#define AR_REVIEW_CONTRACT_SUMMARY "Failed to parse review output"
+
+/*
+ * "code: message" of a failed or degraded review's error ("provider: rate
+ * limited"), or just the code when the message says no more ("interrupted").
+ * Written to buf (n bytes, cut to fit); returns buf.
+ */
+AR_API const char *ar_review_error_text(const struct ar_review *rv, char *buf, size_t n);
+
+/* ---- the output formats (docs/review.md, "Output formats") ---- */
+
+/* The json format's schema: its "schema" member. */
+#define AR_REVIEW_SCHEMA "agentrun.review/1"
+
+enum ar_review_format {
+    AR_REVIEW_FORMAT_TEXT = 0,   /* for people: findings, coverage, summary, verdict */
+    AR_REVIEW_FORMAT_JSON,       /* agentrun.review/1, one line (pretty: indented) */
+    AR_REVIEW_FORMAT_SARIF,      /* SARIF 2.1.0 (GitHub code scanning) */
+    AR_REVIEW_FORMAT_GITHUB,     /* GitHub Actions workflow commands (annotations) */
+    AR_REVIEW_FORMAT_RDJSONL,    /* reviewdog's rdjsonl, one diagnostic a line */
+    AR_REVIEW_FORMAT_GITLAB,     /* GitLab Code Quality */
+    AR_REVIEW_FORMAT_CHECKSTYLE, /* Checkstyle XML */
+    /* No count: a format added later is a new enumerator, and no value changes
+     * (ar_review_format_name() is NULL past the last). */
+};
+
+/* The format named name ("text", "json", "sarif", "github", "rdjsonl", "gitlab",
+ * "checkstyle"), or -1 (NULL too). */
+AR_API int ar_review_format_from_name(const char *name);
+
+/* The name of format fmt, or NULL when fmt is none. Static storage. */
+AR_API const char *ar_review_format_name(int fmt);
+
+/* What ar_review_write() writes besides the result. */
+struct ar_review_write_options {
+    int pretty;                 /* json, sarif, gitlab: indented by 2 (default: one line) */
+    const char *sarif_category; /* sarif: automationDetails.id is this + "/" (one per review
+                                   job, as code scanning keeps one set of alerts per category);
+                                   NULL: "agentrun-review" */
+    void *reserved[8];          /* zero: members added later come out of it (docs/library.md#abi) */
+};
+
+/* Sets *o to the defaults: one-line documents, the default SARIF category. */
+AR_API void ar_review_write_options_init(struct ar_review_write_options *o);
+
+/*
+ * Where ar_review_write() puts the document: called once or more with its
+ * bytes in order (n > 0). Returns 0, or nonzero when the bytes could not all
+ * be written (a closed pipe, a full disk): the write stops there.
+ */
+typedef int ar_review_write_fn(void *arg, const char *data, size_t n);
+
+/*
+ * Writes res (as handed out by done or ar_review(), or ar_review_result_from_error())
+ * in format fmt to write(arg, …). opts may be NULL (the defaults). The document is
+ * made whole before the first byte is written, so a document that cannot be made
+ * writes nothing. The text and github formats show the model's control characters
+ * (escape sequences…) as text, as `cat -v` does, never pass them to a terminal or a
+ * CI log; the JSON formats escape them. Every format is complete and valid for a
+ * review, a degraded or failed one, and one with nothing to review
+ * (docs/review.md). Returns 0; AR_EUSAGE (an unknown format, res NULL);
+ * AR_ENOMEM (nothing written); AR_EIO when write returned nonzero (err.where
+ * "write": the sink's own error is the sink's to report).
+ */
+AR_API int ar_review_write(const struct ar_review_result *res, enum ar_review_format fmt,
+                           const struct ar_review_write_options *opts, ar_review_write_fn *write,
+                           void *arg, struct ar_error *err);
+
+/*
+ * The review's git helpers for a caller that reads its own DIFF and guidelines
+ * (as the agentrun CLI does).
+ */
+
+/* The largest diff a review reads (options.diff, a file, git's output). */
+#define AR_REVIEW_MAX_DIFF ((size_t)256 << 20)
+
+/*
+ * 1 when arg names a revision or a range of the repository cwd (NULL: the
+ * current directory) is in (every side of a range known); 2 when arg has the
+ * shape of a range (A..B, A...B, R^!) in a repository but names none (a side the
+ * clone lacks); 0 when not (or no repository, or no git); or a negative AR_E… code.
+ */
+AR_API int ar_review_is_revision(const char *cwd, const char *arg, struct ar_error *err);
+
+/* The longest review guidelines ar_review_read_instructions() reads. */
+#define AR_REVIEW_MAX_INSTRUCTIONS ((size_t)1 << 20)
+
+/*
+ * Reads the review guidelines at spec: REV:PATH in a git work tree (cwd) from
+ * git's objects, never a file of the checkout that happens to have that name
+ * (./REV:PATH names the file); else the file spec. *out gets a new string of
+ * *len bytes (it may hold NUL bytes; free() it). Returns 0, or a negative AR_E…
+ * code with err set: AR_EUSAGE (REV or PATH unknown to git), AR_EIO (unreadable;
+ * git failed), AR_ENOTFOUND (git missing), AR_ETOOBIG (past
+ * AR_REVIEW_MAX_INSTRUCTIONS), AR_ENOMEM.
+ */
+AR_API int ar_review_read_instructions(const char *cwd, const char *spec, char **out, size_t *len,
+                                       struct ar_error *err);
+
+/*
  * Reviews to completion on a private event loop: ar_review_start() on a loop
  * of its own, run until done. Installs no signal handler (see ar_run()).
  * Returns 0 with *out set (the review may still have failed: see

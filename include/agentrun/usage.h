@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,6 +29,11 @@ struct ar_usage {
     {                 \
         0, 0, 0, 0, 0 \
     }
+
+/* The share of u's input tokens that a prompt cache served, cache_read / (input +
+ * cache_read + cache_write), in [0, 1] (cached input is billed at a tenth or less of fresh
+ * input); -1 when u has no input tokens. */
+AR_API double ar_usage_cache_read_share(const struct ar_usage *u);
 
 #ifdef __cplusplus
 }

@@ -9,14 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentrun/review.h"
+#include "agentrun/usage.h"
 #include "ar_config.h"
 #include "cli/commands.h"
-#include "cli/review_format.h"
-#include "cost/cost.h"
 #include "cli/session.h"
-#include "agentrun/review.h"
-#include "review/diff.h"
-#include "review/review.h"
 #include "util/file.h"
 #include "util/utf8.h"
 
@@ -90,17 +87,23 @@ static const struct ar_cli_opt opts[] = {
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
-static int print_report(const struct ar_review_report *rep, int fmt)
+/* The library's writer: stdout, whole or reported (msg.c). */
+static int write_stdout(void *arg, const char *data, size_t n)
 {
-    struct ar_buf out;
-    ar_buf_init(&out, AR_BUF_UNLIMITED);
-    int rc = ar_review_render(rep, (enum ar_review_format)fmt, &out);
-    if (rc)
+    (void)arg;
+    return ar_cli_write_stdout(data, n);
+}
+
+/* Writes the review in format fmt to stdout. Returns 0, or -1 after saying why. */
+static int print_review(const struct ar_review_result *res, enum ar_review_format fmt,
+                        const struct ar_review_write_options *wo)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = ar_review_write(res, fmt, wo, write_stdout, NULL, &err);
+    /* A refused write was reported by ar_cli_write_stdout(). */
+    if (rc && rc != AR_EIO)
         ar_cli_errorf("cannot write the review to stdout");
-    else if (ar_cli_write_stdout(out.data ? out.data : "", out.len) != 0)
-        rc = -1;
-    ar_buf_finish(&out);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 static void warn_outcome(const struct ar_review *rv, int strict)
@@ -249,7 +252,7 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev
         return 0;
     }
     struct ar_error err = AR_ERROR_INIT;
-    int rev = ar_diff_is_revision(cwd, arg, &err);
+    int rev = ar_review_is_revision(cwd, arg, &err);
     if (rev < 0) {
         ar_cli_errorf("%s", err.msg);
         return ar_error_exit_status(rev);
@@ -270,33 +273,43 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev
     return read_patch(cmd, arg, text, o);
 }
 
-/* Reads --instructions: REV:PATH in a git work tree from git's objects, never a file
- * of the checkout that happens to have that name (./REV:PATH is the file); else the
- * file. */
+/* Reads --instructions (ar_review_read_instructions(): REV:PATH from git's objects in a
+ * work tree, else the file) into out. */
 static int read_instructions(const char *cwd, const char *path, struct ar_buf *out,
                              struct ar_error *err)
 {
-    int spec = ar_diff_is_blob_spec(cwd, path, err);
-    if (spec < 0)
-        return spec;
-    if (spec || (!ar_is_file(path) && strchr(path, ':')))
-        return ar_diff_read_blob(cwd, path, out, err);
-    return ar_file_read(path, out, err);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ar_review_read_instructions(cwd, path, &text, &len, err);
+    if (!rc && ar_buf_append(out, text, len) != 0)
+        rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    free(text);
+    return rc;
+}
+
+/* The library's json document, as a value for main.c. */
+static int collect(void *arg, const char *data, size_t n)
+{
+    return ar_buf_append(arg, data, n);
 }
 
 /* The review document of a review that never ran (a bad flag, an unreadable DIFF). */
 static json_t *failure_value(int code, const char *message, int exit_status)
 {
-    struct ar_review rv;
-    memset(&rv, 0, sizeof(rv));
-    rv.summary = (char *)"";
-    rv.failed = 1;
-    ar_error_set(&rv.error, code, NULL, "%s", message);
-    struct ar_review_verdict verdict = { .exit_status = exit_status };
-    struct ar_review_options o;
-    ar_review_options_init(&o);
-    struct ar_review_report rep = { .rv = &rv, .verdict = &verdict, .fail_on = o.fail_on };
-    return ar_review_to_value(&rep);
+    struct ar_error e = AR_ERROR_INIT;
+    ar_error_set(&e, code, NULL, "%s", message);
+    struct ar_review_result *res = NULL;
+    if (ar_review_result_from_error(&e, &res) != 0)
+        return NULL;
+    res->verdict.exit_status = exit_status;
+    struct ar_buf doc;
+    ar_buf_init(&doc, AR_BUF_UNLIMITED);
+    json_t *v = NULL;
+    if (ar_review_write(res, AR_REVIEW_FORMAT_JSON, NULL, collect, &doc, NULL) == 0)
+        v = json_loadb(doc.data, doc.len, JSON_ALLOW_NUL, NULL);
+    ar_buf_finish(&doc);
+    ar_review_result_destroy(res);
+    return v;
 }
 
 static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
@@ -306,19 +319,21 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_session_init(&s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
     int rc = AR_EXIT_USAGE;
-    int staged = 0, pretty = 0, fmt = AR_REVIEW_FORMAT_TEXT;
+    int staged = 0, fmt = AR_REVIEW_FORMAT_TEXT;
+    struct ar_review_write_options wo;
+    ar_review_write_options_init(&wo);
     struct ar_review_options o;
     ar_review_options_init(&o);
     const char *instructions_path = NULL, *diff_file = NULL;
     unsigned long long max_chunk = o.max_chunk_bytes;
     long jobs = (long)o.jobs, max_chunks = (long)o.max_chunks;
     struct ar_buf diff_text, instructions;
-    ar_buf_init(&diff_text, AR_DIFF_MAX_BYTES);
-    ar_buf_init(&instructions, (size_t)1 << 20);
+    ar_buf_init(&diff_text, AR_REVIEW_MAX_DIFF);
+    ar_buf_init(&instructions, AR_REVIEW_MAX_INSTRUCTIONS);
     /* --include/--exclude values point into argv; argc bounds their number. */
     const char **includes = calloc((size_t)argc + 1, sizeof(*includes));
     const char **excludes = calloc((size_t)argc + 1, sizeof(*excludes));
-    const char *baseline_path = NULL, *sarif_category = NULL;
+    const char *baseline_path = NULL;
     struct ar_review_baseline *baseline = NULL;
     struct ar_review_result *res = NULL;
     int began = 0;
@@ -368,7 +383,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             s.run.tools = AR_TOOLS_READ;
             break;
         case KEY_FORMAT:
-            if ((fmt = ar_review_format_parse(arg)) < 0) {
+            if ((fmt = ar_review_format_from_name(arg)) < 0) {
                 ar_cli_usage_error(
                     cmd,
                     "invalid --format '%s' (text, json, sarif, github, rdjsonl, gitlab, "
@@ -413,7 +428,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             o.no_default_excludes = 1;
             break;
         case KEY_PRETTY:
-            pretty = 1;
+            wo.pretty = 1;
             break;
         case KEY_BASELINE:
             baseline_path = arg;
@@ -424,7 +439,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
                                    MAX_CATEGORY);
                 goto out;
             }
-            sarif_category = arg;
+            wo.sarif_category = arg;
             break;
         }
     }
@@ -509,25 +524,12 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
 
     const struct ar_review_plan *plan = &res->plan;
     const struct ar_review *rv = &res->review;
-    struct ar_review_verdict verdict = res->verdict;
-    struct ar_review_report rep = {
-        .rv = rv,
-        .verdict = &verdict,
-        .fail_on = o.fail_on,
-        .source = plan->source,
-        .reviewed = plan->reviewed,
-        .why_not = plan->why_not,
-        .sarif_category = sarif_category,
-        .excluded = plan->excluded,
-        .n_excluded = plan->n_excluded,
-        .pretty = pretty,
-        .coverage = &res->coverage,
-    };
+    struct ar_review_verdict *verdict = &res->verdict;
     note_left_out(rv, baseline_path);
     note_unreviewed(&res->coverage);
     if (!plan->reviewed) {
-        rc = verdict.exit_status;
-        if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
+        rc = verdict->exit_status;
+        if (print_review(res, (enum ar_review_format)fmt, &wo) != 0 && rc == AR_EXIT_OK)
             rc = AR_EXIT_USAGE;
         goto out;
     }
@@ -538,10 +540,11 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         rc = ar_cli_error_code(rv->error.code, "%s", rv->error.msg);
         goto out;
     }
-    verdict.exit_status = ar_cli_session_exit_status(&s, verdict.exit_status);
+    /* The session's exit status (a signal, a timeout) is the one every format shows. */
+    verdict->exit_status = ar_cli_session_exit_status(&s, verdict->exit_status);
     warn_outcome(rv, o.strict);
-    rc = verdict.exit_status;
-    if (print_report(&rep, fmt) != 0 && rc == AR_EXIT_OK)
+    rc = verdict->exit_status;
+    if (print_review(res, (enum ar_review_format)fmt, &wo) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
     /* How much of the input the providers' prompt caches served (what the cache-friendly
      * layout of the chunks' prompts is for), and what the baseline left out: said in every

@@ -1,68 +1,18 @@
-/* Model text on a terminal: control characters shown in caret notation (terminal.h). */
+/* Model text on a terminal: control characters shown in caret notation (util/shown.h). */
 #include <string.h>
 
 #include "agentrun/error.h"
 #include "cli/terminal.h"
-#include "util/utf8.h"
-
-static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
+#include "util/shown.h"
 
 int ar_cli_text_append(struct ar_buf *out, const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0, from = 0;
-    int rc = 0;
-    while (i < n && !rc) {
-        unsigned char c = p[i];
-        size_t len = c < 0x80 ? 1 : ar_utf8_seq_len(s + i, n - i);
-        int plain = len > 1 ? !(c == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
-                            : len == 1 && ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' ||
-                                           (c == '\r' && i + 1 < n && p[i + 1] == '\n'));
-        if (plain) {
-            i += len;
-            continue;
-        }
-        rc = ar_buf_append(out, s + from, i - from);
-        if (rc)
-            break;
-        char pic[5];
-        if (len == 0) {
-            rc = ar_buf_append(out, replacement, sizeof(replacement) - 1);
-            i++;
-        } else if (len == 2) { /* a C1 control, U+0080..U+009F */
-            unsigned char x = p[i + 1] & 0x7f;
-            memcpy(pic, "M-^", 3);
-            pic[3] = (char)(x ^ 0x40);
-            rc = ar_buf_append(out, pic, 4);
-            i += 2;
-        } else {
-            pic[0] = '^';
-            pic[1] = c == 0x7f ? '?' : (char)(c ^ 0x40);
-            rc = ar_buf_append(out, pic, 2);
-            i++;
-        }
-        from = i;
-    }
-    if (!rc)
-        rc = ar_buf_append(out, s + from, n - from);
-    return rc ? AR_ENOMEM : 0;
+    return ar_shown_append(out, s, n);
 }
 
 int ar_cli_text_neutralize(struct ar_buf *b, size_t from)
 {
-    struct ar_buf r;
-    ar_buf_init(&r, AR_BUF_UNLIMITED);
-    if (ar_cli_text_append(&r, b->data ? b->data + from : "", b->len - from) < 0) {
-        ar_buf_finish(&r);
-        return AR_ENOMEM;
-    }
-    size_t keep = b->len;
-    b->len = from;
-    int rc = ar_buf_append(b, r.data ? r.data : "", r.len);
-    if (rc)
-        b->len = keep;
-    ar_buf_finish(&r);
-    return rc ? AR_ENOMEM : 0;
+    return ar_shown_in_place(b, from);
 }
 
 int ar_cli_text_fputs(const char *s, FILE *f)

@@ -66,10 +66,7 @@ double ar_price_apply(const struct ar_price *p, const struct ar_usage *u);
 /* Adds every count of u to *to: the one place usage is summed (calls, runs, chunks, jobs). */
 void ar_usage_add(struct ar_usage *to, const struct ar_usage *u);
 
-/* The share of u's input tokens that a prompt cache served, cache_read / (input +
- * cache_read + cache_write), in [0, 1] (cached input is billed at a tenth or less of fresh
- * input); -1 when u has no input tokens. */
-double ar_usage_cache_read_share(const struct ar_usage *u);
+/* ar_usage_cache_read_share() is public: include/agentrun/usage.h. */
 
 /* enum ar_cost_source (unknown, cli, table, cache) is public: include/agentrun/agentrun.h;
  * its words are the RunResult's (ar_cost_source_name(), src/result/result.h). */

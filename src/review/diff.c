@@ -425,7 +425,7 @@ static int in_work_tree_or_no_git(const char *cwd, struct ar_error *err)
     return in;
 }
 
-int ar_diff_is_revision(const char *cwd, const char *arg, struct ar_error *err)
+int ar_review_is_revision(const char *cwd, const char *arg, struct ar_error *err)
 {
     if (!arg || !*arg || arg[0] == '-')
         return 0;
@@ -451,7 +451,7 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
     if (src->arg && !src->git_only && (strcmp(src->arg, "-") == 0 || ar_is_file(src->arg))) {
         if (strcmp(src->arg, "-") != 0) {
             /* A file of the checkout must not stand in for a revision of the same name. */
-            int rev = ar_diff_is_revision(src->cwd, src->arg, err);
+            int rev = ar_review_is_revision(src->cwd, src->arg, err);
             if (rev < 0)
                 return rev;
             if (rev)
@@ -526,5 +526,22 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
             rc = ar_error_set(err, rc, "git", "'%s' is larger than %zu bytes", spec, out->max);
     }
     ar_child_sync_finish(&g.s);
+    return rc;
+}
+
+int ar_review_read_instructions(const char *cwd, const char *spec, char **out, size_t *len,
+                                struct ar_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_REVIEW_MAX_INSTRUCTIONS);
+    int rc = ar_diff_is_blob_spec(cwd, spec, err);
+    if (rc >= 0)
+        rc = rc || (!ar_is_file(spec) && strchr(spec, ':')) ? ar_diff_read_blob(cwd, spec, &b, err)
+                                                            : ar_file_read(spec, &b, err);
+    if (!rc && !(*out = ar_buf_detach(&b, len)))
+        rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    ar_buf_finish(&b);
     return rc;
 }

@@ -19,12 +19,13 @@
 #include <stddef.h>
 
 #include "agentrun/error.h"
+#include "agentrun/review.h"
 #include "util/buf.h"
 
 #define AR_DIFF_DEFAULT_MAX_CHUNK ((size_t)200 << 10)
 
 /* The largest diff agentrun reads (a file, stdin or git's output). */
-#define AR_DIFF_MAX_BYTES ((size_t)256 << 20)
+#define AR_DIFF_MAX_BYTES AR_REVIEW_MAX_DIFF
 
 /* Where the diff comes from. */
 struct ar_diff_source {
@@ -103,13 +104,7 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
  */
 int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err);
 
-/*
- * 1 when arg names a revision or a range of the repository cwd is in (every
- * side of a range known); 2 when arg has the shape of a range (A..B, A...B,
- * R^!) in a repository but names none (a side the clone lacks); 0 when not
- * (or no repository, or no git); or a negative AR_E… code.
- */
-int ar_diff_is_revision(const char *cwd, const char *arg, struct ar_error *err);
+/* Whether a name is a revision: ar_review_is_revision() (public, agentrun/review.h). */
 
 /* Why a file of a diff is binary (ar_diff_file.binary). */
 enum ar_diff_binary {

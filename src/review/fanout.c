@@ -148,6 +148,27 @@ void ar_review_result_destroy(struct ar_review_result *res)
     free(box);
 }
 
+int ar_review_result_from_error(const struct ar_error *error, struct ar_review_result **out)
+{
+    struct result_box *box = calloc(1, sizeof(*box));
+    *out = NULL;
+    if (!box)
+        return AR_ENOMEM;
+    struct ar_review_result *res = &box->pub;
+    ar_review_init(&res->review);
+    res->review.summary = strdup("");
+    if (!res->review.summary) {
+        ar_review_result_destroy(res);
+        return AR_ENOMEM;
+    }
+    res->review.failed = 1;
+    res->review.error = *error;
+    res->fail_on = AR_SEV_LOW;
+    res->verdict.exit_status = ar_error_exit_status(error->code);
+    *out = res;
+    return 0;
+}
+
 const struct ar_review_plan *ar_review_plan(const struct ar_review_run *rr)
 {
     return &rr->res->pub.plan;

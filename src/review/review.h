@@ -123,9 +123,7 @@ void ar_coverage_free(struct ar_review_coverage *cov);
  */
 int ar_review_from_result(const struct ar_result *r, struct ar_review *rv);
 
-/* The degraded summaries (DESIGN: docs/review.md "Degraded reviews"). */
-#define AR_REVIEW_NO_JSON_SUMMARY  "No structured review output"
-#define AR_REVIEW_CONTRACT_SUMMARY "Failed to parse review output"
+/* The degraded summaries are public: AR_REVIEW_NO_JSON_SUMMARY, AR_REVIEW_CONTRACT_SUMMARY. */
 
 /*
  * Merges n chunk reviews (borrowed, in chunk order) into out (initialized):

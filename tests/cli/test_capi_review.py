@@ -1,7 +1,10 @@
 """The review example of docs/examples/review.c (docs/library.md) links
-against libagentrun, reviews on its own libuv loop, and cancels on Ctrl-C."""
+against libagentrun, reviews on its own libuv loop, and cancels on Ctrl-C; with
+--format it writes every format of `agentrun review` through ar_review_write(),
+byte for byte what the command prints for the same review."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +18,32 @@ EXAMPLE = os.environ.get("REVIEW_EXAMPLE", "")
 
 FINDING = json.dumps({"passed": False, "summary": "one bug", "issues": [
     {"file": "app.c", "line": 2, "severity": "high", "message": "off by one"}]})
+
+# A review that shows every part of every format: findings of several severities, one
+# with a code suggestion, one about the whole file, one with no place in the
+# repository, model text with a terminal escape, a binary file not reviewed (it fails
+# the review) and a lockfile left out by the default excludes.
+RICH = json.dumps({"passed": False, "summary": "two bugs\n\x1b[2Jand a remark", "issues": [
+    {"file": "app.c", "line": 2, "severity": "high", "message": "off by one",
+     "suggestion": "Use <=:\n```c\nint c = n;\n```"},
+    {"file": "app.c", "severity": "info", "message": "a remark, with: a colon"},
+    {"file": "../../etc/passwd", "line": 1, "severity": "critical",
+     "message": "outside the repository"},
+    {"file": "app.c", "line": 1, "severity": "medium", "message": "100% \"quoted\" & <tagged>"}]})
+
+FORMATS = ["text", "json", "sarif", "github", "rdjsonl", "gitlab", "checkstyle"]
+
+
+def same_run(v):
+    """The document without what two runs never share: the wall-clock times and the
+    names of the temporary files in the calls' argv."""
+    if isinstance(v, dict):
+        return {k: same_run(x) for k, x in v.items() if k != "duration_ms"}
+    if isinstance(v, list):
+        return [same_run(x) for x in v]
+    if isinstance(v, str):
+        return re.sub(r"(/agentrun-[a-z]+-)[0-9]+-[A-Za-z0-9]+", r"\1TEMP", v)
+    return v
 
 
 class ReviewExample(unittest.TestCase):
@@ -34,6 +63,38 @@ class ReviewExample(unittest.TestCase):
             self.assertIn("app.c:2: high: off by one\n", p.stdout)
             self.assertIn("reviewing the working tree: 1 file(s) in 1 chunk(s)", p.stderr)
             self.assertIn("@@", sb.calls()[0]["stdin"])
+
+    def test_every_format_is_what_the_command_prints(self):
+        for fmt in FORMATS:
+            with self.subTest(format=fmt), Sandbox() as sb:
+                self.change(sb)
+                with open(os.path.join(sb.work, "logo.bin"), "wb") as f:
+                    f.write(b"\x00\x01\x02binary\x00")
+                sb.write("package-lock.json", "{}\n")
+                sb.answers("codex", [RICH, RICH])
+                env = dict(sb.env, AGENTRUN_PROVIDER="codex")
+                lib = subprocess.run([EXAMPLE, "--format", fmt], cwd=sb.work, env=env,
+                                     capture_output=True, timeout=60)
+                cli = sb.run("review", "--format", fmt, "--fail-on", "medium")
+                self.assertEqual(len(sb.calls()), 2, "each made its call")
+                self.assertEqual(lib.returncode, 1, lib.stderr)
+                self.assertEqual(cli.returncode, 1, cli.stderr)
+                out = cli.stdout.encode()
+                self.assertIn(b"logo.bin", out)
+                if fmt in ("json", "sarif", "gitlab"):
+                    self.assertEqual(same_run(json.loads(lib.stdout)),
+                                     same_run(json.loads(out)))
+                else:
+                    self.assertEqual(lib.stdout, out)
+                if fmt in ("text", "github"):
+                    self.assertNotIn(b"\x1b", lib.stdout)
+                    self.assertIn(b"^[[2J", lib.stdout)
+
+    def test_an_unknown_format_is_refused(self):
+        p = subprocess.run([EXAMPLE, "--format", "xml"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no format 'xml'", p.stderr)
 
     def test_a_diff_on_stdin_with_nothing_in_it_passes_without_a_call(self):
         with Sandbox() as sb:

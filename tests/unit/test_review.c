@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/review_format.h"
+#include "review/format.h"
 #include "review/diff.h"
 #include "review/review.h"
 #include "result/result.h"
@@ -855,6 +855,33 @@ static void sample_review(struct ar_review *rv)
     ar_diff_finish(&d);
 }
 
+/* A document that cannot be made whole is an error, never a shorter document: each
+ * format into a buffer that refuses to grow past n bytes, for every n short of it. */
+static void test_every_format_fails_rather_than_cut(void **state)
+{
+    struct ar_review rv;
+    sample_review(&rv);
+    struct ar_review_verdict v;
+    ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
+    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
+    for (int f = 0; ar_review_format_name(f); f++) {
+        struct ar_buf whole;
+        ar_buf_init(&whole, AR_BUF_UNLIMITED);
+        assert_int_equal(ar_review_render(&rep, (enum ar_review_format)f, &whole), 0);
+        for (size_t n = 0; n < whole.len; n += 1 + n / 8) {
+            struct ar_buf b;
+            ar_buf_init(&b, n);
+            int rc = ar_review_render(&rep, (enum ar_review_format)f, &b);
+            if (rc == 0)
+                fail_msg("%s: %zu of %zu bytes and no error", ar_review_format_name(f), b.len,
+                         whole.len);
+            ar_buf_finish(&b);
+        }
+        ar_buf_finish(&whole);
+    }
+    ar_review_finish(&rv);
+}
+
 static void test_github_format_commands(void **state)
 {
     struct ar_review rv;
@@ -1326,13 +1353,94 @@ static void test_severity_names_round_trip(void **state)
     assert_int_equal(ar_severity_parse("none", 0), -1);
     assert_int_equal(ar_severity_parse("none", 1), AR_FAIL_ON_NONE);
     assert_int_equal(ar_severity_parse("High", 1), -1);
-    assert_int_equal(ar_review_format_parse("sarif"), AR_REVIEW_FORMAT_SARIF);
-    assert_int_equal(ar_review_format_parse("xml"), -1);
+    assert_int_equal(ar_review_format_from_name("sarif"), AR_REVIEW_FORMAT_SARIF);
+    assert_int_equal(ar_review_format_from_name("xml"), -1);
+    assert_int_equal(ar_review_format_from_name(NULL), -1);
+    int n = 0;
+    for (; ar_review_format_name(n); n++)
+        assert_int_equal(ar_review_format_from_name(ar_review_format_name(n)), n);
+    assert_int_equal(n, AR_REVIEW_FORMAT_CHECKSTYLE + 1);
+    assert_null(ar_review_format_name(-1));
+}
+
+/* A writer that takes at most `room` bytes, then refuses. */
+struct sink {
+    struct ar_buf got;
+    size_t room;
+    int calls;
+};
+
+static int sink_write(void *arg, const char *data, size_t n)
+{
+    struct sink *k = arg;
+    k->calls++;
+    if (k->got.len + n > k->room)
+        return -1;
+    return ar_buf_append(&k->got, data, n);
+}
+
+static void test_write_hands_the_whole_document_to_the_writer(void **state)
+{
+    struct ar_error e = AR_ERROR_INIT;
+    ar_error_set(&e, AR_ETIMEOUT, NULL, "the model took too long");
+    struct ar_review_result *res = NULL;
+    assert_int_equal(ar_review_result_from_error(&e, &res), 0);
+    assert_int_equal(res->verdict.exit_status, ar_error_exit_status(AR_ETIMEOUT));
+    assert_true(res->review.failed);
+
+    struct sink k = { .room = SIZE_MAX };
+    ar_buf_init(&k.got, AR_BUF_UNLIMITED);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_TEXT, NULL, sink_write, &k, &err), 0);
+    assert_string_equal(ar_buf_cstr(&k.got), "verdict: error (timeout: the model took too long)\n");
+    assert_int_equal(k.calls, 1);
+
+    /* json: the failure, with the caller's exit status. */
+    res->verdict.exit_status = 2;
+    k.got.len = 0;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_JSON, NULL, sink_write, &k, &err), 0);
+    json_t *doc = json_loadb(k.got.data, k.got.len, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "verdict")), "error");
+    assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 2);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "error"), "code")),
+                        "timeout");
+    json_decref(doc);
+
+    /* sarif with options: pretty and the caller's category. */
+    struct ar_review_write_options wo;
+    ar_review_write_options_init(&wo);
+    wo.pretty = 1;
+    wo.sarif_category = "lint/c";
+    k.got.len = 0;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_SARIF, &wo, sink_write, &k, &err), 0);
+    assert_non_null(strstr(ar_buf_cstr(&k.got), "\n  \"version\": \"2.1.0\""));
+    assert_non_null(strstr(ar_buf_cstr(&k.got), "\"id\": \"lint/c/\""));
+
+    /* A writer that refuses: AR_EIO, said where. */
+    k.got.len = 0;
+    k.room = 10;
+    assert_int_equal(ar_review_write(res, AR_REVIEW_FORMAT_JSON, NULL, sink_write, &k, &err),
+                     AR_EIO);
+    assert_string_equal(err.where, "write");
+    assert_int_equal(k.got.len, 0);
+
+    /* No such format, no result: AR_EUSAGE, nothing written. */
+    k.calls = 0;
+    assert_int_equal(ar_review_write(res, (enum ar_review_format)99, NULL, sink_write, &k, &err),
+                     AR_EUSAGE);
+    assert_int_equal(ar_review_write(NULL, AR_REVIEW_FORMAT_TEXT, NULL, sink_write, &k, &err),
+                     AR_EUSAGE);
+    assert_int_equal(k.calls, 0);
+    ar_buf_finish(&k.got);
+    ar_review_result_destroy(res);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_write_hands_the_whole_document_to_the_writer),
+        cmocka_unit_test(test_every_format_fails_rather_than_cut),
         cmocka_unit_test(test_parse_finds_files_and_hunks),
         cmocka_unit_test(test_parse_hunk_header_at_end_of_unterminated_text),
         cmocka_unit_test(test_parse_removed_dashes_line_is_not_a_new_file),

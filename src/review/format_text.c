@@ -1,0 +1,292 @@
+/*
+ * The review's text formats: text (for people, on a terminal) and github
+ * (GitHub Actions workflow commands, read from a CI log). Both are shown, never
+ * obeyed: format.c renders their control characters as text (util/shown.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "review/format.h"
+
+/* The workflow command of each severity's annotation. */
+static const struct {
+    const char *github_command;
+} severity_out[AR_SEV_COUNT] = {
+    [AR_SEV_CRITICAL] = { "error" }, [AR_SEV_HIGH] = { "error" },  [AR_SEV_MEDIUM] = { "warning" },
+    [AR_SEV_LOW] = { "warning" },    [AR_SEV_INFO] = { "notice" },
+};
+
+/* ---- GitHub workflow commands ---- */
+
+static int github_escape(const char *s, struct ar_buf *out, int property)
+{
+    for (; s && *s; s++) {
+        int rc;
+        switch (*s) {
+        case '%':
+            rc = ar_buf_puts(out, "%25");
+            break;
+        case '\r':
+            rc = ar_buf_puts(out, "%0D");
+            break;
+        case '\n':
+            rc = ar_buf_puts(out, "%0A");
+            break;
+        case ':':
+            rc = property ? ar_buf_puts(out, "%3A") : ar_buf_putc(out, *s);
+            break;
+        case ',':
+            rc = property ? ar_buf_puts(out, "%2C") : ar_buf_putc(out, *s);
+            break;
+        default:
+            rc = ar_buf_putc(out, *s);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ar_github_escape_data(const char *s, struct ar_buf *out)
+{
+    return github_escape(s, out, 0);
+}
+
+int ar_github_escape_property(const char *s, struct ar_buf *out)
+{
+    return github_escape(s, out, 1);
+}
+
+static int github_command(struct ar_buf *out, const char *cmd, const char *title, const char *data)
+{
+    int fail = 0;
+    fail |= ar_buf_printf(out, "::%s title=", cmd);
+    fail |= ar_github_escape_property(title, out);
+    fail |= ar_buf_puts(out, "::");
+    fail |= ar_github_escape_data(data, out);
+    fail |= ar_buf_putc(out, '\n');
+    return fail;
+}
+
+/* One finding; one with no place in the repository (placed 0) has no file=. */
+static int github_finding(struct ar_buf *out, const struct ar_review_issue *is, int placed)
+{
+    int fail = 0;
+    char title[96];
+    snprintf(title, sizeof(title), "agentrun review: %s%s%s", ar_severity_name(is->severity),
+             is->outside_diff ? " (outside the diff)" : "",
+             !placed     ? " (no location)"
+             : !is->line ? " (whole file)"
+                         : "");
+    fail |= ar_buf_printf(out, "::%s ", severity_out[is->severity].github_command);
+    if (placed) {
+        fail |= ar_buf_puts(out, "file=");
+        fail |= ar_github_escape_property(is->file, out);
+        if (is->line)
+            fail |= ar_buf_printf(out, ",line=%lld", (long long)is->line);
+        fail |= ar_buf_putc(out, ',');
+    }
+    fail |= ar_buf_puts(out, "title=");
+    fail |= ar_github_escape_property(title, out);
+    fail |= ar_buf_puts(out, "::");
+    fail |= ar_github_escape_data(is->message, out);
+    if (is->suggestion) {
+        fail |= ar_github_escape_data("\n\nSuggestion: ", out);
+        fail |= ar_github_escape_data(is->suggestion, out);
+    }
+    fail |= ar_buf_putc(out, '\n');
+    return fail;
+}
+
+/*
+ * GitHub shows at most AR_GITHUB_MAX_ANNOTATIONS annotations of each level per
+ * step, and drops the rest without a word. So what decides the gate comes
+ * first: the verdict, a failure, each changed file not reviewed, the findings
+ * with no location; then the findings, most severe first.
+ */
+int ar_rf_render_github(const struct ar_review_report *rep, struct ar_buf *out)
+{
+    int fail = 0;
+    const struct ar_review *rv = rep->rv;
+    const struct ar_review_verdict *v = rep->verdict;
+    char line[800];
+    size_t errors = rv->n_unplaced + v->by_severity[AR_SEV_CRITICAL] + v->by_severity[AR_SEV_HIGH];
+    for (size_t i = 0; i < ar_rf_n_cover(rep); i++)
+        errors += ar_rf_blocks(ar_rf_cover_at(rep, i));
+    snprintf(line, sizeof(line), "agentrun review: %s", ar_rf_verdict_name(v));
+    if (!rep->reviewed && v->exit_status == 0) {
+        fail |= github_command(out, "notice", "agentrun review", "nothing to review");
+    } else {
+        const char *summary = rv->summary && *rv->summary ? rv->summary : ar_rf_verdict_name(v);
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        fail |= ar_buf_puts(&b, summary);
+        if (v->n_unreviewed)
+            fail |= ar_buf_printf(&b, "\n%zu changed file%s not reviewed: the review cannot pass.",
+                                  v->n_unreviewed, v->n_unreviewed == 1 ? "" : "s");
+        if (errors + 1 > AR_GITHUB_MAX_ANNOTATIONS)
+            fail |= ar_buf_printf(&b,
+                                  "\n%zu error annotations: GitHub shows %d per step; the json or "
+                                  "sarif output has them all.",
+                                  errors, AR_GITHUB_MAX_ANNOTATIONS);
+        fail |=
+            github_command(out, v->exit_status == 0 ? "notice" : "error", line, ar_buf_cstr(&b));
+        ar_buf_finish(&b);
+    }
+    if (rv->failed || rv->degraded) {
+        ar_review_error_text(rv, line, sizeof(line));
+        fail |= github_command(out, rv->failed ? "error" : "warning",
+                               rv->failed ? "agentrun review failed" : "agentrun review degraded",
+                               line);
+    }
+    for (size_t i = 0; i < ar_rf_n_cover(rep); i++) {
+        const struct ar_review_file *f = ar_rf_cover_at(rep, i);
+        if (!ar_rf_blocks(f))
+            continue;
+        ar_rf_cover_message(f, line, sizeof(line));
+        fail |= ar_buf_puts(out, "::error file=");
+        fail |= ar_github_escape_property(ar_rf_cover_path(f), out);
+        fail |= ar_buf_puts(out, ",title=agentrun review%3A not reviewed::");
+        fail |= ar_github_escape_data(line, out);
+        fail |= ar_buf_putc(out, '\n');
+    }
+    if (rep->coverage && rep->coverage->n_excluded) {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        const char *sep = "";
+        for (size_t i = 0; i < ar_rf_n_cover(rep); i++) {
+            const struct ar_review_file *f = ar_rf_cover_at(rep, i);
+            if (f->status != AR_COVER_REVIEWED && f->rule) {
+                fail |= ar_buf_printf(&b, "%s%s (%s)", sep, ar_rf_cover_path(f), f->rule);
+                sep = ", ";
+            }
+        }
+        fail |= github_command(out, "notice", "agentrun review: left out by your rules",
+                               ar_buf_cstr(&b));
+        ar_buf_finish(&b);
+    }
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        fail |= github_finding(out, &rv->unplaced[i], 0);
+    for (int sev = 0; sev < AR_SEV_COUNT; sev++)
+        for (size_t i = 0; i < rv->n_issues; i++)
+            if ((int)rv->issues[i].severity == sev)
+                fail |= github_finding(out, &rv->issues[i], 1);
+    return fail ? AR_ENOMEM : 0;
+}
+
+/* ---- text ---- */
+
+/* Continuation lines of a multi-line message are indented under it. */
+static int put_indented(struct ar_buf *out, const char *s)
+{
+    int fail = 0;
+    for (; *s; s++) {
+        fail |= ar_buf_putc(out, *s);
+        if (*s == '\n' && s[1])
+            fail |= ar_buf_puts(out, "    ");
+    }
+    return fail;
+}
+
+static int text_finding(struct ar_buf *out, const struct ar_review_issue *is, int placed)
+{
+    int fail = 0;
+    if (!placed)
+        fail |= ar_buf_printf(out, "(no location: %s): ", is->file ? is->file : "no file");
+    else if (is->line)
+        fail |= ar_buf_printf(out, "%s:%lld: ", is->file, (long long)is->line);
+    else
+        fail |= ar_buf_printf(out, "%s: ", is->file);
+    fail |= ar_buf_printf(out, "%s: ", ar_severity_name(is->severity));
+    fail |= put_indented(out, is->message);
+    if (is->outside_diff)
+        fail |= ar_buf_puts(out, " (outside the diff)");
+    fail |= ar_buf_putc(out, '\n');
+    if (is->suggestion) {
+        fail |= ar_buf_puts(out, "    suggestion: ");
+        fail |= put_indented(out, is->suggestion);
+        fail |= ar_buf_putc(out, '\n');
+    }
+    return fail;
+}
+
+/* The changed paths not reviewed: those that fail the review, then those a rule left
+ * out. Returns how many lines it wrote; *fail is set when out of memory. */
+static size_t text_coverage(const struct ar_review_report *rep, struct ar_buf *out, int *fail)
+{
+    size_t shown = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < ar_rf_n_cover(rep); i++) {
+            const struct ar_review_file *f = ar_rf_cover_at(rep, i);
+            if (f->status == AR_COVER_REVIEWED || ar_rf_blocks(f) != !pass)
+                continue;
+            if (pass == 0)
+                *fail |= ar_buf_printf(out, "not reviewed: %s: %s\n", ar_rf_cover_path(f),
+                                       f->why ? f->why : ar_review_cover_name(f->status));
+            else
+                *fail |= ar_buf_printf(out, "left out: %s (%s)\n", ar_rf_cover_path(f), f->rule);
+            shown++;
+        }
+    return shown;
+}
+
+int ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out)
+{
+    int fail = 0;
+    const struct ar_review *rv = rep->rv;
+    const struct ar_review_verdict *v = rep->verdict;
+    if (!rep->reviewed && !rv->failed) { /* failed: it never ran (ar_review_result_from_error()) */
+        fail |= ar_buf_printf(out, "nothing to review%s%s\n", rep->why_not ? ": " : "",
+                              rep->why_not ? rep->why_not : "");
+        if (ar_rf_n_cover(rep))
+            fail |= ar_buf_putc(out, '\n');
+        text_coverage(rep, out, &fail);
+        if (v->n_unreviewed)
+            fail |= ar_buf_printf(out, "\nverdict: %s (%zu changed file%s not reviewed)\n",
+                                  ar_rf_verdict_name(v), v->n_unreviewed,
+                                  v->n_unreviewed == 1 ? "" : "s");
+        return fail ? AR_ENOMEM : 0;
+    }
+    for (size_t i = 0; i < rv->n_issues; i++)
+        fail |= text_finding(out, &rv->issues[i], 1);
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        fail |= text_finding(out, &rv->unplaced[i], 0);
+    if (rv->n_issues || rv->n_unplaced)
+        fail |= ar_buf_putc(out, '\n');
+    if (text_coverage(rep, out, &fail))
+        fail |= ar_buf_putc(out, '\n');
+    if (rv->summary && *rv->summary) {
+        fail |= ar_buf_puts(out, rv->summary);
+        fail |= ar_buf_puts(out, "\n\n");
+    }
+    fail |= ar_buf_printf(out, "verdict: %s", ar_rf_verdict_name(v));
+    if (rv->failed) {
+        char why[400];
+        fail |= ar_buf_printf(out, " (%s)\n", ar_review_error_text(rv, why, sizeof(why)));
+        return fail ? AR_ENOMEM : 0;
+    }
+    size_t n = rv->n_issues + rv->n_unplaced;
+    fail |= ar_buf_printf(out, " (%zu issue%s", n, n == 1 ? "" : "s");
+    const char *sep = ": ";
+    for (int s = 0; s < AR_SEV_COUNT; s++)
+        if (v->by_severity[s]) {
+            fail |= ar_buf_printf(out, "%s%zu %s", sep, v->by_severity[s], ar_severity_name(s));
+            sep = ", ";
+        }
+    if (rep->fail_on == AR_FAIL_ON_NONE)
+        fail |= ar_buf_puts(out, "; --fail-on none");
+    else
+        fail |= ar_buf_printf(out, "; %zu at or above %s", v->n_failing,
+                              ar_severity_name(rep->fail_on));
+    if (v->n_unreviewed)
+        fail |= ar_buf_printf(out, "; %zu changed file%s not reviewed", v->n_unreviewed,
+                              v->n_unreviewed == 1 ? "" : "s");
+    if (!rv->passed)
+        fail |= ar_buf_puts(out, "; the model did not pass it");
+    if (rv->degraded)
+        fail |= ar_buf_printf(out, "; degraded: %s",
+                              rv->error.code == AR_ENOJSON ? AR_REVIEW_NO_JSON_SUMMARY
+                                                           : AR_REVIEW_CONTRACT_SUMMARY);
+    fail |= ar_buf_puts(out, ")\n");
+    return fail ? AR_ENOMEM : 0;
+}

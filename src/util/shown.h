@@ -1,0 +1,31 @@
+/*
+ * Model text on a terminal or in a CI log: shown, never obeyed. A model (or a
+ * checkout it quotes) can put terminal control sequences in its answer — an escape
+ * that clears the screen, rewrites the previous line, retitles the window, hides
+ * text, or fakes a passing verdict. Every text output (the CLI's run answer and
+ * diagnostics, the review's text and github formats, prioritize's text and
+ * markdown, route) goes through ar_shown_append(); JSON outputs keep the bytes
+ * (their encoder escapes them).
+ *
+ * The rendering (docs/security.md#terminal-output), as `cat -v` shows bytes:
+ *   - the C0 controls but TAB and LF, and CR but before LF: caret notation, ESC "^[",
+ *     CR "^M", BEL "^G", BS "^H", NUL "^@";
+ *   - DEL: "^?";
+ *   - the C1 controls U+0080..U+009F (CSI, OSC…): "M-^[" for U+009B and so on;
+ *   - bytes that are not UTF-8: U+FFFD.
+ * Everything else, UTF-8 text in any script, passes unchanged.
+ */
+#ifndef AR_UTIL_SHOWN_H
+#define AR_UTIL_SHOWN_H
+
+#include <stddef.h>
+
+#include "util/buf.h"
+
+/* Appends s[0..n) to out as rendered above. Returns 0 or AR_ENOMEM. */
+int ar_shown_append(struct ar_buf *out, const char *s, size_t n);
+
+/* Renders b's bytes from `from` on in place. Returns 0 or AR_ENOMEM (b then unchanged). */
+int ar_shown_in_place(struct ar_buf *b, size_t from);
+
+#endif

@@ -63,6 +63,12 @@ static inline size_t ar_block_first(ar_block_mask m)
     return (size_t)__builtin_ctz(m);
 }
 
+/* The mask without the marks of bytes 0..k. */
+static inline ar_block_mask ar_block_after(ar_block_mask m, size_t k)
+{
+    return k + 1 >= AR_BLOCK ? 0 : m & (~0u << (k + 1));
+}
+
 #elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 
 #define AR_BLOCK 8
@@ -110,6 +116,11 @@ static inline ar_block_mask ar_block_bits(ar_block marks)
 static inline size_t ar_block_first(ar_block_mask m)
 {
     return (size_t)__builtin_ctzll(m) / 8;
+}
+
+static inline ar_block_mask ar_block_after(ar_block_mask m, size_t k)
+{
+    return k + 1 >= AR_BLOCK ? 0 : m & (~(uint64_t)0 << (8 * (k + 1)));
 }
 
 #else

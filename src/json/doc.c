@@ -62,6 +62,83 @@ static size_t compact_block(const unsigned char *s, ar_block v, unsigned char *o
     }
     return kept + AR_BLOCK - k;
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <tmmintrin.h>
+#define AR_PACK_SHUFFLE 1
+/*
+ * The same with SSSE3's byte shuffle, which every x86-64 of the last fifteen
+ * years has (checked at start): the kept bytes of each half block are
+ * gathered to its front in one instruction, where the loop above stores once
+ * per dropped run (a record's `"id": 1, "ok": true` drops one run in every
+ * few bytes).
+ */
+static unsigned char pack_index[256][8]; /* per mask of kept bytes: their indices, in order */
+static int pack_ok;
+
+__attribute__((constructor)) static void pack_init(void)
+{
+    for (unsigned m = 0; m < 256; m++)
+        for (unsigned b = 0, k = 0; b < 8; b++)
+            if (m >> b & 1)
+                pack_index[m][k++] = (unsigned char)b;
+    __builtin_cpu_init();
+    pack_ok = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
+}
+
+__attribute__((target("ssse3,popcnt"), always_inline)) static inline size_t
+compact_block_shuffle(ar_block v, unsigned char *o, int *in_string)
+{
+    unsigned in = prefix_xor16(ar_block_bits(ar_block_eq(v, '"')));
+    if (*in_string)
+        in ^= 0xFFFF;
+    *in_string = (int)(in >> 15);
+    unsigned keep = ~(ar_block_bits(ar_block_le(v, ' ')) & ~in) & 0xFFFF;
+    unsigned lo = keep & 0xFF, hi = keep >> 8;
+    __m128i ilo = _mm_loadl_epi64((const __m128i *)(const void *)pack_index[lo]);
+    __m128i ihi = _mm_add_epi8(_mm_loadl_epi64((const __m128i *)(const void *)pack_index[hi]),
+                               _mm_set1_epi8(8));
+    size_t nlo = (size_t)__builtin_popcount(lo);
+    _mm_storel_epi64((__m128i *)(void *)o, _mm_shuffle_epi8(v, ilo));
+    _mm_storel_epi64((__m128i *)(void *)(o + nlo), _mm_shuffle_epi8(v, ihi));
+    return nlo + (size_t)__builtin_popcount(hi);
+}
+#endif
+
+/* Compacts the blocks from s[i] on, outside a string, up to the first
+ * backslash (*bytewise: where the bytewise walk that handles it ends) or to
+ * where two blocks no longer fit; returns where it stopped. */
+#define COMPACT_BLOCKS(BLOCK)                                         \
+    do {                                                              \
+        unsigned char *o_ = *op;                                      \
+        while (i + 2 * AR_BLOCK <= n) {                               \
+            ar_block v = ar_block_load(s + i);                        \
+            ar_block_mask esc = ar_block_bits(ar_block_eq(v, '\\'));  \
+            if (esc) { /* an escaped quote would mislead the count */ \
+                *bytewise = i + ar_block_first(esc) + 2;              \
+                break;                                                \
+            }                                                         \
+            o_ += BLOCK;                                              \
+            i += AR_BLOCK;                                            \
+        }                                                             \
+        *op = o_;                                                     \
+        return i;                                                     \
+    } while (0)
+
+static size_t compact_blocks(const unsigned char *s, size_t i, size_t n, unsigned char **op,
+                             int *in_string, size_t *bytewise)
+{
+    COMPACT_BLOCKS(compact_block(s + i, v, o_, in_string));
+}
+
+#ifdef AR_PACK_SHUFFLE
+__attribute__((target("ssse3,popcnt"))) static size_t
+compact_blocks_shuffle(const unsigned char *s, size_t i, size_t n, unsigned char **op,
+                       int *in_string, size_t *bytewise)
+{
+    COMPACT_BLOCKS(compact_block_shuffle(v, o_, in_string));
+}
+#endif
 #endif
 
 int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, struct ar_buf *out)
@@ -77,16 +154,17 @@ int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, st
     while (i < n) {
 #if AR_BLOCK == 16
         if (i >= bytewise && !st->in_string) {
-            while (i + 2 * AR_BLOCK <= n) {
-                ar_block v = ar_block_load(s + i);
-                ar_block_mask esc = ar_block_bits(ar_block_eq(v, '\\'));
-                if (esc) { /* an escaped quote would mislead the count */
-                    bytewise = i + ar_block_first(esc) + 2;
-                    break;
-                }
-                o += compact_block(s + i, v, o, &st->in_string);
-                i += AR_BLOCK;
-            }
+            /* Copies, so that o and bytewise stay in registers in the loops below. */
+            unsigned char *ob = o;
+            size_t bw = bytewise;
+#ifdef AR_PACK_SHUFFLE
+            if (pack_ok)
+                i = compact_blocks_shuffle(s, i, n, &ob, &st->in_string, &bw);
+            else
+#endif
+                i = compact_blocks(s, i, n, &ob, &st->in_string, &bw);
+            o = ob;
+            bytewise = bw;
             if (i + 2 * AR_BLOCK > n)
                 bytewise = n;
             continue;

@@ -363,9 +363,14 @@ static size_t find_next(const struct ctx *c, size_t *next, size_t i, size_t hi)
     return *next;
 }
 
-/* The JSON blocks: the fenced pass reads them, the bare scan passes over them.
- * The first few are kept so that the text is walked once; past those the
- * bare scan walks on by itself. */
+/*
+ * The one reading of the text (extract.h): the contents of the JSON blocks,
+ * and the text between them. A value lies in one of these regions, never
+ * across a fence, so the answer, the count of the others and the all mode
+ * all see the same values. The fenced pass reads the blocks, the bare scan
+ * the gaps; the first few blocks are kept so that the text is walked once,
+ * past those the bare scan walks on by itself.
+ */
 #define KEPT_BLOCKS 16
 
 struct blocks {
@@ -388,17 +393,20 @@ static void next_json_block(const struct ctx *c, struct blocks *k)
     while ((k->have = ar_md_block_next(c->text, c->len, &k->walk, &k->b)) &&
            !ar_md_block_is_json(&k->b, c->text))
         ;
+    if (k->have && !k->replay && k->nkept < KEPT_BLOCKS) {
+        k->kept[k->nkept++] = k->b;
+        k->resume = k->walk.at;
+    }
 }
 
-/* Where the bare scan goes on from the bracket at p: past the JSON block it
- * lies in, or p. */
-static size_t past_blocks(const struct ctx *c, struct blocks *k, size_t p)
+/* Where the gap before block b ends: the start of its opening fence line. */
+static size_t gap_end(const struct ctx *c, const struct ar_md_block *b, size_t from)
 {
-    while (k->have && k->b.end <= p)
-        next_json_block(c, k);
-    return k->have && k->b.start <= p ? k->b.end : p;
+    size_t i = b->info_start;
+    while (i > from && c->text[i - 1] != '\n')
+        i--;
+    return i;
 }
-
 /* Cut off by the end of the text (or of its block) at p, in the strict pass. */
 static void cut_off(struct ctx *c, size_t p, size_t hi, int at_end, int counts)
 {
@@ -411,13 +419,14 @@ static void cut_off(struct ctx *c, size_t p, size_t hi, int at_end, int counts)
         c->final_at = p;
         c->cut_block = c->fenced;
     } else {
-        first_error(c, "JSON at byte %zu is cut off by the end of its code block", p);
+        first_error(c, "JSON at byte %zu is cut off by %s at byte %zu", p,
+                    c->fenced ? "the end of its code block" : "a code fence", hi);
     }
 }
 
 /* Scans text[lo, hi) for candidates. `at_end`: hi is the end of the text, so a
  * value open at hi was truncated (rather than cut by a closing fence). */
-static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end, struct blocks *skip)
+static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
 {
     size_t f = NO_MATCH, i = lo, end;
     c->horizon = lo;
@@ -425,8 +434,6 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end, struct b
         size_t p = find_next(c, &f, i, hi);
         if (p >= hi)
             break;
-        if (skip && (i = past_blocks(c, skip, p)) != p)
-            continue;
         size_t stop;
         int rc = ar_json_scan(&c->sc, c->text, p, hi, &stop);
         int wanted = (kind_of(c->text[p]) & c->want) != 0;
@@ -520,36 +527,40 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end, struct b
     }
 }
 
-/* One pass over the text: the JSON blocks, then the rest (all mode: the
- * whole text in document order). */
+/* The fenced pass reads the JSON blocks, the bare scan the gaps between
+ * them (all mode: both, in document order). */
 static void search(struct ctx *c)
 {
-    size_t lo = c->len >= 3 && memcmp(c->text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-    if (c->each) {
-        scan_range(c, lo, c->len, 1, NULL);
-        return;
-    }
+    size_t at = c->len >= 3 && memcmp(c->text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
     struct blocks k;
     memset(&k, 0, sizeof(k));
-    for (next_json_block(c, &k); k.have && !c->stop && !c->nomem; next_json_block(c, &k)) {
-        if (k.nkept < KEPT_BLOCKS) {
-            k.kept[k.nkept++] = k.b;
-            k.resume = k.walk.at;
+    if (!c->each) {
+        for (next_json_block(c, &k); k.have && !c->stop && !c->nomem; next_json_block(c, &k)) {
+            c->fenced = 1;
+            scan_range(c, k.b.start, k.b.end, !k.b.closed);
+            c->fenced = 0;
         }
-        c->fenced = 1;
-        scan_range(c, k.b.start, k.b.end, !k.b.closed, NULL);
-        c->fenced = 0;
+        /* A JSON block cut off by the end of the text was the answer: an earlier
+         * bare value (a draft, an example) must not stand in for it. */
+        if (c->stop || c->nomem || (c->cut_block && !c->done))
+            return;
+        /* The gaps: the blocks kept first, then a walk from the first one not kept. */
+        k.replay = 1;
+        k.walk.at = k.nkept == KEPT_BLOCKS ? k.resume : c->len; /* beyond them, more? */
     }
-    /* A JSON block cut off by the end of the text was the answer: an earlier
-     * bare value (a draft, an example) must not stand in for it. */
-    if (c->stop || c->nomem || (c->cut_block && !c->done))
-        return;
-    /* The bare scan: the blocks kept first, then a walk from the first one not kept. */
-    k.replay = 1;
-    k.next = 0;
-    k.walk.at = k.nkept == KEPT_BLOCKS ? k.resume : c->len; /* beyond them, more? */
-    next_json_block(c, &k);
-    scan_range(c, lo, c->len, 1, &k);
+    for (next_json_block(c, &k); k.have && !c->stop && !c->nomem; next_json_block(c, &k)) {
+        size_t end = gap_end(c, &k.b, at);
+        if (at < end)
+            scan_range(c, at, end, 0);
+        if (c->each && !c->stop && !c->nomem) {
+            c->fenced = 1;
+            scan_range(c, k.b.start, k.b.end, !k.b.closed);
+            c->fenced = 0;
+        }
+        at = k.b.end;
+    }
+    if (!c->stop && !c->nomem)
+        scan_range(c, at, c->len, 1);
 }
 
 static const char *want_name(int want)

@@ -2,9 +2,13 @@
  * Extraction of a JSON value from model text (DESIGN §5; docs/extract.md has
  * the rules with examples).
  *
- * Candidates, in order: the contents of fenced blocks whose info string is
- * empty or json/jsonc/json5 (any case), in document order; then bare values in
- * the rest of the text in document order. Only objects and arrays are values
+ * One reading of the text: it is cut into the contents of the fenced blocks
+ * whose info string is empty or json/jsonc/json5 (any case) and the text
+ * between them, and each part is read on its own: no value, string or broken
+ * value runs across a fence. The answer, the count of the others and
+ * ar_json_extract_all() all come from that reading, so they cannot disagree.
+ * Candidates, in order: the values of the fenced blocks in document order;
+ * then the bare values between them in document order. Only objects and arrays are values
  * here. A bare value is a top-level one: a complete object or array is a
  * candidate if it is of the wanted kind and is skipped whole otherwise, so the
  * "[1]" of a citation never yields its contents and an object inside an
@@ -145,8 +149,8 @@ typedef int ar_extract_each_fn(const struct ar_json_doc *doc, size_t start, size
 
 /*
  * Calls fn for every top-level value of the wanted kind in document order
- * (bare scan only, so a value in a fenced block is reported once; opt->accept
- * is ignored). The values that parse as they are, or when there are none and
+ * (the same reading as ar_json_extract(), fenced blocks and the text between
+ * them; opt->accept is ignored). The values that parse as they are, or when there are none and
  * repair is on, the repaired ones. Returns the number of values (> 0); when
  * there is none, the error ar_json_extract() would give. *left (may be NULL)
  * counts the values met that were not given (broken, cut off).

@@ -592,14 +592,16 @@ int ar_is_file(const char *path)
 }
 
 /*
- * Reads a pipe. The first MiB goes into v->buf; a longer input moves on to
- * anonymous memory of its own, grown by doubling (mremap, no copy) and offered
- * to the kernel for huge pages: each fresh 4 KiB page costs a fault, and a
- * reply of megabytes is thousands of them. Returns 0 or an error.
+ * Reads a pipe. The first 64 KiB go into v->buf (a short reply stays there);
+ * a longer input moves on to anonymous memory of its own, grown by doubling
+ * (mremap, no copy) and offered to the kernel for huge pages: each fresh
+ * 4 KiB page costs a fault, and a reply of megabytes is thousands of them
+ * (a first stage of a MiB was 256 of them, and a MiB copied). Returns 0 or an
+ * error.
  */
 static int read_pipe(int fd, const char *name, struct ar_file_view *v, struct ar_error *err)
 {
-    const size_t small = (size_t)1 << 20;
+    const size_t small = (size_t)64 << 10;
 #ifdef F_SETPIPE_SZ
     (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20); /* let the writer run ahead */
 #endif
@@ -620,7 +622,7 @@ static int read_pipe(int fd, const char *name, struct ar_file_view *v, struct ar
     if (rc)
         return ar_error_set(err, rc, name, "cannot read '%s': out of memory", name);
 #if defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
-    size_t cap = small * 8, len = v->buf.len;
+    size_t cap = (size_t)8 << 20, len = v->buf.len; /* whole huge pages */
     char *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED) {
         (void)madvise(p, cap, MADV_HUGEPAGE);

@@ -17,7 +17,8 @@
  *     of the full document;
  *   - when the whole input is one valid JSON object or array, extraction finds
  *     it and prints exactly its bytes minus the whitespace between tokens, with
- *     no fix.
+ *     no fix; the compact text of valid JSON is what a byte-at-a-time loop
+ *     gives.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -87,6 +88,27 @@ static char *compact_in_pieces(const char *s, size_t n, const uint8_t *cuts, siz
         at += piece;
     }
     return ar_buf_detach(&b, NULL);
+}
+
+/* Valid JSON s[0..n) minus the whitespace between tokens, a byte at a time. */
+static char *byte_compact(const char *s, size_t n)
+{
+    char *o = malloc(n + 1), *w = o;
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in) {
+            *w++ = s[i];
+            if (s[i] == '\\' && i + 1 < n)
+                *w++ = s[++i];
+            else if (s[i] == '"')
+                in = 0;
+        } else if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') {
+            *w++ = s[i];
+            in = s[i] == '"';
+        }
+    }
+    *w = '\0';
+    return o;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -215,6 +237,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (strcmp(pieces, whole) != 0)
             abort();
         free(pieces);
+        /* And it is what a byte at a time gives (the block-wise paths are checked). */
+        char *slow = byte_compact(text + at, end - at);
+        if (strcmp(slow, whole) != 0)
+            abort();
+        free(slow);
     }
     free(whole);
 

@@ -10,6 +10,7 @@
 #include "json/dump.h"
 #include "json/extract.h"
 #include "json/repair.h"
+#include "json/scan.h"
 #include "util/buf.h"
 
 /* `expect` is the compact JSON wanted, or NULL when nothing may be found;
@@ -445,6 +446,173 @@ static void test_extract_all_lists_top_level_values(void **state)
                      AR_ENOJSON);
 }
 
+static int count_each(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                      void *arg)
+{
+    (*(size_t *)arg)++;
+    return 0;
+}
+
+/* One reading of the text: the answer, the count of the others and the all
+ * mode see the same values, whatever a fence or a string does to the text
+ * around them. fuzz_extract found the first: the unclosed block `["]{}` is
+ * an array cut off (the {} is inside its string), but the bare scan ran from
+ * before the fence into the block and --all listed a second {} that the
+ * answer's count never saw. */
+static void test_extract_one_reading(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t values;
+    } texts[] = {
+        { "{}[\"\n```\n[\"]{}", 1 }, /* the block is an array cut off: no {} in it */
+        { "{}[\"\n```json\n{\"a\": \"]\"}\n```\n{}", 3 },
+        { "{\"a\": \"x\n```\n{}\n```\n{}", 2 },
+        { "[\"\n```\n{}\n```\n\"]{}", 2 },
+        { "{}\n```\n{\"s\": \"\n```\n{}", 2 },
+        { "{}\n~~~\n[{}, \"\n~~~\n\"] {\"b\": 1}", 2 },
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        const char *t = texts[i].text;
+        struct ar_extract_options o = AR_EXTRACT_OPTIONS_INIT;
+        struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+        size_t all = 0;
+        int n = ar_json_extract_all(t, strlen(t), &o, count_each, &all, NULL, NULL);
+        assert_int_equal(n, (int)all);
+        if (all != texts[i].values)
+            fail_msg("case %zu: --all gives %zu values, not %zu", i, all, texts[i].values);
+        assert_int_equal(ar_json_extract(t, strlen(t), &o, &r, NULL), 0);
+        size_t named = r.fixes & AR_FIX_EXTRA_VALUES ? r.extra.count : 0;
+        if (named + 1 < all)
+            fail_msg("case %zu: the answer names %zu other values, --all gives %zu", i, named, all);
+        ar_extract_result_finish(&r);
+    }
+    /* More blocks than the search keeps (the gaps past them are walked again). */
+    struct ar_buf t;
+    ar_buf_init(&t, AR_BUF_UNLIMITED);
+    for (int k = 0; k < 40; k++)
+        ar_buf_printf(&t, "```\n%s\n```\n{\"g\": %d}\n", k % 2 ? "{\"b\": 1}" : "[1]", k);
+    struct ar_extract_options o = AR_EXTRACT_OPTIONS_INIT;
+    struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+    size_t all = 0;
+    assert_int_equal(ar_json_extract_all(t.data, t.len, &o, count_each, &all, NULL, NULL), 60);
+    assert_int_equal(all, 60);
+    assert_int_equal(ar_json_extract(t.data, t.len, &o, &r, NULL), 0);
+    assert_string_equal(r.doc.text, "{\"b\":1}");
+    assert_int_equal(r.extra.count, 59);
+    ar_extract_result_finish(&r);
+    ar_buf_finish(&t);
+}
+
+/* Valid JSON s[0..n) minus the whitespace between tokens, a byte at a time. */
+static char *naive_compact(const char *s, size_t n)
+{
+    char *o = malloc(n + 1), *w = o;
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in) {
+            *w++ = s[i];
+            if (s[i] == '\\')
+                *w++ = s[++i];
+            else if (s[i] == '"')
+                in = 0;
+        } else if (!strchr(" \t\r\n", s[i])) {
+            *w++ = s[i];
+            in = s[i] == '"';
+        }
+    }
+    *w = '\0';
+    return o;
+}
+
+/* The answer's compact text is the model's bytes minus the whitespace between
+ * tokens, whichever way the block-wise compaction takes them: records with
+ * every spacing, strings holding spaces, quotes and escapes at every offset
+ * of a block. */
+static void test_extract_compacts_like_a_byte_loop(void **state)
+{
+    static const char *const gaps[] = { "", " ", "  ", "\n  ", "\t", " \r\n    " };
+    struct ar_buf t;
+    ar_buf_init(&t, AR_BUF_UNLIMITED);
+    ar_buf_puts(&t, "Here:\n[");
+    for (size_t k = 0; k < 400; k++) {
+        const char *g = gaps[k % 6], *h = gaps[(k / 6) % 6];
+        ar_buf_printf(&t,
+                      "%s%s{%s\"id\"%s:%s%zu,%s\"s\":%s\"%.*s a \\\" b\\\\%s\"%s,\"ok\":%strue}",
+                      k ? "," : "", g, h, g, h, k, g, h, (int)(k % 17), "xxxxxxxxxxxxxxxxx",
+                      k % 2 ? " " : "", g, h);
+    }
+    ar_buf_puts(&t, "\n]\nDone.");
+    size_t start = strlen("Here:\n"), end = t.len - strlen("\nDone.");
+    char *want = naive_compact(t.data + start, end - start);
+    for (int only = 0; only <= 1; only++) {
+        struct ar_extract_options o = { AR_JSON_ARRAY, only ? AR_EXTRACT_TEXT_ONLY : 0, NULL,
+                                        NULL };
+        struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+        assert_int_equal(ar_json_extract(t.data, t.len, &o, &r, NULL), 0);
+        assert_int_equal(r.start, start);
+        assert_int_equal(r.end, end);
+        if (!only) {
+            assert_string_equal(r.doc.text, want);
+        } else {
+            struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
+            struct ar_buf b;
+            ar_buf_init(&b, AR_BUF_UNLIMITED);
+            assert_int_equal(ar_json_compact(&st, t.data + start, end - start, &b), 0);
+            assert_string_equal(ar_buf_cstr(&b), want);
+            ar_buf_finish(&b);
+        }
+        ar_extract_result_finish(&r);
+    }
+    free(want);
+    ar_buf_finish(&t);
+}
+
+/* Escapes at every offset of a block, and across blocks: the scanner passes
+ * two-byte escapes over from a block's mask (an escaped quote or backslash
+ * included), and stops where one is not valid or the text ends in one. */
+static void test_scan_escapes_at_every_offset(void **state)
+{
+    static const struct {
+        const char *esc; /* put in at each offset */
+        int rc;          /* what the scan of ["<pad><esc>tail"] gives */
+        size_t fail;     /* FAIL: the offending byte, from the escape's start */
+    } escapes[] = {
+        { "\\\"", AR_SCAN_COMPLETE, 0 },    { "\\\\", AR_SCAN_COMPLETE, 0 },
+        { "\\n\\t", AR_SCAN_COMPLETE, 0 },  { "\\\\\\\"", AR_SCAN_COMPLETE, 0 },
+        { "\\u00e9", AR_SCAN_COMPLETE, 0 }, { "\\x", AR_SCAN_FAIL, 1 },
+        { "\\\\\\x", AR_SCAN_FAIL, 3 },     { "\x01", AR_SCAN_FAIL, 0 },
+        { "\\\x01", AR_SCAN_FAIL, 1 },
+    };
+    char t[128];
+    for (size_t c = 0; c < sizeof(escapes) / sizeof(escapes[0]); c++)
+        for (size_t pad = 0; pad < 80; pad++) {
+            size_t n = 0;
+            t[n++] = '[';
+            t[n++] = '"';
+            if (pad >= 40) { /* an escape first: the blocks start at it */
+                t[n++] = '\\';
+                t[n++] = 'n';
+            }
+            memset(t + n, 'a', pad % 40);
+            n += pad % 40;
+            size_t at = n;
+            n += (size_t)sprintf(t + n, "%s%s\"]", escapes[c].esc, "0123456789abcdefghij");
+            struct ar_json_scanner sc;
+            ar_json_scanner_init(&sc, AR_KIND_ARRAY, 0);
+            size_t stop = 0;
+            int rc = ar_json_scan(&sc, t, 0, n, &stop);
+            if (rc != escapes[c].rc || (rc == AR_SCAN_COMPLETE && stop != n) ||
+                (rc == AR_SCAN_FAIL && stop != at + escapes[c].fail))
+                fail_msg("escape %zu at offset %zu: rc %d stop %zu", c, pad, rc, stop);
+            /* Cut off right after the escape's backslash: the text ended in the string. */
+            rc = ar_json_scan(&sc, t, 0, at + 1, &stop);
+            if (escapes[c].esc[0] == '\\' && (rc != AR_SCAN_EOF || stop != at + 1))
+                fail_msg("escape %zu at offset %zu cut after '\\': rc %d", c, pad, rc);
+            ar_json_scanner_finish(&sc);
+        }
+}
+
 /* Adversarial inputs finish (a quadratic scan would take minutes at this size). */
 static void test_extract_adversarial_inputs_finish(void **state)
 {
@@ -505,6 +673,9 @@ int main(void)
         cmocka_unit_test(test_extract_accept_picks_first_satisfying),
         cmocka_unit_test(test_extract_accept_falls_back_to_first_parseable),
         cmocka_unit_test(test_extract_all_lists_top_level_values),
+        cmocka_unit_test(test_extract_one_reading),
+        cmocka_unit_test(test_extract_compacts_like_a_byte_loop),
+        cmocka_unit_test(test_scan_escapes_at_every_offset),
         cmocka_unit_test(test_extract_adversarial_inputs_finish),
         cmocka_unit_test(test_extract_repair_closes_every_prefix),
     };

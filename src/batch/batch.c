@@ -2,13 +2,14 @@
  * The batch scheduler (include/agentrun/batch.h): jobs in input order, at most
  * N at once on one loop, one record per job as each finishes.
  *
- * Scheduling is a small loop of its own rather than the FIFO pool: a job may
- * have to wait while another edit job holds its work tree (git status cannot
- * tell two writers apart), and the budget decides before each start whether a
- * job may start at all. pump() is the one place that starts jobs, writes off
- * the ones that will never start and ends the batch; it runs from the loop
- * only (a deferred call, or a job's done callback), so no user callback ever
- * runs from inside an ar_batch_*() call.
+ * The loop, the cap on running jobs, the shared rate-limit backoff, the run
+ * per job and cancel are the job set's (src/run/jobset.h); what is the
+ * batch's is here: a job may have to wait while another edit job holds its
+ * work tree (git status cannot tell two writers apart), and the budget
+ * decides before each start whether a job may start at all. pump() is the one
+ * place that starts jobs, writes off the ones that will never start and ends
+ * the batch; the job set runs it from the loop only (a kick, or a job's done
+ * callback), so no user callback ever runs from inside an ar_batch_*() call.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -23,7 +24,9 @@
 #include "git/worktrees.h"
 #include "proc/proc.h"
 #include "result/result.h"
+#include "run/jobset.h"
 #include "run/run.h"
+#include "run/start.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -37,8 +40,7 @@ enum job_state {
 struct job {
     struct ar_batch_job job;
     enum job_state state;
-    int waited; /* held back at least once: another edit job had its work tree */
-    struct ar_batch *b;
+    int waited;              /* held back at least once: another edit job had its work tree */
     struct job *prev, *next; /* the running list, while RUNNING */
 };
 
@@ -49,7 +51,7 @@ enum stop {
 };
 
 struct ar_batch {
-    struct ar_loop *loop;
+    struct ar_jobset *set; /* the loop, the cap, the shared backoff, cancel */
     struct ar_batch_options o;
     struct ar_batch_job defaults; /* owns the strings of o.defaults */
     ar_batch_record_fn *record;
@@ -58,42 +60,22 @@ struct ar_batch {
 
     struct job **jobs; /* in input order; each one allocated alone (runs point at it) */
     size_t n, cap;
-    size_t first_pending;       /* every job before it has started or been reported */
-    size_t reported;            /* jobs whose record went out */
-    size_t lineno;              /* lines given to ar_batch_add_line() */
-    struct job *running;        /* the running jobs, for the work tree check */
-    json_t *seen;               /* id -> its line, to refuse an id used twice */
-    json_t *done_ids;           /* ids an earlier batch finished (ar_batch_resume()) */
-    struct ar_backoff *backoff; /* one rate-limit pause per provider for all jobs */
-    struct ar_kick *kick;       /* the next pump(), from the loop */
+    size_t first_pending; /* every job before it has started or been reported */
+    size_t reported;      /* jobs whose record went out */
+    size_t lineno;        /* lines given to ar_batch_add_line() */
+    struct job *running;  /* the running jobs, for the work tree check */
+    json_t *seen;         /* id -> its line, to refuse an id used twice */
+    json_t *done_ids;     /* ids an earlier batch finished (ar_batch_resume()) */
 
     double max_seen_cost; /* the dearest finished job: each running job's reservation */
     enum stop stop;
-    int cancelled;
     int closed;
-    int pump_queued; /* a deferred pump() is on its way: only it may end the batch */
     int in_pump;
     int serial_said;
     char session[AR_GIT_SESSION_SIZE]; /* the worktree branches' agentrun/<session>/<job> */
     uint64_t t0;
     struct ar_batch_stats st;
 };
-
-static void pump(struct ar_batch *b);
-
-static void on_deferred_pump(void *arg)
-{
-    struct ar_batch *b = arg;
-    b->pump_queued = 0;
-    pump(b);
-}
-
-/* pump() soon, from the loop. Never fails: the wake-up was made at the start. */
-static void kick(struct ar_batch *b)
-{
-    b->pump_queued = 1;
-    ar_kick(b->kick);
-}
 
 /* ---- records --------------------------------------------------------------------------- */
 
@@ -150,7 +132,6 @@ static void running_add(struct ar_batch *b, struct job *j)
     if (b->running)
         b->running->prev = j;
     b->running = j;
-    b->st.running++;
 }
 
 static void running_remove(struct ar_batch *b, struct job *j)
@@ -162,7 +143,6 @@ static void running_remove(struct ar_batch *b, struct job *j)
     if (j->next)
         j->next->prev = j->prev;
     j->prev = j->next = NULL;
-    b->st.running--;
 }
 
 static int tree_busy(const struct ar_batch *b, const char *tree)
@@ -173,11 +153,11 @@ static int tree_busy(const struct ar_batch *b, const char *tree)
     return 0;
 }
 
-static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
+/* A job is over (the job set runs pump() next). */
+static void on_job_done(void *owner, void *job, struct ar_result *res)
 {
-    struct job *j = arg;
-    struct ar_batch *b = j->b;
-    (void)run;
+    struct ar_batch *b = owner;
+    struct job *j = job;
     running_remove(b, j);
     if (res->cost_source != AR_COST_UNKNOWN && res->cost_usd > b->max_seen_cost)
         b->max_seen_cost = res->cost_usd;
@@ -194,7 +174,6 @@ static void on_job_done(struct ar_run *run, struct ar_result *res, void *arg)
     }
     report(b, j, AR_BATCH_FINISHED, res);
     ar_result_destroy(res);
-    pump(b);
 }
 
 enum { BUDGET_START, BUDGET_WAIT, BUDGET_OVER };
@@ -210,17 +189,18 @@ static int budget_check(struct ar_batch *b, struct job *j)
     double max = b->o.max_cost_usd;
     if (max <= 0)
         return BUDGET_START;
+    unsigned running = ar_jobset_running(b->set);
     double left = max - b->st.cost_usd;
     if (!(b->max_seen_cost > 0)) {
-        if (b->st.running)
+        if (running)
             return BUDGET_WAIT;
         j->job.opts.max_cost_usd = left;
         return BUDGET_START;
     }
     double est = b->max_seen_cost;
-    if (b->st.cost_usd + (double)(b->st.running + 1) * est > max)
+    if (b->st.cost_usd + (double)(running + 1) * est > max)
         return BUDGET_OVER;
-    j->job.opts.max_cost_usd = left - (double)b->st.running * est;
+    j->job.opts.max_cost_usd = left - (double)running * est;
     return BUDGET_START;
 }
 
@@ -247,7 +227,7 @@ static void start(struct ar_batch *b, struct job *j)
         return;
     }
     running_add(b, j);
-    if (ar_pipeline_start(b->loop, &j->job.opts, b->backoff, on_job_done, j, NULL, &err) == 0)
+    if (ar_jobset_start(b->set, &j->job.opts, NULL, j, &err) == 0)
         return;
     running_remove(b, j);
     /* Which line, and where in the template ("greet.md:1") when that is the cause. */
@@ -286,8 +266,9 @@ static void write_off_rest(struct ar_batch *b)
     }
 }
 
-static void pump(struct ar_batch *b)
+static void pump(void *owner)
 {
+    struct ar_batch *b = owner;
     /* Never re-entered: the record callbacks run in here, and what they may call
      * (ar_batch_add*(), ar_batch_cancel()) only kicks a later pump. */
     assert(!b->in_pump);
@@ -295,8 +276,7 @@ static void pump(struct ar_batch *b)
     while (b->first_pending < b->n && b->jobs[b->first_pending]->state != PENDING &&
            b->jobs[b->first_pending]->state != SKIP)
         b->first_pending++;
-    for (size_t i = b->first_pending; i < b->n && b->st.running < b->st.jobs && b->stop == GOING;
-         i++) {
+    for (size_t i = b->first_pending; i < b->n && ar_jobset_room(b->set) && b->stop == GOING; i++) {
         struct job *j = b->jobs[i];
         if (j->state == SKIP) {
             report(b, j, AR_BATCH_SKIPPED, NULL);
@@ -331,10 +311,11 @@ static void pump(struct ar_batch *b)
     }
     /* Stopped: nothing more starts; the rest are written off once nothing runs
      * (a running job's cost may still come in). */
-    if (b->stop != GOING && b->st.running == 0)
+    if (b->stop != GOING && !ar_jobset_running(b->set))
         write_off_rest(b);
     b->in_pump = 0;
-    if (b->closed && b->st.running == 0 && b->reported == b->n && !b->pump_queued)
+    /* A kick on its way (ar_batch_close(), ar_batch_add()) is the one that ends it. */
+    if (b->closed && !ar_jobset_running(b->set) && b->reported == b->n && !ar_jobset_kicked(b->set))
         finish(b);
 }
 
@@ -350,7 +331,6 @@ static void destroy(struct ar_batch *b)
     ar_batch_job_finish(&b->defaults);
     json_decref(b->seen);
     json_decref(b->done_ids);
-    ar_backoff_destroy(b->backoff);
     free(b);
 }
 
@@ -358,11 +338,8 @@ static void finish(struct ar_batch *b)
 {
     struct ar_batch_stats st;
     ar_batch_get_stats(b, &st);
-    ar_kick_destroy(b->kick);
-    b->kick = NULL;
-    ar_loop_detach(b->loop);
-    b->loop = NULL;
     b->done(b, &st, b->arg);
+    ar_jobset_end(b->set);
     destroy(b);
 }
 
@@ -378,15 +355,8 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
                    ar_batch_record_fn *record, ar_batch_done_fn *done, void *arg,
                    struct ar_batch **out, struct ar_error *err)
 {
-    struct ar_error local = AR_ERROR_INIT;
-    if (!err)
-        err = &local;
-    if (out)
-        *out = NULL;
-    if (!loop || !o || !record || !done || !out)
-        return ar_error_set(err, AR_EUSAGE, NULL,
-                            "ar_batch_start() needs a loop, options, record and done callbacks "
-                            "and somewhere to put the batch");
+    AR_START_ARGS(ar_batch_start, err, out, loop && o && record && done && out,
+                  "a loop, options, record and done callbacks and somewhere to put the batch");
     struct ar_batch *b = calloc(1, sizeof(*b));
     if (!b)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
@@ -401,24 +371,18 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
     b->arg = arg;
     b->seen = json_object();
     b->done_ids = json_object();
-    b->backoff = ar_backoff_create();
-    if (!b->seen || !b->done_ids || !b->backoff) {
+    if (!b->seen || !b->done_ids) {
         destroy(b);
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
-    b->loop = ar_loop_attach(loop, err);
-    if (!b->loop) {
+    static const struct ar_jobset_ops ops = { pump, on_job_done };
+    unsigned want = o->jobs ? o->jobs : 1;
+    if (!(b->set = ar_jobset_create(loop, want, &ops, b, err))) {
         int rc = err->code;
         destroy(b);
         return rc;
     }
-    if (!(b->kick = ar_kick_create(b->loop, on_deferred_pump, b))) {
-        ar_loop_detach(b->loop);
-        destroy(b);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    }
-    unsigned want = o->jobs ? o->jobs : 1;
-    b->st.jobs = ar_proc_jobs_within_fd_limit(want);
+    b->st.jobs = ar_jobset_cap(b->set);
     if (b->st.jobs < want)
         ar_warn(&b->o.defaults.logger,
                 "-j %u lowered to %u: the open file limit (ulimit -n) allows no more", want,
@@ -457,8 +421,7 @@ static int enqueue(struct ar_batch *b, struct job *j, struct ar_error *err)
         b->jobs = v;
         b->cap = cap;
     }
-    kick(b);
-    j->b = b;
+    ar_jobset_kick(b->set);
     b->jobs[b->n++] = j;
     b->st.added++;
     if (!j->job.error && json_object_get(b->done_ids, j->job.id)) {
@@ -542,7 +505,7 @@ int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options
 void ar_batch_close(struct ar_batch *b)
 {
     b->closed = 1;
-    kick(b); /* an empty batch ends from there */
+    ar_jobset_kick(b->set); /* an empty batch ends from there */
 }
 
 struct compact {
@@ -600,17 +563,14 @@ char *ar_batch_compact_records(const struct ar_batch *b, const char *text, size_
 void ar_batch_get_stats(const struct ar_batch *b, struct ar_batch_stats *st)
 {
     *st = b->st;
-    st->cancelled = b->cancelled != 0;
+    st->running = ar_jobset_running(b->set);
+    st->cancelled = ar_jobset_cancelled(b->set) != 0;
     st->duration_ms = ar_now_ms() - b->t0;
 }
 
 void ar_batch_cancel(struct ar_batch *b)
 {
-    b->cancelled++;
     if (b->stop == GOING)
         b->stop = STOP_CANCEL;
-    /* The first call ends every job's CLI group (SIGTERM, then SIGKILL after the
-     * grace); a second one SIGKILLs them at once. */
-    ar_loop_cancel_all(b->loop);
-    kick(b);
+    ar_jobset_cancel(b->set);
 }

@@ -11,6 +11,7 @@
 #include "prioritize/prioritize.h"
 #include "proc/proc.h"
 #include "result/result.h"
+#include "run/start.h"
 #include "util/buf.h"
 
 #define PRIORITIZE_SCHEMA "agentrun.prioritize/1"
@@ -168,14 +169,8 @@ int ar_prioritize_start(struct uv_loop_s *uv, const struct ar_prioritize_options
                         ar_prioritize_done_fn *done, void *arg, struct ar_prioritize_run **out,
                         struct ar_error *err)
 {
-    struct ar_error local = AR_ERROR_INIT;
-    if (!err)
-        err = &local;
-    if (out)
-        *out = NULL;
-    if (!uv || !o || !done)
-        return ar_error_set(err, AR_EUSAGE, NULL,
-                            "ar_prioritize_start() needs a loop, options and a done callback");
+    AR_START_ARGS(ar_prioritize_start, err, out, uv && o && done,
+                  "a loop, options and a done callback");
     if (!o->dir)
         return ar_error_set(err, AR_EUSAGE, "dir", "no PRD directory given");
     struct ar_prioritize_run *pr = calloc(1, sizeof(*pr));

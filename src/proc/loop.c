@@ -1,6 +1,6 @@
 /*
  * The loop: one uv_loop_t, the list of live children, the signal watchers and
- * tickers. Children, pools and tickers hang off it; it outlives them all.
+ * tickers. Children, kicks and tickers hang off it; it outlives them all.
  */
 #include <assert.h>
 #include <errno.h>
@@ -236,7 +236,7 @@ int ar_loop_destroy(struct ar_loop *loop)
     close_handles(loop, NULL);
     loop->closing = 0;
     /*
-     * Let pending close callbacks run (pools and tickers stopped after
+     * Let pending close callbacks run (kicks and tickers stopped after
      * ar_loop_run() returned free their memory there). A handle that is still
      * active (a ticker never stopped) is a bug: a few turns, never forever.
      */

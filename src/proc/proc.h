@@ -1,5 +1,5 @@
 /*
- * The process supervisor: children, a job pool and signals on one event loop.
+ * The process supervisor: children, waits and signals on one event loop.
  * The only code of the library that includes <uv.h>; everything here is
  * opaque. (The CLI, a client of the public API, runs its own uv loop.)
  *
@@ -13,7 +13,8 @@
  *
  * Protocol:
  *   1. ar_loop_create();
- *   2. ar_child_spawn() any number of children, or submit jobs to a pool;
+ *   2. ar_child_spawn() any number of children (many runs on one loop with a cap:
+ *      the job set, src/run/jobset.h);
  *   3. ar_loop_run() until nothing is left to do; on_done of each child runs
  *      exactly once, after the process exited and both outputs reached EOF;
  *   4. ar_loop_destroy(), which returns 0 when no handle leaked.
@@ -28,7 +29,6 @@
 
 struct ar_loop;
 struct ar_child;
-struct ar_pool;
 struct uv_loop_s;
 
 #define AR_CHILD_DEFAULT_OUTPUT_CAP    ((size_t)64 << 20)
@@ -116,7 +116,7 @@ struct ar_loop *ar_loop_create(struct ar_error *err);
 struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err);
 
 /*
- * The blocking form of a public start function (ar_run(), ar_review()): a
+ * The blocking form of a public start function (AR_DEFINE_BLOCKING, run/start.h): a
  * private libuv loop, start(uv, arg) on it, then the loop run until nothing is
  * left on it (also when start failed: what it attached still detaches), and
  * closed. Returns start's value, or AR_ESPAWN with err set when no loop could
@@ -124,39 +124,6 @@ struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err);
  */
 typedef int ar_loop_start_fn(struct uv_loop_s *uv, void *arg, struct ar_error *err);
 int ar_loop_run_private(ar_loop_start_fn *start, void *arg, struct ar_error *err);
-
-/*
- * Defines `int name(const opts_t *opts, result_t **out, struct ar_error *err)`,
- * the blocking form of a public start function `start(uv, opts, done, arg,
- * handle_out, err)` whose done is `done(handle_t *, result_t *, arg)`:
- * ar_loop_run_private() around it. 0 with *out the result done handed over, or
- * start's error with *out NULL. (ar_run(), ar_route(), ar_prioritize().)
- */
-#define AR_DEFINE_BLOCKING(name, start, opts_t, handle_t, result_t)                 \
-    static void name##_done_(handle_t *h, result_t *res, void *arg)                 \
-    {                                                                               \
-        (void)h;                                                                    \
-        *(result_t **)arg = res;                                                    \
-    }                                                                               \
-    struct name##_blocking_ {                                                       \
-        const opts_t *opts;                                                         \
-        result_t *res;                                                              \
-    };                                                                              \
-    static int name##_start_(struct uv_loop_s *uv, void *arg, struct ar_error *err) \
-    {                                                                               \
-        struct name##_blocking_ *b = arg;                                           \
-        return start(uv, b->opts, name##_done_, &b->res, NULL, err);                \
-    }                                                                               \
-    int name(const opts_t *opts, result_t **out, struct ar_error *err)              \
-    {                                                                               \
-        struct name##_blocking_ b = { opts, NULL };                                 \
-        *out = NULL;                                                                \
-        int rc = ar_loop_run_private(name##_start_, &b, err);                       \
-        if (rc < 0)                                                                 \
-            return rc;                                                              \
-        *out = b.res;                                                               \
-        return 0;                                                                   \
-    }
 
 /*
  * Ends an attached loop once the work on it is over (no child, wait or work
@@ -238,22 +205,6 @@ int ar_child_run_sync(const struct ar_child_opts *opts, struct ar_child_sync *ou
                       struct ar_error *err);
 void ar_child_sync_finish(struct ar_child_sync *s); /* NULL is fine; *s is zeroed */
 
-/*
- * The job pool: at most max_running jobs at once, the rest queued in order.
- * A job is started by start(job arg) when a slot is free and ends when it
- * calls ar_pool_release(); start is never called from inside
- * ar_pool_submit() or ar_pool_release(), so completions cannot recurse.
- * ar_pool_cancel_queued() calls cancel(arg) for every job not yet started.
- */
-typedef void ar_job_fn(void *arg);
-struct ar_pool *ar_pool_create(struct ar_loop *loop, unsigned max_running);
-int ar_pool_submit(struct ar_pool *pool, ar_job_fn *start, ar_job_fn *cancel, void *arg);
-void ar_pool_release(struct ar_pool *pool);
-void ar_pool_cancel_queued(struct ar_pool *pool);
-unsigned ar_pool_running(const struct ar_pool *pool);
-size_t ar_pool_queued(const struct ar_pool *pool);
-void ar_pool_destroy(struct ar_pool *pool); /* only when idle; NULL is fine */
-
 /* Monotonic milliseconds. */
 uint64_t ar_now_ms(void);
 
@@ -270,6 +221,9 @@ uint64_t ar_now_ms(void);
 uint64_t ar_loop_now_ms(const struct ar_loop *loop);
 void ar_loop_clock_manual(struct ar_loop *loop, uint64_t now_ms);
 void ar_loop_clock_advance(struct ar_loop *loop, uint64_t ms);
+
+/* A piece of work for the loop (a deferred call, a kick, work off the loop thread). */
+typedef void ar_job_fn(void *arg);
 
 /*
  * Calls fn(arg) once from the loop, on its next iteration (never from inside

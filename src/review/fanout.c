@@ -1,14 +1,15 @@
 /*
  * A review of one diff on the caller's loop (agentrun/review.h): the diff read
- * and cut into chunks, the chunks reviewed concurrently through a job pool on
- * an agentrun loop attached to the caller's libuv loop, the chunk reviews
- * merged, located and judged, and the result handed to the done callback.
+ * and cut into chunks, the chunks reviewed concurrently by a job set
+ * (src/run/jobset.h: the loop attached to the caller's, the cap, the shared
+ * rate-limit backoff, cancel), in order, the chunk reviews merged, located and
+ * judged, and the result handed to the done callback.
  *
  * The blocking ar_review() runs it on a private loop, like ar_run().
  *
- * Ownership: the review run owns its copy of the options, the diff, its chunks,
- * the pool and the attached loop, and frees them after done returns; the result
- * it hands to done belongs to the caller from then on.
+ * Ownership: the review run owns its copy of the options, the diff, its chunks
+ * and the job set, and frees them after done returns; the result it hands to
+ * done belongs to the caller from then on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,9 @@
 #include "review/diff.h"
 #include "result/result.h"
 #include "review/review.h"
+#include "run/jobset.h"
 #include "run/run.h"
+#include "run/start.h"
 #include "util/macros.h"
 #include "util/strv.h"
 #include "util/utf8.h"
@@ -39,16 +42,12 @@ struct chunk_job {
 };
 
 struct ar_review_run {
-    struct ar_loop *loop; /* attached to the caller's, ours alone */
-    struct ar_pool *pool;
-    struct ar_backoff *backoff; /* one rate-limit pause per provider for every chunk */
-    struct ar_kick *finish;     /* finish_reviewed() once the last chunk is done */
+    struct ar_jobset *set; /* the chunks' runs: the loop, the cap, the backoff, cancel */
     ar_review_done_fn *done;
     void *arg;
     ar_review_event_fn *on_event;
     void *event_arg;
     int fail_on, strict;
-    int cancelled;
 
     /* The options' strings, copied. */
     struct ar_run_options run;
@@ -65,8 +64,9 @@ struct ar_review_run {
     struct ar_diff_chunk *chunks;
     size_t n_chunks;
     struct chunk_job *jobs;
-    size_t running, finished;
-    char *root; /* the repository's top, or NULL */
+    size_t next;     /* the first chunk not yet started or written off */
+    size_t finished; /* chunks whose review is in (or written off) */
+    char *root;      /* the repository's top, or NULL */
     uint64_t t0;
 
     struct result_box *res;
@@ -120,9 +120,7 @@ static void run_free(struct ar_review_run *rr)
         for (size_t i = 0; i < rr->n_chunks; i++)
             ar_review_finish(&rr->jobs[i].rv);
     free(rr->jobs);
-    ar_kick_destroy(rr->finish);
-    ar_pool_destroy(rr->pool);
-    ar_backoff_destroy(rr->backoff);
+    ar_jobset_end(rr->set);
     ar_diff_chunks_free(rr->chunks, rr->n_chunks);
     ar_diff_finish(&rr->diff);
     ar_diff_gaps_finish(&rr->gaps);
@@ -183,10 +181,8 @@ static void deliver(struct ar_review_run *rr)
 {
     struct result_box *box = rr->res;
     rr->res = NULL;
-    struct ar_loop *loop = rr->loop;
     rr->done(rr, &box->pub, rr->arg);
     run_free(rr);
-    ar_loop_detach(loop);
 }
 
 /* A review that could not be completed: failed with code and msg. */
@@ -197,9 +193,8 @@ static void fail_review(struct ar_review *rv, int code, const char *msg)
     ar_error_set(&rv->error, code, NULL, "%s", msg);
 }
 
-static void finish_nothing(void *arg)
+static void finish_nothing(struct ar_review_run *rr)
 {
-    struct ar_review_run *rr = arg;
     struct ar_review_result *res = &rr->res->pub;
     /* Nothing to send: no call, and a document a CI step can parse. It passes only
      * when every changed path was left out by a rule (the coverage decides). */
@@ -211,9 +206,8 @@ static void finish_nothing(void *arg)
     deliver(rr);
 }
 
-static void finish_reviewed(void *arg)
+static void finish_reviewed(struct ar_review_run *rr)
 {
-    struct ar_review_run *rr = arg;
     struct ar_review *merged = &rr->res->pub.review;
     struct ar_review *parts = calloc(rr->n_chunks, sizeof(*parts));
     struct ar_error err = AR_ERROR_INIT;
@@ -253,7 +247,12 @@ static void emit(struct ar_review_run *rr, enum ar_review_event_kind kind, size_
 {
     if (!rr->on_event)
         return;
-    struct ar_review_event ev = { kind, index, rr->n_chunks, rr->running, rr->finished, rv };
+    struct ar_review_event ev = { .kind = kind,
+                                  .chunk = index,
+                                  .n_chunks = rr->n_chunks,
+                                  .running = ar_jobset_running(rr->set),
+                                  .finished = rr->finished,
+                                  .review = rv };
     rr->on_event(rr->event_arg, &ev);
 }
 
@@ -268,42 +267,32 @@ static void job_finish(struct chunk_job *job, struct ar_result *res)
     ar_result_destroy(res);
     rr->finished++;
     emit(rr, AR_REVIEW_CHUNK_FINISHED, job->index, &job->rv);
-    /* From the loop's next turn: the pool may still be in the middle of a call. */
-    if (rr->finished == rr->n_chunks)
-        ar_kick(rr->finish);
 }
 
-static void on_chunk_done(struct ar_run *run, struct ar_result *res, void *arg)
+/* Writes off every chunk not started yet: after a cancel, or once one failed (a
+ * provider failure fails the whole review: no more calls are spent on it). */
+static void skip_rest(struct ar_review_run *rr)
 {
-    (void)run;
+    const char *why =
+        ar_jobset_cancelled(rr->set) ? "interrupted" : "not reviewed: another chunk failed";
+    while (rr->next < rr->n_chunks)
+        job_finish(&rr->jobs[rr->next++],
+                   ar_result_new_failed(rr->run.provider, AR_EINTERRUPTED, why));
+}
+
+static void on_chunk_done(void *owner, void *arg, struct ar_result *res)
+{
+    struct ar_review_run *rr = owner;
     struct chunk_job *job = arg;
-    struct ar_review_run *rr = job->rr;
-    rr->running--;
     job_finish(job, res);
-    /* A provider failure fails the whole review: do not spend more calls on it. */
     if (job->rv.failed)
-        ar_pool_cancel_queued(rr->pool);
-    ar_pool_release(rr->pool);
+        skip_rest(rr);
 }
 
-static void chunk_skip(void *arg)
+/* Starts a chunk's run; one that cannot start fails the review. */
+static void chunk_start(struct chunk_job *job)
 {
-    struct chunk_job *job = arg;
-    const char *why = job->rr->cancelled ? "interrupted" : "not reviewed: another chunk failed";
-    job_finish(job, ar_result_new_failed(job->rr->run.provider, AR_EINTERRUPTED, why));
-}
-
-static void chunk_start(void *arg)
-{
-    struct chunk_job *job = arg;
     struct ar_review_run *rr = job->rr;
-    /* After a cancel the running calls end (the loop kills their groups); the
-     * queued ones must not start. */
-    if (rr->cancelled) {
-        chunk_skip(job);
-        ar_pool_release(rr->pool);
-        return;
-    }
     const struct ar_diff_chunk *c = &rr->chunks[job->index];
     /* The chunk goes into the prompt as a C string: one that would not arrive
      * whole is never reviewed (and so never passes). */
@@ -311,8 +300,7 @@ static void chunk_start(void *arg)
         job_finish(job,
                    ar_result_new_failed(rr->run.provider, AR_EUSAGE,
                                         "the chunk holds a NUL byte and cannot be sent whole"));
-        ar_pool_cancel_queued(rr->pool);
-        ar_pool_release(rr->pool);
+        skip_rest(rr);
         return;
     }
     struct ar_var vars[2] = {
@@ -334,24 +322,35 @@ static void chunk_start(void *arg)
      * costs the others a repair call or a degraded review. */
     struct ar_pipeline_extra extra = { AR_REVIEW_ITEMS };
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_pipeline_start_with(rr->loop, &o, &extra, rr->backoff, on_chunk_done, job, NULL, &err) <
-        0) {
+    if (ar_jobset_start(rr->set, &o, &extra, job, &err) < 0) {
         job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
-        ar_pool_cancel_queued(rr->pool);
-        ar_pool_release(rr->pool);
+        skip_rest(rr);
         return;
     }
-    rr->running++;
     emit(rr, AR_REVIEW_CHUNK_STARTED, job->index, NULL);
+}
+
+/* From the loop: the chunks in order while there is room, the rest written off after
+ * a cancel (the running calls end: the loop kills their groups), the end once every
+ * chunk is in. */
+static void pump(void *owner)
+{
+    struct ar_review_run *rr = owner;
+    if (!rr->res->pub.plan.reviewed) {
+        finish_nothing(rr);
+        return;
+    }
+    if (ar_jobset_cancelled(rr->set))
+        skip_rest(rr);
+    while (rr->next < rr->n_chunks && ar_jobset_room(rr->set))
+        chunk_start(&rr->jobs[rr->next++]);
+    if (rr->finished == rr->n_chunks && !ar_jobset_running(rr->set))
+        finish_reviewed(rr);
 }
 
 void ar_review_cancel(struct ar_review_run *rr)
 {
-    /* The queued chunks see the flag when the pool starts them, from the loop,
-     * and end as "interrupted" without a call. */
-    rr->cancelled = 1;
-    /* The first call ends every group (SIGTERM, then SIGKILL); a second SIGKILLs. */
-    ar_loop_cancel_all(rr->loop);
+    ar_jobset_cancel(rr->set);
 }
 
 /* ---- the start ----------------------------------------------------------- */
@@ -524,19 +523,15 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
                             plan->source ? plan->source : "the diff", rr->n_chunks,
                             o->max_chunk_bytes, rr->text.len, o->max_chunks);
     plan->n_chunks = rr->n_chunks;
-    plan->jobs = ar_proc_jobs_within_fd_limit(o->jobs);
     /* Where the model's paths are resolved: the repository's top, found now so
      * that the end of the review runs no git. */
     return ar_diff_toplevel(rr->run.cwd, &rr->root, err);
 }
 
-/* Submits every chunk to the pool. */
-static int submit_chunks(struct ar_review_run *rr, struct ar_error *err)
+/* The chunks' jobs, none started yet. */
+static int make_jobs(struct ar_review_run *rr, struct ar_error *err)
 {
-    const struct ar_review_plan *plan = &rr->res->pub.plan;
-    rr->jobs = calloc(rr->n_chunks, sizeof(*rr->jobs));
-    rr->pool = rr->jobs ? ar_pool_create(rr->loop, plan->jobs) : NULL;
-    if (!rr->pool)
+    if (rr->n_chunks && !(rr->jobs = calloc(rr->n_chunks, sizeof(*rr->jobs))))
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < rr->n_chunks; i++) {
         struct chunk_job *job = &rr->jobs[i];
@@ -545,9 +540,6 @@ static int submit_chunks(struct ar_review_run *rr, struct ar_error *err)
         snprintf(job->job_id, sizeof(job->job_id), "chunk %zu/%zu", i + 1, rr->n_chunks);
         ar_review_init(&job->rv);
     }
-    for (size_t i = 0; i < rr->n_chunks; i++)
-        if (ar_pool_submit(rr->pool, chunk_start, chunk_skip, &rr->jobs[i]) != 0)
-            chunk_skip(&rr->jobs[i]);
     return 0;
 }
 
@@ -555,14 +547,8 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
                     ar_review_done_fn *done, void *arg, struct ar_review_run **out,
                     struct ar_error *err)
 {
-    struct ar_error local = AR_ERROR_INIT;
-    if (!err)
-        err = &local;
-    if (out)
-        *out = NULL;
-    if (!loop || !o || !done)
-        return ar_error_set(err, AR_EUSAGE, NULL,
-                            "ar_review_start() needs a loop, options and a done callback");
+    AR_START_ARGS(ar_review_start, err, out, loop && o && done,
+                  "a loop, options and a done callback");
     int rc = check_options(o, err);
     if (rc)
         return rc;
@@ -573,11 +559,6 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
     }
     rr->done = done;
     rr->arg = arg;
-    if (!(rr->backoff = ar_backoff_create())) {
-        free(rr->res);
-        free(rr);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    }
     ar_strv_init(&rr->strings);
     ar_strv_init(&rr->include);
     ar_strv_init(&rr->exclude);
@@ -591,61 +572,24 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
         rc = read_diff(rr, o, err);
     if (!rc)
         rc = plan_review(rr, o, err);
-    if (!rc && !(rr->loop = ar_loop_attach(loop, err)))
+    if (!rc)
+        rc = make_jobs(rr, err);
+    static const struct ar_jobset_ops ops = { pump, on_chunk_done };
+    if (!rc && !(rr->set = ar_jobset_create(loop, o->jobs, &ops, rr, err)))
         rc = err->code ? err->code : AR_ENOMEM;
-    if (rc)
-        goto error_run;
-    if (!(rr->finish = ar_kick_create(rr->loop, finish_reviewed, rr))) {
-        rc = AR_ENOMEM;
-        goto error_loop;
+    if (rc) {
+        run_free(rr);
+        return rc;
     }
-
+    struct ar_review_plan *plan = &rr->res->pub.plan;
+    if (plan->reviewed)
+        plan->jobs = ar_jobset_cap(rr->set);
     rr->t0 = ar_now_ms();
-    if (!rr->res->pub.plan.reviewed)
-        rc = ar_loop_defer(rr->loop, finish_nothing, rr);
-    else
-        rc = submit_chunks(rr, err);
-    if (rc)
-        goto error_loop;
+    ar_jobset_kick(rr->set); /* the first chunks, or the end of a review of nothing */
     if (out)
         *out = rr;
     return 0;
-
-error_loop:
-    ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    ar_pool_destroy(rr->pool);
-    rr->pool = NULL;
-    ar_loop_detach(rr->loop);
-error_run:
-    run_free(rr);
-    return rc;
 }
 
-static void on_blocking_done(struct ar_review_run *review, struct ar_review_result *res, void *arg)
-{
-    (void)review;
-    *(struct ar_review_result **)arg = res;
-}
-
-struct blocking {
-    const struct ar_review_options *opts;
-    struct ar_review_result *res;
-};
-
-static int start_blocking(struct uv_loop_s *uv, void *arg, struct ar_error *err)
-{
-    struct blocking *b = arg;
-    return ar_review_start(uv, b->opts, on_blocking_done, &b->res, NULL, err);
-}
-
-int ar_review(const struct ar_review_options *opts, struct ar_review_result **out,
-              struct ar_error *err)
-{
-    struct blocking b = { opts, NULL };
-    *out = NULL;
-    int rc = ar_loop_run_private(start_blocking, &b, err);
-    if (rc < 0)
-        return rc;
-    *out = b.res;
-    return 0;
-}
+AR_DEFINE_BLOCKING(ar_review, ar_review_start, struct ar_review_options, struct ar_review_run,
+                   struct ar_review_result)

@@ -11,6 +11,7 @@
 #include "proc/proc.h"
 #include "result/result.h"
 #include "route/route.h"
+#include "run/start.h"
 #include "util/buf.h"
 
 #define ROUTE_SCHEMA "agentrun.route/1"
@@ -161,14 +162,7 @@ static int start_call(struct uv_loop_s *uv, struct ar_route_run *rt,
 int ar_route_start(struct uv_loop_s *uv, const struct ar_route_options *o, ar_route_done_fn *done,
                    void *arg, struct ar_route_run **out, struct ar_error *err)
 {
-    struct ar_error local = AR_ERROR_INIT;
-    if (!err)
-        err = &local;
-    if (out)
-        *out = NULL;
-    if (!uv || !o || !done)
-        return ar_error_set(err, AR_EUSAGE, NULL,
-                            "ar_route_start() needs a loop, options and a done callback");
+    AR_START_ARGS(ar_route_start, err, out, uv && o && done, "a loop, options and a done callback");
     if (!o->query || !o->query[strspn(o->query, " \t\r\n")])
         return ar_error_set(err, AR_EUSAGE, "query", "no query given");
     if (!(o->min_score >= 0 && o->min_score <= 1))

@@ -7,6 +7,7 @@
 
 #include "proc/proc.h"
 #include "run/run.h"
+#include "run/start.h"
 
 /* The defaults of a run: the one place they are written (the supervisor owns its
  * kill grace and output cap, proc.h). */
@@ -29,14 +30,8 @@ void ar_run_options_init(struct ar_run_options *o)
 int ar_run_start(struct uv_loop_s *uv, const struct ar_run_options *opts, ar_run_done_fn *done,
                  void *arg, struct ar_run **out, struct ar_error *err)
 {
-    struct ar_error local = AR_ERROR_INIT;
-    if (!err)
-        err = &local;
-    if (out)
-        *out = NULL;
-    if (!uv || !opts || !done)
-        return ar_error_set(err, AR_EUSAGE, NULL,
-                            "ar_run_start() needs a loop, options and a done callback");
+    AR_START_ARGS(ar_run_start, err, out, uv && opts && done,
+                  "a loop, options and a done callback");
     struct ar_loop *loop = ar_loop_attach(uv, err);
     if (!loop)
         return err->code;

@@ -6,8 +6,8 @@
  *   -> git snapshot -> RunResult
  *
  * Many runs share one loop: the library's batch and review start each job
- * with ar_pipeline_start() from a pool job and release the pool slot in their
- * done callback. The public ar_run_start() (api.c) is one pipeline on a loop
+ * through their job set (jobset.h), which starts its pipeline with the set's
+ * shared backoff. The public ar_run_start() (api.c) is one pipeline on a loop
  * of its own, attached to the caller's libuv loop.
  */
 #ifndef AR_RUN_RUN_H
@@ -33,7 +33,7 @@ int ar_retry_wait(int code, int transient, double retry_after_s, uint64_t max_wa
                   uint64_t *ms);
 
 /*
- * Rate-limit pauses shared by runs on one loop (batch, review): when a run of a
+ * Rate-limit pauses shared by runs on one loop (a job set's): when a run of a
  * provider is told to come back later, every run started with the same
  * backoff waits until then before its next call of that provider, so the
  * jobs pause together instead of each running into the limit again.

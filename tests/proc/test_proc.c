@@ -1051,131 +1051,17 @@ static void test_fake_picks_the_nth_fixture_per_call(void **state)
     assert_int_equal(n, 3);
 }
 
-/* ---- The pool -------------------------------------------------------------- */
-
-struct pool_test {
-    struct ar_loop *loop;
-    struct ar_pool *pool;
-    unsigned max_seen;
-    int started, done, cancelled, failed_spawns;
-    int status_ok;
-    struct job {
-        struct pool_test *t;
-        int i;
-        int status;
-        enum ar_child_end end;
-        int ran;
-    } jobs[64];
-};
-
-static void job_done(struct ar_child *c, const struct ar_child_result *res, void *arg)
-{
-    struct job *j = arg;
-    j->status = res->status;
-    j->end = res->end;
-    j->ran = 1;
-    j->t->done++;
-    ar_pool_release(j->t->pool);
-}
-
-static void job_start(void *arg)
-{
-    struct job *j = arg;
-    struct pool_test *t = j->t;
-    t->started++;
-    if (ar_pool_running(t->pool) > t->max_seen)
-        t->max_seen = ar_pool_running(t->pool);
-    /* Job 5 cannot start and job 9 hangs into its timeout: neither may stall the others. */
-    static char vars[64][48];
-    snprintf(vars[j->i], sizeof(vars[j->i]), "FAKE_CLI_EXIT=%d", j->i % 7);
-    const char *env[] = { vars[j->i], "FAKE_CLI_SLEEP_MS=30", j->i == 9 ? "FAKE_CLI_HANG=1" : NULL,
-                          NULL };
-    const char *missing[] = { "no-such-cli-3f9a", NULL };
-    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
-    o.argv = j->i == 5 ? missing : fake_argv;
-    o.env = env;
-    o.timeout_ms = 400;
-    o.kill_grace_ms = 200;
-    o.on_done = job_done;
-    o.arg = j;
-    struct ar_error err = AR_ERROR_INIT;
-    if (ar_child_spawn(t->loop, &o, NULL, &err) != 0) {
-        t->failed_spawns++;
-        t->done++;
-        ar_pool_release(t->pool); /* synchronously: the pool must not recurse into start */
-    }
-}
-
-static void job_cancel(void *arg)
-{
-    struct job *j = arg;
-    j->t->cancelled++;
-}
-
-static void run_pool(unsigned width)
-{
-    struct pool_test *t = calloc(1, sizeof(*t));
-    assert_non_null(t);
-    struct ar_error err = AR_ERROR_INIT;
-    t->loop = ar_loop_create(&err);
-    t->pool = ar_pool_create(t->loop, width);
-    for (int i = 0; i < 64; i++) {
-        t->jobs[i].t = t;
-        t->jobs[i].i = i;
-        assert_int_equal(ar_pool_submit(t->pool, job_start, job_cancel, &t->jobs[i]), 0);
-    }
-    /* Nothing starts inside submit. */
-    assert_int_equal(t->started, 0);
-    assert_int_equal(ar_pool_queued(t->pool), 64);
-    uint64_t t0 = ar_now_ms();
-    ar_loop_run(t->loop);
-    uint64_t took = ar_now_ms() - t0;
-    assert_int_equal(t->started, 64);
-    assert_int_equal(t->done, 64);
-    assert_int_equal(t->failed_spawns, 1);
-    /* Full width, except that job 5's slot is free again before the 64th starts at -j 64. */
-    assert_true(t->max_seen <= width && t->max_seen >= width - (width == 64));
-    assert_int_equal(ar_pool_running(t->pool), 0);
-    for (int i = 0; i < 64; i++) {
-        if (i == 5)
-            continue;
-        assert_true(t->jobs[i].ran);
-        if (i == 9) {
-            assert_int_equal(t->jobs[i].end, AR_CHILD_TIMEOUT);
-        } else {
-            assert_int_equal(t->jobs[i].end, AR_CHILD_EXITED);
-            assert_int_equal(t->jobs[i].status, i % 7);
-        }
-    }
-    /* The hanging job costs its own 400 ms, not everyone's. */
-    assert_true(took < 5000);
-    ar_pool_destroy(t->pool);
-    assert_int_equal(ar_loop_destroy(t->loop), 0);
-    free(t);
-}
-
-static void test_pool_64_jobs_j8(void **state)
-{
-    run_pool(8);
-}
-
-static void test_pool_64_jobs_j64(void **state)
-{
-    run_pool(64);
-}
-
 /* ---- Signals ---------------------------------------------------------------- */
 
 struct sig_test {
-    struct ar_pool *pool;
     struct ar_ticker *ticker;
     int raise_sig;
     int got_sig;
     int calls;
     int ticks;
-    int done, cancelled;
-    struct rec recs[4];
-    char pidfiles[4][600];
+    int done;
+    struct rec recs[3];
+    char pidfiles[3][600];
 };
 
 static void sig_fn(int signum, void *arg)
@@ -1183,7 +1069,6 @@ static void sig_fn(int signum, void *arg)
     struct sig_test *t = arg;
     t->got_sig = signum;
     t->calls++;
-    ar_pool_cancel_queued(t->pool);
 }
 
 static void sig_tick(void *arg)
@@ -1203,14 +1088,12 @@ static void sig_job_done(struct ar_child *c, const struct ar_child_result *res, 
 {
     on_done(c, res, arg);
     sig_current->done++;
-    ar_pool_release(sig_current->pool);
 }
 
-static void sig_job_start(void *arg)
+static void sig_job_start(struct rec *r)
 {
-    struct rec *r = arg;
     int i = (int)(r - sig_current->recs);
-    static char pidvars[4][700];
+    static char pidvars[3][700];
     snprintf(pidvars[i], sizeof(pidvars[i]), "FAKE_CLI_PIDFILE=%s", sig_current->pidfiles[i]);
     const char *env[] = { pidvars[i], "FAKE_CLI_GRANDCHILD=ignore-term", "FAKE_CLI_HANG=1", NULL };
     struct ar_child_opts o = AR_CHILD_OPTS_INIT;
@@ -1224,11 +1107,6 @@ static void sig_job_start(void *arg)
     assert_int_equal(ar_child_spawn(sig_loop, &o, NULL, &err), 0);
 }
 
-static void sig_job_cancel(void *arg)
-{
-    sig_current->cancelled++;
-}
-
 static void run_signal(int signum)
 {
     struct sig_test *t = calloc(1, sizeof(*t));
@@ -1238,20 +1116,17 @@ static void run_signal(int signum)
     struct ar_error err = AR_ERROR_INIT;
     sig_loop = ar_loop_create(&err);
     assert_int_equal(ar_loop_watch_signals(sig_loop, sig_fn, t, &err), 0);
-    t->pool = ar_pool_create(sig_loop, 3);
-    /* Three run, one waits in the queue and must be cancelled, not started. */
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 3; i++) {
         char name[64];
         snprintf(name, sizeof(name), "sig%d-%d.pids", signum, i);
         snprintf(t->pidfiles[i], sizeof(t->pidfiles[i]), "%s", tmp_path(name));
-        assert_int_equal(ar_pool_submit(t->pool, sig_job_start, sig_job_cancel, &t->recs[i]), 0);
+        sig_job_start(&t->recs[i]);
     }
     t->ticker = ar_ticker_start(sig_loop, 100, sig_tick, t);
     ar_loop_run(sig_loop);
     assert_int_equal(t->calls, 1);
     assert_int_equal(t->got_sig, signum);
     assert_int_equal(t->done, 3);
-    assert_int_equal(t->cancelled, 1);
     assert_int_equal(ar_loop_cancelled(sig_loop), 1);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(t->recs[i].res.end, AR_CHILD_CANCELLED);
@@ -1268,7 +1143,6 @@ static void run_signal(int signum)
     memset(&r, 0, sizeof(r));
     o.arg = &r;
     assert_int_equal(ar_child_spawn(sig_loop, &o, NULL, &err), AR_EINTERRUPTED);
-    ar_pool_destroy(t->pool);
     assert_int_equal(ar_loop_destroy(sig_loop), 0);
     /* The watchers are gone: the default disposition is back. */
     struct sigaction sa;
@@ -1525,8 +1399,6 @@ int main(void)
         cmocka_unit_test(test_finish_on_cancel_outlives_the_first_cancel),
         cmocka_unit_test(test_sync_runner_captures_stdout),
         cmocka_unit_test(test_fake_picks_the_nth_fixture_per_call),
-        cmocka_unit_test(test_pool_64_jobs_j8),
-        cmocka_unit_test(test_pool_64_jobs_j64),
         cmocka_unit_test(test_sigint_ends_every_group_and_calls_back),
         cmocka_unit_test(test_sigterm_ends_every_group_and_calls_back),
         cmocka_unit_test(test_sighup_ends_every_group_and_calls_back),

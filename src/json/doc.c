@@ -86,14 +86,10 @@ __attribute__((constructor)) static void pack_init(void)
     pack_ok = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
 }
 
+/* The kept bytes of v that `keep` marks, to o. */
 __attribute__((target("ssse3,popcnt"), always_inline)) static inline size_t
-compact_block_shuffle(ar_block v, unsigned char *o, int *in_string)
+pack_shuffle(ar_block v, unsigned keep, unsigned char *o)
 {
-    unsigned in = prefix_xor16(ar_block_bits(ar_block_eq(v, '"')));
-    if (*in_string)
-        in ^= 0xFFFF;
-    *in_string = (int)(in >> 15);
-    unsigned keep = ~(ar_block_bits(ar_block_le(v, ' ')) & ~in) & 0xFFFF;
     unsigned lo = keep & 0xFF, hi = keep >> 8;
     __m128i ilo = _mm_loadl_epi64((const __m128i *)(const void *)pack_index[lo]);
     __m128i ihi = _mm_add_epi8(_mm_loadl_epi64((const __m128i *)(const void *)pack_index[hi]),
@@ -102,6 +98,16 @@ compact_block_shuffle(ar_block v, unsigned char *o, int *in_string)
     _mm_storel_epi64((__m128i *)(void *)o, _mm_shuffle_epi8(v, ilo));
     _mm_storel_epi64((__m128i *)(void *)(o + nlo), _mm_shuffle_epi8(v, ihi));
     return nlo + (size_t)__builtin_popcount(hi);
+}
+
+__attribute__((target("ssse3,popcnt"), always_inline)) static inline size_t
+compact_block_shuffle(ar_block v, unsigned char *o, int *in_string)
+{
+    unsigned in = prefix_xor16(ar_block_bits(ar_block_eq(v, '"')));
+    if (*in_string)
+        in ^= 0xFFFF;
+    *in_string = (int)(in >> 15);
+    return pack_shuffle(v, ~(ar_block_bits(ar_block_le(v, ' ')) & ~in) & 0xFFFF, o);
 }
 #endif
 
@@ -137,20 +143,6 @@ static size_t compact_blocks(const unsigned char *s, size_t i, size_t n, unsigne
 #else
 #define AR_UNROLL4 _Pragma("GCC unroll 4")
 #endif
-
-/* The kept bytes of v that `keep` marks, to o. */
-__attribute__((target("ssse3,popcnt"), always_inline)) static inline size_t
-pack_shuffle(ar_block v, unsigned keep, unsigned char *o)
-{
-    unsigned lo = keep & 0xFF, hi = keep >> 8;
-    __m128i ilo = _mm_loadl_epi64((const __m128i *)(const void *)pack_index[lo]);
-    __m128i ihi = _mm_add_epi8(_mm_loadl_epi64((const __m128i *)(const void *)pack_index[hi]),
-                               _mm_set1_epi8(8));
-    size_t nlo = (size_t)__builtin_popcount(lo);
-    _mm_storel_epi64((__m128i *)(void *)o, _mm_shuffle_epi8(v, ilo));
-    _mm_storel_epi64((__m128i *)(void *)(o + nlo), _mm_shuffle_epi8(v, ihi));
-    return nlo + (size_t)__builtin_popcount(hi);
-}
 
 /* Four blocks at a time while none holds a backslash (a record's blocks
  * mostly do not): their masks are joined, so the string state is worked

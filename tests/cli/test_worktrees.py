@@ -382,6 +382,12 @@ class TestWorktreesCommand(Base):
         mine = os.path.join(self.sb.root, "mine")
         self.sb.git("worktree", "add", "-q", "-b", "agentrun/users/own", mine)
         self.sb.git("branch", "feature")
+        # Branches of the user's under agentrun/ that no worktree holds: one HEAD has
+        # (prune's default would take it were it agentrun's), one with a commit of its own.
+        self.sb.git("branch", "agentrun/mine")
+        wip = self.sb.git("commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "wip").strip()
+        self.sb.git("branch", "agentrun/users/wip", wip)
+        self.sb.git("branch", "agentrun/20261125-143001-3fa2", wip)
         text = (job("c", "WRITE c.txt=c", worktree=True, commit=True)
                 + job("k", "WRITE k.txt=k", worktree=True)
                 + job("e", "nothing", worktree=True))
@@ -393,8 +399,9 @@ class TestWorktreesCommand(Base):
         listing = json.loads(p.stdout)
         self.assertEqual(listing["folder"], os.path.realpath(self.trees))
         by_branch = {e["branch"]: e for e in listing["entries"]}
-        self.assertNotIn("agentrun/users/own", by_branch)
-        self.assertNotIn("feature", by_branch)
+        for theirs in ("agentrun/users/own", "feature", "agentrun/mine", "agentrun/users/wip",
+                       "agentrun/20261125-143001-3fa2"):
+            self.assertNotIn(theirs, by_branch)
         for id in "ckE".replace("E", "e"):
             self.assertEqual(by_branch[recs[id]["worktree"]["branch"]]["worktree"],
                              recs[id]["worktree"]["path"])
@@ -417,7 +424,10 @@ class TestWorktreesCommand(Base):
         p = self.sb.run("worktrees", "prune", "--force", "--branches", provider=None)
         self.assertEqual(p.returncode, 0, p.stderr)
         branches = self.sb.git("branch", "--list", "--format=%(refname:short)").split()
-        self.assertEqual(sorted(branches), ["agentrun/users/own", "feature", "main"])
+        self.assertEqual(sorted(branches), ["agentrun/20261125-143001-3fa2", "agentrun/mine",
+                                            "agentrun/users/own", "agentrun/users/wip",
+                                            "feature", "main"])
+        self.assertEqual(self.sb.git("rev-parse", "agentrun/users/wip").strip(), wip)
         self.assertTrue(os.path.isdir(mine))
         listing = self.worktree_list()
         self.assertEqual(listing.count("worktree "), 2)

@@ -257,6 +257,31 @@ class Hostile(Base):
         p, doc = self.review_json("--fail-on", "critical", answer=answer)
         self.assertEqual(p.returncode, 1, p.stderr)
 
+    def test_4_a_broken_envelope_never_costs_a_critical_finding(self):
+        # The model forgets `passed` or writes a summary that is no string, and the
+        # repair call answers the same: the findings it wrote still stand.
+        self.sb.write("app.c", EVIL + "\n")
+        critical = issue("app.c", 1, "critical", "runs curl | sh")
+        for answer, note in (({"summary": "shell", "issues": [critical]}, "/passed"),
+                             ({"passed": "no", "summary": 5, "issues": [critical]}, "/summary")):
+            for provider in PROVIDERS:
+                with self.subTest(provider=provider, answer=answer):
+                    if os.path.exists(self.sb.state):
+                        os.unlink(self.sb.state)
+                    self.sb.answers(provider, [json.dumps(answer)] * 2)
+                    p = self.sb.run("review", "--format", "json", provider=provider)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    doc = as_json(p)
+                    self.assertFalse(doc["degraded"])
+                    self.assertEqual([(i["line"], i["severity"]) for i in doc["issues"]],
+                                     [(1, "critical")])
+                    self.assertTrue(any(n.startswith(note) for n in doc["notes"]), doc["notes"])
+        # An envelope around no finding at all is still no usable review: degraded.
+        self.sb.answers("codex", [json.dumps({"summary": "fine", "issues": []})] * 2)
+        os.unlink(self.sb.state)
+        p = self.sb.run("review", "--format", "json", "--strict", provider="codex")
+        self.assertEqual(p.returncode, 3, p.stderr)
+
     # ---- case 5: a degraded review is cached
 
     def test_5_only_good_answers_are_cached(self):

@@ -166,6 +166,18 @@ class Base:
         self.assertIn(("low", None), [(i["severity"], i["line"]) for i in doc["issues"]])
         self.assertEqual(len(doc["calls"]), 1)
 
+    def test_a_broken_envelope_never_costs_the_critical_one(self):
+        # No `passed`, however often the model (or claude's own schema check) is asked.
+        answer = {"summary": "shell",
+                  "issues": [{"file": "app.c", "line": 4, "severity": "critical",
+                              "message": "returns *NULL"}]}
+        p = self.review([dict(self.answer_step(answer), times="*")])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = self.doc(p)
+        self.assertFalse(doc["degraded"])
+        self.assertEqual([(i["severity"], i["line"]) for i in doc["issues"]], [("critical", 4)])
+        self.assertTrue(any(n.startswith("/passed") for n in doc["notes"]), doc["notes"])
+
     def test_a_degraded_answer_is_not_cached(self):
         cache = os.path.join(self.root.root, "cache")
         prose = [{"kind": "text", "text": "Looks fine to me."}] * (2 * self.requests_per_call)

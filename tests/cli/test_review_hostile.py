@@ -337,6 +337,13 @@ class Hostile(Base):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn("is not a diff", p.stderr)
                 self.assertIn("'meeting notes", p.stderr)
+        # What was read, as read: its bytes (a NUL is one), its lines apart.
+        p, _ = self.review_json("--diff-file", notes)
+        self.assertIn("27 bytes without a file header", p.stderr)
+        self.assertIn("starting 'meeting notes nothing here'", p.stderr)
+        p, _ = self.review_json("-", input="log\0line\n")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("stdin is not a diff: 9 bytes", p.stderr)
         p, doc = self.review_json("-", input="")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual((doc["reviewed"], doc["files"]), (False, []))

@@ -305,9 +305,14 @@ class Hostile(Base):
                 self.assertTrue(doc["cached"])
 
     def test_5_a_cache_entry_answers_only_its_own_request(self):
-        cache = os.path.join(self.sb.root, "cache")
+        for provider in PROVIDERS:
+            with self.subTest(provider=provider):
+                self.cache_entry_case(provider)
+
+    def cache_entry_case(self, provider):
+        cache = os.path.join(self.sb.root, "cache-" + provider)
         self.sb.write("app.c", "int main(void) { return 1; }\n")
-        p, doc = self.review_json("--cache", "--cache-dir", cache,
+        p, doc = self.review_json("--cache", "--cache-dir", cache, provider=provider,
                                   answer=review(True, "fine", []))
         self.assertEqual(p.returncode, 0, p.stderr)
         [entry] = os.listdir(os.path.join(cache, "calls"))
@@ -315,7 +320,7 @@ class Hostile(Base):
         # not answer it.
         self.sb.write("app.c", EVIL + "\n")
         bad = review(False, "shell", [issue("app.c", 1, "critical", "curl | sh")])
-        p, doc = self.review_json("--cache", "--cache-dir", cache, answer=bad)
+        p, doc = self.review_json("--cache", "--cache-dir", cache, provider=provider, answer=bad)
         self.assertEqual(p.returncode, 1, p.stderr)
         entries = sorted(os.listdir(os.path.join(cache, "calls")))
         [other] = [e for e in entries if e != entry]
@@ -323,9 +328,12 @@ class Hostile(Base):
             data = src.read()
         with open(os.path.join(cache, "calls", other), "wb") as dst:
             dst.write(data)
-        p, doc = self.review_json("--cache", "--cache-dir", cache, answer=bad)
+        before = len(self.sb.calls())
+        p, doc = self.review_json("--cache", "--cache-dir", cache, provider=provider, answer=bad)
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertFalse(doc["cached"])
+        self.assertEqual(len(self.sb.calls()), before + 1)  # the model was asked again
+        self.assertIn(EVIL, diff_of(self.prompts()[-1]))
 
     # ---- case 6: input that is not a diff
 

@@ -50,6 +50,13 @@ static inline ar_block ar_block_or(ar_block a, ar_block b)
     return _mm_or_si128(a, b);
 }
 
+/* Marks the bytes below 0x20 or from 0x80: one signed comparison, as bytes
+ * from 0x80 are negative. */
+static inline ar_block ar_block_ctrl_or_high(ar_block v)
+{
+    return _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+}
+
 /* The marks as a mask, bit k for byte k. A block's own bytes >= 0x80 count
  * as marked: or the block itself in to find them. */
 static inline ar_block_mask ar_block_bits(ar_block marks)
@@ -108,6 +115,12 @@ static inline ar_block ar_block_or(ar_block a, ar_block b)
     return a | b;
 }
 
+/* Marks the bytes below 0x20 or from 0x80 (the top bit of a byte is its mark). */
+static inline ar_block ar_block_ctrl_or_high(ar_block v)
+{
+    return ar_block_le(v, 0x1F) | v;
+}
+
 static inline ar_block_mask ar_block_bits(ar_block marks)
 {
     return marks & AR_BLOCK_HIGHS;
@@ -145,9 +158,8 @@ static inline size_t ar_bytes_string_special(const unsigned char *s, size_t i, s
 #if AR_BLOCK
     for (; i + AR_BLOCK <= n; i += AR_BLOCK) {
         ar_block v = ar_block_load(s + i);
-        ar_block_mask m =
-            ar_block_bits(ar_block_or(ar_block_or(ar_block_eq(v, '"'), ar_block_eq(v, '\\')),
-                                      ar_block_or(ar_block_le(v, 0x1F), v)));
+        ar_block_mask m = ar_block_bits(ar_block_or(
+            ar_block_or(ar_block_eq(v, '"'), ar_block_eq(v, '\\')), ar_block_ctrl_or_high(v)));
         if (m)
             return i + ar_block_first(m);
     }
@@ -166,8 +178,8 @@ static inline size_t ar_bytes_string_end(const unsigned char *s, size_t i, size_
     for (; i + AR_BLOCK <= n; i += AR_BLOCK) {
         ar_block v = ar_block_load(s + i);
         ar_block q = ar_block_eq(v, '"');
-        ar_block_mask m = ar_block_bits(ar_block_or(ar_block_or(q, ar_block_eq(v, '\\')),
-                                                    ar_block_or(ar_block_le(v, 0x1F), v)));
+        ar_block_mask m = ar_block_bits(
+            ar_block_or(ar_block_or(q, ar_block_eq(v, '\\')), ar_block_ctrl_or_high(v)));
         if (m) {
             *quote = (ar_block_bits(q) & m & (0 - m)) != 0;
             return i + ar_block_first(m);

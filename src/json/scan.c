@@ -78,9 +78,8 @@ static size_t skip_plain(const unsigned char *s, size_t i, size_t hi)
 #if AR_BLOCK
     while (i + AR_BLOCK <= hi) {
         ar_block v = ar_block_load(s + i);
-        ar_block_mask m =
-            ar_block_bits(ar_block_or(ar_block_or(ar_block_eq(v, '"'), ar_block_eq(v, '\\')),
-                                      ar_block_or(ar_block_le(v, 0x1F), v)));
+        ar_block_mask m = ar_block_bits(ar_block_or(
+            ar_block_or(ar_block_eq(v, '"'), ar_block_eq(v, '\\')), ar_block_ctrl_or_high(v)));
         size_t past = AR_BLOCK; /* where the next block starts */
         while (m) {
             size_t k = ar_block_first(m), j = i + k;
@@ -169,26 +168,54 @@ static __attribute__((noinline)) int string_rest(const unsigned char *s, size_t 
     return AR_SCAN_EOF;
 }
 
+/* Whether the block at s[i] holds a closing quote with nothing special
+ * before it (*end is then at that quote): the one test most keys and short
+ * values need, outside the loop of ar_bytes_string_end(). */
+static inline __attribute__((always_inline)) int short_string(const unsigned char *s, size_t i,
+                                                              size_t hi, size_t *end)
+{
+#if AR_BLOCK
+    if (i + AR_BLOCK <= hi) {
+        ar_block v = ar_block_load(s + i);
+        ar_block q = ar_block_eq(v, '"');
+        ar_block_mask m = ar_block_bits(
+            ar_block_or(ar_block_or(q, ar_block_eq(v, '\\')), ar_block_ctrl_or_high(v)));
+        if (ar_block_bits(q) & m & (0 - m)) {
+            *end = i + ar_block_first(m);
+            return 1;
+        }
+    }
+#else
+    (void)s, (void)i, (void)hi, (void)end;
+#endif
+    return 0;
+}
+
 /*
  * The string whose opening quote is at s[i]: most are plain to their closing
  * quote, and `i` moves past it. Otherwise string_rest() reads on; rc is set
  * to what it says, and *rest to the byte after the string, the offending
  * byte or hi (a separate variable, so that `i` can stay in a register).
  */
-#define SCAN_STRING()                                             \
-    do {                                                          \
-        int quote_;                                               \
-        size_t end_ = ar_bytes_string_end(s, i + 1, hi, &quote_); \
-        if (quote_) {                                             \
-            i = end_ + 1;                                         \
-            break;                                                \
-        }                                                         \
-        rc = string_rest(s, end_, hi, &rest, &why, &inv);         \
-        if (rc != AR_SCAN_COMPLETE) {                             \
-            next = rest;                                          \
-            goto sub;                                             \
-        }                                                         \
-        i = rest;                                                 \
+#define SCAN_STRING()                                      \
+    do {                                                   \
+        int quote_;                                        \
+        size_t end_;                                       \
+        if (short_string(s, i + 1, hi, &end_)) {           \
+            i = end_ + 1;                                  \
+            break;                                         \
+        }                                                  \
+        end_ = ar_bytes_string_end(s, i + 1, hi, &quote_); \
+        if (quote_) {                                      \
+            i = end_ + 1;                                  \
+            break;                                         \
+        }                                                  \
+        rc = string_rest(s, end_, hi, &rest, &why, &inv);  \
+        if (rc != AR_SCAN_COMPLETE) {                      \
+            next = rest;                                   \
+            goto sub;                                      \
+        }                                                  \
+        i = rest;                                          \
     } while (0)
 
 /* The end of the run of digits from s[i]: eight bytes at a time where eight
@@ -296,6 +323,15 @@ static int scan_literal(const unsigned char *s, size_t i, size_t hi, size_t *nex
             goto eof;                                        \
     } while (0)
 
+/* Whether p[0..2) are the two bytes of `two`, in one comparison. */
+static inline int pair_is(const unsigned char *p, const char *two)
+{
+    uint16_t a, b;
+    memcpy(&a, p, sizeof(a));
+    memcpy(&b, two, sizeof(b));
+    return a == b;
+}
+
 /* Makes room in sc->kinds for a container at `depth`. */
 static int grow(struct ar_json_scanner *sc, size_t depth)
 {
@@ -362,17 +398,21 @@ token: /* s[i] is the value's first byte, or what stands in its place */
     } else if (!depth && !sc->scalars) {
         goto not_a_container;
     } else if (c == '-' || is_digit(c)) {
-        why = "invalid number";
         rc = scan_number(s, i, hi, &next);
+        if (rc != AR_SCAN_COMPLETE) {
+            why = "invalid number";
+            goto sub;
+        }
     } else if (c == 't' || c == 'f' || c == 'n') {
-        why = "invalid literal";
         rc = scan_literal(s, i, hi, &next);
+        if (rc != AR_SCAN_COMPLETE) {
+            why = "invalid literal";
+            goto sub;
+        }
     } else {
         why = "expected a value";
         goto fail;
     }
-    if (rc != AR_SCAN_COMPLETE)
-        goto sub;
     i = next;
     goto after;
 
@@ -382,15 +422,15 @@ key:
         goto fail;
     }
     SCAN_STRING();
-    /* Most keys are followed by ':' and the value, or ": " and the value. */
-    if (i + 2 < hi && s[i] == ':') {
-        if (s[i + 1] > ' ') {
-            i++;
-            goto token;
-        }
-        if (s[i + 1] == ' ' && s[i + 2] > ' ') {
+    /* Most keys are followed by ": " and the value, or ':' and the value. */
+    if (i + 2 < hi) {
+        if (pair_is(s + i, ": ") && s[i + 2] > ' ') {
             spaced = 1;
             i += 2;
+            goto token;
+        }
+        if (s[i] == ':' && s[i + 1] > ' ') {
+            i++;
             goto token;
         }
     }
@@ -408,7 +448,7 @@ after:
     SKIP_WS();
     c = s[i];
     if (c == ',') {
-        if (i + 2 < hi && s[i + 1] == ' ' && s[i + 2] > ' ') { /* ", " and the next token */
+        if (i + 2 < hi && pair_is(s + i, ", ") && s[i + 2] > ' ') { /* ", " and the next token */
             spaced = 1;
             i += 2;
         } else {

@@ -219,22 +219,31 @@ static inline __attribute__((always_inline)) int short_string(const unsigned cha
     } while (0)
 
 /* The end of the run of digits from s[i]: eight bytes at a time where eight
- * remain (a byte is a digit when it is 0x30..0x39, that is when b ^ 0x30 is
- * below 10: adding 0x76 to its low seven bits sets the top bit otherwise,
- * without a carry into the next byte). */
+ * remain. A byte is a digit when x = b ^ 0x30 is below 10, that is when x +
+ * 0x76 leaves the top bit clear (x below 0x80: an x from 0x80 has it set
+ * already). Only the first non-digit counts, and a carry out of a byte only
+ * comes from a non-digit, into a later byte. */
+static inline uint64_t non_digits(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    v ^= 0x3030303030303030u;
+    return ((v + 0x7676767676767676u) | v) & 0x8080808080808080u;
+}
+
 static inline __attribute__((always_inline)) size_t digits_end(const unsigned char *s, size_t i,
                                                                size_t hi)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    while (i + 8 <= hi) {
-        uint64_t v;
-        memcpy(&v, s + i, sizeof(v));
-        v ^= 0x3030303030303030u;
-        uint64_t other =
-            (((v & 0x7F7F7F7F7F7F7F7Fu) + 0x7676767676767676u) | v) & 0x8080808080808080u;
+    if (i + 8 <= hi) { /* most numbers end in their first eight bytes */
+        uint64_t other = non_digits(s + i);
         if (other)
             return i + (size_t)__builtin_ctzll(other) / 8;
-        i += 8;
+        for (i += 8; i + 8 <= hi; i += 8) {
+            other = non_digits(s + i);
+            if (other)
+                return i + (size_t)__builtin_ctzll(other) / 8;
+        }
     }
 #endif
     while (i < hi && is_digit(s[i]))

@@ -245,6 +245,25 @@ class TestCodex(Base, unittest.TestCase):
     # need codex's own persisted hook review, which agentrun never bypasses.
     trusted_markers = ["codex-mcp"]
 
+    def test_a_crowded_skills_root_hides_no_skill(self):
+        """codex walks 2000 directories of each skills root: a .codex/skills with more must
+        not stop agentrun before .agents/skills, whose skills codex still loads."""
+        for i in range(2100):
+            os.makedirs(os.path.join(self.root.work, ".codex", "skills", "pad", "d%04d" % i))
+        since = len(self.mock.requests())
+        p = self.agentrun([{"kind": "text", "text": "It returns 1."}], "run", "--format", "json",
+                          "Explain app.c in one line. " + INVOKE)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        bodies = self.bodies(since)
+        self.assertTrue(bodies, "no request reached the mock")
+        self.assertFalse(any(SKILL_MARK.encode() in b for b in bodies))
+        # The positive control: trusted, the skill behind the crowded root reaches the model.
+        since = len(self.mock.requests())
+        p = self.agentrun([{"kind": "text", "text": "ok"}], "run", "--format", "json",
+                          "--trust-project", INVOKE)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertTrue(any(SKILL_MARK.encode() in b for b in self.bodies(since)))
+
 
 class TestGemini(Base, unittest.TestCase):
     cli = "gemini"

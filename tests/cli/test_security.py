@@ -348,6 +348,31 @@ class OutputFileTest(unittest.TestCase):
             self.assertEqual(f.read(), before)
 
 
+    def test_a_failed_resume_rewrite_leaves_the_file_as_it_was(self):
+        # The rewrite drops a record --resume runs again; a full disk stops it whole.
+        before = "".join(json.dumps({"id": i, "ok": ok, "pad": "x" * 800}) + "\n"
+                         for i, ok in (("j0", True), ("j1", False)))
+        with open(self.out, "w") as f:
+            f.write(before)
+        limit = 600  # less than the rewrite's one record of 830 bytes
+
+        def small_disk():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        p = subprocess.run([AGENTRUN, "batch", "--resume", "-o", self.out, "-"], cwd=self.sb.work,
+                           env=e, input=self.jobs, capture_output=True, text=True, timeout=60,
+                           preexec_fn=small_disk)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.count("cannot rewrite"), 1, p.stderr)
+        self.assertIn("--resume", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+        with open(self.out) as f:
+            self.assertEqual(f.read(), before)
+        self.assertEqual([n for n in os.listdir(self.sb.root) if n.startswith("results.jsonl.")],
+                         [])
+
+
 class RefusalsTest(unittest.TestCase):
     """A tool call the CLI refused is `denied` (exit 4) in every form each CLI has, from
     the recordings of the real CLIs (tests/fixtures/*/…-write-outside, …-policy-deny)."""

@@ -83,6 +83,18 @@ class ReadsTest(unittest.TestCase):
         p = self.sb.run("prioritize", "prds", "--format", "json", timeout=30)
         self.assert_refused(p, "prds/zero.txt")
 
+    def test_a_process_substitution_is_named_a_fifo(self):
+        # "--schema <(…)" is /dev/fd/N, a link to a pipe: refused as one, at once, with a
+        # message that says so (not "No such file or directory").
+        self.sb.answers("codex", ["{}"])
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        p = subprocess.run(["bash", "-c", '"$0" run --schema <(echo "{}") hi', AGENTRUN],
+                           cwd=self.sb.work, env=e, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("/dev/fd/", p.stderr)
+        self.assertIn("a FIFO", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_every_file_named_on_a_command_line_follows_the_rule(self):
         """Each reader of a user-named file: a link out of its folder is refused with a
         message naming it, before any call."""

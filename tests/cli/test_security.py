@@ -467,7 +467,22 @@ class TempFilesTest(unittest.TestCase):
 
     def test_what_a_killed_agentrun_left_is_swept_at_the_next_start(self):
         # codex: its instructions file is a temporary file of every call (gemini's private
-        # home is kept, not temporary: the test below).
+        # home is kept, not temporary: the test below). The next agentrun sweeps at its
+        # first call, also when that call makes no temporary file of its own (gemini's).
+        for then in ("gemini", "codex"):
+            with self.subTest(next_call=then):
+                self.kill_a_codex_call()
+                self.sb.answers(then, ["fine"])
+                q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider=then)
+                self.assertEqual(q.returncode, 0, q.stderr)
+                self.assertEqual(self.ours(), [])
+                self.assertTrue(os.path.exists(os.path.join(self.sb.env["HOME"], ".gemini",
+                                                            "settings.json")))
+
+    def kill_a_codex_call(self):
+        for f in (self.sb.state, self.sb.log):
+            if os.path.exists(f):
+                os.unlink(f)
         e = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1")
         p = subprocess.Popen([AGENTRUN, "run", "--no-tools", "--format", "json", "hi"],
                              cwd=self.sb.work, env=e, stdout=subprocess.DEVNULL,
@@ -491,13 +506,8 @@ class TempFilesTest(unittest.TestCase):
         while alive(call["pid"]) and time.monotonic() < deadline:
             time.sleep(0.05)
         self.assertEqual(self.ours(), left)  # a kill leaves them: nobody ran the cleanup
-        # The next agentrun sweeps them before it makes its own.
-        self.sb.answers("codex", ["fine"])
-        q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider="codex")
-        self.assertEqual(q.returncode, 0, q.stderr)
-        self.assertEqual(self.ours(), [])
-        self.assertTrue(os.path.exists(os.path.join(self.sb.env["HOME"], ".gemini",
-                                                    "settings.json")))
+        os.unlink(self.sb.state)
+        os.unlink(self.sb.log)
 
     def test_geminis_kept_home_is_the_users_alone(self):
         # The private home holds a copy of the user's settings; it is kept for the next

@@ -86,14 +86,10 @@ __attribute__((constructor)) static void pack_init(void)
     pack_ok = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
 }
 
+/* The kept bytes of v that `keep` marks, to o. */
 __attribute__((target("ssse3,popcnt"), always_inline)) static inline size_t
-compact_block_shuffle(ar_block v, unsigned char *o, int *in_string)
+pack_shuffle(ar_block v, unsigned keep, unsigned char *o)
 {
-    unsigned in = prefix_xor16(ar_block_bits(ar_block_eq(v, '"')));
-    if (*in_string)
-        in ^= 0xFFFF;
-    *in_string = (int)(in >> 15);
-    unsigned keep = ~(ar_block_bits(ar_block_le(v, ' ')) & ~in) & 0xFFFF;
     unsigned lo = keep & 0xFF, hi = keep >> 8;
     __m128i ilo = _mm_loadl_epi64((const __m128i *)(const void *)pack_index[lo]);
     __m128i ihi = _mm_add_epi8(_mm_loadl_epi64((const __m128i *)(const void *)pack_index[hi]),
@@ -102,6 +98,16 @@ compact_block_shuffle(ar_block v, unsigned char *o, int *in_string)
     _mm_storel_epi64((__m128i *)(void *)o, _mm_shuffle_epi8(v, ilo));
     _mm_storel_epi64((__m128i *)(void *)(o + nlo), _mm_shuffle_epi8(v, ihi));
     return nlo + (size_t)__builtin_popcount(hi);
+}
+
+__attribute__((target("ssse3,popcnt"), always_inline)) static inline size_t
+compact_block_shuffle(ar_block v, unsigned char *o, int *in_string)
+{
+    unsigned in = prefix_xor16(ar_block_bits(ar_block_eq(v, '"')));
+    if (*in_string)
+        in ^= 0xFFFF;
+    *in_string = (int)(in >> 15);
+    return pack_shuffle(v, ~(ar_block_bits(ar_block_le(v, ' ')) & ~in) & 0xFFFF, o);
 }
 #endif
 
@@ -132,10 +138,59 @@ static size_t compact_blocks(const unsigned char *s, size_t i, size_t n, unsigne
 }
 
 #ifdef AR_PACK_SHUFFLE
+#if defined(__clang__)
+#define AR_UNROLL4 _Pragma("clang loop unroll(full)")
+#else
+#define AR_UNROLL4 _Pragma("GCC unroll 4")
+#endif
+
+/* Four blocks at a time while none holds a backslash (a record's blocks
+ * mostly do not): their masks are joined, so the string state is worked
+ * out once for all four; the block loop takes over at a backslash. */
 __attribute__((target("ssse3,popcnt"))) static size_t
 compact_blocks_shuffle(const unsigned char *s, size_t i, size_t n, unsigned char **op,
                        int *in_string, size_t *bytewise)
 {
+    unsigned char *o = *op;
+    uint64_t ins = *in_string ? ~(uint64_t)0 : 0;
+    while (i + 4 * AR_BLOCK <= n) {
+        ar_block v[4];
+        uint64_t q = 0, ws = 0;
+        AR_UNROLL4
+        for (unsigned j = 0; j < 4; j++)
+            v[j] = ar_block_load(s + i + AR_BLOCK * j);
+        if (ar_block_bits(
+                ar_block_or(ar_block_or(ar_block_eq(v[0], '\\'), ar_block_eq(v[1], '\\')),
+                            ar_block_or(ar_block_eq(v[2], '\\'), ar_block_eq(v[3], '\\')))))
+            break;
+        AR_UNROLL4
+        for (unsigned j = 0; j < 4; j++) {
+            q |= (uint64_t)ar_block_bits(ar_block_eq(v[j], '"')) << (AR_BLOCK * j);
+            ws |= (uint64_t)ar_block_bits(ar_block_le(v[j], ' ')) << (AR_BLOCK * j);
+        }
+        q ^= q << 1; /* bit k: an odd number of quotes at 0..k */
+        q ^= q << 2;
+        q ^= q << 4;
+        q ^= q << 8;
+        q ^= q << 16;
+        q ^= q << 32;
+        uint64_t in = q ^ ins;
+        ins = (uint64_t)((int64_t)in >> 63);
+        uint64_t keep = ~(ws & ~in);
+        AR_UNROLL4
+        for (unsigned j = 0; j < 4; j++) {
+            unsigned k = (unsigned)(keep >> (AR_BLOCK * j)) & 0xFFFF;
+            if (k == 0xFFFF) {
+                ar_block_store(o, v[j]);
+                o += AR_BLOCK;
+            } else {
+                o += pack_shuffle(v[j], k, o);
+            }
+        }
+        i += 4 * AR_BLOCK;
+    }
+    *in_string = ins != 0;
+    *op = o;
     COMPACT_BLOCKS(compact_block_shuffle(v, o_, in_string));
 }
 #endif

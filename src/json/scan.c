@@ -191,28 +191,49 @@ static __attribute__((noinline)) int string_rest(const unsigned char *s, size_t 
         i = rest;                                                 \
     } while (0)
 
+/* The end of the run of digits from s[i]: eight bytes at a time where eight
+ * remain (a byte is a digit when it is 0x30..0x39, that is when b ^ 0x30 is
+ * below 10: adding 0x76 to its low seven bits sets the top bit otherwise,
+ * without a carry into the next byte). */
+static inline __attribute__((always_inline)) size_t digits_end(const unsigned char *s, size_t i,
+                                                               size_t hi)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (i + 8 <= hi) {
+        uint64_t v;
+        memcpy(&v, s + i, sizeof(v));
+        v ^= 0x3030303030303030u;
+        uint64_t other =
+            (((v & 0x7F7F7F7F7F7F7F7Fu) + 0x7676767676767676u) | v) & 0x8080808080808080u;
+        if (other)
+            return i + (size_t)__builtin_ctzll(other) / 8;
+        i += 8;
+    }
+#endif
+    while (i < hi && is_digit(s[i]))
+        i++;
+    return i;
+}
+
 static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next)
 {
     if (s[i] == '-')
         i++;
     if (i >= hi)
         goto eof;
-    if (s[i] == '0') {
+    if (s[i] == '0')
         i++;
-    } else if (is_digit(s[i])) {
-        while (i < hi && is_digit(s[i]))
-            i++;
-    } else {
+    else if (is_digit(s[i]))
+        i = digits_end(s, i + 1, hi);
+    else
         goto fail;
-    }
     if (i < hi && s[i] == '.') {
         i++;
         if (i >= hi)
             goto eof;
         if (!is_digit(s[i]))
             goto fail;
-        while (i < hi && is_digit(s[i]))
-            i++;
+        i = digits_end(s, i + 1, hi);
     }
     if (i < hi && (s[i] == 'e' || s[i] == 'E')) {
         i++;
@@ -222,8 +243,7 @@ static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next
             goto eof;
         if (!is_digit(s[i]))
             goto fail;
-        while (i < hi && is_digit(s[i]))
-            i++;
+        i = digits_end(s, i + 1, hi);
     }
     *next = i;
     return AR_SCAN_COMPLETE;
@@ -239,6 +259,15 @@ static int scan_literal(const unsigned char *s, size_t i, size_t hi, size_t *nex
 {
     const char *lit = s[i] == 't' ? "true" : s[i] == 'f' ? "false" : "null";
     size_t n = s[i] == 'f' ? 5 : 4;
+    if (i + 5 <= hi) { /* a whole literal: its first four bytes as one word */
+        uint32_t w, l;
+        memcpy(&w, s + i, sizeof(w));
+        memcpy(&l, lit, sizeof(l));
+        if (w == l && (n == 4 || s[i + 4] == 'e')) {
+            *next = i + n;
+            return AR_SCAN_COMPLETE;
+        }
+    }
     for (size_t k = 0; k < n; k++) {
         if (i + k >= hi) {
             *next = hi;
@@ -303,6 +332,7 @@ int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, siz
 
 value:
     SKIP_WS();
+token: /* s[i] is the value's first byte, or what stands in its place */
     c = s[i];
     if (c == '"') {
         if (!depth && !sc->scalars)
@@ -327,7 +357,7 @@ value:
             goto closed;
         }
         if (array)
-            goto value;
+            goto token;
         goto key;
     } else if (!depth && !sc->scalars) {
         goto not_a_container;
@@ -352,6 +382,18 @@ key:
         goto fail;
     }
     SCAN_STRING();
+    /* Most keys are followed by ':' and the value, or ": " and the value. */
+    if (i + 2 < hi && s[i] == ':') {
+        if (s[i + 1] > ' ') {
+            i++;
+            goto token;
+        }
+        if (s[i + 1] == ' ' && s[i + 2] > ' ') {
+            spaced = 1;
+            i += 2;
+            goto token;
+        }
+    }
     SKIP_WS();
     if (s[i] != ':') {
         why = "expected ':'";
@@ -366,10 +408,15 @@ after:
     SKIP_WS();
     c = s[i];
     if (c == ',') {
-        i++;
-        SKIP_WS();
+        if (i + 2 < hi && s[i + 1] == ' ' && s[i + 2] > ' ') { /* ", " and the next token */
+            spaced = 1;
+            i += 2;
+        } else {
+            i++;
+            SKIP_WS();
+        }
         if (array)
-            goto value;
+            goto token;
         goto key;
     }
     if (c != '}' && c != ']') {

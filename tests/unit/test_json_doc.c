@@ -145,6 +145,13 @@ static void test_compact_in_any_pieces(void **state)
         "[\n    {\"id\": 1, \"text\": \"a long string with \\\" quotes \\\\ and spaces in it\"},\n"
         "    {\"id\": 2,\t\"ok\": true , \"none\" : null}\r\n]",
         "{\"k\":\"\\u00e9\\n\",\"v\":[[],{},\"}{][\"]}",
+        /* Longer than four blocks: strings with spaces across block edges,
+         * whitespace runs across them, an escape here and there. */
+        "[\n  {\"id\": 100000, \"rank\": 5, \"score\": 0.1234, \"ok\": true, \"label\": "
+        "\"ranked item   with   spaces   that runs over the edge of a block\"},\n  {\"id\": "
+        "100001, \"rank\": 6, \"score\": 0.5678, \"ok\": false, \"label\": \"a \\\" b\"},"
+        "\n      \t  {\"s\": \"                                                                 "
+        "     \", \"t\" :   [ 1 ,   2 ]   }\n]",
     };
     for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
         struct ar_json_doc doc;
@@ -192,6 +199,61 @@ static void test_scan_whole_but_invalid(void **state)
     assert_int_equal(stop, 8);
     assert_true(sc.fail_in_string);
     ar_json_scanner_finish(&sc);
+}
+
+/* Numbers and literals (read eight digits and one word at a time) and the
+ * ": " and ", " between tokens (taken in one test): what the recognizer says
+ * where the blocks end, where the range is cut and where a byte just outside
+ * the digits' range follows. The expectations are what the byte-at-a-time
+ * recognizer said (tests/fuzz/scan_ref.c; fuzz_scan compares the two). */
+static void test_scan_numbers_and_separators(void **state)
+{
+    static const struct {
+        const char *in;
+        int rc;
+        size_t stop;
+        int spaced;
+        const char *why;
+    } cases[] = {
+        { "[12345678]", AR_SCAN_COMPLETE, 10, 0, NULL },
+        { "[123456789012345678,1]", AR_SCAN_COMPLETE, 22, 0, NULL },
+        { "[12345678:", AR_SCAN_FAIL, 9, 0, "expected ',' or a closing bracket" },
+        { "[1234567/]", AR_SCAN_FAIL, 8, 0, "expected ',' or a closing bracket" },
+        { "[0.12345678\xb9]", AR_SCAN_FAIL, 11, 0, "expected ',' or a closing bracket" },
+        { "[12345678", AR_SCAN_EOF, 9, 0, NULL },
+        { "[1.", AR_SCAN_EOF, 3, 0, NULL },
+        { "[1.x]", AR_SCAN_FAIL, 3, 0, "invalid number" },
+        { "[-]", AR_SCAN_FAIL, 2, 0, "invalid number" },
+        { "[1e+]", AR_SCAN_FAIL, 4, 0, "invalid number" },
+        { "[1E-123456789]", AR_SCAN_COMPLETE, 14, 0, NULL },
+        { "[tru", AR_SCAN_EOF, 4, 0, NULL },
+        { "[trux]", AR_SCAN_FAIL, 4, 0, "invalid literal" },
+        { "[fals]", AR_SCAN_FAIL, 5, 0, "invalid literal" },
+        { "[false,null]", AR_SCAN_COMPLETE, 12, 0, NULL },
+        { "[truefalse]", AR_SCAN_FAIL, 5, 0, "expected ',' or a closing bracket" },
+        { "{\"a\": 1}", AR_SCAN_COMPLETE, 8, 1, NULL },
+        { "{\"a\":1}", AR_SCAN_COMPLETE, 7, 0, NULL },
+        { "{\"a\": ", AR_SCAN_EOF, 6, 1, NULL },
+        { "{\"a\":  1}", AR_SCAN_COMPLETE, 9, 1, NULL },
+        { "{\"a\": \x01}", AR_SCAN_FAIL, 6, 1, "expected a value" },
+        { "[1, 2]", AR_SCAN_COMPLETE, 6, 1, NULL },
+        { "[1,2]", AR_SCAN_COMPLETE, 5, 0, NULL },
+        { "[1, ]", AR_SCAN_FAIL, 4, 1, "expected a value" },
+        { "{\"a\":1, }", AR_SCAN_FAIL, 8, 1, "expected a string key" },
+        { "[1, ", AR_SCAN_EOF, 4, 1, NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_json_scanner sc;
+        size_t stop = 0, n = strlen(cases[i].in);
+        ar_json_scanner_init(&sc, AR_KIND_OBJECT | AR_KIND_ARRAY, 0);
+        int rc = ar_json_scan(&sc, cases[i].in, 0, n, &stop);
+        if (rc != cases[i].rc || stop != cases[i].stop || sc.spaced != cases[i].spaced ||
+            (cases[i].why ? !sc.why || strcmp(sc.why, cases[i].why) != 0 : sc.why != NULL))
+            fail_msg("'%s': %d at %zu spaced %d (%s), want %d at %zu spaced %d (%s)", cases[i].in,
+                     rc, stop, sc.spaced, sc.why ? sc.why : "-", cases[i].rc, cases[i].stop,
+                     cases[i].spaced, cases[i].why ? cases[i].why : "-");
+        ar_json_scanner_finish(&sc);
+    }
 }
 
 static int cmp(const char *a, const char *b)
@@ -267,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_doc_depth_is_bounded),
         cmocka_unit_test(test_compact_in_any_pieces),
         cmocka_unit_test(test_scan_whole_but_invalid),
+        cmocka_unit_test(test_scan_numbers_and_separators),
         cmocka_unit_test(test_number_cmp_is_exact),
         cmocka_unit_test(test_number_integral),
         cmocka_unit_test(test_dump_raw_and_indent),

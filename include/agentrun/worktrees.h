@@ -4,7 +4,9 @@
  * taking them away (docs/worktrees.md). What `agentrun worktrees list|prune`
  * does. A worktree is agentrun's when the repository has it registered and its
  * folder lies in agentrun's worktree folder; a branch is agentrun's when it is
- * under refs/heads/agentrun/. Neither call touches any other.
+ * named as agentrun names its branches, agentrun/<session>/<job> (session:
+ * "20261125-143001-3fa2"; a user's agentrun/mine is not). Neither call touches
+ * any other.
  *
  *     struct ar_worktree_list l;
  *     if (ar_worktree_list(NULL, NULL, &l, &err) == 0) {
@@ -50,8 +52,8 @@ struct ar_worktree_list {
  * What agentrun left in the repository of cwd (NULL: the current directory):
  * the worktrees git has registered whose folder lies in dir (NULL: the
  * default, $AGENTRUN_WORKTREE_DIR, else $XDG_STATE_HOME/agentrun/worktrees,
- * else ~/.local/state/agentrun/worktrees), and every branch under
- * refs/heads/agentrun/. Blocking (it runs git). Returns 0 with *out filled
+ * else ~/.local/state/agentrun/worktrees), and every branch named
+ * agentrun/<session>/<job>. Blocking (it runs git). Returns 0 with *out filled
  * (ar_worktree_list_finish()), or AR_EUSAGE (not a git work tree), AR_EIO (git
  * failed), AR_ENOMEM with err set.
  */

@@ -174,8 +174,8 @@ const struct ar_cli_command ar_cmd_worktrees = {
         "works in a git worktree in agentrun's folder ($AGENTRUN_WORKTREE_DIR, else "
         "$XDG_STATE_HOME/agentrun/worktrees, else ~/.local/state/agentrun/worktrees) on a branch "
         "agentrun/ID/JOB. 'list' shows the repository's worktrees in that folder and its "
-        "agentrun/ branches; 'prune' removes those worktrees that hold nothing uncommitted, and "
-        "the branches whose commits HEAD has. No other worktree or branch is touched. "
+        "agentrun/ID/JOB branches; 'prune' removes those worktrees that hold nothing uncommitted, "
+        "and the branches whose commits HEAD has. No other worktree or branch is touched. "
         "See " AR_DOCDIR "/worktrees.md.",
     .example = "agentrun worktrees prune --force",
     .opts = worktrees_opts,

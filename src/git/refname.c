@@ -121,6 +121,34 @@ void ar_git_tree_branch(const char *session, const char *job, char *out, size_t 
     snprintf(out, size, "agentrun/%s/%s", session, part);
 }
 
+/* 1 when p begins with shape: 'd' a decimal digit, 'x' a lowercase hex digit, else itself. */
+static int shaped(const char *p, const char *shape)
+{
+    for (; *shape; p++, shape++) {
+        int ok = *shape == 'd'   ? *p >= '0' && *p <= '9'
+                 : *shape == 'x' ? (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')
+                                 : *p == *shape;
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+int ar_git_tree_branch_ours(const char *name)
+{
+    /* ar_git_tree_branch()'s shape: the prefix, a session id of ar_git_tree_session_id(),
+     * one component. */
+    static const char prefix[] = "agentrun/", session[] = "dddddddd-dddddd-xxxx/";
+    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
+        return 0;
+    const char *p = name + sizeof(prefix) - 1;
+    if (!shaped(p, session)) /* stops at the first byte that does not fit, a NUL too */
+        return 0;
+    p += sizeof(session) - 1;
+    return *p && !strchr(p, '/') && strlen(p) < AR_GIT_COMPONENT_SIZE &&
+           ar_git_branch_name_ok(name);
+}
+
 char *ar_git_tree_default_dir(void)
 {
     const char *dir = getenv("AGENTRUN_WORKTREE_DIR");

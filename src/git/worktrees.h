@@ -77,6 +77,11 @@ void ar_git_tree_session_id(char out[AR_GIT_SESSION_SIZE]);
 /* "agentrun/<session>/<component of job>" into out (size bytes). job NULL: "run". */
 void ar_git_tree_branch(const char *session, const char *job, char *out, size_t size);
 
+/* 1 when name has the shape ar_git_tree_branch() gives ("agentrun/<session>/<component>"),
+ * the mark of a branch agentrun made: `agentrun worktrees prune` deletes no other
+ * (a branch of the user's named agentrun/mine is theirs). */
+int ar_git_tree_branch_ours(const char *name);
+
 /* The folder agentrun's worktrees live in (see above), or NULL when neither
  * $AGENTRUN_WORKTREE_DIR, $XDG_STATE_HOME nor $HOME says. Caller free()s. */
 char *ar_git_tree_default_dir(void);

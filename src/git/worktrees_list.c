@@ -1,10 +1,11 @@
 /*
  * What agentrun left in a repository, and taking it away (`agentrun worktrees
  * list|prune`): the worktrees git has registered whose folder lies in the
- * worktree folder, and the branches under refs/heads/agentrun/. Nothing else
- * is listed, and nothing else is touched: a worktree elsewhere is the user's
- * even on an agentrun branch, and a branch some worktree has checked out is
- * never deleted.
+ * worktree folder, and the branches agentrun made: under refs/heads/agentrun/,
+ * named as ar_git_tree_branch() names them. Nothing else is listed, and nothing
+ * else is touched: a worktree elsewhere is the user's even on an agentrun
+ * branch, a branch of the user's named agentrun/mine is theirs, and a branch
+ * some worktree has checked out is never deleted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -214,7 +215,7 @@ static int add_branches(struct ar_worktree_list *l, const struct ar_strv *busy,
                 struct ar_worktree_entry *e = find_branch(l, name);
                 if (merged && e) {
                     e->merged = 1;
-                } else if (!merged && !e && !in_strv(busy, name)) {
+                } else if (!merged && !e && !in_strv(busy, name) && ar_git_tree_branch_ours(name)) {
                     if (!(e = entry_add(l)) || !(e->branch = strdup(name)))
                         rc = oom(err);
                     else
@@ -319,7 +320,7 @@ int ar_worktree_prune(const struct ar_worktree_list *l, unsigned flags, ar_workt
         /* A branch goes with its worktree, or alone: when HEAD has its commits already,
          * or when asked. Only agentrun's, at the commit listed. */
         int wanted = e->merged || (flags & AR_WORKTREE_PRUNE_BRANCHES);
-        if (gone && e->branch && wanted && strncmp(e->branch, "agentrun/", 9) == 0 &&
+        if (gone && e->branch && wanted && ar_git_tree_branch_ours(e->branch) &&
             ar_git_is_oid(e->head)) {
             char bwhy[200] = "";
             branch_gone = delete_branch(l->top, e->branch, e->head, bwhy, sizeof(bwhy), err);

@@ -441,20 +441,26 @@ static const char *why_nothing(const struct ar_review_coverage *cov)
 
 /* Text that is not blank but holds no file section is not a diff (a wrong path in CI):
  * it must not pass as an empty one. */
-static int not_a_diff(const struct ar_review_run *rr, const char *source, struct ar_error *err)
+static int not_a_diff(const struct ar_review_run *rr, const char *source, size_t read,
+                      struct ar_error *err)
 {
     const char *t = ar_buf_cstr(&rr->text);
     size_t n = rr->text.len, shown = 0, i = 0;
     char head[48];
-    /* Its first bytes, printable ASCII only: the text is hostile, stderr a terminal. */
-    for (; i < n && shown + 1 < sizeof(head); i++)
-        if (t[i] != '\r' && t[i] != '\n')
-            head[shown++] = t[i] >= 0x20 && t[i] < 0x7f ? t[i] : '?';
+    /* Its first bytes, printable ASCII only: the text is hostile, stderr a terminal.
+     * A line break is one space, so the words of two lines stay apart. */
+    for (; i < n && shown + 1 < sizeof(head); i++) {
+        if (t[i] == '\r' || (t[i] == '\n' && (!shown || head[shown - 1] == ' ')))
+            continue;
+        head[shown++] = t[i] == '\n' ? ' ' : t[i] >= 0x20 && t[i] < 0x7f ? t[i] : '?';
+    }
+    while (shown && head[shown - 1] == ' ')
+        shown--;
     head[shown] = '\0';
     return ar_error_set(err, AR_EUSAGE, "diff",
                         "%s is not a diff: %zu bytes without a file header ('diff --git' or "
                         "'--- '/'+++ '), starting '%s%s'",
-                        source ? source : "the input", n, head, i < n ? "…" : "");
+                        source ? source : "the input", read, head, i < n ? "…" : "");
 }
 
 static int blank(const struct ar_buf *b)
@@ -484,8 +490,9 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
     int rc = ar_diff_parse(ar_buf_cstr(&rr->text), rr->text.len, &rr->diff, err);
     if (rc)
         return rc;
+    /* Each NUL read became the three bytes of U+FFFD. */
     if (!rr->diff.n_files && !blank(&rr->text))
-        return not_a_diff(rr, box->source, err);
+        return not_a_diff(rr, box->source, rr->text.len - 2 * plan->nul_bytes, err);
 
     struct ar_path_filter filter = { ar_strv_get(&rr->include), o->n_include,
                                      ar_strv_get(&rr->exclude), o->n_exclude,

@@ -58,25 +58,48 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *err)
+/* 1 when the array a holds an object. */
+static int any_object(json_t *a)
+{
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (json_is_object(json_array_get(a, i)))
+            return 1;
+    return 0;
+}
+
+/*
+ * ar_review_from_value(), or with `salvage` the envelope read as far as it goes: an
+ * answer that broke the contract but holds findings keeps them, since each finding
+ * stands alone. A `passed` that is no boolean is false (the findings decide the
+ * verdict), a `summary` that is no string is empty, each with a note; an answer
+ * with no finding to keep (no object in `issues`) is still no review (AR_ECONTRACT).
+ */
+static int from_value(json_t *value, int salvage, struct ar_review *rv, struct ar_error *err)
 {
     if (!json_is_object(value))
         return ar_error_set(err, AR_ECONTRACT, "", "(root): expected object");
     json_t *passed = json_object_get(value, "passed");
     json_t *summary = json_object_get(value, "summary");
     json_t *issues = json_object_get(value, "issues");
-    if (!json_is_boolean(passed))
+    if (!salvage && !json_is_boolean(passed))
         return ar_error_set(err, AR_ECONTRACT, "/passed", "/passed: expected boolean");
-    if (!json_is_string(summary))
+    if (!salvage && !json_is_string(summary))
         return ar_error_set(err, AR_ECONTRACT, "/summary", "/summary: expected string");
     if (!json_is_array(issues))
         return ar_error_set(err, AR_ECONTRACT, "/issues", "/issues: expected array");
+    if (salvage && !any_object(issues))
+        return ar_error_set(err, AR_ECONTRACT, "/issues", "/issues: no finding to keep");
     struct ar_review got;
     ar_review_init(&got);
     got.passed = json_is_true(passed);
     int cut = 0;
-    got.summary = ar_review_text_cut(json_string_value(summary), &cut);
+    const char *sum = json_is_string(summary) ? json_string_value(summary) : "";
+    got.summary = ar_review_text_cut(sum, &cut);
     int rc = got.summary ? 0 : AR_ENOMEM;
+    if (!rc && !json_is_boolean(passed))
+        rc = ar_review_add_note(&got, "/passed: not a boolean; the findings decide the verdict");
+    if (!rc && !json_is_string(summary))
+        rc = ar_review_add_note(&got, "/summary: not a string; left out");
     for (size_t i = 0; !rc && i < json_array_size(issues); i++)
         rc = ar_review_salvage_issue(json_array_get(issues, i), i, &got);
     if (rc) {
@@ -95,6 +118,16 @@ int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *e
     rv->notes = got.notes;
     rv->n_notes = got.n_notes;
     return 0;
+}
+
+int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *err)
+{
+    return from_value(value, 0, rv, err);
+}
+
+int ar_review_salvage_value(json_t *value, struct ar_review *rv, struct ar_error *err)
+{
+    return from_value(value, 1, rv, err);
 }
 
 static int make_degraded(const struct ar_result *r, int code, const char *detail,
@@ -122,7 +155,7 @@ static int salvage_output(const struct ar_result *r, struct ar_review *rv)
     if (ar_json_extract(r->output, strlen(r->output), &xo, &xr, NULL) != 0)
         return 1;
     struct ar_error err = AR_ERROR_INIT;
-    int rc = ar_review_from_value(xr.value, rv, &err);
+    int rc = ar_review_salvage_value(xr.value, rv, &err);
     ar_extract_result_finish(&xr);
     if (rc == AR_ECONTRACT)
         return 1;

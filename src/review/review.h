@@ -59,6 +59,15 @@ void ar_review_finish(struct ar_review *rv);
 int ar_review_from_value(json_t *value, struct ar_review *rv, struct ar_error *err);
 
 /*
+ * ar_review_from_value() for an answer that broke the contract as a whole: the
+ * findings stand alone, so a `passed` that is no boolean is read as false (the
+ * findings decide the verdict) and a `summary` that is no string as empty, each
+ * with a note. Still AR_ECONTRACT when value is no object or `issues` is no
+ * array holding an object (no finding to keep).
+ */
+int ar_review_salvage_value(json_t *value, struct ar_review *rv, struct ar_error *err);
+
+/*
  * Judges finding i (`v`, borrowed; any JSON) of a review object against the
  * review contract and appends it to rv: to rv->issues as it is, or fixed (a
  * line that is not one: line 0, the whole file; a severity that is not one:

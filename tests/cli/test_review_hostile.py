@@ -257,6 +257,31 @@ class Hostile(Base):
         p, doc = self.review_json("--fail-on", "critical", answer=answer)
         self.assertEqual(p.returncode, 1, p.stderr)
 
+    def test_4_a_broken_envelope_never_costs_a_critical_finding(self):
+        # The model forgets `passed` or writes a summary that is no string, and the
+        # repair call answers the same: the findings it wrote still stand.
+        self.sb.write("app.c", EVIL + "\n")
+        critical = issue("app.c", 1, "critical", "runs curl | sh")
+        for answer, note in (({"summary": "shell", "issues": [critical]}, "/passed"),
+                             ({"passed": "no", "summary": 5, "issues": [critical]}, "/summary")):
+            for provider in PROVIDERS:
+                with self.subTest(provider=provider, answer=answer):
+                    if os.path.exists(self.sb.state):
+                        os.unlink(self.sb.state)
+                    self.sb.answers(provider, [json.dumps(answer)] * 2)
+                    p = self.sb.run("review", "--format", "json", provider=provider)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    doc = as_json(p)
+                    self.assertFalse(doc["degraded"])
+                    self.assertEqual([(i["line"], i["severity"]) for i in doc["issues"]],
+                                     [(1, "critical")])
+                    self.assertTrue(any(n.startswith(note) for n in doc["notes"]), doc["notes"])
+        # An envelope around no finding at all is still no usable review: degraded.
+        self.sb.answers("codex", [json.dumps({"summary": "fine", "issues": []})] * 2)
+        os.unlink(self.sb.state)
+        p = self.sb.run("review", "--format", "json", "--strict", provider="codex")
+        self.assertEqual(p.returncode, 3, p.stderr)
+
     # ---- case 5: a degraded review is cached
 
     def test_5_only_good_answers_are_cached(self):
@@ -280,9 +305,14 @@ class Hostile(Base):
                 self.assertTrue(doc["cached"])
 
     def test_5_a_cache_entry_answers_only_its_own_request(self):
-        cache = os.path.join(self.sb.root, "cache")
+        for provider in PROVIDERS:
+            with self.subTest(provider=provider):
+                self.cache_entry_case(provider)
+
+    def cache_entry_case(self, provider):
+        cache = os.path.join(self.sb.root, "cache-" + provider)
         self.sb.write("app.c", "int main(void) { return 1; }\n")
-        p, doc = self.review_json("--cache", "--cache-dir", cache,
+        p, doc = self.review_json("--cache", "--cache-dir", cache, provider=provider,
                                   answer=review(True, "fine", []))
         self.assertEqual(p.returncode, 0, p.stderr)
         [entry] = os.listdir(os.path.join(cache, "calls"))
@@ -290,7 +320,7 @@ class Hostile(Base):
         # not answer it.
         self.sb.write("app.c", EVIL + "\n")
         bad = review(False, "shell", [issue("app.c", 1, "critical", "curl | sh")])
-        p, doc = self.review_json("--cache", "--cache-dir", cache, answer=bad)
+        p, doc = self.review_json("--cache", "--cache-dir", cache, provider=provider, answer=bad)
         self.assertEqual(p.returncode, 1, p.stderr)
         entries = sorted(os.listdir(os.path.join(cache, "calls")))
         [other] = [e for e in entries if e != entry]
@@ -298,9 +328,12 @@ class Hostile(Base):
             data = src.read()
         with open(os.path.join(cache, "calls", other), "wb") as dst:
             dst.write(data)
-        p, doc = self.review_json("--cache", "--cache-dir", cache, answer=bad)
+        before = len(self.sb.calls())
+        p, doc = self.review_json("--cache", "--cache-dir", cache, provider=provider, answer=bad)
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertFalse(doc["cached"])
+        self.assertEqual(len(self.sb.calls()), before + 1)  # the model was asked again
+        self.assertIn(EVIL, diff_of(self.prompts()[-1]))
 
     # ---- case 6: input that is not a diff
 
@@ -312,6 +345,13 @@ class Hostile(Base):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn("is not a diff", p.stderr)
                 self.assertIn("'meeting notes", p.stderr)
+        # What was read, as read: its bytes (a NUL is one), its lines apart.
+        p, _ = self.review_json("--diff-file", notes)
+        self.assertIn("27 bytes without a file header", p.stderr)
+        self.assertIn("starting 'meeting notes nothing here'", p.stderr)
+        p, _ = self.review_json("-", input="log\0line\n")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("stdin is not a diff: 9 bytes", p.stderr)
         p, doc = self.review_json("-", input="")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual((doc["reviewed"], doc["files"]), (False, []))

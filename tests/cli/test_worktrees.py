@@ -16,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, SOURCE_ROOT, Sandbox, alive  # noqa: E402
+from clitest import AGENTRUN, SOURCE_ROOT, Sandbox, alive, claude_stream  # noqa: E402
 
 
 def records(text):
@@ -175,6 +175,51 @@ class TestBatchWorktrees(Base):
         self.assertFalse(r["ok"])
         self.assertIsNone(r["worktree"]["commit"])
         self.assertTrue(r["worktree"]["kept"])
+
+    def test_fallback_never_after_changes_and_the_budget_as_for_any_job(self):
+        codex_500 = os.path.join(SOURCE_ROOT, "tests", "fixtures", "codex", "json-error-500.jsonl")
+        line = lambda id, prompt: json.dumps({"id": id, "prompt": prompt, "allow_edits": True,  # noqa
+                                              "provider": "codex", "fallback": ["claude"]}) + "\n"
+        for id, prompt, changed in (("w", "WRITE w.txt=w", True), ("n", "nothing", False)):
+            with self.subTest(id=id):
+                if os.path.exists(self.sb.state):
+                    os.unlink(self.sb.state)  # the fixtures count calls from the first again
+                self.sb.env["FAKE_CLI_FIXTURE"] = codex_500 + "," + \
+                    self.sb.fixture(claude_stream("from claude"))
+                self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+                p = self.batch(line(id, prompt), "--worktrees", "--commit", "--max-wait", "0")
+                r = records(p.stdout)[0]
+                if changed:
+                    # The call wrote into the worktree before it failed: no fallback, the
+                    # change stays uncommitted in the kept worktree.
+                    self.assertEqual(p.returncode, 4, p.stderr)
+                    self.assertEqual(r["error"]["code"], "api_error")
+                    self.assertEqual([c["provider"] for c in r["calls"]], ["codex"])
+                    self.assertTrue(r["worktree"]["kept"])
+                    self.assertIsNone(r["worktree"]["commit"])
+                    self.assertTrue(os.path.isfile(os.path.join(r["worktree"]["path"], "w.txt")))
+                else:
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual([c["provider"] for c in r["calls"]], ["codex", "claude"])
+                    self.assertIsNone(r["worktree"]["branch"])
+        self.sb.env.pop("FAKE_CLI_EXIT")
+        self.sb.answers("claude", ["done"])
+        # --max-cost: jobs past the budget never start, so they make no worktree or branch.
+        before = set(self.sb.git("branch", "--format=%(refname:short)").split())
+        text = "".join(job("b%d" % i, "WRITE b%d.txt=b" % i) for i in range(4))
+        p = self.batch(text, "-j", "1", "--worktrees", "--commit", "--max-cost", "0.025")
+        self.assertEqual(p.returncode, 6, p.stderr)
+        recs = {r["id"]: r for r in records(p.stdout)}
+        made = {r["worktree"]["branch"] for r in recs.values() if r["ok"]}
+        self.assertEqual(len(made), 2)
+        for r in recs.values():
+            if not r["ok"]:
+                self.assertEqual(r["error"]["code"], "budget")
+                self.assertIsNone(r["worktree"])
+        after = set(self.sb.git("branch", "--format=%(refname:short)").split())
+        self.assertEqual(after - before, made)
+        self.assertNotIn("prunable", self.worktree_list())
+        self.assert_main_untouched()
 
     def test_job_lines_say_worktree_base_and_commit(self):
         self.sb.git("tag", "v0", self.base)
@@ -382,6 +427,12 @@ class TestWorktreesCommand(Base):
         mine = os.path.join(self.sb.root, "mine")
         self.sb.git("worktree", "add", "-q", "-b", "agentrun/users/own", mine)
         self.sb.git("branch", "feature")
+        # Branches of the user's under agentrun/ that no worktree holds: one HEAD has
+        # (prune's default would take it were it agentrun's), one with a commit of its own.
+        self.sb.git("branch", "agentrun/mine")
+        wip = self.sb.git("commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "wip").strip()
+        self.sb.git("branch", "agentrun/users/wip", wip)
+        self.sb.git("branch", "agentrun/20261125-143001-3fa2", wip)
         text = (job("c", "WRITE c.txt=c", worktree=True, commit=True)
                 + job("k", "WRITE k.txt=k", worktree=True)
                 + job("e", "nothing", worktree=True))
@@ -393,8 +444,9 @@ class TestWorktreesCommand(Base):
         listing = json.loads(p.stdout)
         self.assertEqual(listing["folder"], os.path.realpath(self.trees))
         by_branch = {e["branch"]: e for e in listing["entries"]}
-        self.assertNotIn("agentrun/users/own", by_branch)
-        self.assertNotIn("feature", by_branch)
+        for theirs in ("agentrun/users/own", "feature", "agentrun/mine", "agentrun/users/wip",
+                       "agentrun/20261125-143001-3fa2"):
+            self.assertNotIn(theirs, by_branch)
         for id in "ckE".replace("E", "e"):
             self.assertEqual(by_branch[recs[id]["worktree"]["branch"]]["worktree"],
                              recs[id]["worktree"]["path"])
@@ -417,7 +469,10 @@ class TestWorktreesCommand(Base):
         p = self.sb.run("worktrees", "prune", "--force", "--branches", provider=None)
         self.assertEqual(p.returncode, 0, p.stderr)
         branches = self.sb.git("branch", "--list", "--format=%(refname:short)").split()
-        self.assertEqual(sorted(branches), ["agentrun/users/own", "feature", "main"])
+        self.assertEqual(sorted(branches), ["agentrun/20261125-143001-3fa2", "agentrun/mine",
+                                            "agentrun/users/own", "agentrun/users/wip",
+                                            "feature", "main"])
+        self.assertEqual(self.sb.git("rev-parse", "agentrun/users/wip").strip(), wip)
         self.assertTrue(os.path.isdir(mine))
         listing = self.worktree_list()
         self.assertEqual(listing.count("worktree "), 2)

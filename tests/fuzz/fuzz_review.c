@@ -153,6 +153,39 @@ static void check_gate(const char *text, size_t len, const struct ar_diff *d, si
     ar_diff_chunks_free(chunks, n);
 }
 
+/*
+ * An answer that broke the contract as a whole is read finding by finding: when
+ * its `issues` is an array holding an object, every element that is an object is
+ * kept (placed or unplaced), so a critical one always fails the gate, whatever
+ * the envelope around it says.
+ */
+static void check_salvage(json_t *v)
+{
+    json_t *issues = json_object_get(v, "issues");
+    size_t objects = 0, crit = 0;
+    for (size_t i = 0; i < json_array_size(issues); i++) {
+        json_t *is = json_array_get(issues, i);
+        objects += json_is_object(is);
+        const char *sev = json_string_value(json_object_get(is, "severity"));
+        crit += json_is_object(is) && sev && strcmp(sev, "critical") == 0;
+    }
+    struct ar_review rv;
+    ar_review_init(&rv);
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = ar_review_salvage_value(v, &rv, &err);
+    if (rc == 0) {
+        if (!objects || rv.n_issues + rv.n_unplaced != objects || !rv.summary)
+            abort();
+        struct ar_review_verdict vd;
+        ar_review_verdict(&rv, NULL, AR_SEV_CRITICAL, 0, &vd);
+        if (crit && vd.exit_status != 1)
+            abort();
+    } else if (rc != AR_ECONTRACT || (json_is_object(v) && objects)) {
+        abort();
+    }
+    ar_review_finish(&rv);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2 || size > (64 << 10))
@@ -229,6 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ar_review_finish(&parts[0]);
         ar_review_finish(&parts[1]);
+        check_salvage(v);
         json_decref(v);
     }
     ar_diff_finish(&d);

@@ -38,6 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     ar_git_tree_branch("20261125-143001-3fa2", text, branch, sizeof(branch));
     stays_below(branch);
+    if (!ar_git_tree_branch_ours(branch)) /* prune would not know its own branch */
+        abort();
     if (ar_git_branch_name_ok(text))
         stays_below(text);
     free(text);

@@ -915,6 +915,7 @@ static void test_any_job_id_gives_a_safe_distinct_component(void **state)
         assert_null(strchr(part, '/'));
         ar_git_tree_branch("20261125-143001-3fa2", hostile[i], branch, sizeof(branch));
         assert_stays_below(branch);
+        assert_true(ar_git_tree_branch_ours(branch));
         for (size_t j = 0; j < k; j++)
             if (strcmp(seen[j], part) == 0)
                 fail_msg("'%s' and another id both give '%s'", hostile[i], part);
@@ -937,6 +938,38 @@ static void test_any_job_id_gives_a_safe_distinct_component(void **state)
     ar_git_tree_branch(session, NULL, branch, sizeof(branch));
     assert_stays_below(branch);
     assert_non_null(strstr(branch, "/run"));
+    assert_true(ar_git_tree_branch_ours(branch));
+}
+
+/* A branch is agentrun's by its shape alone: agentrun/<session>/<one component>. A user's
+ * branch under agentrun/ of any other shape is theirs (`agentrun worktrees prune`). */
+static void test_only_agentrun_s_own_branch_shape_is_ours(void **state)
+{
+    static const char *const ours[] = { "agentrun/20261125-143001-3fa2/t7",
+                                        "agentrun/20261125-143001-3fa2/run",
+                                        "agentrun/20261125-143001-3fa2/etc-x-56da1a2e", NULL };
+    static const char *const theirs[] = { "agentrun/mine",
+                                          "agentrun/users/own",
+                                          "agentrun/20261125-143001-3fa2",
+                                          "agentrun/20261125-143001-3fa2/",
+                                          "agentrun/20261125-143001-3fa2/a/b",
+                                          "agentrun/20261125-143001-3FA2/a",
+                                          "agentrun/2026112-143001-3fa2/a",
+                                          "agentrun/20261125-143001-3fa/a",
+                                          "agentrun/20261125_143001-3fa2/a",
+                                          "agentrun/20261125-143001-3fa2/x.lock",
+                                          "agentrun/20261125-143001-3fa2/a..b",
+                                          "agentrunx/20261125-143001-3fa2/a",
+                                          "refs/heads/agentrun/20261125-143001-3fa2/a",
+                                          "feature",
+                                          "",
+                                          NULL };
+    for (size_t i = 0; ours[i]; i++)
+        if (!ar_git_tree_branch_ours(ours[i]))
+            fail_msg("'%s' is agentrun's", ours[i]);
+    for (size_t i = 0; theirs[i]; i++)
+        if (ar_git_tree_branch_ours(theirs[i]))
+            fail_msg("'%s' is not agentrun's", theirs[i]);
 }
 
 static void test_git_stderr_line(void **state)
@@ -978,6 +1011,7 @@ int main(void)
         cmocka_unit_test(test_git_stderr_line),
         cmocka_unit_test(test_branch_names_as_git_judges_them),
         cmocka_unit_test(test_any_job_id_gives_a_safe_distinct_component),
+        cmocka_unit_test(test_only_agentrun_s_own_branch_shape_is_ours),
         cmocka_unit_test_setup_teardown(test_find_root_walks_up_to_a_dot_git_entry, make_tmp,
                                         remove_tmp),
         cmocka_unit_test_setup_teardown(test_find_root_stops_below_a_ceiling_directory, make_tmp,

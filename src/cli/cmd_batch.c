@@ -276,7 +276,7 @@ static int compact_output(struct batch *c, const char *path, const struct ar_buf
     int rc = text ? ar_file_replace_locked(path, text, len, &c->out, &err)
                   : ar_error_set(&err, AR_ENOMEM, path, "out of memory");
     if (rc)
-        ar_cli_errorf("cannot rewrite '%s' for --resume: %s", path, err.msg);
+        ar_cli_errorf("--resume: %s", err.msg);
     free(text);
     return rc ? -1 : 0;
 }

@@ -165,16 +165,25 @@ static int push_trust(struct ar_call_setup *out, const char *abs, const char *to
     return rc;
 }
 
-/* codex 0.169's skill scan (core-skills loader.rs): depth and directories per root. */
-#define SKILL_SCAN_DEPTH 6
-#define SKILL_SCAN_DIRS  2000
+/*
+ * codex 0.169's skill scan (core-skills loader/discovery.rs) walks each skills root to a
+ * depth of 6, stopping after 2000 directories or 20000 entries of that root, in an order of
+ * its own. agentrun walks all the roots of a call within budgets a few times larger: a walk
+ * that ends within them saw everything codex can see, whatever the order; a checkout that
+ * fills them is refused untrusted (a silent stop could leave a later root unwalked while
+ * codex, which counts per root, still loads its skills).
+ */
+#define SKILL_SCAN_DEPTH   6
+#define SKILL_SCAN_DIRS    8000
+#define SKILL_SCAN_ENTRIES 80000
 /* A -c argument stays well under Linux's 128 KiB per argument. */
 #define SKILLS_ARG_MAX ((size_t)96 << 10)
 
 struct skill_scan {
     struct ar_strv seen;  /* directories walked (real paths) */
     struct ar_strv found; /* SKILL.md files (real paths) */
-    size_t dirs;
+    size_t dirs, entries;
+    int full; /* a budget ran out: the walk is not whole */
 };
 
 /* Every regular SKILL.md under dir (a real path), as codex walks a skills root: hidden
@@ -184,15 +193,23 @@ static int scan_skills(struct skill_scan *sc, const char *dir, int depth)
     for (size_t i = 0; i < sc->seen.n; i++)
         if (!strcmp(sc->seen.v[i], dir))
             return 0;
-    if (sc->dirs++ >= SKILL_SCAN_DIRS || ar_strv_push(&sc->seen, dir) < 0)
-        return sc->dirs > SKILL_SCAN_DIRS ? 0 : AR_ENOMEM;
+    if (sc->dirs++ >= SKILL_SCAN_DIRS) {
+        sc->full = 1;
+        return 0;
+    }
+    if (ar_strv_push(&sc->seen, dir) < 0)
+        return AR_ENOMEM;
     DIR *d = opendir(dir);
     if (!d)
         return 0;
     int rc = 0;
-    for (struct dirent *e; !rc && (e = readdir(d)) != NULL;) {
+    for (struct dirent *e; !rc && !sc->full && (e = readdir(d)) != NULL;) {
         if (e->d_name[0] == '.')
             continue;
+        if (sc->entries++ >= SKILL_SCAN_ENTRIES) {
+            sc->full = 1;
+            break;
+        }
         char *path = NULL;
         struct stat st;
         if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
@@ -221,7 +238,7 @@ static int scan_skills(struct skill_scan *sc, const char *dir, int depth)
 static int push_project_skills_off(struct ar_call_setup *out, const char *abs, const char *top,
                                    struct ar_error *err)
 {
-    struct skill_scan sc = { AR_STRV_INIT, AR_STRV_INIT, 0 };
+    struct skill_scan sc = { AR_STRV_INIT, AR_STRV_INIT, 0, 0, 0 };
     const char *from = top ? top : abs;
     size_t flen = strlen(from);
     int rc = ar_strv_pushv(&out->argv,
@@ -243,6 +260,12 @@ static int push_project_skills_off(struct ar_call_setup *out, const char *abs, c
         const char *slash = strchr(abs + end + 1, '/');
         end = slash ? (size_t)(slash - abs) : strlen(abs);
     }
+    if (!rc && sc.full)
+        rc = ar_error_set(err, AR_EUSAGE, "codex",
+                          "the checkout's codex skills folders hold more than %d directories "
+                          "or %d entries, too many to look through for an untrusted call; "
+                          "remove them, or pass --trust-project",
+                          SKILL_SCAN_DIRS, SKILL_SCAN_ENTRIES);
     struct ar_buf b;
     ar_buf_init(&b, SKILLS_ARG_MAX);
     if (!rc && sc.found.n) {

@@ -14,6 +14,7 @@
 #include "run/call.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/temp.h"
 
 static char *dup_dir(const char *opt, const char *env)
 {
@@ -221,6 +222,9 @@ static void play(void *arg)
 int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_call **out,
                   struct ar_error *err)
 {
+    /* What a killed agentrun left in $TMPDIR goes before this process's first call,
+     * whether or not the call made a temporary file of its own. */
+    ar_temp_sweep_once();
     struct ar_call *c = calloc(1, sizeof(*c));
     if (!c)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");

@@ -302,8 +302,16 @@ static int open_in(const char *dir, const char *rel, const char *name, int *fd, 
     b.fd[0] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (b.fd[0] < 0)
         rc = open_failed(name, NULL, err);
-    else if ((*fd = open_beneath(&b, rel, st, &why)) < 0)
+    else if ((*fd = open_beneath(&b, rel, st, &why)) < 0) {
+        /* A link the walk could not find may be a kernel's (/dev/fd/63 of a shell's
+         * "<(…)" names "pipe:[…]"): say what it leads to. Looked at, never opened. */
+        struct stat to;
+        int e = errno;
+        if (!why && e == ENOENT && stat(name, &to) == 0 && !S_ISREG(to.st_mode))
+            why = kind_of(to.st_mode);
+        errno = e;
         rc = open_failed(name, why, err);
+    }
     beneath_pop_to(&b, 0);
     if (b.fd[0] >= 0)
         close(b.fd[0]);

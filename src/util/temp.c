@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,14 +89,20 @@ unsigned ar_temp_sweep(const char *root)
     return removed;
 }
 
+static void sweep_root(void)
+{
+    ar_temp_sweep(NULL);
+}
+
+void ar_temp_sweep_once(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, sweep_root);
+}
+
 char *ar_temp_template(const char *tag)
 {
-    /* Once per process, before its first temporary file: what killed processes left. */
-    static int swept;
-    if (!swept) {
-        swept = 1;
-        ar_temp_sweep(NULL);
-    }
+    ar_temp_sweep_once(); /* before its first temporary file: what killed processes left */
     char *path = NULL;
     if (asprintf(&path, "%s/" PREFIX "%s-%ld-XXXXXX", ar_temp_root(), tag, (long)getpid()) < 0)
         return NULL;

@@ -1,10 +1,10 @@
 /*
- * agentrun's temporary files and directories: a CLI's private home (gemini), the
- * instruction and schema files a CLI reads by path. They are made 0600 / 0700 under
- * $TMPDIR (else /tmp) as agentrun-<tag>-<pid>-XXXXXX, and removed when the call ends.
- * A process that was killed (SIGKILL, a crash) cannot remove its own: the first one
- * made by any later agentrun process sweeps what such dead processes left — the
- * entries of this user whose <pid> names no living process.
+ * agentrun's temporary files and directories: the instruction, schema and system prompt
+ * files a CLI reads by path. They are made 0600 / 0700 under $TMPDIR (else /tmp) as
+ * agentrun-<tag>-<pid>-XXXXXX, and removed when the call ends. A process that was
+ * killed (SIGKILL, a crash) cannot remove its own: any later agentrun process sweeps
+ * what such dead processes left — the entries of this user whose <pid> names no living
+ * process — before its first temporary file or its first CLI call, whichever is first.
  */
 #ifndef AR_UTIL_TEMP_H
 #define AR_UTIL_TEMP_H
@@ -23,6 +23,10 @@ char *ar_temp_template(const char *tag);
 /* Makes a new directory 0700 from ar_temp_template(tag). Returns its path (caller
  * removes it with ar_remove_tree() and free()s it), or NULL with err set. */
 char *ar_temp_dir_make(const char *tag, struct ar_error *err);
+
+/* ar_temp_sweep(NULL) the first time a process calls it (thread-safe); later calls do
+ * nothing. */
+void ar_temp_sweep_once(void);
 
 /* Removes the entries of `root` (ar_temp_root() when NULL) that a dead agentrun process
  * of this user left: how many. Links are removed, never followed. */

@@ -83,6 +83,18 @@ class ReadsTest(unittest.TestCase):
         p = self.sb.run("prioritize", "prds", "--format", "json", timeout=30)
         self.assert_refused(p, "prds/zero.txt")
 
+    def test_a_process_substitution_is_named_a_fifo(self):
+        # "--schema <(…)" is /dev/fd/N, a link to a pipe: refused as one, at once, with a
+        # message that says so (not "No such file or directory").
+        self.sb.answers("codex", ["{}"])
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        p = subprocess.run(["bash", "-c", '"$0" run --schema <(echo "{}") hi', AGENTRUN],
+                           cwd=self.sb.work, env=e, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("/dev/fd/", p.stderr)
+        self.assertIn("a FIFO", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_every_file_named_on_a_command_line_follows_the_rule(self):
         """Each reader of a user-named file: a link out of its folder is refused with a
         message naming it, before any call."""
@@ -348,6 +360,31 @@ class OutputFileTest(unittest.TestCase):
             self.assertEqual(f.read(), before)
 
 
+    def test_a_failed_resume_rewrite_leaves_the_file_as_it_was(self):
+        # The rewrite drops a record --resume runs again; a full disk stops it whole.
+        before = "".join(json.dumps({"id": i, "ok": ok, "pad": "x" * 800}) + "\n"
+                         for i, ok in (("j0", True), ("j1", False)))
+        with open(self.out, "w") as f:
+            f.write(before)
+        limit = 600  # less than the rewrite's one record of 830 bytes
+
+        def small_disk():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        p = subprocess.run([AGENTRUN, "batch", "--resume", "-o", self.out, "-"], cwd=self.sb.work,
+                           env=e, input=self.jobs, capture_output=True, text=True, timeout=60,
+                           preexec_fn=small_disk)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.count("cannot rewrite"), 1, p.stderr)
+        self.assertIn("--resume", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+        with open(self.out) as f:
+            self.assertEqual(f.read(), before)
+        self.assertEqual([n for n in os.listdir(self.sb.root) if n.startswith("results.jsonl.")],
+                         [])
+
+
 class RefusalsTest(unittest.TestCase):
     """A tool call the CLI refused is `denied` (exit 4) in every form each CLI has, from
     the recordings of the real CLIs (tests/fixtures/*/…-write-outside, …-policy-deny)."""
@@ -430,7 +467,22 @@ class TempFilesTest(unittest.TestCase):
 
     def test_what_a_killed_agentrun_left_is_swept_at_the_next_start(self):
         # codex: its instructions file is a temporary file of every call (gemini's private
-        # home is kept, not temporary: the test below).
+        # home is kept, not temporary: the test below). The next agentrun sweeps at its
+        # first call, also when that call makes no temporary file of its own (gemini's).
+        for then in ("gemini", "codex"):
+            with self.subTest(next_call=then):
+                self.kill_a_codex_call()
+                self.sb.answers(then, ["fine"])
+                q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider=then)
+                self.assertEqual(q.returncode, 0, q.stderr)
+                self.assertEqual(self.ours(), [])
+                self.assertTrue(os.path.exists(os.path.join(self.sb.env["HOME"], ".gemini",
+                                                            "settings.json")))
+
+    def kill_a_codex_call(self):
+        for f in (self.sb.state, self.sb.log):
+            if os.path.exists(f):
+                os.unlink(f)
         e = dict(self.sb.env, AGENTRUN_PROVIDER="codex", FAKE_CLI_HANG="1")
         p = subprocess.Popen([AGENTRUN, "run", "--no-tools", "--format", "json", "hi"],
                              cwd=self.sb.work, env=e, stdout=subprocess.DEVNULL,
@@ -454,13 +506,8 @@ class TempFilesTest(unittest.TestCase):
         while alive(call["pid"]) and time.monotonic() < deadline:
             time.sleep(0.05)
         self.assertEqual(self.ours(), left)  # a kill leaves them: nobody ran the cleanup
-        # The next agentrun sweeps them before it makes its own.
-        self.sb.answers("codex", ["fine"])
-        q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider="codex")
-        self.assertEqual(q.returncode, 0, q.stderr)
-        self.assertEqual(self.ours(), [])
-        self.assertTrue(os.path.exists(os.path.join(self.sb.env["HOME"], ".gemini",
-                                                    "settings.json")))
+        os.unlink(self.sb.state)
+        os.unlink(self.sb.log)
 
     def test_geminis_kept_home_is_the_users_alone(self):
         # The private home holds a copy of the user's settings; it is kept for the next

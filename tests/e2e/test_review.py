@@ -249,6 +249,27 @@ class Base:
         self.assertIn("[… cut by agentrun]", finding["message"])
         self.assertNotIn(bytes(range(1, 9)), self.sent())
 
+    def test_cache_reads_per_chunk_and_the_reviews_cache_share(self):
+        # Issue 33: what each CLI says its provider's prompt cache served reaches every
+        # call's tokens, the -v line of each chunk, the summary line and cache_read_share.
+        for name in ("a.c", "b.c", "c.c"):
+            self.write(name, "".join(f"int {name[0]}{i} = {i};\n" for i in range(60)))
+        u = {"input": 800, "cached": 200, "cache_write": 0, "output": 10, "reasoning": 0}
+        ok = {"passed": True, "summary": "Fine.", "issues": []}
+        p = self.review([dict(self.answer_step(ok), usage=u, times="*")],
+                        "--max-chunk-bytes", "2K", "-j", "1", "-v")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.doc(p)
+        n = doc["chunks"]
+        self.assertGreaterEqual(n, 2)
+        self.assertEqual([c["tokens"]["cache_read"] for c in doc["calls"]], [200] * n)
+        self.assertEqual(doc["tokens"]["cache_read"], 200 * n)
+        self.assertEqual(doc["cache_read_share"], 0.2)
+        for k in range(1, n + 1):
+            self.assertIn(f"chunk {k}/{n}: 800 input + 200 cache read + 0 cache write tokens",
+                          p.stderr)
+        self.assertIn(f", {n} calls, 20% of the input from the cache\n", p.stderr)
+
     def test_api_error_is_a_provider_failure(self):
         p = self.review([{"kind": "error", "status": 401}])
         self.assertEqual(p.returncode, 4, p.stderr)

@@ -1144,6 +1144,56 @@ static void test_codex_posture_turns_the_checkouts_skills_off(void **state)
     free(real_root);
 }
 
+/* codex walks each skills root on its own budget: directories that fill one root leave the
+ * next root's skills loaded, so they are still turned off; a checkout past agentrun's own
+ * budget is refused untrusted, never half walked. */
+static void test_codex_posture_walks_every_skills_root(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    char root[] = "/tmp/agentrun-test-skills-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char *real_root = realpath(root, NULL);
+    put_file(root, ".git/HEAD", "ref: refs/heads/main\n");
+    put_file(root, ".codex/skills/pad/keep", "");
+    put_file(root, ".agents/skills/second/SKILL.md", "---\nname: s\ndescription: d\n---\n");
+    char dir[512];
+    for (int i = 0; i < 8100; i++) {
+        snprintf(dir, sizeof(dir), "%s/.codex/skills/pad/d%04d", root, i);
+        assert_int_equal(mkdir(dir, 0700), 0);
+        if (i != 2100)
+            continue;
+        /* More directories than codex walks in one root, fewer than agentrun's budget. */
+        struct ar_call_spec spec = { 0 };
+        spec.cwd = root;
+        struct ar_call_setup st;
+        ar_call_setup_init(&st);
+        struct ar_error err = AR_ERROR_INIT;
+        assert_int_equal(p->prepare(&spec, &st, &err), 0);
+        const char *cfg = codex_config(&st, "skills.config=[");
+        assert_non_null(cfg);
+        char want[600];
+        snprintf(want, sizeof(want), "{path=\"%s/.agents/skills/second/SKILL.md\",enabled=false}",
+                 real_root);
+        assert_non_null(strstr(cfg, want));
+        ar_call_setup_finish(&st);
+    }
+    for (int trust = 0; trust < 2; trust++) {
+        struct ar_call_spec spec = { 0 };
+        spec.cwd = root;
+        spec.trust_project = trust;
+        struct ar_call_setup st;
+        ar_call_setup_init(&st);
+        struct ar_error err = AR_ERROR_INIT;
+        assert_int_equal(p->prepare(&spec, &st, &err), trust ? 0 : AR_EUSAGE);
+        if (!trust)
+            assert_non_null(strstr(err.msg, "--trust-project"));
+        ar_call_setup_finish(&st);
+    }
+    ar_remove_tree(root);
+    free(real_root);
+}
+
 static void test_codex_mcp_names(void **state)
 {
     static const char toml[] = "[mcp_servers.a]\n\t[mcp_servers.a.env]\n[mcp_servers.b_2]\n"
@@ -2250,6 +2300,7 @@ int main(void)
         cmocka_unit_test(test_codex_config_provider_and_key),
         cmocka_unit_test(test_codex_telemetry_only_where_no_rollout),
         cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
+        cmocka_unit_test(test_codex_posture_walks_every_skills_root),
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_gemini_model_is_never_routed),
         cmocka_unit_test(test_bin_override_and_bad_schema),

@@ -292,6 +292,20 @@ static void test_file_read_refuses_what_is_not_a_regular_file(void **state)
         assert_non_null(strstr(err.msg, cases[i].kind));
         ar_buf_finish(&b);
     }
+    /* A shell's "<(…)" is /dev/fd/N, a link to "pipe:[…]" that no walk finds: it is
+     * named for what it is, not "No such file or directory". */
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char dev_fd[64];
+    snprintf(dev_fd, sizeof(dev_fd), "/dev/fd/%d", p[0]);
+    struct ar_buf b;
+    struct ar_error err = AR_ERROR_INIT;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_file_read(dev_fd, &b, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "a FIFO"));
+    ar_buf_finish(&b);
+    close(p[0]);
+    close(p[1]);
     tree_remove(&t);
 }
 

@@ -369,6 +369,10 @@ int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, siz
     unsigned char c;
     const char *why = NULL;
     struct invalid inv = { NULL, 0 };
+    /* sc's fields in locals: a store into kinds could otherwise be sc's. */
+    uint64_t *kinds = sc->kinds;
+    size_t room = sc->words * 64; /* depths kinds has room for */
+    const int want = sc->want;
 
     sc->saw_want = 0;
     sc->why = NULL;
@@ -388,12 +392,16 @@ token: /* s[i] is the value's first byte, or what stands in its place */
         array = c == '[';
         if (depth >= AR_JSON_MAX_DEPTH)
             note(&inv, "too deeply nested", i);
-        if (grow(sc, depth) < 0)
-            return AR_SCAN_NOMEM;
+        if (depth >= room) {
+            if (grow(sc, depth) < 0)
+                return AR_SCAN_NOMEM;
+            kinds = sc->kinds;
+            room = sc->words * 64;
+        }
         uint64_t bit = (uint64_t)1 << (depth % 64);
-        sc->kinds[depth / 64] = array ? sc->kinds[depth / 64] | bit : sc->kinds[depth / 64] & ~bit;
+        kinds[depth / 64] = array ? kinds[depth / 64] | bit : kinds[depth / 64] & ~bit;
         depth++;
-        if ((array ? AR_KIND_ARRAY : AR_KIND_OBJECT) & sc->want)
+        if ((array ? AR_KIND_ARRAY : AR_KIND_OBJECT) & want)
             sc->saw_want = 1;
         i++;
         SKIP_WS();
@@ -479,7 +487,7 @@ after:
     i++;
 closed:
     depth--;
-    array = depth && kind_at(sc, depth - 1);
+    array = depth && (int)((kinds[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1);
     goto after;
 
 done:

@@ -21,68 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int ar_json_scan_ref(struct ar_json_scanner *sc, const char *text, size_t start, size_t hi,
                      size_t *stop);
 
-/* The previous readers, as they were. */
-static int old_number(const unsigned char *s, size_t i, size_t hi, size_t *next)
-{
-    if (s[i] == '-')
-        i++;
-    if (i >= hi)
-        goto eof;
-    if (s[i] == '0') {
-        i++;
-    } else if (is_digit(s[i])) {
-        while (i < hi && is_digit(s[i]))
-            i++;
-    } else {
-        goto fail;
-    }
-    if (i < hi && s[i] == '.') {
-        i++;
-        if (i >= hi)
-            goto eof;
-        if (!is_digit(s[i]))
-            goto fail;
-        while (i < hi && is_digit(s[i]))
-            i++;
-    }
-    if (i < hi && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < hi && (s[i] == '+' || s[i] == '-'))
-            i++;
-        if (i >= hi)
-            goto eof;
-        if (!is_digit(s[i]))
-            goto fail;
-        while (i < hi && is_digit(s[i]))
-            i++;
-    }
-    *next = i;
-    return AR_SCAN_COMPLETE;
-fail:
-    *next = i;
-    return AR_SCAN_FAIL;
-eof:
-    *next = hi;
-    return AR_SCAN_EOF;
-}
-
-static int old_literal(const unsigned char *s, size_t i, size_t hi, size_t *next)
-{
-    const char *lit = s[i] == 't' ? "true" : s[i] == 'f' ? "false" : "null";
-    size_t n = s[i] == 'f' ? 5 : 4;
-    for (size_t k = 0; k < n; k++) {
-        if (i + k >= hi) {
-            *next = hi;
-            return AR_SCAN_EOF;
-        }
-        if (s[i + k] != (unsigned char)lit[k]) {
-            *next = i + k;
-            return AR_SCAN_FAIL;
-        }
-    }
-    *next = i + n;
-    return AR_SCAN_COMPLETE;
-}
+/* The previous readers (scan_ref.c). */
+int ar_json_scan_ref_number(const unsigned char *s, size_t i, size_t hi, size_t *next);
+int ar_json_scan_ref_literal(const unsigned char *s, size_t i, size_t hi, size_t *next);
 
 static void same(int (*now)(const unsigned char *, size_t, size_t, size_t *),
                  int (*was)(const unsigned char *, size_t, size_t, size_t *),
@@ -128,9 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         for (size_t hi = i + 1; hi <= size; hi = hi < i + 24 ? hi + 1 : size + (hi == size)) {
             if (number)
-                same(scan_number, old_number, s, i, hi);
+                same(scan_number, ar_json_scan_ref_number, s, i, hi);
             else
-                same(scan_literal, old_literal, s, i, hi);
+                same(scan_literal, ar_json_scan_ref_literal, s, i, hi);
         }
     }
     size_t starts = 0;

@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include "agentrun/batch.h"
+#include "fixture.h"
 
 #ifndef AR_FAKE_BIN_DIR
 #error "AR_FAKE_BIN_DIR: the fake CLI's bin directory, set by tests/proc/meson.build"
@@ -47,8 +48,9 @@ static void write_fixture(const char *text, double cost)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/agentrun-batch-XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
+    ar_test_env_scrub();
+    if (ar_test_tmpdir_make(tmpdir, sizeof(tmpdir), "agentrun-batch") != 0)
+        return -1;
     snprintf(fixture, sizeof(fixture), "%s/answer.jsonl", tmpdir);
     write_fixture("done", 0.4);
     setenv("AGENTRUN_CLAUDE_BIN", AR_FAKE_BIN_DIR "/claude", 1);
@@ -56,21 +58,13 @@ static int setup(void **state)
     char log[300];
     snprintf(log, sizeof(log), "%s/calls.jsonl", tmpdir);
     setenv("FAKE_CLI_LOG", log, 1);
-    unsetenv("FAKE_CLI_HANG");
-    unsetenv("AGENTRUN_PROVIDER");
-    unsetenv("AGENTRUN_MODEL");
-    unsetenv("AGENTRUN_RECORD");
-    unsetenv("AGENTRUN_REPLAY");
-    unsetenv("AGENTRUN_PRICES");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return ar_test_tmpdir_remove(tmpdir);
 }
 
 /* What the callbacks saw. */

@@ -24,6 +24,7 @@
 #include "agentrun/agentrun.h"
 #include "proc/proc.h"
 #include "run/jobset.h"
+#include "fixture.h"
 
 #ifndef AR_FAKE_BIN_DIR
 #error "AR_FAKE_BIN_DIR: the fake CLI's bin directory, set by tests/proc/meson.build"
@@ -295,29 +296,19 @@ static void test_a_rate_limit_on_one_job_pauses_the_others(void **state)
 static int setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof(tmpdir), "%s/agentrun-jobset-XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir))
+    ar_test_env_scrub();
+    if (ar_test_tmpdir_make(tmpdir, sizeof(tmpdir), "agentrun-jobset") != 0)
         return -1;
     setenv("AGENTRUN_CODEX_BIN", AR_FAKE_BIN_DIR "/codex", 1);
     setenv("FAKE_CLI_STATE", "state", 1);
     setenv("FAKE_CLI_FIXTURE", "call0.jsonl,call1.jsonl", 1);
-    static const char *const unset[] = {
-        "AGENTRUN_PROVIDER", "AGENTRUN_MODEL",       "CODEX_MODEL",         "AGENTRUN_RECORD",
-        "AGENTRUN_REPLAY",   "FAKE_CLI_EXIT",        "FAKE_CLI_LOG",        "FAKE_CLI_HANG",
-        "FAKE_CLI_SLEEP_MS", "FAKE_CLI_IGNORE_TERM", "FAKE_CLI_WRITE_FILES"
-    };
-    for (size_t i = 0; i < sizeof(unset) / sizeof(unset[0]); i++)
-        unsetenv(unset[i]);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return ar_test_tmpdir_remove(tmpdir);
 }
 
 int main(void)

@@ -23,6 +23,7 @@
 
 #include "agentrun/agentrun.h"
 #include "proc/proc.h"
+#include "fixture.h"
 
 #ifndef AR_FAKE_CLI
 #error "AR_FAKE_CLI: the path of the fake CLI, set by tests/proc/meson.build"
@@ -427,16 +428,15 @@ static void test_cancel_ends_a_grandchild_in_its_own_session_when_adopting(void 
 
 static int setup(void **state)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof(tmpdir), "%s/ar-orphan-test-XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    (void)state;
+    ar_test_env_scrub();
+    return ar_test_tmpdir_make(tmpdir, sizeof(tmpdir), "ar-orphan-test");
 }
 
 static int teardown(void **state)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    (void)state;
+    return ar_test_tmpdir_remove(tmpdir);
 }
 
 int main(void)

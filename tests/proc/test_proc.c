@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "proc/proc.h"
+#include "fixture.h"
 
 #ifndef AR_FAKE_CLI
 #error "AR_FAKE_CLI: the path of the fake CLI, set by tests/proc/meson.build"
@@ -1288,16 +1289,15 @@ static void test_wait_cancel_reports_once(void **state)
 
 static int setup(void **state)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof(tmpdir), "%s/ar-proc-test-XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    (void)state;
+    ar_test_env_scrub();
+    return ar_test_tmpdir_make(tmpdir, sizeof(tmpdir), "ar-proc-test");
 }
 
 static int teardown(void **state)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    (void)state;
+    return ar_test_tmpdir_remove(tmpdir);
 }
 
 /* ---- Work on the thread pool --------------------------------------------------- */

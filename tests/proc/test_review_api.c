@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "agentrun/review.h"
+#include "fixture.h"
 
 #ifndef AR_FAKE_BIN_DIR
 #error "AR_FAKE_BIN_DIR: the fake CLI's directory, set by tests/proc/meson.build"
@@ -375,27 +376,19 @@ static void test_blocking(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "%s/agentrun-review-api-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(tmpdir))
+    ar_test_env_scrub();
+    if (ar_test_tmpdir_make(tmpdir, sizeof(tmpdir), "agentrun-review-api") != 0)
         return -1;
     setenv("AGENTRUN_CODEX_BIN", AR_FAKE_BIN_DIR "/codex", 1);
     setenv("XDG_CONFIG_HOME", tmpdir, 1);
     setenv("XDG_CACHE_HOME", tmpdir, 1);
-    unsetenv("AGENTRUN_PROVIDER");
-    unsetenv("AGENTRUN_MODEL");
-    unsetenv("AGENTRUN_RECORD");
-    unsetenv("AGENTRUN_REPLAY");
-    unsetenv("FAKE_CLI_LOG");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return ar_test_tmpdir_remove(tmpdir);
 }
 
 int main(void)

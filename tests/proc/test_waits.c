@@ -23,6 +23,7 @@
 #include "agentrun/agentrun.h"
 #include "proc/proc.h"
 #include "run/run.h"
+#include "fixture.h"
 
 #ifndef AR_FAKE_BIN_DIR
 #error "AR_FAKE_BIN_DIR: the fake CLI's bin directory, set by tests/proc/meson.build"
@@ -413,29 +414,21 @@ static void test_a_manual_clock_ends_waits_in_order_when_reached(void **state)
 static int setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof(tmpdir), "%s/agentrun-waits-XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir))
+    ar_test_env_scrub();
+    if (ar_test_tmpdir_make(tmpdir, sizeof(tmpdir), "agentrun-waits") != 0)
         return -1;
     setenv("AGENTRUN_CODEX_BIN", AR_FAKE_BIN_DIR "/codex", 1);
     setenv("AGENTRUN_GEMINI_BIN", AR_FAKE_BIN_DIR "/gemini", 1);
     setenv("AGENTRUN_CLAUDE_BIN", AR_FAKE_BIN_DIR "/claude", 1);
     setenv("FAKE_CLI_STATE", "state", 1);
     setenv("FAKE_CLI_FIXTURE", "call0.jsonl,call1.jsonl,call2.jsonl", 1);
-    static const char *const unset[] = { "AGENTRUN_PROVIDER", "AGENTRUN_MODEL",  "CODEX_MODEL",
-                                         "AGENTRUN_RECORD",   "AGENTRUN_REPLAY", "FAKE_CLI_EXIT",
-                                         "FAKE_CLI_LOG" };
-    for (size_t i = 0; i < sizeof(unset) / sizeof(unset[0]); i++)
-        unsetenv(unset[i]);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return ar_test_tmpdir_remove(tmpdir);
 }
 
 int main(void)

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "json/bytes.h"
+#include "json/scan_blocks.h"
+#include "json/token.h"
 #include "util/utf8.h"
 
 void ar_json_scanner_init(struct ar_json_scanner *sc, int want, int scalars)
@@ -23,11 +25,6 @@ void ar_json_scanner_finish(struct ar_json_scanner *sc)
 static int is_hex(unsigned char c)
 {
     return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-}
-
-static int is_digit(unsigned char c)
-{
-    return c >= '0' && c <= '9';
 }
 
 /* The first reason a syntactically whole value is still refused. */
@@ -218,106 +215,6 @@ static inline __attribute__((always_inline)) int short_string(const unsigned cha
         i = rest;                                          \
     } while (0)
 
-/* The end of the run of digits from s[i]: eight bytes at a time where eight
- * remain. A byte is a digit when x = b ^ 0x30 is below 10, that is when x +
- * 0x76 leaves the top bit clear (x below 0x80: an x from 0x80 has it set
- * already). Only the first non-digit counts, and a carry out of a byte only
- * comes from a non-digit, into a later byte. */
-static inline uint64_t non_digits(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof(v));
-    v ^= 0x3030303030303030u;
-    return ((v + 0x7676767676767676u) | v) & 0x8080808080808080u;
-}
-
-static inline __attribute__((always_inline)) size_t digits_end(const unsigned char *s, size_t i,
-                                                               size_t hi)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (i + 8 <= hi) { /* most numbers end in their first eight bytes */
-        uint64_t other = non_digits(s + i);
-        if (other)
-            return i + (size_t)__builtin_ctzll(other) / 8;
-        for (i += 8; i + 8 <= hi; i += 8) {
-            other = non_digits(s + i);
-            if (other)
-                return i + (size_t)__builtin_ctzll(other) / 8;
-        }
-    }
-#endif
-    while (i < hi && is_digit(s[i]))
-        i++;
-    return i;
-}
-
-static int scan_number(const unsigned char *s, size_t i, size_t hi, size_t *next)
-{
-    if (s[i] == '-')
-        i++;
-    if (i >= hi)
-        goto eof;
-    if (s[i] == '0')
-        i++;
-    else if (is_digit(s[i]))
-        i = digits_end(s, i + 1, hi);
-    else
-        goto fail;
-    if (i < hi && s[i] == '.') {
-        i++;
-        if (i >= hi)
-            goto eof;
-        if (!is_digit(s[i]))
-            goto fail;
-        i = digits_end(s, i + 1, hi);
-    }
-    if (i < hi && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < hi && (s[i] == '+' || s[i] == '-'))
-            i++;
-        if (i >= hi)
-            goto eof;
-        if (!is_digit(s[i]))
-            goto fail;
-        i = digits_end(s, i + 1, hi);
-    }
-    *next = i;
-    return AR_SCAN_COMPLETE;
-fail:
-    *next = i;
-    return AR_SCAN_FAIL;
-eof:
-    *next = hi;
-    return AR_SCAN_EOF;
-}
-
-static int scan_literal(const unsigned char *s, size_t i, size_t hi, size_t *next)
-{
-    const char *lit = s[i] == 't' ? "true" : s[i] == 'f' ? "false" : "null";
-    size_t n = s[i] == 'f' ? 5 : 4;
-    if (i + 5 <= hi) { /* a whole literal: its first four bytes as one word */
-        uint32_t w, l;
-        memcpy(&w, s + i, sizeof(w));
-        memcpy(&l, lit, sizeof(l));
-        if (w == l && (n == 4 || s[i + 4] == 'e')) {
-            *next = i + n;
-            return AR_SCAN_COMPLETE;
-        }
-    }
-    for (size_t k = 0; k < n; k++) {
-        if (i + k >= hi) {
-            *next = hi;
-            return AR_SCAN_EOF;
-        }
-        if (s[i + k] != (unsigned char)lit[k]) {
-            *next = i + k;
-            return AR_SCAN_FAIL;
-        }
-    }
-    *next = i + n;
-    return AR_SCAN_COMPLETE;
-}
-
 /* Whitespace between tokens: most tokens have none before them, or one space. */
 #define SKIP_WS()                                            \
     do {                                                     \
@@ -373,6 +270,10 @@ int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, siz
     uint64_t *kinds = sc->kinds;
     size_t room = sc->words * 64; /* depths kinds has room for */
     const int want = sc->want;
+    /* Where a long value is handed over to the block walker (scan_blocks.h). */
+    size_t walk_at = ar_json_walk_after > SIZE_MAX - start || !ar_json_walk_ready()
+                         ? SIZE_MAX
+                         : start + ar_json_walk_after;
 
     sc->saw_want = 0;
     sc->why = NULL;
@@ -404,6 +305,33 @@ token: /* s[i] is the value's first byte, or what stands in its place */
         if ((array ? AR_KIND_ARRAY : AR_KIND_OBJECT) & want)
             sc->saw_want = 1;
         i++;
+        if (i >= walk_at && depth <= AR_JSON_WALK_DEPTH) {
+            /* Plain stretches are the block walker's; it hands back where they end. */
+            struct ar_json_walk_state w = { i, depth, kinds[0], spaced, 0 };
+            int label = ar_json_walk(text, hi, want, &w);
+            i = w.at;
+            depth = w.depth;
+            kinds[0] = w.kinds;
+            array = depth && (int)((kinds[0] >> (depth - 1)) & 1);
+            spaced = w.spaced;
+            sc->saw_want |= w.saw;
+            walk_at = i > SIZE_MAX - ar_json_walk_after ? SIZE_MAX : i + ar_json_walk_after;
+            switch (label) {
+            case AR_WALK_DONE:
+                goto done;
+            case AR_WALK_KEY:
+                SKIP_WS();
+                goto key;
+            case AR_WALK_COLON:
+                goto colon;
+            case AR_WALK_VALUE:
+                goto value;
+            case AR_WALK_AFTER:
+                goto after;
+            default: /* AR_WALK_FIRST */
+                break;
+            }
+        }
         SKIP_WS();
         if (s[i] == (array ? ']' : '}')) {
             i++;
@@ -415,13 +343,13 @@ token: /* s[i] is the value's first byte, or what stands in its place */
     } else if (!depth && !sc->scalars) {
         goto not_a_container;
     } else if (c == '-' || is_digit(c)) {
-        rc = scan_number(s, i, hi, &next);
+        rc = ar_json_scan_number(s, i, hi, &next);
         if (rc != AR_SCAN_COMPLETE) {
             why = "invalid number";
             goto sub;
         }
     } else if (c == 't' || c == 'f' || c == 'n') {
-        rc = scan_literal(s, i, hi, &next);
+        rc = ar_json_scan_literal(s, i, hi, &next);
         if (rc != AR_SCAN_COMPLETE) {
             why = "invalid literal";
             goto sub;
@@ -439,6 +367,7 @@ key:
         goto fail;
     }
     SCAN_STRING();
+colon:
     /* Most keys are followed by ": " and the value, or ':' and the value. */
     if (i + 2 < hi) {
         if (pair_is(s + i, ": ") && s[i + 2] > ' ') {

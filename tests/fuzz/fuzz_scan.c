@@ -5,7 +5,8 @@
  *     top-level scalars), to the input's end and to ends cut short, for
  *     objects, arrays and both: the same status, stop, open containers and
  *     their kinds, whitespace seen, kind wanted seen, reason, its byte and
- *     whether it is in a string;
+ *     whether it is in a string; with the block walker (scan_blocks.c)
+ *     taking over at every container, and without it;
  *   - the number and literal readers (digits eight at a time now, a literal
  *     as one word) at every offset, for every end up to 24 bytes on (where the
  *     blocks give way to the byte loop) and the input's end: the same status
@@ -39,13 +40,16 @@ static int same_why(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* Both scanners on the value at s[i], within s[0..hi). */
-static void scan_both(const unsigned char *s, size_t i, size_t hi, int want, int scalars)
+/* Both scanners on the value at s[i], within s[0..hi), the new one with the
+ * block walker taking over at every container or never (after = SIZE_MAX). */
+static void scan_both_after(const unsigned char *s, size_t i, size_t hi, int want, int scalars,
+                            size_t after)
 {
     struct ar_json_scanner a, b;
     size_t sa = SIZE_MAX, sb = SIZE_MAX;
     ar_json_scanner_init(&a, want, scalars);
     ar_json_scanner_init(&b, want, scalars);
+    ar_json_walk_after = after;
     int ra = ar_json_scan(&a, (const char *)s, i, hi, &sa);
     int rb = ar_json_scan_ref(&b, (const char *)s, i, hi, &sb);
     if (ra != rb || sa != sb || a.depth != b.depth || a.spaced != b.spaced ||
@@ -59,6 +63,12 @@ static void scan_both(const unsigned char *s, size_t i, size_t hi, int want, int
     ar_json_scanner_finish(&b);
 }
 
+static void scan_both(const unsigned char *s, size_t i, size_t hi, int want, int scalars)
+{
+    scan_both_after(s, i, hi, want, scalars, 0);
+    scan_both_after(s, i, hi, want, scalars, SIZE_MAX);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const unsigned char *s = data;
@@ -69,9 +79,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         for (size_t hi = i + 1; hi <= size; hi = hi < i + 24 ? hi + 1 : size + (hi == size)) {
             if (number)
-                same(scan_number, ar_json_scan_ref_number, s, i, hi);
+                same(ar_json_scan_number, ar_json_scan_ref_number, s, i, hi);
             else
-                same(scan_literal, ar_json_scan_ref_literal, s, i, hi);
+                same(ar_json_scan_literal, ar_json_scan_ref_literal, s, i, hi);
         }
     }
     size_t starts = 0;

@@ -141,9 +141,24 @@ static int stdout_error(int e)
 int ar_cli_write_stdout(const void *data, size_t len)
 {
     stdout_used |= len > 0;
-    if (len && fwrite(data, 1, len, stdout) != len)
-        return stdout_error(errno);
-    return ar_cli_flush_stdout();
+    if (len < 4096) {
+        if (len && fwrite(data, 1, len, stdout) != len)
+            return stdout_error(errno);
+        return ar_cli_flush_stdout();
+    }
+    /* A large piece goes to the descriptor as it is: through stdio it would
+     * be copied into its buffer in part first. */
+    int rc = ar_cli_flush_stdout();
+    for (const char *p = data; rc == 0 && len > 0;) {
+        ssize_t n = write(STDOUT_FILENO, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return stdout_error(n < 0 ? errno : EIO);
+        p += n;
+        len -= (size_t)n;
+    }
+    return rc;
 }
 
 int ar_cli_flush_stdout(void)

@@ -156,6 +156,22 @@ class FullDisk(unittest.TestCase):
         finally:
             sb.__exit__(None, None, None)
 
+    def test_a_large_value_to_a_full_disk_fails(self):
+        """A value written in large pieces fails the same way: exit 2, said once."""
+        sb = Sandbox(git=False)
+        try:
+            path = os.path.join(sb.work, "big.json")
+            with open(path, "w") as f:
+                f.write('{"a": "' + "x" * 300000 + '"}')
+            with open("/dev/full", "w") as full:
+                p = subprocess.run([AGENTRUN, "extract", path], stdout=full,
+                                   stderr=subprocess.PIPE, text=True, env=sb.env, cwd=sb.work,
+                                   timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stderr.count("cannot write the result to stdout"), 1, p.stderr)
+        finally:
+            sb.__exit__(None, None, None)
+
 
 class RunMessages(unittest.TestCase):
     def setUp(self):

@@ -388,7 +388,7 @@ int main(void)
         sizes[i] = stat(paths[i], &st) == 0 ? (size_t)st.st_size : 1;
     }
     int callgrind = have_valgrind();
-    printf("agentrun extract, process start included, output to /dev/null; best of 7 runs%s\n",
+    printf("%s extract, process start included, output to /dev/null; best of 7 runs%s\n", bin,
            base ? ", alternating with the baseline" : "");
     for (int i = 0; i < 4; i++) {
         for (int use_stdin = 0; use_stdin <= 1; use_stdin++)

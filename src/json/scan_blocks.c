@@ -33,6 +33,9 @@ struct blocks {
     uint64_t ws;        /* its whitespace outside strings */
     uint64_t in_string; /* all ones when it ends inside a string */
     uint64_t scalar;    /* bit 0 set when it ends in a number's or a literal's bytes */
+    uint64_t scalars;   /* its bytes of numbers and literals (and of what is neither) */
+    uint64_t digits;    /* its digits */
+    uint64_t dots;      /* its '.' */
     uint64_t ws_before; /* whitespace outside strings met in the blocks before */
 };
 
@@ -116,6 +119,13 @@ WALK static inline __attribute__((always_inline)) int classify(const unsigned ch
     b->ws = ws & out;
     b->in_string = (uint64_t)((int64_t)in >> 63);
     b->scalar = scalar >> 63;
+    b->scalars = scalar;
+    b->digits = bits64(_mm256_and_si256(_mm256_cmpgt_epi8(v0, _mm256_set1_epi8('0' - 1)),
+                                        _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), v0)),
+                       _mm256_and_si256(_mm256_cmpgt_epi8(v1, _mm256_set1_epi8('0' - 1)),
+                                        _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), v1)));
+    b->dots = bits64(_mm256_cmpeq_epi8(v0, _mm256_set1_epi8('.')),
+                     _mm256_cmpeq_epi8(v1, _mm256_set1_epi8('.')));
     return 1;
 }
 
@@ -227,11 +237,16 @@ value_here:
             goto array_first;
         goto object_first;
     }
-    if (is_digit(ch)) { /* most numbers of a record: 123 or 0.123, else the full reader */
-        end = ch == '0' ? at + k + 1 : digits_end(s, at + k + 1, hi);
-        if (end + 1 < hi && s[end] == '.' && is_digit(s[end + 1]))
-            end = digits_end(s, end + 2, hi);
-        if (end < hi && token_end[s[end]])
+    if (is_digit(ch)) {
+        /* Most numbers of a record, 123 or 0.123, read from the masks: the
+         * run of scalar bytes from here, when it ends in this block, is all
+         * digits but one inner '.', and a leading 0 stands alone. */
+        uint64_t first = (uint64_t)1 << k, rest = ~b.scalars & (0 - first);
+        uint64_t span = (rest & (0 - rest)) - first, dots = b.dots & span;
+        if (rest && ((b.digits & span) | dots) == span &&
+            (dots == 0
+                 ? ch != '0' || span == first
+                 : !(dots & (dots - 1)) && (dots << 1) & span && (ch != '0' || dots == first << 1)))
             goto after;
     }
     if (ch == '-' || is_digit(ch)) {

@@ -80,6 +80,13 @@ struct ar_json_compactor {
 
 int ar_json_compact(struct ar_json_compactor *st, const char *s, size_t n, struct ar_buf *out);
 
+/*
+ * Whether ar_json_compact() takes its AVX2 path where the machine runs it
+ * (it does by default): 0 keeps it to the portable one, so that tests can
+ * compare the two. Returns whether the AVX2 path is now taken.
+ */
+int ar_json_compact_use_avx2(int on);
+
 /* Frees everything; the document is empty (AR_JSON_DOC_INIT) afterwards. */
 void ar_json_doc_finish(struct ar_json_doc *doc);
 

@@ -7,6 +7,7 @@
 #include "json/bytes.h"
 #include "json/scan_blocks.h"
 #include "json/token.h"
+#include "util/cpu.h"
 #include "util/utf8.h"
 
 void ar_json_scanner_init(struct ar_json_scanner *sc, int want, int scalars)
@@ -271,7 +272,7 @@ int ar_json_scan(struct ar_json_scanner *sc, const char *text, size_t start, siz
     size_t room = sc->words * 64; /* depths kinds has room for */
     const int want = sc->want;
     /* Where a long value is handed over to the block walker (scan_blocks.h). */
-    size_t walk_at = ar_json_walk_after > SIZE_MAX - start || !ar_json_walk_ready()
+    size_t walk_at = ar_json_walk_after > SIZE_MAX - start || !ar_cpu_avx2()
                          ? SIZE_MAX
                          : start + ar_json_walk_after;
 

@@ -5,6 +5,7 @@
 
 #include "json/scan.h"
 #include "json/token.h"
+#include "util/cpu.h"
 
 size_t ar_json_walk_after = 256;
 
@@ -12,19 +13,6 @@ size_t ar_json_walk_after = 256;
 #include <immintrin.h>
 
 #define WALK __attribute__((target("avx2,bmi,bmi2,pclmul")))
-
-int ar_json_walk_ready(void)
-{
-    static int ready = -1; /* -1 until checked */
-    int r = __atomic_load_n(&ready, __ATOMIC_RELAXED);
-    if (r < 0) {
-        __builtin_cpu_init();
-        r = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-            __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("pclmul");
-        __atomic_store_n(&ready, r, __ATOMIC_RELAXED);
-    }
-    return r;
-}
 
 /* The blocks walked so far, bit k for byte k of a block. */
 struct blocks {
@@ -174,7 +162,7 @@ WALK int ar_json_walk(const char *text, size_t hi, int want, struct ar_json_walk
     int array, seen = 0, label;
     unsigned char ch;
 
-    if (!ar_json_walk_ready() || w->at >= hi || depth < 1 || depth > AR_JSON_WALK_DEPTH)
+    if (!ar_cpu_avx2() || w->at >= hi || depth < 1 || depth > AR_JSON_WALK_DEPTH)
         return AR_WALK_FIRST;
     memset(&b, 0, sizeof(b));
     if (!load(s, w->at, hi, &b))
@@ -308,11 +296,6 @@ out:
 }
 
 #else
-
-int ar_json_walk_ready(void)
-{
-    return 0;
-}
 
 int ar_json_walk(const char *s, size_t hi, int want, struct ar_json_walk_state *w)
 {

@@ -1,6 +1,6 @@
 /*
  * The strict scan's fast path for long values: 64 bytes are classified at a
- * time with AVX2 (where the CPU has it, checked once), into the first bytes
+ * time with AVX2 (where the CPU has it: ar_cpu_avx2()), into the first bytes
  * of tokens and the whitespace outside strings, and the grammar walks the
  * tokens from one bit to the next. It takes only plain blocks: none holds a
  * backslash, a byte from 0x80, or a control byte other than whitespace
@@ -23,9 +23,6 @@
  * values, and the many false starts in prose, stay on the byte scanner.
  * SIZE_MAX never hands over; tests set 0, to hand over at every container. */
 extern size_t ar_json_walk_after;
-
-/* 1 when this machine can run the walker. */
-int ar_json_walk_ready(void);
 
 /* Where the walk stopped: the byte scanner goes on from there. */
 enum ar_json_walk_label {

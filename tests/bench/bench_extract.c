@@ -340,6 +340,9 @@ int main(void)
         bin = AR_AGENTRUN_EXE;
     if (base && !*base)
         base = NULL;
+    /* meson test points LD_LIBRARY_PATH at this build's library, which would
+     * make the baseline run it too: each binary finds its own by its RUNPATH. */
+    unsetenv("LD_LIBRARY_PATH");
     signal(SIGPIPE, SIG_IGN);
     char dir[] = "/tmp/agentrun-bench-XXXXXX";
     if (!mkdtemp(dir)) {

@@ -18,7 +18,7 @@
  *   - when the whole input is one valid JSON object or array, extraction finds
  *     it and prints exactly its bytes minus the whitespace between tokens, with
  *     no fix; the compact text of valid JSON is what a byte-at-a-time loop
- *     gives.
+ *     gives, in any pieces, with the AVX2 compactor and without.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -73,14 +73,15 @@ static char *valid_compact(const char *text, size_t size, int *kind)
 }
 
 /* The compact text of valid JSON s[0..n), fed in pieces cut where `cuts` says. */
-static char *compact_in_pieces(const char *s, size_t n, const uint8_t *cuts, size_t ncuts)
+static char *compact_in_pieces(const char *s, size_t n, const uint8_t *cuts, size_t ncuts,
+                               size_t most)
 {
     struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     size_t at = 0;
     for (size_t k = 0; at < n; k++) {
-        size_t piece = ncuts ? (size_t)cuts[k % ncuts] % 17 + 1 : n;
+        size_t piece = ncuts ? (size_t)cuts[k % ncuts] * 7 % most + 1 : n;
         if (piece > n - at)
             piece = n - at;
         if (ar_json_compact(&st, s + at, piece, &b) != 0)
@@ -168,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
                 char *printed = t.doc.text ? strdup(t.doc.text)
                                            : compact_in_pieces(text + t.start, t.end - t.start,
-                                                               data, size < 8 ? size : 8);
+                                                               data, size < 8 ? size : 8, 17);
                 if (strcmp(printed, r.doc.text) != 0)
                     abort();
                 if (t.compact && (t.doc.text || t.end - t.start != r.doc.len ||
@@ -233,10 +234,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t end = size;
         while (end > at && strchr(" \t\r\n", text[end - 1]) && text[end - 1])
             end--;
-        char *pieces = compact_in_pieces(text + at, end - at, data, size < 8 ? size : 8);
+        char *pieces = compact_in_pieces(text + at, end - at, data, size < 8 ? size : 8, 17);
         if (strcmp(pieces, whole) != 0)
             abort();
         free(pieces);
+        /* In pieces around the AVX2 path's 64-byte blocks, with it (where the
+         * machine runs it) and without: the same text. */
+        for (int avx2 = 0; avx2 <= 1; avx2++) {
+            ar_json_compact_use_avx2(avx2);
+            pieces = compact_in_pieces(text + at, end - at, data, size < 8 ? size : 8, 200);
+            if (strcmp(pieces, whole) != 0)
+                abort();
+            free(pieces);
+        }
         /* And it is what a byte at a time gives (the block-wise paths are checked). */
         char *slow = byte_compact(text + at, end - at);
         if (strcmp(slow, whole) != 0)

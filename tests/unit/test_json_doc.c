@@ -11,6 +11,7 @@
 
 #include "json/doc.h"
 #include "json/scan.h"
+#include "util/buf.h"
 #include "util/json_dump.h"
 
 /* Valid documents and their compact text: whitespace between tokens goes,
@@ -173,6 +174,177 @@ static void test_compact_in_any_pieces(void **state)
     }
 }
 
+/* ---- the AVX2 compactor against the portable one ------------------------------------- */
+
+static unsigned rnd(unsigned *seed, unsigned n)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (*seed >> 16) % n;
+}
+
+/* Whitespace between tokens: none, each kind, and runs long enough to fill
+ * a 64-byte block or to cross one. */
+static void gen_ws(struct ar_buf *b, unsigned *seed)
+{
+    static const char *const ws[] = { "", "", " ", "\n", "\t", "\r\n", "\n    ", " \t\r\n" };
+    unsigned k = rnd(seed, 10);
+    if (k < 8) {
+        ar_buf_puts(b, ws[k]);
+        return;
+    }
+    for (unsigned n = 20 + rnd(seed, 120); n; n--)
+        ar_buf_puts(b, ws[2 + rnd(seed, 6)]);
+}
+
+/* A string whose pieces are what makes the in-string state hard to follow:
+ * escaped quotes after runs of escaped backslashes (\\\" and \\\\\\\"), a
+ * string ending in an escaped backslash, spaces and whitespace escapes, raw
+ * UTF-8, \u escapes, and long plain runs that carry it over block edges. */
+static void gen_string(struct ar_buf *b, unsigned *seed)
+{
+    static const char *const bits[] = { "a",      " ",       "\\\"",     "\\\\",         "\\\\\\\"",
+                                        "\\n",    "\\t",     "\xc3\xa9", "\xe2\x82\xac", "\\u00e9",
+                                        "{[,:]}", "  \\\\ ", "\\/",      "\\\\\\\\\\\"" };
+    ar_buf_putc(b, '"');
+    for (unsigned n = rnd(seed, 12); n; n--) {
+        unsigned k = rnd(seed, 16);
+        if (k < 14) {
+            ar_buf_puts(b, bits[k]);
+        } else if (k == 14) { /* a run of escaped backslashes, then maybe a quote */
+            for (unsigned r = rnd(seed, 70); r; r--)
+                ar_buf_puts(b, "\\\\");
+            if (rnd(seed, 2))
+                ar_buf_puts(b, "\\\"");
+        } else {
+            for (unsigned r = rnd(seed, 90); r; r--)
+                ar_buf_putc(b, (char)(rnd(seed, 2) ? ' ' : 'x'));
+        }
+    }
+    ar_buf_putc(b, '"');
+}
+
+static void gen_value(struct ar_buf *b, unsigned *seed, int depth)
+{
+    static const char *const atoms[] = { "1", "-0.5e+3", "true", "false", "null", "12345678" };
+    unsigned k = depth > 4 ? rnd(seed, 3) : rnd(seed, 5);
+    if (k == 0) {
+        ar_buf_puts(b, atoms[rnd(seed, 6)]);
+    } else if (k <= 2) {
+        gen_string(b, seed);
+    } else {
+        int obj = k == 3;
+        ar_buf_putc(b, obj ? '{' : '[');
+        for (unsigned n = rnd(seed, 6), i = 0; i < n; i++) {
+            if (i)
+                ar_buf_putc(b, ',');
+            gen_ws(b, seed);
+            if (obj) {
+                gen_string(b, seed);
+                gen_ws(b, seed);
+                ar_buf_putc(b, ':');
+                gen_ws(b, seed);
+            }
+            gen_value(b, seed, depth + 1);
+            gen_ws(b, seed);
+        }
+        ar_buf_putc(b, obj ? '}' : ']');
+    }
+}
+
+/* s[0..n) compacted in pieces cut at `cut` and then every `piece` bytes. */
+static char *compact_cut(const char *s, size_t n, size_t cut, size_t piece)
+{
+    struct ar_json_compactor st = AR_JSON_COMPACTOR_INIT;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    size_t at = 0;
+    if (cut) {
+        assert_int_equal(ar_json_compact(&st, s, cut, &b), 0);
+        at = cut;
+    }
+    for (; at < n; at += piece)
+        assert_int_equal(ar_json_compact(&st, s + at, n - at < piece ? n - at : piece, &b), 0);
+    return ar_buf_detach(&b, NULL);
+}
+
+/* The AVX2 compactor gives what the portable one gives, byte for byte, on
+ * random valid documents shifted to every offset of a 64-byte block, whole
+ * and cut at every offset (an escape or a quote across a piece's end and a
+ * block's), and in pieces of every size around a block's. */
+static void test_compact_avx2_is_the_portable_one(void **state)
+{
+    if (!ar_json_compact_use_avx2(1))
+        skip(); /* nothing to compare on this machine */
+    unsigned seed = 32;
+    struct ar_buf doc;
+    ar_buf_init(&doc, AR_BUF_UNLIMITED);
+    for (int round = 0; round < 1000; round++) {
+        ar_buf_reset(&doc);
+        for (unsigned shift = rnd(&seed, 64); shift; shift--)
+            ar_buf_putc(&doc, ' ');
+        gen_value(&doc, &seed, 0);
+        gen_ws(&doc, &seed);
+        struct ar_json_doc d;
+        if (ar_json_doc_parse(&d, doc.data, doc.len, NULL) != 0)
+            fail_msg("the generator wrote invalid JSON: %s", doc.data);
+        ar_json_doc_finish(&d);
+        size_t n = doc.len;
+        static const size_t pieces[] = { 1, 31, 63, 64, 65, 100, 127, 128, 129, 65536 };
+        for (size_t c = 0; c <= n + sizeof(pieces) / sizeof(pieces[0]); c++) {
+            /* every cut with the rest whole, then every size of piece */
+            size_t cut = c <= n ? c : 0, piece = c <= n ? n : pieces[c - n - 1];
+            if (c <= n && (round >= 100 || n > 4000) && c % 61 != 0)
+                continue; /* every cut of the first documents, a sample of the others */
+            ar_json_compact_use_avx2(0);
+            char *want = compact_cut(doc.data, n, cut, piece);
+            ar_json_compact_use_avx2(1);
+            char *got = compact_cut(doc.data, n, cut, piece);
+            if (strcmp(got, want) != 0)
+                fail_msg("round %d, cut %zu, pieces of %zu: '%s', want '%s' (from '%s')", round,
+                         cut, piece, got, want, doc.data);
+            free(want);
+            free(got);
+        }
+    }
+    ar_buf_finish(&doc);
+}
+
+/* Runs of backslashes of every length ending at every offset of a block
+ * and across blocks, in pieces or not: an odd run escapes the quote after
+ * it, an even one does not. */
+static void test_compact_avx2_backslash_runs(void **state)
+{
+    if (!ar_json_compact_use_avx2(1))
+        skip();
+    struct ar_buf doc;
+    ar_buf_init(&doc, AR_BUF_UNLIMITED);
+    for (size_t pad = 0; pad < 64; pad++)
+        for (size_t run = 0; run < 140; run++) {
+            ar_buf_reset(&doc);
+            ar_buf_puts(&doc, "[\"");
+            for (size_t k = 0; k < pad; k++)
+                ar_buf_putc(&doc, 'x');
+            for (size_t k = 0; k < 2 * run; k++)
+                ar_buf_putc(&doc, '\\');
+            ar_buf_puts(&doc, run % 2 ? "\\\"  \" ,  1 ]" : "\\\\\"  ,  \" a \" ]");
+            for (size_t k = 0; k < 64; k++)
+                ar_buf_putc(&doc, ' ');
+            static const size_t pieces[] = { 64, 65, 65536 };
+            for (size_t p = 0; p < sizeof(pieces) / sizeof(pieces[0]); p++) {
+                size_t piece = pieces[p];
+                ar_json_compact_use_avx2(0);
+                char *want = compact_cut(doc.data, doc.len, 0, piece);
+                ar_json_compact_use_avx2(1);
+                char *got = compact_cut(doc.data, doc.len, 0, piece);
+                if (strcmp(got, want) != 0)
+                    fail_msg("pad %zu, run %zu: '%s', want '%s'", pad, run, got, want);
+                free(want);
+                free(got);
+            }
+        }
+    ar_buf_finish(&doc);
+}
+
 /* What the recognizer says of a value whose syntax is whole but that is not
  * JSON agentrun accepts: where it ends, and why it is refused. */
 static void test_scan_whole_but_invalid(void **state)
@@ -328,6 +500,8 @@ int main(void)
         cmocka_unit_test(test_doc_values_and_lexemes),
         cmocka_unit_test(test_doc_depth_is_bounded),
         cmocka_unit_test(test_compact_in_any_pieces),
+        cmocka_unit_test(test_compact_avx2_is_the_portable_one),
+        cmocka_unit_test(test_compact_avx2_backslash_runs),
         cmocka_unit_test(test_scan_whole_but_invalid),
         cmocka_unit_test(test_scan_numbers_and_separators),
         cmocka_unit_test(test_number_cmp_is_exact),

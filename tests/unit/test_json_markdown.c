@@ -127,14 +127,19 @@ static int spans(const struct ar_md_block *b, const char *text, void *arg)
  * walk finds. */
 static void test_md_blocks_agree_with_a_line_walk(void **state)
 {
-    static const char *const pieces[] = { "```",   "~~~", "````", "  ```", "   ~~~~", "    ```",
-                                          "x ```", "``",  "text", "`",     "~",       " ",
-                                          "json",  "\r",  "\n",   "\n",    "\n",      "{}" };
+    static const char *const pieces[] = { "```", "~~~", "````", "  ```", "   ~~~~", "    ```",
+                                          "x ```", "``", "text", "`", "~", " ", "json", "\r", "\n",
+                                          "\n", "\n", "{}",
+                                          /* prose longer than the blocks the search reads */
+                                          "The answer is below: it keeps the whole map.",
+                                          "{\"id\": 1, \"rank\": 2, \"label\": \"ranked-item\"}, "
+                                          "{\"id\": 2, \"rank\": 3, \"label\": \"ranked-item\"}, "
+                                          "{\"id\": 3, \"rank\": 4, \"label\": \"ranked-item\"}" };
     unsigned seed = 32;
-    char text[256], want[4096], got[4096];
-    for (int round = 0; round < 20000; round++) {
+    char text[1024], want[4096], got[4096];
+    for (int round = 0; round < 40000; round++) {
         size_t len = 0;
-        int n = (int)(seed % 24);
+        int n = (int)(seed % 40);
         for (int k = 0; k < n; k++) {
             seed = seed * 1103515245u + 12345u;
             const char *p = pieces[(seed >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];

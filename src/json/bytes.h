@@ -262,4 +262,31 @@ static inline size_t ar_bytes_skip_ws(const unsigned char *s, size_t i, size_t n
     return i;
 }
 
+/*
+ * 64 bytes at a time with AVX2, for the paths a caller takes where
+ * ar_cpu_avx2() says the CPU runs them (the build stays baseline x86-64):
+ * functions that use these carry AR_AVX2, the features that check asks for.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define AR_AVX2 __attribute__((target("avx2,bmi,bmi2,pclmul,popcnt")))
+
+/* The marks of the 64 bytes lo and hi hold, as a mask: bit k for byte k. */
+AR_AVX2 static inline uint64_t ar_bits64(__m256i lo, __m256i hi)
+{
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(lo) |
+           (uint64_t)(uint32_t)_mm256_movemask_epi8(hi) << 32;
+}
+
+/* Bit k set when an odd number of bits 0..k of m are (with m the quotes: the
+ * bytes from an opening quote to the one before its closing quote), by a
+ * carry-less multiplication by all ones. */
+AR_AVX2 static inline uint64_t ar_prefix_xor64(uint64_t m)
+{
+    return (uint64_t)_mm_cvtsi128_si64(
+        _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)m), _mm_set1_epi8(-1), 0));
+}
+#endif
+
 #endif

@@ -77,8 +77,7 @@ __attribute__((constructor)) static void pack_init(void)
                 pack_index[0][m][k] = (unsigned char)b;
                 pack_index[1][m][k++] = (unsigned char)(b + 8);
             }
-    __builtin_cpu_init();
-    pack_ok = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt");
+    pack_ok = ar_cpu_ssse3();
 }
 
 /* The kept bytes of v that `keep` marks, to o. */
@@ -267,11 +266,9 @@ static unsigned char *compact_piece(struct ar_json_compactor *st, const unsigned
 
 /* ---- 64 bytes at a time, with AVX2 ----------------------------------------------------- */
 
-#ifdef AR_PACK_SHUFFLE
-#include <immintrin.h>
+#if defined(AR_PACK_SHUFFLE) && defined(AR_AVX2)
 #define AR_COMPACT_AVX2 1
-
-#define AVX2_TARGET __attribute__((target("avx2,bmi,pclmul,popcnt")))
+#define AVX2_TARGET     AR_AVX2
 
 static int avx2_ok, avx2_on; /* the machine runs it; ar_json_compact() takes it */
 
@@ -279,12 +276,6 @@ __attribute__((constructor)) static void avx2_init(void)
 {
     avx2_ok = ar_cpu_avx2();
     avx2_on = avx2_ok;
-}
-
-/* Bit k for byte k of the 64 bytes a and b hold, where the marks are. */
-AVX2_TARGET static inline uint64_t bits64(__m256i a, __m256i b)
-{
-    return (uint32_t)_mm256_movemask_epi8(a) | (uint64_t)(uint32_t)_mm256_movemask_epi8(b) << 32;
 }
 
 /*
@@ -338,7 +329,6 @@ AVX2_TARGET static unsigned char *compact_avx2(struct ar_json_compactor *st, con
     /* Hidden from the compiler, which would otherwise make the one signed
      * comparison below into two (a minimum and an equality). */
     __asm__("" : "+x"(space));
-    const __m128i ones = _mm_set1_epi8(-1);
     for (size_t i = 0; i + 64 <= n; i += 64) {
         __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
         __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(s + i + 32));
@@ -347,13 +337,12 @@ AVX2_TARGET static unsigned char *compact_avx2(struct ar_json_compactor *st, con
         if (_mm256_testz_si256(_mm256_or_si256(b0, b1), _mm256_or_si256(b0, b1)))
             odd = 0;
         else
-            escaped = escaped_bytes(bits64(b0, b1), &odd);
-        uint64_t q = bits64(_mm256_cmpeq_epi8(v0, quote), _mm256_cmpeq_epi8(v1, quote)) & ~escaped;
-        uint64_t in = (uint64_t)_mm_cvtsi128_si64(
-                          _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)q), ones, 0)) ^
-                      in_string;
+            escaped = escaped_bytes(ar_bits64(b0, b1), &odd);
+        uint64_t q =
+            ar_bits64(_mm256_cmpeq_epi8(v0, quote), _mm256_cmpeq_epi8(v1, quote)) & ~escaped;
+        uint64_t in = ar_prefix_xor64(q) ^ in_string;
         in_string = (uint64_t)((int64_t)in >> 63);
-        uint64_t drop = bits64(_mm256_cmpgt_epi8(space, v0), _mm256_cmpgt_epi8(space, v1)) & ~in;
+        uint64_t drop = ar_bits64(_mm256_cmpgt_epi8(space, v0), _mm256_cmpgt_epi8(space, v1)) & ~in;
         if (!drop) {
             _mm256_storeu_si256((__m256i *)(void *)o, v0);
             _mm256_storeu_si256((__m256i *)(void *)(o + 32), v1);

@@ -85,12 +85,10 @@ static int fence_close(const char *t, const struct line *l, char fc, size_t flen
     return n >= flen && is_blank(t, i + n, l->end);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#ifdef AR_AVX2
 /* The first '`' or '~' of s[i..n), or where fewer than 128 bytes are left
  * before the first: 128 bytes a test, with AVX2. */
-__attribute__((target("avx2"))) static size_t skip_to_fence_char_avx2(const unsigned char *s,
-                                                                      size_t i, size_t n)
+AR_AVX2 static size_t skip_to_fence_char_avx2(const unsigned char *s, size_t i, size_t n)
 {
     const __m256i tick = _mm256_set1_epi8('`'), tilde = _mm256_set1_epi8('~');
 #define FENCE_CHARS(k)                                                                           \
@@ -117,7 +115,7 @@ static size_t find_fence_char(const unsigned char *s, size_t i, size_t n, unsign
         const unsigned char *p = memchr(s + i, only, n - i);
         return p ? (size_t)(p - s) : n;
     }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef AR_AVX2
     if (ar_cpu_avx2())
         i = skip_to_fence_char_avx2(s, i, n);
 #endif

@@ -3,16 +3,15 @@
 
 #include <string.h>
 
+#include "json/bytes.h"
 #include "json/scan.h"
 #include "json/token.h"
 #include "util/cpu.h"
 
 size_t ar_json_walk_after = 256;
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-
-#define WALK __attribute__((target("avx2,bmi,bmi2,pclmul")))
+#ifdef AR_AVX2
+#define WALK AR_AVX2
 
 /* The blocks walked so far, bit k for byte k of a block. */
 struct blocks {
@@ -20,7 +19,6 @@ struct blocks {
     uint64_t tokens;    /* its tokens' first bytes: brackets, ':', ',', opening quotes, scalars */
     uint64_t ws;        /* its whitespace outside strings */
     uint64_t in_string; /* all ones when it ends inside a string */
-    uint64_t scalar;    /* bit 0 set when it ends in a number's or a literal's bytes */
     uint64_t scalars;   /* its bytes of numbers and literals (and of what is neither) */
     uint64_t digits;    /* its digits */
     uint64_t dots;      /* its '.' */
@@ -45,19 +43,13 @@ static int scalar_end(const unsigned char *s, size_t i, size_t hi, size_t *end)
     return 0;
 }
 
-WALK static inline uint64_t bits64(__m256i lo, __m256i hi)
-{
-    return (uint64_t)(uint32_t)_mm256_movemask_epi8(lo) |
-           (uint64_t)(uint32_t)_mm256_movemask_epi8(hi) << 32;
-}
-
 /* Bytes equal to the entry of a table indexed by their low nibble (bytes from
  * 0x80 index nothing: the shuffle gives them 0). */
 WALK static inline uint64_t nibble64(__m256i lo, __m256i hi, __m256i table, __m256i lo_cmp,
                                      __m256i hi_cmp)
 {
-    return bits64(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, lo), lo_cmp),
-                  _mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, hi), hi_cmp));
+    return ar_bits64(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, lo), lo_cmp),
+                     _mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, hi), hi_cmp));
 }
 
 /*
@@ -85,17 +77,16 @@ WALK static inline __attribute__((always_inline)) int classify(const unsigned ch
     const __m256i backslash = _mm256_set1_epi8('\\');
     __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
     __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
-    uint64_t q = bits64(_mm256_cmpeq_epi8(v0, quote), _mm256_cmpeq_epi8(v1, quote));
+    uint64_t q = ar_bits64(_mm256_cmpeq_epi8(v0, quote), _mm256_cmpeq_epi8(v1, quote));
     /* A backslash, a byte below 0x20 or from 0x80 (a signed comparison). */
     uint64_t rare =
-        bits64(_mm256_or_si256(_mm256_cmpeq_epi8(v0, backslash), _mm256_cmpgt_epi8(k20, v0)),
-               _mm256_or_si256(_mm256_cmpeq_epi8(v1, backslash), _mm256_cmpgt_epi8(k20, v1)));
+        ar_bits64(_mm256_or_si256(_mm256_cmpeq_epi8(v0, backslash), _mm256_cmpgt_epi8(k20, v0)),
+                  _mm256_or_si256(_mm256_cmpeq_epi8(v1, backslash), _mm256_cmpgt_epi8(k20, v1)));
 
     /* Inside a string: from an opening quote to the byte before its closing
      * one, a prefix xor of the quotes (in a plain block no quote is escaped:
      * a backslash before it would be in a string). */
-    __m128i x = _mm_clmulepi64_si128(_mm_set_epi64x(0, (long long)q), _mm_set1_epi8((char)0xFF), 0);
-    uint64_t in = (uint64_t)_mm_cvtsi128_si64(x) ^ b->in_string;
+    uint64_t in = ar_prefix_xor64(q) ^ b->in_string;
     if (rare & in)
         return 0;
     uint64_t ws = nibble64(v0, v1, ws_table, v0, v1);
@@ -103,17 +94,16 @@ WALK static inline __attribute__((always_inline)) int classify(const unsigned ch
     uint64_t out = ~in;
     /* A scalar is a run of bytes outside strings that are none of the others. */
     uint64_t scalar = out & ~(ws | op | q);
-    b->tokens = (op & out) | (q & in) | (scalar & ~(scalar << 1 | b->scalar));
+    b->tokens = (op & out) | (q & in) | (scalar & ~(scalar << 1 | b->scalars >> 63));
     b->ws = ws & out;
     b->in_string = (uint64_t)((int64_t)in >> 63);
-    b->scalar = scalar >> 63;
     b->scalars = scalar;
-    b->digits = bits64(_mm256_and_si256(_mm256_cmpgt_epi8(v0, _mm256_set1_epi8('0' - 1)),
-                                        _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), v0)),
-                       _mm256_and_si256(_mm256_cmpgt_epi8(v1, _mm256_set1_epi8('0' - 1)),
-                                        _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), v1)));
-    b->dots = bits64(_mm256_cmpeq_epi8(v0, _mm256_set1_epi8('.')),
-                     _mm256_cmpeq_epi8(v1, _mm256_set1_epi8('.')));
+    b->digits = ar_bits64(_mm256_and_si256(_mm256_cmpgt_epi8(v0, _mm256_set1_epi8('0' - 1)),
+                                           _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), v0)),
+                          _mm256_and_si256(_mm256_cmpgt_epi8(v1, _mm256_set1_epi8('0' - 1)),
+                                           _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), v1)));
+    b->dots = ar_bits64(_mm256_cmpeq_epi8(v0, _mm256_set1_epi8('.')),
+                        _mm256_cmpeq_epi8(v1, _mm256_set1_epi8('.')));
     return 1;
 }
 
@@ -146,7 +136,6 @@ WALK static __attribute__((noinline)) uint64_t refill(const unsigned char *s, si
 {
     do {
         b->ws_before |= b->ws;
-        b->ws = 0;
         if (b->at + 64 >= hi || !load(s, b->at + 64, hi, b))
             return 0;
     } while (!b->tokens);

@@ -1,20 +1,37 @@
 /* CPU features, asked once (see cpu.h). */
 #include "util/cpu.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* Each answer is asked for once: -1 until then (a race only asks twice). */
+#define ASK_ONCE(...)                                  \
+    static int known = -1;                             \
+    int r = __atomic_load_n(&known, __ATOMIC_RELAXED); \
+    if (r < 0) {                                       \
+        __builtin_cpu_init();                          \
+        r = __VA_ARGS__;                               \
+        __atomic_store_n(&known, r, __ATOMIC_RELAXED); \
+    }                                                  \
+    return r
+
 int ar_cpu_avx2(void)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    static int known = -1; /* -1 until asked; a race only asks twice */
-    int r = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (r < 0) {
-        __builtin_cpu_init();
-        r = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-            __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("pclmul") &&
-            __builtin_cpu_supports("popcnt");
-        __atomic_store_n(&known, r, __ATOMIC_RELAXED);
-    }
-    return r;
-#else
-    return 0;
-#endif
+    ASK_ONCE(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+             __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("pclmul") &&
+             __builtin_cpu_supports("popcnt"));
 }
+
+int ar_cpu_ssse3(void)
+{
+    ASK_ONCE(__builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt"));
+}
+#else
+int ar_cpu_avx2(void)
+{
+    return 0;
+}
+
+int ar_cpu_ssse3(void)
+{
+    return 0;
+}
+#endif

@@ -7,4 +7,7 @@
  * are taken then, and their 16-byte or byte-wise fallbacks otherwise. */
 int ar_cpu_avx2(void);
 
+/* Non-zero when the CPU runs SSSE3 and POPCNT: the 16-byte compaction's shuffle. */
+int ar_cpu_ssse3(void);
+
 #endif

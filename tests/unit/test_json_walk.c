@@ -92,6 +92,10 @@ static const char *const bodies[] = {
     "\"k\": 1 2}",
     "\"k\": tru}",
     "\"k\": truex}",
+    "\"k\": [true, false, null, nulls, falsey, trUe, talse, fals, nul, nulx]}",
+    "\"k\": talse}",
+    "\"k\": nulll}",
+    "\"k\": fals}",
     "\"k\": 01}",
     "\"k\": 01.5}",
     "\"k\": 00.5}",
@@ -187,8 +191,8 @@ static void test_walker_takes_plain_values(void **state)
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     ar_buf_puts(&b, "[");
     for (size_t k = 0; k < 100; k++)
-        ar_buf_printf(&b, "%s{\"id\": %zu, \"ok\": true, \"tags\": [\"x\", null]}", k ? ", " : "",
-                      k);
+        ar_buf_printf(&b, "%s{\"id\": %zu, \"ok\": true, \"no\": false, \"tags\": [\"x\", null]}",
+                      k ? ", " : "", k);
     ar_buf_puts(&b, "] and then prose");
     struct ar_json_walk_state w = { 1, 1, 1, 0, 0 };
     assert_int_equal(ar_json_walk(b.data, b.len, AR_KIND_OBJECT, &w), AR_WALK_DONE);

@@ -12,6 +12,11 @@
  * AGENTRUN_BENCH_BASELINE=/path/to/another/agentrun runs that binary
  * alternately with this one, so a comparison sees the same machine load.
  *
+ * Each input also has a "floor" row: this program started again to do only
+ * what extract does before it reads a byte of JSON (ar_file_view_open(): the
+ * file mapped, or the pipe read into memory) and exit. What a row costs above
+ * its floor is the extraction; the floor is the process and the kernel.
+ *
  * In the library: the adversarial inputs that a quadratic scanner would choke
  * on, at 1x and 4x size (time must grow linearly).
  */
@@ -28,8 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agentrun/error.h"
 #include "json/extract.h"
 #include "util/buf.h"
+#include "util/file.h"
 
 extern char **environ;
 
@@ -98,10 +105,17 @@ struct sample {
     int status;
 };
 
+/* The runs of each row: the best of them is the row's. */
+#define RUNS 15
+
+/* The bench itself, run as `bench_extract --read FILE|-` for a floor row. */
+static const char *self_exe;
+
 /* Runs `bin extract [--repair] [--array] FILE`, or the same with FILE's bytes
- * written to a pipe on its stdin. The bench holds no input in memory while
- * it runs one: a child started with vfork counts its parent's pages in its
- * peak RSS until it execs. */
+ * written to a pipe on its stdin; for bin NULL, the floor: `bench_extract
+ * --read FILE|-`. The bench holds no input in memory while it runs one: a
+ * child started with vfork counts its parent's pages in its peak RSS until
+ * it execs. */
 static struct sample run_once(const char *bin, const char *path, int use_stdin, int repair,
                               int array, const char *wrapper)
 {
@@ -114,14 +128,20 @@ static struct sample run_once(const char *bin, const char *path, int use_stdin, 
         argv[argc++] = "--callgrind-out-file=/dev/null";
         argv[argc++] = wrapper; /* --log-file=... */
     }
-    argv[argc++] = bin;
-    argv[argc++] = "extract";
-    if (repair)
-        argv[argc++] = "--repair";
-    if (array)
-        argv[argc++] = "--array";
-    if (!use_stdin)
-        argv[argc++] = path;
+    if (bin) {
+        argv[argc++] = bin;
+        argv[argc++] = "extract";
+        if (repair)
+            argv[argc++] = "--repair";
+        if (array)
+            argv[argc++] = "--array";
+        if (!use_stdin)
+            argv[argc++] = path;
+    } else {
+        argv[argc++] = self_exe;
+        argv[argc++] = "--read";
+        argv[argc++] = use_stdin ? "-" : path;
+    }
     argv[argc] = NULL;
 
     int fds[2] = { -1, -1 };
@@ -253,7 +273,7 @@ static void measure_row(const char *bin, const char *base, const struct row *r, 
         bw[w].maxrss_kib = rss[w];
         unsigned long long ir =
             callgrind ? instructions(bins[w], r->path, r->use_stdin, r->repair, r->array, dir) : 0;
-        report(w ? "baseline" : "agentrun", r, bw[w], bc[w], ir);
+        report(!bin ? "floor" : w ? "baseline" : "agentrun", r, bw[w], bc[w], ir);
     }
 }
 
@@ -332,8 +352,24 @@ static void adversarial(void)
     ar_buf_finish(&b);
 }
 
-int main(void)
+/* The floor: the input read as extract reads it, and nothing else. */
+static int read_only(const char *path)
 {
+    struct ar_file_view v;
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_file_view_open(path, &v, &err) < 0) {
+        fprintf(stderr, "bench_extract: %s\n", err.msg);
+        return 1;
+    }
+    ar_file_view_close(&v);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--read") == 0)
+        return read_only(argv[2]);
+    self_exe = argv[0];
     const char *bin = getenv("AGENTRUN");
     const char *base = getenv("AGENTRUN_BENCH_BASELINE");
     if (!bin || !*bin)
@@ -391,8 +427,8 @@ int main(void)
         sizes[i] = stat(paths[i], &st) == 0 ? (size_t)st.st_size : 1;
     }
     int callgrind = have_valgrind();
-    printf("%s extract, process start included, output to /dev/null; best of 7 runs%s\n", bin,
-           base ? ", alternating with the baseline" : "");
+    printf("%s extract, process start included, output to /dev/null; best of %d runs%s\n", bin,
+           RUNS, base ? ", alternating with the baseline" : "");
     for (int i = 0; i < 4; i++) {
         for (int use_stdin = 0; use_stdin <= 1; use_stdin++)
             for (int repair = 0; repair <= 1; repair++) {
@@ -400,8 +436,14 @@ int main(void)
                 snprintf(name, sizeof(name), "%s, %s%s", names[i], use_stdin ? "stdin" : "file",
                          repair ? ", --repair" : "");
                 struct row r = { name, paths[i], sizes[i], use_stdin, repair, i >= 2 };
-                measure_row(bin, base, &r, 7, callgrind, dir);
+                measure_row(bin, base, &r, RUNS, callgrind, dir);
             }
+        for (int use_stdin = 0; use_stdin <= 1; use_stdin++) {
+            char name[96];
+            snprintf(name, sizeof(name), "%s, %s", names[i], use_stdin ? "stdin" : "file");
+            struct row r = { name, paths[i], sizes[i], use_stdin, 0, 0 };
+            measure_row(NULL, NULL, &r, RUNS, 0, dir);
+        }
         unlink(paths[i]);
     }
     char log[600];

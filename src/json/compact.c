@@ -270,13 +270,7 @@ static unsigned char *compact_piece(struct ar_json_compactor *st, const unsigned
 #define AR_COMPACT_AVX2 1
 #define AVX2_TARGET     AR_AVX2
 
-static int avx2_ok, avx2_on; /* the machine runs it; ar_json_compact() takes it */
-
-__attribute__((constructor)) static void avx2_init(void)
-{
-    avx2_ok = ar_cpu_avx2();
-    avx2_on = avx2_ok;
-}
+static int avx2_off; /* set by tests: ar_json_compact() keeps to the portable path */
 
 /*
  * The bytes a backslash escapes, given the backslashes `bs` of a block and
@@ -360,8 +354,8 @@ AVX2_TARGET static unsigned char *compact_avx2(struct ar_json_compactor *st, con
 int ar_json_compact_use_avx2(int on)
 {
 #ifdef AR_COMPACT_AVX2
-    avx2_on = on && avx2_ok;
-    return avx2_on;
+    avx2_off = !on;
+    return on && ar_cpu_avx2();
 #else
     (void)on;
     return 0;
@@ -379,7 +373,7 @@ int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, st
     unsigned char *o0 = (unsigned char *)out->data + out->len, *o = o0;
     size_t i = 0;
 #ifdef AR_COMPACT_AVX2
-    if (avx2_on && n >= 64) {
+    if (n >= 64 && !avx2_off && ar_cpu_avx2()) {
         o = compact_avx2(st, s, n, o);
         i = n & ~(size_t)63;
     }

@@ -40,9 +40,12 @@
 
 /* A pattern that regcomp() would expand past about this many nodes (nested
  * bounds multiply: "((a{1,1000}){1,1000})" is a million, gigabytes to
- * compile), or whose groups nest deeper than this (regcomp() recurses per
- * group and overflows the stack), is a load error. */
-#define AR_CONTRACT_MAX_PATTERN_SIZE  16384
+ * compile; each group and each '?' or '*' counts too, as it lengthens every
+ * copy's closure: "^(a?b?){1,500}$" took 2 GB), or whose groups nest
+ * deeper than this (regcomp() recurses per group and overflows the stack),
+ * is a load error. At this limit a pattern costs at most about 90 MB and
+ * 0.6 s a MB of string to match (docs/prompts.md). */
+#define AR_CONTRACT_MAX_PATTERN_SIZE  1000
 #define AR_CONTRACT_MAX_PATTERN_DEPTH 100
 
 /* ar_contract_check() stores at most this many violations; the rest are counted. */

@@ -266,8 +266,11 @@ static size_t mul_sat(size_t a, size_t b)
  * About how many nodes regcomp() builds for an ERE: it copies the operand of
  * a bound {m,n} n times and that of '+' once, so nested bounds multiply. "((a{1,1000}){1,1000})"
  * is 25 bytes but a million nodes, gigabytes and half a minute of glibc's
- * regcomp(). Bracket expressions and escapes count as one atom; the estimate
- * only needs to be right about bounds. SIZE_MAX when groups nest deeper than
+ * regcomp(). A group adds its open and close, a '?' or '*' one node: both
+ * lengthen the closure of every copy a bound makes, which is what costs
+ * ("^(a?){1,300}$" took 150 MB, "^(a){1,300}$" a few). Bracket expressions
+ * and escapes count as one atom; the estimate only needs to be right about
+ * bounds. SIZE_MAX when groups nest deeper than
  * AR_CONTRACT_MAX_PATTERN_DEPTH or a repetition is repeated.
  */
 static size_t pattern_size(const char *p, int *plain_only)
@@ -296,14 +299,16 @@ static size_t pattern_size(const char *p, int *plain_only)
             continue;
         }
         if (*p == ')' && depth > 0) {
-            atom = st[depth--].sum;
+            atom = add_sat(st[depth--].sum, 2); /* and the group's open and close */
             p++;
         } else if (*p == ')') {
             /* An unmatched ')' is a literal: wrapped in a group it would close it. */
             *plain_only = 1;
             p++;
         } else if (*p == '*' || *p == '?') {
-            /* No copies. */
+            /* No copies, one node more: optional, the operand's closure grows. */
+            st[depth].sum = add_sat(st[depth].sum, 1);
+            st[depth].last = add_sat(st[depth].last, 1);
             quantified = 1;
             p++;
             continue;

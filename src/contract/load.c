@@ -385,9 +385,11 @@ static int kw_pattern(struct loader *ld, struct node *n, const char *kw, json_t 
     if (pattern_size(pattern, &plain_only) > AR_CONTRACT_MAX_PATTERN_SIZE)
         return load_error(ld, kw,
                           "'pattern' at %s is too complex to compile (groups nested deeper than "
-                          "%d, a repetition repeated like \"a+*\", or bounds like {1,1000} "
-                          "nested); use maxLength for lengths",
-                          display_pointer(ar_buf_cstr(&ld->path)), AR_CONTRACT_MAX_PATTERN_DEPTH);
+                          "%d, a repetition repeated like \"a+*\", or bounds that expand it "
+                          "past about %d regex nodes, like {1,5000} or (a?){1,300}); use "
+                          "maxLength for lengths",
+                          display_pointer(ar_buf_cstr(&ld->path)), AR_CONTRACT_MAX_PATTERN_DEPTH,
+                          AR_CONTRACT_MAX_PATTERN_SIZE);
     int rc = regcomp(&n->re, pattern, REG_EXTENDED | REG_NOSUB);
     if (rc) {
         char why[128];

@@ -19,6 +19,13 @@
  *
  * In the library: the adversarial inputs that a quadratic scanner would choke
  * on, at 1x and 4x size (time must grow linearly).
+ *
+ * Last, issue 32's targets, each met or not on this machine: every agentrun
+ * row at 1 GB/s or more of its own CPU time (wall time from a pipe also waits
+ * for the writer, another program), exit 0 and a peak RSS under twice the
+ * input; each adversarial row at most twice the time a byte at 4x that it
+ * took at 1x (a quadratic one takes four times). The bench exits 1 when one
+ * is not met, so a slower machine or a slower change says so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,6 +103,19 @@ static const char *in_dir(const char *dir, const char *name)
     snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
     return p;
 }
+
+/* ---- issue 32's targets ----------------------------------------------------------------- */
+
+#define TARGET_GBS  1.0 /* GB/s of CPU time, every agentrun row */
+#define TARGET_RSS  2.0 /* peak RSS against the input */
+#define TARGET_GROW 2.0 /* time a byte at 4x against 1x, adversarial rows */
+
+/* The worst row against each target, and the rows that missed one. */
+static struct {
+    double gbs, rss, grow;
+    char slowest[96], heaviest[96], steepest[96];
+    int failed, missed;
+} worst = { 1e9, 0, 0, "", "", "", 0, 0 };
 
 /* ---- one run of the binary -------------------------------------------------------------- */
 
@@ -244,6 +264,20 @@ static void report(const char *who, const struct row *r, struct sample best_wall
     if (ir)
         printf("  %7.1f M instr %5.2f/byte", ir / 1e6, ir / mb);
     printf("%s\n", best_wall.status ? "  FAILED" : "");
+    if (strcmp(who, "agentrun") != 0)
+        return;
+    double gbs = mb / best_cpu / 1e9, rss = best_wall.maxrss_kib * 1024.0 / mb;
+    if (gbs < worst.gbs) {
+        worst.gbs = gbs;
+        snprintf(worst.slowest, sizeof(worst.slowest), "%s", r->name);
+    }
+    if (rss > worst.rss) {
+        worst.rss = rss;
+        snprintf(worst.heaviest, sizeof(worst.heaviest), "%s", r->name);
+    }
+    worst.failed += best_wall.status != 0;
+    if (best_wall.status || gbs < TARGET_GBS || rss >= TARGET_RSS)
+        worst.missed++;
 }
 
 static void measure_row(const char *bin, const char *base, const struct row *r, int runs,
@@ -295,7 +329,8 @@ static void deep(struct ar_buf *b, size_t size)
         ar_buf_putc(b, ']');
 }
 
-static void measure_lib(const char *name, const struct ar_buf *b, unsigned flags, int iters)
+/* Returns the best time of `iters` runs, in seconds. */
+static double measure_lib(const char *name, const struct ar_buf *b, unsigned flags, int iters)
 {
     struct ar_extract_options o = AR_EXTRACT_OPTIONS_INIT;
     o.flags = flags | AR_EXTRACT_TEXT_ONLY;
@@ -312,6 +347,7 @@ static void measure_lib(const char *name, const struct ar_buf *b, unsigned flags
     }
     printf("library   %-44s %8.2f MiB %9.3f ms %9.0f MB/s  rc=%d\n", name,
            (double)b->len / (1 << 20), best * 1e3, (double)b->len / best / 1e6, rc);
+    return best;
 }
 
 static void adversarial(void)
@@ -336,10 +372,12 @@ static void adversarial(void)
         { "```\n{\n", "2 MiB of fences --repair", 2u << 20, AR_EXTRACT_REPAIR },
         { NULL, "2 MiB nesting [[[...]]]", 2u << 20, 0 },
     };
+    enum { NROWS = sizeof(rows) / sizeof(rows[0]) };
+    double per_byte[NROWS]; /* at 1x */
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     for (size_t scale = 1; scale <= 4; scale *= 4)
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        for (size_t i = 0; i < NROWS; i++) {
             char name[80];
             ar_buf_reset(&b);
             if (rows[i].unit)
@@ -347,9 +385,38 @@ static void adversarial(void)
             else
                 deep(&b, rows[i].size * scale);
             snprintf(name, sizeof(name), "%zux%s", scale, rows[i].name);
-            measure_lib(name, &b, rows[i].flags, 5);
+            double t = measure_lib(name, &b, rows[i].flags, 5) / (double)b.len;
+            if (scale == 1) {
+                per_byte[i] = t;
+                continue;
+            }
+            double grow = t / per_byte[i];
+            if (grow > worst.grow) {
+                worst.grow = grow;
+                snprintf(worst.steepest, sizeof(worst.steepest), "%s", rows[i].name);
+            }
+            if (grow > TARGET_GROW)
+                worst.missed++;
         }
     ar_buf_finish(&b);
+}
+
+/* Prints each target, met or not, with the row nearest to missing it. */
+static int verdict(void)
+{
+    printf("\nissue 32's targets on this machine:\n"
+           "  %-6s every agentrun row exits 0; %d did not\n"
+           "  %-6s every agentrun row >= %.1f GB/s of CPU time; slowest %.2f GB/s (%s)\n"
+           "  %-6s peak RSS under %.0fx the input; largest %.2fx (%s)\n"
+           "  %-6s adversarial rows linear (4x the input, at most %.0fx the time a byte); "
+           "steepest %.2fx (%s)\n",
+           worst.failed ? "MISSED" : "met", worst.failed,
+           worst.gbs >= TARGET_GBS ? "met" : "MISSED", TARGET_GBS, worst.gbs, worst.slowest,
+           worst.rss < TARGET_RSS ? "met" : "MISSED", TARGET_RSS, worst.rss, worst.heaviest,
+           worst.grow <= TARGET_GROW ? "met" : "MISSED", TARGET_GROW, worst.grow, worst.steepest);
+    if (worst.missed)
+        printf("  %d row(s) missed a target or failed\n", worst.missed);
+    return worst.missed ? 1 : 0;
 }
 
 /* The floor: the input read as extract reads it, and nothing else. */
@@ -451,5 +518,5 @@ int main(int argc, char **argv)
     unlink(log);
     rmdir(dir);
     adversarial();
-    return 0;
+    return verdict();
 }

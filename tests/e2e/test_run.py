@@ -119,8 +119,28 @@ class Base:
             return [json.loads(l) for l in f.read().decode().splitlines()
                     if l.strip().startswith("{")]
 
+    def what_happened(self, p, doc):
+        """A failed call's story: its error, the mock's requests since it began, each CLI
+        call's stderr tail and the transcript's end."""
+        reqs = ["  %s %s %s step=%s kind=%s%s" % (e.get("seq"), e["method"], e.get("path"),
+                                                 e.get("step"), e.get("kind"),
+                                                 " side" if e.get("side") else "")
+                for e in self.mock.requests()[self.seen:]]
+        calls = ["  call %d exit=%s signal=%s timed_out=%s ms=%s stderr: %s"
+                 % (i, c.get("exit_code"), c.get("signal"), c.get("timed_out"),
+                    c.get("duration_ms"), (c.get("stderr_tail") or "")[-1500:])
+                 for i, c in enumerate(doc.get("calls") or [])]
+        tail = ""
+        if os.path.exists(self.transcript):
+            with open(self.transcript, "rb") as f:
+                tail = f.read()[-1500:].decode(errors="replace")
+        return "%s\nagentrun stderr: %s\nmock requests:\n%s\n%s\ntranscript end: %s" % (
+            doc.get("error"), p.stderr.decode()[-3000:], "\n".join(reqs) or "  none",
+            "\n".join(calls), tail)
+
     def assert_ok(self, p, doc):
-        self.assertEqual(p.returncode, 0, "%s\n%s" % (doc.get("error"), p.stderr.decode()[-3000:]))
+        if p.returncode != 0:
+            self.fail(self.what_happened(p, doc))
         self.assertTrue(doc["ok"])
         self.assertIsNone(doc["error"])
         self.assertEqual(doc["provider"], self.cli)

@@ -110,12 +110,12 @@ static const char *in_dir(const char *dir, const char *name)
 #define TARGET_RSS  2.0 /* peak RSS against the input */
 #define TARGET_GROW 2.0 /* time a byte at 4x against 1x, adversarial rows */
 
-/* The worst row against each target, and the rows that missed one. */
+/* The worst row against each target: a target holds when its worst row meets it. */
 static struct {
     double gbs, rss, grow;
     char slowest[96], heaviest[96], steepest[96];
-    int failed, missed;
-} worst = { 1e9, 0, 0, "", "", "", 0, 0 };
+    int failed;
+} worst = { 1e9, 0, 0, "", "", "", 0 };
 
 /* ---- one run of the binary -------------------------------------------------------------- */
 
@@ -276,8 +276,6 @@ static void report(const char *who, const struct row *r, struct sample best_wall
         snprintf(worst.heaviest, sizeof(worst.heaviest), "%s", r->name);
     }
     worst.failed += best_wall.status != 0;
-    if (best_wall.status || gbs < TARGET_GBS || rss >= TARGET_RSS)
-        worst.missed++;
 }
 
 static void measure_row(const char *bin, const char *base, const struct row *r, int runs,
@@ -395,28 +393,26 @@ static void adversarial(void)
                 worst.grow = grow;
                 snprintf(worst.steepest, sizeof(worst.steepest), "%s", rows[i].name);
             }
-            if (grow > TARGET_GROW)
-                worst.missed++;
         }
     ar_buf_finish(&b);
 }
 
-/* Prints each target, met or not, with the row nearest to missing it. */
+/* Prints each target, met or not, with the row nearest to missing it. Returns 1 when one
+ * is missed. */
 static int verdict(void)
 {
+    int gbs = worst.gbs >= TARGET_GBS, rss = worst.rss < TARGET_RSS,
+        grow = worst.grow <= TARGET_GROW;
     printf("\nissue 32's targets on this machine:\n"
            "  %-6s every agentrun row exits 0; %d did not\n"
            "  %-6s every agentrun row >= %.1f GB/s of CPU time; slowest %.2f GB/s (%s)\n"
            "  %-6s peak RSS under %.0fx the input; largest %.2fx (%s)\n"
            "  %-6s adversarial rows linear (4x the input, at most %.0fx the time a byte); "
            "steepest %.2fx (%s)\n",
-           worst.failed ? "MISSED" : "met", worst.failed,
-           worst.gbs >= TARGET_GBS ? "met" : "MISSED", TARGET_GBS, worst.gbs, worst.slowest,
-           worst.rss < TARGET_RSS ? "met" : "MISSED", TARGET_RSS, worst.rss, worst.heaviest,
-           worst.grow <= TARGET_GROW ? "met" : "MISSED", TARGET_GROW, worst.grow, worst.steepest);
-    if (worst.missed)
-        printf("  %d row(s) missed a target or failed\n", worst.missed);
-    return worst.missed ? 1 : 0;
+           worst.failed ? "MISSED" : "met", worst.failed, gbs ? "met" : "MISSED", TARGET_GBS,
+           worst.gbs, worst.slowest, rss ? "met" : "MISSED", TARGET_RSS, worst.rss, worst.heaviest,
+           grow ? "met" : "MISSED", TARGET_GROW, worst.grow, worst.steepest);
+    return !worst.failed && gbs && rss && grow ? 0 : 1;
 }
 
 /* The floor: the input read as extract reads it, and nothing else. */

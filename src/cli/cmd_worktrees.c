@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "agentrun/worktrees.h"
+#include "cli/merge.h"
 #include "util/json_dump.h"
 #include "util/buf.h"
 
@@ -16,11 +17,15 @@ enum {
     OPT_FORMAT = 256,
     OPT_FORCE,
     OPT_BRANCHES,
+    OPT_INTO,
+    OPT_CHECK,
+    OPT_CHECK_TIMEOUT,
 };
 
 static const struct ar_cli_opt worktrees_opts[] = {
     { "directory", 'C', "DIR", "the repository (default: the current directory)", "@dir" },
-    { "format", OPT_FORMAT, "FORMAT", "list output: text or json (default: text)", "text|json" },
+    { "format", OPT_FORMAT, "FORMAT", "list and merge output: text or json (default: text)",
+      "text|json" },
     { "force", OPT_FORCE, NULL,
       "prune: also remove worktrees that hold uncommitted changes (default: keep them)", NULL },
     { "branches", OPT_BRANCHES, NULL,
@@ -28,6 +33,16 @@ static const struct ar_cli_opt worktrees_opts[] = {
       "the ones HEAD has, merged or never moved)",
       NULL },
     { "quiet", 'q', NULL, "prune: say nothing but errors", NULL },
+    { "into", OPT_INTO, "BRANCH",
+      "merge: the integration branch, made from the branches' base or extended, never reset "
+      "(default: agentrun/ID/merged)",
+      NULL },
+    { "check", OPT_CHECK, "CMD",
+      "merge: run CMD (sh -c) on each branch's merge in a scratch worktree; a branch whose "
+      "merge fails it is left out (default: no check)",
+      NULL },
+    { "check-timeout", OPT_CHECK_TIMEOUT, "SECS",
+      "merge: end a check after SECS (s, m, h suffixes; default: 600)", NULL },
     { NULL, 0, NULL, NULL, NULL },
 };
 
@@ -106,8 +121,10 @@ static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv
 {
     struct ar_cli_parser ps;
     const char *dir = NULL, *arg;
-    int json_format = 0, key;
+    int json_format = 0, key, merge_opts = 0;
     unsigned flags = 0;
+    struct ar_worktree_merge_options mo = AR_WORKTREE_MERGE_OPTIONS_INIT;
+    unsigned long long ms;
     ar_cli_parser_init(&ps, cmd, argc, argv);
     while ((key = ar_cli_next(&ps, &arg)) >= 0) {
         switch (key) {
@@ -129,13 +146,37 @@ static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv
         case 'q':
             ar_cli_verbosity = -1;
             break;
+        case OPT_INTO:
+            mo.into = arg;
+            merge_opts = 1;
+            break;
+        case OPT_CHECK:
+            mo.check = arg;
+            merge_opts = 1;
+            break;
+        case OPT_CHECK_TIMEOUT:
+            if (ar_cli_parse_duration_ms(arg, &ms) < 0 || ms == 0) {
+                ar_cli_parser_finish(&ps);
+                return ar_cli_usage_error(cmd, "invalid --check-timeout '%s'", arg);
+            }
+            mo.check_timeout_ms = ms;
+            merge_opts = 1;
+            break;
         }
     }
     int ind = ps.ind;
     ar_cli_parser_finish(&ps);
     if (key == -2)
         return ps.status;
-    int prune = ar_cli_subcommand(cmd, argc, argv, ind, "list|prune");
+    if (ind < argc && strcmp(argv[ind], "merge") == 0) {
+        if (flags)
+            return ar_cli_usage_error(cmd, "--force and --branches go with prune");
+        mo.cwd = dir;
+        return ar_cli_worktrees_merge(cmd, &mo, json_format, argc, argv, ind + 1);
+    }
+    if (merge_opts)
+        return ar_cli_usage_error(cmd, "--into, --check and --check-timeout go with merge");
+    int prune = ar_cli_subcommand(cmd, argc, argv, ind, "list|prune|merge");
     if (prune < 0)
         return AR_EXIT_USAGE;
     if (!prune && flags)
@@ -167,8 +208,8 @@ static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv
 
 const struct ar_cli_command ar_cmd_worktrees = {
     .name = "worktrees",
-    .synopsis = "[options] list | prune",
-    .summary = "list or remove the worktrees and branches runs with --worktree left",
+    .synopsis = "[options] list | prune | merge [SESSION | BRANCH...]",
+    .summary = "list, remove or merge back the worktrees and branches runs with --worktree left",
     .description =
         "A run or batch job with a worktree of its own (run --worktree, batch --worktrees) "
         "works in a git worktree in agentrun's folder ($AGENTRUN_WORKTREE_DIR, else "
@@ -176,8 +217,12 @@ const struct ar_cli_command ar_cmd_worktrees = {
         "agentrun/ID/JOB. 'list' shows the repository's worktrees in that folder and its "
         "agentrun/ID/JOB branches; 'prune' removes those worktrees that hold nothing uncommitted, "
         "and the branches whose commits HEAD has. No other worktree or branch is touched. "
+        "'merge' merges a batch's branches (default: the latest ID's) into one integration "
+        "branch without touching any checkout: a branch that conflicts with what is merged, or "
+        "whose merge fails --check, is left out and named with why. Exit 0 when every branch "
+        "merged, 1 when some were left out, 2 usage, 4 git failed. "
         "See " AR_DOCDIR "/worktrees.md.",
-    .example = "agentrun worktrees prune --force",
+    .example = "agentrun worktrees merge --check 'make test'",
     .opts = worktrees_opts,
     .run = run_worktrees,
 };

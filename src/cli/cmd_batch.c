@@ -18,6 +18,7 @@
 
 #include "agentrun/batch.h"
 #include "cli/commands.h"
+#include "cli/merge.h"
 #include "cli/session.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -37,6 +38,9 @@ enum {
     KEY_BASE,
     KEY_COMMIT,
     KEY_KEEP_WORKTREES,
+    KEY_MERGE,
+    KEY_CHECK,
+    KEY_CHECK_TIMEOUT,
 };
 
 static const struct ar_cli_opt opts[] = {
@@ -72,6 +76,16 @@ static const struct ar_cli_opt opts[] = {
     { "keep-worktrees", KEY_KEEP_WORKTREES, NULL,
       "leave every worktree in place (default: removed unless it holds uncommitted changes)",
       NULL },
+    { "merge", KEY_MERGE, NULL,
+      "with --commit: at the end, merge the jobs' branches into agentrun/ID/merged as "
+      "'agentrun worktrees merge' does (default: leave them apart)",
+      NULL },
+    { "check", KEY_CHECK, "CMD",
+      "with --merge: run CMD (sh -c) on each branch's merge in a scratch worktree; a branch "
+      "whose merge fails it is left out",
+      NULL },
+    { "check-timeout", KEY_CHECK_TIMEOUT, "SECS",
+      "with --check: end a check after SECS (default: 600)", NULL },
     { "no-files", KEY_NO_FILES, NULL, "skip the git snapshots of every job", NULL },
     { "track-files", KEY_TRACK_FILES, NULL,
       "take the git snapshots also for jobs that cannot edit (a job may say so itself)", NULL },
@@ -96,6 +110,10 @@ struct batch {
     size_t timed_jobs;
     uint64_t eta_ms, eta_from;
     size_t bad_lines; /* input lines that were no job (their records say why) */
+    /* --merge: the options, and the branches that hold a job's commit. */
+    int merge;
+    struct ar_worktree_merge_options merge_opts;
+    struct ar_cli_batch_branches branches;
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -209,6 +227,14 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
             ar_batch_cancel(b);
         }
         c->write_failed = 1;
+    }
+    if (c->merge && ar_cli_batch_branches_add(&c->branches, rec->result) < 0) {
+        ar_cli_errorf("out of memory: stopping");
+        note_status(c, AR_EXIT_PROVIDER);
+        if (!c->cancelled) {
+            c->cancelled = 1;
+            ar_batch_cancel(b);
+        }
     }
     struct ar_batch_stats st;
     ar_batch_get_stats(b, &st);
@@ -467,6 +493,21 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_KEEP_WORKTREES:
             c.s.run.keep_worktree = 1;
             break;
+        case KEY_MERGE:
+            c.merge = 1;
+            break;
+        case KEY_CHECK:
+            c.merge_opts.check = arg;
+            break;
+        case KEY_CHECK_TIMEOUT: {
+            unsigned long long ms;
+            if (ar_cli_parse_duration_ms(arg, &ms) < 0 || ms == 0) {
+                ar_cli_usage_error(cmd, "invalid --check-timeout '%s'", arg);
+                goto out;
+            }
+            c.merge_opts.check_timeout_ms = ms;
+            break;
+        }
         case KEY_NO_FILES:
             c.s.run.track_files = AR_TRACK_FILES_NEVER;
             break;
@@ -490,6 +531,15 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     if (resume_output)
         resume = output;
+    if (c.merge && !c.s.run.worktree_commit) {
+        ar_cli_usage_error(cmd, "--merge needs --commit: a branch holds a job's work once it "
+                                "is committed");
+        goto out;
+    }
+    if (!c.merge && (c.merge_opts.check || c.merge_opts.check_timeout_ms)) {
+        ar_cli_usage_error(cmd, "--check and --check-timeout go with --merge");
+        goto out;
+    }
     /* The lock first: a second agentrun on this file stops here, before it reads or runs. */
     if (output && (rc = open_output(&c, output)) != 0)
         goto out;
@@ -550,7 +600,15 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     /* Output that cannot be written (EPIPE, a full disk) exits 2 as in run; the
      * jobs it cancelled are not an interruption by a signal. */
     rc = ar_cli_session_exit_status(&c.s, c.write_failed ? AR_EXIT_USAGE : c.worst);
+    /* An interrupted batch is not merged: what it left is for the user to look at. */
+    if (c.merge && !c.cancelled && !c.s.signal) {
+        c.merge_opts.cwd = c.s.run.cwd;
+        int merged = ar_cli_batch_merge(&c.merge_opts, &c.branches, c.s.log_json);
+        if (merged != 0 && (rc == 0 || merged >= 128))
+            rc = merged;
+    }
 out:
+    ar_cli_batch_branches_finish(&c.branches);
     if (c.out != STDOUT_FILENO)
         close(c.out);
     ar_buf_finish(&previous);
@@ -570,7 +628,8 @@ const struct ar_cli_command ar_cmd_batch = {
         "\"allow_denied\", \"worktree\", \"base\", \"commit\"}. Each output line is the job's "
         "RunResult with its \"id\", written as\n"
         "the job finishes. A rate limit pauses every job of that provider together.\n"
-        "Exit 0 when every job succeeded, else the worst failure's status.",
+        "Exit 0 when every job succeeded, else the worst failure's status; with --merge, 1 "
+        "when every job succeeded but some branches were left out.",
     .example = "agentrun batch -j 8 --max-cost 5 jobs.jsonl > results.jsonl",
     .opts = opts,
     .run = batch_main,

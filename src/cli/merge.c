@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/merge.h"
+#include "cli/session.h"
 #include "cli/terminal.h"
 #include "util/json_dump.h"
 
@@ -262,6 +263,62 @@ int ar_cli_worktrees_merge(const struct ar_cli_command *cmd, struct ar_worktree_
         status = ar_cli_out_of_memory();
     else if (ar_cli_write_stdout(out.data, out.len) != 0)
         status = AR_EXIT_USAGE;
+    ar_buf_finish(&out);
+    ar_worktree_merge_result_finish(&r);
+    return status;
+}
+
+int ar_cli_batch_branches_add(struct ar_cli_batch_branches *b, const struct ar_result *result)
+{
+    const struct ar_result_worktree *w = result ? result->worktree : NULL;
+    if (!w || !w->branch || !w->commit)
+        return 0;
+    return ar_strv_push(&b->v, w->branch) < 0 ? AR_ENOMEM : 0;
+}
+
+void ar_cli_batch_branches_finish(struct ar_cli_batch_branches *b)
+{
+    ar_strv_finish(&b->v);
+}
+
+int ar_cli_batch_merge(struct ar_worktree_merge_options *o, struct ar_cli_batch_branches *b,
+                       int log_json)
+{
+    if (b->v.n == 0) {
+        if (ar_cli_verbosity >= 0 && !log_json)
+            fprintf(stderr, "agentrun batch: no branch holds a commit: nothing to merge\n");
+        return AR_EXIT_OK;
+    }
+    o->branches = ar_strv_get(&b->v);
+    struct ar_worktree_merge_result r;
+    struct ar_error err = AR_ERROR_INIT;
+    int signum = 0;
+    int rc = ar_cli_merge(o, &r, &signum, &err);
+    o->branches = NULL;
+    if (rc < 0) {
+        if (rc == AR_EINTERRUPTED)
+            ar_cli_errorf("merge interrupted: no branch changed, no scratch worktree left");
+        else
+            ar_cli_errorf("cannot merge the branches: %s", err.msg);
+        return ar_cli_merge_exit_status(rc, NULL, signum);
+    }
+    int status = ar_cli_merge_exit_status(0, &r, 0);
+    struct ar_buf out;
+    ar_buf_init(&out, AR_BUF_UNLIMITED);
+    if (log_json) {
+        json_t *e = json_pack("{s:s,s:s,s:o,s:s,s:I,s:I,s:I}", "level", "info", "event",
+                              "batch_merged", "into", ar_json_text(r.into, strlen(r.into)), "head",
+                              r.head, "branches", (json_int_t)r.n, "merged", (json_int_t)r.merged,
+                              "left_out", (json_int_t)r.left_out);
+        ar_cli_print_json_event(e);
+    } else if (ar_cli_verbosity >= 0) {
+        if (ar_cli_merge_text(&r, "agentrun batch: ", &out) < 0 ||
+            ar_buf_printf(&out, "agentrun batch: %zu of %zu branch%s merged\n", r.merged, r.n,
+                          r.n == 1 ? "" : "es") < 0)
+            status = ar_cli_out_of_memory();
+        else
+            fputs(ar_buf_cstr(&out), stderr);
+    }
     ar_buf_finish(&out);
     ar_worktree_merge_result_finish(&r);
     return status;

@@ -3,8 +3,10 @@
 #ifndef AR_CLI_MERGE_H
 #define AR_CLI_MERGE_H
 
+#include "agentrun/agentrun.h"
 #include "agentrun/merge.h"
 #include "util/buf.h"
+#include "util/strv.h"
 
 /*
  * ar_worktree_merge(o, out, err) with SIGINT, SIGTERM and SIGHUP caught for the
@@ -30,6 +32,21 @@ int ar_cli_merge_json(const struct ar_worktree_merge_result *r, struct ar_buf *b
 int ar_cli_merge_exit_status(int rc, const struct ar_worktree_merge_result *r, int signum);
 
 struct ar_cli_command;
+
+/* batch --merge: the branches that hold a job's commit, in the order the jobs ended. */
+struct ar_cli_batch_branches {
+    struct ar_strv v;
+};
+
+/* Adds the branch of result's worktree when it holds a commit. Returns 0 or AR_ENOMEM. */
+int ar_cli_batch_branches_add(struct ar_cli_batch_branches *b, const struct ar_result *result);
+void ar_cli_batch_branches_finish(struct ar_cli_batch_branches *b);
+
+/* The end of `batch --merge`: the branches merged (o: --check, --check-timeout, cwd) into
+ * agentrun/<session>/merged, each branch's line and the count on stderr (a JSON event
+ * with log_json). Returns the exit status of the merge (ar_cli_merge_exit_status()). */
+int ar_cli_batch_merge(struct ar_worktree_merge_options *o, struct ar_cli_batch_branches *b,
+                       int log_json);
 
 /* `agentrun worktrees merge [SESSION | BRANCH...]`: argv[ind..argc) are the operands,
  * o has the options. Prints the result; returns the exit status. */

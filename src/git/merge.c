@@ -317,8 +317,7 @@ static int find_branches(struct merge *m)
             const char *oid = line, *ref = sp ? sp + 1 : "", *name = ref + strlen(HEADS);
             if (sp)
                 *sp = '\0';
-            if (strncmp(ref, HEADS, strlen(HEADS)) == 0 && session_of(name, s) &&
-                (!o->into || strcmp(name, o->into) != 0)) {
+            if (strncmp(ref, HEADS, strlen(HEADS)) == 0 && session_of(name, s)) {
                 if (pass == 0 && strcmp(s, want) > 0) {
                     snprintf(want, sizeof(want), "%s", s);
                 } else if (pass == 1 && strcmp(s, want) == 0 &&

@@ -1,0 +1,240 @@
+"""Merging a batch's branches back (issue 48, docs/worktrees.md): `agentrun worktrees
+merge` and `batch --merge`, with the fake CLI writing the files its prompt names. Jobs
+write a.txt, b.txt and c.txt, another writes a.txt differently, another a file the check
+refuses: the integration branch holds one version of each of a, b and c, no conflict
+marker and not the refused file; the conflicting and the refused branch are named with
+why; the user's checkout, index and branch and the job branches never move; and an
+interrupted merge leaves no scratch worktree and no half-made branch."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN  # noqa: E402
+from test_worktrees import Base, job, records  # noqa: E402
+
+CHECK = 'if test -e refused.txt; then echo "refused.txt is not allowed here"; exit 3; fi'
+
+JOBS = (job("a", "WRITE a.txt=A from a") + job("b", "WRITE b.txt=B from b") +
+        job("c", "WRITE c.txt=C from c") + job("d", "WRITE a.txt=A from d, differently") +
+        job("r", "WRITE refused.txt=nobody wants this"))
+
+
+class MergeBase(Base):
+    def setUp(self):
+        super().setUp()
+        self.head_ref = self.sb.git("symbolic-ref", "HEAD").strip()
+
+    def run_batch(self, *extra):
+        p = self.batch(JOBS, "-j", "5", "--worktrees", "--commit", *extra)
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(sorted(recs), ["a", "b", "c", "d", "r"], p.stderr)
+        for r in recs.values():
+            self.assertTrue(r["ok"], r["error"])
+        self.branch = {i: r["worktree"]["branch"] for i, r in recs.items()}
+        self.session = self.branch["a"].split("/")[1]
+        self.tips = {i: self.sb.git("rev-parse", b).strip() for i, b in self.branch.items()}
+        return p
+
+    def merge(self, *args, timeout=60):
+        return self.sb.run("worktrees", "merge", *args, provider=None, timeout=timeout)
+
+    def tree(self, rev):
+        names = self.sb.git("ls-tree", "-r", "--name-only", rev).split()
+        return {n: self.sb.git("show", f"{rev}:{n}") for n in names}
+
+    def assert_nothing_else_moved(self):
+        self.assert_main_untouched()
+        self.assertEqual(self.sb.git("symbolic-ref", "HEAD").strip(), self.head_ref)
+        self.assertEqual(self.sb.git("rev-parse", "HEAD").strip(), self.base)
+        for i, b in self.branch.items():
+            self.assertEqual(self.sb.git("rev-parse", b).strip(), self.tips[i], b)
+        # No scratch worktree left, registered or as a folder.
+        self.assertEqual(self.worktree_list().count("worktree "), 1, self.worktree_list())
+        left = [d for d in os.listdir(self.trees) if d.startswith("merge-check")] \
+            if os.path.isdir(self.trees) else []
+        self.assertEqual(left, [])
+
+    def assert_integration(self, into):
+        files = self.tree(into)
+        self.assertEqual(files["a.txt"], "A from a")
+        self.assertEqual(files["b.txt"], "B from b")
+        self.assertEqual(files["c.txt"], "C from c")
+        self.assertNotIn("refused.txt", files)
+        for name, text in files.items():
+            self.assertNotIn("<<<<<<<", text, name)
+            self.assertNotIn(">>>>>>>", text, name)
+        # The base's files as they were committed, none of the checkout's uncommitted edits.
+        self.assertEqual(files["tracked.txt"], "one\n")
+        # Built on the base: each job's branch is in it.
+        for i in "abc":
+            subprocess.run(["git", "merge-base", "--is-ancestor", self.tips[i], into],
+                           cwd=self.sb.work, check=True)
+
+
+class TestWorktreesMerge(MergeBase):
+    def test_one_version_of_each_file_and_the_left_out_named_with_why(self):
+        self.run_batch()
+        p = self.merge("--check", CHECK)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        into = f"agentrun/{self.session}/merged"
+        lines = p.stdout.splitlines()
+        rows = {l.split()[1]: l for l in lines[:-1] if not l.startswith("    |")}
+        for i in "abc":
+            self.assertTrue(rows[self.branch[i]].startswith("merged "), rows)
+        self.assertRegex(rows[self.branch["d"]],
+                         r"^conflict +%s +with %s: a\.txt$" % (self.branch["d"], self.branch["a"]))
+        self.assertRegex(rows[self.branch["r"]], r"^check_failed +\S+ +the check exited 3$")
+        self.assertIn("    | refused.txt is not allowed here", lines)
+        head = self.sb.git("rev-parse", into).strip()
+        self.assertEqual(lines[-1].split()[:2], [into, head])
+        self.assertIn("3 of 5 merged, 2 left out", lines[-1])
+        self.assert_integration(into)
+        self.assert_nothing_else_moved()
+
+    def test_json_holds_the_same_and_the_order_is_deterministic(self):
+        self.run_batch()
+        p = self.merge("--check", CHECK, "--format", "json", "--into", "review/one")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        o = json.loads(p.stdout)
+        self.assertEqual(o["into"], "review/one")
+        self.assertTrue(o["created"])
+        self.assertEqual(o["session"], self.session)
+        self.assertEqual(o["base"], self.base)
+        self.assertEqual(o["head"], self.sb.git("rev-parse", "review/one").strip())
+        self.assertEqual((o["merged"], o["left_out"]), (3, 2))
+        by = {b["branch"]: b for b in o["branches"]}
+        d, r = by[self.branch["d"]], by[self.branch["r"]]
+        self.assertEqual(d["outcome"], "conflict")
+        self.assertEqual(d["conflicts_with"], [self.branch["a"]])
+        self.assertEqual(d["paths"], ["a.txt"])
+        self.assertEqual(r["outcome"], "check_failed")
+        self.assertEqual(r["check_status"], 3)
+        self.assertIn("refused.txt is not allowed here", r["check_output"])
+        for i in "abc":
+            self.assertEqual(by[self.branch[i]]["outcome"], "merged")
+            self.assertEqual(by[self.branch[i]]["tip"], self.tips[i])
+        # Branches with no conflict first, by name; then the rest.
+        order = [b["branch"].rsplit("/", 1)[1] for b in o["branches"]]
+        self.assertEqual(order, ["b", "c", "r", "a", "d"])
+        self.assert_integration("review/one")
+        # The same input, the same result: a second integration branch gets the same trees.
+        p2 = self.merge("--check", CHECK, "--format", "json", "--into", "review/two")
+        o2 = json.loads(p2.stdout)
+        self.assertEqual([(b["branch"], b["outcome"]) for b in o2["branches"]],
+                         [(b["branch"], b["outcome"]) for b in o["branches"]])
+        self.assertEqual(self.sb.git("rev-parse", "review/one^{tree}"),
+                         self.sb.git("rev-parse", "review/two^{tree}"))
+        self.assert_nothing_else_moved()
+
+    def test_an_existing_branch_is_extended_never_reset(self):
+        self.run_batch()
+        into = f"agentrun/{self.session}/merged"
+        p = self.merge(self.branch["b"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first = self.sb.git("rev-parse", into).strip()
+        p = self.merge("--check", CHECK)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn(f"empty         {self.branch['b']}  nothing to merge", p.stdout)
+        subprocess.run(["git", "merge-base", "--is-ancestor", first, into], cwd=self.sb.work,
+                       check=True)
+        self.assertIn("(extended from", p.stdout)
+        self.assert_integration(into)
+        # Everything merged already: each branch is empty, exit 0, the branch stays.
+        head = self.sb.git("rev-parse", into).strip()
+        p = self.merge(self.branch["a"], self.branch["c"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.sb.git("rev-parse", into).strip(), head)
+        self.assert_nothing_else_moved()
+
+    def test_usage_errors(self):
+        self.run_batch()
+        p = self.merge("--into", "main")  # the checked-out branch: its checkout would change
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("checked out", p.stderr)
+        p = self.merge("--into", self.branch["a"])
+        self.assertEqual(p.returncode, 2)
+        p = self.merge("no-such-branch")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no branch 'no-such-branch'", p.stderr)
+        p = self.merge("20990101-000000-abcd")
+        self.assertEqual(p.returncode, 2)
+        p = self.sb.run("worktrees", "list", "--check", "true", provider=None)
+        self.assertEqual(p.returncode, 2)
+        self.assert_nothing_else_moved()
+
+    def test_hostile_paths_are_shown_not_obeyed(self):
+        self.run_batch()
+        # Two branches that conflict on a path with a newline and an escape in it.
+        evil = "x\n\x1b[2Jy.txt"
+        for n, text in (("e1", "one"), ("e2", "two")):
+            b = f"agentrun/{self.session}/{n}"
+            self.sb.git("branch", b, self.base)
+            wt = os.path.join(self.sb.root, n)
+            self.sb.git("worktree", "add", "-q", wt, b)
+            with open(os.path.join(wt, evil), "w") as f:
+                f.write(text)
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"],
+                           cwd=wt, check=True)
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit",
+                            "-qm", n], cwd=wt, check=True)
+            self.sb.git("worktree", "remove", wt)
+            self.branch[n] = b
+            self.tips[n] = self.sb.git("rev-parse", b).strip()
+        p = self.merge(self.branch["e1"], self.branch["e2"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertNotIn("\x1b", p.stdout)
+        self.assertIn('"x\\n\\033[2Jy.txt"', p.stdout)
+        self.assertEqual(len(p.stdout.splitlines()), 3)
+        self.assert_nothing_else_moved()
+
+    def test_sigint_during_a_slow_check_leaves_no_scratch_worktree_and_no_branch(self):
+        self.run_batch()
+        into = f"agentrun/{self.session}/merged"
+        marker = os.path.join(self.sb.root, "check-started")
+        env = dict(self.sb.env)
+        proc = subprocess.Popen([AGENTRUN, "worktrees", "merge", "--check",
+                                 f"touch {marker}; sleep 60"], cwd=self.sb.work, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        while not os.path.exists(marker) and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(marker))
+        self.assertIn("locked", self.worktree_list())
+        t0 = time.time()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        self.assertLess(time.time() - t0, 10)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("interrupted", err)
+        self.assertEqual(out, "")
+        self.assertEqual(subprocess.run(["git", "rev-parse", "--verify", "--quiet", into],
+                                        cwd=self.sb.work, capture_output=True).returncode, 1)
+        self.assertNotIn(into, self.sb.git("for-each-ref", "--format=%(refname)"))
+        self.assert_nothing_else_moved()
+
+
+class TestBatchMerge(MergeBase):
+    def test_batch_merge_merges_at_the_end_and_counts(self):
+        p = self.run_batch("--merge", "--check", CHECK)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("agentrun batch: 3 of 5 branches merged", p.stderr)
+        self.assertIn("agentrun batch: conflict", p.stderr)
+        self.assertIn("agentrun batch: check_failed", p.stderr)
+        self.assert_integration(f"agentrun/{self.session}/merged")
+        self.assert_nothing_else_moved()
+
+    def test_batch_merge_needs_commit(self):
+        p = self.batch(JOBS, "--worktrees", "--merge")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--merge needs --commit", p.stderr)
+        p = self.batch(JOBS, "--worktrees", "--commit", "--check", "true")
+        self.assertEqual(p.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -4,7 +4,9 @@ CLI's own write tool (claude Write, codex apply_patch, gemini write_file), end a
 branches each holding exactly its job's change, with the main checkout — dirty, with a
 staged and an untracked file — byte-identical to before; two jobs that edit one file each
 get their own version; SIGINT mid-batch leaves no worktree git lists as missing, and the
-same command with --resume finishes the rest. The mock serves each job its own steps
+same command with --resume finishes the rest; `batch --merge --check` merges the branches
+into one integration branch, leaving out (and naming) one that conflicts and one the check
+refuses (issue 48). The mock serves each job its own steps
 ("match" on a marker in its prompt), so jobs can run in any order."""
 import hashlib
 import json
@@ -222,6 +224,49 @@ class Base:
             self.assertTrue(r["ok"], (id, r["error"]))
             self.assertEqual(self.changes(r["worktree"]["branch"]), {id + ".txt": id + "\n"})
         self.assertEqual(self.main_state(), self.before)
+
+
+    def test_batch_merge_one_branch_one_version_each_left_out_named(self):
+        # Issue 48: jobs write a.txt, b.txt, c.txt; another writes a.txt differently; another
+        # writes a file the check refuses. `batch --merge --check` ends with one integration
+        # branch holding one version of each of a, b and c, no conflict marker and not the
+        # refused file; the other two are named with why; the checkout is untouched.
+        jobs = [("ma", "a.txt", "A from ma\n"), ("mb", "b.txt", "B from mb\n"),
+                ("mc", "c.txt", "C from mc\n"), ("md", "a.txt", "A from md\n"),
+                ("mr", "refused.txt", "refused\n")]
+        self.mock.set_script({self.cli: [s for id, path, text in jobs
+                                         for s in write_steps(id, path, text)]})
+        check = 'if test -e refused.txt; then echo "refused.txt is refused"; exit 3; fi'
+        p = self.batch("".join(line(id, path) for id, path, _ in jobs), "--merge", "--check",
+                       check)
+        recs = self.records(p.stdout)
+        self.assertEqual(sorted(recs), sorted(id for id, _, _ in jobs), p.stderr[-4000:])
+        for r in recs.values():
+            self.assertTrue(r["ok"], r["error"])
+        self.assertEqual(p.returncode, 1, p.stderr[-4000:])
+        branch = {id: r["worktree"]["branch"] for id, r in recs.items()}
+        into = "agentrun/%s/merged" % branch["ma"].split("/")[1]
+        self.assertIn("agentrun batch: 3 of 5 branches merged", p.stderr)
+        err = p.stderr.splitlines()
+        self.assertTrue(any(l.startswith("agentrun batch: conflict") and branch["md"] in l
+                            and ("with " + branch["ma"]) in l and l.endswith(": a.txt")
+                            for l in err), p.stderr)
+        self.assertTrue(any(l.startswith("agentrun batch: check_failed") and branch["mr"] in l
+                            and "exited 3" in l for l in err), p.stderr)
+        self.assertIn("refused.txt is refused", p.stderr)
+        names = self.git("ls-tree", "-r", "--name-only", into).split()
+        self.assertNotIn("refused.txt", names)
+        for path, text in (("a.txt", "A from ma\n"), ("b.txt", "B from mb\n"),
+                           ("c.txt", "C from mc\n"), ("shared.txt", "base\n")):
+            self.assertEqual(self.git("show", "%s:%s" % (into, path)), text)
+        for n in names:
+            self.assertNotIn("<<<<<<<", self.git("show", "%s:%s" % (into, n)))
+        self.assertEqual(self.main_state(), self.before)
+        self.assertEqual(self.git("rev-parse", "HEAD").strip(), self.base)
+        for id, r in recs.items():
+            self.assertEqual(self.git("rev-parse", branch[id]).strip(), r["worktree"]["commit"])
+        self.assertEqual(self.git("worktree", "list", "--porcelain").count("worktree "), 1)
+        self.assertEqual(harness.leftover_processes(self.root), [])
 
 
 class TestClaude(Base, unittest.TestCase):

@@ -26,7 +26,7 @@ static const struct ar_docgen_operands operands[] = {
     { "review", "@rev", NULL, NULL },
     { "route", "", NULL, NULL },
     { "run", "", NULL, NULL },
-    { "worktrees", "list|prune", NULL, NULL },
+    { "worktrees", "list|prune|merge", "merge", "@rev" },
 };
 
 const struct ar_docgen_operands *ar_docgen_operands_of(const struct ar_cli_command *cmd)

@@ -218,6 +218,53 @@ class TestWorktreesMerge(MergeBase):
         self.assert_nothing_else_moved()
 
 
+    def test_a_check_that_runs_too_long_is_ended_with_its_group(self):
+        self.run_batch()
+        marker = os.path.join(self.sb.root, "grandchild.pid")
+        # The check leaves a grandchild in its group: it goes with the check.
+        p = self.merge(self.branch["b"], "--format", "json", "--check-timeout", "1",
+                       "--check", f"sleep 60 & echo $! > {marker}; echo started; wait")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        row = json.loads(p.stdout)["branches"][0]
+        self.assertEqual(row["outcome"], "check_failed")
+        self.assertIsNone(row["check_status"])
+        self.assertTrue(row["check_timed_out"])
+        self.assertIn("started", row["check_output"])
+        with open(marker) as f:
+            pid = int(f.read())
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            self.fail("the check's sleep survived it")
+        p = self.merge(self.branch["c"], "--check-timeout", "1", "--check", "sleep 60")
+        self.assertIn("the check timed out", p.stdout)
+        self.assert_nothing_else_moved()
+
+    def test_a_git_older_than_2_38_gets_a_clear_error(self):
+        self.run_batch()
+        real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True,
+                              text=True).stdout.strip()
+        bindir = os.path.join(self.sb.root, "oldgit")
+        os.makedirs(bindir)
+        with open(os.path.join(bindir, "git"), "w") as f:
+            f.write('#!/bin/sh\n'
+                    'for a; do [ "$a" = version ] && { echo "git version 2.37.1"; exit 0; }; done\n'
+                    f'exec {real} "$@"\n')
+        os.chmod(os.path.join(bindir, "git"), 0o755)
+        env = {"PATH": bindir + os.pathsep + self.sb.env.get("PATH", "")}
+        p = self.sb.run("worktrees", "merge", provider=None, env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("needs git 2.38 or later", p.stderr)
+        self.assertIn("2.37.1", p.stderr)
+        self.assertNotIn("merged", self.sb.git("for-each-ref", "--format=%(refname)"))
+        self.assert_nothing_else_moved()
+
+
 class TestBatchMerge(MergeBase):
     def test_batch_merge_merges_at_the_end_and_counts(self):
         p = self.run_batch("--merge", "--check", CHECK)

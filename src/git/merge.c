@@ -951,5 +951,7 @@ int ar_worktree_merge(const struct ar_worktree_merge_options *o,
     free(m.dir);
     if (rc < 0)
         ar_worktree_merge_result_finish(out);
+    else if (err) /* a git that said "no" on the way (no such branch yet) was no failure */
+        *err = (struct ar_error)AR_ERROR_INIT;
     return rc;
 }

@@ -275,6 +275,19 @@ class TestBatchMerge(MergeBase):
         self.assert_integration(f"agentrun/{self.session}/merged")
         self.assert_nothing_else_moved()
 
+    def test_batch_merge_event_in_json_logs(self):
+        p = self.run_batch("--merge", "--log-format", "json")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        events = [json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")]
+        e = [e for e in events if e.get("event") == "batch_merged"]
+        self.assertEqual(len(e), 1, p.stderr)
+        into = f"agentrun/{self.session}/merged"
+        self.assertEqual((e[0]["into"], e[0]["branches"], e[0]["merged"], e[0]["left_out"]),
+                         (into, 5, 4, 1))
+        self.assertEqual(e[0]["head"], self.sb.git("rev-parse", into).strip())
+        self.assertEqual(self.tree(into)["refused.txt"], "nobody wants this")
+        self.assert_nothing_else_moved()
+
     def test_batch_merge_needs_commit(self):
         p = self.batch(JOBS, "--worktrees", "--merge")
         self.assertEqual(p.returncode, 2)

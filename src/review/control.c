@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "review/diff.h"
 #include "review/review.h"
@@ -70,7 +71,7 @@ static const char *writer(const struct ar_review_coverage *cov, const char *rel)
 }
 
 /*
- * The two names of path on disk: its folder resolved and its last component
+ * Two more names of path on disk: its folder resolved and its last component
  * as written (the link itself, if it is one), and the whole path resolved
  * (where a link leads). Either may be "" when it cannot be resolved (the file
  * is missing: then nothing was read from it).
@@ -100,6 +101,52 @@ static void names(const char *path, char lexical[PATH_MAX], char physical[PATH_M
     int w = snprintf(lexical, PATH_MAX, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
     if (w < 0 || w >= PATH_MAX)
         lexical[0] = '\0';
+}
+
+/*
+ * path as an absolute name without resolving a link: the process's directory
+ * (physical, as getcwd() gives it) and path's components, "." and ".." taken
+ * lexically. A folder on the way that is a link the change retargets shows
+ * here under its own name, where realpath() would have followed it. "" when it
+ * does not fit.
+ */
+static void plain(const char *path, char out[PATH_MAX])
+{
+    char buf[PATH_MAX];
+    out[0] = '\0';
+    if (path[0] == '/')
+        snprintf(buf, sizeof(buf), "%s", path);
+    else if (getcwd(buf, sizeof(buf))) {
+        size_t n = strlen(buf);
+        if (snprintf(buf + n, sizeof(buf) - n, "/%s", path) >= (int)(sizeof(buf) - n))
+            return;
+    } else
+        return;
+    size_t len = 0;
+    for (char *save = NULL, *part = strtok_r(buf, "/", &save); part;
+         part = strtok_r(NULL, "/", &save)) {
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            while (len && out[len - 1] != '/')
+                len--;
+            if (len)
+                len--;
+            out[len] = '\0';
+            continue;
+        }
+        size_t pn = strlen(part);
+        if (len + 1 + pn + 1 > PATH_MAX) {
+            out[0] = '\0';
+            return;
+        }
+        out[len++] = '/';
+        memcpy(out + len, part, pn);
+        len += pn;
+        out[len] = '\0';
+    }
+    if (!len)
+        strcpy(out, "/");
 }
 
 /* The revision a fix should read the control from: the base of what is reviewed. */
@@ -134,10 +181,11 @@ int ar_review_check_controls(const struct ar_review_coverage *cov, const char *r
         const struct ar_review_control *c = &controls[i];
         if (!c->path || !*c->path)
             continue;
-        char lexical[PATH_MAX], physical[PATH_MAX];
+        char lexical[PATH_MAX], physical[PATH_MAX], unresolved[PATH_MAX];
         names(c->path, lexical, physical);
-        const char *cand[2] = { lexical, physical };
-        for (size_t j = 0; j < 2; j++) {
+        plain(c->path, unresolved);
+        const char *cand[3] = { unresolved, lexical, physical };
+        for (size_t j = 0; j < 3; j++) {
             const char *rel = cand[j][0] ? under(top, cand[j]) : NULL;
             const char *by = rel ? writer(cov, rel) : NULL;
             if (!by)

@@ -118,6 +118,24 @@ class FromTheBase(Base):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("is a file the change under review changes", p.stderr)
 
+    def test_a_folder_link_the_change_retargets_fails(self):
+        # The base reads conf/accepted.json through conf -> a; the change points conf at
+        # b, whose accepted.json was already there (planted in an earlier change).
+        for d in ("a", "b"):
+            self.sb.write(d + "/accepted.json",
+                          json.dumps({"schema": "agentrun.review/1", "issues": []}))
+        os.symlink("a", os.path.join(self.sb.work, "conf"))
+        self.commit("conf")
+        self.sb.git("update-ref", "refs/remotes/origin/main", "HEAD")
+        os.unlink(os.path.join(self.sb.work, "conf"))
+        os.symlink("b", os.path.join(self.sb.work, "conf"))
+        self.sb.write("evil.c", EVIL + "\n")
+        self.commit("retarget")
+        p, _ = self.review_json("--baseline", "conf/accepted.json", "origin/main...HEAD", "--")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("changes ('conf')", p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_a_working_tree_review_refuses_an_edited_baseline(self):
         self.sb.write("evil.c", EVIL + "\n")
         self.sb.write(ACCEPTED, json.dumps({"schema": "agentrun.review/1",

@@ -201,11 +201,21 @@ struct ar_review_verdict {
  * The fingerprints of a previous review, to leave out the findings it
  * already had: agentrun's json output (issues[].fingerprint), its SARIF
  * output (partialFingerprints) or its gitlab output ([].fingerprint).
+ * path is read as ar_review_read_instructions() reads its spec: REV:PATH
+ * (origin/main:.agentrun/accepted.json) from git's objects in a git work tree
+ * (cwd; NULL: the current directory), never from a file of the checkout
+ * (./REV:PATH names the file); else the file. A baseline read from a file of
+ * the checkout is remembered as such: a review whose change adds, modifies or
+ * deletes that file fails to start (ar_review_start(), err.where "baseline").
  * On success *out is a new baseline the caller frees with
  * ar_review_baseline_destroy(). Returns 0, AR_EUSAGE (unreadable, not JSON,
- * or none of those documents: err says which) or AR_ENOMEM.
+ * none of those documents, or a REV or PATH git does not know: err says which)
+ * or AR_ENOMEM.
  */
 struct ar_review_baseline;
+AR_API int ar_review_baseline_read(const char *cwd, const char *path,
+                                   struct ar_review_baseline **out, struct ar_error *err);
+/* ar_review_baseline_read(NULL, path, out, err). */
 AR_API int ar_review_baseline_load(const char *path, struct ar_review_baseline **out,
                                    struct ar_error *err);
 AR_API void ar_review_baseline_destroy(struct ar_review_baseline *b); /* NULL is fine */
@@ -284,7 +294,23 @@ struct ar_review_options {
     ar_review_event_fn *on_event; /* may be NULL */
     void *event_arg;
 
-    void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /*
+             * Added in 0.2.0. The name instructions were read from, as given to
+             * ar_review_read_instructions(), or NULL. Every input that steers the
+             * verdict must come from a place the change cannot write: when it
+             * names a file of the checkout (not REV:PATH), a change that adds,
+             * modifies, deletes or renames that file (or a folder on its way)
+             * fails to start (ar_review_start(): AR_EUSAGE, err.where
+             * "instructions"). The baseline (ar_review_baseline_read()) and the
+             * prompt folders (run.prompts_dir, the user's) are checked the same
+             * way, without being named here.
+             */
+            const char *instructions_from;
+        };
+        void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 /*

@@ -78,7 +78,9 @@ static const struct ar_cli_opt opts[] = {
       "review)",
       NULL },
     { "baseline", KEY_BASELINE, "FILE",
-      "leave out findings already in FILE, a previous review's json, sarif or gitlab output",
+      "leave out findings already in FILE, a previous review's json, sarif or gitlab output; "
+      "REV:PATH reads it from git (origin/main:.agentrun/accepted.json: a pull request cannot "
+      "change it)",
       "@file" },
     { "pretty", KEY_PRETTY, NULL, "indent json, sarif and gitlab output (default: one line)",
       NULL },
@@ -287,6 +289,21 @@ static int read_instructions(const char *cwd, const char *path, struct ar_buf *o
     return rc;
 }
 
+/* The option behind a control the change under review writes (ar_review_start()'s
+ * err.where), or NULL. */
+static const char *control_option(const char *where)
+{
+    static const char *const map[][2] = {
+        { "baseline", "--baseline" },
+        { "instructions", "--instructions" },
+        { "prompts_dir", "--prompts-dir" },
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(where, map[i][0]) == 0)
+            return map[i][1];
+    return NULL;
+}
+
 /* The library's json document, as a value for main.c. */
 static int collect(void *arg, const char *data, size_t n)
 {
@@ -465,7 +482,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     /* Read before any model call: a bad baseline costs nothing. */
     if (baseline_path) {
-        int brc = ar_review_baseline_load(baseline_path, &baseline, &err);
+        int brc = ar_review_baseline_read(s.run.cwd, baseline_path, &baseline, &err);
         if (brc == AR_EUSAGE) {
             ar_cli_usage_error(cmd, "--baseline: %s", err.msg);
             goto out;
@@ -490,6 +507,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     o.max_chunks = (size_t)max_chunks;
     o.jobs = (unsigned)jobs;
     o.instructions = instructions_path ? ar_buf_cstr(&instructions) : NULL;
+    o.instructions_from = instructions_path;
     o.baseline = baseline;
     o.on_event = on_review_event;
     o.event_arg = &s;
@@ -500,6 +518,8 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
                                     "%s; raise --max-chunks or --max-chunk-bytes, or review "
                                     "less",
                                     err.msg);
+        else if (err.code == AR_EUSAGE && control_option(err.where))
+            rc = ar_cli_usage_error(cmd, "%s: %s", control_option(err.where), err.msg);
         else if (err.code == AR_EUSAGE)
             rc = ar_cli_usage_error(cmd, "%s", err.msg);
         else {

@@ -27,14 +27,17 @@ const struct ar_cli_env_var ar_cli_env_vars[] = {
     { "AGENTRUN_PRICES", "a JSON price table overriding the built-in one (like --prices)" },
     { "AGENTRUN_RECORD", "write a cassette of every CLI call into this directory (like --record)" },
     { "AGENTRUN_REPLAY", "answer every call from the cassettes in this directory (like --replay)" },
+    { "AGENTRUN_CACHE_KEY",
+      "the secret the result cache's entries are checked with (16 bytes or more; in CI, a "
+      "repository secret; default: the key file $XDG_CONFIG_HOME/agentrun/cache.key)" },
     { "AGENTRUN_WORKTREE_DIR",
       "where runs with --worktree get their git worktrees (default: "
       "$XDG_STATE_HOME/agentrun/worktrees, else ~/.local/state/agentrun/worktrees)" },
     { "XDG_CACHE_HOME",
       "the result cache (--cache) lives in $XDG_CACHE_HOME/agentrun (default: ~/.cache/agentrun)" },
     { "XDG_CONFIG_HOME",
-      "prompt overrides are read from $XDG_CONFIG_HOME/agentrun/prompts (default: "
-      "~/.config/agentrun/prompts)" },
+      "prompt overrides are read from $XDG_CONFIG_HOME/agentrun/prompts, the result cache's "
+      "key from $XDG_CONFIG_HOME/agentrun/cache.key (default: ~/.config/agentrun/…)" },
     { "TMPDIR", "where the CLIs' output files are created (unlinked at once)" },
     { NULL, NULL },
 };

@@ -9,6 +9,7 @@
  */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "prompt/internal.h"
 #include "util/array.h"
+#include "util/sha256.h"
 #include "prompt/prompt.h"
 
 /* Sections nested deeper than this are a template error; real templates use one level. */
@@ -650,9 +652,49 @@ int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, 
 
 /* ------------------------------------------------------------- rendering */
 
-static const char *lookup(const struct ar_prompt *p, const struct seg *s,
-                          const struct ar_prompt_var *vars, size_t nvars)
+/*
+ * The fence tag of one rendering ({{fence}}): 32 hex digits of SHA-256 over every
+ * value of the rendering (name, length and bytes each) and a counter, the counter
+ * raised until no value holds the tag. The text a template fences
+ * (<diff-{{fence}}> … </diff-{{fence}}>) is written by whoever the prompt reviews
+ * or routes: to close the fence early it would have to hold the hash of itself, so
+ * the tag is as unpredictable to its author as a random one, and, unlike a random
+ * one, the same values render the same prompt: the result cache, replay and the
+ * providers' prompt caches keep working.
+ */
+static void fence_tag(const struct ar_prompt_var *vars, size_t nvars, char out[AR_FENCE_LEN + 1])
 {
+    for (uint32_t round = 0;; round++) {
+        struct ar_sha256 h;
+        ar_sha256_init(&h);
+        ar_sha256_update(&h, "agentrun fence", 15);
+        for (size_t i = 0; i < nvars; i++) {
+            if (!vars[i].name || !vars[i].value)
+                continue;
+            uint64_t n = strlen(vars[i].value);
+            ar_sha256_update(&h, vars[i].name, strlen(vars[i].name) + 1);
+            ar_sha256_update(&h, &n, sizeof(n));
+            ar_sha256_update(&h, vars[i].value, (size_t)n);
+        }
+        ar_sha256_update(&h, &round, sizeof(round));
+        char hex[AR_SHA256_HEX];
+        ar_sha256_hex(&h, hex);
+        memcpy(out, hex, AR_FENCE_LEN);
+        out[AR_FENCE_LEN] = '\0';
+        int held = 0;
+        for (size_t i = 0; i < nvars && !held; i++)
+            held = vars[i].value && strstr(vars[i].value, out);
+        if (!held)
+            return;
+    }
+}
+
+static const char *lookup(const struct ar_prompt *p, const struct seg *s,
+                          const struct ar_prompt_var *vars, size_t nvars, const char *fence)
+{
+    /* The fence is the renderer's: no value given for it can choose it. */
+    if (name_is(p, s, AR_FENCE_VAR, strlen(AR_FENCE_VAR)))
+        return fence;
     for (size_t i = nvars; i-- > 0;)
         if (vars[i].name && name_is(p, s, vars[i].name, strlen(vars[i].name)))
             return vars[i].value;
@@ -686,6 +728,9 @@ int ar_prompt_render_inline(const char *prompt, size_t len, const char *schema, 
 int ar_prompt_render(const struct ar_prompt *p, const struct ar_prompt_var *vars, size_t nvars,
                      struct ar_buf *out, struct ar_error *err)
 {
+    char fence[AR_FENCE_LEN + 1] = "";
+    if (ar_prompt_uses(p, AR_FENCE_VAR))
+        fence_tag(vars, nvars, fence);
     for (size_t i = 0; i < p->nsegs; i++) {
         const struct seg *s = &p->segs[i];
         const char *value;
@@ -695,7 +740,7 @@ int ar_prompt_render(const struct ar_prompt *p, const struct ar_prompt_var *vars
             rc = ar_buf_append(out, p->text + s->off, s->len);
             break;
         case SEG_VAR:
-            value = lookup(p, s, vars, nvars);
+            value = lookup(p, s, vars, nvars, fence);
             if (!value)
                 return tpl_error(err, p, s->line,
                                  "variable '%.*s' is not set (--var %.*s=VALUE; in a batch "
@@ -705,7 +750,7 @@ int ar_prompt_render(const struct ar_prompt *p, const struct ar_prompt_var *vars
             rc = ar_buf_puts(out, value);
             break;
         case SEG_OPEN:
-            value = lookup(p, s, vars, nvars);
+            value = lookup(p, s, vars, nvars, fence);
             if (!value || !*value)
                 i = s->match;
             break;
@@ -730,7 +775,8 @@ int ar_prompt_variables(const struct ar_prompt *p, struct ar_strv *names)
 {
     for (size_t i = 0; i < p->nsegs; i++) {
         const struct seg *s = &p->segs[i];
-        if (s->kind == SEG_TEXT || s->kind == SEG_CLOSE)
+        if (s->kind == SEG_TEXT || s->kind == SEG_CLOSE ||
+            name_is(p, s, AR_FENCE_VAR, strlen(AR_FENCE_VAR)))
             continue;
         int seen = 0;
         for (size_t j = 0; j < i && !seen; j++)

@@ -104,12 +104,21 @@ int ar_prompt_render_inline(const char *prompt, size_t len, const char *schema, 
 int ar_prompt_render(const struct ar_prompt *p, const struct ar_prompt_var *vars, size_t nvars,
                      struct ar_buf *out, struct ar_error *err);
 
+/*
+ * {{fence}}: a tag the renderer sets, never a value of vars, for the fences around
+ * text the prompt's subject wrote (<diff-{{fence}}> … </diff-{{fence}}>): 32 hex
+ * digits that no value of the rendering holds and that its author cannot choose
+ * (a hash over the values). The same values give the same tag.
+ */
+#define AR_FENCE_VAR "fence"
+#define AR_FENCE_LEN 32
+
 /* 1 when the template mentions variable `name` ({{name}} or a section), else 0. */
 int ar_prompt_uses(const struct ar_prompt *p, const char *name);
 
 /*
  * Appends the names of the variables the template uses, each once, in order
- * of first use. Returns 0 or AR_ENOMEM.
+ * of first use ({{fence}}, which the renderer sets, is not one). Returns 0 or AR_ENOMEM.
  */
 int ar_prompt_variables(const struct ar_prompt *p, struct ar_strv *names);
 

@@ -14,15 +14,19 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "record/record.h"
 #include "util/file.h"
+#include "util/sha256.h"
 
 #define CACHE_SCHEMA "agentrun.cache/1"
 
@@ -93,15 +97,222 @@ static char *entry_path(const char *dir, const char *key)
     return p;
 }
 
-int ar_cache_get(const char *dir, const char *key, const char *bin, uint64_t ttl_s,
-                 struct ar_cassette *hit)
+/* ---- trust: the directory is this user's alone, the entries carry a MAC ---- */
+
+/* A directory this user owns and no one else may write; one that does not exist yet
+ * is fine (it is made 0700). Returns 0 or AR_EUSAGE. */
+static int check_dir(const char *path, const char *dir, struct ar_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return ar_error_set(err, AR_EUSAGE, "--cache-dir", "cache directory '%s' is not a folder",
+                            path);
+    if (st.st_uid != geteuid())
+        return ar_error_set(err, AR_EUSAGE, "--cache-dir",
+                            "cache directory '%s' is owned by another user (uid %lu): its "
+                            "entries could be anyone's answers; use a directory of your own "
+                            "(--cache-dir)",
+                            path, (unsigned long)st.st_uid);
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return ar_error_set(err, AR_EUSAGE, "--cache-dir",
+                            "cache directory '%s' is writable by others (mode %03o): anyone who "
+                            "can write it could plant answers; chmod go-w '%s' (agentrun makes "
+                            "it 0700), or use another --cache-dir",
+                            path, (unsigned)(st.st_mode & 0777), path);
+    (void)dir;
+    return 0;
+}
+
+/* The MAC key's file: $XDG_CONFIG_HOME/agentrun/cache.key, else ~/.config/…; NULL
+ * when there is no HOME. */
+static int key_file(char *out, size_t n)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    int w;
+    if (xdg && xdg[0] == '/')
+        w = snprintf(out, n, "%s/agentrun/cache.key", xdg);
+    else if (home && *home)
+        w = snprintf(out, n, "%s/.config/agentrun/cache.key", home);
+    else
+        return -1;
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+/* Reads the key file: this user's, readable by no one else, 32 bytes or more. */
+static int read_key(const char *path, unsigned char secret[AR_CACHE_SECRET_LEN],
+                    struct ar_error *err)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT
+                   ? 1
+                   : ar_error_set_sys(err, AR_EIO, errno, path,
+                                      "cannot read the cache key '%s': %s", path, strerror(errno));
+    struct stat st;
+    char buf[512];
+    ssize_t got = -1;
+    int rc = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = ar_error_set(err, AR_EUSAGE, path, "the cache key '%s' is not a regular file", path);
+    else if (st.st_uid != geteuid() || (st.st_mode & 077))
+        rc = ar_error_set(err, AR_EUSAGE, path,
+                          "the cache key '%s' is another user's or readable by others (mode "
+                          "%03o): chmod 600 it, or remove it to make a new one",
+                          path, (unsigned)(st.st_mode & 0777));
+    else if ((got = read(fd, buf, sizeof(buf))) < 32)
+        rc = ar_error_set(err, AR_EUSAGE, path,
+                          "the cache key '%s' is too short: remove it to make a new one", path);
+    close(fd);
+    if (!rc)
+        ar_sha256_digest(buf, (size_t)got, secret);
+    memset(buf, 0, sizeof(buf));
+    return rc;
+}
+
+/* Makes the key file: 32 random bytes, hex, 0600, linked into place only whole (a
+ * concurrent agentrun that made it first wins, and its key is read). */
+static int make_key(const char *path, struct ar_error *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    *strrchr(dir, '/') = '\0';
+    int rc = ar_record_make_dirs(dir, err);
+    if (rc)
+        return rc;
+    unsigned char raw[32];
+    size_t have = 0;
+    while (have < sizeof(raw)) {
+        ssize_t n = getrandom(raw + have, sizeof(raw) - have, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return ar_error_set_sys(err, AR_EIO, errno, path, "getrandom: %s", strerror(errno));
+        have += (size_t)n;
+    }
+    char hex[2 * sizeof(raw) + 2];
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    hex[2 * sizeof(raw)] = '\n';
+    hex[2 * sizeof(raw) + 1] = '\0';
+    memset(raw, 0, sizeof(raw));
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return ar_error_set_sys(err, AR_EIO, errno, path, "cannot create the cache key '%s': %s",
+                                path, strerror(errno));
+    size_t len = strlen(hex);
+    int ok = fchmod(fd, 0600) == 0 && write(fd, hex, len) == (ssize_t)len && fsync(fd) == 0;
+    int e = errno;
+    close(fd);
+    memset(hex, 0, sizeof(hex));
+    if (ok && link(tmp, path) != 0 && errno != EEXIST) {
+        e = errno;
+        ok = 0;
+    }
+    unlink(tmp);
+    if (!ok)
+        return ar_error_set_sys(err, AR_EIO, e, path, "cannot create the cache key '%s': %s", path,
+                                strerror(e));
+    return 0;
+}
+
+int ar_cache_prepare(const char *dir, unsigned char secret[AR_CACHE_SECRET_LEN],
+                     struct ar_error *err)
+{
+    char calls[4200];
+    snprintf(calls, sizeof(calls), "%s/calls", dir);
+    int rc = check_dir(dir, dir, err);
+    if (!rc)
+        rc = check_dir(calls, dir, err);
+    if (rc)
+        return rc;
+    const char *env = getenv("AGENTRUN_CACHE_KEY");
+    if (env && *env) {
+        if (strlen(env) < 16)
+            return ar_error_set(err, AR_EUSAGE, "AGENTRUN_CACHE_KEY",
+                                "AGENTRUN_CACHE_KEY is too short: 16 bytes or more (a random "
+                                "secret of the repository)");
+        ar_sha256_digest(env, strlen(env), secret);
+        return 0;
+    }
+    char path[4096];
+    if (key_file(path, sizeof(path)) != 0)
+        return ar_error_set(err, AR_EUSAGE, "--cache",
+                            "no key to check cache entries with: set AGENTRUN_CACHE_KEY, or "
+                            "HOME or XDG_CONFIG_HOME for a key file");
+    rc = read_key(path, secret, err);
+    if (rc == 1) {
+        rc = make_key(path, err);
+        if (!rc)
+            rc = read_key(path, secret, err);
+        if (rc == 1)
+            rc = ar_error_set(err, AR_EIO, path, "cannot read the cache key '%s'", path);
+    }
+    return rc;
+}
+
+/* The MAC of an entry: HMAC-SHA256 over the schema, the key it is filed under and its
+ * canonical JSON (sorted keys, compact, without "mac"), in hex. Returns 0 or -1. */
+static int entry_mac(const unsigned char secret[AR_CACHE_SECRET_LEN], const char *key,
+                     json_t *entry, char out[AR_SHA256_HEX])
+{
+    char *text = json_dumps(entry, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!text)
+        return -1;
+    struct ar_hmac_sha256 m;
+    ar_hmac_sha256_init(&m, secret, AR_CACHE_SECRET_LEN);
+    ar_hmac_sha256_update(&m, CACHE_SCHEMA, sizeof(CACHE_SCHEMA));
+    ar_hmac_sha256_update(&m, key, strlen(key) + 1);
+    ar_hmac_sha256_update(&m, text, strlen(text));
+    ar_hmac_sha256_hex(&m, out);
+    free(text);
+    return 0;
+}
+
+/* Compares two hex MACs in time that does not depend on where they differ. */
+static int same_mac(const char *a, const char *b)
+{
+    unsigned char d = 0;
+    for (size_t i = 0; i < AR_SHA256_HEX - 1; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/* Reads the entry at path into c when its MAC holds. Returns 1, or 0 (a miss). */
+static int load_entry(const char *path, const unsigned char secret[AR_CACHE_SECRET_LEN],
+                      const char *key, struct ar_cassette *c)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, (size_t)256 << 20);
+    int ok = ar_file_read(path, &b, NULL) == 0;
+    json_t *v = ok ? json_loadb(ar_buf_cstr(&b), b.len, 0, NULL) : NULL;
+    ar_buf_finish(&b);
+    const char *mac = json_string_value(json_object_get(v, "mac"));
+    char want[AR_SHA256_HEX], got[AR_SHA256_HEX];
+    ok = mac && strlen(mac) == AR_SHA256_HEX - 1;
+    if (ok) {
+        snprintf(got, sizeof(got), "%s", mac);
+        json_object_del(v, "mac");
+        ok = entry_mac(secret, key, v, want) == 0 && same_mac(want, got);
+    }
+    ok = ok && ar_cassette_from_json(v, c, NULL) == 0;
+    json_decref(v);
+    return ok;
+}
+
+int ar_cache_get(const char *dir, const unsigned char secret[AR_CACHE_SECRET_LEN], const char *key,
+                 const char *bin, uint64_t ttl_s, struct ar_cassette *hit)
 {
     char *path = entry_path(dir, key);
     if (!path)
         return 0;
     struct ar_cassette c;
     ar_cassette_init(&c);
-    int ok = ar_is_file(path) && ar_cassette_load(path, &c, NULL) == 0;
+    int ok = ar_is_file(path) && load_entry(path, secret, key, &c);
     free(path);
     if (ok) {
         /* An entry answers only the request it was stored for: its own request must
@@ -124,8 +335,8 @@ int ar_cache_get(const char *dir, const char *key, const char *bin, uint64_t ttl
     return 1;
 }
 
-int ar_cache_put(const char *dir, const char *key, const struct ar_cassette *c,
-                 struct ar_error *err)
+int ar_cache_put(const char *dir, const unsigned char secret[AR_CACHE_SECRET_LEN], const char *key,
+                 const struct ar_cassette *c, struct ar_error *err)
 {
     size_t n = strlen(dir) + sizeof("/calls");
     char *calls = malloc(n);
@@ -137,9 +348,16 @@ int ar_cache_put(const char *dir, const char *key, const struct ar_cassette *c,
     if (rc < 0)
         return rc;
     char *path = entry_path(dir, key);
-    if (!path)
-        return ar_error_set(err, AR_ENOMEM, dir, "out of memory");
-    rc = ar_cassette_save(c, path, err);
+    json_t *v = ar_cassette_to_json(c);
+    char mac[AR_SHA256_HEX];
+    char *text = NULL;
+    if (path && v && entry_mac(secret, key, v, mac) == 0 &&
+        json_object_set_new(v, "mac", json_string(mac)) == 0)
+        text = json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(v);
+    rc = text ? ar_file_write_atomic(path, text, strlen(text), 0600, err)
+              : ar_error_set(err, AR_ENOMEM, dir, "out of memory");
+    free(text);
     free(path);
     return rc;
 }

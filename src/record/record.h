@@ -167,18 +167,37 @@ int ar_cache_call_cacheable(const struct ar_call_spec *spec);
  * (argv[0] included), stdin and contract. */
 void ar_cache_key(const struct ar_cassette *req, const char *bin, char out[AR_SHA256_HEX]);
 
+/* The secret an entry's MAC is made with: never in the cache directory. */
+#define AR_CACHE_SECRET_LEN AR_SHA256_LEN
+
+/*
+ * Gets the cache in dir ready to trust: the directory (and its calls/), when
+ * they exist, must be this user's and writable by no one else (as ssh holds
+ * its key files), else AR_EUSAGE naming the fix; and secret gets the MAC key:
+ * AGENTRUN_CACHE_KEY when set (16 bytes or more; CI sets it from a repository
+ * secret), else the per-user key file $XDG_CONFIG_HOME/agentrun/cache.key
+ * (~/.config/…), made on first use (0600, 32 random bytes, created
+ * atomically) and refused when another user owns it or others may read it.
+ * Returns 0, AR_EUSAGE or AR_EIO with err set.
+ */
+int ar_cache_prepare(const char *dir, unsigned char secret[AR_CACHE_SECRET_LEN],
+                     struct ar_error *err);
+
 /*
  * Looks the key up in dir. Returns 1 with *hit filled (initialized by the
- * caller) when a usable entry exists: its own request (provider, model, CLI
+ * caller) when a usable entry exists: its MAC (HMAC-SHA256 with secret over the
+ * key and the whole entry) holds, its own request (provider, model, CLI
  * identity, argv, stdin and contract hashes) with bin hashes to key, and it
- * is younger than ttl_s unless ttl_s is 0. Else 0: missing, expired, corrupt
- * or mismatched entries are misses (a later put replaces them), never errors.
+ * is younger than ttl_s unless ttl_s is 0. Else 0: missing, expired, corrupt,
+ * forged (an answer edited, an entry written without the secret) or
+ * mismatched entries are misses (a later put replaces them), never errors.
  */
-int ar_cache_get(const char *dir, const char *key, const char *bin, uint64_t ttl_s,
-                 struct ar_cassette *hit);
+int ar_cache_get(const char *dir, const unsigned char secret[AR_CACHE_SECRET_LEN], const char *key,
+                 const char *bin, uint64_t ttl_s, struct ar_cassette *hit);
 
-/* Stores c under key, atomically, creating dir as needed. Returns 0 or AR_EIO. */
-int ar_cache_put(const char *dir, const char *key, const struct ar_cassette *c,
-                 struct ar_error *err);
+/* Stores c under key with its MAC, atomically, creating dir as needed. Returns 0 or
+ * AR_EIO. */
+int ar_cache_put(const char *dir, const unsigned char secret[AR_CACHE_SECRET_LEN], const char *key,
+                 const struct ar_cassette *c, struct ar_error *err);
 
 #endif

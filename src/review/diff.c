@@ -529,6 +529,27 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
     return rc;
 }
 
+int ar_review_read_spec(const char *cwd, const char *spec, struct ar_buf *out, int *from_git,
+                        struct ar_error *err)
+{
+    if (from_git)
+        *from_git = 0;
+    int git = ar_review_spec_is_git(cwd, spec, err);
+    if (git < 0)
+        return git;
+    if (from_git)
+        *from_git = git;
+    return git ? ar_diff_read_blob(cwd, spec, out, err) : ar_file_read(spec, out, err);
+}
+
+int ar_review_spec_is_git(const char *cwd, const char *spec, struct ar_error *err)
+{
+    int rc = ar_diff_is_blob_spec(cwd, spec, err);
+    if (rc < 0)
+        return rc;
+    return rc || (!ar_is_file(spec) && strchr(spec, ':'));
+}
+
 int ar_review_read_instructions(const char *cwd, const char *spec, char **out, size_t *len,
                                 struct ar_error *err)
 {
@@ -536,10 +557,7 @@ int ar_review_read_instructions(const char *cwd, const char *spec, char **out, s
     *len = 0;
     struct ar_buf b;
     ar_buf_init(&b, AR_REVIEW_MAX_INSTRUCTIONS);
-    int rc = ar_diff_is_blob_spec(cwd, spec, err);
-    if (rc >= 0)
-        rc = rc || (!ar_is_file(spec) && strchr(spec, ':')) ? ar_diff_read_blob(cwd, spec, &b, err)
-                                                            : ar_file_read(spec, &b, err);
+    int rc = ar_review_read_spec(cwd, spec, &b, NULL, err);
     if (!rc && !(*out = ar_buf_detach(&b, len)))
         rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     ar_buf_finish(&b);

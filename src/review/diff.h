@@ -104,6 +104,21 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
  */
 int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err);
 
+/*
+ * The one reader of a review control given on the command line (the
+ * instructions, a baseline): spec is REV:PATH (ar_diff_is_blob_spec(), or a
+ * name with a colon that is no file) read from git's objects, else a file
+ * (ar_file_read(), relative to the process's directory). Appends it to out;
+ * *from_git (may be NULL) says which it was. Returns 0 or a negative AR_E…
+ * code as ar_diff_read_blob() and ar_file_read().
+ */
+int ar_review_read_spec(const char *cwd, const char *spec, struct ar_buf *out, int *from_git,
+                        struct ar_error *err);
+
+/* 1 when ar_review_read_spec() reads spec from git's objects, 0 when from a file,
+ * or a negative AR_E… code. */
+int ar_review_spec_is_git(const char *cwd, const char *spec, struct ar_error *err);
+
 /* Whether a name is a revision: ar_review_is_revision() (public, agentrun/review.h). */
 
 /* Why a file of a diff is binary (ar_diff_file.binary). */

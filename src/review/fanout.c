@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prompt/prompt.h"
 #include "proc/proc.h"
 #include "review/diff.h"
 #include "result/result.h"
@@ -53,6 +54,7 @@ struct ar_review_run {
     struct ar_run_options run;
     struct ar_strv strings, include, exclude;
     char *instructions;
+    char *instructions_from; /* the instructions' name, as the caller read it, or NULL */
     struct ar_baseline baseline;
     int has_baseline;
 
@@ -128,6 +130,7 @@ static void run_free(struct ar_review_run *rr)
     ar_buf_finish(&rr->text);
     ar_baseline_finish(&rr->baseline);
     free(rr->instructions);
+    free(rr->instructions_from);
     free(rr->root);
     ar_strv_finish(&rr->strings);
     ar_strv_finish(&rr->include);
@@ -392,6 +395,8 @@ static int copy_options(struct ar_review_run *rr, const struct ar_review_options
         rc = copy_globs(&rr->exclude, o->exclude, o->n_exclude);
     if (!rc && o->instructions && !(rr->instructions = strdup(o->instructions)))
         rc = AR_ENOMEM;
+    if (!rc && o->instructions_from && !(rr->instructions_from = strdup(o->instructions_from)))
+        rc = AR_ENOMEM;
     const struct ar_baseline *b = ar_review_baseline_get(o->baseline);
     if (!rc && b) {
         rr->has_baseline = 1;
@@ -402,6 +407,8 @@ static int copy_options(struct ar_review_run *rr, const struct ar_review_options
             memcpy(rr->baseline.fp, b->fp, b->n * sizeof(*b->fp));
         if (rc)
             rr->baseline.n = 0;
+        if (!rc && b->file && !(rr->baseline.file = strdup(b->file)))
+            rc = AR_ENOMEM;
     }
     return rc ? ar_error_set(err, rc, NULL, "out of memory") : 0;
 }
@@ -470,6 +477,42 @@ static int blank(const struct ar_buf *b)
 }
 
 /*
+ * Every file of the checkout the verdict depends on (control.c): the
+ * instructions' and the baseline's when they were read from a file rather than
+ * REV:PATH, and the folders prompt templates are looked for in. Returns 0, or
+ * AR_EUSAGE when the change writes one.
+ */
+static int check_controls(struct ar_review_run *rr, const struct ar_review_options *o,
+                          struct ar_error *err)
+{
+    struct ar_review_control c[4];
+    size_t n = 0;
+    int rc = 0;
+    if (rr->instructions_from) {
+        rc = ar_review_spec_is_git(rr->run.cwd, rr->instructions_from, err);
+        if (rc < 0)
+            return rc;
+        if (!rc)
+            c[n++] = (struct ar_review_control){ "instructions", "instructions",
+                                                 rr->instructions_from, 0 };
+    }
+    if (rr->baseline.file)
+        c[n++] = (struct ar_review_control){ "baseline", "baseline", rr->baseline.file, 0 };
+    if (rr->run.prompts_dir)
+        c[n++] =
+            (struct ar_review_control){ "prompt templates", "prompts_dir", rr->run.prompts_dir, 1 };
+    struct ar_buf config;
+    ar_buf_init(&config, AR_BUF_UNLIMITED);
+    if (ar_prompt_config_dir(&config) == 0)
+        c[n++] = (struct ar_review_control){ "prompt templates", "prompts_dir",
+                                             ar_buf_cstr(&config), 1 };
+    const char *root = rr->root ? rr->root : rr->run.cwd ? rr->run.cwd : ".";
+    rc = ar_review_check_controls(&rr->res->pub.coverage, root, c, n, o->rev, o->diff != NULL, err);
+    ar_buf_finish(&config);
+    return rc;
+}
+
+/*
  * Parses the diff, decides what happens to every changed path (coverage.c:
  * excluded, binary and too big files never reach the model whole; the plan
  * lists them), and cuts what is sent into chunks.
@@ -499,6 +542,12 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
                                      o->no_default_excludes };
     rc = ar_coverage_plan(&rr->diff, &filter, o->allow_binary, o->max_chunk_bytes, &rr->gaps, cov,
                           &rr->send, err);
+    /* Where the model's paths are resolved and the controls are checked: the
+     * repository's top, found now so that the end of the review runs no git. */
+    if (!rc)
+        rc = ar_diff_toplevel(rr->run.cwd, &rr->root, err);
+    if (!rc)
+        rc = check_controls(rr, o, err);
     if (rc)
         return rc;
     box->excluded = calloc(cov->n_files + 1, sizeof(*box->excluded));
@@ -530,9 +579,7 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
                             plan->source ? plan->source : "the diff", rr->n_chunks,
                             o->max_chunk_bytes, rr->text.len, o->max_chunks);
     plan->n_chunks = rr->n_chunks;
-    /* Where the model's paths are resolved: the repository's top, found now so
-     * that the end of the review runs no git. */
-    return ar_diff_toplevel(rr->run.cwd, &rr->root, err);
+    return 0;
 }
 
 /* The chunks' jobs, none started yet. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "git/internal.h"
+#include "review/diff.h"
 #include "review/review.h"
 #include "util/file.h"
 
@@ -134,12 +135,13 @@ static int collect(json_t *doc, struct ar_baseline *b, size_t *cap)
     return rc;
 }
 
-int ar_baseline_load(const char *path, struct ar_baseline *b, struct ar_error *err)
+int ar_baseline_load(const char *cwd, const char *path, struct ar_baseline *b, struct ar_error *err)
 {
     memset(b, 0, sizeof(*b));
     struct ar_buf text;
     ar_buf_init(&text, BASELINE_MAX_BYTES);
-    int rc = ar_file_read(path, &text, err);
+    int from_git = 0;
+    int rc = ar_review_read_spec(cwd, path, &text, &from_git, err);
     if (rc) {
         ar_buf_finish(&text);
         if (rc == AR_ENOMEM)
@@ -168,12 +170,18 @@ int ar_baseline_load(const char *path, struct ar_baseline *b, struct ar_error *e
     }
     if (b->n)
         qsort(b->fp, b->n, sizeof(*b->fp), cmp_fp);
+    /* A file of the checkout: the review checks that the change does not write it. */
+    if (!from_git && !(b->file = strdup(path))) {
+        ar_baseline_finish(b);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory reading the baseline");
+    }
     return 0;
 }
 
 void ar_baseline_finish(struct ar_baseline *b)
 {
     free(b->fp);
+    free(b->file);
     memset(b, 0, sizeof(*b));
 }
 
@@ -210,11 +218,17 @@ struct ar_review_baseline {
 
 int ar_review_baseline_load(const char *path, struct ar_review_baseline **out, struct ar_error *err)
 {
+    return ar_review_baseline_read(NULL, path, out, err);
+}
+
+int ar_review_baseline_read(const char *cwd, const char *path, struct ar_review_baseline **out,
+                            struct ar_error *err)
+{
     *out = NULL;
     struct ar_review_baseline *rb = calloc(1, sizeof(*rb));
     if (!rb)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory reading the baseline");
-    int rc = ar_baseline_load(path, &rb->b, err);
+    int rc = ar_baseline_load(cwd, path, &rb->b, err);
     if (rc) {
         free(rb);
         return rc;

@@ -89,6 +89,29 @@ char *ar_review_text_cut(const char *s, int *cut);
 /* Frees what one issue holds. */
 void ar_review_issue_free(struct ar_review_issue *is);
 
+/* ---- the controls come from the base (control.c) ---- */
+
+/* A file or folder of the checkout the review reads something that steers its verdict
+ * from: a baseline, instructions, prompt templates. */
+struct ar_review_control {
+    const char *what;  /* for people: "baseline", "instructions", "prompt templates" */
+    const char *where; /* err.where when the change writes it: "baseline"… */
+    const char *path;  /* as the caller named it (relative to the process's directory) */
+    int folder;        /* a folder: any file under it counts */
+};
+
+/*
+ * Fails when a change of cov (its paths are relative to root, the repository's
+ * top, or the folder a patch applies to) adds, modifies, deletes or renames one
+ * of the n controls, or a folder on its way: AR_EUSAGE with err.where the
+ * control's and a message that says how to read it from the base revision
+ * (derived from rev; from_text: the diff was given as text). Returns 0 or
+ * AR_EUSAGE.
+ */
+int ar_review_check_controls(const struct ar_review_coverage *cov, const char *root,
+                             const struct ar_review_control *controls, size_t n, const char *rev,
+                             int from_text, struct ar_error *err);
+
 /* ---- coverage (coverage.c) ---- */
 
 /*
@@ -176,17 +199,20 @@ void ar_review_fingerprint(const struct ar_review_issue *is, unsigned occurrence
 struct ar_baseline {
     char (*fp)[AR_FINGERPRINT_LEN + 1];
     size_t n;
+    char *file; /* the checkout file it was read from, or NULL (REV:PATH: git's objects) */
 };
 
 /*
- * Reads the fingerprints of a previous review from path: agentrun's json
+ * Reads the fingerprints of a previous review from path (REV:PATH: from git's
+ * objects in the work tree of cwd, as the instructions; ar_review_read_spec()): agentrun's json
  * output (issues[].fingerprint), its SARIF output
  * (results[].partialFingerprints["agentrunFinding/v1"]) or its gitlab output
  * ([].fingerprint). b is filled (ar_baseline_finish()). Returns 0, AR_EUSAGE
  * (unreadable, not JSON, or none of those documents; err says which) or
  * AR_ENOMEM.
  */
-int ar_baseline_load(const char *path, struct ar_baseline *b, struct ar_error *err);
+int ar_baseline_load(const char *cwd, const char *path, struct ar_baseline *b,
+                     struct ar_error *err);
 
 void ar_baseline_finish(struct ar_baseline *b);
 

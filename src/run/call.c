@@ -44,6 +44,9 @@ int ar_call_tapes_init(struct ar_call_tapes *t, const struct ar_run_options *o,
             return ar_error_set(err, AR_EUSAGE, "--cache-dir",
                                 "no cache directory: set XDG_CACHE_HOME or HOME, or give "
                                 "--cache-dir");
+        /* A directory others can write, or no key to check its entries with, is
+         * refused before any call: an answer it served could be anyone's. */
+        return ar_cache_prepare(t->cache_dir, t->cache_secret, err);
     }
     return 0;
 }
@@ -74,6 +77,7 @@ struct ar_call {
     struct ar_cassette tape;
     char *record_dir;
     char *cache_dir;
+    unsigned char cache_secret[AR_CACHE_SECRET_LEN];
     char cache_key[AR_SHA256_HEX];
     struct ar_redactor redactor;
     int have_redactor;
@@ -153,7 +157,7 @@ static void on_child_done(struct ar_child *child, const struct ar_child_result *
      * rate limit or an interrupted call; and never one that holds a secret. */
     if (c->capture && c->cache_dir && c->keep && !c->secret && c->ended_ok) {
         struct ar_error err = AR_ERROR_INIT;
-        if (ar_cache_put(c->cache_dir, c->cache_key, &c->tape, &err) < 0)
+        if (ar_cache_put(c->cache_dir, c->cache_secret, c->cache_key, &c->tape, &err) < 0)
             ar_warn(&c->logger, "cannot write the cache entry: %s", err.msg);
     }
     call_free(c);
@@ -238,7 +242,7 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         c->logger = (struct ar_logger)AR_LOGGER_INIT;
     c->provider = o->provider;
     ar_cassette_init(&c->tape);
-    static const struct ar_call_tapes none = { NULL, NULL, NULL, 0 };
+    static const struct ar_call_tapes none = { .record_dir = NULL };
     const struct ar_call_tapes *tp = o->tapes ? o->tapes : &none;
     int cacheable = tp->cache_dir && ar_cache_call_cacheable(o->spec);
     int rc = 0;
@@ -287,8 +291,9 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         ar_debug(o->logger, "%s: replaying a recorded call from '%s'", o->provider, tp->replay_dir);
     } else if (cacheable) {
         ar_cache_key(&c->tape, o->child.argv[0], c->cache_key);
-        if (ar_cache_get(tp->cache_dir, c->cache_key, o->child.argv[0], tp->cache_ttl_s,
-                         &c->tape)) {
+        memcpy(c->cache_secret, tp->cache_secret, sizeof(c->cache_secret));
+        if (ar_cache_get(tp->cache_dir, c->cache_secret, c->cache_key, o->child.argv[0],
+                         tp->cache_ttl_s, &c->tape)) {
             c->origin = AR_CALL_CACHED;
             ar_debug(o->logger, "%s: served from the cache (%.12s)", o->provider, c->cache_key);
         } else if (!(c->cache_dir = strdup(tp->cache_dir))) {
@@ -356,6 +361,7 @@ void ar_call_keep(struct ar_call *call)
 
 struct ar_call_held {
     char *cache_dir;
+    unsigned char cache_secret[AR_CACHE_SECRET_LEN];
     char cache_key[AR_SHA256_HEX];
     struct ar_cassette tape;
 };
@@ -369,6 +375,7 @@ struct ar_call_held *ar_call_hold(struct ar_call *call)
         return NULL; /* the cache is an optimisation: nothing is kept */
     h->cache_dir = call->cache_dir;
     call->cache_dir = NULL;
+    memcpy(h->cache_secret, call->cache_secret, sizeof(h->cache_secret));
     memcpy(h->cache_key, call->cache_key, sizeof(h->cache_key));
     h->tape = call->tape; /* moved: the call's own is made empty */
     ar_cassette_init(&call->tape);
@@ -377,7 +384,7 @@ struct ar_call_held *ar_call_hold(struct ar_call *call)
 
 int ar_call_held_put(struct ar_call_held *h, struct ar_error *err)
 {
-    int rc = h ? ar_cache_put(h->cache_dir, h->cache_key, &h->tape, err) : 0;
+    int rc = h ? ar_cache_put(h->cache_dir, h->cache_secret, h->cache_key, &h->tape, err) : 0;
     ar_call_held_free(h);
     return rc;
 }

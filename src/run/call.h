@@ -11,16 +11,18 @@
 #include "agentrun/agentrun.h"
 #include "proc/proc.h"
 #include "provider/provider.h"
+#include "util/sha256.h"
 
 struct ar_call;
 
 /* Where a run's calls come from and go to: resolved once per run from its options and
  * the environment (AGENTRUN_RECORD, AGENTRUN_REPLAY, XDG_CACHE_HOME, HOME). */
 struct ar_call_tapes {
-    char *record_dir;     /* write a cassette of every call here, or NULL */
-    char *replay_dir;     /* serve every call from here, never spawning, or NULL */
-    char *cache_dir;      /* serve and keep cacheable calls here, or NULL */
-    uint64_t cache_ttl_s; /* 0: entries never expire */
+    char *record_dir; /* write a cassette of every call here, or NULL */
+    char *replay_dir; /* serve every call from here, never spawning, or NULL */
+    char *cache_dir;  /* serve and keep cacheable calls here, or NULL */
+    unsigned char cache_secret[AR_SHA256_LEN]; /* the entries' MAC key (cache.c) */
+    uint64_t cache_ttl_s;                      /* 0: entries never expire */
 };
 
 /*

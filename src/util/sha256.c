@@ -81,7 +81,7 @@ void ar_sha256_update(struct ar_sha256 *s, const void *data, size_t n)
     }
 }
 
-void ar_sha256_hex(struct ar_sha256 *s, char out[AR_SHA256_HEX])
+void ar_sha256_final(struct ar_sha256 *s, unsigned char out[AR_SHA256_LEN])
 {
     uint64_t bits = s->len * 8;
     unsigned char pad = 0x80;
@@ -93,14 +93,60 @@ void ar_sha256_hex(struct ar_sha256 *s, char out[AR_SHA256_HEX])
     for (int i = 0; i < 8; i++)
         be[i] = (unsigned char)(bits >> (56 - 8 * i));
     ar_sha256_update(s, be, 8);
-    static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 4; j++) {
-            unsigned char byte = (unsigned char)(s->h[i] >> (24 - 8 * j));
-            out[8 * i + 2 * j] = hex[byte >> 4];
-            out[8 * i + 2 * j + 1] = hex[byte & 15];
-        }
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (unsigned char)(s->h[i] >> (24 - 8 * j));
+}
+
+void ar_sha256_hex(struct ar_sha256 *s, char out[AR_SHA256_HEX])
+{
+    unsigned char d[AR_SHA256_LEN];
+    ar_sha256_final(s, d);
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < AR_SHA256_LEN; i++) {
+        out[2 * i] = hex[d[i] >> 4];
+        out[2 * i + 1] = hex[d[i] & 15];
+    }
     out[64] = '\0';
+}
+
+/* RFC 2104 with SHA-256: the key is hashed first when longer than a block. */
+void ar_hmac_sha256_init(struct ar_hmac_sha256 *m, const void *key, size_t n)
+{
+    unsigned char block[64] = { 0 }, pad[64];
+    if (n > sizeof(block))
+        ar_sha256_digest(key, n, block);
+    else if (n)
+        memcpy(block, key, n);
+    for (int i = 0; i < 64; i++)
+        pad[i] = block[i] ^ 0x36;
+    ar_sha256_init(&m->inner);
+    ar_sha256_update(&m->inner, pad, sizeof(pad));
+    for (int i = 0; i < 64; i++)
+        pad[i] = block[i] ^ 0x5c;
+    ar_sha256_init(&m->outer);
+    ar_sha256_update(&m->outer, pad, sizeof(pad));
+}
+
+void ar_hmac_sha256_update(struct ar_hmac_sha256 *m, const void *data, size_t n)
+{
+    ar_sha256_update(&m->inner, data, n);
+}
+
+void ar_hmac_sha256_hex(struct ar_hmac_sha256 *m, char out[AR_SHA256_HEX])
+{
+    unsigned char d[AR_SHA256_LEN];
+    ar_sha256_final(&m->inner, d);
+    ar_sha256_update(&m->outer, d, sizeof(d));
+    ar_sha256_hex(&m->outer, out);
+}
+
+void ar_sha256_digest(const void *data, size_t n, unsigned char out[AR_SHA256_LEN])
+{
+    struct ar_sha256 s;
+    ar_sha256_init(&s);
+    ar_sha256_update(&s, data, n);
+    ar_sha256_final(&s, out);
 }
 
 void ar_sha256_hex_of(const void *data, size_t n, char out[AR_SHA256_HEX])

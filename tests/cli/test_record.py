@@ -3,6 +3,8 @@ review spawns nothing, one changed byte misses, a corrupt entry is replaced, a r
 without any CLI reproduces the RunResult, a missing cassette is replay_miss, cassettes
 hold no secret."""
 import glob
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -56,6 +58,24 @@ class Case(unittest.TestCase):
 
     def entries(self):
         return sorted(glob.glob(os.path.join(self.cache, "calls", "*.json")))
+
+    def key_file(self):
+        return os.path.join(self.sb.env["XDG_CONFIG_HOME"], "agentrun", "cache.key")
+
+    def sign(self, entry, doc, secret=None):
+        """Writes doc to entry with the MAC agentrun gives it (src/record/cache.c): what
+        only a holder of the key can do."""
+        if secret is None:
+            with open(self.key_file(), "rb") as f:
+                secret = f.read()
+        key = hashlib.sha256(secret).digest()
+        doc = {k: v for k, v in doc.items() if k != "mac"}
+        canon = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        name = os.path.basename(entry)[:-len(".json")]
+        msg = b"agentrun.cache/1\0" + name.encode() + b"\0" + canon.encode()
+        doc["mac"] = hmac.new(key, msg, hashlib.sha256).hexdigest()
+        with open(entry, "w") as f:
+            json.dump(doc, f)
 
 
 class Cache(Case):
@@ -161,14 +181,111 @@ class Cache(Case):
         with open(entry) as f:
             doc = json.load(f)
         doc["recorded_at"] = int(time.time()) - 7200
-        with open(entry, "w") as f:
-            json.dump(doc, f)
+        self.sign(entry, doc)
         self.assertTrue(as_json(self.review("--cache-ttl", "3h"))["cached"])
         self.assertFalse(as_json(self.review("--cache-ttl", "3600"))["cached"])
         self.assertEqual(len(self.sb.calls()), 2)
         p = self.review("--cache-ttl", "soon")
         self.assertEqual(p.returncode, 2)
         self.assertIn("--cache-ttl", p.stderr)
+
+    # ---- issue 44: the cache cannot be forged
+
+    def test_an_edited_answer_is_a_miss_and_is_replaced(self):
+        self.sb.answers("claude", [json.dumps(REVIEW)])
+        self.assertEqual(self.review().returncode, 1)
+        [entry] = self.entries()
+        with open(entry) as f:
+            doc = json.load(f)
+        self.assertRegex(doc["mac"], "^[0-9a-f]{64}$")
+        # A fail turned into a pass (high to info), as a pull request's CI job could
+        # plant it.
+        self.assertIn("high", doc["stdout"])
+        doc["stdout"] = doc["stdout"].replace("high", "info")
+        with open(entry, "w") as f:
+            json.dump(doc, f)
+        p = self.review()
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertFalse(as_json(p)["cached"])
+        self.assertEqual(len(self.sb.calls()), 2)
+        # Replaced by the call it missed: the next review is served again.
+        self.assertTrue(as_json(self.review())["cached"])
+        self.assertEqual(len(self.sb.calls()), 2)
+
+    def test_an_entry_planted_without_the_key_is_never_served(self):
+        self.sb.answers("claude", [json.dumps(REVIEW)])
+        self.review()
+        [entry] = self.entries()
+        with open(entry) as f:
+            doc = json.load(f)
+        doc["stdout"] = doc["stdout"].replace("high", "info")
+        # Another run's key (a fork's CI job, another machine): valid, and not ours.
+        self.sign(entry, doc, secret=b"not the key of this user, 64 bytes of it at least")
+        p = self.review()
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(len(self.sb.calls()), 2)
+        # Without any MAC, the same.
+        doc.pop("mac")
+        with open(entry, "w") as f:
+            json.dump(doc, f)
+        self.assertEqual(self.review().returncode, 1)
+        self.assertEqual(len(self.sb.calls()), 3)
+        # Signed with this user's key, it is served: the test's signer is the real one.
+        self.sign(entry, doc)
+        p = self.review()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(as_json(p)["cached"])
+
+    def test_the_key_file_is_made_once_0600_and_another_key_invalidates(self):
+        self.sb.answers("claude", [json.dumps(REVIEW)])
+        self.review()
+        st = os.stat(self.key_file())
+        self.assertEqual(st.st_mode & 0o777, 0o600)
+        with open(self.key_file()) as f:
+            first = f.read()
+        self.assertRegex(first, "^[0-9a-f]{64}\n$")
+        self.assertTrue(as_json(self.review())["cached"])
+        with open(self.key_file()) as f:
+            self.assertEqual(f.read(), first)
+        # CI's key, from a repository secret: the entries made with the file's key miss.
+        ci = {"AGENTRUN_CACHE_KEY": "ci-secret-0123456789abcdef"}
+        self.assertFalse(as_json(self.review(env=ci))["cached"])
+        self.assertTrue(as_json(self.review(env=ci))["cached"])
+        self.assertFalse(as_json(self.review(env={"AGENTRUN_CACHE_KEY":
+                                                  "another-0123456789abcdef"}))["cached"])
+        p = self.review(env={"AGENTRUN_CACHE_KEY": "short"})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("AGENTRUN_CACHE_KEY is too short", p.stderr)
+        # A key file others can read is refused, as ssh refuses a key file.
+        os.chmod(self.key_file(), 0o644)
+        p = self.review()
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("readable by others", p.stderr)
+
+    def test_a_cache_directory_others_can_write_is_refused(self):
+        self.sb.answers("claude", [json.dumps(REVIEW)])
+        self.review()
+        n = len(self.sb.calls())
+        for target, mode in ((self.cache, 0o777), (self.cache, 0o770),
+                             (os.path.join(self.cache, "calls"), 0o757)):
+            with self.subTest(target=target, mode=oct(mode)):
+                os.chmod(target, mode)
+                p = self.review()
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("is writable by others", p.stderr)
+                self.assertIn("chmod go-w", p.stderr)
+                self.assertEqual(len(self.sb.calls()), n)
+                os.chmod(target, 0o700)
+        self.assertTrue(as_json(self.review())["cached"])
+
+    def test_a_cache_directory_of_another_user_is_refused(self):
+        # /tmp's sticky folder is root's (or another user's): never a cache.
+        if os.stat("/").st_uid == os.geteuid():
+            self.skipTest("running as root: every folder is ours")
+        p = self.sb.run("review", "--format", "json", "--cache", "--cache-dir", "/",
+                        provider="claude")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is owned by another user", p.stderr)
 
     def test_failed_calls_are_never_cached(self):
         self.sb.env["FAKE_CLI_STDOUT_TEXT"] = ""

@@ -4,6 +4,7 @@ failed reviews."""
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -97,10 +98,14 @@ def as_json(p):
         raise AssertionError(f"stdout is not JSON: {p.stdout!r}\nstderr: {p.stderr}")
 
 
+FENCE = re.compile(r"^<diff-([0-9a-f]{32})>\n", re.M)
+
+
 def diff_of(stdin):
-    """The diff the prompt carried (between <diff> and </diff>)."""
-    start = stdin.index("<diff>\n") + len("<diff>\n")
-    text = stdin[start:stdin.index("</diff>", start)]
+    """The diff the prompt carried (between <diff-TAG> and </diff-TAG>, TAG the fence)."""
+    m = FENCE.search(stdin)
+    start = m.end()
+    text = stdin[start:stdin.index("\n</diff-" + m.group(1) + ">\n", start) + 1]
     return text[:-1] if text.endswith("\n") else text  # the template's own newline
 
 

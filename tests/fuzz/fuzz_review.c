@@ -11,13 +11,18 @@
  * of the user's left out, and that rule really matches (the filter skips the
  * path, or the file is binary and binary files were allowed). Also: file
  * sections and hunks lie inside the text, chunks are NUL-terminated and hold
- * no NUL, and each chunk reads back as a diff.
+ * no NUL, each chunk reads back as a diff, and each chunk in the review prompt
+ * sits inside a fence it cannot close (<diff-TAG> … </diff-TAG>, TAG not in it).
  */
 #include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentrun/prompt.h"
+#include "prompt/prompt.h"
 #include "review/diff.h"
 #include "review/review.h"
 #include "util/buf.h"
@@ -78,6 +83,35 @@ static const struct ar_diff_file *section_at(const struct ar_diff *d, size_t at)
 }
 
 /*
+ * The fence (issue 44): the chunk rendered into the review template sits between
+ * one <diff-TAG> line and one </diff-TAG> line, TAG 32 hex digits the chunk does
+ * not hold, and nothing of the chunk comes after the closing line.
+ */
+static void check_fence(const char *chunk, size_t len)
+{
+    static struct ar_prompt *tpl;
+    if (!tpl && ar_prompt_load("review", NULL, &tpl, NULL) != 0)
+        abort();
+    struct ar_prompt_var vars[] = { { "diff", chunk } };
+    struct ar_buf out;
+    ar_buf_init(&out, AR_BUF_UNLIMITED);
+    if (ar_prompt_render(tpl, vars, 1, &out, NULL) != 0)
+        abort();
+    const char *p = ar_buf_cstr(&out);
+    const char *open = strstr(p, "\n<diff-");
+    if (!open)
+        abort();
+    char close[64];
+    snprintf(close, sizeof(close), "\n</diff-%.*s>\n", AR_FENCE_LEN, open + 7);
+    const char *shut = strstr(open, close);
+    if (open[7 + AR_FENCE_LEN] != '>' || strspn(open + 7, "0123456789abcdef") < AR_FENCE_LEN ||
+        memmem(chunk, len, close + 1, strlen(close) - 2) || !shut || strstr(shut + 1, close) ||
+        shut[strlen(close)] != '\0' || shut - (open + 7 + AR_FENCE_LEN + 2) < (ptrdiff_t)len)
+        abort();
+    ar_buf_finish(&out);
+}
+
+/*
  * The gate, checked against the text itself: plans d as the review does, lets
  * every chunk pass, and when the verdict is 0 requires every line of the text
  * in a chunk unless a rule of the user's really left its section out.
@@ -104,6 +138,7 @@ static void check_gate(const char *text, size_t len, const struct ar_diff *d, si
             abort();
         if (chunks[i].first_file > chunks[i].last_file || chunks[i].last_file >= d->n_files)
             abort();
+        check_fence(chunks[i].text, chunks[i].len);
         /* A chunk reads back as a diff. */
         struct ar_diff cd = AR_DIFF_INIT;
         if (ar_diff_parse(chunks[i].text, chunks[i].len, &cd, NULL) != 0)

@@ -38,6 +38,32 @@ static void test_sha256_matches_the_fips_vectors(void **state)
     assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+/* RFC 4231 test cases 1, 2 and 6 (a key longer than a block is hashed first). */
+static void test_hmac_sha256_matches_the_rfc_vectors(void **state)
+{
+    (void)state;
+    char hex[AR_SHA256_HEX];
+    struct ar_hmac_sha256 m;
+    unsigned char k1[20];
+    memset(k1, 0x0b, sizeof(k1));
+    ar_hmac_sha256_init(&m, k1, sizeof(k1));
+    ar_hmac_sha256_update(&m, "Hi There", 8);
+    ar_hmac_sha256_hex(&m, hex);
+    assert_string_equal(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    ar_hmac_sha256_init(&m, "Jefe", 4);
+    ar_hmac_sha256_update(&m, "what do ya want ", 16);
+    ar_hmac_sha256_update(&m, "for nothing?", 12);
+    ar_hmac_sha256_hex(&m, hex);
+    assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    unsigned char k6[131];
+    memset(k6, 0xaa, sizeof(k6));
+    const char *msg = "Test Using Larger Than Block-Size Key - Hash Key First";
+    ar_hmac_sha256_init(&m, k6, sizeof(k6));
+    ar_hmac_sha256_update(&m, msg, strlen(msg));
+    ar_hmac_sha256_hex(&m, hex);
+    assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
 static void test_base64_round_trips_and_refuses_garbage(void **state)
 {
     const char *cases[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
@@ -355,6 +381,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_matches_the_fips_vectors),
+        cmocka_unit_test(test_hmac_sha256_matches_the_rfc_vectors),
         cmocka_unit_test(test_base64_round_trips_and_refuses_garbage),
         cmocka_unit_test(test_redaction_of_env_values_and_token_shapes),
         cmocka_unit_test(test_redaction_joins_a_streamed_answer_before_looking),

@@ -526,12 +526,19 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
     }
     /* run keeps its historical "agentrun: codex …" head; the others name themselves. */
     int named = strcmp(s->cmd->name, "run") != 0;
-    fprintf(stderr,
-            "agentrun%s%s: %s%s%s%s: %llu input + %llu cached + %llu output tokens, %s, %.1f s%s\n",
+    /* The model's name is what the CLI reported: one line, whatever it holds. */
+    struct ar_buf line;
+    ar_buf_init(&line, AR_BUF_UNLIMITED);
+    if (ar_buf_printf(
+            &line,
+            "agentrun%s%s: %s%s%s%s: %llu input + %llu cached + %llu output tokens, %s, %.1f s%s",
             named ? " " : "", named ? s->cmd->name : "", sum->provider ? sum->provider : "?",
             sum->model ? " (" : "", sum->model ? sum->model : "", sum->model ? ")" : "",
             (unsigned long long)u->input, (unsigned long long)(u->cache_read + u->cache_write),
-            (unsigned long long)u->output, cost, (double)sum->duration_ms / 1000.0, tail);
+            (unsigned long long)u->output, cost, (double)sum->duration_ms / 1000.0, tail) == 0 &&
+        ar_cli_line_neutralize(&line, 0) == 0)
+        fprintf(stderr, "%s\n", ar_buf_cstr(&line));
+    ar_buf_finish(&line);
 }
 
 void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_result *r,

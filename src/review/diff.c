@@ -232,8 +232,16 @@ static int untracked_one(const char *top, const char *path, struct ar_buf *out,
     }
     free(full);
     /* `git diff --no-index` exits 1 when the files differ, which they do. */
-    const char *args[] = { "diff", "--patch-with-raw", "-z", "--no-index",
-                           "--",   "/dev/null",        path, NULL };
+    const char *args[] = { "diff",
+                           "--patch-with-raw",
+                           "-z",
+                           "--src-prefix=a/",
+                           "--dst-prefix=b/",
+                           "--no-index",
+                           "--",
+                           "/dev/null",
+                           path,
+                           NULL };
     return git_diff_into(top, args, 1, out, names, err);
 }
 
@@ -296,7 +304,11 @@ static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_diff_ga
 static int diff_cmd(const char *cwd, const char *const *extra, struct ar_buf *out,
                     struct ar_diff_names *names, struct ar_error *err)
 {
-    static const char *const raw[] = { "diff", "--patch-with-raw", "-z", NULL };
+    /* The prefixes on the command line: diff.srcPrefix and diff.dstPrefix in a user's
+     * configuration cannot change the headers names.c checks. */
+    static const char *const raw[] = {
+        "diff", "--patch-with-raw", "-z", "--src-prefix=a/", "--dst-prefix=b/", NULL
+    };
     struct ar_strv a = AR_STRV_INIT;
     int rc = ar_strv_pushv(&a, raw);
     if (!rc)

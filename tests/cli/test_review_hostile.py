@@ -658,6 +658,21 @@ class PathsAreGits(Base):
         # A renamed file is matched by its new name: the lockfile rule takes it now.
         self.assertEqual(coverage(doc)["Cargo.lock"], ("excluded", "default exclude Cargo.lock"))
 
+    def test_1_a_users_git_configuration_cannot_change_the_names(self):
+        self.sb.write("Cargo.lock ", EVIL + "\n")
+        self.sb.write("app.c", "int main(void) { return 2; }\n")
+        self.commit()
+        for key, value in (("diff.srcPrefix", "x/"), ("diff.dstPrefix", "y/"),
+                           ("diff.noprefix", "true"), ("diff.mnemonicPrefix", "true"),
+                           ("diff.renames", "copies"), ("core.quotepath", "true")):
+            self.sb.git("config", key, value)
+        self.sb.write("new one.c", "int n;\n")
+        cover = {"Cargo.lock ": ("reviewed", None), "app.c": ("reviewed", None)}
+        self.assert_gate(["origin/main...HEAD"], 0, cover, seen=["+" + EVIL],
+                         providers=("codex",))
+        self.assert_gate([], 0, {"new one.c": ("reviewed", None)}, seen=["+int n;"],
+                         providers=("codex",))
+
     # ---- case 2: a modified Git LFS pointer
 
     def lfs_pointer(self, oid, size, ext=()):

@@ -673,6 +673,22 @@ class PathsAreGits(Base):
         self.assert_gate([], 0, {"new one.c": ("reviewed", None)}, seen=["+int n;"],
                          providers=("codex",))
 
+    def test_1_an_unmerged_path_is_listed_and_fails_the_gate(self):
+        self.sb.git("checkout", "-q", "-b", "side")
+        self.sb.write("app.c", "int side;\n")
+        self.commit("side")
+        self.sb.git("checkout", "-q", "-")
+        self.sb.write("app.c", "int main_line;\n")
+        self.sb.write("ok.c", "int ok;\n")
+        self.commit("main")
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "merge", "-q",
+                        "side"], cwd=self.sb.work, capture_output=True)
+        self.sb.git("add", "ok.c")
+        p, doc = self.review_json("--staged")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(coverage(doc), {"app.c": ("not_sent", None)})
+        self.assertIn("unmerged", doc["files"][0]["why"])
+
     # ---- case 2: a modified Git LFS pointer
 
     def lfs_pointer(self, oid, size, ext=()):

@@ -664,9 +664,11 @@ class PathsAreGits(Base):
         self.commit()
         for key, value in (("diff.srcPrefix", "x/"), ("diff.dstPrefix", "y/"),
                            ("diff.noprefix", "true"), ("diff.mnemonicPrefix", "true"),
-                           ("diff.renames", "copies"), ("core.quotepath", "true")):
+                           ("diff.renames", "copies"), ("core.quotepath", "true"),
+                           ("diff.autoRefreshIndex", "false")):
             self.sb.git("config", key, value)
         self.sb.write("new one.c", "int n;\n")
+        os.utime(os.path.join(self.sb.work, "app.c"), (1, 1))  # stat data only
         cover = {"Cargo.lock ": ("reviewed", None), "app.c": ("reviewed", None)}
         self.assert_gate(["origin/main...HEAD"], 0, cover, seen=["+" + EVIL],
                          providers=("codex",))

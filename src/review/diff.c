@@ -400,7 +400,8 @@ static int worktree_change(const char *cwd, const char *base, struct ar_buf *out
  * 1 when s[0..n) can be a revision as git spells one: a ref name (by
  * git-check-ref-format's rules: no component starting with '.', no "//", no
  * leading or trailing '/', no space, control character, '\\', '*', '?' or '[')
- * or a commit id, with ~N, ^N, @{…} after it. "/change.diff" cannot.
+ * or a commit id, with ~N, ^N, @{…} (anything inside the braces) after it.
+ * "/change.diff" cannot.
  */
 static int rev_syntax(const char *s, size_t n)
 {
@@ -408,6 +409,12 @@ static int rev_syntax(const char *s, size_t n)
         return 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        const char *close =
+            c == '@' && i + 1 < n && s[i + 1] == '{' ? memchr(s + i, '}', n - i) : NULL;
+        if (close) { /* a reflog entry: "main@{1 day ago}" */
+            i = (size_t)(close - s);
+            continue;
+        }
         if (c <= ' ' || c == 0x7f || strchr("\\*?[", c))
             return 0;
         if (c == '/' && (s[i + 1] == '/' || s[i + 1] == '.'))

@@ -487,8 +487,9 @@ AR_API int ar_review_write(const struct ar_review_result *res, enum ar_review_fo
 /*
  * 1 when arg names a revision or a range of the repository cwd (NULL: the
  * current directory) is in (every side of a range known); 2 when arg has the
- * shape of a range (A..B, A...B, R^!) in a repository but names none (a side the
- * clone lacks); 0 when not (or no repository, or no git); or a negative AR_E… code.
+ * shape of a range (A..B, A...B, R^!, each side empty or revision syntax: never
+ * "../change.diff") in a repository but names none (a side the clone lacks); 0
+ * when not (or no repository, or no git); or a negative AR_E… code.
  */
 AR_API int ar_review_is_revision(const char *cwd, const char *arg, struct ar_error *err);
 

@@ -51,7 +51,7 @@ static void print_failure(const struct ar_result *r)
     ar_cli_errorf("%s: %s", ar_strerror_name(r->error.code), r->error.msg);
     for (size_t i = 0; r->error_details[i]; i++) {
         fputs("  ", stderr);
-        ar_cli_text_fputs(r->error_details[i], stderr); /* cli/terminal.h */
+        ar_cli_line_fputs(r->error_details[i], stderr); /* cli/terminal.h */
         fputc('\n', stderr);
     }
 }

@@ -18,14 +18,15 @@ static int last_error_code;
  * failed (said once). */
 static int stdout_used, stdout_failed;
 
-/* A diagnostic can quote what a model or a CLI said: rendered by cli/terminal.h. */
+/* A diagnostic can quote what a change, a model or a CLI said: one line, whatever it
+ * quotes (cli/terminal.h). */
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     fflush(stdout);
     fputs(prefix, stderr);
-    if (ar_buf_vprintf(&b, fmt, ap) == 0 && ar_cli_text_neutralize(&b, 0) == 0)
+    if (ar_buf_vprintf(&b, fmt, ap) == 0 && ar_cli_line_neutralize(&b, 0) == 0)
         fputs(ar_buf_cstr(&b), stderr);
     else
         fputs("(message lost: out of memory)", stderr);
@@ -107,7 +108,7 @@ int ar_cli_usage_error(const struct ar_cli_command *cmd, const char *fmt, ...)
     /* A file name of a checkout may be quoted: rendered by cli/terminal.h. */
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
-    int ok = ar_buf_vprintf(&b, fmt, ap) == 0 && ar_cli_text_neutralize(&b, 0) == 0;
+    int ok = ar_buf_vprintf(&b, fmt, ap) == 0 && ar_cli_line_neutralize(&b, 0) == 0;
     fprintf(stderr, "agentrun %s: %s", cmd ? cmd->name : "", ok ? ar_buf_cstr(&b) : "usage error");
     ar_buf_finish(&b);
     fprintf(stderr, "\nTry 'agentrun %s --help' for more information.\n", cmd ? cmd->name : "");

@@ -217,8 +217,8 @@ void ar_cli_log(void *arg, enum ar_log_level level, const char *event, const cha
           : level == AR_LOG_WARN ? "agentrun: warning: "
                                  : "agentrun: ",
           stderr);
-    ar_cli_text_fputs(head, stderr);
-    ar_cli_text_fputs(msg, stderr);
+    ar_cli_line_fputs(head, stderr);
+    ar_cli_line_fputs(msg, stderr);
     fputc('\n', stderr);
     json_decref(o);
     fflush(stderr);
@@ -264,7 +264,7 @@ static void status_draw(struct ar_cli_session *s)
     /* The tool's path is the model's: rendered by cli/terminal.h before it is cut. */
     struct ar_buf safe;
     ar_buf_init(&safe, AR_BUF_UNLIMITED);
-    int bad = ar_cli_text_append(&safe, raw, strlen(raw)) < 0;
+    int bad = ar_cli_line_append(&safe, raw, strlen(raw)) < 0;
     snprintf(line, sizeof(line), "%s", bad ? raw : ar_buf_cstr(&safe));
     ar_buf_finish(&safe);
     n = (int)strlen(line);
@@ -526,12 +526,19 @@ void ar_cli_session_summary(const struct ar_cli_session *s, const struct ar_cli_
     }
     /* run keeps its historical "agentrun: codex …" head; the others name themselves. */
     int named = strcmp(s->cmd->name, "run") != 0;
-    fprintf(stderr,
-            "agentrun%s%s: %s%s%s%s: %llu input + %llu cached + %llu output tokens, %s, %.1f s%s\n",
+    /* The model's name is what the CLI reported: one line, whatever it holds. */
+    struct ar_buf line;
+    ar_buf_init(&line, AR_BUF_UNLIMITED);
+    if (ar_buf_printf(
+            &line,
+            "agentrun%s%s: %s%s%s%s: %llu input + %llu cached + %llu output tokens, %s, %.1f s%s",
             named ? " " : "", named ? s->cmd->name : "", sum->provider ? sum->provider : "?",
             sum->model ? " (" : "", sum->model ? sum->model : "", sum->model ? ")" : "",
             (unsigned long long)u->input, (unsigned long long)(u->cache_read + u->cache_write),
-            (unsigned long long)u->output, cost, (double)sum->duration_ms / 1000.0, tail);
+            (unsigned long long)u->output, cost, (double)sum->duration_ms / 1000.0, tail) == 0 &&
+        ar_cli_line_neutralize(&line, 0) == 0)
+        fprintf(stderr, "%s\n", ar_buf_cstr(&line));
+    ar_buf_finish(&line);
 }
 
 void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_result *r,
@@ -564,7 +571,7 @@ void ar_cli_print_result_error(const struct ar_result *r)
     size_t show = ar_cli_verbosity > 0 ? n : (n > 20 ? 20 : n);
     for (size_t i = 0; i < show; i++) {
         fputs("  ", stderr);
-        ar_cli_text_fputs(r->error_details[i], stderr); /* the model's values, quoted */
+        ar_cli_line_fputs(r->error_details[i], stderr); /* the model's values, quoted */
         fputc('\n', stderr);
     }
     if (show < n)

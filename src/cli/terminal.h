@@ -1,8 +1,9 @@
 /*
  * Model text on a terminal: shown, never obeyed (util/shown.h has the rule and the
  * rendering). Every text output of the CLI (run's answer, route, prioritize text and
- * markdown, and the diagnostics on stderr) goes through ar_cli_text_neutralize(); the
- * review's text and github formats are rendered so by the library (ar_review_write()).
+ * markdown) goes through ar_cli_text_neutralize(), every line on stderr through
+ * ar_cli_line_neutralize(); the review's text and github formats are rendered so by the
+ * library (ar_review_write()).
  */
 #ifndef AR_CLI_TERMINAL_H
 #define AR_CLI_TERMINAL_H
@@ -21,7 +22,20 @@ int ar_cli_text_neutralize(struct ar_buf *b, size_t from);
 /* Writes s[0..n) to stdout as shown, and flushes. Returns 0 or -1 (msg.c). */
 int ar_cli_write_text(const char *s, size_t n);
 
-/* fputs() of the C string s as shown. Returns 0 or EOF. */
-int ar_cli_text_fputs(const char *s, FILE *f);
+/*
+ * A diagnostic, a log line, a progress line: one line whatever it quotes (a file
+ * name, a model's path or message, a CLI's or git's stderr). Rendered by
+ * ar_shown_data() (util/shown.h), so no line a change or a model wrote can start a
+ * CI workflow command on stderr.
+ */
+
+/* Appends s[0..n) to out as one line. Returns 0 or AR_ENOMEM. */
+int ar_cli_line_append(struct ar_buf *out, const char *s, size_t n);
+
+/* Renders b's bytes from `from` on as one line, in place. Returns 0 or AR_ENOMEM. */
+int ar_cli_line_neutralize(struct ar_buf *b, size_t from);
+
+/* fputs() of the C string s as one line. Returns 0 or EOF. */
+int ar_cli_line_fputs(const char *s, FILE *f);
 
 #endif

@@ -10,9 +10,12 @@ static const char *const prefix[] = { "git", "-c", "core.fsmonitor=false", NULL 
 
 static const char *const no_hooks[] = { "-c", "core.hooksPath=/dev/null", NULL };
 
+/* diff.autoRefreshIndex=true: a file whose stat data changed but not its content is
+ * no change; with it false, git's raw list names the file and its patch does not. */
 static const char *const output_pins[] = {
     "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
-    "-c", "diff.relative=false",  "-c", "color.ui=never",      NULL,
+    "-c", "diff.relative=false",  "-c", "color.ui=never",      "-c", "diff.autoRefreshIndex=true",
+    NULL,
 };
 
 /* The commands that print diffs and honour diff.external and textconv drivers. */

@@ -42,8 +42,8 @@
 
 enum ar_git_flags {
     /* core.quotepath=false, diff.noprefix=false, diff.mnemonicPrefix=false,
-     * diff.relative=false, color.ui=never: user settings cannot change what a
-     * diff parser reads. */
+     * diff.relative=false, color.ui=never, diff.autoRefreshIndex=true: user
+     * settings cannot change what a diff parser reads. */
     AR_GIT_PIN_OUTPUT = 1 << 0,
     /* May start after ar_loop_cancel_all() (ar_child_opts.after_cancel): short
      * bookkeeping, such as the snapshot that reports what an interrupted run changed. */

@@ -34,57 +34,83 @@ static void line_at(const char *text, size_t len, size_t pos, struct line *l)
         l->len--;
 }
 
-/* Git quotes a path holding control characters, '"' or '\\' as a C string
- * (octal escapes for bytes). Returns the unquoted copy of [p, p + n). */
-static char *unquote(const char *p, size_t n)
+/*
+ * Git quotes a name holding a control byte, '"' or '\\' as a C string: octal
+ * escapes for bytes, \a \b \t \n \v \f \r \" \\. p[0..n) starts with '"';
+ * returns the unquoted name and, in *used, the bytes its quoted form took
+ * (closing quote included), or NULL with *used 0 when the quote is not closed
+ * (or out of memory).
+ */
+static char *unquote_c(const char *p, size_t n, size_t *used)
 {
+    static const char esc_in[] = "abtnvfr\"\\";
+    static const char esc_out[] = "\a\b\t\n\v\f\r\"\\";
+    *used = 0;
     char *out = malloc(n + 1);
     if (!out)
         return NULL;
-    size_t o = 0;
-    if (n >= 2 && p[0] == '"' && p[n - 1] == '"') {
-        static const char esc_in[] = "abtnvfr\"\\";
-        static const char esc_out[] = "\a\b\t\n\v\f\r\"\\";
-        for (size_t i = 1; i + 1 < n; i++) {
-            if (p[i] != '\\' || i + 2 >= n) {
-                out[o++] = p[i];
-                continue;
-            }
-            char c = p[++i];
-            const char *e = strchr(esc_in, c);
-            if (c >= '0' && c <= '7') {
-                int v = 0;
-                for (int k = 0; k < 3 && i + 1 < n && p[i] >= '0' && p[i] <= '7'; k++, i++)
-                    v = v * 8 + (p[i] - '0');
-                i--;
-                out[o++] = (char)v;
-            } else if (e && c) {
-                out[o++] = esc_out[e - esc_in];
-            } else {
-                out[o++] = c;
-            }
+    size_t o = 0, i = 1;
+    while (i < n && p[i] != '"') {
+        if (p[i] != '\\' || i + 1 >= n) {
+            out[o++] = p[i++];
+            continue;
         }
-    } else {
-        memcpy(out, p, n);
-        o = n;
+        char c = p[++i];
+        const char *e = c ? strchr(esc_in, c) : NULL;
+        if (c >= '0' && c <= '7') {
+            int v = 0;
+            for (int k = 0; k < 3 && i < n && p[i] >= '0' && p[i] <= '7'; k++, i++)
+                v = v * 8 + (p[i] - '0');
+            out[o++] = (char)v;
+            continue;
+        }
+        out[o++] = e ? esc_out[e - esc_in] : c;
+        i++;
+    }
+    if (i >= n) {
+        free(out);
+        return NULL;
     }
     out[o] = '\0';
+    *used = i + 1;
     return out;
 }
 
-/* The path of a "--- X" / "+++ X" line as written: a trailing tab and
- * timestamp (plain diff -u) dropped, unquoted, the diff's prefix still on it
- * (see strip_prefixes()). NULL for /dev/null. */
+/* [p, p + n) unquoted when it is one whole C-quoted name, else copied as it is. */
+static char *unquote(const char *p, size_t n)
+{
+    if (n >= 2 && p[0] == '"') {
+        size_t used;
+        char *q = unquote_c(p, n, &used);
+        if (q && used == n)
+            return q;
+        free(q);
+    }
+    return strndup(p, n);
+}
+
+/*
+ * The path of a "--- X" / "+++ X" line exactly as git writes it: a C-quoted
+ * name, or the bytes up to a tab (git appends one to a name that holds a space,
+ * and plain diff -u a tab and a timestamp), else the whole rest of the line.
+ * Nothing else is trimmed: "Cargo.lock " is not "Cargo.lock". The diff's prefix
+ * is still on it (see strip_prefixes()). NULL for /dev/null.
+ */
 static char *header_path(const char *p, size_t n)
 {
+    if (n >= 2 && p[0] == '"') {
+        size_t used;
+        char *q = unquote_c(p, n, &used);
+        if (q && (used == n || p[used] == '\t'))
+            return q;
+        free(q);
+    }
     const char *tab = memchr(p, '\t', n);
-    if (tab && p[0] != '"')
+    if (tab)
         n = (size_t)(tab - p);
-    while (n && p[n - 1] == ' ')
-        n--;
     if (n == 9 && memcmp(p, "/dev/null", 9) == 0)
         return NULL;
-    return unquote(p, n);
+    return strndup(p, n);
 }
 
 /*
@@ -485,7 +511,7 @@ int ar_diff_parse(const char *text, size_t len, struct ar_diff *out, struct ar_e
         if (!f->binary && f->n_hunks && ar_diff_text_is_binary(text + f->body, f->end - f->body))
             f->binary = AR_DIFF_BINARY_CONTENT;
         else if (!f->binary && f->n_hunks &&
-                 ar_diff_adds_lfs_pointer(text + f->body, f->end - f->body))
+                 ar_diff_new_is_lfs_pointer(text + f->body, f->end - f->body))
             f->binary = AR_DIFF_BINARY_LFS;
         if (f->binary == AR_DIFF_BINARY_CONTENT || f->binary == AR_DIFF_BINARY_LFS)
             f->binary_at = f->body;
@@ -547,18 +573,39 @@ int ar_diff_text_is_binary(const char *p, size_t n)
            invalid * 100 > counted * AR_DIFF_BINARY_INVALID_PERCENT;
 }
 
-int ar_diff_adds_lfs_pointer(const char *p, size_t n)
+/* 1 when the n bytes at s are exactly "oid sha256:" and 64 hex digits. */
+static int lfs_oid_line(const char *s, size_t n)
 {
-    int version = 0, oid = 0;
+    static const char key[] = "oid sha256:";
+    size_t k = sizeof(key) - 1;
+    if (n != k + 64 || memcmp(s, key, k) != 0)
+        return 0;
+    for (size_t i = k; i < n; i++)
+        if (!strchr("0123456789abcdef", s[i]) || !s[i])
+            return 0;
+    return 1;
+}
+
+int ar_diff_new_is_lfs_pointer(const char *p, size_t n)
+{
+    int version = 0, oid = 0, size = 0;
     struct line l;
     for (size_t pos = 0; pos < n; pos = l.end) {
         line_at(p, n, pos, &l);
+        /* The new content: what follows each '+' or ' ' line of the hunks. A modified
+         * pointer changes only its oid and size; its version line is context, or,
+         * behind ext- lines, out of the hunk altogether. */
+        if (!l.len || (l.p[0] != '+' && l.p[0] != ' '))
+            continue;
+        const char *c = l.p + 1;
+        size_t cn = l.len - 1;
         /* The pointer's first line, in the spec's two historical spellings. */
-        version |= starts_with(&l, "+version https://git-lfs.github.com/spec/") ||
-                   starts_with(&l, "+version https://hawser.github.com/spec/");
-        oid |= starts_with(&l, "+oid sha256:");
+        version |= (cn >= 41 && memcmp(c, "version https://git-lfs.github.com/spec/", 40) == 0) ||
+                   (cn >= 40 && memcmp(c, "version https://hawser.github.com/spec/", 39) == 0);
+        oid |= lfs_oid_line(c, cn);
+        size |= cn > 5 && memcmp(c, "size ", 5) == 0 && strspn(c + 5, "0123456789") >= cn - 5;
     }
-    return version && oid;
+    return oid && (version || size);
 }
 
 int ar_diff_has_file(const struct ar_diff *d, const char *path)

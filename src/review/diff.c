@@ -4,8 +4,12 @@
  * repository's config names), with the output configuration pinned so that
  * user settings cannot change what the parser sees.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "git/run.h"
 #include "review/diff.h"
@@ -87,7 +91,7 @@ static int rev_exists(const char *cwd, const char *rev, struct ar_error *err)
  * all is a failure too: a file git could not read is never a shorter diff.
  */
 static int git_diff_into(const char *cwd, const char *const *args, int ok_status,
-                         struct ar_buf *out, struct ar_error *err)
+                         struct ar_buf *out, struct ar_diff_names *names, struct ar_error *err)
 {
     struct git_out g;
     int rc = git_run(cwd, args, NULL, &g, err);
@@ -99,8 +103,11 @@ static int git_diff_into(const char *cwd, const char *const *args, int ok_status
         rc = ar_error_set(err, AR_EIO, "git", "git %s failed: %s", args[0],
                           git_reason(&g, why, sizeof(why)));
     } else if (g.s.res.stdout_len) {
-        rc = ar_buf_append(out, g.s.stdout_data, g.s.res.stdout_len);
-        if (rc)
+        /* --patch-with-raw -z: git's names of the paths, then the patch. */
+        size_t at = 0;
+        if (names)
+            rc = ar_diff_names_parse_raw(g.s.stdout_data, g.s.res.stdout_len, names, &at, err);
+        if (!rc && (rc = ar_buf_append(out, g.s.stdout_data + at, g.s.res.stdout_len - at)))
             rc = ar_error_set(err, rc, "git", "the diff is larger than %zu bytes", out->max);
     }
     ar_child_sync_finish(&g.s);
@@ -147,7 +154,7 @@ void ar_diff_gaps_finish(struct ar_diff_gaps *g)
     g->n = 0;
 }
 
-static int add_gap(struct ar_diff_gaps *g, const char *path, const char *why, struct ar_error *err)
+int ar_diff_gap_add(struct ar_diff_gaps *g, const char *path, const char *why, struct ar_error *err)
 {
     if (!g)
         return ar_error_set(err, AR_EIO, path, "cannot diff '%s': %s", path, why);
@@ -168,6 +175,77 @@ static int add_gap(struct ar_diff_gaps *g, const char *path, const char *why, st
 }
 
 /*
+ * An untracked symlink as git shows a tracked one: a new file of mode 120000 whose
+ * content is the link's target. `git diff --no-index` would follow a link to a
+ * directory and fail ("Could not access 'link/null'").
+ */
+static int symlink_diff(const char *path, const char *target, size_t n, struct ar_buf *out,
+                        struct ar_diff_names *names)
+{
+    size_t lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += target[i] == '\n' || i + 1 == n;
+    const char *tab = strchr(path, ' ') ? "\t" : "";
+    int rc = ar_buf_puts(out, "diff --git ");
+    rc = rc ? rc : ar_diff_quote_name(out, "a/", path);
+    rc = rc ? rc : ar_buf_putc(out, ' ');
+    rc = rc ? rc : ar_diff_quote_name(out, "b/", path);
+    rc = rc ? rc : ar_buf_puts(out, "\nnew file mode 120000\n--- /dev/null\n+++ ");
+    rc = rc ? rc : ar_diff_quote_name(out, "b/", path);
+    rc = rc ? rc : ar_buf_printf(out, "%s\n", tab);
+    if (n) {
+        rc = rc ? rc : ar_buf_printf(out, "@@ -0,0 +1%s", lines == 1 ? "" : ",");
+        if (!rc && lines != 1)
+            rc = ar_buf_printf(out, "%zu", lines);
+        rc = rc ? rc : ar_buf_puts(out, " @@\n+");
+        for (size_t i = 0; i < n && !rc; i++)
+            rc = target[i] == '\n' && i + 1 < n ? ar_buf_puts(out, "\n+")
+                                                : ar_buf_putc(out, target[i]);
+        if (!rc && target[n - 1] != '\n')
+            rc = ar_buf_puts(out, "\n\\ No newline at end of file\n");
+    }
+    return rc ? rc : ar_diff_names_add(names, 'A', path, NULL);
+}
+
+/* One untracked file (path relative to top) as a new file's diff. */
+static int untracked_one(const char *top, const char *path, struct ar_buf *out,
+                         struct ar_diff_names *names, struct ar_error *err)
+{
+    char *full = malloc(strlen(top) + strlen(path) + 2);
+    if (!full)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    sprintf(full, "%s/%s", top, path);
+    struct stat st;
+    int link = lstat(full, &st) == 0 && S_ISLNK(st.st_mode);
+    if (link) {
+        char target[PATH_MAX + 1];
+        ssize_t n = readlink(full, target, sizeof(target) - 1);
+        free(full);
+        if (n < 0)
+            return ar_error_set(err, AR_EIO, path, "cannot read the symlink '%s'", path);
+        struct ar_diff_names local = { 0 };
+        int rc = symlink_diff(path, target, (size_t)n, out, names ? names : &local);
+        ar_diff_names_finish(&local);
+        if (rc == AR_ETOOBIG)
+            return ar_error_set(err, rc, "git", "the diff is larger than %zu bytes", out->max);
+        return rc ? ar_error_set(err, rc, NULL, "out of memory") : 0;
+    }
+    free(full);
+    /* `git diff --no-index` exits 1 when the files differ, which they do. */
+    const char *args[] = { "diff",
+                           "--patch-with-raw",
+                           "-z",
+                           "--src-prefix=a/",
+                           "--dst-prefix=b/",
+                           "--no-index",
+                           "--",
+                           "/dev/null",
+                           path,
+                           NULL };
+    return git_diff_into(top, args, 1, out, names, err);
+}
+
+/*
  * Untracked, not ignored files as "new file" diffs: what `git diff` against
  * the working tree leaves out but a review of the working tree must see.
  * Runs at the top level so the paths match those of `git diff`. git lists an
@@ -175,7 +253,7 @@ static int add_gap(struct ar_diff_gaps *g, const char *path, const char *why, st
  * another repository's), so it is a gap the review reports, never silence.
  */
 static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_diff_gaps *gaps,
-                          struct ar_error *err)
+                          struct ar_diff_names *names, struct ar_error *err)
 {
     static const char *const top_args[] = { "rev-parse", "--show-toplevel", NULL };
     struct git_out g;
@@ -208,15 +286,13 @@ static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_diff_ga
     for (; !rc && p < end; p += strlen(p) + 1) {
         size_t n = strlen(p);
         if (n && p[n - 1] == '/') {
-            rc = add_gap(gaps, p,
-                         "an untracked nested git repository: its files are not in this "
-                         "repository's diff",
-                         err);
+            rc = ar_diff_gap_add(gaps, p,
+                                 "an untracked nested git repository: its files are not in this "
+                                 "repository's diff",
+                                 err);
             continue;
         }
-        /* `git diff --no-index` exits 1 when the files differ, which they do. */
-        const char *args[] = { "diff", "--no-index", "--", "/dev/null", p, NULL };
-        rc = git_diff_into(top, args, 1, out, err);
+        rc = untracked_one(top, p, out, names, err);
     }
     ar_child_sync_finish(&g.s);
     free(top);
@@ -226,17 +302,22 @@ static int untracked_into(const char *cwd, struct ar_buf *out, struct ar_diff_ga
 /* git diff <extra…> (the runner adds --no-color --no-ext-diff --no-textconv);
  * extra is NULL-terminated. */
 static int diff_cmd(const char *cwd, const char *const *extra, struct ar_buf *out,
-                    struct ar_error *err)
+                    struct ar_diff_names *names, struct ar_error *err)
 {
+    /* The prefixes on the command line: diff.srcPrefix and diff.dstPrefix in a user's
+     * configuration cannot change the headers names.c checks. */
+    static const char *const raw[] = {
+        "diff", "--patch-with-raw", "-z", "--src-prefix=a/", "--dst-prefix=b/", NULL
+    };
     struct ar_strv a = AR_STRV_INIT;
-    int rc = ar_strv_push(&a, "diff");
+    int rc = ar_strv_pushv(&a, raw);
     if (!rc)
         rc = ar_strv_pushv(&a, extra);
     if (rc) {
         ar_strv_finish(&a);
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
-    rc = git_diff_into(cwd, ar_strv_get(&a), 0, out, err);
+    rc = git_diff_into(cwd, ar_strv_get(&a), 0, out, names, err);
     ar_strv_finish(&a);
     return rc;
 }
@@ -279,7 +360,8 @@ static int check_sides(const char *cwd, const char *arg, const char *dots, size_
 
 /* The change commit R introduced: against its first parent, a root commit
  * against the empty tree. */
-static int commit_change(const char *cwd, const char *rev, struct ar_buf *out, struct ar_error *err)
+static int commit_change(const char *cwd, const char *rev, struct ar_buf *out,
+                         struct ar_diff_names *names, struct ar_error *err)
 {
     char *parent = malloc(strlen(rev) + 3);
     if (!parent)
@@ -298,7 +380,7 @@ static int commit_change(const char *cwd, const char *rev, struct ar_buf *out, s
     }
     if (!rc) {
         const char *extra[] = { parent, rev, "--", NULL };
-        rc = diff_cmd(cwd, extra, out, err);
+        rc = diff_cmd(cwd, extra, out, names, err);
     }
     free(parent);
     return rc;
@@ -306,15 +388,61 @@ static int commit_change(const char *cwd, const char *rev, struct ar_buf *out, s
 
 /* The working tree against base (HEAD, the empty tree or R), untracked files included. */
 static int worktree_change(const char *cwd, const char *base, struct ar_buf *out,
-                           struct ar_diff_gaps *gaps, struct ar_error *err)
+                           struct ar_diff_gaps *gaps, struct ar_diff_names *names,
+                           struct ar_error *err)
 {
     const char *extra[] = { base, "--", NULL };
-    int rc = diff_cmd(cwd, extra, out, err);
-    return rc ? rc : untracked_into(cwd, out, gaps, err);
+    int rc = diff_cmd(cwd, extra, out, names, err);
+    return rc ? rc : untracked_into(cwd, out, gaps, names, err);
+}
+
+/*
+ * 1 when s[0..n) can be a revision as git spells one: a ref name (by
+ * git-check-ref-format's rules: no component starting with '.', no "//", no
+ * leading or trailing '/', no space, control character, '\\', '*', '?' or '[')
+ * or a commit id, with ~N, ^N, @{…} (anything inside the braces) after it.
+ * "/change.diff" cannot.
+ */
+static int rev_syntax(const char *s, size_t n)
+{
+    if (!n || s[0] == '/' || s[0] == '-' || s[0] == '.' || s[n - 1] == '/' || s[n - 1] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *close =
+            c == '@' && i + 1 < n && s[i + 1] == '{' ? memchr(s + i, '}', n - i) : NULL;
+        if (close) { /* a reflog entry: "main@{1 day ago}" */
+            i = (size_t)(close - s);
+            continue;
+        }
+        if (c <= ' ' || c == 0x7f || strchr("\\*?[", c))
+            return 0;
+        if (c == '/' && (s[i + 1] == '/' || s[i + 1] == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * The one place that says whether a DIFF operand has the shape of a revision
+ * range: "A..B" or "A...B" whose sides are each empty (git reads HEAD) or
+ * revision syntax, or "R^!" with R revision syntax. "../change.diff" has not:
+ * it is a file, never a range of unknown revisions.
+ */
+static int range_shape(const char *arg)
+{
+    size_t n = strlen(arg);
+    const char *dots = strstr(arg, "..");
+    if (dots) {
+        size_t left = (size_t)(dots - arg);
+        const char *right = dots + (strncmp(dots, "...", 3) == 0 ? 3 : 2);
+        return (!left || rev_syntax(arg, left)) && (!*right || rev_syntax(right, strlen(right)));
+    }
+    return n > 2 && strcmp(arg + n - 2, "^!") == 0 && rev_syntax(arg, n - 2);
 }
 
 static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, char **label,
-                       struct ar_diff_gaps *gaps, struct ar_error *err)
+                       struct ar_diff_gaps *gaps, struct ar_diff_names *names, struct ar_error *err)
 {
     const char *cwd = src->cwd;
     const char *arg = src->arg;
@@ -323,7 +451,7 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
         if (in <= 0)
             return in < 0 ? in : usage_not_repo("--staged", err);
         const char *extra[] = { "--cached", "--", NULL };
-        int rc = diff_cmd(cwd, extra, out, err);
+        int rc = diff_cmd(cwd, extra, out, names, err);
         return rc ? rc : set_label(label, "the staged changes");
     }
     if (!arg) {
@@ -340,7 +468,7 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
             if (rc)
                 return rc;
         }
-        int rc = worktree_change(cwd, oid, out, gaps, err);
+        int rc = worktree_change(cwd, oid, out, gaps, names, err);
         return rc ? rc : set_label(label, "the working tree");
     }
 
@@ -356,16 +484,16 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
         return ar_error_set(err, AR_EUSAGE, arg, "no such file '%s'", arg);
 
     int rc;
-    const char *dots = strstr(arg, "..");
+    const char *dots = range_shape(arg) ? strstr(arg, "..") : NULL;
     size_t n = strlen(arg);
     if (dots) {
         size_t ndots = strncmp(dots, "...", 3) == 0 ? 3 : 2;
         rc = check_sides(cwd, arg, dots, ndots, err);
         if (!rc) {
             const char *extra[] = { arg, "--", NULL };
-            rc = diff_cmd(cwd, extra, out, err);
+            rc = diff_cmd(cwd, extra, out, names, err);
         }
-    } else if (n > 2 && strcmp(arg + n - 2, "^!") == 0) {
+    } else if (n > 2 && strcmp(arg + n - 2, "^!") == 0 && range_shape(arg)) {
         char *rev = strndup(arg, n - 2);
         if (!rev)
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
@@ -375,7 +503,7 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
         else if (!ok)
             rc = ar_error_set(err, AR_EUSAGE, rev, "unknown revision '%s'", rev);
         else
-            rc = commit_change(cwd, rev, out, err);
+            rc = commit_change(cwd, rev, out, names, err);
         free(rev);
     } else {
         int ok = rev_exists(cwd, arg, err);
@@ -384,7 +512,7 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
         if (!ok)
             return ar_error_set(err, AR_EUSAGE, arg, "unknown revision '%s' (and no such file)",
                                 arg);
-        rc = worktree_change(cwd, arg, out, gaps, err);
+        rc = worktree_change(cwd, arg, out, gaps, names, err);
     }
     return rc ? rc : set_label(label, arg);
 }
@@ -392,7 +520,8 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
 /* The revision part of arg ("R" of "R^!", each side of "A..B"), checked; 1 when known. */
 static int revision_known(const char *cwd, const char *arg, struct ar_error *err)
 {
-    const char *dots = strstr(arg, "..");
+    int shaped = range_shape(arg);
+    const char *dots = shaped ? strstr(arg, "..") : NULL;
     size_t n = strlen(arg);
     if (dots) {
         struct ar_error quiet = AR_ERROR_INIT;
@@ -402,7 +531,7 @@ static int revision_known(const char *cwd, const char *arg, struct ar_error *err
             return 0;
         return rc ? ar_error_set(err, rc, quiet.where, "%s", quiet.msg) : 1;
     }
-    if (n > 2 && strcmp(arg + n - 2, "^!") == 0) {
+    if (shaped) {
         char *rev = strndup(arg, n - 2);
         if (!rev)
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
@@ -431,14 +560,13 @@ int ar_review_is_revision(const char *cwd, const char *arg, struct ar_error *err
         return 0;
     int in = in_work_tree_or_no_git(cwd, err);
     int rc = in <= 0 ? in : revision_known(cwd, arg, err);
-    size_t n = strlen(arg);
-    if (rc == 0 && in > 0 && (strstr(arg, "..") || (n > 2 && strcmp(arg + n - 2, "^!") == 0)))
+    if (rc == 0 && in > 0 && range_shape(arg))
         return 2;
     return rc;
 }
 
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
-                    struct ar_diff_gaps *gaps, struct ar_error *err)
+                    struct ar_diff_gaps *gaps, struct ar_diff_names *names, struct ar_error *err)
 {
     if (label)
         *label = NULL;
@@ -467,7 +595,7 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
             return rc == AR_EIO ? AR_EUSAGE : rc;
         return set_label(label, strcmp(src->arg, "-") == 0 ? "stdin" : src->arg);
     }
-    return acquire_git(src, out, label, gaps, err);
+    return acquire_git(src, out, label, gaps, names, err);
 }
 
 int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err)

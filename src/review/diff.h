@@ -27,6 +27,8 @@
 /* The largest diff agentrun reads (a file, stdin or git's output). */
 #define AR_DIFF_MAX_BYTES AR_REVIEW_MAX_DIFF
 
+struct ar_diff;
+
 /* Where the diff comes from. */
 struct ar_diff_source {
     const char *arg; /* DIFF operand: a file, "-", a revision or a range; NULL: working tree */
@@ -51,6 +53,57 @@ struct ar_diff_gaps {
 
 void ar_diff_gaps_finish(struct ar_diff_gaps *g);
 
+/* Adds path (copied) and why to g; with g NULL, AR_EIO "cannot diff 'path': why".
+ * Returns 0, AR_ENOMEM or AR_EIO, with err set. */
+int ar_diff_gap_add(struct ar_diff_gaps *g, const char *path, const char *why,
+                    struct ar_error *err);
+
+/*
+ * The paths are git's (names.c): a changed path as git's own -z output names it,
+ * byte for byte, never read back from the patch text.
+ */
+struct ar_diff_name {
+    char status;    /* git's letter: A C D M R T U */
+    char *path;     /* owned: the new path; the old one for a deletion */
+    char *old_path; /* owned: the source of a rename or copy, else NULL */
+};
+
+/* The names of one acquisition, in the patch's order. given: git made the diff, so
+ * these (and nothing read from the text) name its files. */
+struct ar_diff_names {
+    struct ar_diff_name *v;
+    size_t n;
+    int given;
+};
+
+void ar_diff_names_finish(struct ar_diff_names *names);
+
+/* Appends an entry (path and old_path copied) and sets given. Returns 0 or AR_ENOMEM. */
+int ar_diff_names_add(struct ar_diff_names *names, char status, const char *path,
+                      const char *old_path);
+
+/*
+ * Reads the raw records at the start of `git diff --patch-with-raw -z` output
+ * (data[0..len), borrowed) into names (sets given), and where the patch begins
+ * into *patch_at. Returns 0, AR_ENOMEM, or AR_EIO when the records are malformed.
+ */
+int ar_diff_names_parse_raw(const char *data, size_t len, struct ar_diff_names *names,
+                            size_t *patch_at, struct ar_error *err);
+
+/* Appends prefix + name to out as git writes it in a patch with core.quotepath=false:
+ * as is, or C-quoted ("a/x\ty") when it holds a control byte, '"' or '\'. */
+int ar_diff_quote_name(struct ar_buf *out, const char *prefix, const char *name);
+
+/*
+ * Names the file sections of d (parsed from the patch that came with names) with
+ * git's names, in order: each entry's section(s) must begin with exactly the
+ * "diff --git" line git writes for its names (a type change has two sections); an
+ * unmerged path with no section is added to gaps. Nothing to do when !names->given.
+ * Returns 0, AR_ENOMEM, or AR_EIO when the list and the patch disagree (err says where).
+ */
+int ar_diff_names_apply(struct ar_diff *d, const struct ar_diff_names *names,
+                        struct ar_diff_gaps *gaps, struct ar_error *err);
+
 /*
  * Appends the diff to `out` (bounded by out->max). The kinds of source, tried
  * in this order:
@@ -69,7 +122,11 @@ void ar_diff_gaps_finish(struct ar_diff_gaps *g);
  * --no-textconv --text, core.fsmonitor=false, core.quotepath=false, prefixes
  * pinned), so no attribute, driver or filter of the checkout's decides what
  * is shown or run. An untracked path git cannot diff (a nested repository)
- * is added to `gaps` (may be NULL: then it is an error). A git that fails,
+ * is added to `gaps` (may be NULL: then it is an error). When git made the
+ * diff, `names` (may be NULL) receives git's own names of its files
+ * (ar_diff_names_apply()); a file, stdin or "-" leave it untouched. An
+ * untracked symlink is shown as git shows a tracked one: its target, as the
+ * content of a new file of mode 120000. A git that fails,
  * or that says it failed on stderr, is AR_EIO: never a shorter diff.
  * `*label` (may be NULL) receives a description of the source for messages
  * ("HEAD~1", "the working tree"); caller free()s it. Returns 0, AR_EUSAGE (err
@@ -77,7 +134,7 @@ void ar_diff_gaps_finish(struct ar_diff_gaps *g);
  * "ambiguous argument"), AR_ETOOBIG, AR_EIO, AR_ENOTFOUND (git missing).
  */
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
-                    struct ar_diff_gaps *gaps, struct ar_error *err);
+                    struct ar_diff_gaps *gaps, struct ar_diff_names *names, struct ar_error *err);
 
 /*
  * The top of the git work tree cwd (NULL: the current directory) is in, in
@@ -126,13 +183,17 @@ enum ar_diff_binary {
     AR_DIFF_BINARY_SAID = 1, /* "Binary files … differ": the diff holds no content */
     AR_DIFF_BINARY_PATCH,    /* "GIT binary patch": base85 data, not text */
     AR_DIFF_BINARY_CONTENT,  /* its hunks' content is binary (ar_diff_text_is_binary()) */
-    AR_DIFF_BINARY_LFS,      /* it adds a Git LFS pointer: the content is not in git */
+    AR_DIFF_BINARY_LFS,      /* its new content is a Git LFS pointer: the content is not in git */
 };
 
-/* 1 when the hunk text p (n bytes) adds a Git LFS pointer ("+version
- * https://git-lfs.github.com/spec/v1" and "+oid sha256:…"): the file's content lives
- * on an LFS server, so the diff shows a pointer, never what a checkout with LFS gets. */
-int ar_diff_adds_lfs_pointer(const char *p, size_t n);
+/*
+ * 1 when the new content the hunk text p (n bytes) shows is a Git LFS pointer, added
+ * or modified: its '+' and ' ' lines hold "oid sha256:<64 hex>" and the "version
+ * https://git-lfs.github.com/spec/…" line or a "size N" line. The file's content
+ * lives on an LFS server: the diff shows a pointer, never what a checkout with LFS
+ * gets, so the file cannot be reviewed.
+ */
+int ar_diff_new_is_lfs_pointer(const char *p, size_t n);
 
 /*
  * What is text, decided by agentrun rather than by the checkout: the content

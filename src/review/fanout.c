@@ -61,8 +61,9 @@ struct ar_review_run {
     /* The diff and what is reviewed of it. */
     struct ar_buf text;
     struct ar_diff diff;
-    struct ar_diff_gaps gaps; /* changed paths the diff could not show */
-    unsigned char *send;      /* per file of diff: enum ar_diff_send */
+    struct ar_diff_gaps gaps;   /* changed paths the diff could not show */
+    struct ar_diff_names names; /* git's names of its files, when git made the diff */
+    unsigned char *send;        /* per file of diff: enum ar_diff_send */
     struct ar_diff_chunk *chunks;
     size_t n_chunks;
     struct chunk_job *jobs;
@@ -126,6 +127,7 @@ static void run_free(struct ar_review_run *rr)
     ar_diff_chunks_free(rr->chunks, rr->n_chunks);
     ar_diff_finish(&rr->diff);
     ar_diff_gaps_finish(&rr->gaps);
+    ar_diff_names_finish(&rr->names);
     free(rr->send);
     ar_buf_finish(&rr->text);
     ar_baseline_finish(&rr->baseline);
@@ -428,7 +430,7 @@ static int read_diff(struct ar_review_run *rr, const struct ar_review_options *o
         return 0;
     }
     struct ar_diff_source src = { o->rev, o->staged, rr->run.cwd, 1 };
-    return ar_diff_acquire(&src, &rr->text, &box->source, &rr->gaps, err);
+    return ar_diff_acquire(&src, &rr->text, &box->source, &rr->gaps, &rr->names, err);
 }
 
 /* Why no call is made, from the coverage of a diff that sends nothing whole. */
@@ -531,10 +533,13 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
     if (ar_buf_replace_nul(&rr->text, &plan->nul_bytes) != 0)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     int rc = ar_diff_parse(ar_buf_cstr(&rr->text), rr->text.len, &rr->diff, err);
+    /* The paths are git's when git made the diff (names.c), never read from its text. */
+    if (!rc)
+        rc = ar_diff_names_apply(&rr->diff, &rr->names, &rr->gaps, err);
     if (rc)
         return rc;
     /* Each NUL read became the three bytes of U+FFFD. */
-    if (!rr->diff.n_files && !blank(&rr->text))
+    if (!rr->diff.n_files && !rr->names.given && !blank(&rr->text))
         return not_a_diff(rr, box->source, rr->text.len - 2 * plan->nul_bytes, err);
 
     struct ar_path_filter filter = { ar_strv_get(&rr->include), o->n_include,

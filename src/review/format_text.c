@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "review/format.h"
+#include "util/shown.h"
 
 /* The workflow command of each severity's annotation. */
 static const struct {
@@ -176,27 +177,38 @@ int ar_rf_render_github(const struct ar_review_report *rep, struct ar_buf *out)
 
 /* ---- text ---- */
 
-/* Continuation lines of a multi-line message are indented under it. */
+/* Continuation lines of a multi-line message, under it: a line the model wrote never
+ * starts one of ours (nor a CI workflow command, util/shown.h). */
+#define TEXT_CONT "    | "
+
+/* A string of the change's or the model's: data, never a line of its own (shown.h). */
+static int put_data(struct ar_buf *out, const char *s)
+{
+    return ar_shown_data(out, s, strlen(s), NULL);
+}
+
+/* The same, its line breaks kept as continuation lines. */
 static int put_indented(struct ar_buf *out, const char *s)
 {
-    int fail = 0;
-    for (; *s; s++) {
-        fail |= ar_buf_putc(out, *s);
-        if (*s == '\n' && s[1])
-            fail |= ar_buf_puts(out, "    ");
-    }
-    return fail;
+    size_t n = strlen(s);
+    while (n && s[n - 1] == '\n')
+        n--;
+    return ar_shown_data(out, s, n, TEXT_CONT);
 }
 
 static int text_finding(struct ar_buf *out, const struct ar_review_issue *is, int placed)
 {
     int fail = 0;
-    if (!placed)
-        fail |= ar_buf_printf(out, "(no location: %s): ", is->file ? is->file : "no file");
-    else if (is->line)
-        fail |= ar_buf_printf(out, "%s:%lld: ", is->file, (long long)is->line);
-    else
-        fail |= ar_buf_printf(out, "%s: ", is->file);
+    if (!placed) {
+        fail |= ar_buf_puts(out, "(no location: ");
+        fail |= put_data(out, is->file ? is->file : "no file");
+        fail |= ar_buf_puts(out, "): ");
+    } else {
+        fail |= put_data(out, is->file);
+        if (is->line)
+            fail |= ar_buf_printf(out, ":%lld", (long long)is->line);
+        fail |= ar_buf_puts(out, ": ");
+    }
     fail |= ar_buf_printf(out, "%s: ", ar_severity_name(is->severity));
     fail |= put_indented(out, is->message);
     if (is->outside_diff)
@@ -220,11 +232,12 @@ static size_t text_coverage(const struct ar_review_report *rep, struct ar_buf *o
             const struct ar_review_file *f = ar_rf_cover_at(rep, i);
             if (f->status == AR_COVER_REVIEWED || ar_rf_blocks(f) != !pass)
                 continue;
-            if (pass == 0)
-                *fail |= ar_buf_printf(out, "not reviewed: %s: %s\n", ar_rf_cover_path(f),
-                                       f->why ? f->why : ar_review_cover_name(f->status));
-            else
-                *fail |= ar_buf_printf(out, "left out: %s (%s)\n", ar_rf_cover_path(f), f->rule);
+            *fail |= ar_buf_puts(out, pass == 0 ? "not reviewed: " : "left out: ");
+            *fail |= put_data(out, ar_rf_cover_path(f));
+            *fail |= ar_buf_puts(out, pass == 0 ? ": " : " (");
+            *fail |= put_data(out, pass == 0 ? (f->why ? f->why : ar_review_cover_name(f->status))
+                                             : f->rule);
+            *fail |= ar_buf_puts(out, pass == 0 ? "\n" : ")\n");
             shown++;
         }
     return shown;
@@ -236,8 +249,9 @@ int ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out)
     const struct ar_review *rv = rep->rv;
     const struct ar_review_verdict *v = rep->verdict;
     if (!rep->reviewed && !rv->failed) { /* failed: it never ran (ar_review_result_from_error()) */
-        fail |= ar_buf_printf(out, "nothing to review%s%s\n", rep->why_not ? ": " : "",
-                              rep->why_not ? rep->why_not : "");
+        fail |= ar_buf_printf(out, "nothing to review%s", rep->why_not ? ": " : "");
+        fail |= put_data(out, rep->why_not ? rep->why_not : "");
+        fail |= ar_buf_putc(out, '\n');
         if (ar_rf_n_cover(rep))
             fail |= ar_buf_putc(out, '\n');
         text_coverage(rep, out, &fail);
@@ -256,13 +270,15 @@ int ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out)
     if (text_coverage(rep, out, &fail))
         fail |= ar_buf_putc(out, '\n');
     if (rv->summary && *rv->summary) {
-        fail |= ar_buf_puts(out, rv->summary);
+        fail |= put_indented(out, rv->summary);
         fail |= ar_buf_puts(out, "\n\n");
     }
     fail |= ar_buf_printf(out, "verdict: %s", ar_rf_verdict_name(v));
     if (rv->failed) {
         char why[400];
-        fail |= ar_buf_printf(out, " (%s)\n", ar_review_error_text(rv, why, sizeof(why)));
+        fail |= ar_buf_puts(out, " (");
+        fail |= put_data(out, ar_review_error_text(rv, why, sizeof(why)));
+        fail |= ar_buf_puts(out, ")\n");
         return fail ? AR_ENOMEM : 0;
     }
     size_t n = rv->n_issues + rv->n_unplaced;

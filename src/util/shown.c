@@ -1,4 +1,5 @@
 /* Model text shown, never obeyed: control characters in caret notation (shown.h). */
+#include <assert.h>
 #include <string.h>
 
 #include "agentrun/error.h"
@@ -62,5 +63,29 @@ int ar_shown_in_place(struct ar_buf *b, size_t from)
     if (rc)
         b->len = keep;
     ar_buf_finish(&r);
+    return rc ? AR_ENOMEM : 0;
+}
+
+int ar_shown_data(struct ar_buf *out, const char *s, size_t n, const char *cont)
+{
+    assert(!cont || cont[strspn(cont, " \t")] != '\0');
+    size_t from = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *mark = s[i] == '\n'   ? (cont ? "\n" : "^J")
+                           : s[i] == '\r' ? "^M"
+                           : s[i] == '#' && i + 2 < n && s[i + 1] == '#' && s[i + 2] == '[' ? "# "
+                                                                                            : NULL;
+        if (!mark)
+            continue;
+        rc = ar_shown_append(out, s + from, i - from);
+        if (!rc)
+            rc = ar_buf_puts(out, mark);
+        if (!rc && s[i] == '\n' && cont)
+            rc = ar_buf_puts(out, cont);
+        from = i + 1;
+    }
+    if (!rc)
+        rc = ar_shown_append(out, s + from, n - from);
     return rc ? AR_ENOMEM : 0;
 }

@@ -28,4 +28,21 @@ int ar_shown_append(struct ar_buf *out, const char *s, size_t n);
 /* Renders b's bytes from `from` on in place. Returns 0 or AR_ENOMEM (b then unchanged). */
 int ar_shown_in_place(struct ar_buf *b, size_t from);
 
+/*
+ * Untrusted text is data, everywhere it is shown (docs/security.md#terminal-output):
+ * the one function every string that came from a change or a model (a file name, a
+ * path or message a model wrote, a CLI's or git's message quoting them) goes through
+ * before it reaches stderr, the text format or a progress line. A GitHub runner reads
+ * workflow commands from both stdout and stderr, a line at a time (split at LF and
+ * CR), as "::cmd::" at the start of a line (leading blanks skipped) or "##[cmd]"
+ * anywhere in it; so on top of ar_shown_append():
+ *   - a line break never passes: CR is "^M" (before LF too), LF is "^J", or with
+ *     `cont` (continuation lines of a multi-line message) LF and then cont, which
+ *     must hold a character that is not blank, so no line the text wrote starts
+ *     with "::";
+ *   - "##[" is shown "# #[".
+ * Appends s[0..n) to out so rendered. Returns 0 or AR_ENOMEM.
+ */
+int ar_shown_data(struct ar_buf *out, const char *s, size_t n, const char *cont);
+
 #endif

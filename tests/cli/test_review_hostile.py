@@ -573,6 +573,257 @@ class Hostile(Base):
         self.assertEqual(doc["coverage"]["unreviewed"], 1)
 
 
+# Names git writes differently from what a text parser would guess (issue 44): a
+# trailing or leading space, a tab, a newline, quotes, a backslash, a byte that is not
+# UTF-8, "->" and " b/" inside a name.
+HOSTILE_NAMES = ("Cargo.lock ", " lead.c", "ta\tb.c", "new\nline.c", 'q"uote.c',
+                 "back\\slash.c", b"lat\xe9n.c", "a -> b.c", "x b/y.c", "yarn.lock\t")
+
+
+def fs_name(name):
+    return os.fsdecode(name) if isinstance(name, bytes) else name
+
+
+def json_name(name):
+    """The name as the json output carries it (invalid UTF-8 as U+FFFD)."""
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else name
+
+
+def no_command_line(test, text):
+    """No line of text (as the GitHub runner splits it: LF, CR) can start a workflow
+    command or hold the runner's older ##[ form."""
+    for line in text.replace("\r", "\n").split("\n"):
+        test.assertFalse(line.lstrip().startswith("::stop-commands"), line)
+        test.assertNotIn("##[", line)
+        test.assertNotIn("\x1b", line)
+
+
+class PathsAreGits(Base):
+    """Issue 44: the changed paths are git's, and a rule matches a path only as git
+    names it; a Git LFS pointer is never a review; untrusted names are data."""
+
+    # ---- case 1: a trailing space hides a file
+
+    def test_1_a_trailing_space_does_not_make_a_lockfile(self):
+        self.sb.write("Cargo.lock ", EVIL + "\n")
+        self.commit()
+        cover = {"Cargo.lock ": ("reviewed", None)}
+        self.assert_gate(["origin/main...HEAD"], 0, cover, seen=["+" + EVIL])
+        # A user's glob on the trimmed name does not match the real one either.
+        self.assert_gate(["--exclude", "Cargo.lock", "origin/main...HEAD"], 0, cover,
+                         seen=["+" + EVIL], providers=("codex",))
+        # Nor from a patch file or stdin of git's own output.
+        patch = self.sb.git("diff", "origin/main", "HEAD")
+        path = self.sb.write("change.patch", patch, base=self.sb.root)
+        self.assert_gate(["--diff-file", path], 0, cover, seen=["+" + EVIL], providers=("codex",))
+        mail = self.sb.git("format-patch", "-1", "--stdout")
+        p, doc = self.review_json("-", input=mail)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(coverage(doc), cover)
+        # The real lockfile is still left out.
+        self.sb.write("Cargo.lock", "[[package]]\n")
+        self.commit("real lockfile")
+        self.assert_gate(["origin/main...HEAD"], 0,
+                         {"Cargo.lock": ("excluded", "default exclude Cargo.lock"),
+                          "Cargo.lock ": ("reviewed", None)}, seen=[EVIL], providers=("codex",))
+
+    def test_1_an_untracked_lockfile_with_a_trailing_space_in_the_working_tree(self):
+        self.sb.write("yarn.lock ", EVIL + "\n")
+        self.sb.write("app.c", "int main(void) { return 1; }\n")
+        self.assert_gate([], 0, {"app.c": ("reviewed", None), "yarn.lock ": ("reviewed", None)},
+                         seen=["+" + EVIL])
+        self.sb.git("add", "-A")
+        self.assert_gate(["--staged"], 0, {"app.c": ("reviewed", None),
+                                           "yarn.lock ": ("reviewed", None)},
+                         seen=["+" + EVIL], providers=("codex",))
+
+    def test_1_hostile_names_are_named_as_git_names_them_in_every_source(self):
+        for i, name in enumerate(HOSTILE_NAMES):
+            self.write_bytes(fs_name(name), f"int v{i} = system(\"x{i}\");\n".encode())
+        self.commit()
+        want = {json_name(n): ("reviewed", None) for n in HOSTILE_NAMES}
+        seen = [f'int v{i} = system("x{i}");' for i in range(len(HOSTILE_NAMES))]
+        self.assert_gate(["origin/main...HEAD"], 0, want, seen=seen, providers=("codex",))
+        # The patch parser reads git's own output for the same names alike: git diff as
+        # a user runs it (core.quotepath on: octal escapes), and a mailed patch.
+        for cmd in (["diff", "origin/main", "HEAD"], ["format-patch", "-1", "--stdout"],
+                    ["-c", "core.quotepath=false", "diff", "origin/main", "HEAD"]):
+            with self.subTest(cmd=cmd):
+                out = subprocess.run(["git", *cmd], cwd=self.sb.work, check=True,
+                                     capture_output=True).stdout
+                path = self.write_bytes("../p.patch", out)
+                self.assert_gate(["--diff-file", path], 0, want, seen=seen, providers=("codex",))
+        # Renamed to and from hostile names: the old name is git's too.
+        self.sb.git("update-ref", "refs/remotes/origin/main", "HEAD")
+        self.sb.git("mv", "Cargo.lock ", "Cargo.lock")
+        os.makedirs(os.path.join(self.sb.work, "x b", "y b"))
+        self.sb.git("mv", "x b/y.c", "x b/y b/z.c")
+        self.commit("renames")
+        p, doc = self.review_json("origin/main...HEAD")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual({f["path"]: f["old_path"] for f in doc["files"]},
+                         {"Cargo.lock": "Cargo.lock ", "x b/y b/z.c": "x b/y.c"})
+        # A renamed file is matched by its new name: the lockfile rule takes it now.
+        self.assertEqual(coverage(doc)["Cargo.lock"], ("excluded", "default exclude Cargo.lock"))
+
+    def test_1_a_users_git_configuration_cannot_change_the_names(self):
+        self.sb.write("Cargo.lock ", EVIL + "\n")
+        self.sb.write("app.c", "int main(void) { return 2; }\n")
+        self.commit()
+        for key, value in (("diff.srcPrefix", "x/"), ("diff.dstPrefix", "y/"),
+                           ("diff.noprefix", "true"), ("diff.mnemonicPrefix", "true"),
+                           ("diff.renames", "copies"), ("core.quotepath", "true"),
+                           ("diff.autoRefreshIndex", "false")):
+            self.sb.git("config", key, value)
+        self.sb.write("new one.c", "int n;\n")
+        os.utime(os.path.join(self.sb.work, "app.c"), (1, 1))  # stat data only
+        cover = {"Cargo.lock ": ("reviewed", None), "app.c": ("reviewed", None)}
+        self.assert_gate(["origin/main...HEAD"], 0, cover, seen=["+" + EVIL],
+                         providers=("codex",))
+        self.assert_gate([], 0, {"new one.c": ("reviewed", None)}, seen=["+int n;"],
+                         providers=("codex",))
+
+    def test_1_an_unmerged_path_is_listed_and_fails_the_gate(self):
+        self.sb.git("checkout", "-q", "-b", "side")
+        self.sb.write("app.c", "int side;\n")
+        self.commit("side")
+        self.sb.git("checkout", "-q", "-")
+        self.sb.write("app.c", "int main_line;\n")
+        self.sb.write("ok.c", "int ok;\n")
+        self.commit("main")
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "merge", "-q",
+                        "side"], cwd=self.sb.work, capture_output=True)
+        self.sb.git("add", "ok.c")
+        p, doc = self.review_json("--staged")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(coverage(doc), {"app.c": ("not_sent", None)})
+        self.assertIn("unmerged", doc["files"][0]["why"])
+
+    # ---- case 2: a modified Git LFS pointer
+
+    def lfs_pointer(self, oid, size, ext=()):
+        return ("version https://git-lfs.github.com/spec/v1\n" + "".join(ext) +
+                "oid sha256:" + oid * 32 + "\nsize " + str(size) + "\n")
+
+    def test_2_a_modified_lfs_pointer_is_not_reviewed(self):
+        self.sb.write(".gitattributes", "*.c filter=lfs diff=lfs merge=lfs -text\n")
+        ext = [f"ext-{i}-x sha256:{'cd' * 32}\n" for i in range(4)]
+        self.sb.write("evil.c", self.lfs_pointer("ab", 4096))
+        self.sb.write("deep.c", self.lfs_pointer("ab", 10, ext))
+        self.commit("lfs base")
+        self.sb.git("update-ref", "refs/remotes/origin/main", "HEAD")
+        # Only oid and size change: the version line is context, or (behind ext- lines)
+        # outside the hunk.
+        self.sb.write("evil.c", self.lfs_pointer("ef", 8192))
+        self.sb.write("deep.c", self.lfs_pointer("ef", 11, ext))
+        self.commit()
+        cover = {"evil.c": ("binary", None), "deep.c": ("binary", None)}
+        doc = self.assert_gate(["origin/main...HEAD"], 1, cover)
+        self.assertTrue(all("Git LFS pointer" in f["why"] for f in doc["files"]), doc["files"])
+        # In the working tree and from a patch file alike.
+        self.sb.write("evil.c", self.lfs_pointer("01", 1))
+        self.assert_gate([], 1, {"evil.c": ("binary", None)}, providers=("codex",))
+        path = self.sb.write("lfs.patch", self.sb.git("diff", "HEAD~1", "HEAD"), base=self.sb.root)
+        self.assert_gate(["--diff-file", path], 1, cover, providers=("codex",))
+        # The user's own rule lets it pass.
+        self.assert_gate(["--exclude", "*.c", "origin/main...HEAD"], 0,
+                         {"evil.c": ("excluded", "--exclude *.c"),
+                          "deep.c": ("excluded", "--exclude *.c")}, providers=("codex",))
+        # A file that stops being a pointer is text again, and reviewed.
+        self.sb.write("evil.c", EVIL + "\n")
+        self.commit("real content")
+        p, doc = self.review_json("HEAD^!")
+        self.assertEqual(coverage(doc), {"evil.c": ("reviewed", None)})
+
+    # ---- case 5: the change writes workflow commands
+
+    def test_5_a_file_name_never_writes_a_line_of_its_own(self):
+        name = "x\n::stop-commands::tok\nz.bin"
+        self.write_bytes(name, bytes(range(256)) * 4)  # binary: named on stderr
+        self.write_bytes("e\x1b[2Jsc.c", b"int esc;\n")
+        self.write_bytes("cr\r::warning::x.c", b"int cr;\n")
+        self.write_bytes("old ##[stop-commands]tok.c", b"int old;\n")
+        self.commit()
+        for fmt in ("text", "github"):
+            for args in (["origin/main...HEAD"], ["-v", "--exclude", "*.c", "origin/main...HEAD"]):
+                with self.subTest(fmt=fmt, args=args):
+                    os.unlink(self.sb.state) if os.path.exists(self.sb.state) else None
+                    self.sb.answers("codex", [review()])
+                    p = self.sb.run("review", "--format", fmt, *args)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    no_command_line(self, p.stderr)
+                    self.assertIn("not reviewed: x^J::stop-commands::tok^Jz.bin", p.stderr)
+                    if fmt == "text":
+                        no_command_line(self, p.stdout)
+                        self.assertIn("x^J::stop-commands::tok^Jz.bin", p.stdout)
+                    else:
+                        for line in p.stdout.splitlines():
+                            self.assertTrue(line.startswith("::"), line)
+                        self.assertIn("file=x%0A%3A%3Astop-commands%3A%3Atok%0Az.bin", p.stdout)
+
+    def test_5_a_models_paths_and_messages_never_write_a_line_of_their_own(self):
+        self.sb.write("app.c", EVIL + "\n")
+        answer = review(False, "sum\n::stop-commands::s\n##[stop-commands]s2", [
+            issue("app.c\n::stop-commands::p", 1, "high", "m\n::stop-commands::m\x1b[2J",
+                  suggestion="s\r::stop-commands::sg"),
+            issue("/etc/x\n::stop-commands::u", 1, "high", "outside\n  ::error::fake"),
+            issue("app.c", 1, "low", "multi\nline\n    ::notice::indented"),
+        ])
+        for provider in PROVIDERS:
+            with self.subTest(provider=provider):
+                for fmt in ("text", "github"):
+                    os.unlink(self.sb.state) if os.path.exists(self.sb.state) else None
+                    self.sb.answers(provider, [answer])
+                    p = self.sb.run("review", "--format", fmt, "-v", provider=provider)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    no_command_line(self, p.stderr)
+                    if fmt == "text":
+                        no_command_line(self, p.stdout)
+                        self.assertIn("multi", p.stdout)
+                    else:
+                        for line in p.stdout.splitlines():
+                            self.assertTrue(line.startswith("::"), line)
+
+    # ---- case 7: untracked symlinks
+
+    def test_7_untracked_symlinks_are_reviewed_as_their_target(self):
+        os.makedirs(os.path.join(self.sb.work, "dl"))
+        targets = {"to-dir": "dl", "dl/null": "/dev/null", "dangling": "nowhere/at all",
+                   "to dir b": "/etc", "multi": "a\nb"}
+        for link, target in targets.items():
+            os.symlink(target, os.path.join(self.sb.work, link))
+        cover = {link: ("reviewed", None) for link in targets}
+        doc = self.assert_gate([], 0, cover, seen=["+" + t for t in targets if "\n" not in t] and
+                               ["+" + t.replace("\n", "\n+") for t in targets.values()])
+        # As git shows the same links once tracked.
+        self.sb.git("add", "-A")
+        tracked = subprocess.run(["git", "diff", "--cached"], cwd=self.sb.work,
+                                 capture_output=True, text=True, check=True).stdout
+        untracked = diff_of(self.prompts()[-1])
+        for link, target in targets.items():
+            self.assertIn("new file mode 120000", untracked)
+            self.assertIn("+" + target.replace("\n", "\n+"), tracked)
+        self.assert_gate(["--staged"], 0, cover, providers=("codex",))
+
+    # ---- case 8: a path with ".." is a file, not a range
+
+    def test_8_a_relative_patch_path_is_read_as_the_file(self):
+        self.sb.write("app.c", EVIL + "\n")
+        patch = self.sb.git("diff")
+        self.sb.git("checkout", "app.c")
+        self.sb.write("change.diff", patch, base=self.sb.root)
+        os.makedirs(os.path.join(self.sb.root, "d"), exist_ok=True)
+        self.sb.write("d/x.patch", patch, base=self.sb.root)
+        for arg in ("../change.diff", "../d/x.patch", "../d/../change.diff"):
+            with self.subTest(arg=arg):
+                self.assert_gate([arg], 0, {"app.c": ("reviewed", None)}, seen=["+" + EVIL],
+                                 providers=("codex",))
+        # A name with a range's shape whose sides do not resolve is still refused.
+        self.sb.write("up/main...HEAD", patch)
+        p, _ = self.review_json("up/main...HEAD")
+        self.assertEqual(p.returncode, 2, p.stderr)
+
+
 class EveryFormatSaysWhatWasNotReviewed(Base):
     """A binary file not reviewed, and a finding with a path outside the repository:
     each format carries both, valid against its consumer's schema."""

@@ -13,6 +13,13 @@
  * sections and hunks lie inside the text, chunks are NUL-terminated and hold
  * no NUL, each chunk reads back as a diff, and each chunk in the review prompt
  * sits inside a fence it cannot close (<diff-TAG> … </diff-TAG>, TAG not in it).
+ *
+ * Issue 44's rules, as properties: a file whose new content is a Git LFS pointer is
+ * never reviewed; the paths are git's: names cut from the input (any bytes but NUL:
+ * spaces at either end, tabs, newlines, quotes, backslashes, invalid UTF-8, " b/")
+ * written as git writes them in a patch read back exactly, and git's list of them
+ * names the parsed sections; untrusted text shown (util/shown.h) never holds a line
+ * break, a "##[", or a line a continuation did not start.
  */
 #include <jansson.h>
 #include <stddef.h>
@@ -26,6 +33,7 @@
 #include "review/diff.h"
 #include "review/review.h"
 #include "util/buf.h"
+#include "util/shown.h"
 #include "util/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -171,6 +179,10 @@ static void check_gate(const char *text, size_t len, const struct ar_diff *d, si
                     left_out = ar_path_filter_skips(&pf, f->path);
                 else if (cov.files[i].status == AR_COVER_BINARY)
                     left_out = allow_binary && f->binary;
+                /* Content the model cannot see is never reviewed. */
+                if (cov.files[i].status == AR_COVER_REVIEWED &&
+                    ar_diff_new_is_lfs_pointer(text + f->body, f->end - f->body))
+                    abort();
                 /* A rule that does not hold is no rule: the line had to be sent. */
                 if (cov.files[i].status != AR_COVER_REVIEWED && !left_out)
                     abort();
@@ -221,6 +233,86 @@ static void check_salvage(json_t *v)
     ar_review_finish(&rv);
 }
 
+/* Appends a "--- "/"+++ " name as git writes it: quoted, or with a tab after a name
+ * that holds a space. */
+static void put_header_name(struct ar_buf *b, const char *lead, const char *prefix,
+                            const char *name)
+{
+    if (ar_buf_puts(b, lead) || ar_diff_quote_name(b, prefix, name) ||
+        ar_buf_puts(b, strchr(name, ' ') ? "\t\n" : "\n"))
+        abort();
+}
+
+/*
+ * The paths are git's: up to 4 names cut at NUL bytes from the input, each written
+ * as git writes a modified file (its "diff --git", "---" and "+++" lines), read back
+ * by the patch parser exactly, and accepted by ar_diff_names_apply() from git's list.
+ */
+static void check_names(const uint8_t *data, size_t size)
+{
+    struct ar_diff_names names = { 0 };
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    for (size_t pos = 0; pos < size && names.n < 4;) {
+        const uint8_t *nul = memchr(data + pos, 0, size - pos);
+        size_t n = nul ? (size_t)(nul - data) - pos : size - pos;
+        char *name = strndup((const char *)data + pos, n);
+        pos += n + 1;
+        /* A path of git's: no empty, "." or ".." component, no leading or trailing '/'. */
+        int ok = n && name[0] != '/' && name[n - 1] != '/' && !strstr(name, "//") &&
+                 strcmp(name, ".") && strcmp(name, "..") && strncmp(name, "./", 2) &&
+                 strncmp(name, "../", 3) && !strstr(name, "/./") && !strstr(name, "/../") &&
+                 !(n >= 2 && !strcmp(name + n - 2, "/.")) &&
+                 !(n >= 3 && !strcmp(name + n - 3, "/.."));
+        for (size_t i = 0; ok && i < names.n; i++)
+            ok = strcmp(names.v[i].path, name) != 0;
+        if (ok) {
+            if (ar_diff_names_add(&names, 'M', name, NULL) || ar_buf_puts(&b, "diff --git ") ||
+                ar_diff_quote_name(&b, "a/", name) || ar_buf_putc(&b, ' ') ||
+                ar_diff_quote_name(&b, "b/", name) || ar_buf_puts(&b, "\nindex 1..2 100644\n"))
+                abort();
+            put_header_name(&b, "--- ", "a/", name);
+            put_header_name(&b, "+++ ", "b/", name);
+            if (ar_buf_puts(&b, "@@ -1 +1 @@\n-old\n+new\n"))
+                abort();
+        }
+        free(name);
+    }
+    struct ar_diff d = AR_DIFF_INIT;
+    if (ar_diff_parse(ar_buf_cstr(&b), b.len, &d, NULL) != 0 || d.n_files != names.n)
+        abort();
+    for (size_t i = 0; i < names.n; i++)
+        if (!d.files[i].path || strcmp(d.files[i].path, names.v[i].path) != 0 ||
+            d.files[i].old_path)
+            abort();
+    struct ar_diff_gaps gaps = { 0 };
+    if (ar_diff_names_apply(&d, &names, &gaps, NULL) != 0 || gaps.n)
+        abort();
+    ar_diff_finish(&d);
+    ar_diff_gaps_finish(&gaps);
+    ar_diff_names_finish(&names);
+    ar_buf_finish(&b);
+}
+
+/* Untrusted text shown: one line (or lines each a continuation starts), no "##[". */
+static void check_shown(const char *s, size_t n)
+{
+    static const char *const conts[] = { NULL, "    | " };
+    for (int k = 0; k < 2; k++) {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        if (ar_shown_data(&b, s, n, conts[k]) != 0)
+            abort();
+        const char *t = ar_buf_cstr(&b);
+        if (memchr(t, '\r', b.len) || strstr(t, "##[") || strlen(t) != b.len)
+            abort();
+        for (const char *nl = memchr(t, '\n', b.len); nl; nl = strchr(nl + 1, '\n'))
+            if (!conts[k] || strncmp(nl + 1, conts[k], strlen(conts[k])) != 0)
+                abort();
+        ar_buf_finish(&b);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2 || size > (64 << 10))
@@ -234,6 +326,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     const char *text = ar_buf_cstr(&b);
     size_t len = b.len;
+    check_names(data + 2, size - 2);
+    check_shown(text, len);
 
     struct ar_diff d = AR_DIFF_INIT;
     if (ar_diff_parse(text, len, &d, NULL) != 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/terminal.h"
+#include "util/shown.h"
 
 static char *rendered(const char *s, size_t n)
 {
@@ -73,9 +74,33 @@ static void test_terminal_neutralize_keeps_what_came_before(void **state)
     ar_buf_finish(&b);
 }
 
+/* Untrusted text on stderr and in the text format (issue 44): one line, or
+ * continuation lines; no workflow command of a CI runner can start. */
+static void test_untrusted_text_never_starts_a_line(void **state)
+{
+    (void)state;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_cli_line_append(&b, IN("x\n::stop-commands::tok\r\nz\r::e::\x1b[2J")), 0);
+    assert_string_equal(ar_buf_cstr(&b), "x^J::stop-commands::tok^M^Jz^M::e::^[[2J");
+    b.len = 0;
+    assert_int_equal(ar_cli_line_append(&b, IN("a ##[stop-commands]t ###[x")), 0);
+    assert_string_equal(ar_buf_cstr(&b), "a # #[stop-commands]t ## #[x");
+    b.len = 0;
+    assert_int_equal(ar_shown_data(&b, IN("m\n  ::error::x\n"), "    | "), 0);
+    assert_string_equal(ar_buf_cstr(&b), "m\n    |   ::error::x\n    | ");
+    b.len = 0;
+    assert_int_equal(ar_buf_puts(&b, "agentrun: "), 0);
+    assert_int_equal(ar_buf_puts(&b, "not reviewed: a\nb"), 0);
+    assert_int_equal(ar_cli_line_neutralize(&b, 10), 0);
+    assert_string_equal(ar_buf_cstr(&b), "agentrun: not reviewed: a^Jb");
+    ar_buf_finish(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_untrusted_text_never_starts_a_line),
         cmocka_unit_test(test_terminal_controls_are_shown_in_caret_notation),
         cmocka_unit_test(test_terminal_neutralize_keeps_what_came_before),
     };

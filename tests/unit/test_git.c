@@ -800,7 +800,8 @@ static void test_git_argv_is_hardened(void **state)
     assert_string_equal(got,
                         "git -c core.fsmonitor=false -c core.quotepath=false -c "
                         "diff.noprefix=false -c diff.mnemonicPrefix=false -c "
-                        "diff.relative=false -c color.ui=never diff --no-color "
+                        "diff.relative=false -c color.ui=never -c diff.autoRefreshIndex=true "
+                        "diff --no-color "
                         "--no-ext-diff --no-textconv --text --ignore-submodules=none --no-index -- "
                         "/dev/null x");
 

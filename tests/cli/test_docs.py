@@ -4,6 +4,7 @@ options that exist, with values they accept.
 The commands and options come from agentrun-docgen's JSON dump of the option
 tables, so a renamed or removed flag fails here until the docs follow.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import re
@@ -211,6 +212,19 @@ class RecipesParse(unittest.TestCase):
                     for name, job in doc["jobs"].items():
                         self.assertIn("steps", job, "%s: job %s has no steps" % (where, name))
         self.assertGreater(seen, 5)
+
+
+class SuitesSeeNoMachineCli(unittest.TestCase):
+    def test_every_cli_test_imports_isolated_first(self):
+        # tests/cli/isolated.py: no machine CLI, login or HOME (issue 49). A test file that
+        # forgot it passes here and fails for whoever has the CLIs installed.
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(os.listdir(here)):
+            if not (name.startswith("test_") and name.endswith(".py")):
+                continue
+            with open(os.path.join(here, name), encoding="utf-8") as f:
+                first = next(l for l in f if l.startswith(("import ", "from ")))
+            self.assertTrue(first.startswith("import isolated"), name)
 
 
 if __name__ == "__main__":

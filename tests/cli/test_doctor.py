@@ -4,6 +4,7 @@ values), git, the prompt override directory, and the exit status.
 Every CLI here is a tiny shell script in a temporary directory, and PATH holds
 only that directory, so no real CLI on the machine is found.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import shutil

@@ -1,4 +1,5 @@
 """CLI tests of `agentrun extract`: stdout, stderr and exit status for each flag."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import os
 import random
 import re

@@ -4,6 +4,7 @@ The list of options comes from agentrun-docgen's JSON dump of the same tables th
 parser is built from, never from a list written here, so these tests cannot
 drift from what agentrun accepts.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import re

@@ -4,6 +4,7 @@ example builds against the installed library through pkg-config and runs.
 Runs `meson install --no-rebuild` on the build tree under test, so it checks
 what this build (normal or sanitized) would install.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import filecmp
 import json
 import os

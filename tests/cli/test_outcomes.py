@@ -4,6 +4,7 @@
 the provider named (within --max-wait), a Ctrl-C ends that wait at once, and batch jobs
 of one provider pause together; a call that changed files is never retried nor handed to
 a fallback provider."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import signal

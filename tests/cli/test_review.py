@@ -1,6 +1,7 @@
 """agentrun review end to end with the fake CLI (issue 6): diff sources, the
 verdict and exit status, the four formats, chunks in parallel, degraded and
 failed reviews."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import glob
 import json
 import os

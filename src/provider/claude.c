@@ -535,8 +535,7 @@ static void claude_login(const struct ar_login_probe *probe, struct ar_login_sta
                      api && strcmp(api, "firstParty") ? ", " : "",
                      api && strcmp(api, "firstParty") ? api : "");
     else if (json_is_false(in))
-        ar_login_set(out, AR_LOGIN_NO,
-                     "not logged in: run 'claude' and /login, or set ANTHROPIC_API_KEY");
+        ar_login_set(out, AR_LOGIN_NO, "not logged in: %s", ar_provider_claude.auth_help);
     else if (var)
         ar_login_set(out, AR_LOGIN_YES, "$%s is set", var);
     else if (env_true("CLAUDE_CODE_USE_BEDROCK") || env_true("CLAUDE_CODE_USE_VERTEX"))
@@ -561,6 +560,7 @@ const struct ar_provider ar_provider_claude = {
     .auth_env = claude_auth_env,
     .auth_files = claude_auth_files,
     .enforces_budget = 1,
+    .auth_help = "set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN (a long-lived token from 'claude setup-token')",
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
     .login_argv = claude_login_argv,

@@ -233,10 +233,8 @@ void ar_codex_login(const struct ar_login_probe *probe, struct ar_login_state *o
     else if (probe && probe->status < 0)
         ar_login_set(out, AR_LOGIN_UNKNOWN, "'codex login status' did not answer");
     else
-        ar_login_set(out, AR_LOGIN_NO,
-                     "not logged in: run 'codex login', or set CODEX_API_KEY (codex exec does "
-                     "not read OPENAI_API_KEY; 'printenv OPENAI_API_KEY | codex login "
-                     "--with-api-key' stores it)");
+        ar_login_set(out, AR_LOGIN_NO, "not logged in: %s (codex exec does not read "
+                     "OPENAI_API_KEY itself)", ar_provider_codex.auth_help);
     free(said);
     free(file);
     ar_codex_config_finish(&c);

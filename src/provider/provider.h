@@ -123,7 +123,7 @@ struct ar_login_probe {
 struct ar_login_state {
     enum ar_login state;
     /* YES: how ("API key in $ANTHROPIC_API_KEY"); NO: what is missing and what to do
-     * ("not logged in: run 'claude' and /login, or set ANTHROPIC_API_KEY"); UNKNOWN: why. */
+     * ("not logged in: set ANTHROPIC_API_KEY, or …"); UNKNOWN: why. */
     char how[320];
 };
 
@@ -138,6 +138,9 @@ struct ar_provider {
     const char *home_dir; /* that dir's default, relative to $HOME (".codex") or NULL */
     int enforces_budget;  /* the CLI stops itself at spec->max_budget_usd (claude) */
     const char *posture_note; /* how the posture is reached, for doctor (one sentence) */
+    /* What to do, headless, when the CLI cannot log in: the variables and the command
+     * (no interactive login), for ar_provider_auth_message(). */
+    const char *auth_help;
 
     /* Logging in. login_argv: the arguments (after the binary) of the CLI's own status
      * command, which answers without calling a model; NULL when it has none. login():
@@ -194,6 +197,18 @@ int ar_provider_check_arg(const char *what, const char *value, struct ar_error *
 /* Sets out (state and printf-style how). Returns nothing; for the adapters' login(). */
 void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *fmt, ...)
     AR_PRINTF(3, 4);
+
+/*
+ * agentrun's own message for p's failure to log in, the one place that turns each CLI's
+ * auth failure into words (the CLI's own words stay in the call's stderr): that it is not
+ * logged in, or that its key was rejected (http_status 401/403), what to do (p->auth_help)
+ * and where the docs say more. Into buf (size > 0), always terminated.
+ */
+void ar_provider_auth_message(const struct ar_provider *p, int http_status, char *buf,
+                              size_t size);
+
+/* The docs section ar_provider_auth_message() points at. */
+#define AR_PROVIDER_AUTH_DOCS "docs/providers.md#logging-in-auth"
 
 /* The first credential variable of p->auth_env that is set and not empty, or NULL. */
 const char *ar_provider_auth_env_set(const struct ar_provider *p);

@@ -313,7 +313,8 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
         p->login(NULL, &login);
         if (login.state == AR_LOGIN_NO) {
             call_free(c);
-            return ar_error_set(err, AR_EAUTH, o->provider, "%s: %s", o->provider, login.how);
+            return ar_error_set(err, AR_EAUTH, o->provider, "%s: %s (%s)", o->provider, login.how,
+                                AR_PROVIDER_AUTH_DOCS);
         }
     }
     c->capture = c->record_dir || c->cache_dir;

@@ -205,7 +205,7 @@ esac"""
         self.assertEqual(t.returncode, 4)
         self.assertIn("not ok: no usable CLI: claude not logged in, codex not logged in, "
                       "gemini not logged in", t.stdout)
-        self.assertIn("login: no (not logged in: run 'claude' and /login", t.stdout)
+        self.assertIn("login: no (not logged in: set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN", t.stdout)
         # Only --version and the status commands ran: never a model call.
         self.assertFalse(os.path.exists(os.path.join(self.home, "model-calls")))
 

@@ -278,6 +278,42 @@ class NotLoggedIn(unittest.TestCase):
             self.assertEqual(p.returncode, 4, (cli, p.stderr))
             self.assertEqual(result(p)["error"]["code"], "auth", (cli, result(p)["error"]))
 
+    def test_a_login_failure_says_what_to_do_headless_once(self):
+        # Each CLI's own words (claude's interactive /login, gemini's message naming the
+        # settings directory agentrun gave it) become agentrun's: the variable, the
+        # command, the docs section, once in all a review prints, never cut mid-word.
+        self.sb.write("app.py", "x = 1\n")
+        self.sb.git("add", "app.py")
+        advice = {"claude": ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "claude setup-token"),
+                  "codex": ("CODEX_API_KEY", "codex login --with-api-key"),
+                  "gemini": ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")}
+        for cli, fixture, status, key in (("claude", "stream-not-logged-in.jsonl", 1, None),
+                                          ("gemini", "stream-no-key.jsonl", 41, None),
+                                          ("codex", "json-error-401.jsonl", 1, "rejected"),
+                                          ("codex", "json-error-401.jsonl", 1, None)):
+            with self.subTest(cli=cli, key=key):
+                # codex with no key is refused before it starts; with one, the fake's 401.
+                self.sb.env.pop("CODEX_API_KEY", None)
+                if key:
+                    self.sb.env["CODEX_API_KEY"] = key
+                self.sb.env["FAKE_CLI_FIXTURE"] = fx(cli, fixture)
+                self.sb.env["FAKE_CLI_STDERR_FIXTURE"] = fx(cli, fixture.rsplit(".", 1)[0]
+                                                            + ".stderr")
+                self.sb.env["FAKE_CLI_EXIT"] = str(status)
+                p = self.sb.run("run", "hi", provider=cli)
+                self.assertEqual(p.returncode, 4, p.stderr)
+                for words in advice[cli] + ("docs/providers.md#logging-in-auth",):
+                    self.assertIn(words, p.stderr)
+                self.assertNotIn("/login", p.stderr)
+                self.assertNotIn("settings.json", p.stderr)
+                self.assertNotIn("gemini-home", p.stderr)
+                p = self.sb.run("review", "--staged", provider=cli)
+                self.assertEqual(p.returncode, 4, p.stderr)
+                self.assertEqual((p.stdout + p.stderr).count(advice[cli][0]), 1,
+                                 p.stdout + p.stderr)
+                line = next(l for l in p.stdout.splitlines() if advice[cli][0] in l)
+                self.assertTrue(line.endswith("(docs/providers.md#logging-in-auth))"), line)
+
 
 class Retries(unittest.TestCase):
     def setUp(self):

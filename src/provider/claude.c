@@ -560,7 +560,8 @@ const struct ar_provider ar_provider_claude = {
     .auth_env = claude_auth_env,
     .auth_files = claude_auth_files,
     .enforces_budget = 1,
-    .auth_help = "set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN (a long-lived token from 'claude setup-token')",
+    .auth_help = "set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN (a long-lived token from "
+                 "'claude setup-token')",
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
     .login_argv = claude_login_argv,

@@ -233,8 +233,10 @@ void ar_codex_login(const struct ar_login_probe *probe, struct ar_login_state *o
     else if (probe && probe->status < 0)
         ar_login_set(out, AR_LOGIN_UNKNOWN, "'codex login status' did not answer");
     else
-        ar_login_set(out, AR_LOGIN_NO, "not logged in: %s (codex exec does not read "
-                     "OPENAI_API_KEY itself)", ar_provider_codex.auth_help);
+        ar_login_set(out, AR_LOGIN_NO,
+                     "not logged in: %s (codex exec does not read "
+                     "OPENAI_API_KEY itself)",
+                     ar_provider_codex.auth_help);
     free(said);
     free(file);
     ar_codex_config_finish(&c);

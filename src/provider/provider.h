@@ -204,8 +204,7 @@ void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *f
  * logged in, or that its key was rejected (http_status 401/403), what to do (p->auth_help)
  * and where the docs say more. Into buf (size > 0), always terminated.
  */
-void ar_provider_auth_message(const struct ar_provider *p, int http_status, char *buf,
-                              size_t size);
+void ar_provider_auth_message(const struct ar_provider *p, int http_status, char *buf, size_t size);
 
 /* The docs section ar_provider_auth_message() points at. */
 #define AR_PROVIDER_AUTH_DOCS "docs/providers.md#logging-in-auth"

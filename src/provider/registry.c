@@ -215,12 +215,11 @@ void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *f
     va_end(ap);
 }
 
-void ar_provider_auth_message(const struct ar_provider *p, int http_status, char *buf,
-                              size_t size)
+void ar_provider_auth_message(const struct ar_provider *p, int http_status, char *buf, size_t size)
 {
     if (http_status == 401 || http_status == 403)
-        snprintf(buf, size, "%s rejected the credentials (HTTP %d): %s (%s)", p->name,
-                 http_status, p->auth_help, AR_PROVIDER_AUTH_DOCS);
+        snprintf(buf, size, "%s rejected the credentials (HTTP %d): %s (%s)", p->name, http_status,
+                 p->auth_help, AR_PROVIDER_AUTH_DOCS);
     else
         snprintf(buf, size, "%s is not logged in: %s (%s)", p->name, p->auth_help,
                  AR_PROVIDER_AUTH_DOCS);

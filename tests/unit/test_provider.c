@@ -516,10 +516,11 @@ static void test_not_logged_in_is_auth_in_agentruns_words(void **state)
     g->unwrap_finish(u, &ex, &r);
     g->unwrap_free(u);
     assert_int_equal(r.error, AR_EAUTH);
-    assert_string_equal(r.error_msg, "gemini is not logged in: set GEMINI_API_KEY, or use Vertex AI "
-                                     "(GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT "
-                                     "and GOOGLE_CLOUD_LOCATION, or GOOGLE_API_KEY) "
-                                     "(docs/providers.md#logging-in-auth)");
+    assert_string_equal(r.error_msg,
+                        "gemini is not logged in: set GEMINI_API_KEY, or use Vertex AI "
+                        "(GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT "
+                        "and GOOGLE_CLOUD_LOCATION, or GOOGLE_API_KEY) "
+                        "(docs/providers.md#logging-in-auth)");
     ar_reply_finish(&r);
 }
 

@@ -259,7 +259,30 @@ const struct ar_provider *ar_provider_detect(const char *data, size_t len);
 /* "claude, codex or gemini": the registry's names for a sentence. Static storage. */
 const char *ar_provider_names_or(void);
 
-/* Resolves "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) to a provider. NULL with err set. */
+/* How long ar_provider_login_check() waits for a CLI's status command. */
+#define AR_PROVIDER_STATUS_TIMEOUT_MS 10000
+
+/*
+ * Whether the installed p can log in, by doctor's rule: p->login() from the environment
+ * and the CLI's files, and when that cannot tell and p has a status command (claude auth
+ * status), the command's answer (it calls no model; at most
+ * AR_PROVIDER_STATUS_TIMEOUT_MS). Fills *out.
+ */
+void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state *out);
+
+/*
+ * Resolves a provider name: "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) is the first
+ * provider, in registry order, that is installed and usable (ar_provider_login_check()
+ * does not say it cannot log in). When auto skipped an installed one, note (size bytes,
+ * may be NULL) says which and why ("claude: not logged in, using codex; pass -p to
+ * choose"), else it is "". NULL with err set: AR_EUSAGE for an unknown name,
+ * AR_ENOTFOUND when no CLI is installed, AR_EAUTH when none installed can log in (the
+ * message names each and what to do).
+ */
+const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
+                                                    struct ar_error *err);
+
+/* ar_provider_resolve_noted() without the note. */
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err);
 
 #endif

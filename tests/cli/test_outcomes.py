@@ -219,6 +219,41 @@ class NotLoggedIn(unittest.TestCase):
     def tearDown(self):
         self.sb.__exit__(None, None, None)
 
+    def test_auto_takes_the_first_cli_that_can_log_in_and_says_once_what_it_passed(self):
+        # claude is installed first but its status command says not logged in; codex has a
+        # key: auto takes codex, says so once for a whole batch, and calls no claude.
+        self.sb.env["FAKE_CLI_LOGIN"] = "no"
+        self.sb.env["CODEX_API_KEY"] = "k"
+        self.sb.answers("codex", ["from codex"])
+        p = self.sb.run("run", "hi", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "from codex\n")
+        self.assertIn("claude: not logged in, using codex; pass -p to choose", p.stderr)
+        self.assertEqual({c["argv0"].rsplit("/", 1)[-1] for c in self.sb.calls()}, {"codex"})
+        jobs = "".join(json.dumps({"id": f"j{i}", "prompt": "hi"}) + "\n" for i in range(3))
+        p = self.sb.run("batch", "-", input=jobs, provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.count("claude: not logged in, using codex"), 1, p.stderr)
+        # Logged in (the status command says so): claude, the first, with nothing said.
+        self.sb.env["FAKE_CLI_LOGIN"] = "yes"
+        self.sb.answers("claude", ["from claude"])
+        p = self.sb.run("run", "hi", provider=None)
+        self.assertEqual((p.returncode, p.stdout), (0, "from claude\n"), p.stderr)
+        self.assertNotIn("using", p.stderr)
+
+    def test_auto_with_no_cli_that_can_log_in_names_each_and_what_to_set(self):
+        self.sb.env["FAKE_CLI_LOGIN"] = "no"
+        p = self.sb.run("run", "--format", "json", "hi", provider=None)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        msg = result(p)["error"]["message"]
+        self.assertEqual(result(p)["error"]["code"], "auth", msg)
+        for words in ("claude not logged in (set ANTHROPIC_API_KEY)",
+                      "codex not logged in (set CODEX_API_KEY)",
+                      "gemini no auth method (set GEMINI_API_KEY)", "agentrun doctor",
+                      "docs/providers.md#logging-in-auth"):
+            self.assertIn(words, msg)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_codex_without_a_login_is_refused_before_it_starts(self):
         self.sb.answers("codex", ["never"])
         t0 = time.monotonic()
@@ -254,7 +289,7 @@ class NotLoggedIn(unittest.TestCase):
         p = self.sb.run("run", "--format", "json", "hi", provider="codex")
         self.assertEqual(result(p)["error"]["message"],
                          "codex: model provider 'mock' reads its key from $MOCK_KEY, which is "
-                         "not set")
+                         "not set (docs/providers.md#logging-in-auth)")
         p = self.sb.run("run", "hi", provider="codex", env={"MOCK_KEY": "k"})
         self.assertEqual(p.returncode, 0, p.stderr)
 

@@ -1885,6 +1885,23 @@ static void test_registry_order_find_resolve_and_model(void **state)
     unsetenv("AGENTRUN_CLAUDE_BIN");
     unsetenv("AGENTRUN_CODEX_BIN");
     unsetenv("AGENTRUN_GEMINI_BIN");
+    /* Installed is not enough: a gemini with no auth method is passed over, and with no
+     * other CLI, the error names what to set. */
+    char *old_key = getenv("GEMINI_API_KEY") ? strdup(getenv("GEMINI_API_KEY")) : NULL;
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", dir, 1);
+    unsetenv("GEMINI_API_KEY");
+    unsetenv("GOOGLE_GENAI_USE_VERTEXAI");
+    unsetenv("GOOGLE_GENAI_USE_GCA");
+    unsetenv("GOOGLE_GEMINI_BASE_URL");
+    unsetenv("GEMINI_CLI_HOME");
+    ar_error_clear(&err);
+    assert_null(ar_provider_resolve("auto", &err));
+    assert_int_equal(err.code, AR_EAUTH);
+    assert_non_null(strstr(err.msg, "claude not found"));
+    assert_non_null(strstr(err.msg, "gemini no auth method (set GEMINI_API_KEY)"));
+    assert_non_null(strstr(err.msg, "docs/providers.md#logging-in-auth"));
+    setenv("GEMINI_API_KEY", "k", 1);
     assert_ptr_equal(ar_provider_resolve("auto", NULL), ar_provider_find("gemini"));
     assert_ptr_equal(ar_provider_resolve(NULL, NULL), ar_provider_find("gemini"));
     setenv("AGENTRUN_PROVIDER", "codex", 1);
@@ -1893,6 +1910,14 @@ static void test_registry_order_find_resolve_and_model(void **state)
     char *w = ar_provider_which(ar_provider_find("gemini"));
     assert_string_equal(w, bin);
     free(w);
+    if (old_key)
+        setenv("GEMINI_API_KEY", old_key, 1);
+    else
+        unsetenv("GEMINI_API_KEY");
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    free(old_key);
+    free(old_home);
     chmod(bin, 0644); /* not executable: not installed */
     ar_error_clear(&err);
     assert_null(ar_provider_resolve("auto", &err));

@@ -125,6 +125,7 @@ struct ar_login_state {
     /* YES: how ("API key in $ANTHROPIC_API_KEY"); NO: what is missing and what to do
      * ("not logged in: set ANTHROPIC_API_KEY, or …"); UNKNOWN: why. */
     char how[320];
+    int key_only; /* YES on the strength of a key agentrun found, which nothing checked */
 };
 
 struct ar_provider {
@@ -197,6 +198,10 @@ int ar_provider_check_arg(const char *what, const char *value, struct ar_error *
 /* Sets out (state and printf-style how). Returns nothing; for the adapters' login(). */
 void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *fmt, ...)
     AR_PRINTF(3, 4);
+
+/* ar_login_set(out, AR_LOGIN_YES, …) for a key found (a variable), which nothing checked:
+ * doctor says "key set, not verified" (--check-auth tries it). */
+void ar_login_set_key(struct ar_login_state *out, const char *fmt, ...) AR_PRINTF(2, 3);
 
 /*
  * agentrun's own message for p's failure to log in, the one place that turns each CLI's

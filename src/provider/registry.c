@@ -302,6 +302,17 @@ void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *f
     va_list ap;
     va_start(ap, fmt);
     out->state = state;
+    out->key_only = 0;
+    vsnprintf(out->how, sizeof(out->how), fmt, ap);
+    va_end(ap);
+}
+
+void ar_login_set_key(struct ar_login_state *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    out->state = AR_LOGIN_YES;
+    out->key_only = 1;
     vsnprintf(out->how, sizeof(out->how), fmt, ap);
     va_end(ap);
 }

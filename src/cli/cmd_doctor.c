@@ -186,13 +186,15 @@ static void print_text(const json_t *doc)
             printf("         from %s\n", json_string_value(json_object_get(p, "bin_env")));
         size_t k;
         const json_t *v, *in = json_object_get(p, "logged_in");
-        printf("         login: %s (%s)\n",
-               json_is_true(json_object_get(p, "key_not_verified")) ? "key set, not verified"
-               : json_is_true(in)                                   ? "yes"
-               : json_is_false(in)                                  ? "no"
-                                                                    : "unknown",
-               json_string_value(json_object_get(p, "login")));
         const json_t *check = json_object_get(p, "auth_check");
+        int unverified = json_is_true(json_object_get(p, "key_not_verified"));
+        printf("         login: %s (%s%s)\n",
+               unverified          ? "key set, not verified"
+               : json_is_true(in)  ? "yes"
+               : json_is_false(in) ? "no"
+                                   : "unknown",
+               json_string_value(json_object_get(p, "login")),
+               unverified && !check ? "; --check-auth tries it" : "");
         if (check)
             printf("         auth check: %s (%s; $%.4f)\n",
                    json_string_value(json_object_get(check, "result")),

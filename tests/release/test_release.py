@@ -83,16 +83,16 @@ class ReleaseArtifacts(unittest.TestCase):
         """--version, --help, doctor and review, with nothing of the build on PATH."""
         p = self.run_agentrun(bindir, "--version")
         self.assertEqual(p.returncode, 0, p.stderr)
-        # --help names the documents installed beside the binary, not the build's prefix.
-        p = self.run_agentrun(bindir, "review", "--help")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertNotIn("not there yet", p.stdout)
-        docs = re.search(r"(\S+/share/doc/agentrun)/review\.md", p.stdout.replace("\n", " "))
-        self.assertIsNotNone(docs, p.stdout)
-        self.assertTrue(docs.group(1).startswith(os.path.realpath(self.root)), docs.group(1))
-        self.assertTrue(os.path.isfile(docs.group(1) + "/review.md"), docs.group(1))
         self.assertRegex(p.stdout, r"^agentrun %s \(libuv \d+\.\d+\.\d+, jansson \d+\.\d+"
                          % re.escape(self.art.version))
+        # --help names the documents installed beside the binary, not the build's prefix.
+        h = self.run_agentrun(bindir, "review", "--help")
+        self.assertEqual(h.returncode, 0, h.stderr)
+        self.assertNotIn("not there yet", h.stdout)
+        docs = re.search(r"(\S+/share/doc/agentrun)/review\.md", h.stdout.replace("\n", " "))
+        self.assertIsNotNone(docs, h.stdout)
+        self.assertTrue(docs.group(1).startswith(os.path.realpath(self.root)), docs.group(1))
+        self.assertTrue(os.path.isfile(docs.group(1) + "/review.md"), docs.group(1))
 
         version_env = [("FAKE_CLI_READ_STDIN", "0"),
                        ("FAKE_CLI_STDOUT_TEXT", "2.1.0 (Claude Code)\\n")]

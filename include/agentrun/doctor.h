@@ -16,6 +16,7 @@
 #define AGENTRUN_DOCTOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common.h"
 #include "error.h"
@@ -32,6 +33,17 @@ enum ar_login {
 };
 
 /* The postures doctor shows, in this order (DESIGN §4b). */
+/* What ar_doctor_check_auth() found of one CLI's credentials (added in 0.3.0). */
+enum ar_auth_check {
+    AR_AUTH_NOT_CHECKED = 0, /* not asked, or the CLI is not usable */
+    AR_AUTH_VERIFIED,        /* a one-word call was answered */
+    AR_AUTH_REJECTED,        /* the call failed with `auth`: the credentials do not work */
+    AR_AUTH_UNREACHABLE,     /* no answer for another reason: network, timeout, API error */
+};
+
+/* "not checked", "verified", "rejected", "unreachable"; "?" out of range. */
+AR_API const char *ar_auth_check_name(enum ar_auth_check c);
+
 enum ar_doctor_posture {
     AR_DOCTOR_TEXT = 0,
     AR_DOCTOR_READ,
@@ -77,7 +89,19 @@ struct ar_doctor_provider {
     int trust_project;         /* AGENTRUN_TRUST_PROJECT=1: the postures load the checkout */
     /* Only when path != NULL, indexed by enum ar_doctor_posture: */
     struct ar_doctor_call postures[AR_DOCTOR_N_POSTURES];
-    void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /* Added in 0.3.0. login is AR_LOGIN_YES on the strength of a key found (a
+             * variable), which nothing tried: "key set, not verified". */
+            int key_only;
+            /* ar_doctor_check_auth()'s finding, its words (owned; NULL when not checked)
+             * and what the call cost (cost_source as in the RunResult). */
+            enum ar_auth_check auth_check;
+            char *auth_check_how;
+            double auth_check_cost_usd;
+        };
+        void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 struct ar_doctor_report {
@@ -106,6 +130,19 @@ struct ar_doctor_report {
  */
 AR_API int ar_doctor_check(const char *prompts_dir, struct ar_doctor_report *out,
                            struct ar_error *err);
+
+/*
+ * Tries the credentials of every usable CLI of r (filled by ar_doctor_check()) with one
+ * minimal call each, all at once: a prompt of a few words asking for one word, no tools,
+ * from an empty temporary directory, no retry, no fallback, each ended after timeout_ms
+ * (0: 30 s), so a wrong key with no network cannot hang it. The cost is the CLI's own
+ * request (its system prompt: a few thousand input tokens at most) and a one-word answer.
+ * Sets auth_check, auth_check_how and auth_check_cost_usd of each; a CLI whose
+ * credentials were rejected is no longer usable, and r->ok is counted again. Returns 0,
+ * or AR_ENOMEM / AR_ESPAWN with err set.
+ */
+AR_API int ar_doctor_check_auth(struct ar_doctor_report *r, uint64_t timeout_ms,
+                                struct ar_error *err);
 
 /* Frees what *r owns; afterwards *r is empty (n_providers 0). */
 AR_API void ar_doctor_report_finish(struct ar_doctor_report *r);

@@ -78,6 +78,11 @@ void ar_cli_parser_finish(struct ar_cli_parser *p);
 /* Prints the command's help (usage, summary, every option, example) to f. */
 void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f);
 
+/* Where the documents are: AR_DOCDIR when it exists, else share/doc/agentrun beside the
+ * running binary (an unpacked release tarball or npm package), else NULL. Static
+ * storage. */
+const char *ar_cli_docdir(void);
+
 /* Messages to stderr with a fixed prefix. note prints only with -v, warn not with -q. */
 extern int ar_cli_verbosity; /* 0 normal, -1 quiet, 1+ verbose */
 void ar_cli_errorf(const char *fmt, ...) AR_PRINTF(1, 2);

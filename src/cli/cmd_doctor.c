@@ -17,12 +17,20 @@
 
 #define DOCTOR_SCHEMA "agentrun.doctor/1"
 
-enum { KEY_FORMAT = 512, KEY_PROMPTS_DIR, KEY_PRETTY };
+enum { KEY_FORMAT = 512, KEY_PROMPTS_DIR, KEY_PRETTY, KEY_CHECK_AUTH, KEY_TIMEOUT };
 
 static const struct ar_cli_opt doctor_opts[] = {
     { "format", KEY_FORMAT, "FORMAT", "text or json (default: text)", "text|json" },
     { "prompts-dir", KEY_PROMPTS_DIR, "DIR", "also check this prompt override directory", "@dir" },
     { "pretty", KEY_PRETTY, NULL, "indent the JSON (default: one line)", NULL },
+    { "check-auth", KEY_CHECK_AUTH, NULL,
+      "try each usable CLI's credentials with one tiny call (a one-word answer: a few "
+      "thousand input tokens at most); verified, rejected or unreachable",
+      NULL },
+    { "timeout", KEY_TIMEOUT, "DURATION",
+      "with --check-auth: how long each call may take "
+      "(default: 30s)",
+      "@duration" },
     { NULL, 0, NULL, NULL, NULL },
 };
 
@@ -94,6 +102,14 @@ static json_t *provider_value(const struct ar_doctor_provider *p)
                             ? json_null()
                             : json_boolean(p->login == AR_LOGIN_YES));
     json_object_set_new(o, "login", text_or_null(p->login_how));
+    json_object_set_new(o, "key_not_verified", json_boolean(p->key_only));
+    if (p->auth_check != AR_AUTH_NOT_CHECKED) {
+        json_t *c = json_object();
+        json_object_set_new(c, "result", json_string(ar_auth_check_name(p->auth_check)));
+        json_object_set_new(c, "message", text_or_null(p->auth_check_how));
+        json_object_set_new(c, "cost_usd", json_real(p->auth_check_cost_usd));
+        json_object_set_new(o, "auth_check", c);
+    }
     json_object_set_new(o, "usable", json_boolean(p->usable));
     if (p->path)
         json_object_set_new(o, "posture", postures_value(p));
@@ -170,11 +186,20 @@ static void print_text(const json_t *doc)
             printf("         from %s\n", json_string_value(json_object_get(p, "bin_env")));
         size_t k;
         const json_t *v, *in = json_object_get(p, "logged_in");
-        printf("         login: %s (%s)\n",
-               json_is_true(in)    ? "yes"
+        const json_t *check = json_object_get(p, "auth_check");
+        int unverified = json_is_true(json_object_get(p, "key_not_verified"));
+        printf("         login: %s (%s%s)\n",
+               unverified          ? "key set, not verified"
+               : json_is_true(in)  ? "yes"
                : json_is_false(in) ? "no"
                                    : "unknown",
-               json_string_value(json_object_get(p, "login")));
+               json_string_value(json_object_get(p, "login")),
+               unverified && !check ? "; --check-auth tries it" : "");
+        if (check)
+            printf("         auth check: %s (%s; $%.4f)\n",
+                   json_string_value(json_object_get(check, "result")),
+                   json_string_value(json_object_get(check, "message")),
+                   json_real_value(json_object_get(check, "cost_usd")));
         json_array_foreach(json_object_get(p, "auth_env"), k, v)
             printf("         auth: $%s is set\n", json_string_value(v));
         json_array_foreach(json_object_get(p, "auth_files"), k, v)
@@ -209,6 +234,7 @@ static void print_text(const json_t *doc)
                : !json_is_true(json_object_get(p, "found"))     ? "not found"
                : !json_is_true(json_object_get(p, "installed")) ? "does not answer --version"
                : json_is_false(in)                              ? "not logged in"
+               : json_object_get(p, "auth_check")               ? "credentials rejected"
                                                                 : "?");
         if (json_is_true(json_object_get(p, "usable")) && !json_is_true(in))
             printf(" (login not confirmed)");
@@ -221,7 +247,8 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_cli_parser ps;
     ar_cli_parser_init(&ps, cmd, argc, argv);
     const char *arg, *prompts_dir = NULL;
-    int json = 0, pretty = 0, key;
+    int json = 0, pretty = 0, check_auth = 0, key;
+    unsigned long long timeout_ms = 0;
     while ((key = ar_cli_next(&ps, &arg)) >= 0) {
         switch (key) {
         case KEY_FORMAT:
@@ -236,6 +263,18 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_PRETTY:
             pretty = 1;
             break;
+        case KEY_CHECK_AUTH:
+            check_auth = 1;
+            break;
+        case KEY_TIMEOUT:
+            if (ar_cli_parse_duration_ms(arg, &timeout_ms) < 0 || timeout_ms == 0) {
+                ar_cli_parser_finish(&ps);
+                return ar_cli_usage_error(cmd,
+                                          "invalid --timeout '%s': want seconds (30, "
+                                          "30s), 2m or 500ms",
+                                          arg);
+            }
+            break;
         }
     }
     int status = ps.status, ind = ps.ind;
@@ -247,7 +286,8 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
 
     struct ar_doctor_report report;
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_doctor_check(prompts_dir, &report, &err) < 0) {
+    if (ar_doctor_check(prompts_dir, &report, &err) < 0 ||
+        (check_auth && ar_doctor_check_auth(&report, timeout_ms, &err) < 0)) {
         ar_doctor_report_finish(&report);
         ar_cli_errorf("%s", err.msg);
         return AR_EXIT_USAGE; /* as when the output cannot be made, below */
@@ -272,18 +312,27 @@ static int doctor_run(const struct ar_cli_command *cmd, int argc, char **argv)
 
 const struct ar_cli_command ar_cmd_doctor = {
     .name = "doctor",
-    .synopsis = "[--format text|json] [--pretty] [--prompts-dir DIR]",
+    .synopsis = "[--format text|json] [--pretty] [--prompts-dir DIR] [--check-auth [--timeout "
+                "DURATION]]",
     .summary = "check which CLIs, credentials, git and prompt overrides agentrun can use",
-    .description = "For " AR_PROVIDERS_AND ": whether the binary is found (PATH, or "
-                   "AGENTRUN_<NAME>_BIN) and answers --version (installed); whether it is logged "
-                   "in, by its own status command where it has one (claude auth status, codex "
-                   "login status; never a model call), else by what the environment and its "
-                   "files show; which credential variables or login files are present (names "
-                   "only, never values); and how each posture (text, read, edit) is run: the "
-                   "argv and environment agentrun passes. Also git and the prompt override "
-                   "directory. A CLI is usable when it is installed and nothing says it cannot "
-                   "log in. Exits 0 when at least one CLI is usable (all are asked at once, each "
-                   "within 30 s), 4 otherwise.",
+    .description =
+        "For " AR_PROVIDERS_AND ": whether the binary is found (PATH, or "
+        "AGENTRUN_<NAME>_BIN) and answers --version (installed); whether it is logged "
+        "in, by its own status command where it has one (claude auth status, codex "
+        "login status; never a model call), else by what the environment and its "
+        "files show; which credential variables or login files are present (names "
+        "only, never values); and how each posture (text, read, edit) is run: the "
+        "argv and environment agentrun passes. Also git and the prompt override "
+        "directory. A key found in the environment is \"key set, not verified\": "
+        "--check-auth tries the credentials of each usable CLI with one tiny call "
+        "(the prompt 'Reply with the single word OK.', no tools, from an empty "
+        "directory; the CLI's own request is a few thousand input tokens at most, "
+        "a fraction of a cent) and says verified, rejected or unreachable; each "
+        "call ends after --timeout (default 30 s), so a wrong key with no network "
+        "cannot hang it. A CLI is usable when it is installed and nothing says it "
+        "cannot log in (and, with --check-auth, its credentials were not "
+        "rejected). Exits 0 when at least one CLI is usable (all are asked at once, each "
+        "within 30 s), 4 otherwise.",
     .example = "agentrun doctor --format json",
     .opts = doctor_opts,
     .run = doctor_run,

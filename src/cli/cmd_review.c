@@ -108,12 +108,13 @@ static int print_review(const struct ar_review_result *res, enum ar_review_forma
     return rc ? -1 : 0;
 }
 
-static void warn_outcome(const struct ar_review *rv, int strict)
+static void warn_outcome(const struct ar_review *rv, int strict, int text)
 {
     char why[400];
     const char *what =
         rv->error.code == AR_ENOJSON ? AR_REVIEW_NO_JSON_SUMMARY : AR_REVIEW_CONTRACT_SUMMARY;
-    if (rv->failed)
+    /* The text format's verdict line says why already: once is enough. */
+    if (rv->failed && !text)
         ar_cli_errorf("review failed: %s", ar_review_error_text(rv, why, sizeof(why)));
     else if (rv->degraded && strict)
         ar_cli_errorf("%s (%s); failing because of --strict", what,
@@ -562,7 +563,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     /* The session's exit status (a signal, a timeout) is the one every format shows. */
     verdict->exit_status = ar_cli_session_exit_status(&s, verdict->exit_status);
-    warn_outcome(rv, o.strict);
+    warn_outcome(rv, o.strict, fmt == AR_REVIEW_FORMAT_TEXT);
     rc = verdict->exit_status;
     if (print_review(res, (enum ar_review_format)fmt, &wo) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;

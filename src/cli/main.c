@@ -160,6 +160,14 @@ static int dispatch(int argc, char **argv)
             print_usage(stdout);
             return AR_EXIT_OK;
         }
+        /* Help for help itself: `help` is a word of the dispatcher, not a command. */
+        if (!strcmp(argv[2], "help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) {
+            printf("usage: agentrun help [COMMAND]\n\n"
+                   "Without COMMAND, the commands and the exit statuses (as 'agentrun --help');\n"
+                   "with one, its options (as 'agentrun COMMAND --help'; 'man agentrun-COMMAND'\n"
+                   "has more).\n");
+            return AR_EXIT_OK;
+        }
         const struct ar_cli_command *cmd = ar_cli_command_find(argv[2]);
         if (!cmd) {
             unknown_command(argv[2]);

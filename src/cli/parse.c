@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ar_config.h"
 #include "cli/cli.h"
@@ -103,6 +106,21 @@ static void unknown_long_option(const struct ar_cli_command *cmd, const char *ba
         len = sizeof(word) - 1;
     memcpy(word, bad, len);
     word[len] = '\0';
+    /* "--json" where an option takes json as its value: "did you mean '--format json'?" */
+    for (const struct ar_cli_opt *o = cmd->opts; o && o->name && len > 2; o++) {
+        const char *v = o->values;
+        if (!o->arg || !v || *v == '@')
+            continue;
+        for (const char *t = v; *t;) {
+            size_t k = strcspn(t, "|");
+            if (k == len - 2 && strncmp(t, word + 2, k) == 0) {
+                ar_cli_usage_error(cmd, "unknown option '%s'; did you mean '--%s %s'?", word,
+                                   o->name, word + 2);
+                return;
+            }
+            t += k + (t[k] == '|');
+        }
+    }
     char names[64][40];
     const char *words[64];
     size_t n = 0;
@@ -228,16 +246,68 @@ static void print_wrapped(FILE *f, const char *text, int col, int indent)
     fputc('\n', f);
 }
 
+const char *ar_cli_docdir(void)
+{
+    static char found[PATH_MAX];
+    if (ar_is_dir(AR_DOCDIR))
+        return AR_DOCDIR;
+    /* Unpacked somewhere else: the release tarball is a prefix (bin/agentrun beside
+     * share/doc/agentrun), the npm package keeps the binary in vendor/<os>-<arch>/
+     * (scripts/package), so the documents are one or two levels above the binary. */
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    static const char *const up[] = { "/../share/doc/agentrun", "/../../share/doc/agentrun" };
+    for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof(path), "%s%s", exe, up[i]) < (int)sizeof(path) &&
+            ar_is_dir(path) && realpath(path, found))
+            return found;
+    }
+    return NULL;
+}
+
+/* text with every AR_DOCDIR replaced by dir. Caller free()s; NULL when out of memory. */
+static char *with_docdir(const char *text, const char *dir)
+{
+    size_t n = 0, dl = strlen(dir), ol = strlen(AR_DOCDIR);
+    for (const char *t = text; (t = strstr(t, AR_DOCDIR)); t += ol)
+        n++;
+    char *out = malloc(strlen(text) + n * dl + 1), *o = out;
+    for (const char *t = text, *at; out && t; t = at ? at + ol : NULL) {
+        at = strstr(t, AR_DOCDIR);
+        size_t k = at ? (size_t)(at - t) : strlen(t);
+        memcpy(o, t, k);
+        o += k;
+        if (at) {
+            memcpy(o, dir, dl);
+            o += dl;
+        }
+    }
+    if (out)
+        *o = '\0';
+    return out;
+}
+
 void ar_cli_print_help(const struct ar_cli_command *cmd, FILE *f)
 {
     fprintf(f, "usage: agentrun %s %s\n\n", cmd->name, cmd->synopsis);
     print_wrapped(f, cmd->summary, 0, 0);
     if (cmd->description) {
         fputc('\n', f);
-        print_wrapped(f, cmd->description, 0, 0);
+        const char *docs = strstr(cmd->description, AR_DOCDIR) ? ar_cli_docdir() : AR_DOCDIR;
+        char *text = docs && strcmp(docs, AR_DOCDIR) ? with_docdir(cmd->description, docs) : NULL;
+        print_wrapped(f, text ? text : cmd->description, 0, 0);
+        free(text);
         /* An agentrun run from its build tree names documents that are not installed yet:
          * say where they are instead of sending the reader to a path that is not there. */
-        if (strstr(cmd->description, AR_DOCDIR) && !ar_is_dir(AR_DOCDIR))
+        if (!docs)
             print_wrapped(f,
                           "(" AR_DOCDIR " is not there yet: the documents are installed with "
                           "agentrun; in its source tree they are in docs/.)",

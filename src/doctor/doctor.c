@@ -3,9 +3,12 @@
  * on one loop), credentials by name, the postures as the adapters build them,
  * git, and the prompt override directories.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "agentrun/agentrun.h"
 #include "doctor/doctor.h"
 #include "proc/proc.h"
 #include "prompt/prompt.h"
@@ -175,7 +178,7 @@ static int check_auth(const struct ar_provider *p, struct ar_doctor_provider *ou
 static int check_login(const struct ar_provider *p, const struct probe *pr,
                        struct ar_doctor_provider *out)
 {
-    struct ar_login_state st = { AR_LOGIN_UNKNOWN, "" };
+    struct ar_login_state st = { AR_LOGIN_UNKNOWN, "", 0 };
     struct ar_login_probe lp = { -1, "", 0, "", 0 };
     if (pr && pr->path) {
         lp = (struct ar_login_probe){ pr->status, pr->out.data ? pr->out.data : "", pr->out.len,
@@ -186,6 +189,7 @@ static int check_login(const struct ar_provider *p, const struct probe *pr,
     else
         ar_login_set(&st, AR_LOGIN_UNKNOWN, "agentrun cannot tell");
     out->login = st.state;
+    out->key_only = st.state == AR_LOGIN_YES && st.key_only;
     return (out->login_how = strdup(st.how)) ? 0 : AR_ENOMEM;
 }
 
@@ -294,6 +298,114 @@ int ar_doctor_check(const char *prompts_dir, struct ar_doctor_report *out, struc
     return rc ? ar_error_set(err, AR_ENOMEM, "doctor", "out of memory") : 0;
 }
 
+const char *ar_auth_check_name(enum ar_auth_check c)
+{
+    static const char *const names[] = { "not checked", "verified", "rejected", "unreachable" };
+    return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";
+}
+
+/* The prompt of the credentials check: a few words, a one-word answer. */
+#define AUTH_CHECK_PROMPT "Reply with the single word OK."
+
+struct auth_checks {
+    struct ar_doctor_report *r;
+    uint64_t timeout_ms;
+    const char *cwd; /* an empty directory: nothing of a checkout loads */
+    int nomem;
+};
+
+struct auth_check {
+    struct auth_checks *all;
+    struct ar_doctor_provider *d;
+};
+
+static void auth_found(struct auth_check *c, enum ar_auth_check found, const char *how, double cost)
+{
+    c->d->auth_check = found;
+    c->d->auth_check_cost_usd = cost;
+    free(c->d->auth_check_how);
+    if (!(c->d->auth_check_how = strdup(how)))
+        c->all->nomem = 1;
+}
+
+static void on_auth_done(struct ar_run *run, struct ar_result *res, void *arg)
+{
+    struct auth_check *c = arg;
+    (void)run;
+    char how[320];
+    enum ar_auth_check found = res->ok                       ? AR_AUTH_VERIFIED
+                               : res->error.code == AR_EAUTH ? AR_AUTH_REJECTED
+                                                             : AR_AUTH_UNREACHABLE;
+    if (res->ok)
+        snprintf(how, sizeof(how), "one call answered in %.1f s", res->duration_ms / 1000.0);
+    else
+        snprintf(how, sizeof(how), "%s: %s", ar_strerror_name(res->error.code), res->error.msg);
+    auth_found(c, found, how, res->cost_usd);
+    ar_result_destroy(res);
+    free(c);
+}
+
+static int start_auth_checks(struct uv_loop_s *uv, void *arg, struct ar_error *err)
+{
+    struct auth_checks *all = arg;
+    (void)err;
+    for (size_t i = 0; i < all->r->n_providers; i++) {
+        struct ar_doctor_provider *d = &all->r->providers[i];
+        if (!d->usable)
+            continue;
+        struct auth_check *c = calloc(1, sizeof(*c));
+        if (!c) {
+            all->nomem = 1;
+            break;
+        }
+        c->all = all;
+        c->d = d;
+        struct ar_run_options o;
+        ar_run_options_init(&o);
+        o.provider = d->name;
+        o.prompt = AUTH_CHECK_PROMPT;
+        o.cwd = all->cwd;
+        o.tools = AR_TOOLS_NONE;
+        o.no_session = 1;
+        o.timeout_ms = all->timeout_ms;
+        o.idle_timeout_ms = all->timeout_ms;
+        o.max_wait_ms = 0; /* no retry: one call */
+        o.track_files = AR_TRACK_FILES_NEVER;
+        struct ar_error e = AR_ERROR_INIT;
+        if (ar_run_start(uv, &o, on_auth_done, c, NULL, &e) < 0) {
+            auth_found(c, AR_AUTH_UNREACHABLE, e.msg, 0);
+            free(c);
+        }
+    }
+    return 0;
+}
+
+int ar_doctor_check_auth(struct ar_doctor_report *r, uint64_t timeout_ms, struct ar_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *path = NULL;
+    if (asprintf(&path, "%s/agentrun-auth-check-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+        return ar_error_set(err, AR_ENOMEM, "doctor", "out of memory");
+    if (!mkdtemp(path)) {
+        free(path);
+        return ar_error_set(err, AR_ESPAWN, "doctor", "cannot make a temporary directory");
+    }
+    struct auth_checks all = { r, timeout_ms ? timeout_ms : AR_DOCTOR_AUTH_TIMEOUT_MS, path, 0 };
+    int rc = ar_loop_run_private(start_auth_checks, &all, err);
+    rmdir(path);
+    free(path);
+    r->ok = 0;
+    for (size_t i = 0; i < r->n_providers; i++) {
+        struct ar_doctor_provider *d = &r->providers[i];
+        if (d->auth_check == AR_AUTH_REJECTED)
+            d->usable = 0;
+        r->ok |= d->usable;
+    }
+    if (!rc && all.nomem)
+        rc = ar_error_set(err, AR_ENOMEM, "doctor", "out of memory");
+    return rc;
+}
+
 void ar_doctor_report_finish(struct ar_doctor_report *r)
 {
     for (size_t i = 0; i < r->n_providers; i++) {
@@ -302,6 +414,7 @@ void ar_doctor_report_finish(struct ar_doctor_report *r)
         free(d->path);
         free(d->version);
         free(d->login_how);
+        free(d->auth_check_how);
         ar_strv_finish(&d->auth_env);
         ar_strv_finish(&d->auth_files);
         for (int k = 0; k < AR_DOCTOR_N_POSTURES; k++) {

@@ -32,6 +32,9 @@
  * twice: it relaunches itself) took 17 s on a 2-core machine under a load of 19. */
 #define AR_DOCTOR_VERSION_TIMEOUT_MS 30000
 
+/* How long ar_doctor_check_auth()'s call may take by default. */
+#define AR_DOCTOR_AUTH_TIMEOUT_MS 30000
+
 /* The report's structs, ar_doctor_check(), ar_doctor_report_finish() and
  * ar_doctor_posture_name() are public: agentrun/doctor.h. */
 

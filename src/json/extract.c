@@ -634,6 +634,13 @@ static int not_found(struct ctx *c, struct ar_error *err)
     if (c->first_error[0])
         return ar_error_set(err, AR_ENOJSON, NULL, "no JSON %s found (%s)", want_name(c->want),
                             c->first_error);
+    /* Nothing at all is not the same mistake as text without JSON: an empty pipe upstream. */
+    size_t blank = 0;
+    while (blank < c->len && strchr(" \t\r\n", c->text[blank]) && c->text[blank])
+        blank++;
+    if (blank == c->len)
+        return ar_error_set(err, AR_ENOJSON, NULL, "no JSON %s found: the input is %s",
+                            want_name(c->want), c->len ? "blank (only white space)" : "empty");
     return ar_error_set(err, AR_ENOJSON, NULL, "no JSON %s found", want_name(c->want));
 }
 

@@ -530,15 +530,16 @@ static void claude_login(const struct ar_login_probe *probe, struct ar_login_sta
     const char *api = ar_pv_str(o, "apiProvider");
     const char *var = ar_provider_auth_env_set(&ar_provider_claude);
     char *file = ar_provider_auth_file(&ar_provider_claude, 0);
-    if (json_is_true(in))
+    if (json_is_true(in)) {
         ar_login_set(out, AR_LOGIN_YES, "logged in (%s%s%s)", how ? how : "claude auth status",
                      api && strcmp(api, "firstParty") ? ", " : "",
                      api && strcmp(api, "firstParty") ? api : "");
-    else if (json_is_false(in))
-        ar_login_set(out, AR_LOGIN_NO,
-                     "not logged in: run 'claude' and /login, or set ANTHROPIC_API_KEY");
+        /* A key from the environment: claude reports it without trying it. */
+        out->key_only = ar_pv_str(o, "apiKeySource") != NULL;
+    } else if (json_is_false(in))
+        ar_login_set(out, AR_LOGIN_NO, "not logged in: %s", ar_provider_claude.auth_help);
     else if (var)
-        ar_login_set(out, AR_LOGIN_YES, "$%s is set", var);
+        ar_login_set_key(out, "$%s is set", var);
     else if (env_true("CLAUDE_CODE_USE_BEDROCK") || env_true("CLAUDE_CODE_USE_VERTEX"))
         ar_login_set(out, AR_LOGIN_YES, "%s",
                      env_true("CLAUDE_CODE_USE_BEDROCK") ? "Bedrock (CLAUDE_CODE_USE_BEDROCK)"
@@ -561,6 +562,8 @@ const struct ar_provider ar_provider_claude = {
     .auth_env = claude_auth_env,
     .auth_files = claude_auth_files,
     .enforces_budget = 1,
+    .auth_help = "set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN (a long-lived token from "
+                 "'claude setup-token')",
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
     .login_argv = claude_login_argv,

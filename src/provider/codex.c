@@ -395,6 +395,8 @@ const struct ar_provider ar_provider_codex = {
     .auth_files = codex_auth_files,
     .home_env = "CODEX_HOME",
     .home_dir = ".codex",
+    .auth_help = "set CODEX_API_KEY, or store OPENAI_API_KEY with 'printenv OPENAI_API_KEY | codex "
+                 "login --with-api-key'",
     .posture_note =
         "-c overrides (per-call project trust, project_doc_max_bytes=0, model_instructions_file) "
         "and --disable FEATURE; the user's config.toml and its model providers stay",

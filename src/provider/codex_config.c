@@ -206,8 +206,7 @@ void ar_codex_login(const struct ar_login_probe *probe, struct ar_login_state *o
         if (!c.env_key)
             ar_login_set(out, AR_LOGIN_YES, "model provider '%s' needs no key", c.provider);
         else if ((v = getenv(c.env_key)) && *v)
-            ar_login_set(out, AR_LOGIN_YES, "$%s is set (model provider '%s')", c.env_key,
-                         c.provider);
+            ar_login_set_key(out, "$%s is set (model provider '%s')", c.env_key, c.provider);
         else
             ar_login_set(out, AR_LOGIN_NO,
                          "model provider '%s' reads its key from $%s, which is not set", c.provider,
@@ -220,7 +219,7 @@ void ar_codex_login(const struct ar_login_probe *probe, struct ar_login_state *o
     if (!said && probe)
         said = first_said(probe->out, probe->out_len);
     if ((v = getenv("CODEX_API_KEY")) && *v)
-        ar_login_set(out, AR_LOGIN_YES, "$CODEX_API_KEY is set");
+        ar_login_set_key(out, "$CODEX_API_KEY is set");
     else if (probe && probe->status == 0)
         ar_login_set(out, AR_LOGIN_YES, "logged in (codex login status: %s)", said ? said : "ok");
     else if (!probe && file && ar_is_file(file))
@@ -234,9 +233,9 @@ void ar_codex_login(const struct ar_login_probe *probe, struct ar_login_state *o
         ar_login_set(out, AR_LOGIN_UNKNOWN, "'codex login status' did not answer");
     else
         ar_login_set(out, AR_LOGIN_NO,
-                     "not logged in: run 'codex login', or set CODEX_API_KEY (codex exec does "
-                     "not read OPENAI_API_KEY; 'printenv OPENAI_API_KEY | codex login "
-                     "--with-api-key' stores it)");
+                     "not logged in: %s (codex exec does not read "
+                     "OPENAI_API_KEY itself)",
+                     ar_provider_codex.auth_help);
     free(said);
     free(file);
     ar_codex_config_finish(&c);

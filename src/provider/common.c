@@ -603,6 +603,13 @@ void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct a
         r->usage = u->partial;
         r->has_usage = 1;
     }
+    if (r->error == AR_EAUTH) {
+        /* The CLI's words name an interactive login (claude's "/login"), or agentrun's
+         * private settings directory (gemini's): agentrun's own words replace them. */
+        char msg[256];
+        ar_provider_auth_message(u->p, r->http_status, msg, sizeof(msg));
+        ar_pv_set(&r->error_msg, msg);
+    }
     if (r->error == AR_ERATELIMIT || r->error == AR_EAPI) {
         if (r->retry_after_s < 0)
             r->retry_after_s = ar_pv_retry_after(r->error_msg, (long long)time(NULL));

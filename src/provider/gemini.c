@@ -417,6 +417,8 @@ const struct ar_provider ar_provider_gemini = {
     .model_env = "GEMINI_MODEL",
     .auth_env = gemini_auth_env,
     .auth_files = gemini_auth_files,
+    .auth_help = "set GEMINI_API_KEY, or use Vertex AI (GOOGLE_GENAI_USE_VERTEXAI=true with "
+                 "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, or GOOGLE_API_KEY)",
     .posture_note = "an untrusted workspace through a private GEMINI_CLI_HOME: the user's settings "
                     "plus tools.core, links to the rest of ~/.gemini; the user's own hooks and "
                     "stdio MCP servers are off too unless --trust-project",

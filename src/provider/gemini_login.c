@@ -127,7 +127,7 @@ static void check(const char *user_dir, const json_t *settings, struct ar_login_
     } else if (!strcmp(m, "gemini-api-key")) {
         /* gemini also reads a key it stored itself (a file, or the system keychain). */
         if (set_env("GEMINI_API_KEY"))
-            ar_login_set(out, AR_LOGIN_YES, "$GEMINI_API_KEY is set");
+            ar_login_set_key(out, "$GEMINI_API_KEY is set");
         else
             ar_login_set(out, AR_LOGIN_UNKNOWN,
                          "GEMINI_API_KEY is not set (auth method gemini-api-key, from %s); "
@@ -138,8 +138,9 @@ static void check(const char *user_dir, const json_t *settings, struct ar_login_
     } else if (!strcmp(m, "vertex-ai")) {
         if (set_env("GOOGLE_API_KEY") ||
             (set_env("GOOGLE_CLOUD_PROJECT") && set_env("GOOGLE_CLOUD_LOCATION")))
-            ar_login_set(out, AR_LOGIN_YES, "Vertex AI (%s)",
-                         set_env("GOOGLE_API_KEY") ? "$GOOGLE_API_KEY" : "$GOOGLE_CLOUD_PROJECT");
+            ar_login_set_key(out, "Vertex AI (%s)",
+                             set_env("GOOGLE_API_KEY") ? "$GOOGLE_API_KEY"
+                                                       : "$GOOGLE_CLOUD_PROJECT");
         else
             missing(out, "Vertex AI needs GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, or "
                          "GOOGLE_API_KEY");

@@ -123,8 +123,9 @@ struct ar_login_probe {
 struct ar_login_state {
     enum ar_login state;
     /* YES: how ("API key in $ANTHROPIC_API_KEY"); NO: what is missing and what to do
-     * ("not logged in: run 'claude' and /login, or set ANTHROPIC_API_KEY"); UNKNOWN: why. */
+     * ("not logged in: set ANTHROPIC_API_KEY, or …"); UNKNOWN: why. */
     char how[320];
+    int key_only; /* YES on the strength of a key agentrun found, which nothing checked */
 };
 
 struct ar_provider {
@@ -138,6 +139,9 @@ struct ar_provider {
     const char *home_dir; /* that dir's default, relative to $HOME (".codex") or NULL */
     int enforces_budget;  /* the CLI stops itself at spec->max_budget_usd (claude) */
     const char *posture_note; /* how the posture is reached, for doctor (one sentence) */
+    /* What to do, headless, when the CLI cannot log in: the variables and the command
+     * (no interactive login), for ar_provider_auth_message(). */
+    const char *auth_help;
 
     /* Logging in. login_argv: the arguments (after the binary) of the CLI's own status
      * command, which answers without calling a model; NULL when it has none. login():
@@ -195,6 +199,21 @@ int ar_provider_check_arg(const char *what, const char *value, struct ar_error *
 void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *fmt, ...)
     AR_PRINTF(3, 4);
 
+/* ar_login_set(out, AR_LOGIN_YES, …) for a key found (a variable), which nothing checked:
+ * doctor says "key set, not verified" (--check-auth tries it). */
+void ar_login_set_key(struct ar_login_state *out, const char *fmt, ...) AR_PRINTF(2, 3);
+
+/*
+ * agentrun's own message for p's failure to log in, the one place that turns each CLI's
+ * auth failure into words (the CLI's own words stay in the call's stderr): that it is not
+ * logged in, or that its key was rejected (http_status 401/403), what to do (p->auth_help)
+ * and where the docs say more. Into buf (size > 0), always terminated.
+ */
+void ar_provider_auth_message(const struct ar_provider *p, int http_status, char *buf, size_t size);
+
+/* The docs section ar_provider_auth_message() points at. */
+#define AR_PROVIDER_AUTH_DOCS "docs/providers.md#logging-in-auth"
+
 /* The first credential variable of p->auth_env that is set and not empty, or NULL. */
 const char *ar_provider_auth_env_set(const struct ar_provider *p);
 
@@ -245,7 +264,30 @@ const struct ar_provider *ar_provider_detect(const char *data, size_t len);
 /* "claude, codex or gemini": the registry's names for a sentence. Static storage. */
 const char *ar_provider_names_or(void);
 
-/* Resolves "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) to a provider. NULL with err set. */
+/* How long ar_provider_login_check() waits for a CLI's status command. */
+#define AR_PROVIDER_STATUS_TIMEOUT_MS 10000
+
+/*
+ * Whether the installed p can log in, by doctor's rule: p->login() from the environment
+ * and the CLI's files, and when that cannot tell and p has a status command (claude auth
+ * status), the command's answer (it calls no model; at most
+ * AR_PROVIDER_STATUS_TIMEOUT_MS). Fills *out.
+ */
+void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state *out);
+
+/*
+ * Resolves a provider name: "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) is the first
+ * provider, in registry order, that is installed and usable (ar_provider_login_check()
+ * does not say it cannot log in). When auto skipped an installed one, note (size bytes,
+ * may be NULL) says which and why ("claude: not logged in, using codex; pass -p to
+ * choose"), else it is "". NULL with err set: AR_EUSAGE for an unknown name,
+ * AR_ENOTFOUND when no CLI is installed, AR_EAUTH when none installed can log in (the
+ * message names each and what to do).
+ */
+const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
+                                                    struct ar_error *err);
+
+/* ar_provider_resolve_noted() without the note. */
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err);
 
 #endif

@@ -109,8 +109,65 @@ const struct ar_provider *ar_provider_detect(const char *data, size_t len)
     return NULL;
 }
 
-const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err)
+void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state *out)
 {
+    ar_login_set(out, AR_LOGIN_UNKNOWN, "agentrun cannot tell");
+    if (!p->login)
+        return;
+    p->login(NULL, out);
+    if (out->state != AR_LOGIN_UNKNOWN || !p->login_argv)
+        return;
+    char *path = ar_provider_which(p);
+    if (!path)
+        return;
+    const char *argv[8] = { path };
+    for (size_t i = 0; p->login_argv[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
+        argv[i + 1] = p->login_argv[i];
+    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    o.argv = argv;
+    o.timeout_ms = AR_PROVIDER_STATUS_TIMEOUT_MS;
+    o.kill_grace_ms = 1000;
+    o.capture_stdout = 1;
+    o.output_cap = 1 << 20;
+    struct ar_child_sync r;
+    if (ar_child_run_sync(&o, &r, NULL) == 0) {
+        int ran = r.res.end == AR_CHILD_EXITED;
+        struct ar_login_probe probe = { ran ? r.res.status : -1, r.stdout_data ? r.stdout_data : "",
+                                        r.stdout_data ? r.res.stdout_len : 0,
+                                        r.stderr_tail ? r.stderr_tail : "",
+                                        r.stderr_tail ? r.res.stderr_tail_len : 0 };
+        p->login(&probe, out);
+        ar_child_sync_finish(&r);
+    }
+    free(path);
+}
+
+/* Appends "name what" to a sentence being built in buf: whole words or nothing, so a
+ * message is never cut mid-word. */
+static void say(char *buf, size_t size, const char *name, const char *join, const char *what,
+                int what_len)
+{
+    size_t off = strlen(buf);
+    int n =
+        snprintf(buf + off, size - off, "%s%s%s%.*s", off ? ", " : "", name, join, what_len, what);
+    if (n < 0 || (size_t)n >= size - off)
+        buf[off] = '\0';
+}
+
+/* The reason of a login state's sentence, up to its first ':' ("not logged in"). */
+static int reason_len(const char *how)
+{
+    size_t n = strcspn(how, ":(");
+    while (n && how[n - 1] == ' ')
+        n--;
+    return (int)(n > 60 ? 0 : n);
+}
+
+const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
+                                                    struct ar_error *err)
+{
+    if (note && size)
+        note[0] = '\0';
     const char *from = "--provider";
     if (!name || !*name) {
         name = getenv("AGENTRUN_PROVIDER");
@@ -125,15 +182,49 @@ const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error 
                          "unknown provider '%s' (claude, codex, gemini, auto)", name);
         return p;
     }
-    for (size_t i = 0; providers[i]; i++)
-        if (ar_provider_installed(providers[i]))
-            return providers[i];
+    /* The first installed CLI that can log in; one that cannot is said, and passed. */
+    char skipped[192] = "", fix[256] = "";
+    int installed = 0;
+    for (size_t i = 0; providers[i]; i++) {
+        const struct ar_provider *p = providers[i];
+        if (!ar_provider_installed(p)) {
+            say(fix, sizeof(fix), p->name, " ", "not found", 9);
+            continue;
+        }
+        installed = 1;
+        struct ar_login_state st;
+        ar_provider_login_check(p, &st);
+        if (st.state != AR_LOGIN_NO) {
+            if (note && size && skipped[0])
+                snprintf(note, size, "%s, using %s; pass -p to choose", skipped, p->name);
+            return p;
+        }
+        int n = reason_len(st.how);
+        const char *why = n ? st.how : "cannot log in";
+        n = n ? n : (int)strlen(why);
+        char what[160];
+        /* "not logged in (set ANTHROPIC_API_KEY)": the first thing auth_help says to do. */
+        snprintf(what, sizeof(what), "%.*s (%.*s)", n, why, (int)strcspn(p->auth_help, ","),
+                 p->auth_help);
+        say(skipped, sizeof(skipped), p->name, ": ", why, n);
+        say(fix, sizeof(fix), p->name, " ", what, (int)strlen(what));
+    }
+    if (installed) {
+        ar_error_set(err, AR_EAUTH, "--provider",
+                     "no CLI can log in: %s; more: agentrun doctor, " AR_PROVIDER_AUTH_DOCS, fix);
+        return NULL;
+    }
     ar_error_set(err, AR_ENOTFOUND, "--provider",
                  "no CLI found: install claude (%s), codex (%s) or gemini (%s), or point "
                  "AGENTRUN_CLAUDE_BIN, AGENTRUN_CODEX_BIN or AGENTRUN_GEMINI_BIN at one",
                  ar_provider_claude.install_hint, ar_provider_codex.install_hint,
                  ar_provider_gemini.install_hint);
     return NULL;
+}
+
+const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err)
+{
+    return ar_provider_resolve_noted(name, NULL, 0, err);
 }
 
 /* The registry's names joined for messages, made once (pthread_once: the library's
@@ -211,8 +302,29 @@ void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *f
     va_list ap;
     va_start(ap, fmt);
     out->state = state;
+    out->key_only = 0;
     vsnprintf(out->how, sizeof(out->how), fmt, ap);
     va_end(ap);
+}
+
+void ar_login_set_key(struct ar_login_state *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    out->state = AR_LOGIN_YES;
+    out->key_only = 1;
+    vsnprintf(out->how, sizeof(out->how), fmt, ap);
+    va_end(ap);
+}
+
+void ar_provider_auth_message(const struct ar_provider *p, int http_status, char *buf, size_t size)
+{
+    if (http_status == 401 || http_status == 403)
+        snprintf(buf, size, "%s rejected the credentials (HTTP %d): %s (%s)", p->name, http_status,
+                 p->auth_help, AR_PROVIDER_AUTH_DOCS);
+    else
+        snprintf(buf, size, "%s is not logged in: %s (%s)", p->name, p->auth_help,
+                 AR_PROVIDER_AUTH_DOCS);
 }
 
 const char *ar_provider_auth_env_set(const struct ar_provider *p)

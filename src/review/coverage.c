@@ -207,7 +207,8 @@ int ar_coverage_chunks(struct ar_review_coverage *cov, const unsigned char *send
     return rc;
 }
 
-int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *parts, size_t n)
+int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *parts, size_t n,
+                       const struct ar_review *merged)
 {
     int rc = 0;
     for (size_t i = 0; !rc && i < cov->n_files; i++) {
@@ -221,6 +222,11 @@ int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *p
                 bad = c < n ? &parts[c] : NULL, bad_at = c + 1;
         if (!bad_at)
             f->status = AR_COVER_REVIEWED;
+        else if (bad && bad->error.msg[0] && merged && merged->failed &&
+                 merged->error.code == bad->error.code &&
+                 strcmp(merged->error.msg, bad->error.msg) == 0)
+            rc = set_why(f, AR_COVER_NOT_SENT, "chunk %zu was not reviewed (%s)", bad_at,
+                         ar_strerror_name(bad->error.code));
         else if (bad && bad->error.msg[0])
             rc = set_why(f, AR_COVER_NOT_SENT, "chunk %zu was not reviewed: %s", bad_at,
                          bad->error.msg);

@@ -475,6 +475,13 @@ static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, cha
     int in = in_work_tree(cwd, err);
     if (in < 0)
         return in;
+    /* A directory is neither a patch file nor a revision: say what it is (the patch
+     * file test above ran relative to the current directory too). */
+    if (!in && ar_is_dir(arg))
+        return ar_error_set(err, AR_EUSAGE, arg,
+                            "'%s' is a directory, not a patch file or a revision (to review the "
+                            "changes of a repository there: -C '%s')",
+                            arg, arg);
     if (!in)
         return ar_error_set(err, AR_EUSAGE, arg,
                             "not a git repository, and no such file '%s' (a revision needs a "

@@ -222,7 +222,7 @@ static void finish_reviewed(struct ar_review_run *rr)
     if (!rc)
         rc = ar_review_merge(parts, rr->n_chunks, &rr->diff, merged, &err);
     /* What was reviewed: a file whose chunks all came back with a review. */
-    if (!rc && ar_coverage_finish(&rr->res->pub.coverage, parts, rr->n_chunks) != 0)
+    if (!rc && ar_coverage_finish(&rr->res->pub.coverage, parts, rr->n_chunks, merged) != 0)
         rc = ar_error_set(&err, AR_ENOMEM, NULL, "out of memory");
     free(parts);
     if (!rc) {

@@ -133,8 +133,12 @@ int ar_coverage_chunks(struct ar_review_coverage *cov, const unsigned char *send
 
 /* With the n chunk reviews (borrowed, in chunk order): a QUEUED file whose every chunk
  * came back with a review (degraded included) is REVIEWED; else NOT_SENT, naming the
- * chunk and its error. Counts again. Returns 0 or AR_ENOMEM. */
-int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *parts, size_t n);
+ * chunk and its error. When the review as a whole (merged, borrowed; may be NULL) failed
+ * with that same error, only the error's name is given: the review's error says the rest
+ * once (a login failure's advice, not once per file). Counts again. Returns 0 or
+ * AR_ENOMEM. */
+int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *parts, size_t n,
+                       const struct ar_review *merged);
 
 /* n_reviewed, n_excluded and n_unreviewed from the entries. */
 void ar_coverage_count(struct ar_review_coverage *cov);

@@ -314,11 +314,12 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
      * for a minute, then says nothing) is asked first: a certain no is `auth` at once. */
     const struct ar_provider *p = ar_provider_find(o->provider);
     if (p && p->login_before_call && p->login) {
-        struct ar_login_state login = { AR_LOGIN_UNKNOWN, "" };
+        struct ar_login_state login = { AR_LOGIN_UNKNOWN, "", 0 };
         p->login(NULL, &login);
         if (login.state == AR_LOGIN_NO) {
             call_free(c);
-            return ar_error_set(err, AR_EAUTH, o->provider, "%s: %s", o->provider, login.how);
+            return ar_error_set(err, AR_EAUTH, o->provider, "%s: %s (%s)", o->provider, login.how,
+                                AR_PROVIDER_AUTH_DOCS);
         }
     }
     c->capture = c->record_dir || c->cache_dir;

@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -1032,14 +1033,22 @@ static int copy_options(struct ar_run *run, const struct ar_run_options *o)
     return 0;
 }
 
+/* Whether the note of a provider auto skipped was said: once a process, not once a run of
+ * a batch. */
+static atomic_int auto_note_said;
+
 static int resolve_providers(struct ar_run *run, struct ar_error *err)
 {
-    const struct ar_provider *p = ar_provider_resolve(run->o.provider, err);
-    if (!p && err->code != AR_ENOTFOUND)
+    char note[256];
+    const struct ar_provider *p =
+        ar_provider_resolve_noted(run->o.provider, note, sizeof(note), err);
+    if (!p && err->code != AR_ENOTFOUND && err->code != AR_EAUTH)
         return err->code;
-    /* No provider installed at all: the run still ends with a RunResult, whose
-     * error (kept in run->missing) names what to install; claude stands in as
-     * the provider it reports. */
+    if (p && note[0] && atomic_exchange(&auto_note_said, 1) == 0)
+        ar_warn(&run->o.logger, "%s", note);
+    /* No provider installed, or none that can log in: the run still ends with a
+     * RunResult, whose error (kept in run->missing) names what to install or set;
+     * claude stands in as the provider it reports. */
     int missing = !p;
     if (!p) {
         run->missing = *err;

@@ -1,4 +1,5 @@
 """agentrun batch with the fake CLI (issue 9)."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import signal

@@ -1,4 +1,5 @@
 """The C API example of docs/examples/run.c links against libagentrun and runs."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import subprocess

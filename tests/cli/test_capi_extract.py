@@ -1,6 +1,7 @@
 """docs/examples/extract.c, built against agentrun/extract.h alone, prints what
 `agentrun extract` prints (stdout and exit status) for the same text: the public
 extraction calls are the ones the command uses."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import os
 import subprocess
 import sys

@@ -2,6 +2,7 @@
 against libagentrun, reviews on its own libuv loop, and cancels on Ctrl-C; with
 --format it writes every format of `agentrun review` through ar_review_write(),
 byte for byte what the command prints for the same review."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import re

@@ -2,6 +2,7 @@
 prioritize") link against libagentrun alone and do what the commands do: the local
 tiers answer without a call, the model's route is checked against the manifest, a
 ranking comes back as C structs, and Ctrl-C cancels the call on the caller's loop."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import signal

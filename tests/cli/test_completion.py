@@ -3,6 +3,7 @@
 Expected words come from agentrun-docgen's JSON dump of the same tables, so the
 tests follow the tables; they check that the scripts offer them.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import shutil

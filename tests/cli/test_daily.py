@@ -1,5 +1,6 @@
 """Daily use (issue 20): did-you-mean, JSON results for every failure, piped prompts,
 rounded costs, resumable batches in one command, job ids in messages."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import re

@@ -4,6 +4,7 @@ options that exist, with values they accept.
 The commands and options come from agentrun-docgen's JSON dump of the option
 tables, so a renamed or removed flag fails here until the docs follow.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import re
@@ -211,6 +212,76 @@ class RecipesParse(unittest.TestCase):
                     for name, job in doc["jobs"].items():
                         self.assertIn("steps", job, "%s: job %s has no steps" % (where, name))
         self.assertGreater(seen, 5)
+
+
+class SuitesSeeNoMachineCli(unittest.TestCase):
+    def test_every_cli_test_imports_isolated_first(self):
+        # tests/cli/isolated.py: no machine CLI, login or HOME (issue 49). A test file that
+        # forgot it passes here and fails for whoever has the CLIs installed.
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(os.listdir(here)):
+            if not (name.startswith("test_") and name.endswith(".py")):
+                continue
+            with open(os.path.join(here, name), encoding="utf-8") as f:
+                first = next(l for l in f if l.startswith(("import ", "from ")))
+            self.assertTrue(first.startswith("import isolated"), name)
+
+
+BUILD_ROOT = os.environ.get("AGENTRUN_BUILD_ROOT", ".")
+
+
+def stripped_kib(*paths):
+    """The size of the files stripped as scripts/package strips them, in KiB."""
+    import shutil
+    import tempfile
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in paths:
+            out = os.path.join(tmp, os.path.basename(path))
+            subprocess.run([shutil.which("strip") or "strip", "--strip-all", "-o", out, path],
+                           check=True)
+            total += os.path.getsize(out)
+    return total / 1024
+
+
+class NumbersTheBuildCanMeasure(unittest.TestCase):
+    """Numbers in the docs that the build can measure are measured here, not retyped
+    (issue 49: the soname and the sizes had gone stale). Sizes hold within 5 %: the
+    debug-optimized build of the suite and the release build differ a little."""
+
+    def read(self, rel):
+        with open(os.path.join(SOURCE_ROOT, rel), encoding="utf-8") as f:
+            return f.read()
+
+    def test_the_soname_the_docs_name_is_the_one_built(self):
+        import glob
+        built = {os.path.basename(p) for p in glob.glob(os.path.join(BUILD_ROOT, "libagentrun.so.*"))
+                 if re.fullmatch(r"libagentrun\.so\.\d+", os.path.basename(p))}
+        if len(built) != 1:
+            self.skipTest("no shared libagentrun in %s" % BUILD_ROOT)
+        for rel in ("README.md", "docs/README.md", "docs/install.md", "docs/library.md"):
+            for name in re.findall(r"libagentrun\.so\.\d+(?![\d.])", self.read(rel)):
+                # abi/libagentrun.so.0.abi (an older soname's reference) is not a claim.
+                self.assertIn(name, built, rel)
+
+    def assertAbout(self, said, measured, what):
+        self.assertLess(abs(said - measured) / measured, 0.05,
+                        "%s: the docs say %s KiB, this build measures %.0f KiB" %
+                        (what, said, measured))
+
+    def test_the_binary_sizes_in_install_md(self):
+        static = os.path.join(BUILD_ROOT, "agentrun-static")
+        if not os.path.isfile(static):
+            self.skipTest("no agentrun-static in this build (-Dstatic_cli)")
+        text = " ".join(self.read("docs/install.md").split())
+        m = re.search(r"It is (\d+) KiB stripped, where the dynamically linked build is (\d+) "
+                      r"KiB \(`agentrun` and `libagentrun.so`, stripped\)", text)
+        self.assertIsNotNone(m, "docs/install.md no longer states the sizes this test checks")
+        self.assertAbout(int(m.group(1)), stripped_kib(static), "agentrun-static")
+        lib = os.path.join(BUILD_ROOT, "libagentrun.so")
+        self.assertAbout(int(m.group(2)),
+                         stripped_kib(os.path.join(BUILD_ROOT, "agentrun"), os.path.realpath(lib)),
+                         "agentrun and libagentrun.so")
 
 
 if __name__ == "__main__":

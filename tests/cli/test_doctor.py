@@ -4,6 +4,7 @@ values), git, the prompt override directory, and the exit status.
 Every CLI here is a tiny shell script in a temporary directory, and PATH holds
 only that directory, so no real CLI on the machine is found.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import shutil
@@ -185,6 +186,44 @@ esac"""
         self.script("codex", self.CODEX)
         self.script("gemini", self.GEMINI)
 
+    def test_a_key_is_set_not_verified_and_check_auth_tries_it_once(self):
+        """A key doctor finds is "key set, not verified"; --check-auth makes one tiny call
+        and says verified, rejected or unreachable, bounded by --timeout (issue 49)."""
+        fixtures = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures",
+                                "claude")
+        self.script("claude", self.CLAUDE.replace(
+            '*) echo "unexpected',
+            '"-p "*) echo "$*" >> "$HOME/model-calls"; /bin/cat > /dev/null\n'
+            '  case "$ANTHROPIC_API_KEY" in\n'
+            '  good) /bin/cat "%s/stream-text.jsonl" ;;\n'
+            '  bad) /bin/cat "%s/stream-error-401.jsonl"; exit 1 ;;\n'
+            '  *) exec /bin/sleep 60 ;;\n'
+            '  esac ;;\n'
+            '*) echo "unexpected' % (fixtures, fixtures)))
+        p, d, prov = self.doc(env={"ANTHROPIC_API_KEY": "good"})
+        self.assertIs(prov["claude"]["key_not_verified"], True)
+        self.assertNotIn("auth_check", prov["claude"])
+        t = self.run_doctor(env={"ANTHROPIC_API_KEY": "good"})
+        self.assertIn("login: key set, not verified", t.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.home, "model-calls")))
+        for key, result, code in (("good", "verified", 0), ("bad", "rejected", 4),
+                                  ("offline", "unreachable", 0)):
+            with self.subTest(key=key):
+                t0 = time.monotonic()
+                p, d, prov = self.doc("--check-auth", "--timeout", "2s",
+                                      env={"ANTHROPIC_API_KEY": key})
+                self.assertLess(time.monotonic() - t0, 20)
+                self.assertEqual(p.returncode, code, p.stdout + p.stderr)
+                check = prov["claude"]["auth_check"]
+                self.assertEqual(check["result"], result, check)
+                self.assertIs(prov["claude"]["usable"], result != "rejected")
+        with open(os.path.join(self.home, "model-calls")) as f:
+            self.assertEqual(len(f.read().splitlines()), 3)  # one call per check
+        t = self.run_doctor("--check-auth", "--timeout", "2s", env={"ANTHROPIC_API_KEY": "bad"})
+        self.assertIn("auth check: rejected (auth: claude rejected the credentials (HTTP 401)",
+                      t.stdout)
+        self.assertIn("claude credentials rejected", t.stdout)
+
     def test_fresh_home_nothing_logged_in_is_not_ok(self):
         """Installed is not usable: with no credentials anywhere doctor says each CLI is
         not logged in, what to do, and exits 4 (issue 31)."""
@@ -204,7 +243,7 @@ esac"""
         self.assertEqual(t.returncode, 4)
         self.assertIn("not ok: no usable CLI: claude not logged in, codex not logged in, "
                       "gemini not logged in", t.stdout)
-        self.assertIn("login: no (not logged in: run 'claude' and /login", t.stdout)
+        self.assertIn("login: no (not logged in: set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN", t.stdout)
         # Only --version and the status commands ran: never a model call.
         self.assertFalse(os.path.exists(os.path.join(self.home, "model-calls")))
 

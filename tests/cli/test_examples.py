@@ -1,6 +1,7 @@
 """The workflow scripts in docs/examples/ run as users would run them (bash/sh + jq),
 against the fake CLI: branching on a RunResult, a pre-commit review hook, a resumable
 batch, a fan-out in worktrees merged where it passes a check."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import shutil

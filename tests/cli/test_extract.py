@@ -1,4 +1,5 @@
 """CLI tests of `agentrun extract`: stdout, stderr and exit status for each flag."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import os
 import random
 import re
@@ -34,6 +35,16 @@ class ExtractJson(unittest.TestCase):
 
     def tearDown(self):
         self.tmp.dir.cleanup()
+
+    def test_empty_input_says_it_was_empty(self):
+        # An empty pipe upstream is not the same mistake as text without JSON (issue 49).
+        code, out, err = run(stdin=b"")
+        self.assertEqual((code, out), (3, ""))
+        self.assertIn("no JSON object found: the input is empty", err)
+        code, out, err = run(stdin=b" \n\t\n")
+        self.assertIn("the input is blank (only white space)", err)
+        code, out, err = run(stdin=b"just prose")
+        self.assertNotIn("the input is", err)
 
     def test_first_object_compact_in_model_order_utf8_kept(self):
         rc, out, err = run(stdin='Sure:\n```json\n{"z": 1, "a": "é", "r": 0.85}\n```\nBye')

@@ -4,6 +4,7 @@ The list of options comes from agentrun-docgen's JSON dump of the same tables th
 parser is built from, never from a list written here, so these tests cannot
 drift from what agentrun accepts.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import re
@@ -115,6 +116,46 @@ class Help(unittest.TestCase):
                 else:
                     self.assertNotIn("is not there yet", flat, cmd["name"])
         self.assertGreater(named, 3)
+
+    def test_help_beside_the_documents_names_them_not_the_build_prefix(self):
+        """An unpacked release tarball (bin/agentrun beside share/doc/agentrun) or npm
+        package (vendor/<os>-<arch>/agentrun, two levels down) finds its documents: --help
+        names them instead of saying they are "not there yet" (issue 49)."""
+        static = os.path.join(BUILD_ROOT, "agentrun-static")
+        if not os.path.isfile(static):
+            self.skipTest("no agentrun-static in this build (-Dstatic_cli)")
+        import tempfile
+        source = os.environ.get("AGENTRUN_SOURCE_ROOT", ".")
+        with tempfile.TemporaryDirectory() as root:
+            root = os.path.realpath(root)
+            docs = os.path.join(root, "share", "doc", "agentrun")
+            shutil.copytree(os.path.join(source, "docs"), docs)
+            for where in (("bin",), ("vendor", "linux-x64")):
+                exe = os.path.join(root, *where, "agentrun")
+                os.makedirs(os.path.dirname(exe))
+                shutil.copy2(static, exe)
+                p = subprocess.run([exe, "review", "--help"], capture_output=True, text=True,
+                                   timeout=30)
+                flat = " ".join(p.stdout.split())
+                self.assertIn(docs + "/review.md", flat, where)
+                self.assertNotIn("not there yet", flat, where)
+
+    def test_help_for_help(self):
+        for args in (["help", "help"], ["help", "--help"]):
+            p = agentrun(*args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("usage: agentrun help [COMMAND]", p.stdout)
+            self.assertEqual(p.stderr, "")
+
+    def test_an_option_named_like_a_format_points_at_format(self):
+        for cmd in ("review", "doctor", "run"):
+            p = agentrun(cmd, "--json" if cmd != "run" else "--sarif")
+            self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("unknown option '--json'; did you mean '--format json'?",
+                      agentrun("review", "--json").stderr)
+        self.assertIn("unknown option '--json'; did you mean '--format json'?",
+                      agentrun("doctor", "--json").stderr)
+        self.assertIn("did you mean '--provider codex'?", agentrun("run", "--codex").stderr)
 
     def test_main_help_lists_every_command_and_the_exit_statuses(self):
         for args in (["--help"], ["-h"], ["help"]):

@@ -4,6 +4,7 @@ example builds against the installed library through pkg-config and runs.
 Runs `meson install --no-rebuild` on the build tree under test, so it checks
 what this build (normal or sanitized) would install.
 """
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import filecmp
 import json
 import os
@@ -115,8 +116,8 @@ class Install(unittest.TestCase):
 
     def test_the_docs_where_help_points(self):
         docdir = self.path("datadir", "doc", "agentrun")
-        for page in ("README.md", "CHANGELOG.md", "review.md", "run.md", "run-result.md",
-                     os.path.join("examples", "run.c")):
+        for page in ("README.md", "CHANGELOG.md", "LICENSE", "review.md", "run.md",
+                     "run-result.md", os.path.join("examples", "run.c")):
             self.assertFile(os.path.join(docdir, page))
         self.assertFalse(os.path.exists(os.path.join(docdir, "man")))
         # Every docs page --help names is there after an install.
@@ -259,6 +260,32 @@ class Install(unittest.TestCase):
                            env=dict(os.environ, LD_LIBRARY_PATH=self.path("libdir")))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout, self.tables["version"] + " contract\n")
+
+
+class Bootstrap(unittest.TestCase):
+    """scripts/bootstrap installs what is missing when anything it lists is missing."""
+
+    def have_deps(self, missing):
+        bindir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, bindir)
+        for name in ("meson", "ninja", "pkg-config", "cc", "python3", "jq", "git", "abidiff",
+                     "uname"):
+            if name in missing:
+                continue
+            with open(os.path.join(bindir, name), "w") as f:
+                f.write("#!/bin/sh\n" + ("echo Linux\n" if name == "uname" else "") + "exit 0\n")
+            os.chmod(os.path.join(bindir, name), 0o755)
+        with open(os.path.join(SOURCE_ROOT, "scripts", "bootstrap")) as f:
+            fn = re.search(r"^have_deps\(\) \{.*?^\}", f.read(), re.S | re.M).group(0)
+        bash = shutil.which("bash")
+        return subprocess.run([bash, "-c", fn + "\nhave_deps"], env={"PATH": bindir},
+                              capture_output=True, text=True).returncode == 0
+
+    def test_abigail_tools_count_among_what_it_needs(self):
+        # Without abidiff, `meson test abi` skips on a fresh machine (issue 49).
+        self.assertTrue(self.have_deps(()))
+        self.assertFalse(self.have_deps(("abidiff",)))
+        self.assertFalse(self.have_deps(("git",)))
 
 
 if __name__ == "__main__":

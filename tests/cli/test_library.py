@@ -1,4 +1,5 @@
 """The library example of docs/library.md (docs/examples/library.c) on its own uv loop."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import subprocess

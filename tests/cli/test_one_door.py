@@ -4,6 +4,7 @@ headers, the utility library (src/util) and the build's configuration.
 The link is the real rule (src/cli/meson.build: the CLI's objects link libagentrun's
 exported API and the utility library alone, so a call into a module's internals does not
 link); this test names the header that broke it, before anything is linked."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import os
 import re
 import shutil

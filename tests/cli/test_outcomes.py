@@ -4,6 +4,7 @@
 the provider named (within --max-wait), a Ctrl-C ends that wait at once, and batch jobs
 of one provider pause together; a call that changed files is never retried nor handed to
 a fallback provider."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import signal
@@ -218,6 +219,41 @@ class NotLoggedIn(unittest.TestCase):
     def tearDown(self):
         self.sb.__exit__(None, None, None)
 
+    def test_auto_takes_the_first_cli_that_can_log_in_and_says_once_what_it_passed(self):
+        # claude is installed first but its status command says not logged in; codex has a
+        # key: auto takes codex, says so once for a whole batch, and calls no claude.
+        self.sb.env["FAKE_CLI_LOGIN"] = "no"
+        self.sb.env["CODEX_API_KEY"] = "k"
+        self.sb.answers("codex", ["from codex"])
+        p = self.sb.run("run", "hi", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "from codex\n")
+        self.assertIn("claude: not logged in, using codex; pass -p to choose", p.stderr)
+        self.assertEqual({c["argv0"].rsplit("/", 1)[-1] for c in self.sb.calls()}, {"codex"})
+        jobs = "".join(json.dumps({"id": f"j{i}", "prompt": "hi"}) + "\n" for i in range(3))
+        p = self.sb.run("batch", "-", input=jobs, provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.count("claude: not logged in, using codex"), 1, p.stderr)
+        # Logged in (the status command says so): claude, the first, with nothing said.
+        self.sb.env["FAKE_CLI_LOGIN"] = "yes"
+        self.sb.answers("claude", ["from claude"])
+        p = self.sb.run("run", "hi", provider=None)
+        self.assertEqual((p.returncode, p.stdout), (0, "from claude\n"), p.stderr)
+        self.assertNotIn("using", p.stderr)
+
+    def test_auto_with_no_cli_that_can_log_in_names_each_and_what_to_set(self):
+        self.sb.env["FAKE_CLI_LOGIN"] = "no"
+        p = self.sb.run("run", "--format", "json", "hi", provider=None)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        msg = result(p)["error"]["message"]
+        self.assertEqual(result(p)["error"]["code"], "auth", msg)
+        for words in ("claude not logged in (set ANTHROPIC_API_KEY)",
+                      "codex not logged in (set CODEX_API_KEY)",
+                      "gemini no auth method (set GEMINI_API_KEY)", "agentrun doctor",
+                      "docs/providers.md#logging-in-auth"):
+            self.assertIn(words, msg)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_codex_without_a_login_is_refused_before_it_starts(self):
         self.sb.answers("codex", ["never"])
         t0 = time.monotonic()
@@ -253,7 +289,7 @@ class NotLoggedIn(unittest.TestCase):
         p = self.sb.run("run", "--format", "json", "hi", provider="codex")
         self.assertEqual(result(p)["error"]["message"],
                          "codex: model provider 'mock' reads its key from $MOCK_KEY, which is "
-                         "not set")
+                         "not set (docs/providers.md#logging-in-auth)")
         p = self.sb.run("run", "hi", provider="codex", env={"MOCK_KEY": "k"})
         self.assertEqual(p.returncode, 0, p.stderr)
 
@@ -276,6 +312,42 @@ class NotLoggedIn(unittest.TestCase):
             p = self.sb.run("run", "--format", "json", "hi", provider=cli)
             self.assertEqual(p.returncode, 4, (cli, p.stderr))
             self.assertEqual(result(p)["error"]["code"], "auth", (cli, result(p)["error"]))
+
+    def test_a_login_failure_says_what_to_do_headless_once(self):
+        # Each CLI's own words (claude's interactive /login, gemini's message naming the
+        # settings directory agentrun gave it) become agentrun's: the variable, the
+        # command, the docs section, once in all a review prints, never cut mid-word.
+        self.sb.write("app.py", "x = 1\n")
+        self.sb.git("add", "app.py")
+        advice = {"claude": ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "claude setup-token"),
+                  "codex": ("CODEX_API_KEY", "codex login --with-api-key"),
+                  "gemini": ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")}
+        for cli, fixture, status, key in (("claude", "stream-not-logged-in.jsonl", 1, None),
+                                          ("gemini", "stream-no-key.jsonl", 41, None),
+                                          ("codex", "json-error-401.jsonl", 1, "rejected"),
+                                          ("codex", "json-error-401.jsonl", 1, None)):
+            with self.subTest(cli=cli, key=key):
+                # codex with no key is refused before it starts; with one, the fake's 401.
+                self.sb.env.pop("CODEX_API_KEY", None)
+                if key:
+                    self.sb.env["CODEX_API_KEY"] = key
+                self.sb.env["FAKE_CLI_FIXTURE"] = fx(cli, fixture)
+                self.sb.env["FAKE_CLI_STDERR_FIXTURE"] = fx(cli, fixture.rsplit(".", 1)[0]
+                                                            + ".stderr")
+                self.sb.env["FAKE_CLI_EXIT"] = str(status)
+                p = self.sb.run("run", "hi", provider=cli)
+                self.assertEqual(p.returncode, 4, p.stderr)
+                for words in advice[cli] + ("docs/providers.md#logging-in-auth",):
+                    self.assertIn(words, p.stderr)
+                self.assertNotIn("/login", p.stderr)
+                self.assertNotIn("settings.json", p.stderr)
+                self.assertNotIn("gemini-home", p.stderr)
+                p = self.sb.run("review", "--staged", provider=cli)
+                self.assertEqual(p.returncode, 4, p.stderr)
+                self.assertEqual((p.stdout + p.stderr).count(advice[cli][0]), 1,
+                                 p.stdout + p.stderr)
+                line = next(l for l in p.stdout.splitlines() if advice[cli][0] in l)
+                self.assertTrue(line.endswith("(docs/providers.md#logging-in-auth))"), line)
 
 
 class Retries(unittest.TestCase):

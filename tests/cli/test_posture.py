@@ -1,6 +1,7 @@
 """The posture of each call (issue 13, DESIGN §4b) with the fake CLI: agentrun decides from
 the command and its flags which tools a call gets and whether the checkout's settings,
 hooks, MCP servers and context files load; the RunResult records it."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import sys

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """agentrun prioritize end to end with the fake CLI: extraction shapes, every check the
 repair call is told about, unranked PRDs, reading (recursion, cap, UTF-8), each format."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import signal

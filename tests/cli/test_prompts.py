@@ -1,4 +1,5 @@
 """CLI tests of `agentrun prompts list` and `agentrun prompts show NAME`."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import subprocess

@@ -2,6 +2,7 @@
 review spawns nothing, one changed byte misses, a corrupt entry is replaced, a replay
 without any CLI reproduces the RunResult, a missing cassette is replay_miss, cassettes
 hold no secret."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import glob
 import hashlib
 import hmac
@@ -526,6 +527,38 @@ class RecordReplay(Case):
         p = self.sb.run("run", "--format", "json", "--replay", rec, "tell me codex",
                         provider="codex")
         self.assertIn("[REDACTED]", as_json(p)["output"])
+
+
+class NoMachineCli(unittest.TestCase):
+    """The suites see none of the machine's CLIs, logins or HOME (tests/cli/isolated.py):
+    with a real claude, codex or gemini on PATH, "no CLI anywhere" above would find it,
+    log in or not, and a real codex would be left retrying the network."""
+
+    def test_no_cli_on_path_and_an_empty_home(self):
+        import shutil
+        for name in isolated.CLI_NAMES:
+            self.assertIsNone(shutil.which(name), name)
+        self.assertEqual(os.listdir(os.environ["HOME"]), [])
+        for v in isolated.MACHINE_VARS:
+            self.assertNotIn(v, os.environ)
+
+    def test_a_directory_holding_a_cli_leaves_path_but_its_other_programs_stay(self):
+        import shutil
+        import tempfile
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        machine, other, links = (os.path.join(root, d) for d in ("machine", "other", "links"))
+        for d in (machine, other, links):
+            os.mkdir(d)
+        for d, n in ((machine, "codex"), (machine, "tool"), (other, "git")):
+            with open(os.path.join(d, n), "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(os.path.join(d, n), 0o755)
+        path = isolated.machine_free_path(os.pathsep.join([other, machine]), links)
+        self.assertEqual(path, os.pathsep.join([other, links]))
+        self.assertIsNone(shutil.which("codex", path=path))
+        self.assertEqual(os.path.realpath(shutil.which("tool", path=path)),
+                         os.path.realpath(os.path.join(machine, "tool")))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Hostile inputs and process faults, end to end with the fake CLI (issue 18):
 NUL bytes, closed standard descriptors, concurrent appends, option injection,
 floods, agentrun's own files, FIFOs, and the numbers a CLI reports."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import subprocess

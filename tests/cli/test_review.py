@@ -1,6 +1,7 @@
 """agentrun review end to end with the fake CLI (issue 6): diff sources, the
 verdict and exit status, the four formats, chunks in parallel, degraded and
 failed reviews."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import glob
 import json
 import os
@@ -266,6 +267,14 @@ class DiffSources(ReviewCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn("not a git repository", p.stderr)
                 self.assertIn("no such file '%s'" % arg, p.stderr)
+            # A directory is said to be one, not "no such file" (issue 49).
+            for arg in (sb.root, "."):
+                p = sb.run("review", arg)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("'%s' is a directory, not a patch file or a revision" % arg,
+                              p.stderr)
+                self.assertIn("-C '%s'" % arg, p.stderr)
+                self.assertNotIn("no such file", p.stderr)
 
     def test_a_file_named_like_a_revision_is_ambiguous(self):
         # Issue 26 #1: a file of the checkout never stands in for the revision a CI job

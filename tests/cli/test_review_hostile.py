@@ -7,6 +7,7 @@ whole to the model or left out by a rule of the user's.
 
 Each case that makes a call runs once per provider (the fake CLI speaking claude's,
 codex's and gemini's stream format)."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import subprocess

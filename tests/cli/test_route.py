@@ -2,6 +2,7 @@
 """agentrun route end to end with the fake CLI: the local tiers never call the model, the
 model's answer is parsed strictly and checked against the manifest, malformed answers fall
 back to the first task."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import signal

@@ -1,4 +1,5 @@
 """agentrun run end to end with the fake CLI: the pipeline's promises (issue 5)."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import shutil

@@ -3,6 +3,7 @@
 (docs/security.md), end to end with the fake CLI: the files it reads on the user's behalf,
 the secrets it stores, the output file it writes, the waits it accepts, the temporary
 files it leaves and the bytes it prints."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import resource

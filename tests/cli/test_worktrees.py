@@ -5,6 +5,7 @@ checkout is never touched (dirty or not), no job id or revision escapes the work
 folder or passes for an option, an interrupted or killed batch leaves nothing that a
 rerun trips over, and `agentrun worktrees list|prune` sees and removes what agentrun
 made and nothing else."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import hashlib
 import json
 import os

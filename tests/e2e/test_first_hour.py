@@ -94,15 +94,39 @@ class FirstHour(unittest.TestCase):
             self.assertIs(prov[name]["logged_in"], True, name)
             self.assertTrue(prov[name]["usable"], name)
 
+    def test_doctor_check_auth_tries_each_key_with_one_call(self):
+        # A key is "key set, not verified" until --check-auth makes one call (issue 49).
+        self.mock.set_script({cli: [{"kind": "text", "text": "OK"}]
+                              for cli in ("claude", "codex", "gemini")})
+        seen = len(self.mock.requests())
+        p = subprocess.run([AGENTRUN, "doctor", "--format", "json", "--check-auth",
+                            "--timeout", "90s"], cwd=self.root.work, env=self.root.agentrun_env(),
+                           capture_output=True, text=True, timeout=200)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        prov = {x["name"]: x for x in json.loads(p.stdout)["providers"]}
+        for name in ("claude", "codex", "gemini"):
+            self.assertEqual(prov[name]["auth_check"]["result"], "verified",
+                             (name, prov[name]["auth_check"]))
+        self.assertIs(prov["gemini"]["key_not_verified"], True)
+        self.assertGreaterEqual(
+            len([r for r in self.mock.requests()[seen:] if r["method"] == "POST"]), 3)
+
     def test_claude_and_gemini_without_credentials_are_auth(self):
+        # In agentrun's words, headless: claude's own words name its interactive /login,
+        # gemini's name the settings directory agentrun gave it (issue 49).
         env = self.fresh_env()
-        for cli, words in (("claude", "Not logged in"), ("gemini", "Please set an Auth method")):
+        for cli, words in (("claude", "claude is not logged in: set ANTHROPIC_API_KEY, or "
+                                      "CLAUDE_CODE_OAUTH_TOKEN"),
+                           ("gemini", "gemini is not logged in: set GEMINI_API_KEY")):
             self.mock.set_script({cli: [{"kind": "text", "text": "never"}]})
             seen = len(self.mock.requests())
             p, doc = self.run_agentrun(env, "run", "-p", cli, "hi")
             self.assertEqual(p.returncode, 4, (cli, p.stderr[-2000:]))
             self.assertEqual(doc["error"]["code"], "auth", (cli, doc["error"]))
             self.assertIn(words, doc["error"]["message"])
+            self.assertIn("docs/providers.md#logging-in-auth", doc["error"]["message"])
+            self.assertNotIn("/login", doc["error"]["message"])
+            self.assertNotIn("settings.json", doc["error"]["message"])
             self.assertEqual([r for r in self.mock.requests()[seen:] if r["method"] == "POST"],
                              [], cli)
 

@@ -4,6 +4,9 @@
  * directly, it does what its environment says. tests/fake/README.md is the
  * full reference; in short, in the order things happen:
  *
+ *   FAKE_CLI_LOGIN=yes|no      how the status commands answer (`claude auth status`,
+ *                              `codex login status`, default yes): such a call does nothing
+ *                              else, and is neither counted nor logged
  *   FAKE_CLI_STATE=path        counter file: call N of a run (0, 1, 2 …) picks item N of
  *                              every per-call list below (the last item repeats)
  *   FAKE_CLI_READ_STDIN=0|1    read stdin to EOF first (default 1)
@@ -540,8 +543,24 @@ static void long_line(long n)
     write_all(1, "\n", 1);
 }
 
+/* A status command: claude's JSON, or codex's words on stderr. Returns its exit status. */
+static int login_status(const char *cli)
+{
+    const char *v = getenv("FAKE_CLI_LOGIN");
+    int yes = !v || strcmp(v, "no") != 0;
+    if (!strcmp(cli, "auth"))
+        printf(yes ? "{\"loggedIn\": true, \"authMethod\": \"fake\"}\n"
+                   : "{\"loggedIn\": false}\n");
+    else
+        fputs(yes ? "Logged in using an API key\n" : "Not logged in\n", stderr);
+    return yes ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[2], "status") &&
+        (!strcmp(argv[1], "auth") || !strcmp(argv[1], "login")))
+        return login_status(argv[1]);
     const char *state = getenv("FAKE_CLI_STATE");
     if (state && *state)
         call_no = next_call(state);

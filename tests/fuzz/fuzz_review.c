@@ -160,7 +160,7 @@ static void check_gate(const char *text, size_t len, const struct ar_diff *d, si
         parts[i].passed = 1;
         parts[i].chunks = 1;
     }
-    if (ar_coverage_finish(&cov, parts, n) != 0)
+    if (ar_coverage_finish(&cov, parts, n, NULL) != 0)
         abort();
     struct ar_review rv;
     ar_review_init(&rv);

@@ -80,11 +80,19 @@ class ReleaseArtifacts(unittest.TestCase):
                             cwd or self.work, env=[("HOME", self.home), *env])
 
     def check_runs(self, bindir):
-        """--version, doctor and review, with nothing of the build on PATH."""
+        """--version, --help, doctor and review, with nothing of the build on PATH."""
         p = self.run_agentrun(bindir, "--version")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout, r"^agentrun %s \(libuv \d+\.\d+\.\d+, jansson \d+\.\d+"
                          % re.escape(self.art.version))
+        # --help names the documents installed beside the binary, not the build's prefix.
+        h = self.run_agentrun(bindir, "review", "--help")
+        self.assertEqual(h.returncode, 0, h.stderr)
+        self.assertNotIn("not there yet", h.stdout)
+        docs = re.search(r"(\S+/share/doc/agentrun)/review\.md", h.stdout.replace("\n", " "))
+        self.assertIsNotNone(docs, h.stdout)
+        self.assertTrue(docs.group(1).startswith(os.path.realpath(self.root)), docs.group(1))
+        self.assertTrue(os.path.isfile(docs.group(1) + "/review.md"), docs.group(1))
 
         version_env = [("FAKE_CLI_READ_STDIN", "0"),
                        ("FAKE_CLI_STDOUT_TEXT", "2.1.0 (Claude Code)\\n")]
@@ -126,6 +134,7 @@ class ReleaseArtifacts(unittest.TestCase):
                     "share/zsh/site-functions/_agentrun",
                     "share/fish/vendor_completions.d/agentrun.fish",
                     "share/doc/agentrun/README.md", "share/doc/agentrun/CHANGELOG.md",
+                    "share/doc/agentrun/LICENSE",
                     "share/doc/agentrun/install.md", "share/doc/agentrun/review.md",
                     "share/agentrun/prompts/review.md",
                     "share/doc/agentrun/licenses/libuv.copyright",
@@ -133,8 +142,23 @@ class ReleaseArtifacts(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(prefix, rel)), rel)
         with open(os.path.join(prefix, "share/doc/agentrun/licenses/libuv.copyright")) as f:
             self.assertIn("libuv", f.read())
+        with open(os.path.join(prefix, "share/doc/agentrun/LICENSE")) as f:
+            self.assertIn("MIT License", f.read())
         # The library is not part of the tool's release.
         self.assertEqual(sorted(os.listdir(prefix)), ["bin", "share"])
+
+    def test_the_sizes_docs_ci_md_gives_are_the_artifacts(self):
+        # Measured, not retyped (issue 49): within 5 %, as tests/cli/test_docs.py does for
+        # the binary.
+        with open(os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "docs",
+                               "ci.md")) as f:
+            text = " ".join(f.read().split())
+        m = re.search(r"the (\d+) KiB tarball or (\d+) KiB package", text)
+        self.assertIsNotNone(m, "docs/ci.md no longer states the sizes this test checks")
+        for said, path in ((m.group(1), self.art.tarball), (m.group(2), self.art.npm)):
+            kib = os.path.getsize(path) / 1024
+            self.assertLess(abs(int(said) - kib) / kib, 0.05,
+                            "%s: docs/ci.md says %s KiB, it is %.0f KiB" % (path, said, kib))
 
     def test_the_binary_needs_only_the_c_library(self):
         prefix = self.unpack_tarball("ldd")
@@ -154,6 +178,9 @@ class ReleaseArtifacts(unittest.TestCase):
         bindir = os.path.join(prefix, "bin")
         self.assertEqual(os.listdir(bindir), ["agentrun"])
         self.check_runs(bindir)
+        # The package carries agentrun's own licence where npm shows it.
+        with open(os.path.join(prefix, "lib", "node_modules", "agentrun", "LICENSE")) as f:
+            self.assertIn("Copyright (c) 2026 the agentrun authors", f.read())
         # npm links the man pages where man looks for them beside bin/.
         self.assertTrue(os.path.isfile(os.path.join(prefix, "share", "man", "man1",
                                                     "agentrun-review.1")))

@@ -304,7 +304,7 @@ static void test_coverage_of_every_changed_path(void **state)
     ar_review_init(&part);
     part.passed = 1;
     part.chunks = 1;
-    assert_int_equal(ar_coverage_finish(&cov, &part, 1), 0);
+    assert_int_equal(ar_coverage_finish(&cov, &part, 1, NULL), 0);
     assert_int_equal(cov.files[0].status, AR_COVER_REVIEWED);
     assert_int_equal(cov.n_reviewed, 2);
     assert_int_equal(cov.n_excluded, 1);
@@ -322,7 +322,7 @@ static void test_coverage_of_every_changed_path(void **state)
     assert_int_equal(ar_coverage_chunks(&cov, send, c, n), 0);
     part.failed = 1;
     ar_error_set(&part.error, AR_ETIMEOUT, NULL, "timed out");
-    assert_int_equal(ar_coverage_finish(&cov, &part, 1), 0);
+    assert_int_equal(ar_coverage_finish(&cov, &part, 1, NULL), 0);
     assert_int_equal(cov.files[0].status, AR_COVER_NOT_SENT);
     assert_non_null(strstr(cov.files[0].why, "chunk 1 was not reviewed: timed out"));
     ar_coverage_free(&cov);

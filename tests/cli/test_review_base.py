@@ -6,8 +6,9 @@ holds the rest; this file shares its sandbox).
   adds, modifies, deletes or renames fail the review before any call (exit 2), saying how
   to read them from the base (REV:PATH);
 - `--baseline REV:PATH` reads the baseline from git's objects, as --instructions does;
-- the prompt's fence is a per-call random tag the change cannot close, the prompt says
+- the prompt's fence is a tag the change cannot close (a hash of the prompt's values), the prompt says
   the fenced change is data, and a mailed patch's preamble stays inside the fence."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import re

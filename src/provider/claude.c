@@ -133,10 +133,48 @@ static int push_posture(const struct ar_call_spec *spec, struct ar_call_setup *o
 }
 
 /*
- * claude's --json-schema accepts a plain JSON Schema; the contract's
- * annotation keywords are harmless. It is passed compact so the argv element
- * stays small; an unparsable contract is a usage error here rather than a
- * confusing CLI failure later.
+ * The contract in the dialect claude's --json-schema takes. claude >= ~2.1.205 refuses a
+ * schema whose "$schema" names draft 2020-12 or 2019-09 before any request (exit 1: "no schema
+ * with key or ref"); draft-07 and no "$schema" work in every version measured (2.1.197 to
+ * 2.1.332). "$schema" is an annotation in agentrun's contract subset, so every one is dropped
+ * and claude validates with its default dialect; the keywords of the subset mean the same
+ * there. agentrun's own check of the answer stays the judge.
+ */
+static void claude_dialect(json_t *s, int depth)
+{
+    if (depth > 64)
+        return;
+    if (json_is_object(s)) {
+        json_object_del(s, "$schema");
+        const char *key;
+        json_t *v;
+        json_object_foreach(s, key, v)
+        {
+            /* Values, not schemas: a "$schema" key in them is data. */
+            if (!strcmp(key, "const") || !strcmp(key, "enum") || !strcmp(key, "default") ||
+                !strcmp(key, "examples"))
+                continue;
+            /* "properties" maps names to schemas: a property called "$schema" stays. */
+            if (!strcmp(key, "properties")) {
+                const char *k2;
+                json_t *v2;
+                json_object_foreach(v, k2, v2) claude_dialect(v2, depth + 1);
+            } else if (json_is_object(v) || json_is_array(v)) {
+                claude_dialect(v, depth + 1);
+            }
+        }
+    } else if (json_is_array(s)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(s, i, v) claude_dialect(v, depth + 1);
+    }
+}
+
+/*
+ * claude's --json-schema accepts a plain JSON Schema in its own dialect
+ * (claude_dialect()); the contract's other annotation keywords are harmless. It is passed
+ * compact so the argv element stays small; an unparsable contract is a usage error here
+ * rather than a confusing CLI failure later.
  */
 static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup *out,
                           struct ar_error *err)
@@ -165,6 +203,7 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
         /* The schema becomes the input schema of claude's StructuredOutput tool,
          * which must describe an object: other roots get no native schema. */
         if (ar_pv_object_schema(s)) {
+            claude_dialect(s, 0);
             char *compact = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
             rc |= ar_strv_push(a, "--json-schema");
             rc |= ar_strv_push_take(a, compact);
@@ -364,6 +403,24 @@ static int usage_from_model_usage(struct ar_unwrap *u, const json_t *mu)
     return any;
 }
 
+/* The sum of costUSD over model_usage_since_last_result: 1 with *usd set when every model
+ * has one, else 0 (the price table decides then). */
+static int since_cost(const json_t *since, double *usd)
+{
+    const char *key;
+    const json_t *m;
+    double sum = 0;
+    json_object_foreach((json_t *)since, key, m)
+    {
+        const json_t *c = json_object_get(m, "costUSD");
+        if (!json_is_number(c))
+            return 0;
+        sum += json_number_value(c);
+    }
+    *usd = sum;
+    return 1;
+}
+
 static void on_result(struct ar_unwrap *u, const json_t *o)
 {
     struct ar_reply *r = &u->r;
@@ -389,8 +446,16 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
         r->usage.cache_read = ar_pv_u64(usage, "cache_read_input_tokens");
         r->usage.cache_write = ar_pv_u64(usage, "cache_creation_input_tokens");
     }
+    /* claude >= ~2.1.280: on a resumed call modelUsage and total_cost_usd are the session's
+     * totals, and model_usage_since_last_result (shaped like modelUsage) is what this process
+     * counted since its previous result: this call. It wins when present; older versions
+     * report per call in modelUsage. */
+    const json_t *since = json_object_get(o, "model_usage_since_last_result");
     const json_t *mu = json_object_get(o, "modelUsage");
-    if (json_is_object(mu) && usage_from_model_usage(u, mu))
+    int per_call = json_is_object(since) && json_object_size(since) > 0;
+    if (per_call && usage_from_model_usage(u, since))
+        r->has_usage = 1;
+    else if (json_is_object(mu) && usage_from_model_usage(u, mu))
         r->has_usage = 1;
 
     /* A refused Write/Edit changed nothing; the refusal itself is reported. */
@@ -404,7 +469,9 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
     }
 
     const json_t *cost = json_object_get(o, "total_cost_usd");
-    if (json_is_number(cost)) {
+    if (per_call) {
+        r->has_cost = since_cost(since, &r->cost_usd);
+    } else if (json_is_number(cost)) {
         r->cost_usd = json_number_value(cost);
         r->has_cost = 1;
     }

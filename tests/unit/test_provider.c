@@ -124,6 +124,12 @@ static const struct fx fixtures[] = {
       NULL, NULL, NULL },
     { "claude", "stream-resume-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100, 0, 25, 1,
       1, NULL, NULL, NULL },
+    /* claude 2.1.332 (recorded 2026-11-29): the resumed call's modelUsage is the session's
+     * (2,100 in), model_usage_since_last_result this call's */
+    { "claude", "stream-resume-since-last.jsonl", NULL, 0, 0, 0, "second answer", 0, 1200, 300, 0,
+      42, 1, 1, "claude-opus-5-5", NULL, NULL },
+    { "claude", "stream-resume-since-last-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100,
+      0, 25, 1, 1, "claude-opus-5-5", NULL, NULL },
     { "claude", "stream-schema.jsonl", NULL, 0, 0, 0, "{\"verdict\":\"ok\",\"score\":7}", 0, 900,
       100, 0, 25, 1, 1, NULL, NULL, NULL },
     /* recorded: SIGINT to the PID left only the init line and exit 0 (no
@@ -1537,6 +1543,113 @@ static void test_bin_override_and_bad_schema(void **state)
     }
 }
 
+/* Each CLI gets the contract in its own dialect: claude >= 2.1.205 refuses a "$schema" of
+ * draft 2020-12 or 2019-09, so no "$schema" reaches it (a property named "$schema" and a
+ * const value holding one are data and stay); codex's strict copy has no "$schema" either and
+ * gives a const or enum without a type the type of its values. */
+static void test_contract_dialect_per_cli(void **state)
+{
+    (void)state;
+    const char *contract =
+        "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+        "\"properties\":{\"$schema\":{\"type\":\"string\"},\"kind\":{\"const\":\"review\"},"
+        "\"n\":{\"enum\":[1,2.5]},\"items\":{\"type\":\"array\",\"items\":{"
+        "\"$schema\":\"https://json-schema.org/draft/2019-09/schema\",\"type\":\"object\","
+        "\"properties\":{\"c\":{\"const\":{\"$schema\":1}}}}}},\"required\":[\"kind\"]}";
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_call_spec spec = { 0 };
+    spec.schema = contract;
+    struct ar_call_setup s;
+    ar_call_setup_init(&s);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(p->prepare(&spec, &s, &err), 0);
+    const char *native = NULL;
+    for (size_t i = 0; i + 1 < s.argv.n; i++)
+        if (!strcmp(s.argv.v[i], "--json-schema"))
+            native = s.argv.v[i + 1];
+    assert_non_null(native);
+    assert_null(strstr(native, "draft"));
+    json_t *j = json_loads(native, 0, NULL);
+    assert_null(json_object_get(j, "$schema"));
+    json_t *props = json_object_get(j, "properties");
+    assert_non_null(json_object_get(props, "$schema"));
+    json_t *c = json_object_get(
+        json_object_get(json_object_get(json_object_get(props, "items"), "items"), "properties"),
+        "c");
+    assert_non_null(json_object_get(json_object_get(c, "const"), "$schema"));
+    json_decref(j);
+    ar_call_setup_finish(&s);
+
+    char *strict = ar_codex_strict_schema(contract);
+    assert_non_null(strict);
+    assert_null(strstr(strict, "draft"));
+    j = json_loads(strict, 0, NULL);
+    props = json_object_get(j, "properties");
+    json_t *kind = json_object_get(props, "kind"); /* required: a typed const */
+    assert_string_equal(json_string_value(json_object_get(kind, "type")), "string");
+    assert_string_equal(json_string_value(json_object_get(kind, "const")), "review");
+    json_t *n = json_object_get(props, "n"); /* optional: number or null, enum with null */
+    assert_string_equal(json_string_value(json_array_get(json_object_get(n, "type"), 0)), "number");
+    assert_int_equal(json_array_size(json_object_get(n, "enum")), 3);
+    json_decref(j);
+    free(strict);
+    /* an optional const becomes an enum that may be null */
+    strict =
+        ar_codex_strict_schema("{\"type\":\"object\",\"properties\":{\"k\":{\"const\":true}}}");
+    assert_string_equal(strict, "{\"type\":\"object\",\"properties\":{\"k\":{\"type\":["
+                                "\"boolean\",\"null\"],\"enum\":[true,null]}},\"required\":["
+                                "\"k\"],\"additionalProperties\":false}");
+    free(strict);
+}
+
+/* A resumed claude call reports its own figures: the since-last-result usage and cost when
+ * the result has them (2.1.280+), total_cost_usd and modelUsage otherwise (2.1.197). */
+static double claude_fixture_cost(const char *file, struct ar_usage *usage)
+{
+    size_t len;
+    char *data = slurp("claude", file, &len);
+    assert_non_null(data);
+    struct ar_reply r;
+    ar_reply_init(&r);
+    assert_int_equal(ar_provider_find("claude")->unwrap_captured(data, len, &r), 0);
+    free(data);
+    assert_true(r.has_cost);
+    double usd = r.cost_usd;
+    *usage = r.usage;
+    ar_reply_finish(&r);
+    return usd;
+}
+
+static void test_claude_resumed_call_reports_its_own_usage_and_cost(void **state)
+{
+    (void)state;
+    struct ar_usage u;
+    /* 2.1.332: total_cost_usd 0.00982 and modelUsage 2,100 in are the session's */
+    assert_float_equal(claude_fixture_cost("stream-resume-since-last.jsonl", &u), 0.0057, 1e-9);
+    assert_int_equal(u.input, 1200);
+    assert_int_equal(u.cache_read, 300);
+    assert_int_equal(u.output, 42);
+    assert_float_equal(claude_fixture_cost("stream-resume-since-last-first.jsonl", &u), 0.00412,
+                       1e-9);
+    assert_int_equal(u.input, 900);
+    /* 2.1.197: no since-last field, total_cost_usd is per call */
+    double old = claude_fixture_cost("stream-resume.jsonl", &u);
+    assert_true(old > 0);
+    assert_int_equal(u.input, 1200);
+    /* a since-last entry without costUSD: the tokens stand, the cost is left to the table */
+    const char *line =
+        "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"x\","
+        "\"session_id\":\"s-123456789\",\"total_cost_usd\":9,\"modelUsage\":{\"m\":{"
+        "\"inputTokens\":99,\"costUSD\":9}},\"model_usage_since_last_result\":{\"m\":{"
+        "\"inputTokens\":5,\"outputTokens\":1}}}";
+    struct ar_reply r;
+    ar_reply_init(&r);
+    assert_int_equal(ar_provider_find("claude")->unwrap_captured(line, strlen(line), &r), 0);
+    assert_false(r.has_cost);
+    assert_int_equal(r.usage.input, 5);
+    ar_reply_finish(&r);
+}
+
 /* ---- codex strict schema ---- */
 
 static void test_codex_schema_is_made_strict(void **state)
@@ -2304,6 +2417,8 @@ int main(void)
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_gemini_model_is_never_routed),
         cmocka_unit_test(test_bin_override_and_bad_schema),
+        cmocka_unit_test(test_claude_resumed_call_reports_its_own_usage_and_cost),
+        cmocka_unit_test(test_contract_dialect_per_cli),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

@@ -98,10 +98,16 @@ struct ar_reply {
     /* Tool calls the CLI refused, or tools the call was never offered, as pairs:
      * denied.v[2i] is the tool, denied.v[2i+1] its target ("" when unknown). */
     struct ar_strv denied;
-    int acted;            /* a tool that can change files (an edit, a shell command) ran */
-    int http_status;      /* the failing API request's HTTP status, when the CLI said; else 0 */
-    int transient;        /* error is an API failure worth one retry (5xx, overloaded) */
-    double retry_after_s; /* when the provider said to come back, in seconds; < 0: it did not */
+    int acted;             /* a tool that can change files (an edit, a shell command) ran */
+    int http_status;       /* the failing API request's HTTP status, when the CLI said; else 0 */
+    int transient;         /* error is an API failure worth one retry (5xx, overloaded) */
+    double retry_after_s;  /* when the provider said to come back, in seconds; < 0: it did not */
+    char *cli_version;     /* the CLI's version as its stream states it (claude's init), or NULL */
+    size_t unknown_events; /* stream lines of a kind the adapter does not know (a newer CLI's) */
+    /* The CLI's last word on its quota (claude's rate_limit_event, codex's rollout):
+     * has_rate_limit says whether rate_limit holds one; its strings are owned. */
+    int has_rate_limit;
+    struct ar_rate_limit rate_limit;
 };
 
 void ar_reply_init(struct ar_reply *r);

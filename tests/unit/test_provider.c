@@ -1650,6 +1650,87 @@ static void test_claude_resumed_call_reports_its_own_usage_and_cost(void **state
     ar_reply_finish(&r);
 }
 
+/* Feeds lines (NUL-separated list ending in an empty string) to claude's stream and
+ * finishes with exit status `status`. */
+static void claude_feed(const char *const *lines, int status, struct ar_reply *r)
+{
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    for (size_t i = 0; lines[i]; i++)
+        p->unwrap_line(u, lines[i], strlen(lines[i]), NULL);
+    struct ar_exit_info ex = { status, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, r);
+    p->unwrap_free(u);
+}
+
+/* claude's rate_limit_event (hand-made in the shape claude 2.1.332's bundle declares: it is
+ * sent for subscription logins, which the mock cannot be): the reading reaches the reply; a
+ * rejected one makes the failed call rate_limit, waiting until resetsAt. A line of claude's
+ * of a type the adapter does not know is counted, and init's version is kept. */
+static void test_claude_rate_limit_event_and_unknown_events(void **state)
+{
+    (void)state;
+    long long reset = (long long)time(NULL) + 3600;
+    char rl[512], rej[512];
+    snprintf(rl, sizeof(rl),
+             "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":"
+             "\"allowed_warning\",\"resetsAt\":%lld,\"rateLimitType\":\"five_hour\","
+             "\"utilization\":0.91},\"uuid\":\"u1\",\"session_id\":\"s-123456789\"}",
+             reset);
+    snprintf(rej, sizeof(rej),
+             "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":\"rejected\","
+             "\"resetsAt\":%lld,\"rateLimitType\":\"seven_day\",\"unifiedWindows\":{"
+             "\"seven_day\":{\"utilization\":1.0,\"resetsAt\":%lld}}},\"uuid\":\"u2\","
+             "\"session_id\":\"s-123456789\"}",
+             reset, reset);
+    const char *init = "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":"
+                       "\"s-123456789\",\"model\":\"claude-opus-5-5\",\"claude_code_version\":"
+                       "\"2.1.332\"}";
+    const char *novel = "{\"type\":\"tool_use_summary\",\"summary\":\"x\",\"session_id\":"
+                        "\"s-123456789\"}";
+    const char *ok = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                     "\"result\":\"hi\",\"session_id\":\"s-123456789\",\"total_cost_usd\":0.1}";
+    const char *fail = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
+                       "\"api_error_status\":429,\"result\":\"API Error: Request rejected (429) "
+                       "\\u00b7 rate limited\",\"session_id\":\"s-123456789\"}";
+    struct ar_reply r;
+    const char *a[] = { init, rl, novel, novel, ok, NULL };
+    claude_feed(a, 0, &r);
+    assert_int_equal(r.error, 0);
+    assert_string_equal(r.cli_version, "2.1.332");
+    assert_int_equal(r.unknown_events, 2);
+    assert_true(r.has_rate_limit);
+    assert_string_equal(r.rate_limit.status, "allowed_warning");
+    assert_string_equal(r.rate_limit.window, "five_hour");
+    assert_float_equal(r.rate_limit.used_percent, 91.0, 1e-9);
+    assert_int_equal(r.rate_limit.resets_at, reset);
+    assert_string_equal(r.rate_limit.source, "claude:rate_limit_event");
+    ar_reply_finish(&r);
+
+    const char *b[] = { init, rej, fail, NULL };
+    claude_feed(b, 1, &r);
+    assert_int_equal(r.error, AR_ERATELIMIT);
+    assert_string_equal(r.rate_limit.status, "rejected");
+    assert_string_equal(r.rate_limit.window, "seven_day");
+    assert_float_equal(r.rate_limit.used_percent, 100.0, 1e-9);
+    assert_true(r.retry_after_s > 3500 && r.retry_after_s <= 3600);
+    assert_non_null(strstr(r.error_msg, "rate limited (seven_day limit resets at 20"));
+    assert_int_equal(r.unknown_events, 0);
+    ar_reply_finish(&r);
+
+    /* 2.1.197's stream: no rate_limit_event, nothing unknown */
+    size_t len;
+    char *data = slurp("claude", "stream-text.jsonl", &len);
+    assert_non_null(data);
+    ar_reply_init(&r);
+    assert_int_equal(ar_provider_find("claude")->unwrap_captured(data, len, &r), 0);
+    free(data);
+    assert_false(r.has_rate_limit);
+    assert_int_equal(r.unknown_events, 0);
+    assert_string_equal(r.cli_version, "2.1.197");
+    ar_reply_finish(&r);
+}
+
 /* ---- codex strict schema ---- */
 
 static void test_codex_schema_is_made_strict(void **state)
@@ -2419,6 +2500,7 @@ int main(void)
         cmocka_unit_test(test_bin_override_and_bad_schema),
         cmocka_unit_test(test_claude_resumed_call_reports_its_own_usage_and_cost),
         cmocka_unit_test(test_contract_dialect_per_cli),
+        cmocka_unit_test(test_claude_rate_limit_event_and_unknown_events),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

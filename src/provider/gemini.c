@@ -253,7 +253,8 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         on_result(u, o);
         final = 1;
     } else {
-        u->garbage++;
+        /* A timestamped event of a kind this adapter does not know (a newer gemini's). */
+        u->r.unknown_events++;
     }
     json_decref(o);
     return final;

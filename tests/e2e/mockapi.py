@@ -211,6 +211,26 @@ def unified_headers(step):
     return h
 
 
+def codex_limit_headers(step):
+    """OpenAI's x-codex-* rate-limit headers for a step with "codex_limits":
+    {"primary": {"used_percent", "window_minutes", "resets_in"}, "secondary": {...}} (codex
+    writes them into its rollout's rate_limits)."""
+    lim = step.get("codex_limits")
+    h = {}
+    for name in ("primary", "secondary"):
+        w = (lim or {}).get(name)
+        if not w:
+            continue
+        pre = "x-codex-%s-" % name
+        if "used_percent" in w:
+            h[pre + "used-percent"] = str(w["used_percent"])
+        if "window_minutes" in w:
+            h[pre + "window-minutes"] = str(w["window_minutes"])
+        if "resets_in" in w:
+            h[pre + "reset-at"] = str(int(time.time()) + int(w["resets_in"]))
+    return h
+
+
 def step_text(step):
     kind = step.get("kind", "text")
     if kind == "json":
@@ -539,7 +559,7 @@ class Handler(BaseHTTPRequestHandler):
         rid = "resp_mock_%d" % STATE.seq
         resp = {"id": rid, "object": "response", "created_at": int(time.time()),
                 "status": "in_progress", "model": model, "output": []}
-        self.start_sse()
+        self.start_sse(codex_limit_headers(step))
         self.sse(dict(type="response.created", response=resp), "response.created")
         self.sse(dict(type="response.in_progress", response=resp), "response.in_progress")
         if kind in ("tool_write", "shell"):

@@ -4,6 +4,7 @@ mock scripted and the CLI computed (or the price table, where the CLI has none);
 JSON; a template's contract with one repair call; a file written by a tool call; every
 API failure classified; an idle stream and an interrupted one ended with nothing of the
 run left behind, a slow ~/.bashrc included; a 2 MiB answer and a 1 MiB prompt whole."""
+import datetime
 import hashlib
 import json
 import os
@@ -415,6 +416,11 @@ class TestClaude(Base, unittest.TestCase):
         self.assertEqual(doc["cost_source"], "cli")
         self.assertAlmostEqual(doc["cost_usd"], self.cli_call_cost(self.result_line()), places=12)
         self.assertTrue(doc["model"].startswith("claude-"), doc["model"])
+        # The call names the claude that answered, and nothing in its stream was unknown.
+        init = [o for o in self.transcript_lines() if o.get("subtype") == "init"]
+        self.assertEqual(doc["calls"][-1]["cli_version"], init[-1]["claude_code_version"])
+        self.assertEqual(doc["calls"][-1]["unknown_events"], 0)
+        self.assertIsNone(doc["rate_limit"])  # an API key's responses carry no quota
         model = doc["model"].split("[")[0]
         if model in CLAUDE_PRICES:
             inp, out, cr, cw = CLAUDE_PRICES[model]
@@ -505,6 +511,26 @@ class TestCodex(Base, unittest.TestCase):
         self.assertEqual(len(usage), 2)
         self.assertEqual(usage[1]["input_tokens"], 1000 + 2300)
         self.assertEqual(usage[1]["output_tokens"], 10 + 20)
+
+    def test_rollout_rate_limits_and_cli_version(self):
+        # codex writes the API's x-codex-* rate-limit headers into its rollout's rate_limits;
+        # the RunResult's rate_limit is the window most used, the call names codex's version.
+        step = {"kind": "text", "text": "hi", "codex_limits": {
+            "primary": {"used_percent": 42.5, "window_minutes": 300, "resets_in": 3600},
+            "secondary": {"used_percent": 7, "window_minutes": 10080, "resets_in": 86400}}}
+        t0 = time.time()
+        p, doc = self.run_agentrun({self.cli: [step]}, *self.model_args)
+        self.assert_ok(p, doc)
+        rl = doc["rate_limit"]
+        self.assertEqual((rl["status"], rl["window"], rl["source"]),
+                         ("allowed", "five_hour", "codex:rollout"), rl)
+        self.assertAlmostEqual(rl["used_percent"], 42.5, places=6)
+        resets = datetime.datetime.strptime(rl["resets_at"], "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        self.assertLess(abs(resets - (t0 + 3600)), 120)
+        call = doc["calls"][0]
+        self.assertRegex(call["cli_version"] or "", r"^\d+\.\d+\.\d+$")
+        self.assertEqual(call["unknown_events"], 0)
 
     def check_cost(self, doc, u):
         self.assertEqual(doc["model"], "gpt-5.5")

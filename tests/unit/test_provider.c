@@ -1861,6 +1861,44 @@ static void test_codex_strict_answer_unstricted_satisfies_the_contract(void **st
 
 /* ---- codex rollout files ---- */
 
+/* What a rollout says beyond tokens (lines as codex 0.169.0 and 0.171.0 wrote them at the
+ * mock with x-codex-primary-* / x-codex-secondary-* headers, 2026-11-29): the version that
+ * wrote it and the window of rate_limits most used. */
+static void test_codex_rollout_version_and_rate_limits(void **state)
+{
+    (void)state;
+    const char *data =
+        "{\"timestamp\":\"2026-11-29T04:20:00.000Z\",\"type\":\"session_meta\",\"payload\":{"
+        "\"id\":\"t-1\",\"cli_version\":\"0.171.0\",\"originator\":\"codex_exec\"}}\n"
+        "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5.5\"}}\n"
+        "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":null,"
+        "\"rate_limits\":{\"limit_id\":\"codex\",\"limit_name\":null,\"primary\":{"
+        "\"used_percent\":42.5,\"window_minutes\":300,\"resets_at\":1795929447},"
+        "\"secondary\":{\"used_percent\":7.0,\"window_minutes\":10080,\"resets_at\":"
+        "1796012252},\"credits\":null,\"plan_type\":null,\"rate_limit_reached_type\":null}}}\n"
+        "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"rate_limits\":{"
+        "\"primary\":null,\"secondary\":null}}}\n";
+    struct ar_codex_rollout_facts f;
+    ar_codex_rollout_facts(data, strlen(data), &f);
+    assert_string_equal(f.model, "gpt-5.5");
+    assert_string_equal(f.cli_version, "0.171.0");
+    assert_true(f.has_limits);
+    assert_string_equal(f.status, "allowed");
+    assert_string_equal(f.window, "five_hour");
+    assert_float_equal(f.used_percent, 42.5, 1e-9);
+    assert_int_equal(f.resets_at, 1795929447LL);
+    ar_codex_rollout_facts_finish(&f);
+    const char *full = "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\","
+                       "\"rate_limits\":{\"primary\":{\"used_percent\":60,\"window_minutes\":"
+                       "300,\"resets_at\":5},\"secondary\":{\"used_percent\":100.0,"
+                       "\"window_minutes\":10080,\"resets_at\":1796012252}}}}\n";
+    ar_codex_rollout_facts(full, strlen(full), &f);
+    assert_string_equal(f.status, "rejected");
+    assert_string_equal(f.window, "seven_day");
+    assert_null(f.cli_version);
+    ar_codex_rollout_facts_finish(&f);
+}
+
 static void write_file(const char *path, const char *s)
 {
     FILE *f = fopen(path, "w");
@@ -2501,6 +2539,7 @@ int main(void)
         cmocka_unit_test(test_claude_resumed_call_reports_its_own_usage_and_cost),
         cmocka_unit_test(test_contract_dialect_per_cli),
         cmocka_unit_test(test_claude_rate_limit_event_and_unknown_events),
+        cmocka_unit_test(test_codex_rollout_version_and_rate_limits),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

@@ -77,7 +77,18 @@ struct ar_doctor_provider {
     int trust_project;         /* AGENTRUN_TRUST_PROJECT=1: the postures load the checkout */
     /* Only when path != NULL, indexed by enum ar_doctor_posture: */
     struct ar_doctor_call postures[AR_DOCTOR_N_POSTURES];
-    void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /* The versions agentrun was tested with (static): the oldest and the newest. */
+            const char *tested_min;
+            const char *tested_max;
+            /* How version compares with them (static): "tested" (within the range), "newer"
+             * (a warning: newer than tested, not an error), "older", or NULL when the
+             * version is unknown. */
+            const char *version_fit;
+        };
+        void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 struct ar_doctor_report {

@@ -663,6 +663,8 @@ const struct ar_provider ar_provider_claude = {
     .enforces_budget = 1,
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
+    .tested_min = "2.1.197",
+    .tested_max = "2.1.332",
     .login_argv = claude_login_argv,
     .login = claude_login,
     .prepare = claude_prepare,

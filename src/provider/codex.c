@@ -416,6 +416,8 @@ const struct ar_provider ar_provider_codex = {
     .posture_note =
         "-c overrides (per-call project trust, project_doc_max_bytes=0, model_instructions_file) "
         "and --disable FEATURE; the user's config.toml and its model providers stay",
+    .tested_min = "0.169.0",
+    .tested_max = "0.171.0",
     .login_argv = codex_login_argv,
     .login = ar_codex_login,
     .login_before_call = 1,

@@ -421,6 +421,8 @@ const struct ar_provider ar_provider_gemini = {
     .posture_note = "an untrusted workspace through a private GEMINI_CLI_HOME: the user's settings "
                     "plus tools.core, links to the rest of ~/.gemini; the user's own hooks and "
                     "stdio MCP servers are off too unless --trust-project",
+    .tested_min = "0.61.0",
+    .tested_max = "0.61.0",
     .login = ar_gemini_login,
     .prepare = gemini_prepare,
     .unwrap_new = gemini_unwrap_new,

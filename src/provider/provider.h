@@ -144,6 +144,10 @@ struct ar_provider {
     const char *home_dir; /* that dir's default, relative to $HOME (".codex") or NULL */
     int enforces_budget;  /* the CLI stops itself at spec->max_budget_usd (claude) */
     const char *posture_note; /* how the posture is reached, for doctor (one sentence) */
+    /* The oldest and newest versions of the CLI agentrun was tested with (the e2e suite's pin
+     * and the newest published one it passed with; docs/providers.md#supported-versions). */
+    const char *tested_min;
+    const char *tested_max;
 
     /* Logging in. login_argv: the arguments (after the binary) of the CLI's own status
      * command, which answers without calling a model; NULL when it has none. login():
@@ -203,6 +207,13 @@ void ar_login_set(struct ar_login_state *out, enum ar_login state, const char *f
 
 /* The first credential variable of p->auth_env that is set and not empty, or NULL. */
 const char *ar_provider_auth_env_set(const struct ar_provider *p);
+
+/*
+ * How the version a CLI printed (`--version`'s first line: "2.1.332 (Claude Code)",
+ * "codex-cli 0.171.0", "0.61.0") compares with p's tested range: "tested", "newer", "older"
+ * (static strings), or NULL when no dotted version is found in it.
+ */
+const char *ar_provider_version_fit(const struct ar_provider *p, const char *version);
 
 /* The registry, in `--provider auto` order (claude, codex, gemini), NULL-terminated. */
 const struct ar_provider *const *ar_providers(void);

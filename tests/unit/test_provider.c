@@ -1731,6 +1731,26 @@ static void test_claude_rate_limit_event_and_unknown_events(void **state)
     ar_reply_finish(&r);
 }
 
+/* doctor's version line against each CLI's tested range: what --version prints, as is. */
+static void test_version_fit_against_the_tested_range(void **state)
+{
+    (void)state;
+    const struct ar_provider *claude = ar_provider_find("claude");
+    const struct ar_provider *codex = ar_provider_find("codex");
+    const struct ar_provider *gemini = ar_provider_find("gemini");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.197 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.332 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.333 (Claude Code)"), "newer");
+    assert_string_equal(ar_provider_version_fit(claude, "2.2.0 (Claude Code)"), "newer");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.96 (Claude Code)"), "older");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.171.0"), "tested");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.172.0"), "newer");
+    assert_string_equal(ar_provider_version_fit(gemini, "0.61.0"), "tested");
+    assert_string_equal(ar_provider_version_fit(gemini, "0.62.0-nightly.20261201"), "newer");
+    assert_null(ar_provider_version_fit(claude, "Claude Code"));
+    assert_null(ar_provider_version_fit(claude, NULL));
+}
+
 /* ---- codex strict schema ---- */
 
 static void test_codex_schema_is_made_strict(void **state)
@@ -2540,6 +2560,7 @@ int main(void)
         cmocka_unit_test(test_contract_dialect_per_cli),
         cmocka_unit_test(test_claude_rate_limit_event_and_unknown_events),
         cmocka_unit_test(test_codex_rollout_version_and_rate_limits),
+        cmocka_unit_test(test_version_fit_against_the_tested_range),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

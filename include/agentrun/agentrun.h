@@ -297,7 +297,23 @@ struct ar_call_record {
                     cached_* fields */
     struct ar_posture posture;
     uint64_t waited_ms; /* how long the run waited before this call (a retry's backoff) */
-    void *reserved[4];  /* members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            char *cli_version;     /* the CLI's version as its own output said, or NULL */
+            size_t unknown_events; /* stream lines of a kind the adapter does not know */
+        };
+        void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
+    };
+};
+
+/* What a provider last said about its usage quota (claude's rate_limit_event, codex's
+ * rollout `rate_limits`). Allocated by the library, read through ar_result.rate_limit. */
+struct ar_rate_limit {
+    char *status;        /* "allowed", "allowed_warning" or "rejected" */
+    char *window;        /* "five_hour", "seven_day", "300m", … or NULL when not said */
+    double used_percent; /* 0-100; < 0 when not said */
+    int64_t resets_at;   /* Unix seconds; 0 when not said */
+    char *source;        /* "claude:rate_limit_event", "codex:rollout" */
 };
 
 /* Where a run with a worktree of its own left its work (ar_result.worktree). */
@@ -372,6 +388,8 @@ struct ar_result {
      * left out (extra_values), the members merged into it (members_after_close). */
     struct ar_fix_detail *fix_details;
     size_t n_fix_details;
+    /* The provider's last word on its quota over the run's calls, or NULL when none said. */
+    struct ar_rate_limit *rate_limit;
 };
 
 /* ---- runs on the caller's libuv loop ---------------------------------------------------- */

@@ -99,6 +99,13 @@ struct ar_doctor_provider {
             enum ar_auth_check auth_check;
             char *auth_check_how;
             double auth_check_cost_usd;
+            /* The versions agentrun was tested with (static): the oldest and the newest. */
+            const char *tested_min;
+            const char *tested_max;
+            /* How version compares with them (static): "tested" (within the range), "newer"
+             * (a warning: newer than tested, not an error), "older", or NULL when the
+             * version is unknown. */
+            const char *version_fit;
         };
         void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
     };

@@ -93,6 +93,9 @@ static json_t *provider_value(const struct ar_doctor_provider *p)
     json_object_set_new(o, "version", text_or_null(p->version));
     if (p->path && !p->version)
         json_object_set_new(o, "version_error", json_string(p->version_error));
+    json_object_set_new(o, "tested",
+                        json_pack("{s:s?,s:s?}", "min", p->tested_min, "max", p->tested_max));
+    json_object_set_new(o, "version_fit", text_or_null(p->version_fit));
     json_object_set_new(o, "auth_env", strv_value(&p->auth_env));
     json_object_set_new(o, "auth_files", strv_value(&p->auth_files));
     json_object_set_new(o, "auth_found", json_boolean(p->auth_env.n + p->auth_files.n > 0));
@@ -182,6 +185,17 @@ static void print_text(const json_t *doc)
         const char *ver = json_string_value(json_object_get(p, "version"));
         printf("%-8s %s  %s\n", name, json_string_value(json_object_get(p, "path")),
                ver ? ver : json_string_value(json_object_get(p, "version_error")));
+        /* Newer than tested is a warning, never a failure: agentrun counts what it does
+         * not know (a call's unknown_events) rather than refusing the CLI. */
+        const char *fit = json_string_value(json_object_get(p, "version_fit"));
+        const json_t *tested = json_object_get(p, "tested");
+        if (fit)
+            printf("         version: %s %s to %s\n",
+                   !strcmp(fit, "newer")   ? "warning: newer than the tested range,"
+                   : !strcmp(fit, "older") ? "warning: older than the tested range,"
+                                           : "within the tested range,",
+                   json_string_value(json_object_get(tested, "min")),
+                   json_string_value(json_object_get(tested, "max")));
         if (json_is_string(json_object_get(p, "bin_override")))
             printf("         from %s\n", json_string_value(json_object_get(p, "bin_env")));
         size_t k;

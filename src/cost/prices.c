@@ -5,18 +5,28 @@
  * long-context tier: prompt-token threshold, input, output, cache read, cache
  * write. Keep it sorted by model (strcmp): a unit test checks, and lookup
  * relies on it.
+ *
+ * Added 2026-11-29 (issue 46), from shared PRICES.md's rows of that date: claude-opus-5
+ * (claude 2.1.260-2.1.270's default) and claude-opus-5-5 (2.1.280+'s default; it matches
+ * claude 2.1.332's own total_cost_usd at the mock) and claude-fable-5-1, each from a public
+ * price table in code. PRICES.md gives no cache-write price for these three, so theirs is 0
+ * here (a cache write is priced as nothing, not guessed); claude reports its own cost, so the
+ * table prices them only when it does not.
  */
 #include "cost/cost.h"
 #include "util/macros.h"
 
 static const struct ar_price builtin[] = {
     { "claude-fable-5", 10.0, 50.0, 1.0, 12.5, 0, 0.0, 0.0, 0.0, 0.0 },
+    { "claude-fable-5-1", 10.0, 50.0, 0.25, 0.0, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-haiku-4-5", 1.0, 5.0, 0.1, 1.25, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-opus-4-1", 15.0, 75.0, 1.5, 18.75, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-opus-4-5", 5.0, 25.0, 0.5, 6.25, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-opus-4-6", 5.0, 25.0, 0.5, 6.25, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-opus-4-7", 5.0, 25.0, 0.5, 6.25, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-opus-4-8", 5.0, 25.0, 0.5, 6.25, 0, 0.0, 0.0, 0.0, 0.0 },
+    { "claude-opus-5", 5.0, 25.0, 0.5, 0.0, 0, 0.0, 0.0, 0.0, 0.0 },
+    { "claude-opus-5-5", 4.0, 20.0, 0.2, 0.0, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-sonnet-4-5", 3.0, 15.0, 0.3, 3.75, 200000, 6.0, 22.5, 0.6, 7.5 },
     { "claude-sonnet-4-6", 3.0, 15.0, 0.3, 3.75, 0, 0.0, 0.0, 0.0, 0.0 },
     { "claude-sonnet-5", 2.0, 10.0, 0.2, 2.5, 0, 0.0, 0.0, 0.0, 0.0 },

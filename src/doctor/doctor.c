@@ -209,6 +209,9 @@ static int check_provider(const struct ar_provider *p, const struct probe *login
     /* A binary that does not even answer --version (it hangs, fails or is
      * broken) will not answer a prompt either. */
     out->installed = out->path && out->version;
+    out->tested_min = p->tested_min;
+    out->tested_max = p->tested_max;
+    out->version_fit = ar_provider_version_fit(p, out->version);
     const char *trust = getenv("AGENTRUN_TRUST_PROJECT");
     out->trust_project = trust && strcmp(trust, "1") == 0;
     int rc = check_auth(p, out);

@@ -133,10 +133,48 @@ static int push_posture(const struct ar_call_spec *spec, struct ar_call_setup *o
 }
 
 /*
- * claude's --json-schema accepts a plain JSON Schema; the contract's
- * annotation keywords are harmless. It is passed compact so the argv element
- * stays small; an unparsable contract is a usage error here rather than a
- * confusing CLI failure later.
+ * The contract in the dialect claude's --json-schema takes. claude >= ~2.1.205 refuses a
+ * schema whose "$schema" names draft 2020-12 or 2019-09 before any request (exit 1: "no schema
+ * with key or ref"); draft-07 and no "$schema" work in every version measured (2.1.197 to
+ * 2.1.332). "$schema" is an annotation in agentrun's contract subset, so every one is dropped
+ * and claude validates with its default dialect; the keywords of the subset mean the same
+ * there. agentrun's own check of the answer stays the judge.
+ */
+static void claude_dialect(json_t *s, int depth)
+{
+    if (depth > 64)
+        return;
+    if (json_is_object(s)) {
+        json_object_del(s, "$schema");
+        const char *key;
+        json_t *v;
+        json_object_foreach(s, key, v)
+        {
+            /* Values, not schemas: a "$schema" key in them is data. */
+            if (!strcmp(key, "const") || !strcmp(key, "enum") || !strcmp(key, "default") ||
+                !strcmp(key, "examples"))
+                continue;
+            /* "properties" maps names to schemas: a property called "$schema" stays. */
+            if (!strcmp(key, "properties")) {
+                const char *k2;
+                json_t *v2;
+                json_object_foreach(v, k2, v2) claude_dialect(v2, depth + 1);
+            } else if (json_is_object(v) || json_is_array(v)) {
+                claude_dialect(v, depth + 1);
+            }
+        }
+    } else if (json_is_array(s)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(s, i, v) claude_dialect(v, depth + 1);
+    }
+}
+
+/*
+ * claude's --json-schema accepts a plain JSON Schema in its own dialect
+ * (claude_dialect()); the contract's other annotation keywords are harmless. It is passed
+ * compact so the argv element stays small; an unparsable contract is a usage error here
+ * rather than a confusing CLI failure later.
  */
 static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup *out,
                           struct ar_error *err)
@@ -165,6 +203,7 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
         /* The schema becomes the input schema of claude's StructuredOutput tool,
          * which must describe an object: other roots get no native schema. */
         if (ar_pv_object_schema(s)) {
+            claude_dialect(s, 0);
             char *compact = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
             rc |= ar_strv_push(a, "--json-schema");
             rc |= ar_strv_push_take(a, compact);
@@ -364,6 +403,24 @@ static int usage_from_model_usage(struct ar_unwrap *u, const json_t *mu)
     return any;
 }
 
+/* The sum of costUSD over model_usage_since_last_result: 1 with *usd set when every model
+ * has one, else 0 (the price table decides then). */
+static int since_cost(const json_t *since, double *usd)
+{
+    const char *key;
+    const json_t *m;
+    double sum = 0;
+    json_object_foreach((json_t *)since, key, m)
+    {
+        const json_t *c = json_object_get(m, "costUSD");
+        if (!json_is_number(c))
+            return 0;
+        sum += json_number_value(c);
+    }
+    *usd = sum;
+    return 1;
+}
+
 static void on_result(struct ar_unwrap *u, const json_t *o)
 {
     struct ar_reply *r = &u->r;
@@ -389,8 +446,16 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
         r->usage.cache_read = ar_pv_u64(usage, "cache_read_input_tokens");
         r->usage.cache_write = ar_pv_u64(usage, "cache_creation_input_tokens");
     }
+    /* claude >= ~2.1.280: on a resumed call modelUsage and total_cost_usd are the session's
+     * totals, and model_usage_since_last_result (shaped like modelUsage) is what this process
+     * counted since its previous result: this call. It wins when present; older versions
+     * report per call in modelUsage. */
+    const json_t *since = json_object_get(o, "model_usage_since_last_result");
     const json_t *mu = json_object_get(o, "modelUsage");
-    if (json_is_object(mu) && usage_from_model_usage(u, mu))
+    int per_call = json_is_object(since) && json_object_size(since) > 0;
+    if (per_call && usage_from_model_usage(u, since))
+        r->has_usage = 1;
+    else if (json_is_object(mu) && usage_from_model_usage(u, mu))
         r->has_usage = 1;
 
     /* A refused Write/Edit changed nothing; the refusal itself is reported. */
@@ -404,7 +469,9 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
     }
 
     const json_t *cost = json_object_get(o, "total_cost_usd");
-    if (json_is_number(cost)) {
+    if (per_call) {
+        r->has_cost = since_cost(since, &r->cost_usd);
+    } else if (json_is_number(cost)) {
         r->cost_usd = json_number_value(cost);
         r->has_cost = 1;
     }
@@ -454,6 +521,30 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
     }
 }
 
+/*
+ * rate_limit_event (claude 2.1.2xx+, for subscription logins: claude reads it from the API's
+ * anthropic-ratelimit-unified-* response headers, and an API key's responses carry none):
+ * rate_limit_info {status allowed|allowed_warning|rejected, resetsAt (Unix seconds),
+ * rateLimitType five_hour|seven_day|…, utilization (0-1), unifiedWindows{W: {utilization,
+ * resetsAt}}}. The share used is the named window's when the top level has none.
+ */
+static void on_rate_limit(struct ar_unwrap *u, const json_t *info)
+{
+    const char *window = ar_pv_str(info, "rateLimitType");
+    const json_t *util = json_object_get(info, "utilization");
+    const json_t *win =
+        window ? json_object_get(json_object_get(info, "unifiedWindows"), window) : NULL;
+    if (!json_is_number(util))
+        util = json_object_get(win, "utilization");
+    const json_t *reset = json_object_get(info, "resetsAt");
+    if (!json_is_number(reset))
+        reset = json_object_get(win, "resetsAt");
+    ar_pv_rate_limit(u, ar_pv_str(info, "status"), window,
+                     json_is_number(util) ? json_number_value(util) * 100.0 : -1,
+                     json_is_number(reset) ? (long long)json_number_value(reset) : 0,
+                     "claude:rate_limit_event");
+}
+
 static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
                               struct ar_progress *ev)
 {
@@ -481,6 +572,8 @@ static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
                 ar_pv_set(&u->r.session_id, ar_pv_str(o, "session_id"));
             if (ar_pv_str(o, "model"))
                 ar_pv_set(&u->r.model, ar_pv_str(o, "model"));
+            if (ar_pv_str(o, "claude_code_version"))
+                ar_pv_set(&u->r.cli_version, ar_pv_str(o, "claude_code_version"));
         }
     } else if (strcmp(type, "assistant") == 0 && json_object_get(o, "message")) {
         u->saw_event = 1;
@@ -490,6 +583,13 @@ static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         on_user(u, o);
     } else if (strcmp(type, "stream_event") == 0 && json_object_get(o, "session_id")) {
         u->saw_event = 1;
+    } else if (strcmp(type, "rate_limit_event") == 0 && json_object_get(o, "session_id")) {
+        u->saw_event = 1;
+        on_rate_limit(u, json_object_get(o, "rate_limit_info"));
+    } else if (json_object_get(o, "session_id")) {
+        /* claude's, of a kind this adapter does not know (a newer claude's): counted in the
+         * call's unknown_events, so a format change shows instead of passing unseen. */
+        u->r.unknown_events++;
     } else {
         u->garbage++;
     }
@@ -566,6 +666,8 @@ const struct ar_provider ar_provider_claude = {
                  "'claude setup-token')",
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
+    .tested_min = "2.1.197",
+    .tested_max = "2.1.332",
     .login_argv = claude_login_argv,
     .login = claude_login,
     .prepare = claude_prepare,

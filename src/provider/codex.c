@@ -246,6 +246,10 @@ static int codex_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
                !json_object_get(o, "timestamp")) { /* gemini's error events carry one */
         /* Transient ("Reconnecting... 1/5") or the one before turn.failed: not final. */
         u->saw_event = 1;
+    } else if (strchr(type, '.') && json_is_object(o)) {
+        /* An event in codex's naming (thread.*, turn.*, item.*) this adapter does not know:
+         * a newer codex's, counted in the call's unknown_events. */
+        u->r.unknown_events++;
     } else {
         u->garbage++;
     }
@@ -304,8 +308,22 @@ static void codex_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *
         denials_in_stderr(u, exit->stderr_tail, exit->stderr_len);
     /* codex's events never name the model; the thread's rollout does (turn_context), and
      * for an ephemeral call its telemetry on stderr. */
-    if (!u->r.model && u->r.session_id)
-        u->r.model = ar_codex_thread_model(u->r.session_id);
+    if (u->r.session_id) {
+        /* The rollout also says which codex wrote it and the quota's state (rate_limits). */
+        struct ar_codex_rollout_facts f;
+        ar_codex_thread_facts(u->r.session_id, &f);
+        if (!u->r.model && f.model) {
+            u->r.model = f.model;
+            f.model = NULL;
+        }
+        if (f.cli_version && !u->r.cli_version) {
+            u->r.cli_version = f.cli_version;
+            f.cli_version = NULL;
+        }
+        if (f.has_limits)
+            ar_pv_rate_limit(u, f.status, f.window, f.used_percent, f.resets_at, "codex:rollout");
+        ar_codex_rollout_facts_finish(&f);
+    }
     if (!u->r.model && exit && exit->stderr_tail)
         u->r.model = model_in_telemetry(exit->stderr_tail, exit->stderr_len);
     /* A codex that ended without its final event is explained by its last words, which
@@ -400,6 +418,8 @@ const struct ar_provider ar_provider_codex = {
     .posture_note =
         "-c overrides (per-call project trust, project_doc_max_bytes=0, model_instructions_file) "
         "and --disable FEATURE; the user's config.toml and its model providers stay",
+    .tested_min = "0.169.0",
+    .tested_max = "0.171.0",
     .login_argv = codex_login_argv,
     .login = ar_codex_login,
     .login_before_call = 1,

@@ -180,3 +180,86 @@ char *ar_codex_thread_model(const char *thread_id)
     ar_buf_finish(&b);
     return model;
 }
+
+static int version_in_line(const char *line, size_t n, void *arg)
+{
+    if (!memmem(line, n, "\"session_meta\"", 14))
+        return 0;
+    json_t *o = ar_pv_parse_object(line, n);
+    const char *v = ar_pv_str(json_object_get(o, "payload"), "cli_version");
+    char **version = arg;
+    *version = v && *v ? strdup(v) : NULL;
+    json_decref(o);
+    return *version != NULL;
+}
+
+/* The name of a window of window_minutes: claude's words where they fit, else "<N>m". */
+static void window_name(long long minutes, char *out, size_t size)
+{
+    if (minutes == 300)
+        snprintf(out, size, "five_hour");
+    else if (minutes == 10080)
+        snprintf(out, size, "seven_day");
+    else
+        snprintf(out, size, "%lldm", minutes);
+}
+
+static int limits_in_line(const char *line, size_t n, void *arg)
+{
+    if (!memmem(line, n, "\"rate_limits\"", 13))
+        return 0;
+    struct ar_codex_rollout_facts *f = arg;
+    json_t *o = ar_pv_parse_object(line, n);
+    const json_t *rl = json_object_get(json_object_get(o, "payload"), "rate_limits");
+    const json_t *best = NULL;
+    static const char *const names[] = { "primary", "secondary", NULL };
+    for (size_t i = 0; names[i]; i++) {
+        const json_t *w = json_object_get(rl, names[i]);
+        if (!json_is_object(w))
+            continue;
+        if (!best || json_number_value(json_object_get(w, "used_percent")) >
+                         json_number_value(json_object_get(best, "used_percent")))
+            best = w;
+    }
+    if (best) {
+        const json_t *used = json_object_get(best, "used_percent");
+        f->has_limits = 1;
+        f->used_percent = json_is_number(used) ? json_number_value(used) : -1;
+        const json_t *at = json_object_get(best, "resets_at");
+        f->resets_at = json_is_number(at) ? (long long)json_number_value(at) : 0;
+        window_name((long long)json_number_value(json_object_get(best, "window_minutes")),
+                    f->window, sizeof(f->window));
+        int reached = ar_pv_str(rl, "rate_limit_reached_type") != NULL ||
+                      (json_is_number(used) && json_number_value(used) >= 100);
+        snprintf(f->status, sizeof(f->status), "%s", reached ? "rejected" : "allowed");
+    }
+    json_decref(o);
+    return best != NULL;
+}
+
+void ar_codex_rollout_facts(const char *data, size_t len, struct ar_codex_rollout_facts *f)
+{
+    memset(f, 0, sizeof(*f));
+    each_line_backwards(data, len, model_in_line, &f->model);
+    each_line_backwards(data, len, version_in_line, &f->cli_version);
+    each_line_backwards(data, len, limits_in_line, f);
+}
+
+int ar_codex_thread_facts(const char *thread_id, struct ar_codex_rollout_facts *f)
+{
+    memset(f, 0, sizeof(*f));
+    struct ar_buf b;
+    ar_buf_init(&b, MAX_ROLLOUT);
+    int rc = read_rollout(thread_id, &b);
+    if (rc == 0)
+        ar_codex_rollout_facts(ar_buf_cstr(&b), b.len, f);
+    ar_buf_finish(&b);
+    return rc;
+}
+
+void ar_codex_rollout_facts_finish(struct ar_codex_rollout_facts *f)
+{
+    free(f->model);
+    free(f->cli_version);
+    memset(f, 0, sizeof(*f));
+}

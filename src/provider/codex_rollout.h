@@ -43,4 +43,27 @@ int ar_codex_thread_total(const char *thread_id, struct ar_usage *raw);
  * Caller free()s. */
 char *ar_codex_thread_model(const char *thread_id);
 
+/* What a rollout file says beyond tokens. */
+struct ar_codex_rollout_facts {
+    char *model;       /* the last turn_context's model, or NULL (owned) */
+    char *cli_version; /* session_meta's cli_version ("0.171.0"), or NULL (owned) */
+    /* The last token_count's rate_limits (codex 0.169-0.171: primary and secondary windows
+     * {used_percent, window_minutes, resets_at}), the window most used of the two: */
+    int has_limits;
+    char status[16];     /* "rejected" when rate_limit_reached_type is set or 100 % is used,
+                            else "allowed" */
+    char window[24];     /* "five_hour" (300 minutes), "seven_day" (10,080), else "<N>m" */
+    double used_percent; /* < 0: not said */
+    long long resets_at; /* Unix seconds; 0: not said */
+};
+
+/* The facts of a rollout file into *f (ar_codex_rollout_facts_finish() it). */
+void ar_codex_rollout_facts(const char *data, size_t len, struct ar_codex_rollout_facts *f);
+
+/* The facts of thread `thread_id`'s rollout file into *f (zeroed when there is none; finish
+ * it either way). Returns 0 or AR_ENOJSON (no such file). */
+int ar_codex_thread_facts(const char *thread_id, struct ar_codex_rollout_facts *f);
+
+void ar_codex_rollout_facts_finish(struct ar_codex_rollout_facts *f);
+
 #endif

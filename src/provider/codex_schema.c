@@ -46,9 +46,75 @@ static int is_strict_keyword(const char *k)
 
 static json_t *sanitize(const json_t *s, int depth);
 
+/* The JSON Schema type name of a value. */
+static const char *type_of(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    default:
+        return "null";
+    }
+}
+
+/*
+ * Strict mode wants a `type` beside a `const` or `enum` (issue 46: a `const` without one is
+ * refused). The values say which types they are: one type becomes "type": T, several a union
+ * (integer folds into number when both occur).
+ */
+static void add_type_from_values(json_t *out)
+{
+    if (json_object_get(out, "type"))
+        return;
+    json_t *types = json_array();
+    const json_t *c = json_object_get(out, "const");
+    const json_t *en = json_object_get(out, "enum");
+    json_t *vals = json_array();
+    if (c)
+        json_array_append(vals, (json_t *)c);
+    size_t i;
+    json_t *v;
+    json_array_foreach(en, i, v) json_array_append(vals, v);
+    int has_number = 0;
+    json_array_foreach(vals, i, v) has_number |= json_is_real(v);
+    json_array_foreach(vals, i, v)
+    {
+        const char *t = json_is_integer(v) && has_number ? "number" : type_of(v);
+        size_t j;
+        json_t *have;
+        int seen = 0;
+        json_array_foreach(types, j, have) seen |= !strcmp(json_string_value(have), t);
+        if (!seen)
+            json_array_append_new(types, json_string(t));
+    }
+    json_decref(vals);
+    if (json_array_size(types) == 1)
+        json_object_set(out, "type", json_array_get(types, 0));
+    else if (json_array_size(types) > 1)
+        json_object_set(out, "type", types);
+    json_decref(types);
+}
+
 /* An optional property must still be listed in `required`: it may be null instead. */
 static json_t *make_nullable(json_t *s)
 {
+    /* A const allows one value: as an enum it can take null beside it. */
+    json_t *c = json_object_get(s, "const");
+    if (c && !json_object_get(s, "enum")) {
+        json_object_set_new(s, "enum", json_pack("[O]", c));
+        json_object_del(s, "const");
+    }
     json_t *type = json_object_get(s, "type");
     if (json_is_string(type)) {
         if (strcmp(json_string_value(type), "null") != 0)
@@ -135,6 +201,7 @@ static json_t *sanitize(const json_t *s, int depth)
             json_object_set(out, key, v);
         }
     }
+    add_type_from_values(out);
     const json_t *type = json_object_get(s, "type");
     int is_object = json_object_get(s, "properties") != NULL ||
                     (json_is_string(type) && !strcmp(json_string_value(type), "object"));

@@ -10,8 +10,10 @@
 /*
  * The contract rewritten for OpenAI strict structured outputs: every object
  * gets additionalProperties false and lists all its properties in required
- * (optional ones become nullable); keywords strict mode rejects are dropped;
- * oneOf becomes anyOf. NULL when the root is not an object schema (then no
+ * (optional ones become nullable); keywords strict mode rejects are dropped
+ * ($schema among them: the dialect is strict mode's own); oneOf becomes anyOf; a const or
+ * enum without a type gets the type of its values (strict mode requires one). NULL when the root is
+ * not an object schema (then no
  * --output-schema is passed) or the text is not JSON. schema is borrowed.
  * Caller free()s.
  */

@@ -76,6 +76,10 @@ void ar_reply_finish(struct ar_reply *r)
     free(r->session_id);
     free(r->model);
     free(r->error_msg);
+    free(r->cli_version);
+    free(r->rate_limit.status);
+    free(r->rate_limit.window);
+    free(r->rate_limit.source);
     ar_strv_finish(&r->files);
     ar_strv_finish(&r->denied);
     ar_reply_init(r);
@@ -569,6 +573,20 @@ void ar_pv_partial_usage(struct ar_unwrap *u, const char *id, const struct ar_us
     u->has_partial = 1;
 }
 
+void ar_pv_rate_limit(struct ar_unwrap *u, const char *status, const char *window,
+                      double used_percent, long long resets_at, const char *source)
+{
+    struct ar_rate_limit *rl = &u->r.rate_limit;
+    if (!status)
+        return;
+    ar_pv_set(&rl->status, status);
+    ar_pv_set(&rl->window, window);
+    ar_pv_set(&rl->source, source);
+    rl->used_percent = used_percent;
+    rl->resets_at = resets_at > 0 ? resets_at : 0;
+    u->r.has_rate_limit = 1;
+}
+
 void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct ar_reply *out)
 {
     static const struct ar_exit_info clean = { 0 };
@@ -603,6 +621,30 @@ void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct a
         r->usage = u->partial;
         r->has_usage = 1;
     }
+    /* A call the quota refused failed for that, whatever its error line looked like, and
+     * the CLI said exactly when the quota comes back: the wait is until then (the pipeline
+     * waits when that is within --max-wait, else fails with it), and the message says so. */
+    long long now = (long long)time(NULL);
+    if (r->error && r->error != AR_EINTERRUPTED && r->has_rate_limit && r->rate_limit.status &&
+        !strcmp(r->rate_limit.status, "rejected")) {
+        r->error = AR_ERATELIMIT;
+        if (r->rate_limit.resets_at > 0) {
+            r->retry_after_s =
+                r->rate_limit.resets_at > now ? (double)(r->rate_limit.resets_at - now) : 0;
+            char when[32];
+            time_t t = (time_t)r->rate_limit.resets_at;
+            struct tm tm;
+            char *msg = NULL;
+            if (gmtime_r(&t, &tm) && strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) &&
+                asprintf(&msg, "%s (%s%slimit resets at %s)",
+                         r->error_msg ? r->error_msg : "the usage limit was reached",
+                         r->rate_limit.window ? r->rate_limit.window : "",
+                         r->rate_limit.window ? " " : "", when) >= 0) {
+                free(r->error_msg);
+                r->error_msg = msg;
+            }
+        }
+    }
     if (r->error == AR_EAUTH) {
         /* The CLI's words name an interactive login (claude's "/login"), or agentrun's
          * private settings directory (gemini's): agentrun's own words replace them. */
@@ -612,10 +654,10 @@ void ar_pv_finish(struct ar_unwrap *u, const struct ar_exit_info *exit, struct a
     }
     if (r->error == AR_ERATELIMIT || r->error == AR_EAPI) {
         if (r->retry_after_s < 0)
-            r->retry_after_s = ar_pv_retry_after(r->error_msg, (long long)time(NULL));
+            r->retry_after_s = ar_pv_retry_after(r->error_msg, now);
         if (r->retry_after_s < 0 && exit->stderr_tail) {
             char *tail = strndup(exit->stderr_tail, exit->stderr_len);
-            r->retry_after_s = ar_pv_retry_after(tail, (long long)time(NULL));
+            r->retry_after_s = ar_pv_retry_after(tail, now);
             free(tail);
         }
         r->transient = r->error == AR_EAPI && ar_pv_transient(r->http_status, r->error_msg);

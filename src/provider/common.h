@@ -113,6 +113,16 @@ void ar_pv_tool_seen(struct ar_unwrap *u, const char *id, const char *name, cons
 /* The name and target (borrowed, may be NULL) of tool use `id`; 0 when unknown. */
 int ar_pv_tool_lookup(struct ar_unwrap *u, const char *id, const char **name, const char **target);
 
+/*
+ * Records what the CLI said about its quota (the last word stands): status "allowed",
+ * "allowed_warning" or "rejected" (NULL: nothing recorded), the window it is about (or NULL),
+ * the share used in percent (< 0: not said), when it resets (Unix seconds, <= 0: not said) and
+ * where it was read ("claude:rate_limit_event"). A failed call whose quota was "rejected" is
+ * rate_limit, waiting until resets_at (ar_pv_finish()).
+ */
+void ar_pv_rate_limit(struct ar_unwrap *u, const char *status, const char *window,
+                      double used_percent, long long resets_at, const char *source);
+
 /* Records a refused tool call (target may be NULL) once. */
 void ar_pv_deny(struct ar_unwrap *u, const char *tool, const char *target);
 

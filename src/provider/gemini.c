@@ -253,7 +253,8 @@ static int gemini_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
         on_result(u, o);
         final = 1;
     } else {
-        u->garbage++;
+        /* A timestamped event of a kind this adapter does not know (a newer gemini's). */
+        u->r.unknown_events++;
     }
     json_decref(o);
     return final;
@@ -422,6 +423,8 @@ const struct ar_provider ar_provider_gemini = {
     .posture_note = "an untrusted workspace through a private GEMINI_CLI_HOME: the user's settings "
                     "plus tools.core, links to the rest of ~/.gemini; the user's own hooks and "
                     "stdio MCP servers are off too unless --trust-project",
+    .tested_min = "0.61.0",
+    .tested_max = "0.61.0",
     .login = ar_gemini_login,
     .prepare = gemini_prepare,
     .unwrap_new = gemini_unwrap_new,

@@ -145,8 +145,22 @@ static void check(const char *user_dir, const json_t *settings, struct ar_login_
             missing(out, "Vertex AI needs GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, or "
                          "GOOGLE_API_KEY");
     } else if (!strcmp(m, "oauth-personal")) {
-        if (has_file(user_dir, "oauth_creds.json"))
-            ar_login_set(out, AR_LOGIN_YES, "Google login (%s/oauth_creds.json)", user_dir);
+        /* Since 2026-06 gemini serves a Google login only with a Code Assist licence (whose
+         * project GOOGLE_CLOUD_PROJECT names); a personal account's first request fails with
+         * IneligibleTierError. The login file cannot say which of the two it is. */
+        int project = set_env("GOOGLE_CLOUD_PROJECT") || set_env("GOOGLE_CLOUD_PROJECT_ID");
+        if (has_file(user_dir, "oauth_creds.json") && project)
+            ar_login_set(out, AR_LOGIN_YES,
+                         "Google login (%s/oauth_creds.json) with a Code "
+                         "Assist project ($GOOGLE_CLOUD_PROJECT)",
+                         user_dir);
+        else if (has_file(user_dir, "oauth_creds.json"))
+            ar_login_set(out, AR_LOGIN_UNKNOWN,
+                         "Google login (%s/oauth_creds.json): since 2026-06 gemini serves it "
+                         "only with a Code Assist licence (set GOOGLE_CLOUD_PROJECT to its "
+                         "project); a personal account fails with IneligibleTierError: set "
+                         "GEMINI_API_KEY or use Vertex AI",
+                         user_dir);
         else
             ar_login_set(out, AR_LOGIN_UNKNOWN,
                          "Google login, but no %s/oauth_creds.json (the system keychain may "

@@ -98,10 +98,16 @@ struct ar_reply {
     /* Tool calls the CLI refused, or tools the call was never offered, as pairs:
      * denied.v[2i] is the tool, denied.v[2i+1] its target ("" when unknown). */
     struct ar_strv denied;
-    int acted;            /* a tool that can change files (an edit, a shell command) ran */
-    int http_status;      /* the failing API request's HTTP status, when the CLI said; else 0 */
-    int transient;        /* error is an API failure worth one retry (5xx, overloaded) */
-    double retry_after_s; /* when the provider said to come back, in seconds; < 0: it did not */
+    int acted;             /* a tool that can change files (an edit, a shell command) ran */
+    int http_status;       /* the failing API request's HTTP status, when the CLI said; else 0 */
+    int transient;         /* error is an API failure worth one retry (5xx, overloaded) */
+    double retry_after_s;  /* when the provider said to come back, in seconds; < 0: it did not */
+    char *cli_version;     /* the CLI's version as its stream states it (claude's init), or NULL */
+    size_t unknown_events; /* stream lines of a kind the adapter does not know (a newer CLI's) */
+    /* The CLI's last word on its quota (claude's rate_limit_event, codex's rollout):
+     * has_rate_limit says whether rate_limit holds one; its strings are owned. */
+    int has_rate_limit;
+    struct ar_rate_limit rate_limit;
 };
 
 void ar_reply_init(struct ar_reply *r);
@@ -142,6 +148,10 @@ struct ar_provider {
     /* What to do, headless, when the CLI cannot log in: the variables and the command
      * (no interactive login), for ar_provider_auth_message(). */
     const char *auth_help;
+    /* The oldest and newest versions of the CLI agentrun was tested with (the e2e suite's pin
+     * and the newest published one it passed with; docs/providers.md#supported-versions). */
+    const char *tested_min;
+    const char *tested_max;
 
     /* Logging in. login_argv: the arguments (after the binary) of the CLI's own status
      * command, which answers without calling a model; NULL when it has none. login():
@@ -216,6 +226,13 @@ void ar_provider_auth_message(const struct ar_provider *p, int http_status, char
 
 /* The first credential variable of p->auth_env that is set and not empty, or NULL. */
 const char *ar_provider_auth_env_set(const struct ar_provider *p);
+
+/*
+ * How the version a CLI printed (`--version`'s first line: "2.1.332 (Claude Code)",
+ * "codex-cli 0.171.0", "0.61.0") compares with p's tested range: "tested", "newer", "older"
+ * (static strings), or NULL when no dotted version is found in it.
+ */
+const char *ar_provider_version_fit(const struct ar_provider *p, const char *version);
 
 /* The registry, in `--provider auto` order (claude, codex, gemini), NULL-terminated. */
 const struct ar_provider *const *ar_providers(void);

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -340,4 +341,50 @@ const char *ar_provider_auth_env_set(const struct ar_provider *p)
 int ar_provider_known(const char *name)
 {
     return name && ar_provider_find(name) != NULL;
+}
+
+/* The first run of digits and dots in s that holds a dot, as up to three numbers; 0 when
+ * there is none. */
+static int parse_version(const char *s, long v[3])
+{
+    for (const char *p = s; p && *p; p++) {
+        if (!isdigit((unsigned char)*p) ||
+            (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '.')))
+            continue;
+        char *end;
+        v[0] = v[1] = v[2] = 0;
+        const char *q = p;
+        int n = 0;
+        while (n < 3 && isdigit((unsigned char)*q)) {
+            v[n++] = strtol(q, &end, 10);
+            q = end;
+            if (*q != '.' || !isdigit((unsigned char)q[1]))
+                break;
+            q++;
+        }
+        if (n >= 2)
+            return 1;
+    }
+    return 0;
+}
+
+static int version_cmp(const long a[3], const long b[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+const char *ar_provider_version_fit(const struct ar_provider *p, const char *version)
+{
+    long v[3], lo[3], hi[3];
+    if (!version || !p->tested_min || !p->tested_max || !parse_version(version, v) ||
+        !parse_version(p->tested_min, lo) || !parse_version(p->tested_max, hi))
+        return NULL;
+    if (version_cmp(v, hi) > 0)
+        return "newer";
+    if (version_cmp(v, lo) < 0)
+        return "older";
+    return "tested";
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ar_config.h"
 #include "cost/cost.h"
@@ -72,6 +73,7 @@ void ar_call_records_free(struct ar_call_record *calls, size_t n)
         free_strv(c->argv);
         free(c->stderr_tail);
         free(c->error);
+        free(c->cli_version);
     }
     free(calls);
 }
@@ -100,6 +102,7 @@ int ar_call_records_append(struct ar_call_record **calls, size_t *n,
         c->provider = dup_opt(f->provider);
         c->stderr_tail = dup_opt(f->stderr_tail);
         c->error = dup_opt(f->error);
+        c->cli_version = dup_opt(f->cli_version);
         struct ar_strv copy = AR_STRV_INIT;
         c->argv = f->argv && ar_strv_pushv(&copy, (const char *const *)f->argv) == 0
                       ? strv_take_array(&copy)
@@ -108,10 +111,69 @@ int ar_call_records_append(struct ar_call_record **calls, size_t *n,
         /* Counted even when a copy failed, so ar_call_records_free() frees the others. */
         (*n)++;
         if ((f->kind && !c->kind) || (f->provider && !c->provider) ||
-            (f->stderr_tail && !c->stderr_tail) || (f->error && !c->error) || (f->argv && !c->argv))
+            (f->stderr_tail && !c->stderr_tail) || (f->error && !c->error) ||
+            (f->argv && !c->argv) || (f->cli_version && !c->cli_version))
             return AR_ENOMEM;
     }
     return 0;
+}
+
+static json_t *str_or_null(const char *s);
+
+static void rate_limit_free(struct ar_rate_limit *rl)
+{
+    if (!rl)
+        return;
+    free(rl->status);
+    free(rl->window);
+    free(rl->source);
+    free(rl);
+}
+
+/* A copy of rl, or NULL when out of memory. */
+static struct ar_rate_limit *rate_limit_dup(const struct ar_rate_limit *rl)
+{
+    struct ar_rate_limit *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    *c = *rl;
+    c->status = dup_opt(rl->status);
+    c->window = dup_opt(rl->window);
+    c->source = dup_opt(rl->source);
+    if ((rl->status && !c->status) || (rl->window && !c->window) || (rl->source && !c->source)) {
+        rate_limit_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* A Unix time as the RunResult writes times: "2026-11-29T09:00:00Z". New reference. */
+static json_t *iso_time_value(int64_t t)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    char buf[32];
+    if (!gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+        return json_null();
+    return json_string(buf);
+}
+
+/* The RunResult's "rate_limit" (docs/run-result.md). New reference. */
+static json_t *rate_limit_value(const struct ar_rate_limit *rl)
+{
+    if (!rl)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "status", str_or_null(rl->status));
+    json_object_set_new(o, "window", str_or_null(rl->window));
+    json_object_set_new(o, "used_percent",
+                        rl->used_percent >= 0 && isfinite(rl->used_percent)
+                            ? json_real(rl->used_percent)
+                            : json_null());
+    json_object_set_new(o, "resets_at",
+                        rl->resets_at > 0 ? iso_time_value(rl->resets_at) : json_null());
+    json_object_set_new(o, "source", str_or_null(rl->source));
+    return o;
 }
 
 void ar_result_destroy(struct ar_result *r)
@@ -140,6 +202,7 @@ void ar_result_destroy(struct ar_result *r)
         free(r->denied[i].target);
     }
     free(r->denied);
+    rate_limit_free(r->rate_limit);
     free(r);
 }
 
@@ -226,6 +289,8 @@ json_t *ar_call_records_value(const struct ar_call_record *calls, size_t n)
         json_object_set_new(o, "stderr_tail", text_value(c->stderr_tail ? c->stderr_tail : ""));
         json_object_set_new(o, "error", str_or_null(c->error));
         json_object_set_new(o, "waited_ms", json_integer((json_int_t)c->waited_ms));
+        json_object_set_new(o, "cli_version", str_or_null(c->cli_version));
+        json_object_set_new(o, "unknown_events", json_integer((json_int_t)c->unknown_events));
         json_array_append_new(a, o);
     }
     return a;
@@ -281,6 +346,7 @@ json_t *ar_result_to_value(const struct ar_result *r)
         json_array_append_new(denied, json_pack("{s:o,s:o}", "tool", text_value(r->denied[i].tool),
                                                 "target", text_value(r->denied[i].target)));
     json_object_set_new(o, "denied", denied);
+    json_object_set_new(o, "rate_limit", rate_limit_value(r->rate_limit));
     if (r->error.code) {
         json_t *e = json_object();
         json_object_set_new(e, "code", json_string(ar_strerror_name(r->error.code)));
@@ -524,6 +590,19 @@ int ar_result_draft_end_call(struct ar_result_draft *d, const struct ar_call_end
         rc = AR_ENOMEM;
     if (add_denials(r, e->denied))
         rc = AR_ENOMEM;
+    c->unknown_events = e->unknown_events;
+    if (e->cli_version && !(c->cli_version = strdup(e->cli_version)))
+        rc = AR_ENOMEM;
+    /* The latest reading stands: a later call's quota replaces an earlier one's. */
+    if (e->rate_limit) {
+        struct ar_rate_limit *rl = rate_limit_dup(e->rate_limit);
+        if (rl) {
+            rate_limit_free(r->rate_limit);
+            r->rate_limit = rl;
+        } else {
+            rc = AR_ENOMEM;
+        }
+    }
     return rc;
 }
 

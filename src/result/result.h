@@ -113,6 +113,9 @@ struct ar_call_end {
     int main_call;          /* its session replaces the run's; a repair call's only fills a gap */
     const char *text;       /* the final text, the run's `output` (NULL: none) */
     const struct ar_strv *denied; /* refused tool calls as (tool, target) pairs; may be NULL */
+    const char *cli_version;      /* the CLI's version as its output said, or NULL */
+    size_t unknown_events;        /* stream lines of a kind the adapter does not know */
+    const struct ar_rate_limit *rate_limit; /* the call's quota reading, or NULL */
 };
 
 /* Records e in the call begun last and in the run's totals. Returns 0 or AR_ENOMEM. */

@@ -441,6 +441,9 @@ static int record_call_end(struct ar_run *run, struct ar_call *call,
         .main_call = run->kind == CALL_MAIN,
         .text = reply->text,
         .denied = &reply->denied,
+        .cli_version = reply->cli_version,
+        .unknown_events = reply->unknown_events,
+        .rate_limit = reply->has_rate_limit ? &reply->rate_limit : NULL,
     };
     return ar_result_draft_end_call(&run->draft, &e);
 }

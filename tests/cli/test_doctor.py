@@ -377,6 +377,38 @@ esac"""
         self.assertEqual(p.returncode, 0)
         self.assertIn("--format", p.stdout)
 
+    # issue 46: each version against the tested range; newer is a warning, never a failure.
+    def test_versions_against_the_tested_range(self):
+        self.script("claude", 'echo "2.1.999 (Claude Code)"')
+        self.script("codex", "echo codex-cli 0.171.0")
+        self.script("gemini", "echo 0.60.0")
+        p, d, prov = self.doc(env={"GEMINI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(prov["claude"]["version_fit"], "newer")
+        self.assertEqual(prov["claude"]["tested"], {"min": "2.1.197", "max": "2.1.332"})
+        self.assertTrue(prov["claude"]["usable"])
+        self.assertEqual(prov["codex"]["version_fit"], "tested")
+        self.assertEqual(prov["gemini"]["version_fit"], "older")
+        t = self.run_doctor(env={"ANTHROPIC_API_KEY": SECRET})
+        self.assertIn("version: warning: newer than the tested range, 2.1.197 to 2.1.332",
+                      t.stdout)
+        self.assertIn("version: within the tested range, 0.169.0 to 0.171.0", t.stdout)
+
+    # Since 2026-06 gemini serves a Google login only with a Code Assist licence.
+    def test_gemini_personal_google_login_is_not_confirmed(self):
+        self.script("gemini", self.GEMINI)
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        with open(os.path.join(self.home, ".gemini", "settings.json"), "w") as f:
+            f.write('{"security": {"auth": {"selectedType": "oauth-personal"}}}')
+        with open(os.path.join(self.home, ".gemini", "oauth_creds.json"), "w") as f:
+            f.write("{}")
+        p, d, prov = self.doc()
+        self.assertIsNone(prov["gemini"]["logged_in"])
+        self.assertIn("IneligibleTierError", prov["gemini"]["login"])
+        self.assertIn("Code Assist", prov["gemini"]["login"])
+        p, d, prov = self.doc(env={"GOOGLE_CLOUD_PROJECT": "my-project"})
+        self.assertIs(prov["gemini"]["logged_in"], True)
+
 
 if __name__ == "__main__":
     unittest.main()

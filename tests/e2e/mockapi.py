@@ -190,6 +190,47 @@ def retry_after_header(step):
     return {"retry-after": str(step["retry_after"])}
 
 
+def unified_headers(step):
+    """Anthropic's subscription rate-limit headers for a step with "unified":
+    {"status": allowed|allowed_warning|rejected, "resets_in": seconds, "claim": five_hour|
+    seven_day, "utilization": 0..1} (claude reads them into its rate_limit_event)."""
+    u = step.get("unified")
+    if not u:
+        return {}
+    pre = "anthropic-ratelimit-unified-"
+    h = {pre + "status": u.get("status", "allowed")}
+    if "resets_in" in u:
+        reset = str(int(time.time()) + int(u["resets_in"]))
+        h[pre + "reset"] = reset
+        h[pre + ("7d" if u.get("claim") == "seven_day" else "5h") + "-reset"] = reset
+    if "claim" in u:
+        h[pre + "representative-claim"] = u["claim"]
+    if "utilization" in u:
+        h[pre + ("7d" if u.get("claim") == "seven_day" else "5h") + "-utilization"] = \
+            str(u["utilization"])
+    return h
+
+
+def codex_limit_headers(step):
+    """OpenAI's x-codex-* rate-limit headers for a step with "codex_limits":
+    {"primary": {"used_percent", "window_minutes", "resets_in"}, "secondary": {...}} (codex
+    writes them into its rollout's rate_limits)."""
+    lim = step.get("codex_limits")
+    h = {}
+    for name in ("primary", "secondary"):
+        w = (lim or {}).get(name)
+        if not w:
+            continue
+        pre = "x-codex-%s-" % name
+        if "used_percent" in w:
+            h[pre + "used-percent"] = str(w["used_percent"])
+        if "window_minutes" in w:
+            h[pre + "window-minutes"] = str(w["window_minutes"])
+        if "resets_in" in w:
+            h[pre + "reset-at"] = str(int(time.time()) + int(w["resets_in"]))
+    return h
+
+
 def step_text(step):
     kind = step.get("kind", "text")
     if kind == "json":
@@ -247,8 +288,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
-    def start_sse(self):
+    def start_sse(self, extra_headers=None):
         self.send_response(200)
+        for k, v in (extra_headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
@@ -385,6 +428,7 @@ class Handler(BaseHTTPRequestHandler):
             if status == 429:
                 hdr["retry-after"] = "0"
             hdr.update(retry_after_header(step))
+            hdr.update(unified_headers(step))
             return self.send_json(status, body, hdr)
         if api == "codex":
             code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")
@@ -433,7 +477,7 @@ class Handler(BaseHTTPRequestHandler):
         mid = "msg_mock_%d" % STATE.seq
         if req.get("stream") is not True:
             return self.claude_nonstream(step, req, model, mid, u)
-        self.start_sse()
+        self.start_sse(unified_headers(step))
         self.sse({"type": "message_start", "message": {
             "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None,
@@ -515,7 +559,7 @@ class Handler(BaseHTTPRequestHandler):
         rid = "resp_mock_%d" % STATE.seq
         resp = {"id": rid, "object": "response", "created_at": int(time.time()),
                 "status": "in_progress", "model": model, "output": []}
-        self.start_sse()
+        self.start_sse(codex_limit_headers(step))
         self.sse(dict(type="response.created", response=resp), "response.created")
         self.sse(dict(type="response.in_progress", response=resp), "response.in_progress")
         if kind in ("tool_write", "shell"):

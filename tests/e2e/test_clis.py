@@ -259,8 +259,16 @@ class TestClaude(Base, unittest.TestCase):
     def test_cost_from_cli(self):
         r, o = self.run_script([{"kind": "text", "text": "x", "usage": USAGE}])
         res = [e for e in r.jsonl() if e["type"] == "result"][0]
-        # opus 4.8: $5 in, $25 out, $0.50 cache read per MTok
-        self.assertAlmostEqual(res["total_cost_usd"], (1200 * 5 + 300 * 0.5 + 42 * 25) / 1e6)
+        # The price of the model claude says it used (its default moves between versions;
+        # /work/shared/PRICES.md): opus 4.8 and 5 $5 in, $25 out, $0.50 cache read per MTok;
+        # opus 5.5 $4, $20, $0.20.
+        prices = {"claude-opus-4-8": (5, 25, 0.5), "claude-opus-5": (5, 25, 0.5),
+                  "claude-opus-5-5": (4, 20, 0.2)}
+        model = [e for e in r.jsonl() if e.get("subtype") == "init"][0]["model"].split("[")[0]
+        self.assertIn(model, prices, "a default model of claude's with no known price")
+        inp, out, cr = prices[model]
+        self.assertAlmostEqual(res["total_cost_usd"], (1200 * inp + 300 * cr + 42 * out) / 1e6,
+                               places=9)
 
 
     def test_sigterm_exit_143(self):

@@ -46,6 +46,10 @@ static void test_lookup_exact_bracket_stamp_and_prefix_rules(void **state)
         { "claude-opus-4-8[1m]", "claude-opus-4-8" },
         { "claude-opus-4-7-20260416", "claude-opus-4-7" },
         { "claude-opus-4", NULL },
+        { "claude-opus-5", "claude-opus-5" },
+        { "claude-opus-5-5", "claude-opus-5-5" },
+        { "claude-opus-5-5[1m]", "claude-opus-5-5" },
+        { "claude-fable-5-1", "claude-fable-5-1" },
         { "gemini-2.5-pro", "gemini-2.5-pro" },
         { "models/gemini-2.5-flash", "gemini-2.5-flash" },
         { "gemini-2.5-flash-lite", "gemini-2.5-flash-lite" },
@@ -84,6 +88,10 @@ static void test_formulas_per_million_and_long_context(void **state)
     struct ar_usage fx = { 1900, 900, 0, 37,
                            0 }; /* claude stream-tool-write: total_cost_usd 0.010875 */
     assert_float_equal(ar_price_apply(c, &fx), 0.010875, 1e-9);
+    /* claude 2.1.332's default: its own total_cost_usd at the mock was $0.0057 for 1,200 in,
+     * 300 cache read and 42 out (shared PRICES.md) */
+    struct ar_usage o55 = { 1200, 300, 0, 42, 0 };
+    assert_float_equal(ar_price_apply(ar_prices_find(NULL, "claude-opus-5-5"), &o55), 0.0057, 1e-9);
     /* gemini pro: tier at 200k */
     const struct ar_price *g = ar_prices_find(NULL, "gemini-2.5-pro");
     struct ar_usage gu = { 150000, 60000, 0, 10, 0 };

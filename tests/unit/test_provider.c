@@ -124,6 +124,12 @@ static const struct fx fixtures[] = {
       NULL, NULL, NULL },
     { "claude", "stream-resume-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100, 0, 25, 1,
       1, NULL, NULL, NULL },
+    /* claude 2.1.332 (recorded 2026-11-29): the resumed call's modelUsage is the session's
+     * (2,100 in), model_usage_since_last_result this call's */
+    { "claude", "stream-resume-since-last.jsonl", NULL, 0, 0, 0, "second answer", 0, 1200, 300, 0,
+      42, 1, 1, "claude-opus-5-5", NULL, NULL },
+    { "claude", "stream-resume-since-last-first.jsonl", NULL, 0, 0, 0, "first answer", 0, 900, 100,
+      0, 25, 1, 1, "claude-opus-5-5", NULL, NULL },
     { "claude", "stream-schema.jsonl", NULL, 0, 0, 0, "{\"verdict\":\"ok\",\"score\":7}", 0, 900,
       100, 0, 25, 1, 1, NULL, NULL, NULL },
     /* recorded: SIGINT to the PID left only the init line and exit 0 (no
@@ -1549,6 +1555,214 @@ static void test_bin_override_and_bad_schema(void **state)
     }
 }
 
+/* Each CLI gets the contract in its own dialect: claude >= 2.1.205 refuses a "$schema" of
+ * draft 2020-12 or 2019-09, so no "$schema" reaches it (a property named "$schema" and a
+ * const value holding one are data and stay); codex's strict copy has no "$schema" either and
+ * gives a const or enum without a type the type of its values. */
+static void test_contract_dialect_per_cli(void **state)
+{
+    (void)state;
+    const char *contract =
+        "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+        "\"properties\":{\"$schema\":{\"type\":\"string\"},\"kind\":{\"const\":\"review\"},"
+        "\"n\":{\"enum\":[1,2.5]},\"items\":{\"type\":\"array\",\"items\":{"
+        "\"$schema\":\"https://json-schema.org/draft/2019-09/schema\",\"type\":\"object\","
+        "\"properties\":{\"c\":{\"const\":{\"$schema\":1}}}}}},\"required\":[\"kind\"]}";
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_call_spec spec = { 0 };
+    spec.schema = contract;
+    struct ar_call_setup s;
+    ar_call_setup_init(&s);
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(p->prepare(&spec, &s, &err), 0);
+    const char *native = NULL;
+    for (size_t i = 0; i + 1 < s.argv.n; i++)
+        if (!strcmp(s.argv.v[i], "--json-schema"))
+            native = s.argv.v[i + 1];
+    assert_non_null(native);
+    assert_null(strstr(native, "draft"));
+    json_t *j = json_loads(native, 0, NULL);
+    assert_null(json_object_get(j, "$schema"));
+    json_t *props = json_object_get(j, "properties");
+    assert_non_null(json_object_get(props, "$schema"));
+    json_t *c = json_object_get(
+        json_object_get(json_object_get(json_object_get(props, "items"), "items"), "properties"),
+        "c");
+    assert_non_null(json_object_get(json_object_get(c, "const"), "$schema"));
+    json_decref(j);
+    ar_call_setup_finish(&s);
+
+    char *strict = ar_codex_strict_schema(contract);
+    assert_non_null(strict);
+    assert_null(strstr(strict, "draft"));
+    j = json_loads(strict, 0, NULL);
+    props = json_object_get(j, "properties");
+    json_t *kind = json_object_get(props, "kind"); /* required: a typed const */
+    assert_string_equal(json_string_value(json_object_get(kind, "type")), "string");
+    assert_string_equal(json_string_value(json_object_get(kind, "const")), "review");
+    json_t *n = json_object_get(props, "n"); /* optional: number or null, enum with null */
+    assert_string_equal(json_string_value(json_array_get(json_object_get(n, "type"), 0)), "number");
+    assert_int_equal(json_array_size(json_object_get(n, "enum")), 3);
+    json_decref(j);
+    free(strict);
+    /* an optional const becomes an enum that may be null */
+    strict =
+        ar_codex_strict_schema("{\"type\":\"object\",\"properties\":{\"k\":{\"const\":true}}}");
+    assert_string_equal(strict, "{\"type\":\"object\",\"properties\":{\"k\":{\"type\":["
+                                "\"boolean\",\"null\"],\"enum\":[true,null]}},\"required\":["
+                                "\"k\"],\"additionalProperties\":false}");
+    free(strict);
+}
+
+/* A resumed claude call reports its own figures: the since-last-result usage and cost when
+ * the result has them (2.1.280+), total_cost_usd and modelUsage otherwise (2.1.197). */
+static double claude_fixture_cost(const char *file, struct ar_usage *usage)
+{
+    size_t len;
+    char *data = slurp("claude", file, &len);
+    assert_non_null(data);
+    struct ar_reply r;
+    ar_reply_init(&r);
+    assert_int_equal(ar_provider_find("claude")->unwrap_captured(data, len, &r), 0);
+    free(data);
+    assert_true(r.has_cost);
+    double usd = r.cost_usd;
+    *usage = r.usage;
+    ar_reply_finish(&r);
+    return usd;
+}
+
+static void test_claude_resumed_call_reports_its_own_usage_and_cost(void **state)
+{
+    (void)state;
+    struct ar_usage u;
+    /* 2.1.332: total_cost_usd 0.00982 and modelUsage 2,100 in are the session's */
+    assert_float_equal(claude_fixture_cost("stream-resume-since-last.jsonl", &u), 0.0057, 1e-9);
+    assert_int_equal(u.input, 1200);
+    assert_int_equal(u.cache_read, 300);
+    assert_int_equal(u.output, 42);
+    assert_float_equal(claude_fixture_cost("stream-resume-since-last-first.jsonl", &u), 0.00412,
+                       1e-9);
+    assert_int_equal(u.input, 900);
+    /* 2.1.197: no since-last field, total_cost_usd is per call */
+    double old = claude_fixture_cost("stream-resume.jsonl", &u);
+    assert_true(old > 0);
+    assert_int_equal(u.input, 1200);
+    /* a since-last entry without costUSD: the tokens stand, the cost is left to the table */
+    const char *line =
+        "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"x\","
+        "\"session_id\":\"s-123456789\",\"total_cost_usd\":9,\"modelUsage\":{\"m\":{"
+        "\"inputTokens\":99,\"costUSD\":9}},\"model_usage_since_last_result\":{\"m\":{"
+        "\"inputTokens\":5,\"outputTokens\":1}}}";
+    struct ar_reply r;
+    ar_reply_init(&r);
+    assert_int_equal(ar_provider_find("claude")->unwrap_captured(line, strlen(line), &r), 0);
+    assert_false(r.has_cost);
+    assert_int_equal(r.usage.input, 5);
+    ar_reply_finish(&r);
+}
+
+/* Feeds lines (NUL-separated list ending in an empty string) to claude's stream and
+ * finishes with exit status `status`. */
+static void claude_feed(const char *const *lines, int status, struct ar_reply *r)
+{
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    for (size_t i = 0; lines[i]; i++)
+        p->unwrap_line(u, lines[i], strlen(lines[i]), NULL);
+    struct ar_exit_info ex = { status, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, r);
+    p->unwrap_free(u);
+}
+
+/* claude's rate_limit_event (hand-made in the shape claude 2.1.332's bundle declares: it is
+ * sent for subscription logins, which the mock cannot be): the reading reaches the reply; a
+ * rejected one makes the failed call rate_limit, waiting until resetsAt. A line of claude's
+ * of a type the adapter does not know is counted, and init's version is kept. */
+static void test_claude_rate_limit_event_and_unknown_events(void **state)
+{
+    (void)state;
+    long long reset = (long long)time(NULL) + 3600;
+    char rl[512], rej[512];
+    snprintf(rl, sizeof(rl),
+             "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":"
+             "\"allowed_warning\",\"resetsAt\":%lld,\"rateLimitType\":\"five_hour\","
+             "\"utilization\":0.91},\"uuid\":\"u1\",\"session_id\":\"s-123456789\"}",
+             reset);
+    snprintf(rej, sizeof(rej),
+             "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":\"rejected\","
+             "\"resetsAt\":%lld,\"rateLimitType\":\"seven_day\",\"unifiedWindows\":{"
+             "\"seven_day\":{\"utilization\":1.0,\"resetsAt\":%lld}}},\"uuid\":\"u2\","
+             "\"session_id\":\"s-123456789\"}",
+             reset, reset);
+    const char *init = "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":"
+                       "\"s-123456789\",\"model\":\"claude-opus-5-5\",\"claude_code_version\":"
+                       "\"2.1.332\"}";
+    const char *novel = "{\"type\":\"tool_use_summary\",\"summary\":\"x\",\"session_id\":"
+                        "\"s-123456789\"}";
+    const char *ok = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                     "\"result\":\"hi\",\"session_id\":\"s-123456789\",\"total_cost_usd\":0.1}";
+    const char *fail = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
+                       "\"api_error_status\":429,\"result\":\"API Error: Request rejected (429) "
+                       "\\u00b7 rate limited\",\"session_id\":\"s-123456789\"}";
+    struct ar_reply r;
+    const char *a[] = { init, rl, novel, novel, ok, NULL };
+    claude_feed(a, 0, &r);
+    assert_int_equal(r.error, 0);
+    assert_string_equal(r.cli_version, "2.1.332");
+    assert_int_equal(r.unknown_events, 2);
+    assert_true(r.has_rate_limit);
+    assert_string_equal(r.rate_limit.status, "allowed_warning");
+    assert_string_equal(r.rate_limit.window, "five_hour");
+    assert_float_equal(r.rate_limit.used_percent, 91.0, 1e-9);
+    assert_int_equal(r.rate_limit.resets_at, reset);
+    assert_string_equal(r.rate_limit.source, "claude:rate_limit_event");
+    ar_reply_finish(&r);
+
+    const char *b[] = { init, rej, fail, NULL };
+    claude_feed(b, 1, &r);
+    assert_int_equal(r.error, AR_ERATELIMIT);
+    assert_string_equal(r.rate_limit.status, "rejected");
+    assert_string_equal(r.rate_limit.window, "seven_day");
+    assert_float_equal(r.rate_limit.used_percent, 100.0, 1e-9);
+    assert_true(r.retry_after_s > 3500 && r.retry_after_s <= 3600);
+    assert_non_null(strstr(r.error_msg, "rate limited (seven_day limit resets at 20"));
+    assert_int_equal(r.unknown_events, 0);
+    ar_reply_finish(&r);
+
+    /* 2.1.197's stream: no rate_limit_event, nothing unknown */
+    size_t len;
+    char *data = slurp("claude", "stream-text.jsonl", &len);
+    assert_non_null(data);
+    ar_reply_init(&r);
+    assert_int_equal(ar_provider_find("claude")->unwrap_captured(data, len, &r), 0);
+    free(data);
+    assert_false(r.has_rate_limit);
+    assert_int_equal(r.unknown_events, 0);
+    assert_string_equal(r.cli_version, "2.1.197");
+    ar_reply_finish(&r);
+}
+
+/* doctor's version line against each CLI's tested range: what --version prints, as is. */
+static void test_version_fit_against_the_tested_range(void **state)
+{
+    (void)state;
+    const struct ar_provider *claude = ar_provider_find("claude");
+    const struct ar_provider *codex = ar_provider_find("codex");
+    const struct ar_provider *gemini = ar_provider_find("gemini");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.197 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.332 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.333 (Claude Code)"), "newer");
+    assert_string_equal(ar_provider_version_fit(claude, "2.2.0 (Claude Code)"), "newer");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.96 (Claude Code)"), "older");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.171.0"), "tested");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.172.0"), "newer");
+    assert_string_equal(ar_provider_version_fit(gemini, "0.61.0"), "tested");
+    assert_string_equal(ar_provider_version_fit(gemini, "0.62.0-nightly.20261201"), "newer");
+    assert_null(ar_provider_version_fit(claude, "Claude Code"));
+    assert_null(ar_provider_version_fit(claude, NULL));
+}
+
 /* ---- codex strict schema ---- */
 
 static void test_codex_schema_is_made_strict(void **state)
@@ -1678,6 +1892,44 @@ static void test_codex_strict_answer_unstricted_satisfies_the_contract(void **st
 }
 
 /* ---- codex rollout files ---- */
+
+/* What a rollout says beyond tokens (lines as codex 0.169.0 and 0.171.0 wrote them at the
+ * mock with x-codex-primary-* / x-codex-secondary-* headers, 2026-11-29): the version that
+ * wrote it and the window of rate_limits most used. */
+static void test_codex_rollout_version_and_rate_limits(void **state)
+{
+    (void)state;
+    const char *data =
+        "{\"timestamp\":\"2026-11-29T04:20:00.000Z\",\"type\":\"session_meta\",\"payload\":{"
+        "\"id\":\"t-1\",\"cli_version\":\"0.171.0\",\"originator\":\"codex_exec\"}}\n"
+        "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5.5\"}}\n"
+        "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":null,"
+        "\"rate_limits\":{\"limit_id\":\"codex\",\"limit_name\":null,\"primary\":{"
+        "\"used_percent\":42.5,\"window_minutes\":300,\"resets_at\":1795929447},"
+        "\"secondary\":{\"used_percent\":7.0,\"window_minutes\":10080,\"resets_at\":"
+        "1796012252},\"credits\":null,\"plan_type\":null,\"rate_limit_reached_type\":null}}}\n"
+        "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"rate_limits\":{"
+        "\"primary\":null,\"secondary\":null}}}\n";
+    struct ar_codex_rollout_facts f;
+    ar_codex_rollout_facts(data, strlen(data), &f);
+    assert_string_equal(f.model, "gpt-5.5");
+    assert_string_equal(f.cli_version, "0.171.0");
+    assert_true(f.has_limits);
+    assert_string_equal(f.status, "allowed");
+    assert_string_equal(f.window, "five_hour");
+    assert_float_equal(f.used_percent, 42.5, 1e-9);
+    assert_int_equal(f.resets_at, 1795929447LL);
+    ar_codex_rollout_facts_finish(&f);
+    const char *full = "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\","
+                       "\"rate_limits\":{\"primary\":{\"used_percent\":60,\"window_minutes\":"
+                       "300,\"resets_at\":5},\"secondary\":{\"used_percent\":100.0,"
+                       "\"window_minutes\":10080,\"resets_at\":1796012252}}}}\n";
+    ar_codex_rollout_facts(full, strlen(full), &f);
+    assert_string_equal(f.status, "rejected");
+    assert_string_equal(f.window, "seven_day");
+    assert_null(f.cli_version);
+    ar_codex_rollout_facts_finish(&f);
+}
 
 static void write_file(const char *path, const char *s)
 {
@@ -2345,6 +2597,11 @@ int main(void)
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_gemini_model_is_never_routed),
         cmocka_unit_test(test_bin_override_and_bad_schema),
+        cmocka_unit_test(test_claude_resumed_call_reports_its_own_usage_and_cost),
+        cmocka_unit_test(test_contract_dialect_per_cli),
+        cmocka_unit_test(test_claude_rate_limit_event_and_unknown_events),
+        cmocka_unit_test(test_codex_rollout_version_and_rate_limits),
+        cmocka_unit_test(test_version_fit_against_the_tested_range),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),

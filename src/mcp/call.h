@@ -1,0 +1,115 @@
+/*
+ * One tool call, between the server (server.c: the request, its progress
+ * token, the queue and cancel) and the tools (tools.c: what the call does with
+ * the library), and the operator's posture both consult (policy.c).
+ *
+ * Life of a call:
+ *   1. the server checks the arguments against the tool's inputSchema and the
+ *      posture (cwd, provider, cost), fills `run` and `cwd`, and queues it;
+ *   2. when a job slot is free, tool->start(c) runs: it starts the library's
+ *      work on c->loop and sets c->cancel/c->handle, or answers at once;
+ *   3. the tool calls ar_mcp_call_done() exactly once (from start, or from
+ *      the library's done callback); the server writes the result (not for a
+ *      call the client cancelled) and frees the call.
+ */
+#ifndef AR_MCP_CALL_H
+#define AR_MCP_CALL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <uv.h>
+
+#include "agentrun/agentrun.h"
+
+/* What the operator allows (the flags of `agentrun mcp`). */
+struct ar_mcp_policy {
+    int allow_edits;
+    int worktrees;
+    char **providers; /* NULL-terminated allowed names; NULL: every provider */
+    double max_cost_call;
+    double max_cost_total;
+    char **dirs; /* NULL-terminated real paths a call's cwd may be in */
+};
+
+struct ar_mcp_call;
+
+struct ar_mcp_tool {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *input_schema;  /* JSON Schema text (the contract subset: docs/prompts.md) */
+    const char *output_schema; /* JSON Schema text of structuredContent */
+    int uses_model;            /* calls a CLI: provider, cwd and cost apply */
+    /* Starts the call; ends by calling ar_mcp_call_done() once, now or from the loop. */
+    void (*start)(struct ar_mcp_call *c);
+};
+
+struct ar_mcp_call {
+    struct ar_mcp_server *server;
+    uv_loop_t *loop;
+    const struct ar_mcp_tool *tool;
+    const struct ar_mcp_policy *policy;
+    json_t *id;             /* the request's id (own reference) */
+    json_t *args;           /* the arguments, checked against input_schema (own reference) */
+    json_t *progress_token; /* own reference, or NULL: no progress notifications */
+    double progress;        /* the last progress value sent */
+    /* The run options the tool starts from: the server's defaults with the posture
+     * applied (cwd, provider, max_cost_usd, allow_edits off, worktree) and the
+     * progress and on_call hooks set to the server's. Strings borrowed from the call. */
+    struct ar_run_options run;
+    char *cwd;       /* the call's directory, a real path inside the allowed ones (owned) */
+    char *provider;  /* the provider the call runs, or NULL (owned) */
+    double max_cost; /* this call's cap, 0: none */
+    /* Set by the tool: what cancels its work (the library's ar_*_cancel()). */
+    void (*cancel)(void *handle);
+    void *handle;
+    void *tool_state; /* the tool's own (freed by the tool before done) */
+    int cancelled;    /* the client cancelled it: no response */
+    int started;
+    int in_start;
+    int finished;
+    struct ar_mcp_call *prev, *next;
+};
+
+/* The tools, in tools/list order; NULL-terminated. */
+extern const struct ar_mcp_tool *const ar_mcp_tools[];
+const struct ar_mcp_tool *ar_mcp_tool_find(const char *name);
+
+/*
+ * The call is over: structured (taken, may be NULL) is its structuredContent,
+ * text its text content, is_error whether the call failed. cost_usd is what
+ * it spent, known tells whether that is known (a call that made no model call
+ * spent 0, known). Exactly once per call.
+ */
+void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *text, int is_error,
+                      double cost_usd, int known);
+
+/* The call fails before any work, with message as the text a calling model reads. */
+void ar_mcp_call_fail(struct ar_mcp_call *c, const char *fmt, ...) AR_PRINTF(2, 3);
+
+/* A progress notification (when the client asked for them): message for people. */
+void ar_mcp_call_progress(struct ar_mcp_call *c, const char *message);
+
+/* ---- the posture (policy.c) ---- */
+
+/* Sets p from the operator's options. Returns 0, or AR_EUSAGE/AR_ENOMEM with err set. */
+int ar_mcp_policy_init(struct ar_mcp_policy *p, int allow_edits, int worktrees,
+                       const char *providers, double max_cost_call, double max_cost_total,
+                       const char *const *dirs, size_t n_dirs, struct ar_error *err);
+void ar_mcp_policy_finish(struct ar_mcp_policy *p);
+
+/*
+ * path (relative to base when not absolute) as a real path inside one of the
+ * allowed directories: *out gets it (free()). Returns 0, or -1 with why (n
+ * bytes) saying what is wrong and which flag would allow it.
+ */
+int ar_mcp_policy_path(const struct ar_mcp_policy *p, const char *base, const char *path,
+                       char **out, char *why, size_t n);
+
+/* 1 when the provider may be called ("auto" only when every provider may). */
+int ar_mcp_policy_provider_ok(const struct ar_mcp_policy *p, const char *name);
+
+/* The operator's --allow-dir list for messages ("/a, /b"). Static buffer. */
+const char *ar_mcp_policy_dirs_text(const struct ar_mcp_policy *p);
+
+#endif

@@ -364,13 +364,18 @@ static int apply_posture(struct ar_mcp_server *s, struct ar_mcp_call *c)
     if (!c->tool->uses_model)
         return 0;
 
+    /* The call's own provider must be allowed; the server's default (-p, else
+     * $AGENTRUN_PROVIDER, else auto) gives way to the first allowed one, since auto
+     * could pick any. */
     const char *prov = json_string_value(json_object_get(c->args, "provider"));
-    if (!prov)
+    int asked = prov && strcmp(prov, "auto") != 0;
+    if (!asked) {
         prov = s->o.run.provider ? s->o.run.provider : getenv("AGENTRUN_PROVIDER");
-    if (!prov || !*prov)
-        prov = "auto";
-    if (strcmp(prov, "auto") == 0 && p->providers)
-        prov = p->providers[0]; /* auto may pick one the operator did not allow */
+        if (!prov || !*prov)
+            prov = "auto";
+        if (p->providers && !ar_mcp_policy_provider_ok(p, prov))
+            prov = p->providers[0];
+    }
     if (!ar_mcp_policy_provider_ok(p, prov)) {
         ar_mcp_call_fail(c,
                          "provider '%s' is not allowed by this server (allowed: %s); the "

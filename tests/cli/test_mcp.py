@@ -258,6 +258,72 @@ class Run(McpCase):
             self.assertLess(took, 2.9, "two 1.5 s calls with -j 2 ran one after the other")
 
 
+class OtherTools(McpCase):
+    def test_review_of_a_diff_revision_and_instructions_from_git(self):
+        with Sandbox() as sb:
+            sb.write("app.c", "int main(void)\n{\n    return 0;\n}\n")
+            sb.write("REVIEW.md", "Check null pointers.\n")
+            sb.git("add", "app.c", "REVIEW.md")
+            sb.git("commit", "-q", "-m", "app")
+            sb.write("app.c", "int main(void)\n{\n    char *p = 0;\n    return *p;\n}\n")
+            finding = {"file": "app.c", "line": 3, "severity": "high", "message": "null deref"}
+            sb.answers("codex", ["```json\n" + json.dumps(
+                {"passed": False, "summary": "one bug", "issues": [finding]}) + "\n```"])
+            s = self.server(sb)
+            s.initialize()
+            r = s.call("review", {"instructions": "HEAD:REVIEW.md", "fail_on": "high"},
+                       meta={"progressToken": 1})["result"]
+            self.assertFalse(r["isError"], r)  # findings are a result, not an error
+            sc = r["structuredContent"]
+            self.assertEqual(sc["schema"], "agentrun.review/1")
+            self.assertEqual([i["file"] for i in sc["issues"]], ["app.c"])
+            self.assertIn("null deref", r["content"][0]["text"])
+            self.assertIn("Check null pointers.", sb.calls()[0]["stdin"])
+            self.assertTrue(any("chunk 1 of 1" in m["params"]["message"] for m in s.seen
+                                if m.get("method") == "notifications/progress"))
+            # The instructions as a file outside the allowed directories are refused.
+            outside = sb.write("outside.md", "x", base=sb.root)
+            r = s.call("review", {"instructions": outside})["result"]
+            self.assertTrue(r["isError"])
+            self.assertIn("--allow-dir", r["content"][0]["text"])
+            self.assertEqual(len(sb.calls()), 1)
+
+    def test_review_of_diff_text(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ["```json\n" + json.dumps(
+                {"passed": True, "summary": "fine", "issues": []}) + "\n```"])
+            s = self.server(sb)
+            s.initialize()
+            diff = ("diff --git a/x.txt b/x.txt\nnew file mode 100644\n--- /dev/null\n"
+                    "+++ b/x.txt\n@@ -0,0 +1 @@\n+hello\n")
+            r = s.call("review", {"diff": diff})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertTrue(r["structuredContent"]["passed"])
+            self.assertIn("+hello", sb.calls()[0]["stdin"])
+
+    def test_prioritize_and_route(self):
+        with Sandbox(git=False) as sb:
+            sb.write("prds/auth.md", "# Auth\nLogin.\n")
+            sb.write("prds/billing.md", "# Billing\nInvoices.\n")
+            sb.answers("codex", [json.dumps({"recommendations": [
+                {"prd_id": "auth", "priority": 1, "rationale": "first"},
+                {"prd_id": "billing", "priority": 2, "rationale": "then"}]})])
+            s = self.server(sb)
+            s.initialize()
+            r = s.call("prioritize", {"dir": "prds"})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual([x["prd_id"] for x in r["structuredContent"]["recommendations"]],
+                             ["auth", "billing"])
+            self.assertIn("1. auth", r["content"][0]["text"])
+            manifest = {"tasks": [{"name": "login", "description": "set up user login"}],
+                        "skills": []}
+            r = s.call("route", {"query": "login", "manifest": manifest, "no_llm": True})
+            r = r["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual(r["structuredContent"]["route"], "exact")
+            self.assertEqual(len(sb.calls()), 1)  # the exact tier: no model call
+
+
 class Cancel(McpCase):
     def test_cancelled_leaves_no_process_and_no_answer(self):
         with Sandbox() as sb:

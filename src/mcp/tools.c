@@ -289,12 +289,22 @@ static void extract_done(struct ar_mcp_call *c, json_t *doc, const char *error)
         return;
     }
     json_object_set_new(doc, "found", json_true());
-    json_t *shown = json_object_get(doc, "json");
-    char *text = NULL;
-    if (json_is_string(shown))
-        text = strdup(json_string_value(shown));
-    else
-        text = json_dumps(doc, JSON_COMPACT);
+    /* The text is what `agentrun extract` would print: the value, each value of all
+     * on its own line, the blocks, or the section. */
+    struct ar_buf t;
+    ar_buf_init(&t, AR_BUF_UNLIMITED);
+    json_t *one = json_object_get(doc, "json"), *many = json_object_get(doc, "values"),
+           *blocks = json_object_get(doc, "blocks"), *v;
+    size_t i;
+    if (one)
+        ar_buf_puts(&t, json_string_value(one));
+    json_array_foreach(many, i, v)
+        ar_buf_printf(&t, "%s\n", json_string_value(json_object_get(v, "json")));
+    json_array_foreach(blocks, i, v) ar_buf_printf(&t, "%s%s", i ? "\n" : "", json_string_value(v));
+    if (json_object_get(doc, "section"))
+        ar_buf_puts(&t, json_string_value(json_object_get(doc, "section")));
+    char *text = ar_buf_detach(&t, NULL);
+    ar_buf_finish(&t);
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     put_cut(&b, text ? text : "");

@@ -1,7 +1,9 @@
 """agentrun mcp (issue 47) with a client written with the official MCP TypeScript SDK
 (@modelcontextprotocol/sdk, pinned in package.json) over stdio: it lists the tools,
 calls extract, calls run against the real gemini at the loopback mock and gets the
-RunResult, and cancels a hanging run with no CLI process left (mcp_client.cjs)."""
+RunResult, and cancels a hanging run with no CLI process left (mcp_client.cjs); and the
+real claude, with `agentrun mcp` in its --mcp-config, calls the run tool, and its next
+model request carries gemini's answer."""
 import json
 import os
 import subprocess
@@ -118,6 +120,39 @@ class McpSdk(unittest.TestCase):
         self.assertIn("pinged", s)  # the server kept serving after the cancel
         self.assertLess(took, 10)
         self.assertEqual(harness.leftover_processes(self.root), [])
+
+    @unittest.skipIf(harness.missing_clis(["claude"]), "no claude")
+    def test_claude_calls_the_run_tool_and_its_next_request_carries_the_answer(self):
+        marker = "GEMINI-SAYS-4217"
+        self.mock.set_script({
+            "claude": [{"kind": "tool", "name": "mcp__agentrun__run",
+                        "input": {"prompt": "Ask gemini for the number.", "provider": "gemini"}},
+                       {"kind": "text", "text": "Gemini answered."}],
+            "gemini": [{"kind": "text", "text": marker}]})
+        before = len(self.mock.model_requests("claude"))
+        before_gemini = len(self.mock.model_requests("gemini"))
+        config = os.path.join(self.root.root, "mcp.json")
+        env = self.root.agentrun_env()
+        with open(config, "w") as f:
+            json.dump({"mcpServers": {"agentrun": {
+                "command": AGENTRUN, "args": ["mcp", "--providers", "gemini", "-p", "gemini"],
+                "env": env}}}, f)
+        r = harness.run_cli("claude", ["-p", "--output-format", "stream-json", "--verbose",
+                                       "--strict-mcp-config", "--mcp-config", config,
+                                       "--allowedTools", "mcp__agentrun__run"],
+                            self.root, stdin=b"Use agentrun to ask gemini.", timeout=180)
+        self.assertEqual(r.status, 0, r.stderr[-2000:])
+        reqs = self.mock.model_requests("claude")[before:]
+        self.assertEqual(len(reqs), 2, reqs)
+        # claude offered agentrun's tools to the model, and its second request carries
+        # the tool result: gemini's answer in agentrun's text content.
+        first = self.mock.body_json(reqs[0])
+        self.assertIn("mcp__agentrun__run", [t.get("name") for t in first.get("tools", [])])
+        second = json.dumps(self.mock.body_json(reqs[1]))
+        self.assertIn(marker, second)
+        self.assertIn("tool_result", second)
+        self.assertEqual(len(self.mock.model_requests("gemini")) - before_gemini, 1)
+        self.assertTrue(r.jsonl()[-1].get("result", "").startswith("Gemini answered"))
 
 
 def main():

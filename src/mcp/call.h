@@ -32,6 +32,7 @@ struct ar_mcp_policy {
 };
 
 struct ar_mcp_call;
+struct ar_mcp_task;
 
 struct ar_mcp_tool {
     const char *name;
@@ -63,8 +64,9 @@ struct ar_mcp_call {
     /* Set by the tool: what cancels its work (the library's ar_*_cancel()). */
     void (*cancel)(void *handle);
     void *handle;
-    void *tool_state; /* the tool's own (freed by the tool before done) */
-    int cancelled;    /* the client cancelled it: no response */
+    void *tool_state;         /* the tool's own (freed by the tool before done) */
+    struct ar_mcp_task *task; /* a task-augmented call's task (2025-11-25), or NULL */
+    int cancelled;            /* the client cancelled it: no response */
     int started;
     int in_start;
     int finished;

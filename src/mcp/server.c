@@ -31,6 +31,7 @@
 #include "mcp/call.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp.h"
+#include "mcp/tasks.h"
 #include "util/buf.h"
 
 /* The versions we speak, the latest first (the answer to one we do not know). */
@@ -70,6 +71,7 @@ struct ar_mcp_server {
     unsigned long serial;
     double spent;
     int spent_unknown;
+    struct ar_mcp_tasks tasks; /* 2025-11-25 task-augmented calls */
 
     uv_timer_t finish; /* the done callback runs from here, once everything is closed */
     int finishing;
@@ -152,6 +154,7 @@ static void on_finish_closed(uv_handle_t *h)
         ar_contract_destroy(s->input[i]);
     ar_mcp_policy_finish(&s->policy);
     ar_rpc_lines_finish(&s->lines);
+    ar_mcp_tasks_finish(&s->tasks);
     free(s->cwd);
     if (done)
         done(s, arg);
@@ -194,6 +197,52 @@ static void call_free(struct ar_mcp_call *c)
 
 static void pump(struct ar_mcp_server *s);
 
+static int v2025_11(const struct ar_mcp_server *s)
+{
+    return strcmp(s->version, "2025-11-25") == 0;
+}
+
+static void task_status(struct ar_mcp_server *s, const struct ar_mcp_task *t)
+{
+    send_msg(s, ar_rpc_notification_new("notifications/tasks/status", ar_mcp_task_json(t)));
+}
+
+/* A task's call is over: r (taken) is its CallToolResult, kept for tasks/result and sent
+ * to every request already waiting on it. A cancelled task stays cancelled. */
+static void task_done(struct ar_mcp_server *s, struct ar_mcp_task *t, json_t *r)
+{
+    if (!r)
+        r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", "out of memory",
+                      "isError", 1);
+    json_t *meta = json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->id);
+    if (r && meta)
+        json_object_set_new(r, "_meta", meta);
+    else
+        json_decref(meta);
+    if (t->status == AR_TASK_WORKING) {
+        int failed = json_is_true(json_object_get(r, "isError"));
+        ar_mcp_task_set(t, failed ? AR_TASK_FAILED : AR_TASK_COMPLETED,
+                        failed ? "the tool call failed: see its result" : NULL);
+    }
+    json_decref(t->result);
+    t->result = r;
+    t->call = NULL;
+    task_status(s, t);
+    size_t i;
+    json_t *id;
+    json_array_foreach(t->waiters, i, id) send_result(s, id, json_deep_copy(r));
+    json_array_clear(t->waiters);
+}
+
+/* The answer to a tools/call: the response, or for a task-augmented call its result. */
+static void reply_call(struct ar_mcp_server *s, json_t *id, struct ar_mcp_task *t, json_t *r)
+{
+    if (t)
+        task_done(s, t, r);
+    else
+        send_result(s, id, r);
+}
+
 void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *text, int is_error,
                       double cost_usd, int known)
 {
@@ -209,7 +258,7 @@ void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *tex
         else
             s->spent_unknown = 1;
     }
-    if (c->cancelled) {
+    if (c->cancelled && !c->task) {
         json_decref(structured);
         logf_(s, AR_LOG_INFO, "%s call cancelled by the client: not answered", c->tool->name);
     } else {
@@ -219,7 +268,7 @@ void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *tex
             json_object_set_new(r, "structuredContent", structured);
         else
             json_decref(structured);
-        send_result(s, c->id, r);
+        reply_call(s, c->id, c->task, r);
     }
     if (c->started && s->running)
         s->running--;
@@ -482,6 +531,10 @@ static void m_initialize(struct ar_mcp_server *s, struct ar_rpc_message *m)
         "to pull JSON from text (no model), `prioritize` for PRDs and `route` for a manifest. "
         "Each result's structuredContent is the agentrun document (RunResult for run); what "
         "a call may do (edits, providers, cost, directories) is the operator's choice.");
+    if (r && v2025_11(s))
+        json_object_set_new(
+            json_object_get(r, "capabilities"), "tasks",
+            json_pack("{s:{}, s:{}, s:{s:{s:{}}}}", "list", "cancel", "requests", "tools", "call"));
     send_result(s, m->id, r);
 }
 
@@ -501,6 +554,8 @@ static void m_tools_list(struct ar_mcp_server *s, struct ar_rpc_message *m)
             "description", t->description, "inputSchema", json_loads(t->input_schema, 0, NULL),
             "outputSchema", json_loads(t->output_schema, 0, NULL), "annotations", "title", t->title,
             "readOnlyHint", ro, "idempotentHint", !t->uses_model, "openWorldHint", t->uses_model);
+        if (o && v2025_11(s))
+            json_object_set_new(o, "execution", json_pack("{s:s}", "taskSupport", "optional"));
         json_array_append_new(tools, o);
     }
     send_result(s, m->id, json_pack("{s:o}", "tools", tools));
@@ -556,6 +611,27 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
         send_error(s, m->id, AR_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
+    /* A task-augmented call (2025-11-25) is answered at once with its task; what
+     * follows, a refusal included, is the task's result. */
+    struct ar_mcp_task *task = NULL;
+    json_t *tp = json_object_get(m->params, "task");
+    if (tp && v2025_11(s)) {
+        if (!json_is_object(tp)) {
+            send_error(s, m->id, AR_RPC_INVALID_PARAMS,
+                       "invalid params: \"task\" must be an object", NULL);
+            return;
+        }
+        json_t *ttl = json_object_get(tp, "ttl");
+        double t = json_number_value(ttl);
+        task = ar_mcp_task_create(&s->tasks,
+                                  json_is_number(ttl) && t >= 0 && t < 9e15 ? (int64_t)t : -1);
+        if (!task) {
+            send_error(s, m->id, AR_RPC_INTERNAL_ERROR,
+                       "cannot create a task: out of memory, or too many tasks kept", NULL);
+            return;
+        }
+        send_result(s, m->id, json_pack("{s:o}", "task", ar_mcp_task_json(task)));
+    }
     json_t *own_args = args ? json_incref(args) : json_object();
     json_t *bad = check_args(s, ti, own_args);
     if (bad) {
@@ -563,7 +639,7 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
          * them tool errors, which the calling model sees and can correct. */
         snprintf(msg, sizeof(msg), "invalid arguments for tool '%s': %s", name,
                  json_string_value(json_array_get(bad, 0)));
-        if (strcmp(s->version, "2025-06-18") == 0) {
+        if (!v2025_11(s)) {
             send_error(s, m->id, AR_RPC_INVALID_PARAMS, msg, json_pack("{s:o}", "errors", bad));
         } else {
             struct ar_buf b;
@@ -575,13 +651,13 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
                                   ar_buf_cstr(&b), "isError", 1);
             ar_buf_finish(&b);
             json_decref(bad);
-            send_result(s, m->id, r);
+            reply_call(s, m->id, task, r);
         }
         json_decref(own_args);
         return;
     }
-    for (struct ar_mcp_call *o = s->calls; o; o = o->next)
-        if (json_equal(o->id, m->id) && !o->finished) {
+    for (struct ar_mcp_call *o = s->calls; !task && o; o = o->next)
+        if (!o->task && json_equal(o->id, m->id) && !o->finished) {
             json_decref(own_args);
             send_error(s, m->id, AR_RPC_INVALID_REQUEST,
                        "invalid request: a call with this id is still running", NULL);
@@ -590,10 +666,16 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
     struct ar_mcp_call *c = calloc(1, sizeof(*c));
     if (!c) {
         json_decref(own_args);
-        send_error(s, m->id, AR_RPC_INTERNAL_ERROR, "out of memory", NULL);
+        if (task)
+            task_done(s, task, NULL);
+        else
+            send_error(s, m->id, AR_RPC_INTERNAL_ERROR, "out of memory", NULL);
         return;
     }
     c->server = s;
+    c->task = task;
+    if (task)
+        task->call = c;
     c->loop = s->loop;
     c->tool = ar_mcp_tools[ti];
     c->policy = &s->policy;
@@ -636,7 +718,8 @@ static void n_cancelled(struct ar_mcp_server *s, struct ar_rpc_message *m)
 {
     json_t *id = json_object_get(m->params, "requestId");
     for (struct ar_mcp_call *c = s->calls; id && c; c = c->next) {
-        if (c->finished || !json_equal(c->id, id))
+        /* A task is cancelled with tasks/cancel: its request was answered long ago. */
+        if (c->finished || c->task || !json_equal(c->id, id))
             continue;
         logf_(s, AR_LOG_INFO, "the client cancelled its %s call", c->tool->name);
         c->cancelled = 1;
@@ -648,6 +731,69 @@ static void n_cancelled(struct ar_mcp_server *s, struct ar_rpc_message *m)
             maybe_finish(s);
         }
         return;
+    }
+}
+
+static struct ar_mcp_task *task_of(struct ar_mcp_server *s, struct ar_rpc_message *m)
+{
+    const char *id = json_string_value(json_object_get(m->params, "taskId"));
+    struct ar_mcp_task *t = ar_mcp_task_find(&s->tasks, id);
+    if (!t)
+        send_error(s, m->id, AR_RPC_INVALID_PARAMS,
+                   id ? "invalid params: no such task (unknown, or its ttl passed)"
+                      : "invalid params: \"taskId\" must be a string",
+                   NULL);
+    return t;
+}
+
+static void m_tasks_get(struct ar_mcp_server *s, struct ar_rpc_message *m)
+{
+    struct ar_mcp_task *t = task_of(s, m);
+    if (t)
+        send_result(s, m->id, ar_mcp_task_json(t));
+}
+
+static void m_tasks_result(struct ar_mcp_server *s, struct ar_rpc_message *m)
+{
+    struct ar_mcp_task *t = task_of(s, m);
+    if (!t)
+        return;
+    if (t->result)
+        send_result(s, m->id, json_deep_copy(t->result));
+    else
+        json_array_append(t->waiters, m->id); /* answered when the call is over */
+}
+
+static void m_tasks_list(struct ar_mcp_server *s, struct ar_rpc_message *m)
+{
+    json_t *a = json_array();
+    ar_mcp_tasks_expire(&s->tasks);
+    for (struct ar_mcp_task *t = s->tasks.head; t; t = t->next)
+        json_array_append_new(a, ar_mcp_task_json(t));
+    send_result(s, m->id, json_pack("{s:o}", "tasks", a));
+}
+
+static void m_tasks_cancel(struct ar_mcp_server *s, struct ar_rpc_message *m)
+{
+    struct ar_mcp_task *t = task_of(s, m);
+    if (!t)
+        return;
+    if (ar_mcp_task_terminal(t)) {
+        send_error(s, m->id, AR_RPC_INVALID_PARAMS, "invalid params: the task is already over",
+                   NULL);
+        return;
+    }
+    ar_mcp_task_set(t, AR_TASK_CANCELLED, "cancelled by the client");
+    send_result(s, m->id, ar_mcp_task_json(t));
+    struct ar_mcp_call *c = t->call;
+    if (c && c->started) {
+        cancel_call(c); /* its result (interrupted) still comes, for tasks/result */
+    } else if (c) {
+        c->in_start = 1;
+        ar_mcp_call_fail(c, "cancelled before it started");
+        c->in_start = 0;
+        call_free(c);
+        maybe_finish(s);
     }
 }
 
@@ -671,6 +817,10 @@ static const struct method methods[] = {
     { "notifications/progress", n_ignore, 1, 1 },
     { "notifications/roots/list_changed", n_ignore, 1, 1 },
     { "ping", m_ping, 0, 1 },
+    { "tasks/cancel", m_tasks_cancel, 0, 0 },
+    { "tasks/get", m_tasks_get, 0, 0 },
+    { "tasks/list", m_tasks_list, 0, 0 },
+    { "tasks/result", m_tasks_result, 0, 0 },
     { "tools/call", m_tools_call, 0, 0 },
     { "tools/list", m_tools_list, 0, 0 },
 };

@@ -373,6 +373,61 @@ class Cancel(McpCase):
                 self.assertTrue(wait_for(lambda: not alive(pid), 5), how)
 
 
+class Tasks(McpCase):
+    def test_a_task_is_created_polled_and_its_result_waited_for(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ['{"a": 1}'])
+            s = self.server(sb, env={"FAKE_CLI_SLEEP_MS": "800"})
+            caps = s.initialize("2025-11-25")["result"]["capabilities"]
+            self.assertEqual(caps["tasks"], {"list": {}, "cancel": {},
+                                             "requests": {"tools": {"call": {}}}})
+            tools = s.request("tools/list")["result"]["tools"]
+            self.assertTrue(all(t["execution"]["taskSupport"] == "optional" for t in tools))
+            created = s.request("tools/call", {"name": "run", "arguments": {"prompt": "p", "json": True},
+                                               "task": {"ttl": 60000}})["result"]["task"]
+            self.assertEqual(created["status"], "working")
+            self.assertEqual(created["ttl"], 60000)
+            self.assertEqual(len(created["taskId"]), 32)
+            tid = created["taskId"]
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["result"]["status"],
+                             "working")
+            r = s.request("tasks/result", {"taskId": tid}, timeout=30)["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual(r["structuredContent"]["json"], {"a": 1})
+            self.assertEqual(r["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], tid)
+            self.assertTrue(any(m.get("method") == "notifications/tasks/status" and
+                                m["params"]["status"] == "completed" for m in s.seen))
+            listed = s.request("tasks/list")["result"]["tasks"]
+            self.assertEqual([(t["taskId"], t["status"]) for t in listed], [(tid, "completed")])
+            self.assertEqual(s.request("tasks/result", {"taskId": tid})["result"]
+                             ["structuredContent"]["json"], {"a": 1})
+            self.assertEqual(s.request("tasks/cancel", {"taskId": tid})["error"]["code"], -32602)
+            self.assertEqual(s.request("tasks/get", {"taskId": "nope"})["error"]["code"], -32602)
+
+    def test_tasks_cancel_ends_the_cli_and_a_refusal_is_the_tasks_result(self):
+        with Sandbox() as sb:
+            s = self.server(sb, env={"FAKE_CLI_HANG": "1"})
+            s.initialize("2025-11-25")
+            tid = s.request("tools/call", {"name": "run", "arguments": {"prompt": "p"},
+                                           "task": {}})["result"]["task"]["taskId"]
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            pid = sb.calls()[0]["pid"]
+            r = s.request("tasks/cancel", {"taskId": tid})["result"]
+            self.assertEqual(r["status"], "cancelled")
+            self.assertTrue(wait_for(lambda: not alive(pid), 10))
+            r = s.request("tasks/result", {"taskId": tid}, timeout=20)["result"]
+            self.assertEqual(r["structuredContent"]["error"]["code"], "interrupted")
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["result"]["status"],
+                             "cancelled")
+            t2 = s.request("tools/call", {"name": "run", "task": {},
+                                          "arguments": {"prompt": "p", "allow_edits": True}})
+            t2 = t2["result"]["task"]["taskId"]
+            r = s.request("tasks/result", {"taskId": t2})["result"]
+            self.assertTrue(r["isError"])
+            self.assertIn("--allow-edits", r["content"][0]["text"])
+            self.assertEqual(s.request("tasks/get", {"taskId": t2})["result"]["status"], "failed")
+
+
 class Posture(McpCase):
     def refused(self, s, tool, args, flag):
         r = s.call(tool, args)["result"]

@@ -39,6 +39,10 @@ static const char *const versions[] = { "2025-11-25", "2025-06-18", NULL };
 
 #define NTOOLS 5
 
+/* How long a message waits for the client to read (a full pipe) before the client is
+ * taken for gone. */
+#define OUT_WAIT_MS 60000
+
 struct ar_mcp_server {
     uv_loop_t *loop;
     struct ar_mcp_options o;
@@ -117,8 +121,14 @@ static void send_msg(struct ar_mcp_server *s, json_t *msg)
         if (w > 0) {
             at += (size_t)w;
         } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* A client that reads nothing for a minute is gone: waiting longer would
+             * hold the loop, and with it every call's supervision. */
             struct pollfd p = { .fd = s->o.out_fd, .events = POLLOUT };
-            poll(&p, 1, -1);
+            if (poll(&p, 1, OUT_WAIT_MS) == 0) {
+                logf_(s, AR_LOG_WARN, "the client read nothing for %d s; stopping",
+                      OUT_WAIT_MS / 1000);
+                s->out_broken = 1;
+            }
         } else if (w < 0 && errno == EINTR) {
             continue;
         } else {
@@ -404,14 +414,14 @@ static int apply_posture(struct ar_mcp_server *s, struct ar_mcp_call *c)
     json_t *v;
 
     c->run = s->o.run;
+    if (!c->tool->uses_model)
+        return 0; /* no CLI, no directory, no cost */
     const char *cwd = json_string_value(json_object_get(c->args, "cwd"));
     if (ar_mcp_policy_path(p, s->cwd, cwd ? cwd : s->cwd, &c->cwd, why, sizeof(why)) < 0) {
         ar_mcp_call_fail(c, "cwd: %s", why);
         return -1;
     }
     c->run.cwd = c->cwd;
-    if (!c->tool->uses_model)
-        return 0;
 
     /* The call's own provider must be allowed; the server's default (-p, else
      * $AGENTRUN_PROVIDER, else auto) gives way to the first allowed one, since auto

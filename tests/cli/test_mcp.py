@@ -474,6 +474,8 @@ class Posture(McpCase):
             s2 = self.server(sb, "--allow-dir", sibling)
             s2.initialize()
             self.refused(s2, "run", {"prompt": "x"}, "--allow-dir")
+            # extract works in no directory: never refused for one.
+            self.assertFalse(s2.call("extract", {"text": "{}"})["result"]["isError"])
             r = s2.call("run", {"prompt": "x", "cwd": sibling})["result"]
             self.assertFalse(r["isError"], r)
 

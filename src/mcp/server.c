@@ -43,6 +43,9 @@ static const char *const versions[] = { "2025-11-25", "2025-06-18", NULL };
  * taken for gone. */
 #define OUT_WAIT_MS 60000
 
+/* The most calls waiting for a job slot; more are refused. */
+#define MAX_WAITING 256
+
 struct ar_mcp_server {
     uv_loop_t *loop;
     struct ar_mcp_options o;
@@ -664,6 +667,21 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
             reply_call(s, m->id, task, r);
         }
         json_decref(own_args);
+        return;
+    }
+    size_t waiting = 0;
+    for (struct ar_mcp_call *o = s->calls; o; o = o->next)
+        waiting += !o->started && !o->finished;
+    if (ar_mcp_tools[ti]->uses_model && waiting >= MAX_WAITING) {
+        /* A client that floods the queue gets told, not a server that grows. */
+        snprintf(msg, sizeof(msg),
+                 "%zu calls are waiting already (%u run at once: -j); try "
+                 "again when some are over",
+                 waiting, s->o.jobs);
+        json_decref(own_args);
+        reply_call(s, m->id, task,
+                   json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", msg,
+                             "isError", 1));
         return;
     }
     for (struct ar_mcp_call *o = s->calls; !task && o; o = o->next)

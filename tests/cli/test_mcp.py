@@ -545,6 +545,25 @@ class Hostile(McpCase):
             rc, out, err = s.close()
             self.assertEqual(rc, 0, err)
 
+    def test_a_flood_of_calls_is_refused_past_the_queue(self):
+        with Sandbox() as sb:
+            s = self.server(sb, "-j", "1", env={"FAKE_CLI_HANG": "1"})
+            s.initialize()
+            for i in range(258):
+                s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "run", "arguments": {"prompt": "p"}}})
+            m = s.recv()
+            self.assertEqual(m["id"], 257)  # 1 running, 256 waiting, the next refused
+            self.assertTrue(m["result"]["isError"])
+            self.assertIn("256 calls are waiting", m["result"]["content"][0]["text"])
+            self.assertTrue(wait_for(lambda: sb.calls()))
+            pid = sb.calls()[0]["pid"]
+            rc, out, err = s.close()  # EOF: the running call ends, the waiting ones too
+            self.assertEqual(rc, 0, err)
+            self.assertFalse(alive(pid))
+            answered = [json.loads(l)["id"] for l in out.splitlines()]
+            self.assertEqual(sorted(answered), list(range(257)))
+
     def test_invalid_arguments_are_a_tool_error_under_2025_11_25(self):
         with Sandbox(git=False) as sb:
             s = self.server(sb)

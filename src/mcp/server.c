@@ -588,6 +588,9 @@ static json_t *check_args(struct ar_mcp_server *s, size_t tool, json_t *args)
     xo.contract = s->input[tool];
     if (!text || ar_extract_json(text, strlen(text), &xo, &x, &err) < 0) {
         bad = json_pack("[s]", text ? err.msg : "out of memory");
+    } else if (x->start != 0 || x->end != strlen(text)) {
+        /* Only the arguments object itself may pass, never a value inside it. */
+        bad = json_pack("[s]", "the arguments were not checked as a whole");
     } else if (!x->valid) {
         bad = json_array();
         char *v = strdup(x->violations), *save = NULL;

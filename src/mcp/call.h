@@ -54,6 +54,7 @@ struct ar_mcp_call {
     json_t *args;           /* the arguments, checked against input_schema (own reference) */
     json_t *progress_token; /* own reference, or NULL: no progress notifications */
     double progress;        /* the last progress value sent */
+    char last_tool[64];     /* the CLI's tool last reported in progress */
     /* The run options the tool starts from: the server's defaults with the posture
      * applied (cwd, provider, max_cost_usd, allow_edits off, worktree) and the
      * progress and on_call hooks set to the server's. Strings borrowed from the call. */

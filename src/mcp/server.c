@@ -327,11 +327,18 @@ static void on_call(void *arg, const char *job, enum ar_call_event ev,
 
 static void on_progress(void *arg, const struct ar_run_progress *p)
 {
+    struct ar_mcp_call *c = arg;
+    char msg[400];
     if (p->wait_ms > 0) {
-        char msg[160];
         snprintf(msg, sizeof(msg), "waiting %.0f s before the next call: %s",
                  (double)p->wait_ms / 1000.0, p->wait_reason ? p->wait_reason : "backoff");
-        ar_mcp_call_progress(arg, msg);
+        ar_mcp_call_progress(c, msg);
+    } else if (p->tool && strcmp(p->tool, c->last_tool) != 0) {
+        /* Each new tool once, not every event of it: a CLI reports many. */
+        snprintf(c->last_tool, sizeof(c->last_tool), "%s", p->tool);
+        snprintf(msg, sizeof(msg), "%s uses %.60s%s%.200s", p->provider ? p->provider : "the CLI",
+                 p->tool, p->path ? ": " : "", p->path ? p->path : "");
+        ar_mcp_call_progress(c, msg);
     }
 }
 

@@ -10,7 +10,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox, alive  # noqa: E402
+from clitest import AGENTRUN, Sandbox, alive, claude_stream  # noqa: E402
 
 TOOLS = ["run", "review", "extract", "prioritize", "route"]
 
@@ -229,6 +229,27 @@ class Run(McpCase):
             call = sb.calls()[0]
             self.assertEqual(call["argv0"], "codex")
             self.assertEqual(call["stdin"].strip()[-11:], "the answer?")
+
+    def test_progress_names_each_tool_the_cli_uses_once(self):
+        with Sandbox() as sb:
+            sid = "a12149e5-57b9-4101-8896-0e79223f8ed2"
+            use = {"type": "assistant", "session_id": sid, "message": {
+                "id": "m0", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Read",
+                             "input": {"file_path": "/x/README"}}],
+                "usage": {"input_tokens": 1, "output_tokens": 1}}}
+            stream = claude_stream("done").splitlines(True)
+            sb.env["FAKE_CLI_FIXTURE"] = sb.fixture(
+                stream[0] + json.dumps(use) + "\n" + json.dumps(use) + "\n" + "".join(stream[1:]))
+            s = self.server(sb, provider="claude")
+            s.initialize()
+            r = s.call("run", {"prompt": "x"}, meta={"progressToken": 9})["result"]
+            self.assertFalse(r["isError"], r)
+            messages = [m["params"]["message"] for m in s.seen
+                        if m.get("method") == "notifications/progress"]
+            self.assertEqual(messages, ["queued", "claude main call started",
+                                        "claude uses Read: /x/README",
+                                        "claude main call finished: exit 0"])
 
     def test_a_failed_run_is_an_error_result_holding_the_run_result(self):
         with Sandbox() as sb:

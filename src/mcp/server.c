@@ -209,6 +209,7 @@ static void call_free(struct ar_mcp_call *c)
 }
 
 static void pump(struct ar_mcp_server *s);
+static void cancel_call(struct ar_mcp_call *c);
 
 static int v2025_11(const struct ar_mcp_server *s)
 {
@@ -352,6 +353,8 @@ static void start_call(struct ar_mcp_call *c)
     c->in_start = 0;
     if (c->finished)
         call_free(c);
+    else if (s->stopping)
+        cancel_call(c); /* the server stopped while the call started */
 }
 
 /* Starts queued calls, oldest first, while there is room. A call may end while it

@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "agentrun/agentrun.h"
+#include "util/buf.h"
 
 /* What the operator allows (the flags of `agentrun mcp`). */
 struct ar_mcp_policy {
@@ -74,7 +75,8 @@ struct ar_mcp_call {
     struct ar_mcp_call *prev, *next;
 };
 
-/* The tools, in tools/list order; NULL-terminated. */
+/* The tools, in tools/list order; NULL-terminated (tools.c; extract is extract.c). */
+extern const struct ar_mcp_tool ar_mcp_tool_extract;
 extern const struct ar_mcp_tool *const ar_mcp_tools[];
 const struct ar_mcp_tool *ar_mcp_tool_find(const char *name);
 
@@ -92,6 +94,23 @@ void ar_mcp_call_fail(struct ar_mcp_call *c, const char *fmt, ...) AR_PRINTF(2, 
 
 /* A progress notification (when the client asked for them): message for people. */
 void ar_mcp_call_progress(struct ar_mcp_call *c, const char *message);
+
+/* ---- what the tools share (tools.c) ---- */
+
+/* A text content carries the answer cut here: structuredContent has all of it. */
+#define AR_MCP_TEXT_MAX ((size_t)64 << 10)
+
+/* The argument key as a string (borrowed from c->args), or NULL. */
+const char *ar_mcp_arg_str(const struct ar_mcp_call *c, const char *key);
+/* 1 when the argument key is true. */
+int ar_mcp_arg_bool(const struct ar_mcp_call *c, const char *key);
+/* A document of the library (JSON text) as a value: a new reference, or NULL. Numbers
+ * past 64 bits come back as doubles rather than failing the parse. */
+json_t *ar_mcp_parse_doc(const char *text);
+/* The schema argument as contract text (the caller free()s), or NULL. */
+char *ar_mcp_schema_text(const struct ar_mcp_call *c);
+/* Appends s to b, cut at AR_MCP_TEXT_MAX with a note of what was left out. */
+void ar_mcp_put_cut(struct ar_buf *b, const char *s);
 
 /* ---- the posture (policy.c) ---- */
 
@@ -111,6 +130,17 @@ int ar_mcp_policy_path(const struct ar_mcp_policy *p, const char *base, const ch
 
 /* 1 when the provider may be called ("auto" only when every provider may). */
 int ar_mcp_policy_provider_ok(const struct ar_mcp_policy *p, const char *name);
+
+/*
+ * Fills c->run (from defaults), c->cwd and c->provider from the arguments and the
+ * posture: the directory (server_cwd by default) inside the allowed ones, the provider
+ * and fallbacks allowed, the cost within the call's and the server's caps (spent so far;
+ * spent_unknown: a call's cost was unknown), timeouts, no edits. A tool that calls no
+ * model gets the defaults alone. Returns 0, or -1 after answering the call with the
+ * refusal, which names the flag the operator would need.
+ */
+int ar_mcp_call_posture(struct ar_mcp_call *c, const struct ar_run_options *defaults,
+                        const char *server_cwd, double spent, int spent_unknown);
 
 /* The operator's --allow-dir list for messages ("/a, /b"). Static buffer. */
 const char *ar_mcp_policy_dirs_text(const struct ar_mcp_policy *p);

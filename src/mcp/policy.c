@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+#include <stdint.h>
+
 #include "mcp/call.h"
 
 static void free_strv(char **v)
@@ -162,5 +165,144 @@ int ar_mcp_policy_provider_ok(const struct ar_mcp_policy *p, const char *name)
     for (size_t i = 0; p->providers[i]; i++)
         if (strcmp(p->providers[i], name) == 0)
             return 1;
+    return 0;
+}
+
+/* ---- the posture, applied to one call ---------------------------------------------------- */
+
+static int name_list_ok(const struct ar_mcp_policy *p, const char *list, char *bad, size_t n)
+{
+    char *copy = strdup(list), *save = NULL;
+    int ok = 1;
+    for (char *t = copy ? strtok_r(copy, ", \t", &save) : NULL; t;
+         t = strtok_r(NULL, ", \t", &save))
+        if (!ar_mcp_policy_provider_ok(p, t)) {
+            snprintf(bad, n, "%s", t);
+            ok = 0;
+            break;
+        }
+    free(copy);
+    return ok;
+}
+
+static const char *allowed_text(const struct ar_mcp_policy *p)
+{
+    static char t[256];
+    size_t at = 0;
+    t[0] = '\0';
+    for (size_t i = 0; p->providers && p->providers[i] && at < sizeof(t); i++) {
+        int w = snprintf(t + at, sizeof(t) - at, "%s%s", i ? ", " : "", p->providers[i]);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return t;
+}
+
+static uint64_t seconds_ms(json_t *v)
+{
+    double d = json_number_value(v) * 1000.0;
+    return d > 1e15 ? (uint64_t)1e15 : (uint64_t)d;
+}
+
+int ar_mcp_call_posture(struct ar_mcp_call *c, const struct ar_run_options *defaults,
+                        const char *server_cwd, double spent, int spent_unknown)
+{
+    const struct ar_mcp_policy *p = c->policy;
+    char why[1024];
+    json_t *v;
+
+    c->run = (*defaults);
+    if (!c->tool->uses_model)
+        return 0; /* no CLI, no directory, no cost */
+    const char *cwd = json_string_value(json_object_get(c->args, "cwd"));
+    if (ar_mcp_policy_path(p, server_cwd, cwd ? cwd : server_cwd, &c->cwd, why, sizeof(why)) < 0) {
+        ar_mcp_call_fail(c, "cwd: %s", why);
+        return -1;
+    }
+    c->run.cwd = c->cwd;
+
+    /* The call's own provider must be allowed; the server's default (-p, else
+     * $AGENTRUN_PROVIDER, else auto) gives way to the first allowed one, since auto
+     * could pick any. */
+    const char *prov = json_string_value(json_object_get(c->args, "provider"));
+    int asked = prov && strcmp(prov, "auto") != 0;
+    if (!asked) {
+        prov = (*defaults).provider ? (*defaults).provider : getenv("AGENTRUN_PROVIDER");
+        if (!prov || !*prov)
+            prov = "auto";
+        if (p->providers && !ar_mcp_policy_provider_ok(p, prov))
+            prov = p->providers[0];
+    }
+    if (!ar_mcp_policy_provider_ok(p, prov)) {
+        ar_mcp_call_fail(c,
+                         "provider '%s' is not allowed by this server (allowed: %s); the "
+                         "operator would need to add it to --providers",
+                         prov, allowed_text(p));
+        return -1;
+    }
+    c->provider = strdup(prov);
+    c->run.provider = c->provider;
+    const char *fb = json_string_value(json_object_get(c->args, "fallback"));
+    if (fb) {
+        struct ar_error err = AR_ERROR_INIT;
+        if (ar_provider_check_list(fb, &err) < 0) {
+            ar_mcp_call_fail(c, "fallback: %s", err.msg);
+            return -1;
+        }
+        c->run.fallback = fb;
+    }
+    char bad[64];
+    if (c->run.fallback && !name_list_ok(p, c->run.fallback, bad, sizeof(bad))) {
+        ar_mcp_call_fail(c,
+                         "fallback provider '%s' is not allowed by this server (allowed: %s); "
+                         "the operator would need to add it to --providers",
+                         bad, allowed_text(p));
+        return -1;
+    }
+
+    double cap = 0;
+    if ((v = json_object_get(c->args, "max_cost"))) {
+        cap = json_number_value(v);
+        if (p->max_cost_call > 0 && cap > p->max_cost_call) {
+            ar_mcp_call_fail(c,
+                             "max_cost $%.4f is more than this server allows a call ($%.4f); "
+                             "the operator would need a higher --max-cost",
+                             cap, p->max_cost_call);
+            return -1;
+        }
+    }
+    if (p->max_cost_call > 0 && (cap <= 0 || cap > p->max_cost_call))
+        cap = p->max_cost_call;
+    if (p->max_cost_total > 0) {
+        double left = p->max_cost_total - spent;
+        if (spent_unknown || left <= 0) {
+            ar_mcp_call_fail(c,
+                             "this server's budget is spent ($%.4f of $%.4f%s); the operator "
+                             "would need a higher --max-cost-total",
+                             spent, p->max_cost_total,
+                             spent_unknown ? ", and a call's cost is unknown" : "");
+            return -1;
+        }
+        if (cap <= 0 || cap > left)
+            cap = left;
+    }
+    c->max_cost = cap;
+    if (cap > 0)
+        c->run.max_cost_usd = cap;
+
+    if ((v = json_object_get(c->args, "model")))
+        c->run.model = json_string_value(v);
+    if ((v = json_object_get(c->args, "timeout")))
+        c->run.timeout_ms = seconds_ms(v);
+    if ((v = json_object_get(c->args, "idle_timeout")))
+        c->run.idle_timeout_ms = seconds_ms(v);
+    if ((v = json_object_get(c->args, "max_wait")))
+        c->run.max_wait_ms = seconds_ms(v);
+    if (json_is_true(json_object_get(c->args, "no_repair")))
+        c->run.model_repair = 0;
+    /* The tools decide edits (run only) and worktrees; nothing else may edit. */
+    c->run.allow_edits = 0;
+    c->run.worktree = AR_WORKTREE_NEVER;
     return 0;
 }

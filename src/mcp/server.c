@@ -381,150 +381,6 @@ static void cancel_call(struct ar_mcp_call *c)
         c->cancel(c->handle);
 }
 
-/* ---- the posture, applied to one call -------------------------------------------------- */
-
-static int name_list_ok(const struct ar_mcp_policy *p, const char *list, char *bad, size_t n)
-{
-    char *copy = strdup(list), *save = NULL;
-    int ok = 1;
-    for (char *t = copy ? strtok_r(copy, ", \t", &save) : NULL; t;
-         t = strtok_r(NULL, ", \t", &save))
-        if (!ar_mcp_policy_provider_ok(p, t)) {
-            snprintf(bad, n, "%s", t);
-            ok = 0;
-            break;
-        }
-    free(copy);
-    return ok;
-}
-
-static const char *allowed_text(const struct ar_mcp_policy *p)
-{
-    static char t[256];
-    size_t at = 0;
-    t[0] = '\0';
-    for (size_t i = 0; p->providers && p->providers[i] && at < sizeof(t); i++) {
-        int w = snprintf(t + at, sizeof(t) - at, "%s%s", i ? ", " : "", p->providers[i]);
-        if (w < 0)
-            break;
-        at += (size_t)w;
-    }
-    return t;
-}
-
-static uint64_t seconds_ms(json_t *v)
-{
-    double d = json_number_value(v) * 1000.0;
-    return d > 1e15 ? (uint64_t)1e15 : (uint64_t)d;
-}
-
-/* Fills c->run and c->cwd from the server's defaults, the arguments and the posture.
- * Returns 0, or -1 after answering the call with the refusal. */
-static int apply_posture(struct ar_mcp_server *s, struct ar_mcp_call *c)
-{
-    const struct ar_mcp_policy *p = &s->policy;
-    char why[1024];
-    json_t *v;
-
-    c->run = s->o.run;
-    if (!c->tool->uses_model)
-        return 0; /* no CLI, no directory, no cost */
-    const char *cwd = json_string_value(json_object_get(c->args, "cwd"));
-    if (ar_mcp_policy_path(p, s->cwd, cwd ? cwd : s->cwd, &c->cwd, why, sizeof(why)) < 0) {
-        ar_mcp_call_fail(c, "cwd: %s", why);
-        return -1;
-    }
-    c->run.cwd = c->cwd;
-
-    /* The call's own provider must be allowed; the server's default (-p, else
-     * $AGENTRUN_PROVIDER, else auto) gives way to the first allowed one, since auto
-     * could pick any. */
-    const char *prov = json_string_value(json_object_get(c->args, "provider"));
-    int asked = prov && strcmp(prov, "auto") != 0;
-    if (!asked) {
-        prov = s->o.run.provider ? s->o.run.provider : getenv("AGENTRUN_PROVIDER");
-        if (!prov || !*prov)
-            prov = "auto";
-        if (p->providers && !ar_mcp_policy_provider_ok(p, prov))
-            prov = p->providers[0];
-    }
-    if (!ar_mcp_policy_provider_ok(p, prov)) {
-        ar_mcp_call_fail(c,
-                         "provider '%s' is not allowed by this server (allowed: %s); the "
-                         "operator would need to add it to --providers",
-                         prov, allowed_text(p));
-        return -1;
-    }
-    c->provider = strdup(prov);
-    c->run.provider = c->provider;
-    const char *fb = json_string_value(json_object_get(c->args, "fallback"));
-    if (fb) {
-        struct ar_error err = AR_ERROR_INIT;
-        if (ar_provider_check_list(fb, &err) < 0) {
-            ar_mcp_call_fail(c, "fallback: %s", err.msg);
-            return -1;
-        }
-        c->run.fallback = fb;
-    }
-    char bad[64];
-    if (c->run.fallback && !name_list_ok(p, c->run.fallback, bad, sizeof(bad))) {
-        ar_mcp_call_fail(c,
-                         "fallback provider '%s' is not allowed by this server (allowed: %s); "
-                         "the operator would need to add it to --providers",
-                         bad, allowed_text(p));
-        return -1;
-    }
-
-    double cap = 0;
-    if ((v = json_object_get(c->args, "max_cost"))) {
-        cap = json_number_value(v);
-        if (p->max_cost_call > 0 && cap > p->max_cost_call) {
-            ar_mcp_call_fail(c,
-                             "max_cost $%.4f is more than this server allows a call ($%.4f); "
-                             "the operator would need a higher --max-cost",
-                             cap, p->max_cost_call);
-            return -1;
-        }
-    }
-    if (p->max_cost_call > 0 && (cap <= 0 || cap > p->max_cost_call))
-        cap = p->max_cost_call;
-    if (p->max_cost_total > 0) {
-        double left = p->max_cost_total - s->spent;
-        if (s->spent_unknown || left <= 0) {
-            ar_mcp_call_fail(c,
-                             "this server's budget is spent ($%.4f of $%.4f%s); the operator "
-                             "would need a higher --max-cost-total",
-                             s->spent, p->max_cost_total,
-                             s->spent_unknown ? ", and a call's cost is unknown" : "");
-            return -1;
-        }
-        if (cap <= 0 || cap > left)
-            cap = left;
-    }
-    c->max_cost = cap;
-    if (cap > 0)
-        c->run.max_cost_usd = cap;
-
-    if ((v = json_object_get(c->args, "model")))
-        c->run.model = json_string_value(v);
-    if ((v = json_object_get(c->args, "timeout")))
-        c->run.timeout_ms = seconds_ms(v);
-    if ((v = json_object_get(c->args, "idle_timeout")))
-        c->run.idle_timeout_ms = seconds_ms(v);
-    if ((v = json_object_get(c->args, "max_wait")))
-        c->run.max_wait_ms = seconds_ms(v);
-    if (json_is_true(json_object_get(c->args, "no_repair")))
-        c->run.model_repair = 0;
-    /* The tools decide edits (run only) and worktrees; nothing else may edit. */
-    c->run.allow_edits = 0;
-    c->run.worktree = AR_WORKTREE_NEVER;
-    c->run.progress = on_progress;
-    c->run.progress_arg = c;
-    c->run.on_call = on_call;
-    c->run.call_arg = c;
-    return 0;
-}
-
 /* ---- the methods ----------------------------------------------------------------------- */
 
 static void m_initialize(struct ar_mcp_server *s, struct ar_rpc_message *m)
@@ -735,7 +591,11 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
     *tail = c;
     s->serial++;
     c->in_start = 1;
-    int rc = apply_posture(s, c);
+    int rc = ar_mcp_call_posture(c, &s->o.run, s->cwd, s->spent, s->spent_unknown);
+    c->run.progress = on_progress;
+    c->run.progress_arg = c;
+    c->run.on_call = on_call;
+    c->run.call_arg = c;
     c->in_start = 0;
     if (rc < 0 || c->finished) {
         call_free(c);

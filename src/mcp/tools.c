@@ -1,5 +1,6 @@
 /*
- * The tools: run, review, extract, prioritize, route. Each row of the table
+ * The tools: run, review, prioritize, route (extract, which calls no model, is
+ * extract.c), and the table of all five. Each row of the table
  * is a name, the JSON Schemas of its arguments and of its structuredContent,
  * and a start function that turns the checked arguments into the library's
  * options, starts the work on the server's loop and hands the result's
@@ -19,7 +20,6 @@
 #include <string.h>
 
 #include "agentrun/agentrun.h"
-#include "agentrun/extract.h"
 #include "agentrun/prioritize.h"
 #include "agentrun/review.h"
 #include "agentrun/route.h"
@@ -27,7 +27,6 @@
 #include "util/buf.h"
 
 /* The text content carries the answer, cut here: structuredContent has all of it. */
-#define TEXT_MAX ((size_t)64 << 10)
 
 /* ---- the schemas ---------------------------------------------------------------------- */
 
@@ -117,35 +116,6 @@ static const char review_output[] =
     "\"schema\":{\"type\":\"string\"},\"passed\":{\"type\":\"boolean\"},"
     "\"issues\":{\"type\":\"array\"}}}";
 
-static const char extract_input[] =
-    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"text\"],"
-    "\"properties\":{"
-    "\"text\":{\"type\":\"string\",\"description\":\"model text (or a CLI's captured "
-    "output with unwrap)\"},"
-    "\"array\":{\"type\":\"boolean\",\"description\":\"want a JSON array\"},"
-    "\"any\":{\"type\":\"boolean\",\"description\":\"want the first object or array\"},"
-    "\"all\":{\"type\":\"boolean\",\"description\":\"every top-level value of the wanted "
-    "kind\"},"
-    "\"repair\":{\"type\":\"boolean\",\"description\":\"repair a candidate that does not "
-    "parse\"},"
-    "\"schema\":" OBJECT_OR_BOOL ",\"description\":\"the first value valid against this "
-    "JSON Schema\"},"
-    "\"code\":{\"type\":\"boolean\",\"description\":\"the fenced code blocks instead\"},"
-    "\"lang\":{\"type\":\"string\",\"minLength\":1,\"description\":\"only code blocks of this "
-    "language (implies code)\"},"
-    "\"section\":{\"type\":\"string\",\"description\":\"the text under this markdown "
-    "heading\"},"
-    "\"unwrap\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\",\"gemini\",\"auto\"],"
-    "\"description\":\"text is a CLI's json or stream-json output: take its final text "
-    "first\"}}}";
-
-static const char extract_output[] =
-    "{\"type\":\"object\",\"required\":[\"found\"],\"properties\":{"
-    "\"found\":{\"type\":\"boolean\"},\"json\":{\"type\":\"string\"},"
-    "\"values\":{\"type\":\"array\"},\"blocks\":{\"type\":\"array\",\"items\":{\"type\":"
-    "\"string\"}},\"section\":{\"type\":\"string\"},\"fixes\":{\"type\":\"array\"},"
-    "\"error\":{\"type\":\"string\"}}}";
-
 static const char prioritize_input[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"dir\"],"
     "\"properties\":{"
@@ -177,19 +147,19 @@ static const char route_output[] =
 
 /* ---- argument helpers ------------------------------------------------------------------ */
 
-static const char *arg_str(const struct ar_mcp_call *c, const char *key)
+const char *ar_mcp_arg_str(const struct ar_mcp_call *c, const char *key)
 {
     return json_string_value(json_object_get(c->args, key));
 }
 
-static int arg_bool(const struct ar_mcp_call *c, const char *key)
+int ar_mcp_arg_bool(const struct ar_mcp_call *c, const char *key)
 {
     return json_is_true(json_object_get(c->args, key));
 }
 
 /* A document of the library (a string it made) as structuredContent: a new reference.
  * Numbers past 64 bits come back as doubles rather than failing the parse. */
-static json_t *parse_doc(const char *text)
+json_t *ar_mcp_parse_doc(const char *text)
 {
     if (!text)
         return NULL;
@@ -200,21 +170,21 @@ static json_t *parse_doc(const char *text)
 }
 
 /* The schema argument as contract text (caller free()s). */
-static char *schema_text(const struct ar_mcp_call *c)
+char *ar_mcp_schema_text(const struct ar_mcp_call *c)
 {
     json_t *s = json_object_get(c->args, "schema");
     return s ? json_dumps(s, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 }
 
-static void put_cut(struct ar_buf *b, const char *s)
+void ar_mcp_put_cut(struct ar_buf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (n <= TEXT_MAX) {
+    if (n <= AR_MCP_TEXT_MAX) {
         ar_buf_puts(b, s);
         return;
     }
-    ar_buf_append(b, s, TEXT_MAX);
-    ar_buf_printf(b, "\n[… %zu more bytes in structuredContent]", n - TEXT_MAX);
+    ar_buf_append(b, s, AR_MCP_TEXT_MAX);
+    ar_buf_printf(b, "\n[… %zu more bytes in structuredContent]", n - AR_MCP_TEXT_MAX);
 }
 
 static void put_cost(struct ar_buf *b, double cost, enum ar_cost_source src)
@@ -223,213 +193,6 @@ static void put_cost(struct ar_buf *b, double cost, enum ar_cost_source src)
         ar_buf_puts(b, "cost unknown");
     else
         ar_buf_printf(b, "$%.4f", cost);
-}
-
-/* ---- extract ---------------------------------------------------------------------------- */
-
-static int collect(void *arg, const char *data, size_t len)
-{
-    return ar_buf_append(arg, data, len) < 0 ? -1 : 0;
-}
-
-static json_t *fix_names(unsigned fixes)
-{
-    json_t *a = json_array();
-    char *names = ar_extract_fix_names(fixes, ",");
-    for (char *p = names, *tok; p && (tok = strsep(&p, ","));)
-        if (*tok)
-            json_array_append_new(a, json_string(tok));
-    free(names);
-    return a;
-}
-
-/* {json: the value as written, value: parsed, fixes, fenced, start, end}. */
-static json_t *extraction_doc(const struct ar_extraction *x, const char *text)
-{
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    if (ar_extraction_write(x, text, collect, &b) != 0) {
-        ar_buf_finish(&b);
-        return NULL;
-    }
-    json_t *value = parse_doc(ar_buf_cstr(&b));
-    json_t *o =
-        json_pack("{s:s%, s:o, s:o, s:b, s:I, s:I}", "json", ar_buf_cstr(&b), b.len, "value",
-                  value ? value : json_null(), "fixes", fix_names(x->fixes), "fenced", x->fenced,
-                  "start", (json_int_t)x->start, "end", (json_int_t)x->end);
-    if (o && (x->fixes & AR_FIX_EXTRA_VALUES))
-        json_object_set_new(o, "left_out",
-                            json_pack("{s:I, s:I}", "count", (json_int_t)x->extra_count, "byte",
-                                      (json_int_t)x->extra_at));
-    ar_buf_finish(&b);
-    return o;
-}
-
-struct all_state {
-    json_t *values;
-};
-
-static int each_value(const struct ar_extraction *x, const char *text, void *arg)
-{
-    struct all_state *st = arg;
-    json_t *d = extraction_doc(x, text);
-    return d ? json_array_append_new(st->values, d) : -1;
-}
-
-static int each_block(void *arg, const char *data, size_t len)
-{
-    return json_array_append_new(arg, json_stringn(data, len)) < 0 ? -1 : 0;
-}
-
-static void extract_done(struct ar_mcp_call *c, json_t *doc, const char *error)
-{
-    if (!doc) {
-        json_t *e = json_pack("{s:b, s:s}", "found", 0, "error", error ? error : "out of memory");
-        ar_mcp_call_done(c, e, error ? error : "out of memory", 1, 0, 1);
-        return;
-    }
-    json_object_set_new(doc, "found", json_true());
-    /* The text is what `agentrun extract` would print: the value, each value of all
-     * on its own line, the blocks, or the section. */
-    struct ar_buf t;
-    ar_buf_init(&t, AR_BUF_UNLIMITED);
-    json_t *one = json_object_get(doc, "json"), *many = json_object_get(doc, "values"),
-           *blocks = json_object_get(doc, "blocks"), *v;
-    size_t i;
-    if (one)
-        ar_buf_puts(&t, json_string_value(one));
-    json_array_foreach(many, i, v)
-        ar_buf_printf(&t, "%s\n", json_string_value(json_object_get(v, "json")));
-    json_array_foreach(blocks, i, v) ar_buf_printf(&t, "%s%s", i ? "\n" : "", json_string_value(v));
-    if (json_object_get(doc, "section"))
-        ar_buf_puts(&t, json_string_value(json_object_get(doc, "section")));
-    char *text = ar_buf_detach(&t, NULL);
-    ar_buf_finish(&t);
-    struct ar_buf b;
-    ar_buf_init(&b, AR_BUF_UNLIMITED);
-    put_cut(&b, text ? text : "");
-    free(text);
-    ar_mcp_call_done(c, doc, ar_buf_cstr(&b), 0, 0, 1);
-    ar_buf_finish(&b);
-}
-
-static void extract_start(struct ar_mcp_call *c)
-{
-    json_t *jt = json_object_get(c->args, "text");
-    const char *text = json_string_value(jt);
-    size_t len = json_string_length(jt);
-    struct ar_captured *cap = NULL;
-    struct ar_contract *contract = NULL;
-    struct ar_extraction *x = NULL;
-    struct ar_error err = AR_ERROR_INIT;
-    char why[512];
-    const char *lang = arg_str(c, "lang"), *section = arg_str(c, "section");
-    int code = arg_bool(c, "code") || lang;
-    int want_flags = arg_bool(c, "array") + arg_bool(c, "any");
-
-    if (want_flags > 1) {
-        ar_mcp_call_fail(c, "array and any cannot be combined");
-        return;
-    }
-    if (code && section) {
-        ar_mcp_call_fail(c, "code and section cannot be combined");
-        return;
-    }
-    if ((code || section) && (want_flags || arg_bool(c, "all") || arg_bool(c, "repair") ||
-                              json_object_get(c->args, "schema"))) {
-        ar_mcp_call_fail(c, "%s does not take JSON options", code ? "code" : "section");
-        return;
-    }
-    if (arg_bool(c, "all") && json_object_get(c->args, "schema")) {
-        ar_mcp_call_fail(c, "all and schema cannot be combined");
-        return;
-    }
-    const char *unwrap = arg_str(c, "unwrap");
-    if (unwrap) {
-        if (ar_captured_unwrap(unwrap, text, len, &cap, &err) < 0) {
-            extract_done(c, NULL, err.msg);
-            return;
-        }
-        if (cap->error) {
-            snprintf(why, sizeof(why), "%s reported %s: %s", cap->provider,
-                     ar_strerror_name(cap->error),
-                     cap->error_msg ? cap->error_msg : ar_strerror(cap->error));
-            ar_captured_destroy(cap);
-            extract_done(c, NULL, why);
-            return;
-        }
-        if (!cap->text || !*cap->text) {
-            snprintf(why, sizeof(why), "%s's output holds no final text", cap->provider);
-            ar_captured_destroy(cap);
-            extract_done(c, NULL, why);
-            return;
-        }
-        text = cap->text;
-        len = strlen(text);
-    }
-    json_t *doc = NULL;
-    const char *error = NULL;
-    if (code) {
-        json_t *blocks = json_array();
-        int n = ar_markdown_blocks(text, len, lang, each_block, blocks);
-        if (n > 0) {
-            doc = json_pack("{s:o}", "blocks", blocks);
-        } else {
-            json_decref(blocks);
-            snprintf(why, sizeof(why), lang ? "no '%s' code block found" : "no code block found",
-                     lang);
-            error = why;
-        }
-    } else if (section) {
-        size_t s, e;
-        if (ar_markdown_section(text, len, section, &s, &e, &err) == 0)
-            doc = json_pack("{s:s%}", "section", text + s, e - s);
-        else
-            error = err.msg;
-    } else {
-        struct ar_extraction_options xo;
-        ar_extraction_options_init(&xo);
-        xo.want = arg_bool(c, "array") ? AR_WANT_ARRAY
-                  : arg_bool(c, "any") ? AR_WANT_ANY
-                                       : AR_WANT_OBJECT;
-        xo.repair = arg_bool(c, "repair");
-        char *st = schema_text(c);
-        if (st && ar_contract_parse(st, strlen(st), &contract, &err) < 0) {
-            snprintf(why, sizeof(why), "schema%s%s: %s", err.where[0] ? " " : "", err.where,
-                     err.msg);
-            error = why;
-        }
-        free(st);
-        xo.contract = contract;
-        if (error) {
-            /* said above */
-        } else if (arg_bool(c, "all")) {
-            struct all_state as = { json_array() };
-            size_t left = 0, left_at = 0;
-            int n = ar_extract_json_all(text, len, &xo, each_value, &as, &left, &left_at, &err);
-            if (n > 0) {
-                doc = json_pack("{s:o}", "values", as.values);
-                if (doc && left)
-                    json_object_set_new(doc, "left_out",
-                                        json_pack("{s:I, s:I}", "count", (json_int_t)left, "byte",
-                                                  (json_int_t)left_at));
-            } else {
-                json_decref(as.values);
-                error = err.msg;
-            }
-        } else if (ar_extract_json(text, len, &xo, &x, &err) < 0) {
-            error = err.msg;
-        } else if (!x->valid) {
-            snprintf(why, sizeof(why), "no value satisfies the schema:\n%s", x->violations);
-            error = why;
-        } else {
-            doc = extraction_doc(x, text);
-        }
-    }
-    extract_done(c, doc, error);
-    ar_extraction_destroy(x);
-    ar_contract_destroy(contract);
-    ar_captured_destroy(cap);
 }
 
 /* ---- the model tools: shared ------------------------------------------------------------ */
@@ -489,7 +252,7 @@ static void run_done(struct ar_run *run, struct ar_result *r, void *arg)
     free(st);
     c->tool_state = NULL;
     char *text = ar_result_to_json(r, 0);
-    json_t *doc = parse_doc(text);
+    json_t *doc = ar_mcp_parse_doc(text);
     free(text);
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
@@ -505,9 +268,9 @@ static void run_done(struct ar_run *run, struct ar_result *r, void *arg)
         ar_buf_printf(&b, ", session %s", r->session_id);
     ar_buf_puts(&b, "\n");
     if (r->json)
-        put_cut(&b, r->json);
+        ar_mcp_put_cut(&b, r->json);
     else if (r->output)
-        put_cut(&b, r->output);
+        ar_mcp_put_cut(&b, r->output);
     double cost = r->cost_usd;
     int known = cost_known(r);
     ar_mcp_call_done(c, doc, ar_buf_cstr(&b), !r->ok, cost, known);
@@ -519,8 +282,8 @@ static void run_start(struct ar_mcp_call *c)
 {
     struct ar_run_options o = c->run;
     struct run_state *st = calloc(1, sizeof(*st));
-    const char *prompt = arg_str(c, "prompt"), *tmpl = arg_str(c, "template");
-    const char *expect = arg_str(c, "expect");
+    const char *prompt = ar_mcp_arg_str(c, "prompt"), *tmpl = ar_mcp_arg_str(c, "template");
+    const char *expect = ar_mcp_arg_str(c, "expect");
     struct ar_error err = AR_ERROR_INIT;
 
     if (!st) {
@@ -532,9 +295,9 @@ static void run_start(struct ar_mcp_call *c)
         ar_mcp_call_fail(c, "give exactly one of prompt and template");
         return;
     }
-    int edits = arg_bool(c, "allow_edits");
-    int wt = arg_bool(c, "worktree") || arg_bool(c, "commit") || arg_bool(c, "keep_worktree") ||
-             arg_str(c, "base");
+    int edits = ar_mcp_arg_bool(c, "allow_edits");
+    int wt = ar_mcp_arg_bool(c, "worktree") || ar_mcp_arg_bool(c, "commit") ||
+             ar_mcp_arg_bool(c, "keep_worktree") || ar_mcp_arg_str(c, "base");
     if ((edits || wt) && !c->policy->allow_edits) {
         free(st);
         ar_mcp_call_fail(c,
@@ -543,7 +306,7 @@ static void run_start(struct ar_mcp_call *c)
                          edits ? "allow_edits refused" : "worktree refused");
         return;
     }
-    if (edits && arg_bool(c, "no_tools")) {
+    if (edits && ar_mcp_arg_bool(c, "no_tools")) {
         free(st);
         ar_mcp_call_fail(c, "allow_edits and no_tools cannot be combined");
         return;
@@ -568,30 +331,30 @@ static void run_start(struct ar_mcp_call *c)
         o.vars = st->vars;
         o.n_vars = n;
     }
-    o.schema = st->schema = schema_text(c);
-    o.want_json = arg_bool(c, "json");
+    o.schema = st->schema = ar_mcp_schema_text(c);
+    o.want_json = ar_mcp_arg_bool(c, "json");
     if (expect)
         o.expect = strcmp(expect, "array") == 0 ? AR_EXPECT_ARRAY
                    : strcmp(expect, "any") == 0 ? AR_EXPECT_ANY
                                                 : AR_EXPECT_OBJECT;
     o.allow_edits = edits;
-    if (arg_bool(c, "no_tools"))
+    if (ar_mcp_arg_bool(c, "no_tools"))
         o.tools = AR_TOOLS_NONE;
-    o.allow_denied = arg_bool(c, "allow_denied");
-    o.expect_changes = arg_bool(c, "expect_changes");
-    o.resume = arg_str(c, "resume");
-    if (arg_bool(c, "no_local_repair"))
+    o.allow_denied = ar_mcp_arg_bool(c, "allow_denied");
+    o.expect_changes = ar_mcp_arg_bool(c, "expect_changes");
+    o.resume = ar_mcp_arg_str(c, "resume");
+    if (ar_mcp_arg_bool(c, "no_local_repair"))
         o.local_repair = 0;
-    o.with_content = arg_bool(c, "with_content");
-    if (arg_bool(c, "no_files"))
+    o.with_content = ar_mcp_arg_bool(c, "with_content");
+    if (ar_mcp_arg_bool(c, "no_files"))
         o.track_files = AR_TRACK_FILES_NEVER;
-    if (arg_bool(c, "track_files"))
+    if (ar_mcp_arg_bool(c, "track_files"))
         o.track_files = AR_TRACK_FILES_ALWAYS;
-    if (arg_bool(c, "worktree") || (edits && c->policy->worktrees))
+    if (ar_mcp_arg_bool(c, "worktree") || (edits && c->policy->worktrees))
         o.worktree = AR_WORKTREE_ALWAYS;
-    o.worktree_base = arg_str(c, "base");
-    o.worktree_commit = arg_bool(c, "commit");
-    o.keep_worktree = arg_bool(c, "keep_worktree");
+    o.worktree_base = ar_mcp_arg_str(c, "base");
+    o.worktree_commit = ar_mcp_arg_bool(c, "commit");
+    o.keep_worktree = ar_mcp_arg_bool(c, "keep_worktree");
     c->tool_state = st;
     struct ar_run *run = NULL;
     if (ar_run_start(c->loop, &o, run_done, c, &run, &err) < 0) {
@@ -652,10 +415,10 @@ static void review_done(struct ar_review_run *rv, struct ar_review_result *res, 
     ar_buf_init(&tx, AR_BUF_UNLIMITED);
     ar_review_write(res, AR_REVIEW_FORMAT_JSON, &wo, write_buf, &js, NULL);
     ar_review_write(res, AR_REVIEW_FORMAT_TEXT, &wo, write_buf, &tx, NULL);
-    json_t *doc = parse_doc(ar_buf_cstr(&js));
+    json_t *doc = ar_mcp_parse_doc(ar_buf_cstr(&js));
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
-    put_cut(&b, ar_buf_cstr(&tx));
+    ar_mcp_put_cut(&b, ar_buf_cstr(&tx));
     int status = res->verdict.exit_status;
     ar_mcp_call_done(c, doc, ar_buf_cstr(&b), status != 0 && status != 1, res->review.cost_usd,
                      !res->review.n_calls || res->review.cost_source != AR_COST_UNKNOWN);
@@ -690,8 +453,8 @@ static void review_start(struct ar_mcp_call *c)
     }
     ar_review_options_init(&o);
     o.run = c->run;
-    const char *diff = arg_str(c, "diff"), *rev = arg_str(c, "rev");
-    if ((diff != NULL) + (rev != NULL) + arg_bool(c, "staged") > 1) {
+    const char *diff = ar_mcp_arg_str(c, "diff"), *rev = ar_mcp_arg_str(c, "rev");
+    if ((diff != NULL) + (rev != NULL) + ar_mcp_arg_bool(c, "staged") > 1) {
         ar_mcp_call_fail(c, "give at most one of diff, rev and staged");
         goto fail;
     }
@@ -701,13 +464,13 @@ static void review_start(struct ar_mcp_call *c)
         o.label = "the diff argument";
     }
     o.rev = rev;
-    o.staged = arg_bool(c, "staged");
-    if (arg_bool(c, "context_tools"))
+    o.staged = ar_mcp_arg_bool(c, "staged");
+    if (ar_mcp_arg_bool(c, "context_tools"))
         o.run.tools = AR_TOOLS_READ;
-    const char *fail_on = arg_str(c, "fail_on");
+    const char *fail_on = ar_mcp_arg_str(c, "fail_on");
     if (fail_on)
         o.fail_on = ar_severity_parse(fail_on, 1);
-    o.strict = arg_bool(c, "strict");
+    o.strict = ar_mcp_arg_bool(c, "strict");
     json_t *v;
     if ((v = json_object_get(c->args, "max_chunk_bytes")))
         o.max_chunk_bytes = (size_t)json_integer_value(v);
@@ -719,9 +482,9 @@ static void review_start(struct ar_mcp_call *c)
     st->exclude = string_list(json_object_get(c->args, "exclude"), &o.n_exclude);
     o.include = st->include;
     o.exclude = st->exclude;
-    o.no_default_excludes = arg_bool(c, "no_default_excludes");
-    o.allow_binary = arg_bool(c, "allow_binary");
-    const char *ins = arg_str(c, "instructions");
+    o.no_default_excludes = ar_mcp_arg_bool(c, "no_default_excludes");
+    o.allow_binary = ar_mcp_arg_bool(c, "allow_binary");
+    const char *ins = ar_mcp_arg_str(c, "instructions");
     if (ins) {
         /* REV:PATH reads git's objects; anything else is a file, and a file must be
          * inside the allowed directories like every path a call names. */
@@ -746,7 +509,7 @@ static void review_start(struct ar_mcp_call *c)
         free(path);
         path = NULL;
     }
-    const char *bl = arg_str(c, "baseline");
+    const char *bl = ar_mcp_arg_str(c, "baseline");
     if (bl) {
         if (ar_mcp_policy_path(c->policy, c->cwd, bl, &path, why, sizeof(why)) < 0) {
             ar_mcp_call_fail(c, "baseline: %s", why);
@@ -787,7 +550,7 @@ static void prioritize_done(struct ar_prioritize_run *pr, struct ar_prioritize_r
     free(c->tool_state);
     c->tool_state = NULL;
     char *text = ar_prioritize_result_to_json(res, 0);
-    json_t *doc = parse_doc(text);
+    json_t *doc = ar_mcp_parse_doc(text);
     free(text);
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
@@ -806,7 +569,7 @@ static void prioritize_done(struct ar_prioritize_run *pr, struct ar_prioritize_r
         if (r->rationale)
             ar_buf_printf(&b, " — %s", r->rationale);
         ar_buf_puts(&b, "\n");
-        if (b.len > TEXT_MAX)
+        if (b.len > AR_MCP_TEXT_MAX)
             break;
     }
     ar_mcp_call_done(c, doc, ar_buf_cstr(&b), res->exit_status != 0, res->run->cost_usd,
@@ -824,18 +587,19 @@ static void prioritize_start(struct ar_mcp_call *c)
 
     ar_prioritize_options_init(&o);
     o.run = c->run;
-    if (ar_mcp_policy_path(c->policy, c->cwd, arg_str(c, "dir"), &dir, why, sizeof(why)) < 0) {
+    if (ar_mcp_policy_path(c->policy, c->cwd, ar_mcp_arg_str(c, "dir"), &dir, why, sizeof(why)) <
+        0) {
         ar_mcp_call_fail(c, "dir: %s", why);
         return;
     }
     o.dir = dir;
-    o.recursive = arg_bool(c, "recursive");
+    o.recursive = ar_mcp_arg_bool(c, "recursive");
     json_t *v;
     if ((v = json_object_get(c->args, "max_prd_bytes")))
         o.max_prd_bytes = (size_t)json_integer_value(v);
     if ((v = json_object_get(c->args, "top")))
         o.top = (size_t)json_integer_value(v);
-    o.context = arg_str(c, "context");
+    o.context = ar_mcp_arg_str(c, "context");
     c->tool_state = dir;
     struct ar_prioritize_run *pr = NULL;
     if (ar_prioritize_start(c->loop, &o, prioritize_done, c, &pr, &err) < 0) {
@@ -865,7 +629,7 @@ static void route_done(struct ar_route_run *rt, struct ar_route_result *res, voi
     free(st);
     c->tool_state = NULL;
     char *text = ar_route_result_to_json(res, 0);
-    json_t *doc = parse_doc(text);
+    json_t *doc = ar_mcp_parse_doc(text);
     free(text);
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
@@ -877,7 +641,7 @@ static void route_done(struct ar_route_run *rt, struct ar_route_result *res, voi
         put_run_line(&b, res->run);
     }
     ar_buf_puts(&b, "\n");
-    for (size_t i = 0; i < res->n_matches && b.len < TEXT_MAX; i++)
+    for (size_t i = 0; i < res->n_matches && b.len < AR_MCP_TEXT_MAX; i++)
         ar_buf_printf(&b, "%s %s (%.2f)\n", ar_route_type_name(res->matches[i].type),
                       res->matches[i].name, res->matches[i].confidence);
     ar_mcp_call_done(c, doc, ar_buf_cstr(&b), res->kind == AR_ROUTE_ERROR,
@@ -899,7 +663,7 @@ static void route_start(struct ar_mcp_call *c)
     }
     ar_route_options_init(&o);
     o.run = c->run;
-    o.query = arg_str(c, "query");
+    o.query = ar_mcp_arg_str(c, "query");
     json_t *m = json_object_get(c->args, "manifest");
     if (json_is_string(m)) {
         if (ar_mcp_policy_path(c->policy, c->cwd, json_string_value(m), &st->path, why,
@@ -917,7 +681,7 @@ static void route_start(struct ar_mcp_call *c)
     json_t *v;
     if ((v = json_object_get(c->args, "min_score")))
         o.min_score = json_number_value(v);
-    o.no_model = arg_bool(c, "no_llm");
+    o.no_model = ar_mcp_arg_bool(c, "no_llm");
     c->tool_state = st;
     struct ar_route_run *rt = NULL;
     if (ar_route_start(c->loop, &o, route_done, c, &rt, &err) < 0) {
@@ -933,19 +697,6 @@ static void route_start(struct ar_mcp_call *c)
 }
 
 /* ---- the table -------------------------------------------------------------------------- */
-
-static const struct ar_mcp_tool tool_extract = {
-    .name = "extract",
-    .title = "Extract JSON, code or a section from model text",
-    .description = "Finds the JSON value (fenced ```json blocks first, then bare values), the "
-                   "fenced code blocks, or a markdown section in text, as `agentrun extract` "
-                   "does. No model is called. structuredContent.json is the value as written; "
-                   "value is it parsed.",
-    .input_schema = extract_input,
-    .output_schema = extract_output,
-    .uses_model = 0,
-    .start = extract_start,
-};
 
 static const struct ar_mcp_tool tool_prioritize = {
     .name = "prioritize",
@@ -998,7 +749,7 @@ static const struct ar_mcp_tool tool_run = {
 };
 
 const struct ar_mcp_tool *const ar_mcp_tools[] = {
-    &tool_run, &tool_review, &tool_extract, &tool_prioritize, &tool_route, NULL,
+    &tool_run, &tool_review, &ar_mcp_tool_extract, &tool_prioritize, &tool_route, NULL,
 };
 
 const struct ar_mcp_tool *ar_mcp_tool_find(const char *name)

@@ -8,6 +8,7 @@ extern const struct ar_cli_command ar_cmd_batch;
 extern const struct ar_cli_command ar_cmd_cache;
 extern const struct ar_cli_command ar_cmd_doctor;
 extern const struct ar_cli_command ar_cmd_extract;
+extern const struct ar_cli_command ar_cmd_mcp;
 extern const struct ar_cli_command ar_cmd_prioritize;
 extern const struct ar_cli_command ar_cmd_prompts;
 extern const struct ar_cli_command ar_cmd_review;

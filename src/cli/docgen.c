@@ -21,6 +21,7 @@ static const struct ar_docgen_operands operands[] = {
     { "cache", "stats|clear", NULL, NULL },
     { "doctor", "", NULL, NULL },
     { "extract", "@file", NULL, NULL },
+    { "mcp", "", NULL, NULL },
     { "prioritize", "@dir", NULL, NULL },
     { "prompts", "list|show", "show", "@prompt" },
     { "review", "@rev", NULL, NULL },

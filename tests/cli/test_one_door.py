@@ -16,7 +16,7 @@ CLI = os.path.join(ROOT, "src", "cli")
 
 # What a CLI file may include with quotes: the public API, the CLI's own headers, the
 # utility library, and the build's configuration (ar_config.h).
-ALLOWED = re.compile(r'^(agentrun/[a-z_]+\.h|cli/[a-z_]+\.h|util/[a-z_0-9]+\.h|ar_config\.h)$')
+ALLOWED = re.compile(r'^(agentrun/[a-z_]+\.h|cli/[a-z_]+\.h|mcp/[a-z_]+\.h|util/[a-z_0-9]+\.h|ar_config\.h)$')
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 

@@ -31,6 +31,7 @@ step left gets HTTP 500 with a body explaining that the script is exhausted. STE
         write_file); a relative path is made absolute against the request's cwd when the
         CLI tells it (claude, gemini). Put the final text as the next step.
   {"kind": "structured", "value": {...}}             claude: a StructuredOutput tool call
+  {"kind": "tool", "name": N, "input": {...}}        claude: a call of tool N (an MCP tool)
   {"kind": "shell", "command": "echo hi > f.txt"}    a shell tool call (claude Bash, codex
         exec_command, gemini run_shell_command); the final text as the next step
   {"kind": "error", "status": 401|429|500|..., "message": "...", "retry_after": 2}
@@ -485,7 +486,7 @@ class Handler(BaseHTTPRequestHandler):
                       "cache_read_input_tokens": u["cached"], "output_tokens": 1}}},
             "message_start")
         stop_reason = "end_turn"
-        if kind in ("tool_write", "structured", "shell"):
+        if kind in ("tool_write", "structured", "shell", "tool"):
             name, args = claude_tool(step, req)
             if step.get("text"):
                 self.claude_text_block(0, step["text"], step)
@@ -527,7 +528,7 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "stream_error":
             return self.api_error("claude", {"status": 529, "message": step.get("message", "Overloaded")})
         content, stop = [], "end_turn"
-        if kind in ("tool_write", "structured", "shell"):
+        if kind in ("tool_write", "structured", "shell", "tool"):
             name, args = claude_tool(step, req)
             if step.get("text"):
                 content.append({"type": "text", "text": step["text"]})
@@ -685,6 +686,8 @@ def claude_tool(step, req):
         return "Write", {"file_path": path, "content": step.get("content", "")}
     if kind == "shell":
         return "Bash", {"command": step.get("command", "true"), "description": "mock command"}
+    if kind == "tool":
+        return step["name"], step.get("input", {})
     return "StructuredOutput", step.get("value", {})
 
 

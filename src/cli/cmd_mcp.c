@@ -1,0 +1,193 @@
+/* agentrun mcp: the MCP server on stdin/stdout (src/mcp, docs/mcp.md). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ar_config.h"
+#include "cli/commands.h"
+#include "cli/session.h"
+#include "mcp/mcp.h"
+
+enum {
+    KEY_ALLOW_EDITS = AR_CLI_KEY_COMMAND,
+    KEY_WORKTREES,
+    KEY_PROVIDERS,
+    KEY_MAX_COST,
+    KEY_MAX_COST_TOTAL,
+    KEY_ALLOW_DIR,
+    KEY_MAX_MESSAGE,
+};
+
+static const struct ar_cli_opt opts[] = {
+    { "allow-edits", KEY_ALLOW_EDITS, NULL,
+      "let run calls that ask for it edit files (default: every call is read-only)", NULL },
+    { "worktrees", KEY_WORKTREES, NULL,
+      "with --allow-edits: each edit run works in a git worktree of its own", NULL },
+    { "providers", KEY_PROVIDERS, "LIST",
+      "the providers calls may use, \"codex,gemini\" (default: all)", NULL },
+    { "max-cost", KEY_MAX_COST, "USD", "the most one call may spend (default: no cap)", NULL },
+    { "max-cost-total", KEY_MAX_COST_TOTAL, "USD",
+      "the most every call together may spend; then calls are refused (default: no cap)", NULL },
+    { "allow-dir", KEY_ALLOW_DIR, "DIR",
+      "a directory (and below) a call's cwd and paths may be in; repeatable (default: the "
+      "working directory)",
+      "@dir" },
+    { "jobs", 'j', "N", "run up to N calls at once (default: 4)", NULL },
+    { "max-message", KEY_MAX_MESSAGE, "SIZE",
+      "the longest message read; a longer one is answered with an error (default: 4M)", NULL },
+    AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
+};
+
+static int parse_usd(const struct ar_cli_command *cmd, const char *name, const char *arg,
+                     double *out)
+{
+    char *end;
+    double usd = strtod(arg, &end);
+    if (end == arg || *end || !(usd > 0) || !isfinite(usd)) {
+        ar_cli_usage_error(cmd, "invalid --%s '%s': want a positive amount in USD", name, arg);
+        return -1;
+    }
+    *out = usd;
+    return 0;
+}
+
+static void on_done(struct ar_mcp_server *server, void *arg)
+{
+    (void)server;
+    *(int *)arg = 1;
+}
+
+static void stop_server(void *arg)
+{
+    ar_mcp_server_stop(arg);
+}
+
+static int mcp_main(const struct ar_cli_command *cmd, int argc, char **argv)
+{
+    struct ar_cli_session s;
+    struct ar_cli_parser p;
+    struct ar_mcp_options o;
+    const char *arg;
+    const char **dirs = NULL;
+    size_t n_dirs = 0;
+    int rc = AR_EXIT_USAGE, key, began = 0;
+
+    ar_mcp_options_init(&o);
+    ar_cli_session_init(&s, cmd);
+    ar_cli_parser_init(&p, cmd, argc, argv);
+    while ((key = ar_cli_session_next(&s, &p, &arg)) != -1) {
+        if (key == -2) {
+            rc = p.status;
+            goto out;
+        }
+        switch (key) {
+        case KEY_ALLOW_EDITS:
+            o.allow_edits = 1;
+            break;
+        case KEY_WORKTREES:
+            o.worktrees = 1;
+            break;
+        case KEY_PROVIDERS: {
+            struct ar_error err = AR_ERROR_INIT;
+            if (ar_provider_check_list(arg, &err) < 0) {
+                ar_cli_usage_error(cmd, "invalid --providers '%s': %s", arg, err.msg);
+                goto out;
+            }
+            o.providers = arg;
+            break;
+        }
+        case KEY_MAX_COST:
+            if (parse_usd(cmd, "max-cost", arg, &o.max_cost_call) < 0)
+                goto out;
+            break;
+        case KEY_MAX_COST_TOTAL:
+            if (parse_usd(cmd, "max-cost-total", arg, &o.max_cost_total) < 0)
+                goto out;
+            break;
+        case KEY_ALLOW_DIR: {
+            const char **nd = realloc(dirs, (n_dirs + 1) * sizeof(*dirs));
+            if (!nd) {
+                rc = ar_cli_out_of_memory();
+                goto out;
+            }
+            dirs = nd;
+            dirs[n_dirs++] = arg;
+            break;
+        }
+        case 'j': {
+            long n;
+            if (ar_cli_parse_int(arg, 1, 64, &n) < 0) {
+                ar_cli_usage_error(cmd, "invalid --jobs '%s': want 1 to 64", arg);
+                goto out;
+            }
+            o.jobs = (unsigned)n;
+            break;
+        }
+        case KEY_MAX_MESSAGE: {
+            unsigned long long n;
+            if (ar_cli_parse_size(arg, &n) < 0 || n < 1024 || n > ((size_t)1 << 30)) {
+                ar_cli_usage_error(cmd, "invalid --max-message '%s': want 1K to 1G", arg);
+                goto out;
+            }
+            o.max_message = (size_t)n;
+            break;
+        }
+        }
+    }
+    if (p.ind < argc) {
+        ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[p.ind]);
+        goto out;
+    }
+    if (o.worktrees && !o.allow_edits) {
+        ar_cli_usage_error(cmd, "--worktrees needs --allow-edits");
+        goto out;
+    }
+    if (ar_cli_session_begin(&s) < 0) {
+        rc = AR_EXIT_PROVIDER;
+        goto out;
+    }
+    began = 1;
+    o.run = s.run;
+    o.dirs = dirs;
+    o.n_dirs = n_dirs;
+    o.version = AR_VERSION;
+    struct ar_error err = AR_ERROR_INIT;
+    struct ar_mcp_server *server = NULL;
+    int finished = 0;
+    if (ar_mcp_server_start(ar_cli_session_uv(&s), &o, on_done, &finished, &server, &err) < 0) {
+        rc = ar_cli_session_start_failed(&err);
+        goto out;
+    }
+    ar_cli_notef("serving MCP on stdin/stdout");
+    /* No status line: stderr is the client's log here. */
+    ar_cli_session_set_cancel(&s, stop_server, server);
+    uv_run(ar_cli_session_uv(&s), UV_RUN_DEFAULT);
+    ar_cli_session_set_cancel(&s, NULL, NULL);
+    rc = finished ? AR_EXIT_OK : AR_EXIT_PROVIDER;
+out:
+    if (began) {
+        ar_cli_session_end(&s);
+        rc = ar_cli_session_exit_status(&s, rc);
+    }
+    ar_cli_parser_finish(&p);
+    free(dirs);
+    return rc;
+}
+
+const struct ar_cli_command ar_cmd_mcp = {
+    .name = "mcp",
+    .synopsis = "[options]",
+    .summary = "serve run, review, extract, prioritize and route as MCP tools on stdin/stdout",
+    .description =
+        "A Model Context Protocol server (protocol 2025-06-18 and 2025-11-25) over stdio:\n"
+        "an MCP client (Claude Code, Codex, Gemini CLI) can hand work to another agent and\n"
+        "get back a checked result. Only protocol messages go to stdout; diagnostics go to\n"
+        "stderr. The flags are the posture: calls are read-only unless --allow-edits, may\n"
+        "use only the --providers, spend at most --max-cost each and --max-cost-total in\n"
+        "all, and work only under the --allow-dir directories; a call asking for more is\n"
+        "refused with the flag it would need. The end of stdin, SIGTERM or SIGINT ends every\n"
+        "CLI started and exits (" AR_DOCDIR "/mcp.md).",
+    .example = "claude mcp add agentrun -- agentrun mcp --providers codex,gemini --max-cost 0.50",
+    .opts = opts,
+    .run = mcp_main,
+};

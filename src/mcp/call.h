@@ -1,0 +1,148 @@
+/*
+ * One tool call, between the server (server.c: the request, its progress
+ * token, the queue and cancel) and the tools (tools.c: what the call does with
+ * the library), and the operator's posture both consult (policy.c).
+ *
+ * Life of a call:
+ *   1. the server checks the arguments against the tool's inputSchema and the
+ *      posture (cwd, provider, cost), fills `run` and `cwd`, and queues it;
+ *   2. when a job slot is free, tool->start(c) runs: it starts the library's
+ *      work on c->loop and sets c->cancel/c->handle, or answers at once;
+ *   3. the tool calls ar_mcp_call_done() exactly once (from start, or from
+ *      the library's done callback); the server writes the result (not for a
+ *      call the client cancelled) and frees the call.
+ */
+#ifndef AR_MCP_CALL_H
+#define AR_MCP_CALL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <uv.h>
+
+#include "agentrun/agentrun.h"
+#include "util/buf.h"
+
+/* What the operator allows (the flags of `agentrun mcp`). */
+struct ar_mcp_policy {
+    int allow_edits;
+    int worktrees;
+    char **providers; /* NULL-terminated allowed names; NULL: every provider */
+    double max_cost_call;
+    double max_cost_total;
+    char **dirs; /* NULL-terminated real paths a call's cwd may be in */
+};
+
+struct ar_mcp_call;
+struct ar_mcp_task;
+
+struct ar_mcp_tool {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *input_schema;  /* JSON Schema text (the contract subset: docs/prompts.md) */
+    const char *output_schema; /* JSON Schema text of structuredContent */
+    int uses_model;            /* calls a CLI: provider, cwd and cost apply */
+    /* Starts the call; ends by calling ar_mcp_call_done() once, now or from the loop. */
+    void (*start)(struct ar_mcp_call *c);
+};
+
+struct ar_mcp_call {
+    struct ar_mcp_server *server;
+    uv_loop_t *loop;
+    const struct ar_mcp_tool *tool;
+    const struct ar_mcp_policy *policy;
+    json_t *id;             /* the request's id (own reference) */
+    json_t *args;           /* the arguments, checked against input_schema (own reference) */
+    json_t *progress_token; /* own reference, or NULL: no progress notifications */
+    double progress;        /* the last progress value sent */
+    char last_tool[64];     /* the CLI's tool last reported in progress */
+    /* The run options the tool starts from: the server's defaults with the posture
+     * applied (cwd, provider, max_cost_usd, allow_edits off, worktree) and the
+     * progress and on_call hooks set to the server's. Strings borrowed from the call. */
+    struct ar_run_options run;
+    char *cwd;       /* the call's directory, a real path inside the allowed ones (owned) */
+    char *provider;  /* the provider the call runs, or NULL (owned) */
+    double max_cost; /* this call's cap, 0: none */
+    /* Set by the tool: what cancels its work (the library's ar_*_cancel()). */
+    void (*cancel)(void *handle);
+    void *handle;
+    void *tool_state;         /* the tool's own (freed by the tool before done) */
+    struct ar_mcp_task *task; /* a task-augmented call's task (2025-11-25), or NULL */
+    int cancelled;            /* the client cancelled it: no response */
+    int started;
+    int in_start;
+    int finished;
+    struct ar_mcp_call *prev, *next;
+};
+
+/* The tools, in tools/list order; NULL-terminated (tools.c; extract is extract.c). */
+extern const struct ar_mcp_tool ar_mcp_tool_extract;
+extern const struct ar_mcp_tool *const ar_mcp_tools[];
+const struct ar_mcp_tool *ar_mcp_tool_find(const char *name);
+
+/*
+ * The call is over: structured (taken, may be NULL) is its structuredContent,
+ * text its text content, is_error whether the call failed. cost_usd is what
+ * it spent, known tells whether that is known (a call that made no model call
+ * spent 0, known). Exactly once per call.
+ */
+void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *text, int is_error,
+                      double cost_usd, int known);
+
+/* The call fails before any work, with message as the text a calling model reads. */
+void ar_mcp_call_fail(struct ar_mcp_call *c, const char *fmt, ...) AR_PRINTF(2, 3);
+
+/* A progress notification (when the client asked for them): message for people. */
+void ar_mcp_call_progress(struct ar_mcp_call *c, const char *message);
+
+/* ---- what the tools share (tools.c) ---- */
+
+/* A text content carries the answer cut here: structuredContent has all of it. */
+#define AR_MCP_TEXT_MAX ((size_t)64 << 10)
+
+/* The argument key as a string (borrowed from c->args), or NULL. */
+const char *ar_mcp_arg_str(const struct ar_mcp_call *c, const char *key);
+/* 1 when the argument key is true. */
+int ar_mcp_arg_bool(const struct ar_mcp_call *c, const char *key);
+/* A document of the library (JSON text) as a value: a new reference, or NULL. Numbers
+ * past 64 bits come back as doubles rather than failing the parse. */
+json_t *ar_mcp_parse_doc(const char *text);
+/* The schema argument as contract text (the caller free()s), or NULL. */
+char *ar_mcp_schema_text(const struct ar_mcp_call *c);
+/* Appends s to b, cut at AR_MCP_TEXT_MAX with a note of what was left out. */
+void ar_mcp_put_cut(struct ar_buf *b, const char *s);
+
+/* ---- the posture (policy.c) ---- */
+
+/* Sets p from the operator's options. Returns 0, or AR_EUSAGE/AR_ENOMEM with err set. */
+int ar_mcp_policy_init(struct ar_mcp_policy *p, int allow_edits, int worktrees,
+                       const char *providers, double max_cost_call, double max_cost_total,
+                       const char *const *dirs, size_t n_dirs, struct ar_error *err);
+void ar_mcp_policy_finish(struct ar_mcp_policy *p);
+
+/*
+ * path (relative to base when not absolute) as a real path inside one of the
+ * allowed directories: *out gets it (free()). Returns 0, or -1 with why (n
+ * bytes) saying what is wrong and which flag would allow it.
+ */
+int ar_mcp_policy_path(const struct ar_mcp_policy *p, const char *base, const char *path,
+                       char **out, char *why, size_t n);
+
+/* 1 when the provider may be called ("auto" only when every provider may). */
+int ar_mcp_policy_provider_ok(const struct ar_mcp_policy *p, const char *name);
+
+/*
+ * Fills c->run (from defaults), c->cwd and c->provider from the arguments and the
+ * posture: the directory (server_cwd by default) inside the allowed ones, the provider
+ * and fallbacks allowed, the cost within the call's and the server's caps (spent so far;
+ * spent_unknown: a call's cost was unknown), timeouts, no edits. A tool that calls no
+ * model gets the defaults alone. Returns 0, or -1 after answering the call with the
+ * refusal, which names the flag the operator would need.
+ */
+int ar_mcp_call_posture(struct ar_mcp_call *c, const struct ar_run_options *defaults,
+                        const char *server_cwd, double spent, int spent_unknown);
+
+/* The operator's --allow-dir list for messages ("/a, /b"). Static buffer. */
+const char *ar_mcp_policy_dirs_text(const struct ar_mcp_policy *p);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * agentrun as a Model Context Protocol server on stdin/stdout (docs/mcp.md):
+ * what `agentrun mcp` runs. A client of the public library, as the CLI is:
+ * every tool call is a run, review, extraction, ranking or route of
+ * include/agentrun, started on the caller's libuv loop.
+ *
+ * The operator's flags decide what a call may do (the posture); the calling
+ * model's arguments can ask for less, never more.
+ *
+ * Protocol for the caller:
+ *   1. struct ar_mcp_options o; ar_mcp_options_init(&o); set the posture and
+ *      o.run (every call's defaults: provider, model, timeouts, logger…);
+ *   2. ar_mcp_server_start(loop, &o, done, arg, &server, &err);
+ *   3. run the loop; on a signal call ar_mcp_server_stop(server) (a second
+ *      stop SIGKILLs the CLIs at once);
+ *   4. done(server, arg) comes once, when the input ended (or stop) and every
+ *      call's CLI is gone; the server is freed when it returns.
+ */
+#ifndef AR_MCP_MCP_H
+#define AR_MCP_MCP_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "agentrun/agentrun.h"
+
+/* The longest message (one line) by default: 4 MiB. */
+#define AR_MCP_MAX_MESSAGE ((size_t)4 << 20)
+
+struct ar_mcp_options {
+    /* Every call's defaults (provider, model, fallback, timeouts, prompts_dir, prices,
+     * record/replay, cache, logger). Copied; its strings must outlive the server. */
+    struct ar_run_options run;
+    int allow_edits;         /* a run may edit files (--allow-edits) */
+    int worktrees;           /* with allow_edits: each edit run in a worktree (--worktrees) */
+    const char *providers;   /* the providers a call may use ("codex,gemini"); NULL: all */
+    double max_cost_call;    /* > 0: a call's cap in USD (--max-cost) */
+    double max_cost_total;   /* > 0: the server's cap over every call (--max-cost-total) */
+    const char *const *dirs; /* the directories a call's cwd may be in (and below) */
+    size_t n_dirs;           /* 0: the server's working directory */
+    unsigned jobs;           /* calls run at once (default 4) */
+    size_t max_message;      /* the longest line read (default AR_MCP_MAX_MESSAGE) */
+    int in_fd, out_fd;       /* default 0 and 1 */
+    const char *version;     /* serverInfo.version */
+};
+
+void ar_mcp_options_init(struct ar_mcp_options *o);
+
+struct ar_mcp_server;
+typedef void ar_mcp_done_fn(struct ar_mcp_server *server, void *arg);
+
+/*
+ * Starts serving on loop: reads in_fd (a pipe, a terminal, a socket or a
+ * file), writes protocol messages only to out_fd. Returns 0 (done will come),
+ * or a negative AR_E… code with err set (nothing was left on the loop).
+ */
+int ar_mcp_server_start(uv_loop_t *loop, const struct ar_mcp_options *o, ar_mcp_done_fn *done,
+                        void *arg, struct ar_mcp_server **out, struct ar_error *err);
+
+/* Stops reading and cancels every call (their CLIs get SIGTERM; called again, SIGKILL). */
+void ar_mcp_server_stop(struct ar_mcp_server *s);
+
+#endif

@@ -1,0 +1,761 @@
+/*
+ * The tools: run, review, prioritize, route (extract, which calls no model, is
+ * extract.c), and the table of all five. Each row of the table
+ * is a name, the JSON Schemas of its arguments and of its structuredContent,
+ * and a start function that turns the checked arguments into the library's
+ * options, starts the work on the server's loop and hands the result's
+ * document back as structuredContent, with a few lines of text for a
+ * calling model that reads only `content`.
+ *
+ * The arguments mirror the command's options (docs/mcp.md lists them): the
+ * same names with '_' for '-', a value where the command reads a file
+ * (schema, vars) and a path, under the allowed directories, where the
+ * command's input is a file of the checkout (instructions, baseline, a PRD
+ * folder, a manifest).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agentrun/agentrun.h"
+#include "agentrun/prioritize.h"
+#include "agentrun/review.h"
+#include "agentrun/route.h"
+#include "mcp/call.h"
+#include "util/buf.h"
+
+/* The text content carries the answer, cut here: structuredContent has all of it. */
+
+/* ---- the schemas ---------------------------------------------------------------------- */
+
+/* What every model-calling tool takes (the options the commands share). */
+#define MODEL_PROPS                                                                             \
+    "\"provider\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\",\"gemini\",\"auto\"],"    \
+    "\"description\":\"the CLI to run (default: the server's)\"},"                              \
+    "\"model\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the model to ask for\"}," \
+    "\"fallback\":{\"type\":\"string\",\"description\":\"providers tried in turn after "        \
+    "not_found, auth, rate_limit or api_error (\\\"codex,gemini\\\")\"},"                       \
+    "\"cwd\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the directory to work "     \
+    "in, inside the directories the server allows (default: the server's)\"},"                  \
+    "\"timeout\":{\"type\":\"number\",\"minimum\":0,\"description\":\"seconds per CLI call; "   \
+    "0: none\"},"                                                                               \
+    "\"idle_timeout\":{\"type\":\"number\",\"minimum\":0,\"description\":\"end a call "         \
+    "silent this many seconds\"},"                                                              \
+    "\"max_wait\":{\"type\":\"number\",\"minimum\":0,\"description\":\"seconds to wait for a "  \
+    "rate limit before the one retry; 0: never\"},"                                             \
+    "\"no_repair\":{\"type\":\"boolean\",\"description\":\"never make the repair call\"},"      \
+    "\"max_cost\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"USD this call " \
+    "may spend, within the server's cap\"}"
+
+#define OBJECT_OR_BOOL "{\"type\":[\"object\",\"boolean\"]"
+
+static const char run_input[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+    "\"prompt\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the task for the "
+    "agent\"},"
+    "\"template\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a prompt template "
+    "instead of prompt (agentrun prompts list)\"},"
+    "\"vars\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
+    "\"description\":\"the template's variables\"},"
+    "\"schema\":" OBJECT_OR_BOOL ",\"description\":\"a JSON Schema the answer must "
+    "satisfy (the contract subset of docs/prompts.md)\"},"
+    "\"json\":{\"type\":\"boolean\",\"description\":\"extract a JSON value even without a "
+    "schema\"},"
+    "\"expect\":{\"type\":\"string\",\"enum\":[\"object\",\"array\",\"any\"]},"
+    "\"allow_edits\":{\"type\":\"boolean\",\"description\":\"let the agent edit files (only "
+    "when the server allows edits)\"},"
+    "\"no_tools\":{\"type\":\"boolean\",\"description\":\"a text call: no tools at all\"},"
+    "\"allow_denied\":{\"type\":\"boolean\"},"
+    "\"expect_changes\":{\"type\":\"boolean\"},"
+    "\"resume\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a session_id to "
+    "continue\"},"
+    "\"no_local_repair\":{\"type\":\"boolean\"},"
+    "\"with_content\":{\"type\":\"boolean\"},"
+    "\"no_files\":{\"type\":\"boolean\"},"
+    "\"track_files\":{\"type\":\"boolean\"},"
+    "\"worktree\":{\"type\":\"boolean\",\"description\":\"run in a git worktree of its own "
+    "(edits only)\"},"
+    "\"base\":{\"type\":\"string\",\"minLength\":1},"
+    "\"commit\":{\"type\":\"boolean\"},"
+    "\"keep_worktree\":{\"type\":\"boolean\"}," MODEL_PROPS "}}";
+
+static const char run_output[] =
+    "{\"type\":\"object\",\"required\":[\"schema\",\"ok\"],\"properties\":{"
+    "\"schema\":{\"type\":\"string\"},\"ok\":{\"type\":\"boolean\"},"
+    "\"provider\":{\"type\":[\"string\",\"null\"]},\"output\":{\"type\":[\"string\",\"null\"]},"
+    "\"cost_usd\":{\"type\":[\"number\",\"null\"]},\"calls\":{\"type\":\"array\"},"
+    "\"files\":{\"type\":\"array\"},\"error\":{\"type\":[\"object\",\"null\"]}}}";
+
+static const char review_input[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+    "\"diff\":{\"type\":\"string\",\"description\":\"a unified diff to review\"},"
+    "\"rev\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a revision or range in cwd: "
+    "R, R^!, A..B, A...B\"},"
+    "\"staged\":{\"type\":\"boolean\",\"description\":\"the index against HEAD\"},"
+    "\"instructions\":{\"type\":\"string\",\"minLength\":1,\"description\":\"review "
+    "guidelines: REV:PATH from git, or a file under cwd\"},"
+    "\"context_tools\":{\"type\":\"boolean\",\"description\":\"the model may read files "
+    "beyond the diff\"},"
+    "\"fail_on\":{\"type\":\"string\",\"enum\":[\"critical\",\"high\",\"medium\",\"low\","
+    "\"info\",\"none\"]},"
+    "\"strict\":{\"type\":\"boolean\"},"
+    "\"max_chunk_bytes\":{\"type\":\"integer\",\"minimum\":1},"
+    "\"max_chunks\":{\"type\":\"integer\",\"minimum\":1},"
+    "\"jobs\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":64},"
+    "\"include\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}},"
+    "\"exclude\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}},"
+    "\"no_default_excludes\":{\"type\":\"boolean\"},"
+    "\"allow_binary\":{\"type\":\"boolean\"},"
+    "\"baseline\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a previous json, "
+    "sarif or gitlab output under cwd\"}," MODEL_PROPS "}}";
+
+static const char review_output[] =
+    "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
+    "\"schema\":{\"type\":\"string\"},\"passed\":{\"type\":\"boolean\"},"
+    "\"issues\":{\"type\":\"array\"}}}";
+
+static const char prioritize_input[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"dir\"],"
+    "\"properties\":{"
+    "\"dir\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the folder of PRDs, "
+    "under cwd\"},"
+    "\"recursive\":{\"type\":\"boolean\"},"
+    "\"max_prd_bytes\":{\"type\":\"integer\",\"minimum\":1},"
+    "\"context\":{\"type\":\"string\",\"description\":\"strategy, constraints or capacity "
+    "the ranking should weigh\"},"
+    "\"top\":{\"type\":\"integer\",\"minimum\":1}," MODEL_PROPS "}}";
+
+static const char prioritize_output[] =
+    "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
+    "\"schema\":{\"type\":\"string\"},\"recommendations\":{\"type\":\"array\"}}}";
+
+static const char route_input[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"query\",\"manifest\"],"
+    "\"properties\":{"
+    "\"query\":{\"type\":\"string\",\"minLength\":1},"
+    "\"manifest\":{\"type\":[\"string\",\"object\"],\"description\":\"the manifest: a file "
+    "under cwd, or the manifest itself {tasks, skills}\"},"
+    "\"min_score\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1},"
+    "\"no_llm\":{\"type\":\"boolean\",\"description\":\"never call the model\"}," MODEL_PROPS "}}";
+
+static const char route_output[] =
+    "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
+    "\"schema\":{\"type\":\"string\"},\"route\":{\"type\":\"string\"},"
+    "\"matches\":{\"type\":\"array\"}}}";
+
+/* ---- argument helpers ------------------------------------------------------------------ */
+
+const char *ar_mcp_arg_str(const struct ar_mcp_call *c, const char *key)
+{
+    return json_string_value(json_object_get(c->args, key));
+}
+
+int ar_mcp_arg_bool(const struct ar_mcp_call *c, const char *key)
+{
+    return json_is_true(json_object_get(c->args, key));
+}
+
+/* A document of the library (a string it made) as structuredContent: a new reference.
+ * Numbers past 64 bits come back as doubles rather than failing the parse. */
+json_t *ar_mcp_parse_doc(const char *text)
+{
+    if (!text)
+        return NULL;
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+    if (!v)
+        v = json_loads(text, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL);
+    return v;
+}
+
+/* The schema argument as contract text (caller free()s). */
+char *ar_mcp_schema_text(const struct ar_mcp_call *c)
+{
+    json_t *s = json_object_get(c->args, "schema");
+    return s ? json_dumps(s, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+}
+
+void ar_mcp_put_cut(struct ar_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= AR_MCP_TEXT_MAX) {
+        ar_buf_puts(b, s);
+        return;
+    }
+    ar_buf_append(b, s, AR_MCP_TEXT_MAX);
+    ar_buf_printf(b, "\n[… %zu more bytes in structuredContent]", n - AR_MCP_TEXT_MAX);
+}
+
+static void put_cost(struct ar_buf *b, double cost, enum ar_cost_source src)
+{
+    if (src == AR_COST_UNKNOWN)
+        ar_buf_puts(b, "cost unknown");
+    else
+        ar_buf_printf(b, "$%.4f", cost);
+}
+
+/* ---- the model tools: shared ------------------------------------------------------------ */
+
+static void cancel_run(void *h)
+{
+    ar_run_cancel(h);
+}
+
+static void cancel_review(void *h)
+{
+    ar_review_cancel(h);
+}
+
+static void cancel_prioritize(void *h)
+{
+    ar_prioritize_cancel(h);
+}
+
+static void cancel_route(void *h)
+{
+    ar_route_cancel(h);
+}
+
+/* The first lines of a model tool's text: what happened, who answered, what it cost. */
+static void put_run_line(struct ar_buf *b, const struct ar_result *r)
+{
+    if (!r)
+        return;
+    ar_buf_printf(b, "%s", r->provider ? r->provider : "no provider");
+    if (r->model)
+        ar_buf_printf(b, " (%s)", r->model);
+    ar_buf_printf(b, ", %zu call%s, ", r->n_calls, r->n_calls == 1 ? "" : "s");
+    put_cost(b, r->cost_usd, r->cost_source);
+    ar_buf_printf(b, ", %.1f s", (double)r->duration_ms / 1000.0);
+}
+
+static int cost_known(const struct ar_result *r)
+{
+    return !r || !r->n_calls || r->cost_source != AR_COST_UNKNOWN;
+}
+
+/* ---- run -------------------------------------------------------------------------------- */
+
+struct run_state {
+    struct ar_var *vars;
+    char *schema;
+};
+
+static void run_done(struct ar_run *run, struct ar_result *r, void *arg)
+{
+    (void)run;
+    struct ar_mcp_call *c = arg;
+    struct run_state *st = c->tool_state;
+    free(st->vars);
+    free(st->schema);
+    free(st);
+    c->tool_state = NULL;
+    char *text = ar_result_to_json(r, 0);
+    json_t *doc = ar_mcp_parse_doc(text);
+    free(text);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    if (r->ok)
+        ar_buf_puts(&b, "ok: ");
+    else
+        ar_buf_printf(&b, "failed (%s: %s): ", ar_strerror_name(r->error.code),
+                      r->error.msg[0] ? r->error.msg : ar_strerror(r->error.code));
+    put_run_line(&b, r);
+    if (r->n_files)
+        ar_buf_printf(&b, ", %zu file%s changed", r->n_files, r->n_files == 1 ? "" : "s");
+    if (r->session_id)
+        ar_buf_printf(&b, ", session %s", r->session_id);
+    ar_buf_puts(&b, "\n");
+    if (r->json)
+        ar_mcp_put_cut(&b, r->json);
+    else if (r->output)
+        ar_mcp_put_cut(&b, r->output);
+    double cost = r->cost_usd;
+    int known = cost_known(r);
+    ar_mcp_call_done(c, doc, ar_buf_cstr(&b), !r->ok, cost, known);
+    ar_buf_finish(&b);
+    ar_result_destroy(r);
+}
+
+static void run_start(struct ar_mcp_call *c)
+{
+    struct ar_run_options o = c->run;
+    struct run_state *st = calloc(1, sizeof(*st));
+    const char *prompt = ar_mcp_arg_str(c, "prompt"), *tmpl = ar_mcp_arg_str(c, "template");
+    const char *expect = ar_mcp_arg_str(c, "expect");
+    struct ar_error err = AR_ERROR_INIT;
+
+    if (!st) {
+        ar_mcp_call_fail(c, "out of memory");
+        return;
+    }
+    if (!prompt == !tmpl) {
+        free(st);
+        ar_mcp_call_fail(c, "give exactly one of prompt and template");
+        return;
+    }
+    int edits = ar_mcp_arg_bool(c, "allow_edits");
+    int wt = ar_mcp_arg_bool(c, "worktree") || ar_mcp_arg_bool(c, "commit") ||
+             ar_mcp_arg_bool(c, "keep_worktree") || ar_mcp_arg_str(c, "base");
+    if ((edits || wt) && !c->policy->allow_edits) {
+        free(st);
+        ar_mcp_call_fail(c,
+                         "%s: this server is read-only; the operator would need to start "
+                         "agentrun mcp with --allow-edits",
+                         edits ? "allow_edits refused" : "worktree refused");
+        return;
+    }
+    if (edits && ar_mcp_arg_bool(c, "no_tools")) {
+        free(st);
+        ar_mcp_call_fail(c, "allow_edits and no_tools cannot be combined");
+        return;
+    }
+    o.prompt = prompt;
+    o.template_name = tmpl;
+    json_t *vars = json_object_get(c->args, "vars");
+    if (vars && json_object_size(vars)) {
+        if (!(st->vars = calloc(json_object_size(vars), sizeof(*st->vars)))) {
+            free(st);
+            ar_mcp_call_fail(c, "out of memory");
+            return;
+        }
+        const char *k;
+        json_t *v;
+        size_t n = 0;
+        json_object_foreach(vars, k, v)
+        {
+            st->vars[n].name = k;
+            st->vars[n++].value = json_string_value(v);
+        }
+        o.vars = st->vars;
+        o.n_vars = n;
+    }
+    o.schema = st->schema = ar_mcp_schema_text(c);
+    o.want_json = ar_mcp_arg_bool(c, "json");
+    if (expect)
+        o.expect = strcmp(expect, "array") == 0 ? AR_EXPECT_ARRAY
+                   : strcmp(expect, "any") == 0 ? AR_EXPECT_ANY
+                                                : AR_EXPECT_OBJECT;
+    o.allow_edits = edits;
+    if (ar_mcp_arg_bool(c, "no_tools"))
+        o.tools = AR_TOOLS_NONE;
+    o.allow_denied = ar_mcp_arg_bool(c, "allow_denied");
+    o.expect_changes = ar_mcp_arg_bool(c, "expect_changes");
+    o.resume = ar_mcp_arg_str(c, "resume");
+    if (ar_mcp_arg_bool(c, "no_local_repair"))
+        o.local_repair = 0;
+    o.with_content = ar_mcp_arg_bool(c, "with_content");
+    if (ar_mcp_arg_bool(c, "no_files"))
+        o.track_files = AR_TRACK_FILES_NEVER;
+    if (ar_mcp_arg_bool(c, "track_files"))
+        o.track_files = AR_TRACK_FILES_ALWAYS;
+    if (ar_mcp_arg_bool(c, "worktree") || (edits && c->policy->worktrees))
+        o.worktree = AR_WORKTREE_ALWAYS;
+    o.worktree_base = ar_mcp_arg_str(c, "base");
+    o.worktree_commit = ar_mcp_arg_bool(c, "commit");
+    o.keep_worktree = ar_mcp_arg_bool(c, "keep_worktree");
+    c->tool_state = st;
+    struct ar_run *run = NULL;
+    if (ar_run_start(c->loop, &o, run_done, c, &run, &err) < 0) {
+        free(st->vars);
+        free(st->schema);
+        free(st);
+        c->tool_state = NULL;
+        ar_mcp_call_fail(c, "%s%s%s", err.where[0] && !strstr(err.msg, err.where) ? err.where : "",
+                         err.where[0] && !strstr(err.msg, err.where) ? ": " : "", err.msg);
+        return;
+    }
+    c->handle = run;
+    c->cancel = cancel_run;
+}
+
+/* ---- review ----------------------------------------------------------------------------- */
+
+struct review_state {
+    const char **include, **exclude;
+    char *instructions;
+    struct ar_review_baseline *baseline;
+};
+
+static void review_state_free(struct review_state *st)
+{
+    if (!st)
+        return;
+    free(st->include);
+    free(st->exclude);
+    free(st->instructions);
+    ar_review_baseline_destroy(st->baseline);
+    free(st);
+}
+
+static void review_event(void *arg, const struct ar_review_event *ev)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "chunk %zu of %zu %s", ev->chunk + 1, ev->n_chunks,
+             ev->kind == AR_REVIEW_CHUNK_STARTED ? "started" : "finished");
+    ar_mcp_call_progress(arg, msg);
+}
+
+static int write_buf(void *arg, const char *data, size_t len)
+{
+    return ar_buf_append(arg, data, len) < 0 ? -1 : 0;
+}
+
+static void review_done(struct ar_review_run *rv, struct ar_review_result *res, void *arg)
+{
+    (void)rv;
+    struct ar_mcp_call *c = arg;
+    review_state_free(c->tool_state);
+    c->tool_state = NULL;
+    struct ar_buf js, tx;
+    struct ar_review_write_options wo;
+    ar_review_write_options_init(&wo);
+    ar_buf_init(&js, AR_BUF_UNLIMITED);
+    ar_buf_init(&tx, AR_BUF_UNLIMITED);
+    ar_review_write(res, AR_REVIEW_FORMAT_JSON, &wo, write_buf, &js, NULL);
+    ar_review_write(res, AR_REVIEW_FORMAT_TEXT, &wo, write_buf, &tx, NULL);
+    json_t *doc = ar_mcp_parse_doc(ar_buf_cstr(&js));
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_mcp_put_cut(&b, ar_buf_cstr(&tx));
+    int status = res->verdict.exit_status;
+    ar_mcp_call_done(c, doc, ar_buf_cstr(&b), status != 0 && status != 1, res->review.cost_usd,
+                     !res->review.n_calls || res->review.cost_source != AR_COST_UNKNOWN);
+    ar_buf_finish(&b);
+    ar_buf_finish(&js);
+    ar_buf_finish(&tx);
+    ar_review_result_destroy(res);
+}
+
+static const char **string_list(json_t *a, size_t *n)
+{
+    *n = json_array_size(a);
+    if (!*n)
+        return NULL;
+    const char **v = calloc(*n, sizeof(*v));
+    for (size_t i = 0; v && i < *n; i++)
+        v[i] = json_string_value(json_array_get(a, i));
+    return v;
+}
+
+static void review_start(struct ar_mcp_call *c)
+{
+    struct ar_review_options o;
+    struct review_state *st = calloc(1, sizeof(*st));
+    struct ar_error err = AR_ERROR_INIT;
+    char why[1024];
+    char *path = NULL;
+
+    if (!st) {
+        ar_mcp_call_fail(c, "out of memory");
+        return;
+    }
+    ar_review_options_init(&o);
+    o.run = c->run;
+    const char *diff = ar_mcp_arg_str(c, "diff"), *rev = ar_mcp_arg_str(c, "rev");
+    if ((diff != NULL) + (rev != NULL) + ar_mcp_arg_bool(c, "staged") > 1) {
+        ar_mcp_call_fail(c, "give at most one of diff, rev and staged");
+        goto fail;
+    }
+    if (diff) {
+        o.diff = diff;
+        o.diff_len = json_string_length(json_object_get(c->args, "diff"));
+        o.label = "the diff argument";
+    }
+    o.rev = rev;
+    o.staged = ar_mcp_arg_bool(c, "staged");
+    if (ar_mcp_arg_bool(c, "context_tools"))
+        o.run.tools = AR_TOOLS_READ;
+    const char *fail_on = ar_mcp_arg_str(c, "fail_on");
+    if (fail_on)
+        o.fail_on = ar_severity_parse(fail_on, 1);
+    o.strict = ar_mcp_arg_bool(c, "strict");
+    json_t *v;
+    if ((v = json_object_get(c->args, "max_chunk_bytes")))
+        o.max_chunk_bytes = (size_t)json_integer_value(v);
+    if ((v = json_object_get(c->args, "max_chunks")))
+        o.max_chunks = (size_t)json_integer_value(v);
+    if ((v = json_object_get(c->args, "jobs")))
+        o.jobs = (unsigned)json_integer_value(v);
+    st->include = string_list(json_object_get(c->args, "include"), &o.n_include);
+    st->exclude = string_list(json_object_get(c->args, "exclude"), &o.n_exclude);
+    o.include = st->include;
+    o.exclude = st->exclude;
+    o.no_default_excludes = ar_mcp_arg_bool(c, "no_default_excludes");
+    o.allow_binary = ar_mcp_arg_bool(c, "allow_binary");
+    const char *ins = ar_mcp_arg_str(c, "instructions");
+    if (ins) {
+        /* REV:PATH reads git's objects; anything else is a file, and a file must be
+         * inside the allowed directories like every path a call names. */
+        const char *colon = strchr(ins, ':');
+        int from_git = 0;
+        if (colon && colon != ins) {
+            char *r = strndup(ins, (size_t)(colon - ins));
+            from_git = r && ar_review_is_revision(c->cwd, r, NULL) == 1;
+            free(r);
+        }
+        if (!from_git && ar_mcp_policy_path(c->policy, c->cwd, ins, &path, why, sizeof(why)) < 0) {
+            ar_mcp_call_fail(c, "instructions: %s", why);
+            goto fail;
+        }
+        size_t len;
+        if (ar_review_read_instructions(c->cwd, from_git ? ins : path, &st->instructions, &len,
+                                        &err) < 0) {
+            ar_mcp_call_fail(c, "instructions: %s", err.msg);
+            goto fail;
+        }
+        o.instructions = st->instructions;
+        free(path);
+        path = NULL;
+    }
+    const char *bl = ar_mcp_arg_str(c, "baseline");
+    if (bl) {
+        if (ar_mcp_policy_path(c->policy, c->cwd, bl, &path, why, sizeof(why)) < 0) {
+            ar_mcp_call_fail(c, "baseline: %s", why);
+            goto fail;
+        }
+        if (ar_review_baseline_load(path, &st->baseline, &err) < 0) {
+            ar_mcp_call_fail(c, "baseline: %s", err.msg);
+            goto fail;
+        }
+        o.baseline = st->baseline;
+        free(path);
+        path = NULL;
+    }
+    o.on_event = review_event;
+    o.event_arg = c;
+    c->tool_state = st;
+    struct ar_review_run *rv = NULL;
+    if (ar_review_start(c->loop, &o, review_done, c, &rv, &err) < 0) {
+        c->tool_state = NULL;
+        ar_mcp_call_fail(c, "%s", err.msg);
+        goto fail;
+    }
+    c->handle = rv;
+    c->cancel = cancel_review;
+    return;
+fail:
+    free(path);
+    review_state_free(st);
+}
+
+/* ---- prioritize ------------------------------------------------------------------------- */
+
+static void prioritize_done(struct ar_prioritize_run *pr, struct ar_prioritize_result *res,
+                            void *arg)
+{
+    (void)pr;
+    struct ar_mcp_call *c = arg;
+    free(c->tool_state);
+    c->tool_state = NULL;
+    char *text = ar_prioritize_result_to_json(res, 0);
+    json_t *doc = ar_mcp_parse_doc(text);
+    free(text);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    if (res->ranked && !res->error)
+        ar_buf_puts(&b, "ranked: ");
+    else
+        ar_buf_printf(&b, "no ranking (%s): ",
+                      res->error ? res->error
+                                 : (res->run->error.msg[0] ? res->run->error.msg
+                                                           : ar_strerror(res->run->error.code)));
+    put_run_line(&b, res->run);
+    ar_buf_puts(&b, "\n");
+    for (size_t i = 0; i < res->n_recommendations; i++) {
+        const struct ar_recommendation *r = &res->recommendations[i];
+        ar_buf_printf(&b, "%lld. %s", (long long)r->priority, r->prd_id);
+        if (r->rationale)
+            ar_buf_printf(&b, " — %s", r->rationale);
+        ar_buf_puts(&b, "\n");
+        if (b.len > AR_MCP_TEXT_MAX)
+            break;
+    }
+    ar_mcp_call_done(c, doc, ar_buf_cstr(&b), res->exit_status != 0, res->run->cost_usd,
+                     cost_known(res->run));
+    ar_buf_finish(&b);
+    ar_prioritize_result_destroy(res);
+}
+
+static void prioritize_start(struct ar_mcp_call *c)
+{
+    struct ar_prioritize_options o;
+    struct ar_error err = AR_ERROR_INIT;
+    char why[1024];
+    char *dir = NULL;
+
+    ar_prioritize_options_init(&o);
+    o.run = c->run;
+    if (ar_mcp_policy_path(c->policy, c->cwd, ar_mcp_arg_str(c, "dir"), &dir, why, sizeof(why)) <
+        0) {
+        ar_mcp_call_fail(c, "dir: %s", why);
+        return;
+    }
+    o.dir = dir;
+    o.recursive = ar_mcp_arg_bool(c, "recursive");
+    json_t *v;
+    if ((v = json_object_get(c->args, "max_prd_bytes")))
+        o.max_prd_bytes = (size_t)json_integer_value(v);
+    if ((v = json_object_get(c->args, "top")))
+        o.top = (size_t)json_integer_value(v);
+    o.context = ar_mcp_arg_str(c, "context");
+    c->tool_state = dir;
+    struct ar_prioritize_run *pr = NULL;
+    if (ar_prioritize_start(c->loop, &o, prioritize_done, c, &pr, &err) < 0) {
+        c->tool_state = NULL;
+        free(dir);
+        ar_mcp_call_fail(c, "%s", err.msg);
+        return;
+    }
+    c->handle = pr;
+    c->cancel = cancel_prioritize;
+}
+
+/* ---- route ------------------------------------------------------------------------------ */
+
+struct route_state {
+    char *path;
+    char *manifest;
+};
+
+static void route_done(struct ar_route_run *rt, struct ar_route_result *res, void *arg)
+{
+    (void)rt;
+    struct ar_mcp_call *c = arg;
+    struct route_state *st = c->tool_state;
+    free(st->path);
+    free(st->manifest);
+    free(st);
+    c->tool_state = NULL;
+    char *text = ar_route_result_to_json(res, 0);
+    json_t *doc = ar_mcp_parse_doc(text);
+    free(text);
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    ar_buf_printf(&b, "route: %s", ar_route_kind_name(res->kind));
+    if (res->error)
+        ar_buf_printf(&b, " (%s)", res->error);
+    if (res->run) {
+        ar_buf_puts(&b, "; ");
+        put_run_line(&b, res->run);
+    }
+    ar_buf_puts(&b, "\n");
+    for (size_t i = 0; i < res->n_matches && b.len < AR_MCP_TEXT_MAX; i++)
+        ar_buf_printf(&b, "%s %s (%.2f)\n", ar_route_type_name(res->matches[i].type),
+                      res->matches[i].name, res->matches[i].confidence);
+    ar_mcp_call_done(c, doc, ar_buf_cstr(&b), res->kind == AR_ROUTE_ERROR,
+                     res->run ? res->run->cost_usd : 0, cost_known(res->run));
+    ar_buf_finish(&b);
+    ar_route_result_destroy(res);
+}
+
+static void route_start(struct ar_mcp_call *c)
+{
+    struct ar_route_options o;
+    struct ar_error err = AR_ERROR_INIT;
+    char why[1024];
+    struct route_state *st = calloc(1, sizeof(*st));
+
+    if (!st) {
+        ar_mcp_call_fail(c, "out of memory");
+        return;
+    }
+    ar_route_options_init(&o);
+    o.run = c->run;
+    o.query = ar_mcp_arg_str(c, "query");
+    json_t *m = json_object_get(c->args, "manifest");
+    if (json_is_string(m)) {
+        if (ar_mcp_policy_path(c->policy, c->cwd, json_string_value(m), &st->path, why,
+                               sizeof(why)) < 0) {
+            free(st);
+            ar_mcp_call_fail(c, "manifest: %s", why);
+            return;
+        }
+        o.manifest_path = st->path;
+    } else {
+        st->manifest = json_dumps(m, JSON_COMPACT);
+        o.manifest = st->manifest;
+        o.manifest_len = st->manifest ? strlen(st->manifest) : 0;
+    }
+    json_t *v;
+    if ((v = json_object_get(c->args, "min_score")))
+        o.min_score = json_number_value(v);
+    o.no_model = ar_mcp_arg_bool(c, "no_llm");
+    c->tool_state = st;
+    struct ar_route_run *rt = NULL;
+    if (ar_route_start(c->loop, &o, route_done, c, &rt, &err) < 0) {
+        c->tool_state = NULL;
+        free(st->path);
+        free(st->manifest);
+        free(st);
+        ar_mcp_call_fail(c, "%s", err.msg);
+        return;
+    }
+    c->handle = rt;
+    c->cancel = cancel_route;
+}
+
+/* ---- the table -------------------------------------------------------------------------- */
+
+static const struct ar_mcp_tool tool_prioritize = {
+    .name = "prioritize",
+    .title = "Rank a folder of PRDs",
+    .description = "Ranks the product requirement documents of a folder with a model, as "
+                   "`agentrun prioritize` does, and checks the ranking against the folder. "
+                   "structuredContent is the agentrun.prioritize/1 document.",
+    .input_schema = prioritize_input,
+    .output_schema = prioritize_output,
+    .uses_model = 1,
+    .start = prioritize_start,
+};
+
+static const struct ar_mcp_tool tool_review = {
+    .name = "review",
+    .title = "Review a diff with another agent",
+    .description = "Reviews a diff (the diff text, a revision range in cwd, the staged changes, "
+                   "or the working tree) with a model, as `agentrun review` does: chunks, "
+                   "merged findings with checked paths, coverage of every changed path and a "
+                   "verdict. structuredContent is the agentrun.review/1 document.",
+    .input_schema = review_input,
+    .output_schema = review_output,
+    .uses_model = 1,
+    .start = review_start,
+};
+
+static const struct ar_mcp_tool tool_route = {
+    .name = "route",
+    .title = "Route a request to a task or skill",
+    .description = "Matches a request to a task or skill of a manifest: exact, keyword, then "
+                   "the model, as `agentrun route` does. structuredContent is the "
+                   "agentrun.route/1 document.",
+    .input_schema = route_input,
+    .output_schema = route_output,
+    .uses_model = 1,
+    .start = route_start,
+};
+
+static const struct ar_mcp_tool tool_run = {
+    .name = "run",
+    .title = "Run another coding agent",
+    .description = "Runs Claude Code, Codex or Gemini CLI headlessly on a prompt, as `agentrun "
+                   "run` does, and returns the checked RunResult (agentrun.run/1): the answer, "
+                   "the JSON it satisfied a schema with, tokens, cost, the files changed, each "
+                   "CLI call. Read-only unless the server allows edits.",
+    .input_schema = run_input,
+    .output_schema = run_output,
+    .uses_model = 1,
+    .start = run_start,
+};
+
+const struct ar_mcp_tool *const ar_mcp_tools[] = {
+    &tool_run, &tool_review, &ar_mcp_tool_extract, &tool_prioritize, &tool_route, NULL,
+};
+
+const struct ar_mcp_tool *ar_mcp_tool_find(const char *name)
+{
+    for (size_t i = 0; ar_mcp_tools[i]; i++)
+        if (strcmp(ar_mcp_tools[i]->name, name) == 0)
+            return ar_mcp_tools[i];
+    return NULL;
+}

@@ -1,0 +1,616 @@
+"""agentrun mcp (docs/mcp.md): the MCP server driven over pipes, as a client would, with
+the fake CLI standing in for the real ones."""
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import AGENTRUN, Sandbox, alive, claude_stream  # noqa: E402
+
+TOOLS = ["run", "review", "extract", "prioritize", "route"]
+
+
+class Server:
+    """agentrun mcp ARGS in the sandbox's work tree, spoken to line by line."""
+
+    def __init__(self, sb, *args, env=None, cwd=None, provider="codex"):
+        e = dict(sb.env)
+        if provider:
+            e["AGENTRUN_PROVIDER"] = provider
+        e.update(env or {})
+        self.p = subprocess.Popen([AGENTRUN, "mcp", *args], cwd=cwd or sb.work, env=e,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)
+        self.buf = b""
+        self.seen = []  # every message read, in order
+        self.next_id = 100
+
+    def send_raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, msg):
+        self.send_raw(json.dumps(msg).encode() + b"\n")
+
+    def recv(self, timeout=20):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError("no message from the server in %s s" % timeout)
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                if not chunk:
+                    raise AssertionError("the server closed stdout")
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg = json.loads(line)  # anything on stdout that is not JSON fails here
+        self.assertish(msg)
+        self.seen.append(msg)
+        return msg
+
+    @staticmethod
+    def assertish(msg):
+        if msg.get("jsonrpc") != "2.0":
+            raise AssertionError("not a JSON-RPC 2.0 message: %r" % msg)
+
+    def request(self, method, params=None, timeout=20):
+        self.next_id += 1
+        rid = self.next_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.answer(rid, timeout)
+
+    def answer(self, rid, timeout=20):
+        """The response to rid; notifications before it are kept in self.seen."""
+        while True:
+            m = self.recv(timeout)
+            if m.get("id") == rid and ("result" in m or "error" in m):
+                return m
+
+    def initialize(self, version="2025-06-18"):
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r
+
+    def call(self, name, args, meta=None, timeout=30):
+        params = {"name": name, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        return self.request("tools/call", params, timeout)
+
+    def close(self, timeout=20):
+        self.p.stdin.close()
+        out = self.p.stdout.read()
+        err = self.p.stderr.read()
+        rc = self.p.wait(timeout)
+        return rc, out, err.decode(errors="replace")
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def wait_for(pred, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+class McpCase(unittest.TestCase):
+    def server(self, sb, *args, **kw):
+        s = Server(sb, *args, **kw)
+        self.addCleanup(s.kill)
+        return s
+
+
+class Lifecycle(McpCase):
+    def test_initialize_negotiates_either_version_and_answers_others_with_the_latest(self):
+        with Sandbox(git=False) as sb:
+            for asked, got in [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"),
+                               ("2024-11-05", "2025-11-25")]:
+                s = self.server(sb)
+                r = s.initialize(asked)["result"]
+                self.assertEqual(r["protocolVersion"], got)
+                self.assertEqual(r["serverInfo"]["name"], "agentrun")
+                self.assertIn("tools", r["capabilities"])
+                rc, out, err = s.close()
+                self.assertEqual((rc, out), (0, b""), err)
+
+    def test_tools_list_has_exactly_the_five_tools_with_both_schemas(self):
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize()
+            tools = s.request("tools/list")["result"]["tools"]
+            self.assertEqual([t["name"] for t in tools], TOOLS)
+            for t in tools:
+                self.assertEqual(t["inputSchema"]["type"], "object")
+                self.assertEqual(t["outputSchema"]["type"], "object")
+                self.assertTrue(t["description"])
+                self.assertNotIn("trust_project", t["inputSchema"]["properties"])
+            self.assertTrue(tools[0]["annotations"]["readOnlyHint"])
+
+    def test_requests_before_initialize_are_refused_but_ping_answers(self):
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            self.assertEqual(s.request("ping")["result"], {})
+            e = s.request("tools/list")["error"]
+            self.assertEqual(e["code"], -32600)
+            self.assertIn("not initialized", e["message"])
+            s.initialize()
+            self.assertEqual(s.request("initialize", {"protocolVersion": "2025-06-18"})
+                             ["error"]["code"], -32600)
+            self.assertIn("tools", s.request("tools/list")["result"])
+
+
+class Extract(McpCase):
+    def test_extract_gives_the_value_as_written(self):
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize()
+            text = 'Here it is:\n```json\n{"price": 1.50, "big": 12345678901234567890}\n```\n'
+            r = s.call("extract", {"text": text})["result"]
+            self.assertFalse(r["isError"])
+            sc = r["structuredContent"]
+            self.assertTrue(sc["found"])
+            self.assertEqual(sc["json"], '{"price":1.50,"big":12345678901234567890}')
+            self.assertEqual(sc["value"]["price"], 1.5)
+            self.assertTrue(sc["fenced"])
+            self.assertEqual(r["content"], [{"type": "text", "text": sc["json"]}])
+
+    def test_extract_repairs_code_blocks_and_sections(self):
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize()
+            r = s.call("extract", {"text": "{'a': 1,}", "repair": True})["result"]
+            self.assertEqual(r["structuredContent"]["json"], '{"a":1}')
+            self.assertIn("single_quotes", r["structuredContent"]["fixes"])
+            r = s.call("extract", {"text": "x\n```sh\nls\n```\n", "code": True})["result"]
+            self.assertEqual(r["structuredContent"]["blocks"], ["ls\n"])
+            r = s.call("extract", {"text": "# A\none\n# B\ntwo\n", "section": "B"})["result"]
+            self.assertEqual(r["structuredContent"]["section"], "two\n")
+            r = s.call("extract", {"text": '[1] {"a": 2} {"a": "x"}', "all": True})["result"]
+            self.assertEqual([v["json"] for v in r["structuredContent"]["values"]],
+                             ['{"a":2}', '{"a":"x"}'])
+
+    def test_extract_with_a_schema_and_nothing_found_are_error_results(self):
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize()
+            schema = {"type": "object", "required": ["n"],
+                      "properties": {"n": {"type": "integer"}}}
+            r = s.call("extract", {"text": '{"n": "x"} then {"n": 3}', "schema": schema})
+            self.assertEqual(r["result"]["structuredContent"]["json"], '{"n":3}')
+            r = s.call("extract", {"text": '{"n": "x"}', "schema": schema})["result"]
+            self.assertTrue(r["isError"])
+            self.assertIn("/n", r["content"][0]["text"])
+            r = s.call("extract", {"text": "no json at all"})["result"]
+            self.assertTrue(r["isError"])
+            self.assertFalse(r["structuredContent"]["found"])
+
+
+class Run(McpCase):
+    def test_run_returns_the_run_result_with_progress(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ['{"answer": 42}'])
+            s = self.server(sb)
+            s.initialize()
+            r = s.call("run", {"prompt": "the answer?", "json": True},
+                       meta={"progressToken": "tok"})["result"]
+            self.assertFalse(r["isError"], r)
+            sc = r["structuredContent"]
+            self.assertEqual(sc["schema"], "agentrun.run/1")
+            self.assertTrue(sc["ok"])
+            self.assertEqual(sc["json"], {"answer": 42})
+            self.assertEqual(sc["provider"], "codex")
+            self.assertEqual(sc["posture"]["tools"], "read")
+            self.assertFalse(sc["posture"]["project_config"])
+            self.assertTrue(r["content"][0]["text"].startswith("ok: codex"))
+            self.assertIn('{"answer":42}', r["content"][0]["text"])
+            progress = [m["params"] for m in s.seen if m.get("method") == "notifications/progress"]
+            self.assertTrue(progress)
+            self.assertTrue(all(p["progressToken"] == "tok" for p in progress))
+            values = [p["progress"] for p in progress]
+            self.assertEqual(values, sorted(set(values)))
+            self.assertTrue(any("call started" in p["message"] for p in progress), progress)
+            call = sb.calls()[0]
+            self.assertEqual(call["argv0"], "codex")
+            self.assertEqual(call["stdin"].strip()[-11:], "the answer?")
+
+    def test_progress_names_each_tool_the_cli_uses_once(self):
+        with Sandbox() as sb:
+            sid = "a12149e5-57b9-4101-8896-0e79223f8ed2"
+            use = {"type": "assistant", "session_id": sid, "message": {
+                "id": "m0", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Read",
+                             "input": {"file_path": "/x/README"}}],
+                "usage": {"input_tokens": 1, "output_tokens": 1}}}
+            stream = claude_stream("done").splitlines(True)
+            sb.env["FAKE_CLI_FIXTURE"] = sb.fixture(
+                stream[0] + json.dumps(use) + "\n" + json.dumps(use) + "\n" + "".join(stream[1:]))
+            s = self.server(sb, provider="claude")
+            s.initialize()
+            r = s.call("run", {"prompt": "x"}, meta={"progressToken": 9})["result"]
+            self.assertFalse(r["isError"], r)
+            messages = [m["params"]["message"] for m in s.seen
+                        if m.get("method") == "notifications/progress"]
+            self.assertEqual(messages, ["queued", "claude main call started",
+                                        "claude uses Read: /x/README",
+                                        "claude main call finished: exit 0"])
+
+    def test_a_failed_run_is_an_error_result_holding_the_run_result(self):
+        with Sandbox() as sb:
+            s = self.server(sb, env={"AGENTRUN_CODEX_BIN": "/nonexistent/codex"})
+            s.initialize()
+            r = s.call("run", {"prompt": "x"})["result"]
+            self.assertTrue(r["isError"])
+            self.assertEqual(r["structuredContent"]["error"]["code"], "not_found")
+            self.assertTrue(r["content"][0]["text"].startswith("failed (not_found"))
+
+    def test_calls_run_side_by_side_up_to_jobs(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ['{"a": 1}'])
+            s = self.server(sb, "-j", "2", env={"FAKE_CLI_SLEEP_MS": "1500"})
+            s.initialize()
+            t0 = time.monotonic()
+            for i in range(2):
+                s.send({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                        "params": {"name": "run", "arguments": {"prompt": "p%d" % i}}})
+            answers = {}
+            while len(answers) < 2:
+                m = s.recv(30)
+                if "id" in m:
+                    answers[m["id"]] = m
+            took = time.monotonic() - t0
+            self.assertTrue(all(not a["result"]["isError"] for a in answers.values()), answers)
+            self.assertLess(took, 2.9, "two 1.5 s calls with -j 2 ran one after the other")
+
+
+class OtherTools(McpCase):
+    def test_review_of_a_diff_revision_and_instructions_from_git(self):
+        with Sandbox() as sb:
+            sb.write("app.c", "int main(void)\n{\n    return 0;\n}\n")
+            sb.write("REVIEW.md", "Check null pointers.\n")
+            sb.git("add", "app.c", "REVIEW.md")
+            sb.git("commit", "-q", "-m", "app")
+            sb.write("app.c", "int main(void)\n{\n    char *p = 0;\n    return *p;\n}\n")
+            finding = {"file": "app.c", "line": 3, "severity": "high", "message": "null deref"}
+            sb.answers("codex", ["```json\n" + json.dumps(
+                {"passed": False, "summary": "one bug", "issues": [finding]}) + "\n```"])
+            s = self.server(sb)
+            s.initialize()
+            r = s.call("review", {"instructions": "HEAD:REVIEW.md", "fail_on": "high"},
+                       meta={"progressToken": 1})["result"]
+            self.assertFalse(r["isError"], r)  # findings are a result, not an error
+            sc = r["structuredContent"]
+            self.assertEqual(sc["schema"], "agentrun.review/1")
+            self.assertEqual([i["file"] for i in sc["issues"]], ["app.c"])
+            self.assertIn("null deref", r["content"][0]["text"])
+            self.assertIn("Check null pointers.", sb.calls()[0]["stdin"])
+            self.assertTrue(any("chunk 1 of 1" in m["params"]["message"] for m in s.seen
+                                if m.get("method") == "notifications/progress"))
+            # The instructions as a file outside the allowed directories are refused.
+            outside = sb.write("outside.md", "x", base=sb.root)
+            r = s.call("review", {"instructions": outside})["result"]
+            self.assertTrue(r["isError"])
+            self.assertIn("--allow-dir", r["content"][0]["text"])
+            self.assertEqual(len(sb.calls()), 1)
+
+    def test_review_of_diff_text(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ["```json\n" + json.dumps(
+                {"passed": True, "summary": "fine", "issues": []}) + "\n```"])
+            s = self.server(sb)
+            s.initialize()
+            diff = ("diff --git a/x.txt b/x.txt\nnew file mode 100644\n--- /dev/null\n"
+                    "+++ b/x.txt\n@@ -0,0 +1 @@\n+hello\n")
+            r = s.call("review", {"diff": diff})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertTrue(r["structuredContent"]["passed"])
+            self.assertIn("+hello", sb.calls()[0]["stdin"])
+
+    def test_prioritize_and_route(self):
+        with Sandbox(git=False) as sb:
+            sb.write("prds/auth.md", "# Auth\nLogin.\n")
+            sb.write("prds/billing.md", "# Billing\nInvoices.\n")
+            sb.answers("codex", [json.dumps({"recommendations": [
+                {"prd_id": "auth", "priority": 1, "rationale": "first"},
+                {"prd_id": "billing", "priority": 2, "rationale": "then"}]})])
+            s = self.server(sb)
+            s.initialize()
+            r = s.call("prioritize", {"dir": "prds"})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual([x["prd_id"] for x in r["structuredContent"]["recommendations"]],
+                             ["auth", "billing"])
+            self.assertIn("1. auth", r["content"][0]["text"])
+            manifest = {"tasks": [{"name": "login", "description": "set up user login"}],
+                        "skills": []}
+            r = s.call("route", {"query": "login", "manifest": manifest, "no_llm": True})
+            r = r["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual(r["structuredContent"]["route"], "exact")
+            self.assertEqual(len(sb.calls()), 1)  # the exact tier: no model call
+
+
+class Cancel(McpCase):
+    def test_cancelled_leaves_no_process_and_no_answer(self):
+        with Sandbox() as sb:
+            pidfile = os.path.join(sb.root, "grandchildren")
+            s = self.server(sb, env={"FAKE_CLI_HANG": "1", "FAKE_CLI_GRANDCHILD": "keep-pipes",
+                                     "FAKE_CLI_PIDFILE": pidfile})
+            s.initialize()
+            s.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "run", "arguments": {"prompt": "hang"}}})
+            self.assertTrue(wait_for(lambda: sb.calls() and os.path.exists(pidfile)),
+                            "the fake CLI never started")
+            pids = [sb.calls()[0]["pid"]] + [int(x) for x in open(pidfile).read().split()]
+            t0 = time.monotonic()
+            s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 7, "reason": "user"}})
+            self.assertTrue(wait_for(lambda: not any(alive(p) for p in pids), 10),
+                            "a process of the cancelled call is still there")
+            self.assertLess(time.monotonic() - t0, 5)
+            # The server goes on, and never answers the cancelled call.
+            self.assertEqual(s.request("ping")["result"], {})
+            rc, out, err = s.close()
+            self.assertEqual(rc, 0, err)
+            self.assertFalse([m for m in s.seen if m.get("id") == 7])
+            for line in out.splitlines():
+                self.assertNotEqual(json.loads(line).get("id"), 7)
+
+    def test_eof_and_sigterm_end_every_cli(self):
+        with Sandbox() as sb:
+            for how in ("eof", "term"):
+                log = sb.log
+                if os.path.exists(log):
+                    os.unlink(log)
+                s = self.server(sb, env={"FAKE_CLI_HANG": "1"})
+                s.initialize()
+                s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "run", "arguments": {"prompt": "hang"}}})
+                self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+                pid = sb.calls()[0]["pid"]
+                if how == "term":
+                    s.p.send_signal(signal.SIGTERM)
+                    s.p.stdin.close()
+                    rc = s.p.wait(20)
+                    self.assertEqual(rc, 143)
+                else:
+                    rc, out, err = s.close()
+                    self.assertEqual(rc, 0, err)
+                self.assertTrue(wait_for(lambda: not alive(pid), 5), how)
+
+
+class Tasks(McpCase):
+    def test_a_task_is_created_polled_and_its_result_waited_for(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ['{"a": 1}'])
+            s = self.server(sb, env={"FAKE_CLI_SLEEP_MS": "800"})
+            caps = s.initialize("2025-11-25")["result"]["capabilities"]
+            self.assertEqual(caps["tasks"], {"list": {}, "cancel": {},
+                                             "requests": {"tools": {"call": {}}}})
+            tools = s.request("tools/list")["result"]["tools"]
+            self.assertTrue(all(t["execution"]["taskSupport"] == "optional" for t in tools))
+            created = s.request("tools/call", {"name": "run", "arguments": {"prompt": "p", "json": True},
+                                               "task": {"ttl": 60000}})["result"]["task"]
+            self.assertEqual(created["status"], "working")
+            self.assertEqual(created["ttl"], 60000)
+            self.assertEqual(len(created["taskId"]), 32)
+            tid = created["taskId"]
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["result"]["status"],
+                             "working")
+            r = s.request("tasks/result", {"taskId": tid}, timeout=30)["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual(r["structuredContent"]["json"], {"a": 1})
+            self.assertEqual(r["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], tid)
+            self.assertTrue(any(m.get("method") == "notifications/tasks/status" and
+                                m["params"]["status"] == "completed" for m in s.seen))
+            listed = s.request("tasks/list")["result"]["tasks"]
+            self.assertEqual([(t["taskId"], t["status"]) for t in listed], [(tid, "completed")])
+            self.assertEqual(s.request("tasks/result", {"taskId": tid})["result"]
+                             ["structuredContent"]["json"], {"a": 1})
+            self.assertEqual(s.request("tasks/cancel", {"taskId": tid})["error"]["code"], -32602)
+            self.assertEqual(s.request("tasks/get", {"taskId": "nope"})["error"]["code"], -32602)
+
+    def test_tasks_cancel_ends_the_cli_and_a_refusal_is_the_tasks_result(self):
+        with Sandbox() as sb:
+            s = self.server(sb, env={"FAKE_CLI_HANG": "1"})
+            s.initialize("2025-11-25")
+            tid = s.request("tools/call", {"name": "run", "arguments": {"prompt": "p"},
+                                           "task": {}})["result"]["task"]["taskId"]
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            pid = sb.calls()[0]["pid"]
+            r = s.request("tasks/cancel", {"taskId": tid})["result"]
+            self.assertEqual(r["status"], "cancelled")
+            self.assertTrue(wait_for(lambda: not alive(pid), 10))
+            r = s.request("tasks/result", {"taskId": tid}, timeout=20)["result"]
+            self.assertEqual(r["structuredContent"]["error"]["code"], "interrupted")
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["result"]["status"],
+                             "cancelled")
+            t2 = s.request("tools/call", {"name": "run", "task": {},
+                                          "arguments": {"prompt": "p", "allow_edits": True}})
+            t2 = t2["result"]["task"]["taskId"]
+            r = s.request("tasks/result", {"taskId": t2})["result"]
+            self.assertTrue(r["isError"])
+            self.assertIn("--allow-edits", r["content"][0]["text"])
+            self.assertEqual(s.request("tasks/get", {"taskId": t2})["result"]["status"], "failed")
+
+
+class Posture(McpCase):
+    def refused(self, s, tool, args, flag):
+        r = s.call(tool, args)["result"]
+        self.assertTrue(r["isError"], r)
+        self.assertIn(flag, r["content"][0]["text"])
+        return r["content"][0]["text"]
+
+    def test_edits_are_refused_unless_the_server_allows_them(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ["done"])
+            s = self.server(sb)
+            s.initialize()
+            self.refused(s, "run", {"prompt": "edit", "allow_edits": True}, "--allow-edits")
+            self.refused(s, "run", {"prompt": "edit", "worktree": True}, "--allow-edits")
+            self.assertEqual(sb.calls(), [])
+            s2 = self.server(sb, "--allow-edits",
+                             env={"FAKE_CLI_WRITE_FILES": "new.txt=hello"})
+            s2.initialize()
+            r = s2.call("run", {"prompt": "edit", "allow_edits": True})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual(r["structuredContent"]["posture"]["tools"], "edit")
+            self.assertEqual([f["path"] for f in r["structuredContent"]["files"]], ["new.txt"])
+
+    def test_a_cwd_outside_the_allowed_directories_is_refused(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ["fine"])
+            sibling = sb.work + "2"  # shares the prefix, not the directory
+            os.mkdir(sibling)
+            os.symlink("/", os.path.join(sb.work, "root-link"))
+            os.mkdir(os.path.join(sb.work, "sub"))
+            s = self.server(sb)
+            s.initialize()
+            for cwd in ["/", sibling, "..", "root-link", "sub/../../work2"]:
+                self.refused(s, "run", {"prompt": "x", "cwd": cwd}, "--allow-dir")
+            self.refused(s, "run", {"prompt": "x", "cwd": "/nonexistent"}, "No such file")
+            self.assertEqual(sb.calls(), [])
+            r = s.call("run", {"prompt": "x", "cwd": "sub"})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual(sb.calls()[0]["cwd"], os.path.realpath(os.path.join(sb.work, "sub")))
+            # Paths a call names are held to the same rule.
+            self.refused(s, "prioritize", {"dir": "/etc"}, "--allow-dir")
+            self.refused(s, "route", {"query": "q", "manifest": "/etc/passwd"}, "--allow-dir")
+            # --allow-dir replaces the default.
+            s2 = self.server(sb, "--allow-dir", sibling)
+            s2.initialize()
+            self.refused(s2, "run", {"prompt": "x"}, "--allow-dir")
+            # extract works in no directory: never refused for one.
+            self.assertFalse(s2.call("extract", {"text": "{}"})["result"]["isError"])
+            r = s2.call("run", {"prompt": "x", "cwd": sibling})["result"]
+            self.assertFalse(r["isError"], r)
+
+    def test_providers_and_cost_caps_name_the_flag(self):
+        with Sandbox() as sb:
+            sb.answers("gemini", ["fine"])
+            s = self.server(sb, "--providers", "gemini", "--max-cost", "0.5")
+            s.initialize()
+            self.refused(s, "run", {"prompt": "x", "provider": "claude"}, "--providers")
+            self.refused(s, "run", {"prompt": "x", "fallback": "codex"}, "--providers")
+            self.refused(s, "run", {"prompt": "x", "max_cost": 2}, "--max-cost")
+            self.assertEqual(sb.calls(), [])
+            r = s.call("run", {"prompt": "x", "provider": "auto"})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertEqual(r["structuredContent"]["provider"], "gemini")
+
+    def test_the_total_budget_refuses_calls_once_spent(self):
+        with Sandbox() as sb:
+            sb.answers("claude", ["fine"], cost=0.25)
+            s = self.server(sb, "--max-cost-total", "0.2", provider="claude")
+            s.initialize()
+            self.assertFalse(s.call("run", {"prompt": "x"})["result"]["isError"])
+            self.refused(s, "run", {"prompt": "x"}, "--max-cost-total")
+            self.assertEqual(len(sb.calls()), 1)
+            # extract calls no model: never refused by the budget.
+            self.assertFalse(s.call("extract", {"text": "{}"})["result"]["isError"])
+
+
+class Hostile(McpCase):
+    def test_bad_messages_get_their_errors_and_the_server_keeps_going(self):
+        with Sandbox(git=False) as sb:
+            s = self.server(sb, "--max-message", "2K")
+            s.initialize()
+            cases = [
+                (b"{not json\n", None, -32700),
+                (b"[1, 2]\n", None, -32600),
+                (b"42\n", None, -32600),
+                (b'{"jsonrpc": "1.0", "id": 3, "method": "ping"}\n', 3, -32600),
+                (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}\n', None, -32600),
+                (b'{"jsonrpc": "2.0", "id": 4, "method": "tools/nope"}\n', 4, -32601),
+                (b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": [1]}\n', 5, -32602),
+                (b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {}}\n', 6, -32602),
+                (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": '
+                 b'{"name": "nope", "arguments": {}}}\n', 7, -32602),
+                (b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": '
+                 b'{"name": "extract", "arguments": {"text": 1}}}\n', 8, -32602),
+                (b'{"jsonrpc": "2.0", "id": 9, "method": "ping"' + b" " * 5000 + b"}\n", None,
+                 -32600),
+                (b'{"jsonrpc": "2.0", "id": 10, "method": "ping", "params": "x"}\n', 10, -32600),
+                (b"\xff\xfe\x00garbage\n", None, -32700),
+            ]
+            for raw, rid, code in cases:
+                s.send_raw(raw)
+                m = s.recv()
+                self.assertEqual((m.get("id"), m["error"]["code"]), (rid, code), (raw[:60], m))
+            self.assertIn("/text", s.seen[-4]["error"]["message"])
+            self.assertIn("longer than 2048 bytes", s.seen[-3]["error"]["message"])
+            # Notifications and responses are never answered; blank lines are no message.
+            s.send_raw(b'\n  \n{"jsonrpc": "2.0", "method": "notifications/whatever"}\n'
+                       b'{"jsonrpc": "2.0", "id": 99, "result": {}}\n')
+            self.assertEqual(s.request("ping")["result"], {})
+            # A line split across writes is one message.
+            s.send_raw(b'{"jsonrpc": "2.0", "id": 11, ')
+            time.sleep(0.1)
+            s.send_raw(b'"method": "ping"}\n')
+            self.assertEqual(s.recv()["id"], 11)
+            rc, out, err = s.close()
+            self.assertEqual(rc, 0, err)
+
+    def test_a_flood_of_calls_is_refused_past_the_queue(self):
+        with Sandbox() as sb:
+            s = self.server(sb, "-j", "1", env={"FAKE_CLI_HANG": "1"})
+            s.initialize()
+            for i in range(258):
+                s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "run", "arguments": {"prompt": "p"}}})
+            m = s.recv()
+            self.assertEqual(m["id"], 257)  # 1 running, 256 waiting, the next refused
+            self.assertTrue(m["result"]["isError"])
+            self.assertIn("256 calls are waiting", m["result"]["content"][0]["text"])
+            self.assertTrue(wait_for(lambda: sb.calls()))
+            pid = sb.calls()[0]["pid"]
+            rc, out, err = s.close()  # EOF: the running call ends, the waiting ones too
+            self.assertEqual(rc, 0, err)
+            self.assertFalse(alive(pid))
+            answered = [json.loads(l)["id"] for l in out.splitlines()]
+            self.assertEqual(sorted(answered), list(range(257)))
+
+    def test_invalid_arguments_are_a_tool_error_under_2025_11_25(self):
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize("2025-11-25")
+            r = s.call("extract", {"txt": "x"})["result"]
+            self.assertTrue(r["isError"])
+            self.assertIn("/text: required property missing", r["content"][0]["text"])
+            self.assertIn("/txt: property not allowed", r["content"][0]["text"])
+
+    def test_a_file_as_stdin_is_read_to_its_end(self):
+        with Sandbox(git=False) as sb:
+            path = os.path.join(sb.root, "in.jsonl")
+            with open(path, "w") as f:
+                f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                    "params": {"protocolVersion": "2025-06-18"}}) + "\n")
+                f.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                    "params": {"name": "extract",
+                                               "arguments": {"text": '{"k": true}'}}}))
+            with open(path, "rb") as f:
+                p = subprocess.run([AGENTRUN, "mcp"], stdin=f, capture_output=True,
+                                   cwd=sb.work, env=sb.env, timeout=20)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = [json.loads(l) for l in p.stdout.splitlines()]
+            self.assertEqual([m["id"] for m in lines], [1, 2])
+            self.assertEqual(lines[1]["result"]["structuredContent"]["json"], '{"k":true}')
+
+
+if __name__ == "__main__":
+    unittest.main()

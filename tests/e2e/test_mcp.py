@@ -1,0 +1,165 @@
+"""agentrun mcp (issue 47) with a client written with the official MCP TypeScript SDK
+(@modelcontextprotocol/sdk, pinned in package.json) over stdio: it lists the tools,
+calls extract, calls run against the real gemini at the loopback mock and gets the
+RunResult, and cancels a hanging run with no CLI process left (mcp_client.cjs); and the
+real claude, with `agentrun mcp` in its --mcp-config, calls the run tool, and its next
+model request carries gemini's answer."""
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Mock, RunRoot  # noqa: E402
+
+AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
+CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_client.cjs")
+TOOLS = ["run", "review", "extract", "prioritize", "route"]
+
+
+def node_modules():
+    """Where the SDK is: $AGENTRUN_E2E_NODE_MODULES, else beside the pinned CLIs."""
+    return os.environ.get("AGENTRUN_E2E_NODE_MODULES") or os.path.dirname(harness.bin_dir())
+
+
+def require_sdk():
+    sdk = os.path.join(node_modules(), "@modelcontextprotocol", "sdk", "package.json")
+    if os.path.exists(sdk):
+        return
+    msg = "e2e: missing %s (npm ci in tests/e2e installs it)" % sdk
+    if os.environ.get("CI"):
+        sys.stderr.write(msg + " -- CI is set, so this is a failure\n")
+        sys.exit(1)
+    sys.stderr.write(msg + " -- skipping\n")
+    sys.exit(harness.SKIP)
+
+
+class McpSdk(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.mock = Mock().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.mock.cleanup()
+
+    def setUp(self):
+        self.root = RunRoot(self.mock.port)
+
+    def tearDown(self):
+        harness.kill_leftovers(self.root)
+        self.root.cleanup()
+
+    def client(self, scenario, *extra):
+        env = self.root.agentrun_env()
+        env["NODE_PATH"] = node_modules()
+        env["PATH"] = harness.node_dir() + os.pathsep + env.get("PATH", "")
+        return subprocess.Popen(["node", CLIENT, AGENTRUN, self.root.work, scenario, *extra],
+                                cwd=self.root.work, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def steps(self, p, timeout=180):
+        out, err = p.communicate(timeout=timeout)
+        steps = {}
+        for line in out.splitlines():
+            s = json.loads(line)
+            steps[s["step"]] = s
+        self.assertNotIn("error", steps, err)
+        self.assertEqual(p.returncode, 0, err)
+        return steps
+
+    def test_list_extract_and_run_with_gemini(self):
+        self.mock.set_script({"gemini": [{"kind": "json", "value": {"answer": 42},
+                                          "usage": {"input": 100, "output": 7}}]})
+        before = len(self.mock.model_requests("gemini"))
+        s = self.steps(self.client("tools"))
+        self.assertEqual(s["tools"]["names"], TOOLS)
+        self.assertTrue(s["tools"]["output"])
+        ex = s["extract"]["result"]
+        self.assertFalse(ex["isError"])
+        self.assertEqual(ex["structuredContent"]["json"], '{"n":1.50}')
+        run = s["run"]["result"]
+        self.assertFalse(run["isError"], run)
+        rr = run["structuredContent"]
+        self.assertEqual(rr["schema"], "agentrun.run/1")
+        self.assertTrue(rr["ok"])
+        self.assertEqual(rr["provider"], "gemini")
+        self.assertEqual(rr["json"], {"answer": 42})
+        self.assertEqual(rr["tokens"]["output"], 7)
+        self.assertEqual(rr["posture"]["tools"], "read")
+        self.assertTrue(run["content"][0]["text"].startswith("ok: gemini"))
+        self.assertTrue(any("call started" in p.get("message", "") for p in s["run"]["progress"]),
+                        s["run"]["progress"])
+        self.assertEqual(len(self.mock.model_requests("gemini")) - before, 1)
+
+    def test_cancel_of_a_hanging_run_leaves_no_cli(self):
+        self.mock.set_script({"gemini": [{"kind": "hang", "text": "thinking"}]})
+        gone = os.path.join(self.root.root, "gone")
+        p = self.client("cancel", self.mock.base_url, gone)
+        line = p.stdout.readline()  # connected
+        self.assertIn("connected", line)
+        line = p.stdout.readline()
+        aborted = json.loads(line)
+        self.assertEqual(aborted["step"], "aborted", line)
+        self.assertIn("rejected", aborted["outcome"])
+        t0 = time.monotonic()
+
+        def clis():
+            # The server and the client themselves stay until the client closes.
+            return [c for pid, c in harness.leftover_processes(self.root)
+                    if "mcp_client.cjs" not in c and " mcp " not in c + " "]
+        while clis() and time.monotonic() - t0 < 15:
+            time.sleep(0.1)
+        self.assertEqual(clis(), [])
+        took = time.monotonic() - t0
+        open(gone, "w").close()
+        s = self.steps(p)
+        self.assertIn("pinged", s)  # the server kept serving after the cancel
+        self.assertLess(took, 10)
+        self.assertEqual(harness.leftover_processes(self.root), [])
+
+    @unittest.skipIf(harness.missing_clis(["claude"]), "no claude")
+    def test_claude_calls_the_run_tool_and_its_next_request_carries_the_answer(self):
+        marker = "GEMINI-SAYS-4217"
+        self.mock.set_script({
+            "claude": [{"kind": "tool", "name": "mcp__agentrun__run",
+                        "input": {"prompt": "Ask gemini for the number.", "provider": "gemini"}},
+                       {"kind": "text", "text": "Gemini answered."}],
+            "gemini": [{"kind": "text", "text": marker}]})
+        before = len(self.mock.model_requests("claude"))
+        before_gemini = len(self.mock.model_requests("gemini"))
+        config = os.path.join(self.root.root, "mcp.json")
+        env = self.root.agentrun_env()
+        with open(config, "w") as f:
+            json.dump({"mcpServers": {"agentrun": {
+                "command": AGENTRUN, "args": ["mcp", "--providers", "gemini", "-p", "gemini"],
+                "env": env}}}, f)
+        r = harness.run_cli("claude", ["-p", "--output-format", "stream-json", "--verbose",
+                                       "--strict-mcp-config", "--mcp-config", config,
+                                       "--allowedTools", "mcp__agentrun__run"],
+                            self.root, stdin=b"Use agentrun to ask gemini.", timeout=180)
+        self.assertEqual(r.status, 0, r.stderr[-2000:])
+        reqs = self.mock.model_requests("claude")[before:]
+        self.assertEqual(len(reqs), 2, reqs)
+        # claude offered agentrun's tools to the model, and its second request carries
+        # the tool result: gemini's answer in agentrun's text content.
+        first = self.mock.body_json(reqs[0])
+        self.assertIn("mcp__agentrun__run", [t.get("name") for t in first.get("tools", [])])
+        second = json.dumps(self.mock.body_json(reqs[1]))
+        self.assertIn(marker, second)
+        self.assertIn("tool_result", second)
+        self.assertEqual(len(self.mock.model_requests("gemini")) - before_gemini, 1)
+        self.assertTrue(r.jsonl()[-1].get("result", "").startswith("Gemini answered"))
+
+
+def main():
+    harness.require_clis(["gemini"])
+    require_sdk()
+    unittest.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -418,6 +418,18 @@ class ResumableBatch(unittest.TestCase):
         self.assertIn("3 skipped", p.stderr)
         self.assertEqual(open(self.out).read(), before)
 
+    def test_bad_lines_keep_one_record_across_resumes(self):
+        # issue 45: every bad-line record was written once more by each --resume.
+        self.sb.answers("codex", ["ok"])
+        text = (jobs(1) + json.dumps({"id": "typo", "promt": "x"}) + "\n"
+                + "not json\n" + json.dumps({"id": "job0", "prompt": "twice"}) + "\n")
+        for _ in range(3):
+            p = self.batch(text, "--resume", "-o", self.out)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            with open(self.out) as f:
+                ids = [r["id"] for r in records(f.read())]
+            self.assertEqual(sorted(ids), ["job0", "line 3", "line 4", "typo"])
+
     def test_resume_drops_a_cut_line(self):
         self.sb.answers("codex", ["ok"])
         with open(self.out, "w") as f:

@@ -244,7 +244,7 @@ static int is_leader(pid_t pid)
 /* An orphan reparented to us (only while adopting): our child, but no leader of ours. */
 static int is_adopted(const struct pinfo *p)
 {
-    return adopting && p->ppid == getpid() && !is_leader(p->pid);
+    return adopting && p->ppid == getpid() && !is_leader(p->pid) && !ar_keeper_is(p->pid);
 }
 
 /* f is the last live family that may have started a process that started at `start`. */

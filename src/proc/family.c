@@ -492,6 +492,11 @@ void ar_family_reap_orphans(void)
     pthread_mutex_unlock(&lock);
 }
 
+unsigned long long ar_proc_start_time(long pid)
+{
+    return pid > 0 ? start_of((pid_t)pid) : 0;
+}
+
 int ar_adopt_orphans(int on)
 {
 #if defined(__linux__) && defined(PR_SET_CHILD_SUBREAPER)

@@ -37,10 +37,15 @@ struct ar_worktree_entry {
     char head[AR_WORKTREE_HEX_SIZE]; /* the commit it is at */
     int missing;                     /* a worktree git has registered whose folder is gone */
     int merged;                      /* a branch whose commits are all in HEAD already */
-    /* A worktree git has locked: the lock's reason ("" when it gives none), else NULL. A
-     * run holds its worktree locked while it lasts ("agentrun pid N start T: …"). */
-    char *locked;
-    void *reserved[3]; /* zero: members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /* A worktree git has locked: the lock's reason ("" when it gives none), else
+             * NULL. A run holds its worktree locked while it lasts ("agentrun pid N start
+             * T: …"). Added in issue 45. */
+            char *locked;
+        };
+        void *reserved[4]; /* zero: members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 struct ar_worktree_list {

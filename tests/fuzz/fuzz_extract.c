@@ -145,12 +145,11 @@ static int tail_holds_value(const char *s, size_t end, size_t n)
         size_t k = i + 1;
         while (k < n && strchr(" \t\r\n", s[k]) && s[k])
             k++;
-        /* Starts like JSON: an object's key or its closer; an array's string, number,
-         * container or closer. */
+        /* Starts like JSON: an object's key or its closer; an array's string, number or
+         * closer. (Brackets alone, "[[" cut off, are no value: extract.h.) */
         if (s[i] == '{')
             return k < n && (s[k] == '"' || s[k] == '}');
-        return k < n && (s[k] == '"' || (s[k] >= '0' && s[k] <= '9') || s[k] == '{' ||
-                         s[k] == '[' || s[k] == ']');
+        return k < n && (s[k] == '"' || (s[k] >= '0' && s[k] <= '9') || s[k] == ']');
     }
     if (!comma)
         return 0;

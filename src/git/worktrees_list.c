@@ -135,8 +135,7 @@ static int read_worktrees(struct ar_worktree_list *l, struct ar_strv *busy, stru
         } else if (strncmp(p, "prunable", 8) == 0) {
             cur.missing = 1;
         } else if (strncmp(p, "locked", 6) == 0 && (p[6] == '\0' || p[6] == ' ')) {
-            /* "locked" alone is a lock without a reason: an empty one. But an empty field
-             * also ends a record, so "locked" is always a field of its own. */
+            /* "locked REASON", or "locked" alone for a lock given no reason: "". */
             free(cur.locked);
             cur.locked = strdup(p[6] ? p + 7 : "");
         } else if (*p == '\0' && cur.path) {

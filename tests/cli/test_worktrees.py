@@ -387,6 +387,33 @@ class TestBatchWorktrees(Base):
         self.assertIn("2 removed, 0 kept", p.stderr)
         self.assert_main_untouched()
 
+    def test_the_record_says_what_is_there_when_it_is_written(self):
+        # issue 45: a worktree and branch taken away behind the job's back (past its lock,
+        # with git's double --force) were still named in its record as kept and as its branch.
+        go = os.path.join(self.sb.root, "go")
+        self.sb.env["FAKE_CLI_WAIT_FOR"] = go
+        out = os.path.join(self.sb.root, "out.jsonl")
+        path = self.sb.write("jobs.jsonl", job("gone", "nothing to write"), base=self.sb.root)
+        proc = subprocess.Popen([AGENTRUN, "batch", "--worktrees", "-o", out, path],
+                                cwd=self.sb.work, env=dict(self.sb.env, AGENTRUN_PROVIDER="claude"),
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 30
+            while not self.sb.calls() and time.time() < deadline:
+                time.sleep(0.05)
+            p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+            entry = [e for e in json.loads(p.stdout)["entries"] if e["worktree"]][0]
+            self.sb.git("worktree", "remove", "--force", "--force", entry["worktree"])
+            self.sb.git("branch", "-D", entry["branch"])
+        finally:
+            with open(go, "w"):
+                pass
+        proc.communicate(timeout=60)
+        with open(out) as f:
+            (rec,) = records(f.read())
+        self.assertFalse(rec["worktree"]["kept"], rec)
+        self.assertIsNone(rec["worktree"]["branch"], rec)
+
     def test_a_lock_of_a_gone_agentrun_is_taken_off_and_the_users_own_stays(self):
         self.assertEqual(self.batch(job("k", "WRITE k.txt=x"), "--worktrees").returncode, 0)
         tree = [l[9:] for l in self.worktree_list().splitlines()

@@ -439,6 +439,19 @@ class InputsAreNeverOutputs(unittest.TestCase):
         with open(prompt) as f:
             self.assertEqual(f.read(), "hello")
 
+    def test_transcript_is_no_file_any_option_names(self):
+        base = os.path.join(self.sb.root, "base.json")
+        with open(base, "w") as f:
+            f.write("[]")
+        for args in (("review", "--baseline", base), ("route", "--manifest", base, "x")):
+            with self.subTest(args=args):
+                p = self.sb.run(args[0], "--transcript", base, *args[1:])
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(f"--transcript '{base}' is the input '{base}'", p.stderr)
+                with open(base) as f:
+                    self.assertEqual(f.read(), "[]")
+        self.assertEqual(self.sb.calls(), [])
+
     def test_cassettes_are_not_recorded_into_the_cache(self):
         d = os.path.join(self.sb.root, "tapes")
         os.mkdir(d)

@@ -532,6 +532,18 @@ AR_API void ar_ignore_own_file(int fd);
 AR_API int ar_adopt_orphans(int on);
 
 /*
+ * Makes every CLI a run starts end when this process ends (on), even when it is
+ * killed by SIGKILL, or stops doing so for the runs started later (0). At the first
+ * spawn a small watcher process is forked that outlives nothing: when this process
+ * is gone it SIGKILLs the process group and (on Linux) the session of every CLI
+ * still running, grandchildren included, and exits; runs that ended are forgotten.
+ * Process-wide, and a forked helper process of the library's, so it is the
+ * program's choice (the agentrun command turns it on). Call it before starting
+ * runs. Returns 0. See docs/supervisor.md.
+ */
+AR_API int ar_end_children_on_exit(int on);
+
+/*
  * The version of the library the program runs with ("0.2.0"), which can be
  * newer than the headers it was compiled with (AR_VERSION_STRING). Static storage.
  */

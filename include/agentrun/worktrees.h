@@ -37,7 +37,15 @@ struct ar_worktree_entry {
     char head[AR_WORKTREE_HEX_SIZE]; /* the commit it is at */
     int missing;                     /* a worktree git has registered whose folder is gone */
     int merged;                      /* a branch whose commits are all in HEAD already */
-    void *reserved[4]; /* zero: members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /* A worktree git has locked: the lock's reason ("" when it gives none), else
+             * NULL. A run holds its worktree locked while it lasts ("agentrun pid N start
+             * T: …"). Added in issue 45. */
+            char *locked;
+        };
+        void *reserved[4]; /* zero: members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 struct ar_worktree_list {
@@ -77,7 +85,10 @@ typedef void ar_worktree_prune_fn(void *arg, const struct ar_worktree_entry *e,
 
 /*
  * Removes what l (from ar_worktree_list(), borrowed) lists: each worktree that
- * holds nothing uncommitted (with AR_WORKTREE_PRUNE_FORCE, every one), and the
+ * holds nothing uncommitted (with AR_WORKTREE_PRUNE_FORCE, every one) and is not
+ * locked — with or without the flags, a locked worktree and its branch are kept,
+ * unless an agentrun process locked it and is gone (then the lock is taken off
+ * first) —, and the
  * branch of each removed worktree and each branch alone when its commits are
  * all in HEAD (with AR_WORKTREE_PRUNE_BRANCHES, every one). fn(arg, …) is told
  * about each entry: removed, or kept and why. Blocking. Returns 0, or the

@@ -546,9 +546,11 @@ char *ar_batch_compact_records(const struct ar_batch *b, const char *text, size_
     ar_buf_init(&out, AR_BUF_UNLIMITED);
     struct compact c = { b, json_object(), &out, text };
     int rc = c.best ? ar_batch_record_each(text, len, pick_best, &c) : AR_ENOMEM;
-    /* The jobs about to run again: their new record is their final one. */
+    /* Every line about to get a record, a job that runs again or a bad line that is
+     * reported again: its new record is its final one. A bad line is never skipped, so
+     * keeping its old record too would leave one more copy of it per resume. */
     for (size_t i = 0; rc == 0 && i < b->n; i++)
-        if (b->jobs[i]->state == PENDING && !b->jobs[i]->job.error)
+        if (b->jobs[i]->state == PENDING)
             json_object_del(c.best, b->jobs[i]->job.id);
     if (rc == 0)
         rc = ar_batch_record_each(text, len, keep_best, &c);

@@ -529,6 +529,16 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
                                        : "--resume needs -o FILE, the output it resumes");
         goto out;
     }
+    /* Inputs are never outputs: records appended to the job file would be read as jobs
+     * by the next run, and --resume would replace it with records. Said before anything
+     * is opened, read or written. */
+    const char *ins[] = { input, c.s.run.prices_file, resume, output };
+    if (ar_file_check_output("-o", output, ins, 2, &err) < 0 ||
+        (!output && ar_file_check_output("standard output", "/dev/stdout", ins, 2, &err) < 0) ||
+        ar_file_check_output("--transcript", c.s.run.transcript_path, ins, 4, &err) < 0) {
+        ar_cli_usage_error(cmd, "%s", err.msg);
+        goto out;
+    }
     if (resume_output)
         resume = output;
     if (c.merge && !c.s.run.worktree_commit) {

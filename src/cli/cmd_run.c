@@ -344,6 +344,13 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
                      : s.run.trust_project ? "--trust-project lets the checkout in"
                                            : "it may read the checkout: add --no-tools");
     struct ar_error err = AR_ERROR_INIT;
+    /* Inputs are never outputs: the transcript appended to the prompt file or the
+     * schema would change what the next run reads. */
+    const char *ins[] = { prompt_file, schema_file, s.run.prices_file };
+    if (ar_file_check_output("--transcript", s.run.transcript_path, ins, 3, &err) < 0) {
+        ar_cli_usage_error(cmd, "%s", err.msg);
+        goto out;
+    }
     if (prompt_file) {
         if (ar_file_read(prompt_file, &prompt, &err) < 0) {
             if (err.code == AR_ENOMEM)

@@ -48,11 +48,12 @@ static const struct ar_cli_opt worktrees_opts[] = {
 
 static json_t *entry_value(const struct ar_worktree_entry *e)
 {
-    return json_pack("{s:o,s:s,s:o,s:b,s:b}", "branch",
+    return json_pack("{s:o,s:s,s:o,s:b,s:b,s:o}", "branch",
                      e->branch ? ar_json_text(e->branch, strlen(e->branch)) : json_null(), "commit",
                      e->head, "worktree",
                      e->path ? ar_json_text(e->path, strlen(e->path)) : json_null(), "missing",
-                     e->missing, "merged", e->merged);
+                     e->missing, "merged", e->merged, "locked",
+                     e->locked ? ar_json_text(e->locked, strlen(e->locked)) : json_null());
 }
 
 static int list(const struct ar_worktree_list *l, int json_format)
@@ -77,10 +78,14 @@ static int list(const struct ar_worktree_list *l, int json_format)
                 w = (int)strlen(l->v[i].branch);
         for (size_t i = 0; i < l->n && rc == 0; i++) {
             const struct ar_worktree_entry *e = &l->v[i];
-            rc = ar_buf_printf(&out, "%-*s  %.12s  %s%s%s\n", w,
+            char lock[160] = "";
+            if (e->locked)
+                snprintf(lock, sizeof(lock), "  (locked%s%.120s)", *e->locked ? ": " : "",
+                         e->locked);
+            rc = ar_buf_printf(&out, "%-*s  %.12s  %s%s%s%s\n", w,
                                e->branch ? e->branch : "(no branch)", e->head,
                                e->path ? e->path : "-", e->missing ? "  (folder gone)" : "",
-                               e->merged ? "  (in HEAD)" : "");
+                               e->merged ? "  (in HEAD)" : "", lock);
         }
     }
     if (rc < 0) {

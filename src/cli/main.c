@@ -196,6 +196,8 @@ int main(int argc, char **argv)
      * its run, whatever session it made (docs/security.md). Where there are no subreapers,
      * the runs still end every process they can find. */
     ar_adopt_orphans(1);
+    /* And no CLI outlives us, even when we are killed by SIGKILL (docs/supervisor.md). */
+    ar_end_children_on_exit(1);
     /* A reader that goes away must give EPIPE on write, not kill us mid-result. */
     signal(SIGPIPE, SIG_IGN);
     /* Past a file size limit (ulimit -f) a write fails with EFBIG, which we handle

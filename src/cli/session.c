@@ -157,12 +157,34 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     }
 }
 
+/* Notes the file an option names, for the check at the end of the options. */
+static void note_file(struct ar_cli_session *s, int key, const char *arg)
+{
+    for (const struct ar_cli_opt *o = s->cmd->opts; o && o->name; o++)
+        if (o->key == key && o->values && strcmp(o->values, "@file") == 0 && arg && *arg &&
+            key != AR_CLI_KEY_TRANSCRIPT && s->n_files < sizeof(s->files) / sizeof(*s->files))
+            s->files[s->n_files++] = arg;
+}
+
 int ar_cli_session_next(struct ar_cli_session *s, struct ar_cli_parser *p, const char **arg)
 {
     for (;;) {
         int key = ar_cli_next(p, arg);
+        if (key == -1) {
+            /* Inputs are never outputs: the transcript is appended to, so it must be none of
+             * the files the options name (-f, --schema, --prices, --patch, -o…). Said before
+             * anything is read or written. */
+            struct ar_error err = AR_ERROR_INIT;
+            if (ar_file_check_output("--transcript", s->run.transcript_path, s->files, s->n_files,
+                                     &err) < 0) {
+                ar_cli_usage_error(s->cmd, "%s", err.msg);
+                p->status = AR_EXIT_USAGE;
+                return -2;
+            }
+        }
         if (key < 0)
             return key;
+        note_file(s, key, *arg);
         int shared = ar_cli_session_option(s, key, *arg);
         if (shared < 0) {
             p->status = AR_EXIT_USAGE;

@@ -124,6 +124,10 @@ struct ar_cli_session {
     void *status_refresh_arg;
     uint64_t wait_until_ms; /* a run waits (rate limit) until then: a countdown */
     char wait_reason[32];
+    /* The files the options name (completion "@file"), which --transcript may not be: an
+     * output is never one of the inputs (ar_file_check_output()). */
+    const char *files[16];
+    size_t n_files;
 };
 
 void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd);

@@ -98,6 +98,10 @@ static void deliver(struct op *op)
             op->tree = NULL;
         op->made(t, err, op->arg);
     } else {
+        /* What the record will say are facts at this moment: a worktree whose folder is gone
+         * is not kept, whoever took it away. */
+        if (!op->tree->removed && !ar_is_dir(op->tree->path))
+            op->tree->removed = 1;
         op->finished(op->tree, err, op->arg);
     }
     op_free(op);
@@ -247,7 +251,12 @@ static void on_branch(struct ar_child *c, const struct ar_child_result *res, voi
 static void add(struct op *op)
 {
     struct ar_git_tree *t = op->tree;
-    const char *args[] = { "worktree", "add", "--quiet", "--", t->path, t->branch, NULL };
+    /* Locked from the start, with a reason naming us: `worktree prune` (git's or ours) leaves a
+     * worktree a run is using alone until ar_git_tree_finish() unlocks it. */
+    char reason[AR_GIT_LOCK_REASON_SIZE];
+    ar_git_tree_lock_reason(reason);
+    const char *args[] = { "worktree", "add", "--quiet", "--lock",  "--reason",
+                           reason,     "--",  t->path,   t->branch, NULL };
     if (step(op, args, t->top, 0, SLOW_TIMEOUT_MS, on_added) != 0)
         undo(op);
 }
@@ -302,10 +311,11 @@ static void on_added(struct ar_child *c, const struct ar_child_result *res, void
     remove_fresh(op);
 }
 
-/* A fresh worktree holds nothing of the run's: it goes, then the branch. */
+/* A fresh worktree holds nothing of the run's: it goes, then the branch (a locked worktree
+ * takes --force twice). */
 static void remove_fresh(struct op *op)
 {
-    const char *args[] = { "worktree", "remove", "--force", "--", op->tree->path, NULL };
+    const char *args[] = { "worktree", "remove", "--force", "--force", "--", op->tree->path, NULL };
     if (step(op, args, op->tree->top, 0, SLOW_TIMEOUT_MS, on_added_removed) != 0)
         undo(op);
 }
@@ -495,6 +505,8 @@ static void on_diffed(struct ar_child *c, const struct ar_child_result *res, voi
 static void on_committed(struct ar_child *c, const struct ar_child_result *res, void *arg);
 static void on_tip(struct ar_child *c, const struct ar_child_result *res, void *arg);
 static void on_removed(struct ar_child *c, const struct ar_child_result *res, void *arg);
+static void on_unlocked(struct ar_child *c, const struct ar_child_result *res, void *arg);
+static void unlock_tree(struct op *op);
 static void remove_tree(struct op *op);
 static void on_branch_deleted(struct ar_child *c, const struct ar_child_result *res, void *arg);
 
@@ -603,7 +615,12 @@ static void on_tip(struct ar_child *c, const struct ar_child_result *res, void *
     struct ar_git_tree *t = op->tree;
     char why[200];
     (void)c;
-    if (succeeded(res, why, sizeof(why)) && res->stdout_data) {
+    int ok = succeeded(res, why, sizeof(why));
+    if (!ok && res->end == AR_CHILD_EXITED && res->status == 1) {
+        /* `rev-parse --verify --quiet` found no such branch: someone deleted it. The record
+         * then names none. */
+        t->branch_deleted = 1;
+    } else if (ok && res->stdout_data) {
         size_t off = 0;
         char *tip = ar_git_next_line(res->stdout_data, res->stdout_len, &off);
         if (tip && ar_git_is_oid(tip))
@@ -612,6 +629,28 @@ static void on_tip(struct ar_child *c, const struct ar_child_result *res, void *
     }
     if (*op->tip && strcmp(op->tip, t->base) != 0)
         snprintf(t->commit, sizeof(t->commit), "%s", op->tip);
+    unlock_tree(op);
+}
+
+/* The run is over: the lock goes, whether the worktree goes or stays (a kept one is the
+ * user's to look at and prune). */
+static void unlock_tree(struct op *op)
+{
+    const char *args[] = { "worktree", "unlock", "--", op->tree->path, NULL };
+    if (step(op, args, op->tree->top, 0, GIT_TIMEOUT_MS, on_unlocked) != 0)
+        deliver(op);
+}
+
+static void on_unlocked(struct ar_child *c, const struct ar_child_result *res, void *arg)
+{
+    struct op *op = arg;
+    struct ar_git_tree *t = op->tree;
+    char why[200];
+    (void)c;
+    /* Not locked any more (someone took the lock off) is no reason to keep the worktree;
+     * meeting another git's worktree being made is one to try again. */
+    if (!succeeded(res, why, sizeof(why)) && retry(op, why, unlock_tree))
+        return;
     if (op->keep) {
         snprintf(t->kept_why, sizeof(t->kept_why), "kept as asked");
         deliver(op);

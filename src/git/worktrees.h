@@ -155,6 +155,39 @@ int ar_git_tree_finish(struct ar_loop *loop, struct ar_git_tree *tree,
 /* Frees tree; NULL is fine. (The worktree itself stays as it is.) */
 void ar_git_tree_destroy(struct ar_git_tree *tree);
 
+/* ---- locks: a worktree in use is locked (worktrees_lock.c) ----------------------- */
+
+/*
+ * While a run works in a worktree (from `worktree add` to its finish), git has it
+ * locked, with a reason naming this process: "agentrun pid 4242 start 91734: a run is
+ * using it". `git worktree prune` and `remove` then leave it alone, and `agentrun
+ * worktrees prune` does too, unless the process that locked it is gone. Anything of
+ * agentrun's that works in a worktree of its own (a scratch worktree) locks it the same
+ * way, with these functions.
+ */
+#define AR_GIT_LOCK_REASON_SIZE 96
+
+/* This process's lock reason, as above, into out. */
+void ar_git_tree_lock_reason(char out[AR_GIT_LOCK_REASON_SIZE]);
+
+/*
+ * Whose lock `reason` (git's `locked` reason, "" for a lock without one) is: 1 when an
+ * agentrun process wrote it and still runs (the same pid with the same start time; where
+ * the start time cannot be read, a live pid), 0 when that process is gone, -1 when the
+ * lock is not agentrun's (the user's own `git worktree lock`).
+ */
+int ar_git_tree_lock_live(const char *reason);
+
+/*
+ * `git worktree lock --reason <ar_git_tree_lock_reason()> -- path` and `git worktree unlock
+ * -- path`, blocking, in the repository of top (for a worktree used outside a loop; a
+ * run's own worktree is locked as it is made and unlocked as it is finished, by
+ * ar_git_tree_make() and ar_git_tree_finish()). Return 0, or AR_EIO (git said no: why in
+ * err), AR_ENOTFOUND / AR_ESPAWN (no git), AR_ENOMEM.
+ */
+int ar_git_tree_lock(const char *top, const char *path, struct ar_error *err);
+int ar_git_tree_unlock(const char *top, const char *path, struct ar_error *err);
+
 /* What agentrun left in a repository (`agentrun worktrees`): ar_worktree_list() and
  * ar_worktree_prune(), public in agentrun/worktrees.h. */
 

@@ -69,6 +69,7 @@ void ar_worktree_list_finish(struct ar_worktree_list *l)
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].branch);
         free(l->v[i].path);
+        free(l->v[i].locked);
     }
     free(l->v);
     free(l->top);
@@ -133,6 +134,10 @@ static int read_worktrees(struct ar_worktree_list *l, struct ar_strv *busy, stru
             cur.branch = strdup(p + 7 + strlen(HEADS));
         } else if (strncmp(p, "prunable", 8) == 0) {
             cur.missing = 1;
+        } else if (strncmp(p, "locked", 6) == 0 && (p[6] == '\0' || p[6] == ' ')) {
+            /* "locked REASON", or "locked" alone for a lock given no reason: "". */
+            free(cur.locked);
+            cur.locked = strdup(p[6] ? p + 7 : "");
         } else if (*p == '\0' && cur.path) {
             /* A record ends: a worktree in agentrun's folder is agentrun's. */
             char *real = realpath(cur.path, NULL);
@@ -149,6 +154,7 @@ static int read_worktrees(struct ar_worktree_list *l, struct ar_strv *busy, stru
             if (!e) {
                 free(cur.path);
                 free(cur.branch);
+                free(cur.locked);
             }
             if (e && access(e->path, F_OK) != 0)
                 e->missing = 1;
@@ -159,6 +165,7 @@ static int read_worktrees(struct ar_worktree_list *l, struct ar_strv *busy, stru
     }
     free(cur.path);
     free(cur.branch);
+    free(cur.locked);
     ar_child_sync_finish(&out);
     return rc;
 }
@@ -298,6 +305,25 @@ int ar_worktree_prune(const struct ar_worktree_list *l, unsigned flags, ar_workt
         const struct ar_worktree_entry *e = &l->v[i];
         char why[200] = "";
         int gone = 1, branch_gone = 0;
+        /* A locked worktree is in use (a run of a live agentrun works in it) or the user's
+         * to keep: it stays, and so does its branch, whatever the flags say. A lock whose
+         * agentrun is gone (killed) protects nothing: it is taken off. */
+        int live = e->path && e->locked ? ar_git_tree_lock_live(e->locked) : 0;
+        if (live == 1 || live == -1) {
+            if (live == 1)
+                snprintf(why, sizeof(why), "in use: %s", e->locked);
+            else
+                snprintf(why, sizeof(why), "locked%s%s ('git worktree unlock' lifts it)",
+                         *e->locked ? ": " : "", e->locked);
+            fn(arg, e, AR_WORKTREE_PRUNE_KEPT, 0, why);
+            continue;
+        }
+        struct ar_error unlock_err = AR_ERROR_INIT;
+        if (e->path && e->locked && ar_git_tree_unlock(l->top, e->path, &unlock_err) < 0 &&
+            unlock_err.code != AR_EIO) {
+            *err = unlock_err;
+            return err->code;
+        }
         if (e->path) {
             /* A worktree whose folder is gone needs no --force; one that holds
              * uncommitted work gets it only when asked. */

@@ -659,6 +659,28 @@ static void name_the_others(const struct ctx *c, struct ar_extract_result *r)
         if (c->others.first < t.first)
             t.first = c->others.first;
     }
+    /* The one rule for the text right after the answer (ar_json_value_follows()): a value
+     * that belongs with it is named, even one the search does not count (a string, a
+     * number, a value of a kind not wanted, an array after a comma, which reads like a
+     * citation). Only the answer's tail is read, once: the search's own loop is untouched. */
+    size_t v = ar_json_value_follows(c->text, r->end, c->len);
+    if (v != NO_MATCH) {
+        /* Counted already: a value of the wanted kind the strict reading went on to right
+         * after a strict answer (a citation-like one only where the answer is one too), or
+         * one the tally holds. A repaired answer was read apart from the strict reading,
+         * which may have seen v inside something else. */
+        char ch = c->text[v];
+        int wanted = (ch == '{' || ch == '[') && (kind_of(ch) & c->want);
+        int strict = !(r->fixes & ~(unsigned)AR_FIX_NOTES);
+        int counted = (wanted && strict && (inl || !inline_array(c, v, r->fenced))) ||
+                      v == c->others.first || v == c->others.second ||
+                      (inl && (v == c->inlines.first || v == c->inlines.second));
+        if (!counted) {
+            t.n++;
+            if (v < t.first)
+                t.first = v;
+        }
+    }
     if (t.n) {
         r->fixes |= AR_FIX_EXTRA_VALUES;
         r->extra.count = t.n;

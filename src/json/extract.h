@@ -32,7 +32,10 @@
  * Never silent: every other value the search met (that parsed, that began as
  * JSON and broke, or was cut off; with repair also one that repair made
  * usable) is counted, and the answer names them (AR_FIX_EXTRA_VALUES with
- * their count and where the first one starts).
+ * their count and where the first one starts). So is a value right after the
+ * answer that belongs with it by ar_json_value_follows() (a string or a value
+ * after a comma, a second value on its line), even one the search does not
+ * count; members after a comma, with or without their colon, are members.
  *
  * A leading UTF-8 BOM is skipped; offsets are into the original text. The
  * value comes with its text as the model wrote it (doc.h).

@@ -1,6 +1,7 @@
 /* The strict JSON recognizer behind extraction, repair and documents (see scan.h). */
 #include "json/scan.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -475,13 +476,33 @@ int ar_json_scanner_open(struct ar_json_scanner *sc, int kind)
     return push(sc, kind == AR_KIND_ARRAY);
 }
 
+/* 1 when a JSON value starts at s[i]: a string, a number, an object, an array, or one of
+ * the literals as a whole word. */
+static int value_starts(const unsigned char *s, size_t i, size_t n)
+{
+    if (i >= n)
+        return 0;
+    unsigned char c = s[i];
+    if (c == '"' || c == '{' || c == '[' || c == '-' || (c >= '0' && c <= '9'))
+        return 1;
+    static const char *const words[] = { "true", "false", "null" };
+    for (size_t w = 0; w < 3; w++) {
+        size_t len = strlen(words[w]);
+        if (n - i >= len && memcmp(s + i, words[w], len) == 0 &&
+            (n - i == len || !((s[i + len] | 0x20) >= 'a' && (s[i + len] | 0x20) <= 'z')))
+            return 1;
+    }
+    return 0;
+}
+
 size_t ar_json_members_follow(const char *text, size_t i, size_t n)
 {
     const unsigned char *s = (const unsigned char *)text;
     i = ar_json_skip_ws(text, i, n);
     while (i < n && s[i] == '}') /* closed twice over */
         i = ar_json_skip_ws(text, i + 1, n);
-    if (i < n && s[i] == ',')
+    int comma = i < n && s[i] == ',';
+    if (comma)
         i = ar_json_skip_ws(text, i + 1, n);
     if (i >= n || (s[i] != '"' && s[i] != '\''))
         return SIZE_MAX;
@@ -491,7 +512,34 @@ size_t ar_json_members_follow(const char *text, size_t i, size_t n)
     if (k >= n || s[k] != s[i])
         return SIZE_MAX;
     k = ar_json_skip_ws(text, k + 1, n);
-    return k < n && s[k] == ':' ? i : SIZE_MAX;
+    if (k < n && s[k] == ':')
+        return i;
+    /* `, "key" "value"`, `, "b" 2`: a member without its colon. Only after a comma:
+     * `{"a": 1} "quoted" 2 words` is prose. */
+    return comma && value_starts(s, k, n) ? i : SIZE_MAX;
+}
+
+size_t ar_json_value_follows(const char *text, size_t i, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (;;) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+            i++;
+        if (i >= n || (s[i] != '`' && s[i] != '~'))
+            break;
+        /* A fence on the value's line (a closing one, then another block opened on the
+         * same line): its run and its info string are no text between two values. */
+        while (i < n && (s[i] == '`' || s[i] == '~'))
+            i++;
+        while (i < n && (isalnum(s[i]) || s[i] == '_' || s[i] == '-' || s[i] == '+'))
+            i++;
+    }
+    if (i < n && (s[i] == '{' || s[i] == '[' || s[i] == '"'))
+        return i;
+    if (i >= n || s[i] != ',')
+        return SIZE_MAX;
+    i = ar_json_skip_ws(text, i + 1, n);
+    return value_starts(s, i, n) ? i : SIZE_MAX;
 }
 
 size_t ar_json_broken_end(struct ar_json_scanner *sc, const char *text, size_t from, size_t hi)

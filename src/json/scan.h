@@ -81,10 +81,23 @@ int ar_json_scanner_open(struct ar_json_scanner *sc, int kind);
 /*
  * After an object that closed just before s[i]: when members follow it
  * (`, "key":` or `"key":`, keys in double or single quotes, maybe after more
- * '}'), the object closed too early; returns the offset of the first key,
- * else SIZE_MAX.
+ * '}'; or `, "key" value`, a member that lost its colon: a value starts right
+ * after the key), the object closed too early; returns the offset of the first
+ * key, else SIZE_MAX.
  */
 size_t ar_json_members_follow(const char *s, size_t i, size_t n);
+
+/*
+ * The rule for what an answer may not leave out unnamed (docs/extract.md, "More
+ * than one value"): after a value that ends just before s[i], where another value
+ * starts that belongs with it, else SIZE_MAX. That is a '{', '[' or '"' first
+ * on the rest of its line, past spaces and code fences with their info string (a
+ * second value on the same line, maybe in a block of its own), or after a ',' (and
+ * any whitespace, newlines included) anything that starts a JSON value: a string,
+ * a number, an object, an array, true, false or null. It reads only that: the
+ * whitespace after the value and at most one token's first bytes.
+ */
+size_t ar_json_value_follows(const char *s, size_t i, size_t n);
 
 /* 1 when s[0..len) is exactly one JSON object or array with optional
  * surrounding whitespace, else 0. */

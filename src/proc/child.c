@@ -50,6 +50,7 @@ struct ar_child {
     uv_timer_t poll;   /* reads the stdout file as it grows */
     uv_write_t wreq;
     int open_handles; /* on_done runs when the last one is closed */
+    int kept;         /* the keeper lists its group (keeper.c) until the child is freed */
 
     char *name;             /* argv[0] as given, for messages */
     const char *stdin_data; /* borrowed from the caller until on_done (ar_child_opts) */
@@ -499,6 +500,8 @@ static void fill_error(struct ar_child *c, struct ar_child_result *r)
 static void free_child(struct ar_child *c)
 {
     ar_family_leave(&c->fam);
+    if (c->kept)
+        ar_keeper_drop(c->pid);
     if (c->out_fd >= 0)
         close(c->out_fd);
     ar_buf_finish(&c->line);
@@ -662,8 +665,11 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     ar_family_lock();
     rc = ar_proc_launch(file, argv0, opts->argv, env, opts->cwd, c->out_fd, &in_w, &err_r, &c->pid,
                         err);
-    if (rc == 0)
+    if (rc == 0) {
         ar_family_join(&c->fam, c->pid, c->start_ms);
+        ar_keeper_add(c->pid);
+        c->kept = 1;
+    }
     ar_family_unlock();
     if (rc)
         goto out_child;

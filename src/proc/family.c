@@ -244,7 +244,7 @@ static int is_leader(pid_t pid)
 /* An orphan reparented to us (only while adopting): our child, but no leader of ours. */
 static int is_adopted(const struct pinfo *p)
 {
-    return adopting && p->ppid == getpid() && !is_leader(p->pid);
+    return adopting && p->ppid == getpid() && !is_leader(p->pid) && !ar_keeper_is(p->pid);
 }
 
 /* f is the last live family that may have started a process that started at `start`. */
@@ -490,6 +490,11 @@ void ar_family_reap_orphans(void)
     if (adopting && read_table(NULL) == 0)
         reap_adopted();
     pthread_mutex_unlock(&lock);
+}
+
+unsigned long long ar_proc_start_time(long pid)
+{
+    return pid > 0 ? start_of((pid_t)pid) : 0;
 }
 
 int ar_adopt_orphans(int on)

@@ -98,6 +98,15 @@ struct ar_family {
     int listed;
 };
 
+/*
+ * The keeper (keeper.c): while ar_end_children_on_exit() is on, each leader from its
+ * spawn to its child's end, whose group and session are SIGKILLed when this process
+ * ends, even by SIGKILL. ar_keeper_is(): pid is the keeper itself (no orphan to adopt).
+ */
+void ar_keeper_add(pid_t leader);
+void ar_keeper_drop(pid_t leader);
+int ar_keeper_is(pid_t pid);
+
 /* Held around the spawn and ar_family_join(), so no walk sees a leader it does not know. */
 void ar_family_lock(void);
 void ar_family_unlock(void);

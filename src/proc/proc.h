@@ -209,6 +209,13 @@ void ar_child_sync_finish(struct ar_child_sync *s); /* NULL is fine; *s is zeroe
 uint64_t ar_now_ms(void);
 
 /*
+ * When process pid started, in clock ticks since boot (/proc/PID/stat), or 0 when that
+ * cannot be read (no such process, no /proc). A pid and its start time name one process
+ * for good: a pid reused later has another start time.
+ */
+unsigned long long ar_proc_start_time(long pid);
+
+/*
  * The loop's clock, on which rate-limit waits and pauses are measured: ar_now_ms(),
  * unless a test took it over with ar_loop_clock_manual(). From then on the clock reads
  * now_ms and stands still; a wait (ar_wait_start) of more than 0 ms never ends by itself

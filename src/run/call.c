@@ -36,6 +36,12 @@ int ar_call_tapes_init(struct ar_call_tapes *t, const struct ar_run_options *o,
     if (t->replay_dir && !ar_is_dir(t->replay_dir))
         return ar_error_set(err, AR_EUSAGE, t->replay_dir, "no such replay directory '%s'",
                             t->replay_dir);
+    /* Inputs are never outputs: cassettes recorded into the cache's folder would be
+     * read back as entries of it (and the cache's taken for cassettes). */
+    const char *ins[] = { o->cache ? o->cache_dir : NULL };
+    int rc = ar_file_check_output("--record", t->record_dir, ins, 1, err);
+    if (rc < 0)
+        return rc;
     /* Replay never calls a CLI, so there is nothing to cache. */
     if (o->cache && !t->replay_dir) {
         t->cache_dir =

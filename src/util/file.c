@@ -593,6 +593,30 @@ int ar_dir_check(const char *path, struct ar_error *err)
     return 0;
 }
 
+/* The file a name stands for: "-" is standard input, when it is a file of its own. */
+static int stat_name(const char *name, struct stat *st)
+{
+    if (strcmp(name, "-") == 0)
+        return fstat(STDIN_FILENO, st) == 0 && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)) ? 0
+                                                                                              : -1;
+    return stat(name, st);
+}
+
+int ar_file_check_output(const char *out_opt, const char *out, const char *const *in, size_t n,
+                         struct ar_error *err)
+{
+    struct stat o, i;
+    if (!out || stat_name(out, &o) != 0)
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        if (in[k] && stat_name(in[k], &i) == 0 && i.st_dev == o.st_dev && i.st_ino == o.st_ino)
+            return ar_error_set(err, AR_EUSAGE, out,
+                                "%s '%s' is the input '%s' (the same file): an output is never "
+                                "one of the inputs",
+                                out_opt, out, strcmp(in[k], "-") ? in[k] : "standard input");
+    return 0;
+}
+
 int ar_is_file(const char *path)
 {
     struct stat st;

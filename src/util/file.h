@@ -112,6 +112,18 @@ int ar_write_all(int fd, const void *data, size_t len);
  */
 char *ar_file_write_temp(const char *tag, const void *data, size_t len, struct ar_error *err);
 
+/*
+ * Inputs are never outputs: the one check before agentrun writes a file (or a folder of
+ * files) it may also read. `out` (named `out_opt` in the message: "-o", "--transcript")
+ * is compared with each of the n names in `in` by device and inode, so any path, link or
+ * "-" (standard input, when it is a file) to the same file matches; NULL entries and
+ * names that do not exist (yet) match nothing. Returns 0, or AR_EUSAGE with err saying
+ * "-o 'out.jsonl' is the input 'jobs.jsonl' (the same file): an output is never one of
+ * the inputs". Nothing is opened, read or written.
+ */
+int ar_file_check_output(const char *out_opt, const char *out, const char *const *in, size_t n,
+                         struct ar_error *err);
+
 /* Non-zero when path exists and is a directory / a regular file. */
 int ar_is_dir(const char *path);
 

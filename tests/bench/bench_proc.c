@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agentrun/agentrun.h"
 #include "proc/proc.h"
 
 #ifndef AR_FAKE_CLI
@@ -174,6 +175,9 @@ int main(int argc, char **argv)
         runs = 1000;
     /* The trivial mode: do not even wait for stdin. */
     setenv("FAKE_CLI_READ_STDIN", "0", 1);
+    /* BENCH_KEEPER=1: as the agentrun command runs, with the keeper (supervisor.md). */
+    if (getenv("BENCH_KEEPER") && atoi(getenv("BENCH_KEEPER")))
+        ar_end_children_on_exit(1);
 
     /* The RSS first, before the sequential runs could raise the peak. */
     long base = max_rss_kib();

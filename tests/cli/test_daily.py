@@ -384,6 +384,84 @@ class Summaries(unittest.TestCase):
                 self.assertEqual(last["calls"], 1)
 
 
+class InputsAreNeverOutputs(unittest.TestCase):
+    """issue 45: a file agentrun writes is never one it reads, through any name."""
+
+    def setUp(self):
+        self.sb = Sandbox()
+        self.jobs = os.path.join(self.sb.root, "jobs.jsonl")
+        with open(self.jobs, "w") as f:
+            f.write(jobs(2))
+        with open(self.jobs) as f:
+            self.text = f.read()
+        self.sb.answers("codex", ["ok"])
+
+    def tearDown(self):
+        self.sb.__exit__(None, None, None)
+
+    def refused(self, p, words):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(words, p.stderr)
+        self.assertIn("the same file", p.stderr)
+        with open(self.jobs) as f:
+            self.assertEqual(f.read(), self.text)
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_output_that_is_the_job_file_is_refused_before_anything_runs(self):
+        link = os.path.join(self.sb.root, "link.jsonl")
+        os.symlink(self.jobs, link)
+        for args in (("-o", self.jobs, self.jobs),
+                     ("--resume", "-o", self.jobs, self.jobs),
+                     ("-o", link, self.jobs),
+                     ("--resume", "-o", os.path.join(self.sb.root, ".", "jobs.jsonl"), link)):
+            with self.subTest(args=args):
+                self.refused(self.sb.run("batch", "--no-files", *args), "-o '")
+
+    def test_job_file_on_standard_input_or_output_is_refused(self):
+        with open(self.jobs) as f:
+            p = subprocess.run([AGENTRUN, "batch", "--no-files", "-o", self.jobs, "-"], stdin=f,
+                               capture_output=True, text=True, env=self.sb.env, cwd=self.sb.work)
+        self.refused(p, "is the input 'standard input'")
+        with open(self.jobs, "a") as f:
+            p = subprocess.run([AGENTRUN, "batch", "--no-files", self.jobs], stdout=f,
+                               stderr=subprocess.PIPE, text=True, env=self.sb.env,
+                               cwd=self.sb.work)
+        self.refused(p, "standard output '/dev/stdout' is the input")
+
+    def test_transcript_that_is_an_input_is_refused(self):
+        p = self.sb.run("batch", "--no-files", "--transcript", self.jobs, self.jobs)
+        self.refused(p, "--transcript '")
+        prompt = os.path.join(self.sb.root, "prompt.txt")
+        with open(prompt, "w") as f:
+            f.write("hello")
+        p = self.sb.run("run", "--transcript", prompt, "-f", prompt)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--transcript '", p.stderr)
+        with open(prompt) as f:
+            self.assertEqual(f.read(), "hello")
+
+    def test_transcript_is_no_file_any_option_names(self):
+        base = os.path.join(self.sb.root, "base.json")
+        with open(base, "w") as f:
+            f.write("[]")
+        for args in (("review", "--baseline", base), ("route", "--manifest", base, "x")):
+            with self.subTest(args=args):
+                p = self.sb.run(args[0], "--transcript", base, *args[1:])
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(f"--transcript '{base}' is the input '{base}'", p.stderr)
+                with open(base) as f:
+                    self.assertEqual(f.read(), "[]")
+        self.assertEqual(self.sb.calls(), [])
+
+    def test_cassettes_are_not_recorded_into_the_cache(self):
+        d = os.path.join(self.sb.root, "tapes")
+        os.mkdir(d)
+        p = self.sb.run("run", "--no-tools", "--cache", "--cache-dir", d, "--record", d, "hi")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--record '", p.stderr)
+        self.assertEqual(os.listdir(d), [])
+
+
 class ResumableBatch(unittest.TestCase):
     def setUp(self):
         self.sb = Sandbox()
@@ -418,6 +496,18 @@ class ResumableBatch(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("3 skipped", p.stderr)
         self.assertEqual(open(self.out).read(), before)
+
+    def test_bad_lines_keep_one_record_across_resumes(self):
+        # issue 45: every bad-line record was written once more by each --resume.
+        self.sb.answers("codex", ["ok"])
+        text = (jobs(1) + json.dumps({"id": "typo", "promt": "x"}) + "\n"
+                + "not json\n" + json.dumps({"id": "job0", "prompt": "twice"}) + "\n")
+        for _ in range(3):
+            p = self.batch(text, "--resume", "-o", self.out)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            with open(self.out) as f:
+                ids = [r["id"] for r in records(f.read())]
+            self.assertEqual(sorted(ids), ["job0", "line 3", "line 4", "typo"])
 
     def test_resume_drops_a_cut_line(self):
         self.sb.answers("codex", ["ok"])

@@ -1,5 +1,6 @@
 """CLI tests of `agentrun extract`: stdout, stderr and exit status for each flag."""
 import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
+import json
 import os
 import random
 import re
@@ -105,6 +106,25 @@ class ExtractJson(unittest.TestCase):
     def test_reads_a_file_operand(self):
         path = self.tmp.write("out.txt", 'text {"a": [1, 2]} text')
         self.assertEqual(run(path), (0, '{"a":[1,2]}\n', ""))
+
+    def test_what_follows_the_answer_is_merged_or_named(self):
+        # issue 45: each of these came back as the first object, exit 0, nothing on stderr.
+        for text in ('{"key": "value"}, "key2" "value2"}', '{"a":1}, "b" 2}'):
+            rc, out, err = run(stdin=text)
+            self.assertEqual((rc, out), (3, ""), err)
+            self.assertIn("before its members", err)
+            rc, out, err = run("--repair", "-v", stdin=text)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(len(json.loads(out)), 2)
+            self.assertIn("repaired: missing_colon, members_after_close", err)
+        for text, at in (('{"key": "value"}, ["abc"]', 18),
+                         ('```json {"a":1}``` ```json {"b":2}```', 27),
+                         ('```json {"a":1}``` ```json ["b"]```', 27)):
+            for flags in ((), ("--repair",), ("--any",)):
+                rc, out, err = run(*flags, stdin=text)
+                self.assertEqual(rc, 0, err)
+                self.assertIn(f"left out 1 more JSON value of the text (it starts at byte {at})",
+                              err, (text, flags))
 
     def test_no_json_exits_3_with_reason(self):
         rc, out, err = run(stdin="no json here [1]")

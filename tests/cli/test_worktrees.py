@@ -339,6 +339,103 @@ class TestBatchWorktrees(Base):
             self.assertEqual(self.changes(r["worktree"]["branch"]), {f"f{i}.txt": f"job {i}"})
         self.assert_main_untouched()
 
+    def test_prune_during_a_batch_leaves_its_running_jobs_alone(self):
+        # issue 45: prune, with or without --force, removed the running jobs' worktrees and
+        # branches; the jobs then failed, and their records named a branch that was gone.
+        go = os.path.join(self.sb.root, "go")
+        self.sb.env["FAKE_CLI_WAIT_FOR"] = go  # each CLI hangs until told
+        out = os.path.join(self.sb.root, "out.jsonl")
+        path = self.sb.write("jobs.jsonl", "".join(job(f"p{i}", f"WRITE p{i}.txt=job {i}")
+                                                   for i in range(2)), base=self.sb.root)
+        proc = subprocess.Popen([AGENTRUN, "batch", "-j", "2", "--worktrees", "-o", out, path],
+                                cwd=self.sb.work, env=dict(self.sb.env, AGENTRUN_PROVIDER="claude"),
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 30
+            while len(self.sb.calls()) < 2 and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(len(self.sb.calls()), 2)
+            for args in (("prune",), ("prune", "--force", "--branches")):
+                p = self.sb.run("worktrees", *args, provider=None)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr.count("kept worktree "), 2, p.stderr)
+                self.assertIn(f"in use: agentrun pid {proc.pid} ", p.stderr)
+                self.assertIn("0 removed, 2 kept", p.stderr)
+            p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+            locks = [e["locked"] for e in json.loads(p.stdout)["entries"] if e["worktree"]]
+            self.assertEqual(len(locks), 2, p.stdout)
+            self.assertTrue(all(l.startswith(f"agentrun pid {proc.pid} ") for l in locks), locks)
+        finally:
+            with open(go, "w"):
+                pass
+        err = proc.communicate(timeout=60)[1]
+        self.assertEqual(proc.returncode, 0, err)
+        with open(out) as f:
+            recs = records(f.read())
+        self.assertEqual(len(recs), 2)
+        for r in recs:
+            self.assertTrue(r["ok"], r["error"])
+            # What the record says is so: the worktree is there with the change, on its branch.
+            w = r["worktree"]
+            self.assertTrue(w["kept"], r)
+            with open(os.path.join(w["path"], r["id"] + ".txt")) as f:
+                self.assertEqual(f.read(), "job " + r["id"][1:])
+            self.assertEqual(self.sb.git("rev-parse", "--verify", "refs/heads/" + w["branch"]).strip(),
+                             self.base)
+        # The batch is over and its locks with it: now prune --force takes them.
+        self.assertNotIn("locked", self.worktree_list())
+        p = self.sb.run("worktrees", "prune", "--force", "--branches", provider=None)
+        self.assertIn("2 removed, 0 kept", p.stderr)
+        self.assert_main_untouched()
+
+    def test_the_record_says_what_is_there_when_it_is_written(self):
+        # issue 45: a worktree and branch taken away behind the job's back (past its lock,
+        # with git's double --force) were still named in its record as kept and as its branch.
+        go = os.path.join(self.sb.root, "go")
+        self.sb.env["FAKE_CLI_WAIT_FOR"] = go
+        out = os.path.join(self.sb.root, "out.jsonl")
+        path = self.sb.write("jobs.jsonl", job("gone", "nothing to write"), base=self.sb.root)
+        proc = subprocess.Popen([AGENTRUN, "batch", "--worktrees", "-o", out, path],
+                                cwd=self.sb.work, env=dict(self.sb.env, AGENTRUN_PROVIDER="claude"),
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 30
+            while not self.sb.calls() and time.time() < deadline:
+                time.sleep(0.05)
+            p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+            entry = [e for e in json.loads(p.stdout)["entries"] if e["worktree"]][0]
+            self.sb.git("worktree", "remove", "--force", "--force", entry["worktree"])
+            self.sb.git("branch", "-D", entry["branch"])
+        finally:
+            with open(go, "w"):
+                pass
+        proc.communicate(timeout=60)
+        with open(out) as f:
+            (rec,) = records(f.read())
+        self.assertFalse(rec["worktree"]["kept"], rec)
+        self.assertIsNone(rec["worktree"]["branch"], rec)
+
+    def test_a_lock_of_a_gone_agentrun_is_taken_off_and_the_users_own_stays(self):
+        self.assertEqual(self.batch(job("k", "WRITE k.txt=x"), "--worktrees").returncode, 0)
+        tree = [l[9:] for l in self.worktree_list().splitlines()
+                if l.startswith("worktree ") and l[9:] != self.sb.work]
+        self.assertEqual(len(tree), 1)
+        # A killed agentrun's lock (a pid that is no agentrun of now), then the user's own.
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        self.sb.git("worktree", "lock", "--reason", f"agentrun pid {dead.pid} start 1: a run is using it",
+                    tree[0])
+        p = self.sb.run("worktrees", "prune", "--force", provider=None)
+        self.assertIn("1 removed, 0 kept", p.stderr)
+        self.assertEqual(self.batch(job("u", "WRITE u.txt=x"), "--worktrees").returncode, 0)
+        tree = [l[9:] for l in self.worktree_list().splitlines()
+                if l.startswith("worktree ") and l[9:] != self.sb.work]
+        self.sb.git("worktree", "lock", "--reason", "mine, hands off", tree[0])
+        p = self.sb.run("worktrees", "prune", "--force", "--branches", provider=None)
+        self.assertIn("locked: mine, hands off", p.stderr)
+        self.assertIn("0 removed, 1 kept", p.stderr)
+        self.assertTrue(os.path.isdir(tree[0]))
+
     def test_a_killed_batch_leaves_nothing_a_rerun_trips_over(self):
         proc, err, out, path = self.sigint_batch(signal.SIGKILL)
         self.assertEqual(proc.returncode, -signal.SIGKILL)

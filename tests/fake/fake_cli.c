@@ -33,6 +33,7 @@
  *   FAKE_CLI_CLOSE_STDOUT=1    close stdout and stderr, then go on
  *   FAKE_CLI_SLEEP_MS=n        sleep before ending
  *   FAKE_CLI_HANG=1            sleep forever
+ *   FAKE_CLI_WAIT_FOR=path     (before the files are written) wait until path exists
  *   FAKE_CLI_SIGNAL=n          die by signal n
  *   FAKE_CLI_EXIT=n            exit status (default 0)
  *
@@ -529,6 +530,13 @@ static void floods(long out_bytes, long err_bytes)
     }
 }
 
+/* Hangs until the test creates `path`: a call that runs exactly as long as a test wants. */
+static void wait_for(const char *path)
+{
+    while (access(path, F_OK) != 0)
+        sleep_ms(10);
+}
+
 static void long_line(long n)
 {
     static char buf[65536];
@@ -577,6 +585,8 @@ int main(int argc, char **argv)
     const char *v;
     if ((v = opt("GRANDCHILD", 1)))
         grandchildren(v);
+    if ((v = opt("WAIT_FOR", 1)))
+        wait_for(v);
     if ((v = opt("WRITE_FILES", 0)))
         write_files(v);
     if (opt_long("WRITE_FROM_STDIN", 0))

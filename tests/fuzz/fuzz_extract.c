@@ -13,6 +13,11 @@
  *     fixes (none but the notes);
  *   - never silent: a strict object answer with no extra_values named is the
  *     only object the text holds, and no members follow its close;
+ *   - nothing after the answer is dropped unnamed (issue 45): any answer, of any
+ *     kind, strict or repaired, with no extra_values named has no value after it
+ *     that belongs with it: no string, object or array that starts like JSON
+ *     first on the rest of its line (past spaces and code fences), and after a
+ *     comma no such value, number or literal either (tail_holds_value());
  *   - the span printed piece by piece (text-only) is the same as the text
  *     of the full document;
  *   - when the whole input is one valid JSON object or array, extraction finds
@@ -112,6 +117,55 @@ static char *byte_compact(const char *s, size_t n)
     return o;
 }
 
+/* The invariant's own reading of the text after an answer that ends at `end`, written
+ * apart from the library's rule: 1 when a value that belongs with it follows. */
+static int tail_holds_value(const char *s, size_t end, size_t n)
+{
+    size_t i = end;
+    for (;;) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+            i++;
+        if (i >= n || (s[i] != '`' && s[i] != '~'))
+            break;
+        while (i < n && (s[i] == '`' || s[i] == '~'))
+            i++;
+        while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                         (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '+'))
+            i++;
+    }
+    int comma = i < n && s[i] == ',';
+    if (comma)
+        while (++i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+            ;
+    if (i >= n)
+        return 0;
+    if (s[i] == '"')
+        return 1;
+    if (s[i] == '{' || s[i] == '[') {
+        size_t k = i + 1;
+        while (k < n && strchr(" \t\r\n", s[k]) && s[k])
+            k++;
+        /* Starts like JSON: an object's key or its closer; an array's string, number or
+         * closer. (Brackets alone, "[[" cut off, are no value: extract.h.) */
+        if (s[i] == '{')
+            return k < n && (s[k] == '"' || s[k] == '}');
+        return k < n && (s[k] == '"' || (s[k] >= '0' && s[k] <= '9') || s[k] == ']');
+    }
+    if (!comma)
+        return 0;
+    if ((s[i] == '-' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') ||
+        (s[i] >= '0' && s[i] <= '9'))
+        return 1;
+    static const char *const words[] = { "true", "false", "null" };
+    for (size_t w = 0; w < 3; w++) {
+        size_t len = strlen(words[w]);
+        if (n - i >= len && memcmp(s + i, words[w], len) == 0 &&
+            (n - i == len || !((s[i + len] | 0x20) >= 'a' && (s[i + len] | 0x20) <= 'z')))
+            return 1;
+    }
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
@@ -177,6 +231,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
                 free(printed);
                 ar_extract_result_finish(&t);
+                /* Nothing after the answer dropped unnamed, whatever was wanted. */
+                if (!(r.fixes & AR_FIX_EXTRA_VALUES) && tail_holds_value(text, r.end, size))
+                    abort();
                 if (!flags && wants[w] == AR_JSON_OBJECT) {
                     /* Never silent: nothing else the text holds goes unnamed. */
                     if (ar_json_members_follow(text, r.end, size) != SIZE_MAX)

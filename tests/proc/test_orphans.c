@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -433,6 +434,73 @@ static int setup(void **state)
     return ar_test_tmpdir_make(tmpdir, sizeof(tmpdir), "ar-orphan-test");
 }
 
+/* ---- Killed by SIGKILL: the keeper (issue 45) ------------------------------- */
+
+/*
+ * A process like the agentrun command (ar_end_children_on_exit(1)) starts a CLI
+ * that hangs after forking a grandchild, and is killed by SIGKILL, which it cannot
+ * handle: within a second the CLI and the grandchild are gone. `how` is the
+ * grandchild's FAKE_CLI_GRANDCHILD mode.
+ */
+static void killed_holder_leaves_nothing(const char *how)
+{
+    const char *pidfile;
+    char mode[64];
+    snprintf(mode, sizeof(mode), "FAKE_CLI_GRANDCHILD=%s", how);
+    const char *env[] = { "FAKE_CLI_HANG=1", mode, pid_env("killed.pids", &pidfile), NULL };
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) {
+        close(p[0]);
+        ar_end_children_on_exit(1);
+        struct ar_loop *loop = new_loop();
+        struct call k;
+        memset(&k, 0, sizeof(k));
+        spawn(loop, &k, env);
+        int64_t pid = ar_child_pid(k.c);
+        if (write(p[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
+            _exit(1);
+        ar_loop_run(loop);
+        _exit(0);
+    }
+    close(p[1]);
+    int64_t cli = 0;
+    assert_int_equal(read(p[0], &cli, sizeof(cli)), (ssize_t)sizeof(cli));
+    close(p[0]);
+    pid_t grandchild = 0;
+    for (int i = 0; i < 500 && !(grandchild = first_pid(pidfile)); i++)
+        usleep(10000);
+    assert_true(grandchild > 0);
+    assert_false(gone((pid_t)cli));
+    assert_false(gone(grandchild));
+    kill(holder, SIGKILL);
+    assert_int_equal(waitpid(holder, NULL, 0), holder);
+    uint64_t t0 = ar_now_ms();
+    while ((!gone((pid_t)cli) || !gone(grandchild)) && ar_now_ms() - t0 < 1000)
+        usleep(10000);
+    int left = !gone((pid_t)cli) + !gone(grandchild);
+    if (left) {
+        print_error("%d process(es) outlived a killed agentrun\n", left);
+        kill((pid_t)cli, SIGKILL);
+        kill(grandchild, SIGKILL);
+    }
+    assert_int_equal(left, 0);
+}
+
+static void test_a_cli_and_its_grandchild_end_when_the_process_is_killed(void **state)
+{
+    (void)state;
+    killed_holder_leaves_nothing("keep-pipes+ignore-term");
+}
+
+static void test_a_grandchild_in_a_session_of_its_own_ends_when_the_process_is_killed(void **state)
+{
+    (void)state;
+    killed_holder_leaves_nothing("setsid+ignore-term");
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -458,6 +526,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_cancel_ends_a_grandchild_in_its_own_session_when_adopting, adopt_setup,
             adopt_teardown),
+        cmocka_unit_test(test_a_cli_and_its_grandchild_end_when_the_process_is_killed),
+        cmocka_unit_test(test_a_grandchild_in_a_session_of_its_own_ends_when_the_process_is_killed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -280,10 +280,35 @@ static const struct shape_case shapes[] = {
     /* …after the answer, it is one more value left out. */
     { "{\"x\": 0}\n{\"a\": 1}, \"b\": 2}", OBJ, S, "{\"x\":0}", 0, EXTRA, 1, 9, 0, 0 },
     { "{\"x\": 0}\n{\"a\": 1}, \"b\": 2}", OBJ, R, "{\"x\":0}", 0, EXTRA, 1, 9, 0, 0 },
-    /* A quoted string after the object that is no member is prose; prose
-     * after a member's colon cannot be merged. */
-    { "{\"a\": 1}, \"and more\"", OBJ, R, "{\"a\":1}", 0, 0, 0, 0, 0, 0 },
+    /* A quoted string after the object that is no member is a value left out
+     * (issue 45: it was dropped unnamed); prose after a member's colon cannot be
+     * merged. */
+    { "{\"a\": 1}, \"and more\"", OBJ, R, "{\"a\":1}", 0, EXTRA, 1, 10, 0, 0 },
     { "{\"a\": 1}, \"Note\": this is prose", OBJ, R, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+
+    /* issue 45: members that lost their colon are members, and whatever follows the
+     * answer after a comma, or on its line, is named (ar_json_value_follows()). */
+    { "{\"key\": \"value\"}, \"key2\" \"value2\"}", OBJ, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "{\"key\": \"value\"}, \"key2\" \"value2\"}", OBJ, R,
+      "{\"key\":\"value\",\"key2\":\"value2\"}", 0, MERGE | AR_FIX_MISSING_COLON, 0, 0, 1, 18 },
+    { "{\"a\":1}, \"b\" 2}", OBJ, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
+    { "{\"a\":1}, \"b\" 2}", OBJ, R, "{\"a\":1,\"b\":2}", 0, MERGE | AR_FIX_MISSING_COLON, 0, 0, 1,
+      9 },
+    { "{\"key\": \"value\"}, [\"abc\"]", OBJ, S, "{\"key\":\"value\"}", 0, EXTRA, 1, 18, 0, 0 },
+    { "{\"key\": \"value\"}, [\"abc\"]", OBJ, R, "{\"key\":\"value\"}", 0, EXTRA, 1, 18, 0, 0 },
+    { "{\"key\": \"value\"}, [\"abc\"]", ANY, S, "{\"key\":\"value\"}", 0, EXTRA, 1, 18, 0, 0 },
+    { "[1], [2]", ARR, S, "[1]", 0, EXTRA, 1, 5, 0, 0 },
+    { "{\"a\":1}, 2, 3", OBJ, S, "{\"a\":1}", 0, EXTRA, 1, 9, 0, 0 },
+    { "{\"a\":1}, null", OBJ, S, "{\"a\":1}", 0, EXTRA, 1, 9, 0, 0 },
+    { "```json {\"a\":1}``` ```json [\"b\"]```", OBJ, S, "{\"a\":1}", 0, EXTRA, 1, 27, 0, 0 },
+    { "```json {\"a\":1}``` ```json [\"b\"]```", ANY, S, "{\"a\":1}", 0, EXTRA, 1, 27, 0, 0 },
+    { "```json\n{\"a\": 1} [\"b\"]\n```\n", OBJ, S, "{\"a\":1}", 0, EXTRA, 1, 17, 0, 0 },
+    /* …and prose after the answer stays prose. */
+    { "{\"a\":1}, and then nothing", OBJ, S, "{\"a\":1}", 0, 0, 0, 0, 0, 0 },
+    { "{\"a\":1}.\n\n\"Quoted\" prose on a line of its own.", OBJ, S, "{\"a\":1}", 0, 0, 0, 0, 0,
+      0 },
+    { "{\"a\":1}, nullable fields are fine", OBJ, S, "{\"a\":1}", 0, 0, 0, 0, 0, 0 },
+    { "{\"a\": 1} \"quoted\" 2 words", OBJ, S, "{\"a\":1}", 0, EXTRA, 1, 9, 0, 0 },
 
     /* Brackets: a repair never drops part of a value. */
     { "[{\"id\": 1}}, {\"id\": 2}]", ARR, S, NULL, AR_ENOJSON, 0, 0, 0, 0, 0 },
@@ -662,11 +687,53 @@ static void test_extract_repair_closes_every_prefix(void **state)
     }
 }
 
+/*
+ * The tail rule as a rule, not a list (issue 45): every answer followed by a value that
+ * belongs with it — after a comma, or first on its line, maybe past a fence — of any
+ * kind, wanted or not, strict or repaired, is never an answer that names nothing: it is
+ * an error (members without --repair), merged, or named among the values left out.
+ */
+static void test_extract_never_drops_a_tail_unnamed(void **state)
+{
+    static const char *const answers[] = { "{\"a\": 1}", "{\"k\": [1, {\"x\": \"y\"}]}", "[1, 2]",
+                                           "[{\"n\": 1}]" };
+    static const char *const joins[] = { ", ", ",\n", " ", "", "``` ```json ", "\t,  " };
+    static const char *const tails[] = {
+        "\"v\"", "\"k\" \"v\"}",  "\"k\" 2}",    "[\"abc\"]", "{\"b\": 2}",
+        "[3]",   "\"k\": 1}",     "7",           "-1.5",      "true",
+        "null",  "{\"b\": [1, 2", "[{\"z\": 0}]"
+    };
+    static const int wants[] = { AR_JSON_OBJECT, AR_JSON_ARRAY, AR_JSON_ANY };
+    (void)state;
+    char text[256];
+    for (size_t a = 0; a < sizeof(answers) / sizeof(*answers); a++)
+        for (size_t j = 0; j < sizeof(joins) / sizeof(*joins); j++)
+            for (size_t t = 0; t < sizeof(tails) / sizeof(*tails); t++)
+                for (size_t w = 0; w < 3; w++)
+                    for (unsigned f = 0; f <= AR_EXTRACT_REPAIR; f += AR_EXTRACT_REPAIR) {
+                        int n =
+                            snprintf(text, sizeof(text), "%s%s%s", answers[a], joins[j], tails[t]);
+                        /* A scalar is a value of its own only after a comma. */
+                        if (!strchr(joins[j], ',') && strchr("-0123456789tn", tails[t][0]))
+                            continue;
+                        struct ar_extract_options o = { wants[w], f, NULL, NULL };
+                        struct ar_extract_result r = AR_EXTRACT_RESULT_INIT;
+                        int rc = ar_json_extract(text, (size_t)n, &o, &r, NULL);
+                        if (rc == 0 && r.start == 0 &&
+                            !(r.fixes & (AR_FIX_EXTRA_VALUES | AR_FIX_MEMBERS_AFTER_CLOSE |
+                                         AR_FIX_TRUNCATION)))
+                            fail_msg("%s '%s' (want %d): %s names nothing of what follows",
+                                     f ? "repair" : "strict", text, wants[w], r.doc.text);
+                        ar_extract_result_finish(&r);
+                    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extract_table),
         cmocka_unit_test(test_extract_shapes_corpus),
+        cmocka_unit_test(test_extract_never_drops_a_tail_unnamed),
         cmocka_unit_test(test_extract_prose_braces_never_beat_a_valid_document),
         cmocka_unit_test(test_extract_truncation_message_names_the_byte),
         cmocka_unit_test(test_extract_span_points_into_the_text),

@@ -112,6 +112,38 @@ class ReviewExample(unittest.TestCase):
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("unknown revision 'nosuchrev'", p.stderr)
 
+    def test_a_file_named_like_a_revision_is_never_read_as_the_diff(self):
+        # A change can plant a file named like the revision a CI job names. The library's
+        # `rev` is a revision, never a file of the process's directory (issue 50).
+        planted = ("diff --git a/evil.c b/evil.c\n--- a/evil.c\n+++ b/evil.c\n"
+                   "@@ -1 +1 @@\n-x\n+planted\n")
+        with Sandbox() as sb:
+            sb.write("release-1.0", planted)
+            sb.write("main", planted)
+            sb.git("add", "release-1.0", "main")
+            sb.git("commit", "-q", "-m", "planted")
+            self.change(sb)
+            sb.answers("codex", [FINDING])
+            env = dict(sb.env, AGENTRUN_PROVIDER="codex")
+            # A file and no revision: an unknown revision, no call.
+            p = subprocess.run([EXAMPLE, "release-1.0"], cwd=sb.work, env=env,
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("unknown revision 'release-1.0'", p.stderr)
+            self.assertEqual(sb.calls(), [])
+            # A file and a revision: refused as ambiguous, or the revision; never the file.
+            p = subprocess.run([EXAMPLE, "main"], cwd=sb.work, env=env,
+                               capture_output=True, text=True, timeout=60)
+            if p.returncode == 2:
+                self.assertIn("ambiguous", p.stderr)
+                self.assertEqual(sb.calls(), [])
+            else:
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("reviewing main: 1 file(s)", p.stderr)
+                self.assertEqual(len(sb.calls()), 1)
+                self.assertIn("+++ b/app.c", sb.calls()[0]["stdin"])
+                self.assertNotIn("evil.c", sb.calls()[0]["stdin"])
+
     def test_ctrl_c_cancels_the_calls(self):
         with Sandbox() as sb:
             self.change(sb)

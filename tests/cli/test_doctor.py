@@ -120,6 +120,14 @@ class Doctor(unittest.TestCase):
         self.assertTrue(prov["claude"]["posture"]["trust_project"])
         self.assertTrue(prov["claude"]["posture"]["read"]["project_config"])
         self.assertNotIn("--setting-sources", prov["claude"]["posture"]["read"]["argv"])
+        # Runs trust a checkout on "1" only: doctor says what a run would do with any other.
+        for value in ("0", "", "yes", "true", "11"):
+            p, d, prov = self.doc(env={"AGENTRUN_TRUST_PROJECT": value})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for name in ("claude", "codex", "gemini"):
+                self.assertFalse(prov[name]["posture"]["trust_project"], (value, name))
+            self.assertFalse(prov["claude"]["posture"]["read"]["project_config"], value)
+            self.assertIn("--setting-sources", prov["claude"]["posture"]["read"]["argv"])
 
     def test_path_lookup_login_files_and_codex_home(self):
         self.script("codex", "echo codex-cli 0.169.0")

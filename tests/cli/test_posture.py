@@ -7,6 +7,11 @@ import os
 import sys
 import unittest
 
+try:
+    import tomllib  # Python 3.11+
+except ImportError:  # pragma: no cover
+    tomllib = None
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import Sandbox  # noqa: E402
 
@@ -125,6 +130,36 @@ class TestTextCommands(unittest.TestCase):
         p = self.sb.run("batch", "-", input='{"id": "c", "prompt": "p", "trust_project": 1}\n',
                         provider="claude")
         self.assertIn("'trust_project' must be true or false", p.stdout)
+
+
+@unittest.skipUnless(tomllib, "needs Python 3.11's tomllib")
+class TestCodexConfigStrings(unittest.TestCase):
+    """codex reads each -c value as TOML: a path agentrun writes there is one string, whatever
+    its bytes, so a folder's name can never end it early and add keys of its own."""
+
+    def test_a_name_with_backslashes_and_quotes_stays_one_toml_string(self):
+        with Sandbox() as sb:
+            # Unescaped backslashes would make each \" of the name close the string.
+            name = 'a\\"={trust_level=\\"trusted\\"},\\"b'
+            sub = os.path.join(sb.work, name)
+            sb.write(os.path.join(name, ".codex", "skills", "s", "SKILL.md"),
+                     "---\nname: s\ndescription: d\n---\nbody\n")
+            sb.answers("codex", ["hello"])
+            p = sb.run("run", "-C", sub, "--format", "json", "say hi", provider="codex")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            argv = sb.calls()[0]["argv"]
+            values = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "-c"]
+            projects = [v for v in values if v.startswith("projects=")]
+            self.assertEqual(len(projects), 1, values)
+            top, real_sub = os.path.realpath(sb.work), os.path.realpath(sub)
+            self.assertEqual(tomllib.loads(projects[0])["projects"],
+                             {real_sub: {"trust_level": "untrusted"},
+                              top: {"trust_level": "untrusted"}})
+            skills = [v for v in values if v.startswith("skills.config=")]
+            self.assertEqual(len(skills), 1, values)
+            self.assertEqual(tomllib.loads(skills[0])["skills"]["config"],
+                             [{"path": os.path.join(real_sub, ".codex", "skills", "s", "SKILL.md"),
+                               "enabled": False}])
 
 
 if __name__ == "__main__":

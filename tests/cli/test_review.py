@@ -566,6 +566,58 @@ class Chunks(ReviewCase):
             self.assertIn("+++ b/big.txt\n", d)
             self.assertEqual(d.count("@@ -"), 1)
 
+    def test_a_file_whose_later_piece_failed_is_not_reviewed(self):
+        # big.txt goes in three pieces; the second fails: the file was not reviewed, in its
+        # status, the counts, the text's "not reviewed" line and SARIF (issue 50).
+        lines = [f"line {i}\n" for i in range(200)]
+        self.sb.write("big.txt", "".join(lines))
+        self.sb.git("add", "big.txt")
+        self.sb.git("commit", "-q", "-m", "big")
+        for i in (10, 100, 190):
+            lines[i] = f"changed {i}\n"
+        self.sb.write("big.txt", "".join(lines))
+        fail_second = {"FAKE_CLI_EXIT_1": "1", "FAKE_CLI_FIXTURE_1": "/dev/null"}
+        for fmt in ("json", "text", "sarif"):
+            with self.subTest(format=fmt):
+                self.sb.answers("codex", [review()] * 3)
+                if os.path.exists(self.sb.state):
+                    os.unlink(self.sb.state)
+                p = self.sb.run("review", "--format", fmt, "--max-chunk-bytes", "200", "-j", "1",
+                                provider="codex", env=fail_second)
+                self.assertEqual(p.returncode, 4, p.stderr)
+                if fmt == "json":
+                    doc = as_json(p)
+                    self.assertEqual(doc["chunks"], 3)
+                    self.assertEqual(doc["coverage"]["reviewed"], 0)
+                    self.assertEqual(doc["coverage"]["unreviewed"], 1)
+                    (f,) = doc["files"]
+                    self.assertEqual((f["path"], f["status"]), ("big.txt", "not_sent"))
+                    self.assertIn("chunk 2 was not reviewed", f["why"])
+                elif fmt == "text":
+                    self.assertIn("not reviewed: big.txt: chunk 2 was not reviewed", p.stdout)
+                else:
+                    run = json.loads(p.stdout)["runs"][0]
+                    entries = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                                r["properties"]["status"]) for r in run["results"]
+                               if "status" in r.get("properties", {})]
+                    self.assertEqual(entries, [("big.txt", "not_sent")], run["results"])
+
+    def test_files_of_chunks_never_started_are_not_reviewed(self):
+        # The first chunk fails and the queue stops: the files of the chunks that never ran
+        # are not reviewed either (issue 50).
+        for name in ("a.c", "b.c"):
+            self.sb.write(name, "".join(f"int {name[0]}{i:02};\n" for i in range(60)))
+        self.sb.answers("codex", [review()])
+        p = self.sb.run("review", "--format", "json", "--max-chunk-bytes", "600", "-j", "1",
+                        provider="codex",
+                        env={"FAKE_CLI_EXIT_0": "1", "FAKE_CLI_FIXTURE_0": "/dev/null"})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(len(self.sb.calls()), 1)
+        doc = as_json(p)
+        self.assertEqual(doc["coverage"]["reviewed"], 0)
+        self.assertEqual(sorted((f["path"], f["status"]) for f in doc["files"]),
+                         [("a.c", "not_sent"), ("b.c", "not_sent")])
+
 
 class Degraded(ReviewCase):
     def setUp(self):

@@ -503,6 +503,18 @@ class TestRunWorktree(Base):
         self.assertEqual(self.worktree_list().count("worktree "), 1)
         self.assert_main_untouched()
 
+    def test_a_folder_beside_the_repository_is_not_inside_it(self):
+        # /src/app-wt for the repository /src/app: its name starts with the repository's,
+        # but it lies beside it (issue 50).
+        self.sb.env["AGENTRUN_WORKTREE_DIR"] = self.sb.work + "-wt"
+        p = self.sb.run("run", "--allow-edits", "--worktree", "--commit", "--format", "json",
+                        "WRITE new.txt=hello", provider="claude")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        w = json.loads(p.stdout)["worktree"]
+        self.assertTrue(w["path"].startswith(os.path.realpath(self.sb.work + "-wt") + "/"), w)
+        self.assertEqual(self.changes(w["branch"]), {"new.txt": "hello"})
+        self.assert_main_untouched()
+
     def test_worktree_options_need_worktree(self):
         for flag in (["--commit"], ["--base", "HEAD"], ["--keep-worktree"]):
             p = self.sb.run("run", *flag, "hi", provider="claude")
@@ -577,6 +589,38 @@ class TestWorktreesCommand(Base):
         self.assertIn("worktree " + mine, listing)
         self.assertTrue(os.path.isdir(self.trees))
         self.assert_main_untouched()
+
+    def test_a_branch_checked_out_in_the_users_own_worktree_is_theirs(self):
+        # Named as agentrun names its branches, at a commit HEAD has, but checked out in a
+        # worktree of the user's outside the folder: neither listed nor deleted (issue 50).
+        mine = os.path.join(self.sb.root, "mine")
+        branch = "agentrun/20261125-143001-3fa2/run"
+        self.sb.git("worktree", "add", "-q", "-b", branch, mine)
+        p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["entries"], [])
+        for args in ([], ["--force", "--branches"]):
+            p = self.sb.run("worktrees", "prune", *args, provider=None)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(self.sb.git("branch", "--list", "--format=%(objectname)",
+                                         branch).strip(), self.base)
+        self.assertTrue(os.path.isdir(mine))
+        self.assertIn("worktree " + mine, self.worktree_list())
+
+    def test_a_folder_whose_name_only_starts_like_the_worktree_folder_is_not_it(self):
+        # With the folder .../trees, a worktree under .../trees-old is the user's (issue 50).
+        old = os.path.join(self.trees + "-old", "x")
+        self.sb.git("worktree", "add", "-q", "-b", "mine/old", old)
+        for made in (False, True):
+            if made:
+                os.makedirs(self.trees, exist_ok=True)
+            p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout)["entries"], [])
+            p = self.sb.run("worktrees", "prune", "--force", "--branches", provider=None)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(os.path.isdir(old))
+            self.assertIn("worktree " + old, self.worktree_list())
 
     def test_usage(self):
         p = self.sb.run("worktrees", provider=None)

@@ -12,7 +12,8 @@
  * path, or the file is binary and binary files were allowed). Also: file
  * sections and hunks lie inside the text, chunks are NUL-terminated and hold
  * no NUL, each chunk reads back as a diff, and each chunk in the review prompt
- * sits inside a fence it cannot close (<diff-TAG> … </diff-TAG>, TAG not in it).
+ * sits inside a fence it cannot close (<diff-TAG> … </diff-TAG>, TAG not in it), and
+ * every hunk of a reviewed file is in a chunk that holds that file.
  *
  * Issue 44's rules, as properties: a file whose new content is a Git LFS pointer is
  * never reviewed; the paths are git's: names cut from the input (any bytes but NUL:
@@ -162,6 +163,24 @@ static void check_gate(const char *text, size_t len, const struct ar_diff *d, si
     }
     if (ar_coverage_finish(&cov, parts, n, NULL) != 0)
         abort();
+    /* A file reviewed has every hunk in a chunk that says it holds the file: a piece of a
+     * file cut at hunks holds all of its hunks, never only its first (issue 50). Each hunk
+     * in exactly one chunk is tests/unit/test_review.c's property, on hunks told apart. */
+    for (size_t i = 0; i < d->n_files; i++) {
+        const struct ar_diff_file *f = &d->files[i];
+        if (cov.files[i].status != AR_COVER_REVIEWED)
+            continue;
+        for (size_t h = 0; h < f->n_hunks; h++) {
+            size_t end = h + 1 < f->n_hunks ? f->hunks[h + 1] : f->end;
+            int held = 0;
+            for (size_t c = 0; c < n && !held; c++)
+                held = chunks[c].first_file <= i && i <= chunks[c].last_file &&
+                       memmem(chunks[c].text, chunks[c].len, text + f->hunks[h],
+                              end - f->hunks[h]) != NULL;
+            if (!held)
+                abort();
+        }
+    }
     struct ar_review rv;
     ar_review_init(&rv);
     rv.passed = 1;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "git/internal.h"
 #include "git/worktrees.h"
 #include "proc/proc.h"
 
@@ -420,6 +421,26 @@ static void test_a_cancel_while_making_leaves_it_whole(void **state)
     ar_git_tree_destroy(t);
 }
 
+/* Inside a folder means the folder itself or below it: a name that only starts with the
+ * folder's (/x/wt-old for /x/wt) is beside it (issue 50). */
+static void test_within_a_folder_is_not_a_string_prefix(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path, *dir;
+        int within;
+    } cases[] = {
+        { "/x/wt", "/x/wt", 1 },          { "/x/wt/a", "/x/wt", 1 },
+        { "/x/wt/a/b", "/x/wt", 1 },      { "/x/wt-old", "/x/wt", 0 },
+        { "/x/wt-old/a", "/x/wt", 0 },    { "/x/wtx", "/x/wt", 0 },
+        { "/src/app-wt", "/src/app", 0 }, { "/x", "/x/wt", 0 },
+        { "/anything", "/", 1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (ar_git_path_within(cases[i].path, cases[i].dir) != cases[i].within)
+            fail_msg("'%s' within '%s': want %d", cases[i].path, cases[i].dir, cases[i].within);
+}
+
 int main(void)
 {
     if (system("git --version >/dev/null 2>&1") != 0) {
@@ -445,6 +466,7 @@ int main(void)
         T(test_a_folder_inside_the_work_tree_is_refused),
         T(test_a_cancel_while_making_leaves_it_whole),
 #undef T
+        cmocka_unit_test(test_within_a_folder_is_not_a_string_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

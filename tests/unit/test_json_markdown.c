@@ -229,10 +229,39 @@ static void test_md_section_table(void **state)
     }
 }
 
+struct stopper {
+    int calls, stop_at;
+};
+
+static int stop_at(const struct ar_md_block *b, const char *text, void *arg)
+{
+    (void)b;
+    (void)text;
+    struct stopper *s = arg;
+    return ++s->calls == s->stop_at ? 7 : 0;
+}
+
+/* A writer that asks to stop (a non-zero return) is not called again, and its value is what
+ * ar_md_blocks_each() returns. */
+static void test_md_blocks_each_stops_when_asked(void **state)
+{
+    (void)state;
+    static const char t[] = "```\none\n```\n```\ntwo\n```\n```\nthree\n```\n";
+    for (int at = 1; at <= 3; at++) {
+        struct stopper s = { 0, at };
+        assert_int_equal(ar_md_blocks_each(t, strlen(t), stop_at, &s), 7);
+        assert_int_equal(s.calls, at);
+    }
+    struct stopper never = { 0, 0 };
+    assert_int_equal(ar_md_blocks_each(t, strlen(t), stop_at, &never), 0);
+    assert_int_equal(never.calls, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_md_blocks_table),
+        cmocka_unit_test(test_md_blocks_each_stops_when_asked),
         cmocka_unit_test(test_md_blocks_agree_with_a_line_walk),
         cmocka_unit_test(test_md_block_is_json),
         cmocka_unit_test(test_md_section_table),

@@ -1126,12 +1126,15 @@ static void test_codex_posture_turns_the_checkouts_skills_off(void **state)
     put_file(root, "sub/.agents/skills/b/SKILL.md", skill);
     put_file(root, "elsewhere/l/SKILL.md", skill);
     put_file(root, "other/.codex/skills/c/SKILL.md", skill);
+    /* Six directories below its root: the depth codex still loads (issue 50). */
+    put_file(root, ".codex/skills/1/2/3/4/5/6/SKILL.md", skill);
     char link[512], cwd[512];
     snprintf(link, sizeof(link), "%s/sub/.agents/skills/linked", root);
     assert_int_equal(symlink("../../../elsewhere", link), 0);
     snprintf(cwd, sizeof(cwd), "%s/sub", root);
     static const char *const off[] = { ".codex/skills/a/SKILL.md", ".agents/skills/deep/x/SKILL.md",
-                                       "sub/.agents/skills/b/SKILL.md", "elsewhere/l/SKILL.md" };
+                                       "sub/.agents/skills/b/SKILL.md", "elsewhere/l/SKILL.md",
+                                       ".codex/skills/1/2/3/4/5/6/SKILL.md" };
     static const char *const on[] = { ".agents/skills/.hidden/SKILL.md",
                                       "other/.codex/skills/c/SKILL.md" };
     for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
@@ -1442,6 +1445,17 @@ static void test_gemini_posture_private_home(void **state)
     /* One home per posture. */
     assert_string_not_equal(homes[AR_TOOLS_NONE], homes[AR_TOOLS_READ]);
     assert_string_not_equal(homes[AR_TOOLS_READ], homes[AR_TOOLS_EDIT]);
+    /* Trusted and untrusted calls of a posture never share a home, nor its system.md: calls
+     * at the same time would start with each other's system prompt (issue 50). */
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        char *trusted = gemini_home_of((enum ar_tools)t, 1);
+        assert_string_not_equal(trusted, homes[t]);
+        snprintf(path, sizeof(path), "%s/system.md", homes[t]);
+        char *sys = read_text(path);
+        assert_null(strstr(sys, "${AgentSkills}"));
+        free(sys);
+        free(trusted);
+    }
     /* What the user adds or removes in ~/.gemini reaches the home; a settings.json someone
      * changed there is written again. */
     snprintf(path, sizeof(path), "%s/.gemini/extensions", home);

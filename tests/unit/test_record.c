@@ -10,6 +10,7 @@
 
 #include "proc/proc.h"
 #include "record/record.h"
+#include "util/temp.h"
 #include "util/base64.h"
 #include "util/sha256.h"
 
@@ -377,6 +378,95 @@ static void test_cache_call_cacheable_only_for_text_calls_that_do_not_edit(void 
     assert_false(ar_cache_call_cacheable(&s));
 }
 
+/* A request whose argv is "codex" followed by the pieces. */
+static void request_argv(struct ar_cassette *c, const char *const *pieces, size_t n)
+{
+    struct ar_call_setup setup;
+    ar_call_setup_init(&setup);
+    ar_strv_push(&setup.argv, "codex");
+    for (size_t i = 0; i < n; i++)
+        ar_strv_push(&setup.argv, pieces[i]);
+    struct ar_redactor r;
+    ar_redactor_init(&r, NULL);
+    ar_cassette_init(c);
+    assert_int_equal(ar_cassette_set_request(c, "codex", &setup, "p", 1, NULL, NULL, &r), 0);
+    ar_redactor_finish(&r);
+    ar_call_setup_finish(&setup);
+}
+
+/*
+ * Cache and cassette keys are injective over argv: every way of cutting "abcd" into one to
+ * four arguments (empty ones too: 56 argv) has a key of its own, so two argv that differ only
+ * in where one string ends never share an answer. And an entry stored for ["ab","c"] does not
+ * answer ["a","bc"].
+ */
+static void test_keys_tell_apart_every_cut_of_the_same_bytes(void **state)
+{
+    (void)state;
+    static const char word[] = "abcd";
+    char keys[64][AR_SHA256_HEX], ckeys[64][AR_SHA256_HEX], names[64][16];
+    size_t n = 0;
+    for (size_t parts = 1; parts <= 4; parts++) {
+        /* cuts[0] <= cuts[1] <= … : where each of the first parts-1 pieces ends */
+        size_t cuts[3] = { 0, 0, 0 };
+        for (;;) {
+            char buf[4][5];
+            const char *pieces[4];
+            size_t at = 0;
+            for (size_t i = 0; i < parts; i++) {
+                size_t end = i + 1 < parts ? cuts[i] : 4;
+                snprintf(buf[i], sizeof(buf[i]), "%.*s", (int)(end - at), word + at);
+                pieces[i] = buf[i];
+                at = end;
+            }
+            struct ar_cassette c;
+            request_argv(&c, pieces, parts);
+            assert_true(n < 64);
+            ar_cache_key(&c, "codex", keys[n]);
+            ar_cassette_key(&c, ckeys[n]);
+            snprintf(names[n], sizeof(names[n]), "%zu:%zu%zu%zu", parts, cuts[0], cuts[1], cuts[2]);
+            n++;
+            ar_cassette_finish(&c);
+            /* the next non-decreasing cut sequence of parts-1 cuts in 0..4 */
+            size_t k = parts - 1;
+            while (k > 0 && cuts[k - 1] == 4)
+                k--;
+            if (k == 0)
+                break;
+            cuts[k - 1]++;
+            for (size_t j = k; j + 1 < parts; j++)
+                cuts[j] = cuts[k - 1];
+        }
+    }
+    assert_int_equal(n, 56);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(keys[i], keys[j]) == 0)
+                fail_msg("argv %s and %s share a cache key", names[i], names[j]);
+            if (strcmp(ckeys[i], ckeys[j]) == 0)
+                fail_msg("argv %s and %s share a cassette key", names[i], names[j]);
+        }
+
+    /* What a user meets: the answer stored for one argv is no answer for the other. */
+    char dir[] = "/tmp/agentrun-test-cache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct ar_cassette ab_c, a_bc, hit;
+    request_argv(&ab_c, (const char *const[]){ "ab", "c" }, 2);
+    request_argv(&a_bc, (const char *const[]){ "a", "bc" }, 2);
+    ar_buf_puts(&ab_c.out, "the answer to ab c\n");
+    char k1[AR_SHA256_HEX], k2[AR_SHA256_HEX];
+    ar_cache_key(&ab_c, "codex", k1);
+    ar_cache_key(&a_bc, "codex", k2);
+    assert_int_equal(ar_cache_put(dir, k1, &ab_c, NULL), 0);
+    ar_cassette_init(&hit);
+    assert_int_equal(ar_cache_get(dir, k1, "codex", 0, &hit), 1);
+    assert_int_equal(ar_cache_get(dir, k2, "codex", 0, &hit), 0);
+    ar_cassette_finish(&hit);
+    ar_cassette_finish(&ab_c);
+    ar_cassette_finish(&a_bc);
+    ar_remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_redaction_minimum_length_and_longest_first),
         cmocka_unit_test(test_redaction_of_text_lines_and_broken_json),
         cmocka_unit_test(test_cassette_key_ignores_temp_names_and_binary_but_not_the_prompt),
+        cmocka_unit_test(test_keys_tell_apart_every_cut_of_the_same_bytes),
         cmocka_unit_test(test_cassette_json_round_trip_keeps_bytes),
         cmocka_unit_test(test_cache_call_cacheable_only_for_text_calls_that_do_not_edit),
     };

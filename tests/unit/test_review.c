@@ -1573,6 +1573,202 @@ static void test_a_modified_lfs_pointer_is_not_text(void **state)
     ar_diff_finish(&d);
 }
 
+/* ---- Issue 50: the rules of the gate, held over many sizes (deterministic seed) ---- */
+
+static uint64_t prop_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* A diff of 1-4 files of 1-6 hunks each, every hunk of a size of its own, each holding a
+ * line found nowhere else ("+H f<file> h<hunk>"). */
+static void prop_diff(uint64_t *seed, struct ar_buf *b)
+{
+    size_t n_files = 1 + prop_next(seed) % 4;
+    for (size_t f = 0; f < n_files; f++) {
+        ar_buf_printf(b, "diff --git a/f%zu.c b/f%zu.c\n--- a/f%zu.c\n+++ b/f%zu.c\n", f, f, f, f);
+        size_t n_hunks = 1 + prop_next(seed) % 6;
+        for (size_t h = 0; h < n_hunks; h++) {
+            size_t pad = prop_next(seed) % 9;
+            ar_buf_printf(b, "@@ -%zu,0 +%zu,%zu @@\n+H f%zu h%zu\n", h * 100 + 1, h * 100 + 1,
+                          pad + 1, f, h);
+            for (size_t p = 0; p < pad; p++)
+                ar_buf_printf(b, "+pad line %zu of hunk %zu\n", p, h);
+        }
+    }
+}
+
+static size_t count_in(const char *hay, size_t n, const char *needle)
+{
+    size_t count = 0, k = strlen(needle);
+    for (const char *p = hay; (p = memmem(p, n - (size_t)(p - hay), needle, k)) != NULL; p += k)
+        count++;
+    return count;
+}
+
+/*
+ * Whatever the sizes of files, hunks and chunks: every hunk of every file is in exactly one
+ * chunk, and that chunk says it holds the file (a piece of a large file holds all of its
+ * hunks, not only its first). And a file counts as reviewed exactly when every chunk that
+ * holds it came back with a review: a piece that failed, or that never ran (no review, no
+ * failure), leaves it not reviewed, in its status and in the counts.
+ */
+static void test_property_every_hunk_in_one_chunk_and_reviewed_only_whole(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x50a11ce5eedULL;
+    size_t split_files = 0, caught_later_piece = 0;
+    for (int round = 0; round < 400; round++) {
+        struct ar_buf b;
+        ar_buf_init(&b, AR_BUF_UNLIMITED);
+        prop_diff(&seed, &b);
+        size_t max = 60 + prop_next(&seed) % 500;
+        struct ar_diff d;
+        assert_int_equal(ar_diff_parse(ar_buf_cstr(&b), b.len, &d, NULL), 0);
+        struct ar_path_filter pf = { NULL, 0, NULL, 0, 0 };
+        struct ar_review_coverage cov;
+        unsigned char *send;
+        assert_int_equal(ar_coverage_plan(&d, &pf, 0, max, NULL, &cov, &send, NULL), 0);
+        struct ar_diff_chunk *c;
+        size_t n;
+        assert_int_equal(ar_diff_split(&d, max, send, &c, &n, NULL), 0);
+        for (size_t i = 0; i < d.n_files; i++) {
+            const struct ar_diff_file *f = &d.files[i];
+            size_t holders = 0;
+            for (size_t k = 0; k < n; k++)
+                holders += c[k].first_file <= i && i <= c[k].last_file;
+            split_files += holders > 1;
+            for (size_t h = 0; h < f->n_hunks; h++) {
+                char mark[64];
+                snprintf(mark, sizeof(mark), "+H f%zu h%zu\n", i, h);
+                size_t hend = h + 1 < f->n_hunks ? f->hunks[h + 1] : f->end;
+                size_t seen = 0;
+                for (size_t k = 0; k < n; k++) {
+                    size_t here = count_in(c[k].text, c[k].len, mark);
+                    if (!here)
+                        continue;
+                    seen += here;
+                    assert_true(c[k].first_file <= i && i <= c[k].last_file);
+                    /* the whole hunk, not only its marker line */
+                    assert_non_null(
+                        memmem(c[k].text, c[k].len, d.text + f->hunks[h], hend - f->hunks[h]));
+                }
+                if (seen != 1)
+                    fail_msg("round %d (max %zu): hunk %zu of f%zu is in %zu chunks", round, max, h,
+                             i, seen);
+            }
+        }
+        ar_coverage_free(&cov);
+        free(send);
+
+        /* Each chunk came back (0), failed (1) or never ran (2). */
+        for (int trial = 0; trial < 4; trial++) {
+            assert_int_equal(ar_coverage_plan(&d, &pf, 0, max, NULL, &cov, &send, NULL), 0);
+            assert_int_equal(ar_coverage_chunks(&cov, send, c, n), 0);
+            struct ar_review *parts = calloc(n + 1, sizeof(*parts));
+            int *fate = calloc(n + 1, sizeof(*fate));
+            assert_non_null(parts);
+            assert_non_null(fate);
+            for (size_t k = 0; k < n; k++) {
+                ar_review_init(&parts[k]);
+                fate[k] = trial == 0 ? 0 : (int)(prop_next(&seed) % 4 == 0 ? 1 + k % 2 : 0);
+                if (fate[k] == 0) {
+                    parts[k].passed = 1;
+                    parts[k].chunks = 1;
+                } else if (fate[k] == 1) {
+                    parts[k].failed = 1;
+                    ar_error_set(&parts[k].error, AR_ETIMEOUT, NULL, "timed out");
+                }
+            }
+            assert_int_equal(ar_coverage_finish(&cov, parts, n, NULL), 0);
+            size_t reviewed = 0;
+            for (size_t i = 0; i < d.n_files; i++) {
+                int whole = 1, first = 1, later_bad = 0;
+                for (size_t k = 0; k < n; k++)
+                    if (c[k].first_file <= i && i <= c[k].last_file) {
+                        later_bad |= !first && fate[k] != 0;
+                        whole &= fate[k] == 0;
+                        first = 0;
+                    }
+                caught_later_piece += later_bad;
+                reviewed += whole;
+                if (cov.files[i].status != (whole ? AR_COVER_REVIEWED : AR_COVER_NOT_SENT))
+                    fail_msg("round %d trial %d: f%zu is %s, its chunks say %s", round, trial, i,
+                             ar_review_cover_name(cov.files[i].status),
+                             whole ? "reviewed" : "not_sent");
+            }
+            assert_int_equal(cov.n_reviewed, reviewed);
+            assert_int_equal(cov.n_unreviewed, d.n_files - reviewed);
+            for (size_t k = 0; k < n; k++)
+                ar_review_finish(&parts[k]);
+            free(parts);
+            free(fate);
+            ar_coverage_free(&cov);
+            free(send);
+        }
+        ar_diff_chunks_free(c, n);
+        ar_diff_finish(&d);
+        ar_buf_finish(&b);
+    }
+    /* The sizes did make pieces, and later pieces that failed. */
+    assert_true(split_files > 100);
+    assert_true(caught_later_piece > 50);
+}
+
+/* A model's bare file name that ends two files of the diff names neither: never the first. */
+static void test_locate_an_ambiguous_name_stays_unlocated(void **state)
+{
+    (void)state;
+    static const char text[] = "diff --git a/src/a/util.c b/src/a/util.c\n"
+                               "--- a/src/a/util.c\n"
+                               "+++ b/src/a/util.c\n"
+                               "@@ -1 +1 @@\n"
+                               "-x\n"
+                               "+y\n"
+                               "diff --git a/src/b/util.c b/src/b/util.c\n"
+                               "--- a/src/b/util.c\n"
+                               "+++ b/src/b/util.c\n"
+                               "@@ -1 +1 @@\n"
+                               "-x\n"
+                               "+y\n";
+    struct ar_diff d;
+    assert_int_equal(ar_diff_parse(text, strlen(text), &d, NULL), 0);
+    static const struct {
+        const char *given, *want;
+        int where;
+    } cases[] = {
+        { "util.c", "util.c", AR_PATH_ELSEWHERE },
+        { "./util.c", "util.c", AR_PATH_ELSEWHERE },
+        { "a/util.c", "src/a/util.c", AR_PATH_IN_DIFF }, /* one file ends so */
+        { "b/util.c", "src/b/util.c", AR_PATH_IN_DIFF },
+    };
+    for (size_t i = 0; i < AR_ARRAY_SIZE(cases); i++) {
+        char *out = NULL;
+        assert_int_equal(ar_diff_locate(&d, NULL, cases[i].given, &out), cases[i].where);
+        assert_string_equal(out, cases[i].want);
+        free(out);
+    }
+    ar_diff_finish(&d);
+}
+
+/* A suggestion fenced with four backticks holds a three-backtick line: it is part of the
+ * code (a replacement cut there would be applied by reviewdog as it stands). */
+static void test_suggestion_code_closes_only_at_a_fence_as_long(void **state)
+{
+    (void)state;
+    char *code = ar_suggestion_code("Use this:\n````md\nText\n```c\nx();\n```\nmore\n````\nok");
+    assert_string_equal(code, "Text\n```c\nx();\n```\nmore");
+    free(code);
+    code = ar_suggestion_code("~~~~~\na\n~~~\nb\n~~~~~");
+    assert_string_equal(code, "a\n~~~\nb");
+    free(code);
+    /* Never closed by the shorter fence: no code block. */
+    assert_null(ar_suggestion_code("````\nx\n```\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1615,6 +1811,9 @@ int main(void)
         cmocka_unit_test(test_globs_filters_and_default_excludes),
         cmocka_unit_test(test_xml_escape_and_suggestion_code),
         cmocka_unit_test(test_rdjsonl_gitlab_and_checkstyle_formats),
+        cmocka_unit_test(test_property_every_hunk_in_one_chunk_and_reviewed_only_whole),
+        cmocka_unit_test(test_locate_an_ambiguous_name_stays_unlocated),
+        cmocka_unit_test(test_suggestion_code_closes_only_at_a_fence_as_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

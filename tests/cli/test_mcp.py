@@ -1,5 +1,6 @@
 """agentrun mcp (docs/mcp.md): the MCP server driven over pipes, as a client would, with
 the fake CLI standing in for the real ones."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import select

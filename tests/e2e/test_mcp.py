@@ -140,7 +140,10 @@ class McpSdk(unittest.TestCase):
         r = harness.run_cli("claude", ["-p", "--output-format", "stream-json", "--verbose",
                                        "--strict-mcp-config", "--mcp-config", config,
                                        "--allowedTools", "mcp__agentrun__run"],
-                            self.root, stdin=b"Use agentrun to ask gemini.", timeout=180)
+                            self.root, stdin=b"Use agentrun to ask gemini.", timeout=180,
+                            # claude 2.1.3xx defers MCP tools behind its ToolSearch tool,
+                            # which the mock cannot script; off, the tools are offered at once.
+                            env=dict(self.root.env("claude"), ENABLE_TOOL_SEARCH="false"))
         self.assertEqual(r.status, 0, r.stderr[-2000:])
         reqs = self.mock.model_requests("claude")[before:]
         self.assertEqual(len(reqs), 2, reqs)

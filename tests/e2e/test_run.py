@@ -97,17 +97,24 @@ class Base:
         self.root.cleanup()
 
     # ------------------------------------------------------------------ helpers
-    def run_agentrun(self, script, *args, stdin=b"Say something.", timeout=180):
+    def run_agentrun(self, script, *args, stdin=b"Say something.", timeout=180, env=None):
         """agentrun run with the prompt on stdin ('-') unless args give -f or -t. script
-        None keeps the mock's current script (and where its queues stand)."""
+        None keeps the mock's current script (and where its queues stand). env: variables
+        to set on top of the usual ones (None as a value removes one)."""
         if "-f" not in args and "-t" not in args:
             args = args + ("-",)
         if script is not None:
             self.mock.set_script(script)
         self.seen = len(self.mock.requests())
+        run_env = self.root.agentrun_env()
+        for k, v in (env or {}).items():
+            if v is None:
+                run_env.pop(k, None)
+            else:
+                run_env[k] = v
         p = subprocess.run([AGENTRUN, "run", "-p", self.cli, "--format", "json",
                             "--timeout", "90s", "--transcript", self.transcript, *args],
-                           input=stdin, cwd=self.root.work, env=self.root.agentrun_env(),
+                           input=stdin, cwd=self.root.work, env=run_env,
                            capture_output=True, timeout=timeout)
         try:
             doc = json.loads(p.stdout)
@@ -428,6 +435,29 @@ class TestClaude(Base, unittest.TestCase):
                 want = (u["input"] * inp + u["cached"] * cr + u["cache_write"] * (cw or 0)
                         + u["output"] * out) / 1e6
                 self.assertAlmostEqual(doc["cost_usd"], want, places=9)
+
+    def test_a_rejected_quota_reaches_the_rate_limit(self):
+        # claude reports its subscription quota (a rate_limit_event from the API's
+        # anthropic-ratelimit-unified-* headers) only for a subscription login: with
+        # CLAUDE_CODE_OAUTH_TOKEN instead of an API key, a 429 whose quota is rejected and
+        # comes back in two hours, past --max-wait, fails rate_limit with the reset time.
+        step = {"kind": "error", "status": 429, "message": "usage limit reached",
+                "unified": {"status": "rejected", "resets_in": 7200, "claim": "five_hour",
+                            "utilization": 1.0}}
+        t0 = time.time()
+        p, doc = self.run_agentrun({self.cli: [step]}, "--max-wait", "1s", env={
+            "ANTHROPIC_API_KEY": None, "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-mock"})
+        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(doc["error"]["code"], "rate_limit", doc["error"])
+        rl = doc["rate_limit"]
+        self.assertEqual((rl["status"], rl["window"], rl["source"]),
+                         ("rejected", "five_hour", "claude:rate_limit_event"), rl)
+        resets = datetime.datetime.strptime(rl["resets_at"], "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        self.assertLess(abs(resets - (t0 + 7200)), 120)
+        self.assertIn(rl["resets_at"], doc["error"]["message"])
+        self.assertGreater(doc["error"]["retry_after_s"], 7000)
+        self.assertEqual(len(self.new_model_requests()), 1)  # no wait, no second call
 
     def test_resume_continues_the_session_with_per_call_tokens(self):
         super().test_resume_continues_the_session_with_per_call_tokens()

@@ -27,9 +27,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/syscall.h>
@@ -198,9 +200,32 @@ static void keeper_main(int fd)
     _exit(0);
 }
 
+/*
+ * At a normal exit the keeper has nothing listed (each child took itself back) and
+ * ends as soon as our end closes; waiting for it here means that when we have
+ * exited, so has it: nothing of ours is left running for a moment after us (a
+ * caller that checks for leftovers right after we exit would find it). What it
+ * still holds, a child we leave running, it ends before we return.
+ */
+static void reap_keeper(void)
+{
+    pthread_mutex_lock(&lock);
+    if (sock >= 0 && keeper > 0 && owner == getpid()) {
+        close(sock);
+        sock = -1;
+        while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR) {
+        }
+        keeper = 0;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 /* Under lock. Returns 0, or -1 when no keeper could be started. */
 static int start_keeper(void)
 {
+    static int registered;
+    if (!registered && atexit(reap_keeper) == 0)
+        registered = 1;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;

@@ -5,6 +5,7 @@ refuses: the integration branch holds one version of each of a, b and c, no conf
 marker and not the refused file; the conflicting and the refused branch are named with
 why; the user's checkout, index and branch and the job branches never move; and an
 interrupted merge leaves no scratch worktree and no half-made branch."""
+import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
 import signal

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "agentrun/batch.h"
-#include "batch/job.h"
 #include "cli/commands.h"
 #include "cli/merge.h"
 #include "cli/session.h"
@@ -118,6 +117,9 @@ struct batch {
     struct input *in; /* the input as it streams in (NULL: read whole, or at its end) */
 };
 
+/* The library's longest line (16 MiB): one byte more is enough for its error record. */
+#define LINE_MAX_BYTES ((size_t)16 << 20)
+
 /*
  * The input as it arrives (a pipe, a FIFO, a terminal, a file): lines go to the batch
  * while fewer than `limit` jobs wait for a slot; then reading stops (a producer on a
@@ -131,7 +133,7 @@ struct input {
     uv_poll_t poll; /* a pipe, FIFO, socket or terminal: read when readable */
     uv_idle_t idle; /* a regular file (epoll takes none): read from the loop's idle turn */
     int polled, armed, eof, done;
-    int skipping; /* in a line longer than AR_BATCH_MAX_LINE: dropped up to its end */
+    int skipping; /* in a line longer than LINE_MAX_BYTES: dropped up to its end */
     char *buf;    /* read, not yet given to the batch: at most a chunk and a line */
     size_t at, len, cap;
     size_t limit;   /* jobs read but not started, at most (2x -j) */
@@ -207,12 +209,19 @@ static void update_status(struct batch *c, const struct ar_batch *b)
 static void input_end(struct batch *c);
 static void input_pump(struct batch *c);
 
+/* A cancel stops reading a pipe or terminal (its producer may never end); a file is read
+ * on, every job of it marked not started, so the summary counts all it left. */
+static void input_cancel(struct batch *c)
+{
+    if (c->in && c->in->polled)
+        input_end(c);
+}
+
 static void cancel(void *arg)
 {
     struct batch *c = arg;
     c->cancelled = 1;
-    /* Nothing more is read: the jobs read and not started get their records. */
-    input_end(c);
+    input_cancel(c);
     if (c->b)
         ar_batch_cancel(c->b);
 }
@@ -255,7 +264,7 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         note_status(c, AR_EXIT_USAGE);
         if (!c->write_failed && !c->cancelled) {
             c->cancelled = 1;
-            input_end(c);
+            input_cancel(c);
             ar_batch_cancel(b);
         }
         c->write_failed = 1;
@@ -265,7 +274,7 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         note_status(c, AR_EXIT_PROVIDER);
         if (!c->cancelled) {
             c->cancelled = 1;
-            input_end(c);
+            input_cancel(c);
             ar_batch_cancel(b);
         }
     }
@@ -420,9 +429,9 @@ static int input_drain(struct batch *c)
             in->skipping = !nl;
             continue;
         }
-        if (!nl && n > AR_BATCH_MAX_LINE) {
+        if (!nl && n > LINE_MAX_BYTES) {
             /* Its record says it is too long; the rest of it is read and dropped. */
-            if (input_add(c, p, AR_BATCH_MAX_LINE + 1) < 0)
+            if (input_add(c, p, LINE_MAX_BYTES + 1) < 0)
                 return -1;
             in->at = in->len;
             in->skipping = 1;

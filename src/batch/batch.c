@@ -39,10 +39,91 @@ enum job_state {
 
 struct job {
     struct ar_batch_job job;
+    size_t seq; /* its place in the input (0-based): b->jobs[seq - b->base] while queued */
     enum job_state state;
     int waited;              /* held back at least once: another edit job had its work tree */
     struct job *prev, *next; /* the running list, while RUNNING */
 };
+
+/*
+ * The ids seen so far (to refuse one used twice) and the ids an earlier batch
+ * finished (resume), kept as 64-bit hashes in an open-addressing table, with the
+ * line an id was first on: 16 bytes a slot, at most half full, so 32-64 bytes a
+ * job whatever its id and prompt. Two different ids share a hash with a
+ * probability of about n^2 / 2^65 in a batch of n jobs (3e-9 for a million):
+ * then the second is refused as used twice, or skipped on resume.
+ */
+struct idset {
+    struct idslot {
+        uint64_t hash; /* 0: empty */
+        uint64_t line;
+    } * slot;
+    size_t n, cap; /* cap: a power of two, or 0 */
+};
+
+static uint64_t id_hash(const char *id)
+{
+    /* FNV-1a, then a final mix (splitmix64) so the low bits index the table well. */
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    return h ? h : 1;
+}
+
+static struct idslot *idset_find(const struct idset *set, uint64_t h)
+{
+    if (!set->cap)
+        return NULL;
+    for (size_t i = (size_t)h & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
+        if (set->slot[i].hash == h)
+            return &set->slot[i];
+        if (!set->slot[i].hash)
+            return NULL;
+    }
+}
+
+/* The line id was first added on (0 for a job built in C), or -1 when it is not in set. */
+static long long idset_get(const struct idset *set, const char *id)
+{
+    const struct idslot *s = idset_find(set, id_hash(id));
+    return s ? (long long)s->line : -1;
+}
+
+/* Adds id (first seen on `line`) unless it is there. 0, or AR_ENOMEM. */
+static int idset_add(struct idset *set, const char *id, size_t line)
+{
+    uint64_t h = id_hash(id);
+    if (idset_find(set, h))
+        return 0;
+    if ((set->n + 1) * 2 > set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 256;
+        struct idslot *v = calloc(cap, sizeof(*v));
+        if (!v)
+            return AR_ENOMEM;
+        for (size_t i = 0; i < set->cap; i++) {
+            if (!set->slot[i].hash)
+                continue;
+            size_t k = (size_t)set->slot[i].hash & (cap - 1);
+            while (v[k].hash)
+                k = (k + 1) & (cap - 1);
+            v[k] = set->slot[i];
+        }
+        free(set->slot);
+        set->slot = v;
+        set->cap = cap;
+    }
+    size_t k = (size_t)h & (set->cap - 1);
+    while (set->slot[k].hash)
+        k = (k + 1) & (set->cap - 1);
+    set->slot[k] = (struct idslot){ h, line };
+    set->n++;
+    return 0;
+}
 
 enum stop {
     GOING = 0,
@@ -58,14 +139,17 @@ struct ar_batch {
     ar_batch_done_fn *done;
     void *arg;
 
-    struct job **jobs; /* in input order; each one allocated alone (runs point at it) */
-    size_t n, cap;
-    size_t first_pending; /* every job before it has started or been reported */
-    size_t reported;      /* jobs whose record went out */
-    size_t lineno;        /* lines given to ar_batch_add_line() */
-    struct job *running;  /* the running jobs, for the work tree check */
-    json_t *seen;         /* id -> its line, to refuse an id used twice */
-    json_t *done_ids;     /* ids an earlier batch finished (ar_batch_resume()) */
+    /* The jobs not started yet, in input order, from the first one not started
+     * (jobs[i] is the job of seq base + i; NULL once reported). A job is freed when its
+     * record is out: what a finished job leaves is its id's slot in `seen`. */
+    struct job **jobs;
+    size_t base, n, cap;   /* n: entries in jobs; base + n jobs were added */
+    size_t first_pending;  /* every job before it has started or been reported */
+    size_t reported;       /* jobs whose record went out */
+    size_t lineno;         /* lines given to ar_batch_add_line() */
+    struct job *running;   /* the running jobs, for the work tree check */
+    struct idset seen;     /* every id, with its line: to refuse an id used twice */
+    struct idset done_ids; /* ids an earlier batch finished (ar_batch_resume()) */
 
     double max_seen_cost; /* the dearest finished job: each running job's reservation */
     enum stop stop;
@@ -110,8 +194,11 @@ static void report(struct ar_batch *b, struct job *j, enum ar_batch_outcome outc
     b->reported++;
     b->record(b, &rec, b->arg);
     ar_buf_finish(&line);
-    /* Its record is out: a batch of a million jobs keeps none of their prompts. */
+    /* Its record is out: a batch of a million jobs keeps none of its jobs. */
+    if (j->seq >= b->base && j->seq - b->base < b->n)
+        b->jobs[j->seq - b->base] = NULL;
     ar_batch_job_finish(&j->job);
+    free(j);
 }
 
 static void report_failed(struct ar_batch *b, struct job *j, int code, const char *msg)
@@ -249,6 +336,8 @@ static void write_off_rest(struct ar_batch *b)
 {
     for (size_t i = b->first_pending; i < b->n; i++) {
         struct job *j = b->jobs[i];
+        if (!j)
+            continue;
         if (j->state == SKIP)
             report(b, j, AR_BATCH_SKIPPED, NULL);
         else if (j->state != PENDING)
@@ -273,11 +362,22 @@ static void pump(void *owner)
      * (ar_batch_add*(), ar_batch_cancel()) only kicks a later pump. */
     assert(!b->in_pump);
     b->in_pump = 1;
-    while (b->first_pending < b->n && b->jobs[b->first_pending]->state != PENDING &&
-           b->jobs[b->first_pending]->state != SKIP)
+    while (b->first_pending < b->n &&
+           (!b->jobs[b->first_pending] || (b->jobs[b->first_pending]->state != PENDING &&
+                                           b->jobs[b->first_pending]->state != SKIP)))
         b->first_pending++;
+    /* The started and reported ones out of the queue (running ones live on in the
+     * running list): it holds the jobs waiting, not every job so far. */
+    if (b->first_pending && b->first_pending * 2 >= b->n) {
+        memmove(b->jobs, b->jobs + b->first_pending, (b->n - b->first_pending) * sizeof(*b->jobs));
+        b->base += b->first_pending;
+        b->n -= b->first_pending;
+        b->first_pending = 0;
+    }
     for (size_t i = b->first_pending; i < b->n && ar_jobset_room(b->set) && b->stop == GOING; i++) {
         struct job *j = b->jobs[i];
+        if (!j)
+            continue;
         if (j->state == SKIP) {
             report(b, j, AR_BATCH_SKIPPED, NULL);
             continue;
@@ -315,7 +415,8 @@ static void pump(void *owner)
         write_off_rest(b);
     b->in_pump = 0;
     /* A kick on its way (ar_batch_close(), ar_batch_add()) is the one that ends it. */
-    if (b->closed && !ar_jobset_running(b->set) && b->reported == b->n && !ar_jobset_kicked(b->set))
+    if (b->closed && !ar_jobset_running(b->set) && b->reported == b->base + b->n &&
+        !ar_jobset_kicked(b->set))
         finish(b);
 }
 
@@ -323,14 +424,24 @@ static void pump(void *owner)
 
 static void destroy(struct ar_batch *b)
 {
+    /* Running jobs are out of the queue (a batch ends with none running). */
+    for (struct job *j = b->running, *next; j; j = next) {
+        next = j->next;
+        if (j->seq < b->base || j->seq - b->base >= b->n) {
+            ar_batch_job_finish(&j->job);
+            free(j);
+        }
+    }
     for (size_t i = 0; i < b->n; i++) {
+        if (!b->jobs[i])
+            continue;
         ar_batch_job_finish(&b->jobs[i]->job);
         free(b->jobs[i]);
     }
     free(b->jobs);
     ar_batch_job_finish(&b->defaults);
-    json_decref(b->seen);
-    json_decref(b->done_ids);
+    free(b->seen.slot);
+    free(b->done_ids.slot);
     free(b);
 }
 
@@ -369,12 +480,6 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
     b->record = record;
     b->done = done;
     b->arg = arg;
-    b->seen = json_object();
-    b->done_ids = json_object();
-    if (!b->seen || !b->done_ids) {
-        destroy(b);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    }
     static const struct ar_jobset_ops ops = { pump, on_job_done };
     unsigned want = o->jobs ? o->jobs : 1;
     if (!(b->set = ar_jobset_create(loop, want, &ops, b, err))) {
@@ -397,14 +502,14 @@ static int mark_done(void *arg, const char *key, int ok, size_t offset, size_t l
 {
     (void)offset;
     (void)len;
-    if (ok && json_object_set_new(arg, key, json_true()) < 0)
+    if (ok && idset_add(arg, key, 0) < 0)
         return AR_ENOMEM;
     return 0;
 }
 
 int ar_batch_resume(struct ar_batch *b, const char *text, size_t len, struct ar_error *err)
 {
-    int rc = ar_batch_record_each(text, len, mark_done, b->done_ids);
+    int rc = ar_batch_record_each(text, len, mark_done, &b->done_ids);
     if (rc < 0)
         return ar_error_set(err, rc, NULL, "out of memory");
     return 0;
@@ -422,9 +527,10 @@ static int enqueue(struct ar_batch *b, struct job *j, struct ar_error *err)
         b->cap = cap;
     }
     ar_jobset_kick(b->set);
+    j->seq = b->base + b->n;
     b->jobs[b->n++] = j;
     b->st.added++;
-    if (!j->job.error && json_object_get(b->done_ids, j->job.id)) {
+    if (!j->job.error && idset_get(&b->done_ids, j->job.id) >= 0) {
         j->state = SKIP;
         b->st.skipped++;
     }
@@ -449,14 +555,13 @@ int ar_batch_add_line(struct ar_batch *b, const char *line, size_t len, struct a
         free(j);
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
-    json_t *first = j->job.error ? NULL : json_object_get(b->seen, j->job.id);
-    if (first) {
+    long long first = j->job.error ? -1 : idset_get(&b->seen, j->job.id);
+    if (first >= 0) {
         /* Its record is keyed by its line, as for a line without an id, so the
          * output never holds two records of one id. */
         char msg[200], id[32], where[48] = "by ar_batch_add()"; /* a line 0: a job built in C */
-        if (json_integer_value(first) > 0)
-            snprintf(where, sizeof(where), "on line %" JSON_INTEGER_FORMAT,
-                     json_integer_value(first));
+        if (first > 0)
+            snprintf(where, sizeof(where), "on line %lld", first);
         snprintf(msg, sizeof(msg), "line %zu: id '%.100s' is used twice (first %s)", lineno,
                  j->job.id, where);
         snprintf(id, sizeof(id), "line %zu", lineno);
@@ -469,8 +574,7 @@ int ar_batch_add_line(struct ar_batch *b, const char *line, size_t len, struct a
             free(j);
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
         }
-    } else if (!j->job.error &&
-               json_object_set_new(b->seen, j->job.id, json_integer((json_int_t)lineno)) < 0) {
+    } else if (!j->job.error && idset_add(&b->seen, j->job.id, lineno) < 0) {
         ar_batch_job_finish(&j->job);
         free(j);
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
@@ -485,7 +589,7 @@ int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options
         return ar_error_set(err, AR_EUSAGE, NULL, "the batch is closed: no job can be added");
     if (!id)
         return ar_error_set(err, AR_EUSAGE, NULL, "a job needs an id");
-    if (json_object_get(b->seen, id))
+    if (idset_get(&b->seen, id) >= 0)
         return ar_error_set(err, AR_EUSAGE, NULL, "id '%.100s' is used twice", id);
     struct job *j = calloc(1, sizeof(*j));
     if (!j)
@@ -494,7 +598,7 @@ int ar_batch_add(struct ar_batch *b, const char *id, const struct ar_run_options
     int rc = ar_batch_job_copy_options(&j->job, o);
     if (rc == 0)
         j->job.worktree = ar_batch_job_work_tree(o);
-    if (rc < 0 || !j->job.id || json_object_set_new(b->seen, id, json_integer(0)) < 0) {
+    if (rc < 0 || !j->job.id || idset_add(&b->seen, id, 0) < 0) {
         ar_batch_job_finish(&j->job);
         free(j);
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
@@ -550,7 +654,7 @@ char *ar_batch_compact_records(const struct ar_batch *b, const char *text, size_
      * reported again: its new record is its final one. A bad line is never skipped, so
      * keeping its old record too would leave one more copy of it per resume. */
     for (size_t i = 0; rc == 0 && i < b->n; i++)
-        if (b->jobs[i]->state == PENDING)
+        if (b->jobs[i] && b->jobs[i]->state == PENDING)
             json_object_del(c.best, b->jobs[i]->job.id);
     if (rc == 0)
         rc = ar_batch_record_each(text, len, keep_best, &c);

@@ -114,6 +114,30 @@ struct batch {
     int merge;
     struct ar_worktree_merge_options merge_opts;
     struct ar_cli_batch_branches branches;
+    struct input *in; /* the input as it streams in (NULL: read whole, or at its end) */
+};
+
+/* The library's longest line (16 MiB): one byte more is enough for its error record. */
+#define LINE_MAX_BYTES ((size_t)16 << 20)
+
+/*
+ * The input as it arrives (a pipe, a FIFO, a terminal, a file): lines go to the batch
+ * while fewer than `limit` jobs wait for a slot; then reading stops (a producer on a
+ * pipe blocks once the pipe is full) until records make room. Jobs start as they come,
+ * records go out as they finish, and the batch is closed (the summary follows) at EOF.
+ */
+struct input {
+    struct batch *c;
+    int fd, own_fd;
+    const char *name;
+    uv_poll_t poll; /* a pipe, FIFO, socket or terminal: read when readable */
+    uv_idle_t idle; /* a regular file (epoll takes none): read from the loop's idle turn */
+    int polled, armed, eof, done;
+    int skipping; /* in a line longer than LINE_MAX_BYTES: dropped up to its end */
+    char *buf;    /* read, not yet given to the batch: at most a chunk and a line */
+    size_t at, len, cap;
+    size_t limit;   /* jobs read but not started, at most (2x -j) */
+    size_t records; /* records written so far (every outcome) */
 };
 
 /* Exit statuses by how bad they are for a batch: the worst one is the exit. */
@@ -182,10 +206,22 @@ static void update_status(struct batch *c, const struct ar_batch *b)
              st.cost_usd, eta);
 }
 
+static void input_end(struct batch *c);
+static void input_pump(struct batch *c);
+
+/* A cancel stops reading a pipe or terminal (its producer may never end); a file is read
+ * on, every job of it marked not started, so the summary counts all it left. */
+static void input_cancel(struct batch *c)
+{
+    if (c->in && c->in->polled)
+        input_end(c);
+}
+
 static void cancel(void *arg)
 {
     struct batch *c = arg;
     c->cancelled = 1;
+    input_cancel(c);
     if (c->b)
         ar_batch_cancel(c->b);
 }
@@ -193,8 +229,12 @@ static void cancel(void *arg)
 static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, void *arg)
 {
     struct batch *c = arg;
-    if (rec->outcome != AR_BATCH_FINISHED)
+    if (c->in)
+        c->in->records++;
+    if (rec->outcome != AR_BATCH_FINISHED) {
+        input_pump(c);
         return;
+    }
     note_status(c, ar_result_exit_status(rec->result));
     ar_cli_session_status_clear(&c->s);
     /* A line that is not a job (bad JSON, an unknown key) is the user's to fix: said on
@@ -224,6 +264,7 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         note_status(c, AR_EXIT_USAGE);
         if (!c->write_failed && !c->cancelled) {
             c->cancelled = 1;
+            input_cancel(c);
             ar_batch_cancel(b);
         }
         c->write_failed = 1;
@@ -233,12 +274,15 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
         note_status(c, AR_EXIT_PROVIDER);
         if (!c->cancelled) {
             c->cancelled = 1;
+            input_cancel(c);
             ar_batch_cancel(b);
         }
     }
     struct ar_batch_stats st;
     ar_batch_get_stats(b, &st);
     estimate(c, &st);
+    /* A slot is free: the next job may be read. */
+    input_pump(c);
 }
 
 /* Before each draw of the status line: the batch as it is now (running, done, the ETA). */
@@ -321,6 +365,230 @@ static int add_lines(struct ar_batch *b, const struct ar_buf *in)
         p = nl ? nl + 1 : end;
     }
     return 0;
+}
+
+/* ---- streaming input --------------------------------------------------------------- */
+
+static void input_closed(uv_handle_t *h)
+{
+    struct input *in = h->data;
+    if (--in->done == 0)
+        free(in);
+}
+
+/* The input is over (EOF, an error, a cancel): no more lines; the batch is closed. */
+static void input_end(struct batch *c)
+{
+    struct input *in = c->in;
+    if (!in)
+        return;
+    c->in = NULL;
+    if (in->own_fd)
+        close(in->fd);
+    free(in->buf);
+    in->buf = NULL;
+    /* The idle handle always, the poll one when it was set up; the struct goes with the
+     * last close. */
+    in->done = 1 + in->polled;
+    uv_close((uv_handle_t *)&in->idle, input_closed);
+    if (in->polled)
+        uv_close((uv_handle_t *)&in->poll, input_closed);
+    if (c->b)
+        ar_batch_close(c->b);
+}
+
+/* Jobs read but not started (nor reported): what backpressure counts. */
+static size_t input_waiting(const struct batch *c)
+{
+    struct ar_batch_stats st;
+    ar_batch_get_stats(c->b, &st);
+    size_t gone = c->in->records + st.running;
+    return st.added > gone ? st.added - gone : 0;
+}
+
+static int input_add(struct batch *c, const char *line, size_t len)
+{
+    struct ar_error err = AR_ERROR_INIT;
+    if (ar_batch_add_line(c->b, line, len, &err) == 0)
+        return 0;
+    ar_cli_errorf("%s", err.msg);
+    note_status(c, AR_EXIT_PROVIDER);
+    return -1;
+}
+
+/* Gives the batch the whole lines read, while it has room; 0, or -1 to stop. */
+static int input_drain(struct batch *c)
+{
+    struct input *in = c->in;
+    while (in->at < in->len) {
+        char *p = in->buf + in->at;
+        size_t n = in->len - in->at;
+        char *nl = memchr(p, '\n', n);
+        if (in->skipping) {
+            in->at = nl ? (size_t)(nl + 1 - in->buf) : in->len;
+            in->skipping = !nl;
+            continue;
+        }
+        if (!nl && n > LINE_MAX_BYTES) {
+            /* Its record says it is too long; the rest of it is read and dropped. */
+            if (input_add(c, p, LINE_MAX_BYTES + 1) < 0)
+                return -1;
+            in->at = in->len;
+            in->skipping = 1;
+            continue;
+        }
+        if (!nl && !in->eof)
+            break; /* the rest of the line is still to come */
+        if (input_waiting(c) >= in->limit)
+            break;
+        size_t len = nl ? (size_t)(nl - p) : n;
+        in->at += nl ? len + 1 : len;
+        if (input_add(c, p, len) < 0)
+            return -1;
+    }
+    if (in->at == in->len)
+        in->at = in->len = 0;
+    return 0;
+}
+
+static void input_read(struct batch *c)
+{
+    struct input *in = c->in;
+    if (in->at && in->at + 65536 > in->cap) {
+        memmove(in->buf, in->buf + in->at, in->len - in->at);
+        in->len -= in->at;
+        in->at = 0;
+    }
+    if (in->len + 65536 > in->cap) {
+        size_t cap = in->len + 65536;
+        char *b = realloc(in->buf, cap);
+        if (!b) {
+            ar_cli_errorf("out of memory reading the jobs: no more are read");
+            note_status(c, AR_EXIT_PROVIDER);
+            in->eof = 1;
+            return;
+        }
+        in->buf = b;
+        in->cap = cap;
+    }
+    ssize_t n = read(in->fd, in->buf + in->len, in->cap - in->len);
+    if (n > 0)
+        in->len += (size_t)n;
+    else if (n == 0)
+        in->eof = 1;
+    else if (errno != EAGAIN && errno != EINTR) {
+        ar_cli_errorf("cannot read '%s': %s; no more jobs are read", in->name, strerror(errno));
+        note_status(c, AR_EXIT_USAGE);
+        in->eof = 1;
+    }
+}
+
+static void on_input_poll(uv_poll_t *h, int status, int events)
+{
+    struct input *in = h->data;
+    struct batch *c = in->c;
+    (void)events;
+    if (!c->in)
+        return;
+    if (status < 0) {
+        ar_cli_errorf("cannot read '%s': %s; no more jobs are read", c->in->name,
+                      uv_strerror(status));
+        note_status(c, AR_EXIT_USAGE);
+        c->in->eof = 1;
+    } else {
+        input_read(c);
+    }
+    input_pump(c);
+}
+
+static void on_input_idle(uv_idle_t *h)
+{
+    struct input *in = h->data;
+    struct batch *c = in->c;
+    if (!c->in)
+        return;
+    input_read(c);
+    input_pump(c);
+}
+
+/* After a read or a record: lines to the batch while there is room; reads while it wants
+ * more and no whole line waits; the end at EOF once every line is in. */
+static void input_pump(struct batch *c)
+{
+    struct input *in = c->in;
+    if (!in)
+        return;
+    if (input_drain(c) < 0) {
+        input_end(c);
+        return;
+    }
+    if (in->eof && in->at == in->len) {
+        input_end(c);
+        return;
+    }
+    int want = !in->eof &&
+               (in->len == in->at || !memchr(in->buf + in->at, '\n', in->len - in->at)) &&
+               input_waiting(c) < in->limit;
+    if (want && !in->armed) {
+        if (in->polled)
+            uv_poll_start(&in->poll, UV_READABLE, on_input_poll);
+        else
+            uv_idle_start(&in->idle, on_input_idle);
+    } else if (!want && in->armed) {
+        if (in->polled)
+            uv_poll_stop(&in->poll);
+        else
+            uv_idle_stop(&in->idle);
+    }
+    in->armed = want;
+}
+
+/* Opens the input for streaming ("-": standard input, as it is; a named file by the
+ * rules of ar_file_read()). Returns 0, or -1 after saying why. */
+static int input_open(struct batch *c, const struct ar_cli_command *cmd, const char *path,
+                      unsigned jobs)
+{
+    struct input *in = calloc(1, sizeof(*in));
+    if (!in) {
+        ar_cli_errorf("out of memory");
+        return -1;
+    }
+    in->name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    in->fd = STDIN_FILENO;
+    if (strcmp(path, "-") != 0) {
+        struct ar_error err = AR_ERROR_INIT;
+        struct stat st;
+        const char *slash = strrchr(path, '/');
+        char *dir = !slash          ? strdup(".")
+                    : slash == path ? strdup("/")
+                                    : strndup(path, (size_t)(slash - path));
+        int rc = dir ? ar_file_open_at(dir, slash ? slash + 1 : path, &in->fd, &st, &err)
+                     : ar_error_set(&err, AR_ENOMEM, path, "out of memory");
+        free(dir);
+        if (rc) {
+            free(in);
+            ar_cli_usage_error(cmd, "%s", err.msg);
+            return -1;
+        }
+        in->own_fd = 1;
+    }
+    in->limit = 2 * (size_t)jobs;
+    c->in = in;
+    return 0;
+}
+
+/* Arms the reading on the loop (after the batch started). */
+static void input_start(struct batch *c)
+{
+    struct input *in = c->in;
+    uv_loop_t *uv = ar_cli_session_uv(&c->s);
+    /* A pipe or a terminal is read when readable; epoll refuses a regular file (EPERM),
+     * which is read in chunks from the idle turn instead. */
+    in->c = c;
+    in->polled = uv_poll_init(uv, &in->poll, in->fd) == 0;
+    uv_idle_init(uv, &in->idle);
+    in->poll.data = in->idle.data = in;
+    input_pump(c);
 }
 
 static void summary(const struct batch *c)
@@ -556,8 +824,13 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     rc = AR_EXIT_USAGE;
     if (resume && load_resume(cmd, resume, &previous))
         goto out;
-    if (ar_file_read(input, &input_buf, &err) < 0) {
-        ar_cli_usage_error(cmd, "%s", err.msg);
+    /* Jobs stream in as they are read, except with --resume: the output is rewritten
+     * to one record per id first, which needs every job's id. */
+    int streaming = !resume_output;
+    if (streaming ? input_open(&c, cmd, input, c.max_running) < 0
+                  : ar_file_read(input, &input_buf, &err) < 0) {
+        if (!streaming)
+            ar_cli_usage_error(cmd, "%s", err.msg);
         goto out;
     }
     if (ar_cli_session_begin(&c.s) < 0) {
@@ -584,9 +857,10 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_errorf("%s", err.msg);
         setup = AR_EXIT_PROVIDER;
     }
-    if (!setup && add_lines(c.b, &input_buf) < 0)
+    if (!setup && !streaming && add_lines(c.b, &input_buf) < 0)
         setup = AR_EXIT_PROVIDER;
-    ar_batch_close(c.b);
+    if (!streaming)
+        ar_batch_close(c.b);
     if (!setup && resume_output && compact_output(&c, output, &previous) < 0)
         setup = AR_EXIT_USAGE;
     if (!setup && output)
@@ -595,10 +869,19 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
     if (setup) {
         c.cancelled = 1;
         ar_batch_cancel(c.b);
+        if (streaming) {
+            if (c.in->own_fd)
+                close(c.in->fd);
+            free(c.in);
+            c.in = NULL;
+            ar_batch_close(c.b);
+        }
     } else {
         c.s.status_refresh = refresh_status;
         c.s.status_refresh_arg = &c;
         ar_cli_session_status_start(&c.s);
+        if (streaming)
+            input_start(&c);
     }
     uv_run(ar_cli_session_uv(&c.s), UV_RUN_DEFAULT);
     ar_cli_session_end(&c.s);
@@ -618,6 +901,12 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             rc = merged;
     }
 out:
+    if (c.in) {
+        /* Opened, never started: nothing on the loop holds it. */
+        if (c.in->own_fd)
+            close(c.in->fd);
+        free(c.in);
+    }
     ar_cli_batch_branches_finish(&c.branches);
     if (c.out != STDOUT_FILENO)
         close(c.out);

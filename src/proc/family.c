@@ -54,6 +54,7 @@
 struct pinfo {
     pid_t pid, ppid, pgid, sid;
     char state;
+    int threads;
     unsigned long long start; /* clock ticks since boot */
 };
 
@@ -77,8 +78,8 @@ static int parse_stat(const char *buf, struct pinfo *p)
     int pid, ppid, pgid, sid;
     if (sscanf(buf, "%d", &pid) != 1 || !rp ||
         sscanf(rp + 1,
-               " %c %d %d %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-               &p->state, &ppid, &pgid, &sid, &p->start) != 5)
+               " %c %d %d %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %d %*s %llu",
+               &p->state, &ppid, &pgid, &sid, &p->threads, &p->start) != 6)
         return -1;
     p->pid = pid;
     p->ppid = ppid;
@@ -187,11 +188,133 @@ static int grow_table(void)
 }
 
 /*
+ * While we adopt orphans, every process that may belong to a call is below us:
+ * a call's processes are its leader's descendants (a group or session is only
+ * entered by fork, or by a process of the same session that is ours too), and
+ * one whose parent exits comes to us (or to a subreaper below us), never to
+ * init. So the walk need not read the whole machine: it goes down from our own
+ * children through the kernel's list of each task's children
+ * (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN), and costs what our own
+ * tree holds, however many other processes run. Without that file, or without
+ * adoption, read_table() scans all of /proc as before.
+ */
+static int is_dead(const struct pinfo *p)
+{
+    return p->state == 'Z' || p->state == 'X';
+}
+
+static int tree_ok = -1; /* under lock: /proc/self/task/TID/children exists (-1: not yet known) */
+
+/* Adds pid to the table (its stat read now) unless it is there already. Under lock. */
+static int add_pid(pid_t pid)
+{
+    for (size_t i = 0; i < ntable; i++)
+        if (table[i].pid == pid)
+            return 0;
+    if (ntable == captable && grow_table() != 0)
+        return -1;
+    if (read_stat(pid, &table[ntable]) == 0)
+        ntable++;
+    return 0;
+}
+
+/* Adds the children listed in one children file. Returns -1 when it cannot be opened. */
+static int add_children_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    long pid = 0;
+    int in_num = 0, rc = 0;
+    ssize_t n;
+    /* "PID PID … ": a number may straddle two reads. */
+    while (rc == 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9') {
+                pid = pid * 10 + (buf[i] - '0');
+                in_num = 1;
+            } else if (in_num) {
+                if (add_pid((pid_t)pid) != 0)
+                    rc = -1;
+                pid = 0;
+                in_num = 0;
+            }
+        }
+    }
+    if (rc == 0 && in_num && add_pid((pid_t)pid) != 0)
+        rc = -1;
+    close(fd);
+    return rc;
+}
+
+/*
+ * Adds the children of every thread of pid (a child is listed under the thread
+ * that forked it). One thread: its file alone; more: the list of tasks first.
+ * Returns -1 when a list cannot be read (for ourselves: the walk cannot be trusted).
+ */
+static int add_children(pid_t pid, int threads)
+{
+    char path[96];
+    if (threads == 1) {
+        snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)pid, (long)pid);
+        return add_children_file(path);
+    }
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)pid, atol(de->d_name));
+        /* A thread that just ended has no file: its children went to another thread. */
+        if (add_children_file(path) != 0 && errno != ENOENT)
+            rc = -1;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Reads into table every process below us, from the kernel's child lists. Under lock. */
+static int read_tree(void)
+{
+    pid_t self = getpid();
+    ntable = 0;
+    size_t top;
+    do {
+        /* Our own children last of all, again: one whose parent exited during the walk
+         * came to us after we read our list, and is read now (until no new one comes). */
+        top = ntable;
+        if (add_children(self, 0) != 0)
+            return -1;
+        for (size_t i = top; i < ntable; i++)
+            if (!is_dead(&table[i]) && add_children(table[i].pid, table[i].threads) != 0 &&
+                errno != ENOENT && errno != ESRCH)
+                return -1; /* gone meanwhile is fine: its children come to us */
+    } while (ntable != top);
+    return 0;
+}
+
+/*
  * Reads into table the processes that may belong to `only` (NULL: to any
  * family; with none, all). Returns 0, or -1 when /proc cannot tell. Under lock.
  */
 static int read_table(const struct ar_family *only)
 {
+    if (adopting && tree_ok) {
+        /* The last pid, noted as the scan does: a later scan (adoption off) relies on it. */
+        saw_pid(read_last_pid());
+        if (tree_ok < 0) {
+            char path[64];
+            snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+            tree_ok = access(path, R_OK) == 0;
+        }
+        if (tree_ok && read_tree() == 0)
+            return 0;
+    }
     DIR *d = opendir("/proc");
     if (!d)
         return -1;
@@ -215,11 +338,6 @@ static int read_table(const struct ar_family *only)
             k++;
     ntable = k;
     return 0;
-}
-
-static int is_dead(const struct pinfo *p)
-{
-    return p->state == 'Z' || p->state == 'X';
 }
 
 /* ---- Who belongs ------------------------------------------------------------- */

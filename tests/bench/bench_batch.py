@@ -1,23 +1,48 @@
-"""Benchmark: agentrun batch's own overhead per job and its peak RSS (issue 9).
+"""Benchmark: agentrun batch at scale and in pipelines (issues 9 and 51).
 
-1,000 jobs of a fake CLI that answers at once, -j 32, run twice: through
-`agentrun batch`, and spawned directly by a minimal C loop (spawn_loop.c).
-Prints the overhead per job (targets: under 2 ms) and agentrun's peak RSS
-(target: under 32 MiB). Best of three runs each, to damp a noisy machine.
+Against the stand-in CLI (the fake codex, which answers at once), so what is
+measured is agentrun's own cost. Four figures, each against its target:
+
+1. first-record latency: a producer writes a job every 0.5 s into
+   `agentrun batch -`; the first record must come before the second job is
+   written (target: < 0.5 s after the first job);
+2. peak memory of a 200,000-job batch, -j 32 (target: < 48 MiB);
+3. 20,000 jobs at -j 32 against `xargs -P 32` running the stand-in 20,000
+   times (target: within 1.5x), with the minimal C spawn loop (spawn_loop.c)
+   as the floor beside them;
+4. the per-call cost: `agentrun run` against the stand-in run directly, the
+   median of 40 each (target: <= 2 ms added), on the machine as it is and
+   with 2,000 extra idle processes (`sleep`, killed after).
+
+BENCH_BATCH_BIG (200000), BENCH_BATCH_JOBS (20000) and BENCH_IDLE_PROCS (2000)
+change the sizes. The machine's load shows in every wall time: read the
+figures as measured on it, not as the code's alone.
 """
 import json
 import os
-import resource
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 AGENTRUN = os.environ["AGENTRUN"]
 FAKE = os.path.join(os.environ["FAKE_BIN_DIR"], "codex")
 LOOP = os.environ["SPAWN_LOOP"]
 FIXTURE = os.path.join(os.environ["AGENTRUN_SOURCE_ROOT"], "tests/fixtures/codex/json-fenced-json.jsonl")
-JOBS, PAR, ROUNDS = 1000, 32, 3
+BIG = int(os.environ.get("BENCH_BATCH_BIG", "200000"))
+JOBS = int(os.environ.get("BENCH_BATCH_JOBS", "20000"))
+IDLE = min(int(os.environ.get("BENCH_IDLE_PROCS", "2000")), 2000)
+PAR = 32
+RUNS = 40
+
+
+def write_jobs(path, n):
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": str(i), "prompt": "prompt", "json": True}) + "\n")
 
 
 def timed(cmd, **kw):
@@ -26,27 +51,141 @@ def timed(cmd, **kw):
     return time.monotonic() - t
 
 
+def peak_rss_mib(cmd, **kw):
+    """Wall time and peak RSS of cmd itself (not of its children), from wait4()."""
+    t = time.monotonic()
+    p = subprocess.Popen(cmd, **kw)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd[:2]} exited {p.returncode}")
+    return time.monotonic() - t, ru.ru_maxrss / 1024
+
+
+def first_record_latency(env, cwd):
+    proc = subprocess.Popen([AGENTRUN, "batch", "-q", "-j", "4", "-"], env=env, cwd=cwd,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    first_write = []
+
+    def produce():
+        for i in range(5):
+            proc.stdin.write((json.dumps({"id": str(i), "prompt": "p", "json": True}) + "\n").encode())
+            proc.stdin.flush()
+            first_write.append(time.monotonic())
+            time.sleep(0.5)
+        proc.stdin.close()
+
+    th = threading.Thread(target=produce)
+    th.start()
+    proc.stdout.readline()
+    got = time.monotonic()
+    proc.stdout.read()
+    th.join()
+    proc.wait()
+    return got - first_write[0], first_write[-1] - first_write[0]
+
+
+def per_call(env, cwd):
+    def median_ms(cmd, **kw):
+        ts = []
+        for _ in range(RUNS):
+            t = time.monotonic()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           env=env, cwd=cwd, **kw)
+            ts.append(time.monotonic() - t)
+        return statistics.median(ts) * 1000
+    floor = median_ms([FAKE, "exec", "--json"], input=b"prompt")
+    ours = median_ms([AGENTRUN, "run", "-q", "--json", "prompt"])
+    return ours, floor
+
+
+def start_idle(n):
+    """n idle processes in a process group of their own (killed by stop_idle)."""
+    if n <= 0:
+        return None
+    leader = subprocess.Popen(["sh", "-c", f"i=0; while [ $i -lt {n} ]; do sleep 300 & i=$((i+1)); done; wait"],
+                              start_new_session=True, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        count = 0
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[2]) == leader.pid:
+                            count += 1
+                except (OSError, IndexError, ValueError):
+                    pass
+        if count > n:
+            break
+        time.sleep(0.5)
+    return leader
+
+
+def stop_idle(leader):
+    if leader:
+        try:
+            os.killpg(leader.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        leader.wait()
+
+
+def verdict(name, ok):
+    return f"{name}: {'met' if ok else 'MISSED'}"
+
+
 def main():
+    results = []
     with tempfile.TemporaryDirectory() as d:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_CLI_", "AGENTRUN_"))}
         env.update(FAKE_CLI_FIXTURE=FIXTURE, AGENTRUN_CODEX_BIN=FAKE, AGENTRUN_PROVIDER="codex")
+        null = open(os.devnull, "w")
+
+        lat, span = first_record_latency(env, d)
+        print(f"batch: first record {lat * 1000:.0f} ms after the first job, the producer wrote "
+              f"for {span:.1f} s (target < 500 ms)")
+        results.append(verdict("first-record latency", lat < 0.5))
+
+        big = os.path.join(d, "big.jsonl")
+        write_jobs(big, BIG)
+        wall, mib = peak_rss_mib([AGENTRUN, "batch", "-q", "-j", str(PAR), big], env=env, cwd=d,
+                                 stdout=null)
+        os.unlink(big)
+        print(f"batch: {BIG} jobs, -j {PAR}: peak RSS {mib:.1f} MiB in {wall:.1f} s "
+              f"(target < 48 MiB)")
+        results.append(verdict("peak memory", mib < 48))
+
         jobs = os.path.join(d, "jobs.jsonl")
-        with open(jobs, "w") as f:
-            for i in range(JOBS):
-                f.write(json.dumps({"id": str(i), "prompt": "prompt", "json": True}) + "\n")
-        base = min(timed([LOOP, FAKE, str(JOBS), str(PAR)], env=env, cwd=d) for _ in range(ROUNDS))
-        with open(os.devnull, "w") as null:
-            ours = min(timed([AGENTRUN, "batch", "-q", "-j", str(PAR), jobs], env=env, cwd=d,
-                             stdout=null) for _ in range(ROUNDS))
-        # ru_maxrss of waited-for children: the largest is agentrun itself (KiB on Linux).
-        rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    per_job_ms = (ours - base) / JOBS * 1000
-    print(f"batch: {JOBS} jobs, -j {PAR}: agentrun {ours:.3f} s, direct spawn loop {base:.3f} s")
-    print(f"batch: overhead per job {per_job_ms:.3f} ms (target < 2 ms)")
-    print(f"batch: peak RSS {rss_kib / 1024:.1f} MiB (target < 32 MiB)")
-    ok = per_job_ms < 2.0 and rss_kib < 32 * 1024
-    print("batch: targets " + ("met" if ok else "MISSED"))
-    return 0 if ok else 1
+        write_jobs(jobs, JOBS)
+        floor = timed([LOOP, FAKE, str(JOBS), str(PAR)], env=env, cwd=d)
+        xargs = timed(f"seq {JOBS} | xargs -P {PAR} -n 1 sh -c 'exec \"$0\" exec --json' {FAKE}"
+                      " > /dev/null", shell=True, env=env, cwd=d, stdin=subprocess.DEVNULL)
+        ours = timed([AGENTRUN, "batch", "-q", "-j", str(PAR), jobs], env=env, cwd=d, stdout=null)
+        print(f"batch: {JOBS} jobs, -j {PAR}: agentrun {ours:.1f} s, xargs -P {PAR} {xargs:.1f} s "
+              f"(x{ours / xargs:.2f}, target <= x1.5), C spawn loop {floor:.1f} s "
+              f"(x{ours / floor:.2f}); {(ours - floor) / JOBS * 1000:.2f} ms a job over the loop")
+        results.append(verdict("20,000 jobs against xargs", ours <= 1.5 * xargs))
+
+        ours, floor = per_call(env, d)
+        print(f"run: {ours:.2f} ms a call, the stand-in alone {floor:.2f} ms: "
+              f"+{ours - floor:.2f} ms (target <= 2 ms)")
+        results.append(verdict("per-call cost", ours - floor <= 2))
+        leader = start_idle(IDLE)
+        try:
+            ours, floor = per_call(env, d)
+        finally:
+            stop_idle(leader)
+        print(f"run with {IDLE} more idle processes: {ours:.2f} ms a call, the stand-in alone "
+              f"{floor:.2f} ms: +{ours - floor:.2f} ms (target <= 2 ms)")
+        results.append(verdict(f"per-call cost with {IDLE} more processes", ours - floor <= 2))
+
+    for r in results:
+        print("batch target " + r)
+    print("(wall times on a shared machine are noisy: see docs/scaling.md)")
+    return 0 if all(r.endswith("met") for r in results) else 1
 
 
 if __name__ == "__main__":

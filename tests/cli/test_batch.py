@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -153,6 +154,78 @@ class Batch(unittest.TestCase):
         self.assertTrue(all(r["error"]["code"] == "interrupted" for r in interrupted))
         for call in self.sb.calls():
             self.assertFalse(alive(call["pid"]), f"job process {call['pid']} survived")
+
+    def popen_batch(self, *args):
+        e = dict(self.sb.env, AGENTRUN_PROVIDER="codex")
+        return subprocess.Popen([AGENTRUN, "batch", *args, "-"], cwd=self.sb.work, env=e,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
+    def test_a_slow_producer_gets_each_record_before_it_ends(self):
+        # Issue 51: jobs stream in, records stream out; the summary comes at EOF.
+        self.sb.answers("codex", ["streamed"])
+        proc = self.popen_batch("-j", "2", "--no-files")
+        wrote = []
+
+        def produce():
+            for i in range(6):
+                proc.stdin.write((json.dumps({"id": f"s{i}", "prompt": "p"}) + "\n").encode())
+                proc.stdin.flush()
+                wrote.append(time.monotonic())
+                time.sleep(0.5)
+            proc.stdin.write(b"not json\n")
+            proc.stdin.close()
+            wrote.append(time.monotonic())
+
+        producer = threading.Thread(target=produce)
+        producer.start()
+        first = proc.stdout.readline()
+        got_first = time.monotonic()
+        rest = proc.stdout.read()
+        producer.join()
+        err = proc.stderr.read().decode()
+        proc.wait(timeout=30)
+        self.assertEqual(proc.returncode, 2, err)  # the bad line is a usage error
+        # The first record is out long before the producer is done (3 s of jobs).
+        self.assertLess(got_first, wrote[-1] - 1.5, "the first record waited for the input's end")
+        self.assertEqual(json.loads(first)["id"], "s0")
+        recs = records((first + rest).decode())
+        self.assertEqual([r["id"] for r in recs], [f"s{i}" for i in range(6)] + ["line 7"])
+        self.assertIn("6 ok, 1 failed", err)
+
+    def test_input_waiting_for_a_slot_is_bounded(self):
+        # -j 1 and a job that hangs: agentrun reads at most 2 waiting jobs (and a chunk),
+        # so a producer of 2 MiB of jobs blocks on the full pipe instead of being read whole.
+        self.sb.answers("codex", ["x"])
+        self.sb.env["FAKE_CLI_HANG"] = "1"
+        proc = self.popen_batch("-j", "1", "--no-files")
+        written = [0]
+        pad = "x" * 1000
+
+        def produce():
+            try:
+                for i in range(2000):
+                    proc.stdin.write((json.dumps({"id": i, "prompt": pad}) + "\n").encode())
+                    written[0] = i + 1
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+
+        producer = threading.Thread(target=produce, daemon=True)
+        producer.start()
+        deadline = time.time() + 20
+        while not self.sb.calls() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)
+        self.assertLess(written[0], 400, "the whole input was read while no slot was free")
+        self.assertEqual(len(self.sb.calls()), 1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        producer.join(timeout=10)
+        self.assertEqual(proc.returncode, 130, err)
+        recs = records(out.decode())
+        self.assertEqual([r["id"] for r in recs], [0])
+        self.assertEqual(recs[0]["error"]["code"], "interrupted")
 
     def test_fallback_on_eligible_failures(self):
         cases = {"auth": "json-error-401.jsonl", "rate_limit": "json-error-429.jsonl",

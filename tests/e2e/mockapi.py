@@ -31,7 +31,12 @@ step left gets HTTP 500 with a body explaining that the script is exhausted. STE
         write_file); a relative path is made absolute against the request's cwd when the
         CLI tells it (claude, gemini). Put the final text as the next step.
   {"kind": "structured", "value": {...}}             claude: a StructuredOutput tool call
-  {"kind": "tool", "name": N, "input": {...}}        claude: a call of tool N (an MCP tool)
+  {"kind": "tool", "name": N, "input": {...}}        claude, codex: a call of tool N (an MCP
+        tool); for codex "namespace" (e.g. "mcp__agentrun") names the namespace
+        tool_search put N in. The final text as a later step
+  {"kind": "tool_search", "query": "...", "limit": 8} codex: a tool_search_call (codex
+        defers MCP tools behind its tool_search tool; its next request carries a
+        tool_search_output listing the matching tools). The tool call as the next step
   {"kind": "shell", "command": "echo hi > f.txt"}    a shell tool call (claude Bash, codex
         exec_command, gemini run_shell_command); the final text as the next step
   {"kind": "error", "status": 401|429|500|..., "message": "...", "retry_after": 2}
@@ -563,14 +568,26 @@ class Handler(BaseHTTPRequestHandler):
         self.start_sse(codex_limit_headers(step))
         self.sse(dict(type="response.created", response=resp), "response.created")
         self.sse(dict(type="response.in_progress", response=resp), "response.in_progress")
-        if kind in ("tool_write", "shell"):
-            if kind == "shell":
+        if kind in ("tool_write", "shell", "tool", "tool_search"):
+            cid = "call_mock_%d" % STATE.seq
+            if kind == "tool_search":
+                item = {"type": "tool_search_call", "id": "ts_" + cid, "call_id": cid,
+                        "execution": "client", "status": "completed",
+                        "arguments": {"query": step.get("query", ""),
+                                      "limit": step.get("limit", 8)}}
+            elif kind == "tool":
+                item = {"type": "function_call", "id": "fc_" + cid, "call_id": cid,
+                        "name": step["name"], "arguments": json.dumps(step.get("input", {})),
+                        "status": "completed"}
+                if step.get("namespace"):
+                    item["namespace"] = step["namespace"]
+            elif kind == "shell":
                 item = codex_shell_item(req, step.get("command", "true"), "call_mock_%d" % STATE.seq)
             else:
                 item = codex_write_item(req, step.get("path", "out.txt"), step.get("content", ""),
                                         "call_mock_%d" % STATE.seq)
             added = dict(item, status="in_progress")
-            if "arguments" in added:
+            if isinstance(added.get("arguments"), str):
                 added["arguments"] = ""
             if "input" in added:
                 added["input"] = ""

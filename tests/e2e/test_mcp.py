@@ -2,8 +2,9 @@
 (@modelcontextprotocol/sdk, pinned in package.json) over stdio: it lists the tools,
 calls extract, calls run against the real gemini at the loopback mock and gets the
 RunResult, and cancels a hanging run with no CLI process left (mcp_client.cjs); and the
-real claude, with `agentrun mcp` in its --mcp-config, calls the run tool, and its next
-model request carries gemini's answer."""
+real claude (with `agentrun mcp` in its --mcp-config) and the real codex (with it in
+its config.toml's mcp_servers) each call the run tool, and their next model request
+carries gemini's answer."""
 import json
 import os
 import subprocess
@@ -156,6 +157,51 @@ class McpSdk(unittest.TestCase):
         self.assertIn("tool_result", second)
         self.assertEqual(len(self.mock.model_requests("gemini")) - before_gemini, 1)
         self.assertTrue(r.jsonl()[-1].get("result", "").startswith("Gemini answered"))
+
+    @unittest.skipIf(harness.missing_clis(["codex"]), "no codex")
+    def test_codex_calls_the_run_tool_and_its_next_request_carries_the_answer(self):
+        # codex 0.17x always defers MCP tools behind its tool_search tool (the feature
+        # flags tool_search and tool_search_always_defer_mcp_tools are no-ops now), so
+        # the mock first searches, then calls run in the namespace codex gives agentrun.
+        marker = "GEMINI-SAYS-5813"
+        self.mock.set_script({
+            "codex": [{"kind": "tool_search", "query": "agentrun run"},
+                      {"kind": "tool", "namespace": "mcp__agentrun", "name": "run",
+                       "input": {"prompt": "Ask gemini for the number.", "provider": "gemini"}},
+                      {"kind": "text", "text": "Gemini answered."}],
+            "gemini": [{"kind": "text", "text": marker}]})
+        before = len(self.mock.model_requests("codex"))
+        before_gemini = len(self.mock.model_requests("gemini"))
+        # codex starts MCP servers with a few environment variables of its own only,
+        # so agentrun gets the mock's through the server's env table.
+        env = self.root.agentrun_env()
+        with open(os.path.join(self.root.codex_home, "config.toml"), "a") as f:
+            f.write("\n[mcp_servers.agentrun]\ncommand = %s\nargs = %s\n"
+                    "tool_timeout_sec = 300\n\n[mcp_servers.agentrun.env]\n" % (
+                        json.dumps(AGENTRUN),
+                        json.dumps(["mcp", "--providers", "gemini", "-p", "gemini"])))
+            for k, v in env.items():
+                f.write("%s = %s\n" % (json.dumps(k), json.dumps(v)))
+        r = harness.run_cli("codex", ["exec", "--json", "-"], self.root,
+                            stdin=b"Use agentrun to ask gemini.", timeout=180)
+        self.assertEqual(r.status, 0, r.stderr[-2000:])
+        reqs = [self.mock.body_json(q) for q in self.mock.model_requests("codex")[before:]]
+        self.assertEqual(len(reqs), 3, reqs)
+        # The first request offers tool_search, not agentrun's tools; the search's output
+        # (in the second) holds them in the namespace mcp__agentrun; the third request
+        # carries the run tool's result: gemini's answer in agentrun's text content.
+        self.assertIn("tool_search", [t.get("type") for t in reqs[0].get("tools", [])])
+        self.assertNotIn("mcp__agentrun", json.dumps(reqs[0].get("tools", [])))
+        found = [t for i in reqs[1].get("input", []) if i.get("type") == "tool_search_output"
+                 for t in i.get("tools", [])]
+        self.assertIn(("namespace", "mcp__agentrun"), [(t.get("type"), t.get("name")) for t in found])
+        ns = [t for t in found if t.get("name") == "mcp__agentrun"][0]
+        self.assertIn("run", [t.get("name") for t in ns.get("tools", [])])
+        outputs = [i for i in reqs[2].get("input", []) if i.get("type") == "function_call_output"]
+        self.assertEqual(len(outputs), 1, reqs[2].get("input", [])[-3:])
+        self.assertIn(marker, json.dumps(outputs[0]))
+        self.assertEqual(len(self.mock.model_requests("gemini")) - before_gemini, 1)
+        self.assertIn("Gemini answered.", r.stdout.decode())
 
 
 def main():

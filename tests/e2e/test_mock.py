@@ -154,6 +154,20 @@ class TestMock(unittest.TestCase):
         self.assertEqual(ev[0]["candidates"][0]["content"]["parts"][0]["functionCall"]["name"],
                          "write_file")
 
+    def test_codex_tool_search_and_namespaced_tool_shapes(self):
+        self.mock.set_script({"codex": [
+            {"kind": "tool_search", "query": "agentrun run"},
+            {"kind": "tool", "namespace": "mcp__agentrun", "name": "run", "input": {"prompt": "p"}}]})
+        ev = sse_events(self.call(CODEX)[1])
+        item = [e for e in ev if e["type"] == "response.output_item.done"][0]["item"]
+        self.assertEqual((item["type"], item["execution"], item["arguments"]),
+                         ("tool_search_call", "client", {"query": "agentrun run", "limit": 8}))
+        ev = sse_events(self.call(CODEX)[1])
+        item = [e for e in ev if e["type"] == "response.output_item.done"][0]["item"]
+        self.assertEqual((item["type"], item["namespace"], item["name"]),
+                         ("function_call", "mcp__agentrun", "run"))
+        self.assertEqual(json.loads(item["arguments"]), {"prompt": "p"})
+
     def test_big_answer_exact(self):
         self.mock.set_script({"gemini": [{"kind": "big", "bytes": 2 << 20, "seed": 5}]})
         ev = sse_events(self.call(GEMINI)[1])

@@ -46,7 +46,9 @@ static size_t slot_of(struct ar_backoff *b, const char *provider)
 void ar_backoff_extend(struct ar_backoff *b, const char *provider, uint64_t until_ms)
 {
     size_t i = slot_of(b, provider);
-    if (i < AR_BACKOFF_SLOTS && until_ms > b->v[i].until_ms)
+    if (i == AR_BACKOFF_SLOTS)
+        return;
+    if (until_ms > b->v[i].until_ms)
         b->v[i].until_ms = until_ms;
 }
 

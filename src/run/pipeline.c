@@ -521,7 +521,11 @@ static void note_refusal(struct ar_run *run, const struct ar_reply *reply)
     int64_t now = (int64_t)time(NULL);
     if (rl->resets_at <= now)
         return;
-    uint64_t left_ms = (uint64_t)(rl->resets_at - now) * 1000;
+    /* A reset no clock reaches (a CLI's garbage) holds the provider for a century, no more:
+     * the sum below stays far from overflowing. */
+    int64_t left_s = rl->resets_at - now;
+    uint64_t left_ms =
+        (uint64_t)(left_s < INT64_C(3155760000) ? left_s : INT64_C(3155760000)) * 1000;
     if (run->o.max_wait_ms && left_ms <= run->o.max_wait_ms)
         return; /* within --max-wait: the shared pause (ar_backoff_extend()) holds them */
     ar_backoff_refuse(run->backoff, run->prov->name, ar_loop_now_ms(run->loop) + left_ms,

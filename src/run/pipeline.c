@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "contract/contract.h"
@@ -508,6 +509,63 @@ static void on_snapshot_failed(struct ar_git_snapshot *now, int rc, const struct
 }
 
 /*
+ * The provider's quota refused the call, and resets past what the run may wait: the
+ * runs sharing this run's backoff (a batch's jobs) make no call of the provider until
+ * then (refused_call()) instead of each running into the refusal again.
+ */
+static void note_refusal(struct ar_run *run, const struct ar_reply *reply)
+{
+    const struct ar_rate_limit *rl = &reply->rate_limit;
+    if (!reply->has_rate_limit || !rl->status || strcmp(rl->status, "rejected") != 0)
+        return;
+    int64_t now = (int64_t)time(NULL);
+    if (rl->resets_at <= now)
+        return;
+    /* A reset no clock reaches (a CLI's garbage) holds the provider for a century, no more:
+     * the sum below stays far from overflowing. */
+    int64_t left_s = rl->resets_at - now;
+    uint64_t left_ms =
+        (uint64_t)(left_s < INT64_C(3155760000) ? left_s : INT64_C(3155760000)) * 1000;
+    if (run->o.max_wait_ms && left_ms <= run->o.max_wait_ms)
+        return; /* within --max-wait: the shared pause (ar_backoff_extend()) holds them */
+    ar_backoff_refuse(run->backoff, run->prov->name, ar_loop_now_ms(run->loop) + left_ms,
+                      rl->resets_at);
+}
+
+/*
+ * Whether call `kind` of the run's provider is refused without being made: an earlier
+ * call of the same backoff (another job of the batch) was refused by the provider's
+ * quota until a reset past --max-wait. Then the run fails rate_limit, saying when the
+ * quota resets and that no call was made, or its main call moves on to the next
+ * provider of its fallback list. Returns 1 when it took the run over.
+ */
+static int refused_call(struct ar_run *run, enum call_kind kind)
+{
+    int64_t resets_at =
+        ar_backoff_refused(run->backoff, run->prov->name, ar_loop_now_ms(run->loop));
+    if (!resets_at)
+        return 0;
+    char when[32] = "?";
+    time_t t = (time_t)resets_at;
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ar_result_draft_fail(&run->draft, AR_ERATELIMIT,
+                         "%s's usage limit was reached (an earlier call was refused until it "
+                         "resets at %s); no call was made",
+                         run->prov->name, when);
+    int64_t now = (int64_t)time(NULL);
+    ar_result_draft_retry_after(&run->draft, resets_at > now ? (double)(resets_at - now) : 0);
+    ar_warn(&run->o.logger, "%s: its usage limit resets at %s; no call made", run->prov->name,
+            when);
+    if (kind == CALL_MAIN && !run->cancelled && !run->side_effects && next_provider(run))
+        make_call(run, CALL_MAIN);
+    else
+        end_run(run);
+    return 1;
+}
+
+/*
  * A call failed with `code`: made once more after a wait (retry_wait()), or
  * by the next provider of the fallback list, or the run ends with the error.
  * A main call is never made again once it changed files: what the CLI reported
@@ -521,6 +579,8 @@ static void after_failed_call(struct ar_run *run, int code, const char *msg,
     ar_result_draft_retry_after(&run->draft, reply->retry_after_s);
     uint64_t wait_ms = 0;
     int retry = retry_wait(run, code, reply, &wait_ms);
+    if (code == AR_ERATELIMIT && !retry && !run->cancelled)
+        note_refusal(run, reply);
     int could_move_on = run->kind == CALL_MAIN && !run->cancelled && falls_back(code);
     if ((retry || could_move_on) && run->kind == CALL_MAIN && !run->side_effects && run->before &&
         run->before->tracked) {
@@ -614,6 +674,8 @@ static void make_call(struct ar_run *run, enum call_kind kind)
 /* Makes call `kind` now, or after the provider's shared rate-limit pause. */
 static void schedule_call(struct ar_run *run, enum call_kind kind)
 {
+    if (refused_call(run, kind))
+        return;
     uint64_t pause = ar_backoff_left(run->backoff, run->prov->name, ar_loop_now_ms(run->loop));
     if (pause && run->o.max_wait_ms) {
         wait_then_call(run, kind, pause, "rate limit");
@@ -627,6 +689,8 @@ static void schedule_call(struct ar_run *run, enum call_kind kind)
 static void start_call(struct ar_run *run, enum call_kind kind)
 {
     struct ar_error err = AR_ERROR_INIT;
+    if (refused_call(run, kind))
+        return;
     run->kind = kind;
     run->call_model = call_model(run);
     enum ar_tools tools = call_tools(&run->o, kind);

@@ -28,22 +28,46 @@ uint64_t ar_backoff_left(const struct ar_backoff *b, const char *provider, uint6
     return 0;
 }
 
-void ar_backoff_extend(struct ar_backoff *b, const char *provider, uint64_t until_ms)
+/* The provider's slot, taken when it has none; AR_BACKOFF_SLOTS when every slot is taken. */
+static size_t slot_of(struct ar_backoff *b, const char *provider)
 {
     size_t free_slot = AR_BACKOFF_SLOTS;
     for (size_t i = 0; i < AR_BACKOFF_SLOTS; i++) {
-        if (!strcmp(b->v[i].name, provider)) {
-            if (until_ms > b->v[i].until_ms)
-                b->v[i].until_ms = until_ms;
-            return;
-        }
+        if (!strcmp(b->v[i].name, provider))
+            return i;
         if (!b->v[i].name[0] && free_slot == AR_BACKOFF_SLOTS)
             free_slot = i;
     }
-    if (free_slot < AR_BACKOFF_SLOTS) {
+    if (free_slot < AR_BACKOFF_SLOTS)
         snprintf(b->v[free_slot].name, sizeof(b->v[free_slot].name), "%s", provider);
-        b->v[free_slot].until_ms = until_ms;
+    return free_slot;
+}
+
+void ar_backoff_extend(struct ar_backoff *b, const char *provider, uint64_t until_ms)
+{
+    size_t i = slot_of(b, provider);
+    if (i == AR_BACKOFF_SLOTS)
+        return;
+    if (until_ms > b->v[i].until_ms)
+        b->v[i].until_ms = until_ms;
+}
+
+void ar_backoff_refuse(struct ar_backoff *b, const char *provider, uint64_t until_ms,
+                       int64_t resets_at)
+{
+    size_t i = slot_of(b, provider);
+    if (i < AR_BACKOFF_SLOTS && until_ms > b->v[i].refused_until_ms) {
+        b->v[i].refused_until_ms = until_ms;
+        b->v[i].refused_resets_at = resets_at;
     }
+}
+
+int64_t ar_backoff_refused(const struct ar_backoff *b, const char *provider, uint64_t now_ms)
+{
+    for (size_t i = 0; i < AR_BACKOFF_SLOTS; i++)
+        if (!strcmp(b->v[i].name, provider))
+            return b->v[i].refused_until_ms > now_ms ? b->v[i].refused_resets_at : 0;
+    return 0;
 }
 
 /* The waits before the one retry of a call when the provider did not say how long. */

@@ -43,6 +43,8 @@ struct ar_backoff {
     struct {
         char name[32]; /* the provider, "" for a free slot */
         uint64_t until_ms;
+        uint64_t refused_until_ms; /* the quota refused a call: no call before this */
+        int64_t refused_resets_at; /* ... the quota's reset, Unix seconds */
     } v[AR_BACKOFF_SLOTS];
 };
 struct ar_backoff *ar_backoff_create(void);    /* NULL when out of memory */
@@ -54,6 +56,18 @@ uint64_t ar_backoff_left(const struct ar_backoff *b, const char *provider, uint6
 
 /* Pauses `provider` until until_ms (never shortens a pause). */
 void ar_backoff_extend(struct ar_backoff *b, const char *provider, uint64_t until_ms);
+
+/*
+ * The provider's quota refused a call and resets at resets_at (Unix seconds), past what
+ * the run may wait: no run sharing this backoff calls `provider` before until_ms (the
+ * loop's clock) — each fails rate_limit without a call, or moves on to its fallback
+ * provider. A job set's runs share one backoff, so the rule is the batch's.
+ */
+void ar_backoff_refuse(struct ar_backoff *b, const char *provider, uint64_t until_ms,
+                       int64_t resets_at);
+
+/* The reset (Unix seconds) while `provider` is refused at now_ms, else 0. */
+int64_t ar_backoff_refused(const struct ar_backoff *b, const char *provider, uint64_t now_ms);
 
 /*
  * Starts a run on loop. Options are copied; the caller's strings may go away

@@ -262,6 +262,72 @@ class Batch(unittest.TestCase):
         self.assertEqual(r["error"]["code"], "timeout")
         self.assertEqual([c["provider"] for c in r["calls"]], ["codex"])
 
+    # issue 46: a quota refused past --max-wait refuses the provider's later jobs without a call
+    def claude_rejected(self, resets_in):
+        """claude's stream of a call its quota refused (a rate_limit_event, then the 429)."""
+        sid = "5f0c9a51-0000-4000-8000-000000000002"
+        return "\n".join(json.dumps(o) for o in (
+            {"type": "system", "subtype": "init", "session_id": sid, "model": "claude-opus-5-5",
+             "claude_code_version": "2.1.332"},
+            {"type": "rate_limit_event", "rate_limit_info": {
+                "status": "rejected", "resetsAt": int(time.time()) + resets_in,
+                "rateLimitType": "five_hour", "utilization": 1.0}, "uuid": "u",
+             "session_id": sid},
+            {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 429,
+             "result": "API Error: Request rejected (429) · rate limited", "session_id": sid,
+             "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}})) + "\n"
+
+    def test_a_quota_refused_past_max_wait_fails_the_providers_later_jobs_without_a_call(self):
+        # -j 1: claude's first call is refused until a reset 2 h away; the other three claude
+        # jobs fail rate_limit without calling it, and the codex job between them still runs.
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join((
+            self.sb.fixture(self.claude_rejected(7200)), self.sb.fixture(codex_stream("from codex"))))
+        self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+        lines = [{"id": f"c{i}", "prompt": f"p{i}", "provider": "claude"} for i in range(4)]
+        lines.insert(2, {"id": "x", "prompt": "px", "provider": "codex"})
+        t0 = time.monotonic()
+        p = self.batch("".join(json.dumps(l) + "\n" for l in lines), "-j", "1", "--max-wait", "1s")
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        rs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(rs["x"]["output"], "from codex")
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude", "codex"])
+        first = rs["c0"]
+        self.assertEqual(first["error"]["code"], "rate_limit")
+        self.assertEqual(len(first["calls"]), 1)
+        resets_at = first["rate_limit"]["resets_at"]
+        for i in (1, 2, 3):
+            r = rs[f"c{i}"]
+            self.assertEqual(r["error"]["code"], "rate_limit")
+            self.assertEqual(r["calls"], [])
+            self.assertIn("no call was made", r["error"]["message"])
+            self.assertIn(resets_at, r["error"]["message"])
+            self.assertGreater(r["error"]["retry_after_s"], 7000)
+        # --resume-from runs them again (they are failures), and no longer refused.
+        prev = self.sb.write("prev.jsonl", p.stdout, base=self.sb.root)
+        self.sb.env["FAKE_CLI_FIXTURE"] = self.sb.fixture(claude_stream("after the reset"))
+        self.sb.env["FAKE_CLI_EXIT"] = "0"
+        text = "".join(json.dumps(l) + "\n" for l in lines)
+        p = self.batch(text, "-j", "1", "--resume-from", prev)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(r["id"] for r in records(p.stdout)), ["c0", "c1", "c2", "c3"])
+
+    def test_a_quota_refused_past_max_wait_sends_later_jobs_to_their_fallback(self):
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join((
+            self.sb.fixture(self.claude_rejected(7200)), self.sb.fixture(codex_stream("from codex"))))
+        self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+        text = jobs(4, provider="claude", fallback="codex")
+        p = self.batch(text, "-j", "1", "--max-wait", "1s")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"] + ["codex"] * 4)
+        self.assertEqual([c["provider"] for c in rs["job0"]["calls"]], ["claude", "codex"])
+        for i in range(4):
+            self.assertEqual(rs[f"job{i}"]["provider"], "codex")
+            self.assertEqual(rs[f"job{i}"]["output"], "from codex")
+        for i in (1, 2, 3):
+            self.assertEqual([c["provider"] for c in rs[f"job{i}"]["calls"]], ["codex"])
+
     def test_budget_stops_starting_jobs_and_marks_the_rest(self):
         self.sb.answers("claude", ["paid"], cost=0.4)
         p = self.batch(jobs(5, provider="claude"), "-j", "1", "--max-cost", "1.0")

@@ -281,6 +281,27 @@ static void test_a_shared_pause_only_grows_and_is_per_provider(void **state)
     ar_backoff_destroy(b);
 }
 
+/* A quota refusal (issue 46) holds its provider until its time, apart from the pause:
+ * a later reset replaces an earlier one, an earlier one does not; others are not held. */
+static void test_a_refused_provider_is_held_until_its_reset(void **state)
+{
+    (void)state;
+    struct ar_backoff *b = ar_backoff_create();
+    assert_non_null(b);
+    const uint64_t now = 1000000;
+    assert_int_equal(ar_backoff_refused(b, "claude", now), 0);
+    ar_backoff_refuse(b, "claude", now + 7200000, 1900000000);
+    assert_int_equal(ar_backoff_refused(b, "claude", now), 1900000000);
+    assert_int_equal(ar_backoff_left(b, "claude", now), 0); /* not a pause to wait out */
+    assert_int_equal(ar_backoff_refused(b, "codex", now), 0);
+    ar_backoff_refuse(b, "claude", now + 60000, 1800000000); /* sooner: no change */
+    assert_int_equal(ar_backoff_refused(b, "claude", now + 7199999), 1900000000);
+    assert_int_equal(ar_backoff_refused(b, "claude", now + 7200000), 0);
+    ar_backoff_refuse(b, "claude", now + 9000000, 1900001800); /* later: replaces */
+    assert_int_equal(ar_backoff_refused(b, "claude", now + 7200000), 1900001800);
+    ar_backoff_destroy(b);
+}
+
 static void test_run_start_that_fails_leaves_the_loop_closable(void **state)
 {
     uv_loop_t loop;
@@ -370,6 +391,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_shared_pause_only_grows_and_is_per_provider),
+        cmocka_unit_test(test_a_refused_provider_is_held_until_its_reset),
         cmocka_unit_test(test_run_start_that_fails_leaves_the_loop_closable),
         cmocka_unit_test(test_options_init_sets_the_defaults_and_zeroes_the_rest),
         cmocka_unit_test(test_retry_policy),

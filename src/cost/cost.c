@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cost/cost.h"
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -258,7 +259,7 @@ int ar_prices_load(const char *path, struct ar_prices **out, struct ar_error *er
         }
         t->n++;
     }
-    qsort(t->v, t->n, sizeof(*t->v), cmp_price);
+    ar_sort(t->v, t->n, sizeof(*t->v), cmp_price);
     *out = t;
     return 0;
 }

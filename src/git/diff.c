@@ -192,7 +192,7 @@ static const char **all_paths(const struct ar_git_snapshot *before,
         v[k++] = after->files[i].path;
     for (size_t i = 0; i < after->n_committed; i++)
         v[k++] = after->committed[i].path;
-    qsort(v, n, sizeof(*v), str_cmp);
+    ar_sort(v, n, sizeof(*v), str_cmp);
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (w == 0 || strcmp(v[w - 1], v[i]) != 0)

@@ -18,6 +18,7 @@
 
 #include "git/git.h"
 #include "git/internal.h"
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/macros.h"
 
@@ -224,7 +225,7 @@ static int add_revisits(struct ar_git_snapshot *snap, const struct ar_git_snapsh
         e->revisit = 1;
         snap->n++;
     }
-    qsort(snap->files, snap->n, sizeof(*snap->files), path_cmp);
+    ar_sort(snap->files, snap->n, sizeof(*snap->files), path_cmp);
     return 0;
 }
 

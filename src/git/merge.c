@@ -47,6 +47,7 @@
 #include "git/run.h"
 #include "git/worktrees.h"
 #include "proc/proc.h"
+#include "util/array.h"
 #include "util/strv.h"
 
 #define GIT_TIMEOUT_MS       120000
@@ -573,7 +574,7 @@ static int plan(struct merge *m, struct cand ***order, size_t *n_order)
                 }
             }
     }
-    qsort(v, k, sizeof(*v), by_degree_then_name);
+    ar_sort(v, k, sizeof(*v), by_degree_then_name);
     /* Greedy: a branch joins the first group when it conflicts with none in it. */
     struct cand **out = calloc(k ? k : 1, sizeof(*out));
     if (!out) {
@@ -867,7 +868,7 @@ static int run_merge(struct merge *m)
     if ((rc = check_version(m->err)) < 0 || (rc = find_top(o->cwd, m->r, m->err)) < 0 ||
         (rc = find_branches(m)) < 0)
         return rc;
-    qsort(m->r->v, m->r->n, sizeof(*m->r->v), by_branch);
+    ar_sort(m->r->v, m->r->n, sizeof(*m->r->v), by_branch);
     if ((rc = find_bases(m)) < 0 || (rc = find_into(m)) < 0)
         return rc;
     if (o->check) {

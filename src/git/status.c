@@ -279,7 +279,7 @@ int ar_git_snapshot_parse(const char *root, const char *data, size_t len,
         return rc;
     }
     if (f.n)
-        qsort(f.v, f.n, sizeof(*f.v), path_cmp);
+        ar_sort(f.v, f.n, sizeof(*f.v), path_cmp);
     merge_duplicates(&f);
     s->tracked = 1;
     s->files = f.v;
@@ -350,7 +350,7 @@ int ar_git_snapshot_parse_commits(struct ar_git_snapshot *snap, const char *data
         return rc;
     }
     if (f.n)
-        qsort(f.v, f.n, sizeof(*f.v), path_cmp);
+        ar_sort(f.v, f.n, sizeof(*f.v), path_cmp);
     merge_duplicates(&f);
     for (size_t i = 0; i < snap->n_committed; i++)
         file_free(&snap->committed[i]);

@@ -16,6 +16,7 @@
 #include "git/internal.h"
 #include "git/run.h"
 #include "git/worktrees.h"
+#include "util/array.h"
 #include "util/strv.h"
 
 #define GIT_TIMEOUT_MS  120000
@@ -276,7 +277,7 @@ int ar_worktree_list(const char *cwd, const char *dir, struct ar_worktree_list *
         ar_worktree_list_finish(out);
         return rc;
     }
-    qsort(out->v, out->n, sizeof(*out->v), by_path_then_branch);
+    ar_sort(out->v, out->n, sizeof(*out->v), by_path_then_branch);
     return 0;
 }
 

@@ -276,8 +276,7 @@ int ar_json_doc_from_valid(struct ar_json_doc *doc, const char *s, size_t n, int
         ar_json_doc_finish(doc);
         return AR_ENOMEM;
     }
-    if (b.nnums) /* qsort(NULL, 0, …) is undefined: glibc declares the array non-null */
-        qsort(b.nums, b.nnums, sizeof(*b.nums), by_node);
+    ar_sort(b.nums, b.nnums, sizeof(*b.nums), by_node);
     doc->value = b.root;
     doc->nums = b.nums;
     doc->nnums = b.nnums;

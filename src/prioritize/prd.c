@@ -222,7 +222,7 @@ static int walk_dir(struct walk *w, const char *path, const char *rel, int depth
         w->entries = names.n;
     /* Sorted here as well as at the end, so warnings come in a stable order. */
     if (names.n)
-        qsort(names.v, names.n, sizeof(char *), cmp_str);
+        ar_sort(names.v, names.n, sizeof(char *), cmp_str);
     for (size_t i = 0; rc == 0 && i < names.n; i++) {
         const char *name = names.v[i];
         char *full = join(path, name);
@@ -282,7 +282,7 @@ int ar_prd_set_read(struct ar_prd_set *set, const char *dir, const struct ar_prd
         return ar_error_set(err, AR_EUSAGE, dir,
                             "no PRD in '%s': no *.md, *.markdown or *.txt file", dir);
     }
-    qsort(set->v, set->n, sizeof(set->v[0]), cmp_prd);
+    ar_sort(set->v, set->n, sizeof(set->v[0]), cmp_prd);
     for (size_t i = 1; i < set->n; i++)
         if (strcmp(set->v[i - 1].id, set->v[i].id) == 0)
             return ar_error_set(err, AR_EUSAGE, dir,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "prioritize/prioritize.h"
+#include "util/array.h"
 
 /* Past this many ids the "known ids" list is cut: the message must stay readable. */
 #define KNOWN_IDS_SHOWN 40
@@ -260,7 +261,7 @@ int ar_ranking_build(struct ar_ranking *rk, const struct ar_prd_set *set, json_t
         r[i].index = i;
     }
     /* qsort is not stable; the index tiebreak makes it so. */
-    qsort(r, n, sizeof(*r), cmp_ranked);
+    ar_sort(r, n, sizeof(*r), cmp_ranked);
     for (size_t i = 0; i < n && (top == 0 || i < top); i++)
         if (json_array_append_new(sorted, json_deep_copy(r[i].rec)) < 0)
             goto error_nomem;

@@ -13,6 +13,7 @@
 
 #include "prompt/internal.h"
 #include "prompt/prompt.h"
+#include "util/array.h"
 #include "util/file.h"
 
 const struct ar_prompt_embedded *ar_prompt_embedded_find(const char *name)
@@ -187,7 +188,7 @@ int ar_prompt_list(const char *prompts_dir, struct ar_strv *names)
         rc = add_dir_names(dir.data, &all);
     ar_buf_finish(&dir);
     if (all.n)
-        qsort(all.v, all.n, sizeof(all.v[0]), cmp_str);
+        ar_sort(all.v, all.n, sizeof(all.v[0]), cmp_str);
     for (size_t i = 0; rc == 0 && i < all.n; i++)
         if (i == 0 || strcmp(all.v[i], all.v[i - 1]) != 0)
             rc = ar_strv_push(names, all.v[i]);

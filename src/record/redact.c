@@ -121,7 +121,7 @@ int ar_redactor_init(struct ar_redactor *r, const char *const *extra)
     for (size_t i = 0; extra && extra[i]; i++)
         rc |= add_entry(&r->values, extra[i]);
     if (r->values.n > 1)
-        qsort(r->values.v, r->values.n, sizeof(char *), longer_first);
+        ar_sort(r->values.v, r->values.n, sizeof(char *), longer_first);
     return rc ? AR_ENOMEM : 0;
 }
 
@@ -618,7 +618,7 @@ int ar_redact_stdout(const struct ar_redactor *r, const char *s, size_t n, struc
     for (size_t i = 0; i < ps.n && !rc; i++)
         sorted[i] = &ps.v[i];
     if (!rc && ps.n)
-        qsort(sorted, ps.n, sizeof(*sorted), by_path);
+        ar_sort(sorted, ps.n, sizeof(*sorted), by_path);
     for (size_t g = 0; g < ps.n && !rc;) {
         size_t e = g + 1;
         while (e < ps.n && !strcmp(sorted[e]->path, sorted[g]->path))

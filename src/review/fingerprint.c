@@ -10,6 +10,7 @@
 #include "git/internal.h"
 #include "review/diff.h"
 #include "review/review.h"
+#include "util/array.h"
 #include "util/file.h"
 
 /* The largest baseline read: far more than any review prints. */
@@ -169,7 +170,7 @@ int ar_baseline_load(const char *cwd, const char *path, struct ar_baseline *b, s
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory reading the baseline");
     }
     if (b->n)
-        qsort(b->fp, b->n, sizeof(*b->fp), cmp_fp);
+        ar_sort(b->fp, b->n, sizeof(*b->fp), cmp_fp);
     /* A file of the checkout: the review checks that the change does not write it. */
     if (!from_git && !(b->file = strdup(path))) {
         ar_baseline_finish(b);

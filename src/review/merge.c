@@ -5,6 +5,7 @@
 #include "cost/cost.h"
 #include "result/result.h"
 #include "review/review.h"
+#include "util/array.h"
 #include "util/buf.h"
 
 struct sort_entry {
@@ -153,7 +154,7 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory merging reviews");
     }
     if (total)
-        qsort(e, total, sizeof(*e), cmp_issue);
+        ar_sort(e, total, sizeof(*e), cmp_issue);
     struct ar_review_issue *issues = total ? malloc(total * sizeof(*issues)) : NULL;
     if (total && !issues) {
         free_entries(e, total);
@@ -231,7 +232,7 @@ static int number_repeats(struct ar_review *rv)
     }
     for (size_t i = 0; i < n; i++)
         e[i] = (struct fp_entry){ rv->issues[i].fingerprint, i };
-    qsort(e, n, sizeof(*e), cmp_fp);
+    ar_sort(e, n, sizeof(*e), cmp_fp);
     for (size_t k = 1; k < n; k++)
         if (strcmp(e[k - 1].fp, e[k].fp) == 0)
             occ[e[k].pos] = occ[e[k - 1].pos] + 1;
@@ -291,7 +292,7 @@ int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const cha
         kept++;
     }
     if (kept)
-        qsort(e, kept, sizeof(*e), cmp_issue);
+        ar_sort(e, kept, sizeof(*e), cmp_issue);
     for (size_t i = 0; i < kept; i++)
         rv->issues[i] = e[i].issue;
     rv->n_issues = kept;

@@ -266,7 +266,7 @@ static int route_keyword(const struct ar_manifest *m, const char *query, double 
         if (score > 0 && score >= min_score)
             s[n++] = (struct scored){ i, score };
     }
-    qsort(s, n, sizeof(*s), cmp_scored);
+    ar_sort(s, n, sizeof(*s), cmp_scored);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct ar_route_item *it = &m->items[s[i].item];
@@ -458,7 +458,7 @@ int ar_route_from_answer(const struct ar_manifest *m, json_t *value, const char 
         rk[i] = (struct ranked){ i, clamped };
     }
     if (rc == 0)
-        qsort(rk, n, sizeof(*rk), cmp_ranked);
+        ar_sort(rk, n, sizeof(*rk), cmp_ranked);
     struct ar_buf unknown;
     ar_buf_init(&unknown, AR_BUF_UNLIMITED);
     for (size_t i = 0; rc == 0 && i < n; i++) {

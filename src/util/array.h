@@ -3,6 +3,7 @@
 #define AR_UTIL_ARRAY_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /*
  * Makes room for at least `need` elements of elem_size bytes in the array
@@ -14,5 +15,17 @@
  *         return AR_ENOMEM;
  */
 int ar_array_reserve(void *array, size_t *cap, size_t need, size_t elem_size, size_t first);
+
+/*
+ * qsort() of n elements, where an empty array may be NULL: qsort(NULL, 0, …) is
+ * undefined (glibc declares the array non-null, and UBSan says so), and an array
+ * nothing was added to is NULL. Every sort goes through here.
+ */
+static inline void ar_sort(void *base, size_t n, size_t elem_size,
+                           int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, elem_size, cmp);
+}
 
 #endif

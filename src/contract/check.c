@@ -10,6 +10,7 @@
 
 #include "contract/internal.h"
 #include "util/array.h"
+#include "util/json_dump.h"
 #include "util/macros.h"
 
 /* -------------------------------------------------------------- checking */
@@ -353,7 +354,7 @@ static void check_node(struct checker *ck, const struct node *n, json_t *v)
                 report(ck, v, "expected %s, got null", want);
             } else {
                 preview(ck, pv, sizeof(pv), v);
-                report(ck, v, "expected %s, got %s %s", want, ar_contract_kind_of(v), pv);
+                report(ck, v, "expected %s, got %s %s", want, ar_json_type_name(v), pv);
             }
         } else {
             report(ck, v, "type");

@@ -72,9 +72,6 @@ struct ar_contract {
 
 #define PREVIEW_MAX (AR_CONTRACT_PREVIEW_BYTES + 8)
 
-/* "string", "integer", … : the JSON type of v as messages name it. */
-const char *ar_contract_kind_of(json_t *v);
-
 /* A number as a message shows it: integers without a fraction, else the shortest form. */
 void ar_contract_format_number(char *dst, size_t n, double d);
 

@@ -14,6 +14,7 @@
 
 #include "contract/internal.h"
 #include "util/array.h"
+#include "util/json_dump.h"
 #include "util/macros.h"
 
 static const struct {
@@ -474,7 +475,7 @@ static int compile(struct loader *ld, json_t *schema, int depth, struct node **o
         return load_error(ld, NULL, "schema nests deeper than %d levels", AR_CONTRACT_MAX_DEPTH);
     if (!json_is_object(schema) && !json_is_boolean(schema))
         return load_error(ld, NULL, "schema at %s must be an object or a boolean, not %s",
-                          display_pointer(ar_buf_cstr(&ld->path)), ar_contract_kind_of(schema));
+                          display_pointer(ar_buf_cstr(&ld->path)), ar_json_type_name(schema));
     struct node *n = calloc(1, sizeof(*n));
     if (!n)
         return ar_error_set(ld->err, AR_ENOMEM, NULL, "out of memory");

@@ -257,25 +257,3 @@ void ar_contract_preview(char *dst, size_t dstlen, json_t *v, size_t limit)
     snprintf(dst, dstlen, "%.*s%s", (int)n, s, cut ? "\u2026" : "");
     ar_buf_finish(&b);
 }
-
-const char *ar_contract_kind_of(json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    case JSON_NULL:
-        return "null";
-    }
-    return "value";
-}

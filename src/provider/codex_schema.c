@@ -8,6 +8,7 @@
 
 #include "provider/codex_schema.h"
 #include "provider/common.h"
+#include "util/json_dump.h"
 
 /* Keywords OpenAI's strict structured outputs accept; everything else is dropped. */
 static const char *const strict_keywords[] = {
@@ -46,28 +47,6 @@ static int is_strict_keyword(const char *k)
 
 static json_t *sanitize(const json_t *s, int depth);
 
-/* The JSON Schema type name of a value. */
-static const char *type_of(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    default:
-        return "null";
-    }
-}
-
 /*
  * Strict mode wants a `type` beside a `const` or `enum` (issue 46: a `const` without one is
  * refused). The values say which types they are: one type becomes "type": T, several a union
@@ -90,7 +69,7 @@ static void add_type_from_values(json_t *out)
     json_array_foreach(vals, i, v) has_number |= json_is_real(v);
     json_array_foreach(vals, i, v)
     {
-        const char *t = json_is_integer(v) && has_number ? "number" : type_of(v);
+        const char *t = json_is_integer(v) && has_number ? "number" : ar_json_type_name(v);
         size_t j;
         json_t *have;
         int seen = 0;

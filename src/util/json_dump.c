@@ -200,3 +200,25 @@ json_t *ar_json_text(const char *s, size_t n)
     ar_buf_finish(&b);
     return v ? v : json_null();
 }
+
+const char *ar_json_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    case JSON_NULL:
+        break;
+    }
+    return "null";
+}

@@ -25,6 +25,11 @@ int ar_json_dump_compact(const json_t *v, struct ar_buf *out);
  * it (json/doc.h) inside a document agentrun builds. `raw` or `raw_text` NULL:
  * plain ar_json_dump_compact().
  */
+/* The JSON Schema type name of v ("object", "array", "string", "integer", "number",
+ * "boolean", "null"): what contract messages say a value is and what codex's strict
+ * schema copy declares. */
+const char *ar_json_type_name(const json_t *v);
+
 int ar_json_dump_compact_raw(const json_t *v, const json_t *raw, const char *raw_text,
                              struct ar_buf *out);
 

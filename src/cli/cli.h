@@ -135,6 +135,10 @@ int ar_cli_wants_json(const struct ar_cli_command *cmd, int argc, char **argv);
  * ("90", "90s", "5m", "1h", "250ms") into milliseconds. Returns 0 or -1. */
 int ar_cli_parse_duration_ms(const char *s, unsigned long long *ms);
 
+/* An amount in USD for --max-cost and the like: a plain positive finite number. Returns
+ * 0, or -1 when s is not one. */
+int ar_cli_parse_usd(const char *s, double *usd);
+
 /* Parses a size ("200000", "200K", "200KB", "64M", "1MiB") into bytes. Returns 0 or -1. */
 int ar_cli_parse_size(const char *s, unsigned long long *bytes);
 

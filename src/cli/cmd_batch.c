@@ -730,16 +730,13 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_RESUME:
             resume_output = 1;
             break;
-        case KEY_MAX_COST: {
-            char *end;
-            c.max_cost = strtod(arg, &end);
-            if (end == arg || *end || !(c.max_cost > 0) || !isfinite(c.max_cost)) {
+        case KEY_MAX_COST:
+            if (ar_cli_parse_usd(arg, &c.max_cost) < 0) {
                 ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
                                    arg);
                 goto out;
             }
             break;
-        }
         case KEY_ALLOW_EDITS:
             c.s.run.allow_edits = 1;
             break;

@@ -1,5 +1,4 @@
 /* agentrun mcp: the MCP server on stdin/stdout (src/mcp, docs/mcp.md). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,13 +40,10 @@ static const struct ar_cli_opt opts[] = {
 static int parse_usd(const struct ar_cli_command *cmd, const char *name, const char *arg,
                      double *out)
 {
-    char *end;
-    double usd = strtod(arg, &end);
-    if (end == arg || *end || !(usd > 0) || !isfinite(usd)) {
+    if (ar_cli_parse_usd(arg, out) < 0) {
         ar_cli_usage_error(cmd, "invalid --%s '%s': want a positive amount in USD", name, arg);
         return -1;
     }
-    *out = usd;
     return 0;
 }
 

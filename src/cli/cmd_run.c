@@ -1,5 +1,4 @@
 /* agentrun run: one prompt (free-form or a template) through one CLI, to a RunResult. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,17 +276,13 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_TRACK_FILES:
             s.run.track_files = AR_TRACK_FILES_ALWAYS;
             break;
-        case KEY_MAX_COST: {
-            char *end;
-            double usd = strtod(arg, &end);
-            if (end == arg || *end || !(usd > 0) || !isfinite(usd)) {
+        case KEY_MAX_COST:
+            if (ar_cli_parse_usd(arg, &s.run.max_cost_usd) < 0) {
                 ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
                                    arg);
                 goto out;
             }
-            s.run.max_cost_usd = usd;
             break;
-        }
         case KEY_FORMAT:
             if ((json_format = ar_cli_choice(cmd, KEY_FORMAT, arg)) < 0)
                 goto out;

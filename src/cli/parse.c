@@ -345,6 +345,16 @@ int ar_cli_parse_int(const char *s, long min, long max, long *out)
     return 0;
 }
 
+int ar_cli_parse_usd(const char *s, double *usd)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0) || !isfinite(v))
+        return -1;
+    *usd = v;
+    return 0;
+}
+
 int ar_cli_parse_duration_ms(const char *s, unsigned long long *ms)
 {
     char *end;

@@ -174,6 +174,17 @@ class Help(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("usage: agentrun", p.stderr)
 
+    def test_an_amount_in_usd_that_is_none_exits_2_naming_the_option(self):
+        # One reader (ar_cli_parse_usd) for every --max-cost: run, batch and mcp.
+        for args in (["run", "--max-cost", "free", "x"], ["run", "--max-cost", "-1", "x"],
+                     ["batch", "--max-cost", "nan", "-"], ["mcp", "--max-cost", "0"],
+                     ["mcp", "--max-cost-total", "1e999"]):
+            p = agentrun(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("invalid %s '%s': want a positive amount in USD" % (args[1], args[2]),
+                          p.stderr, args)
+            self.assertEqual(p.stdout, "", args)
+
     def test_unknown_command_exits_2(self):
         p = agentrun("nosuch")
         self.assertEqual(p.returncode, 2)

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import weakref
 
 AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
 FAKE_BIN_DIR = os.environ.get("FAKE_BIN_DIR", "")
@@ -89,6 +90,9 @@ class Sandbox:
 
     def __init__(self, git=True):
         self.root = tempfile.mkdtemp(prefix="agentrun-cli-")
+        # Removed when the sandbox goes, also one a test made without `with` (those
+        # were left in /tmp, run after run).
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)
         self.work = os.path.join(self.root, "work")
         os.mkdir(self.work)
         self.log = os.path.join(self.root, "calls.jsonl")
@@ -118,7 +122,7 @@ class Sandbox:
         return self
 
     def __exit__(self, *exc):
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._cleanup()
 
     def git(self, *args):
         return subprocess.run(

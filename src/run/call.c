@@ -232,8 +232,8 @@ static void play(void *arg)
 int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_call **out,
                   struct ar_error *err)
 {
-    /* What a killed agentrun left in $TMPDIR goes before this process's first call,
-     * whether or not the call made a temporary file of its own. */
+    /* What a killed agentrun left in $TMPDIR is swept beside this process's first call
+     * (on a thread of its own), whether or not the call made a temporary file. */
     ar_temp_sweep_once();
     struct ar_call *c = calloc(1, sizeof(*c));
     if (!c)

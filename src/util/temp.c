@@ -89,20 +89,61 @@ unsigned ar_temp_sweep(const char *root)
     return removed;
 }
 
-static void sweep_root(void)
+/*
+ * The sweep runs on a thread of its own, beside the process's first call: it reads the
+ * whole temporary directory, which on a busy machine holds thousands of entries, and
+ * what it removes is only ever a dead process's, never a name this process makes. The
+ * process waits for it at exit, so what it found is gone by the time the process is.
+ */
+static pthread_t sweeper;
+static int sweeping;
+static pid_t sweep_owner; /* a fork of ours exits without a thread to wait for */
+static char *sweep_dir;
+
+static void *sweep_thread(void *arg)
 {
-    ar_temp_sweep(NULL);
+    ar_temp_sweep(arg);
+    return NULL;
+}
+
+static void join_sweeper(void)
+{
+    if (sweeping && sweep_owner == getpid())
+        pthread_join(sweeper, NULL);
+    sweeping = 0;
+    free(sweep_dir);
+    sweep_dir = NULL;
+}
+
+static void start_sweep(void)
+{
+    /* The root is read here, on the caller's thread: $TMPDIR is not read beside a setenv. */
+    sweep_dir = strdup(ar_temp_root());
+    pthread_attr_t attr;
+    if (sweep_dir && atexit(join_sweeper) == 0 && pthread_attr_init(&attr) == 0) {
+        /* Signals stay the caller's: the thread starts with every one blocked. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_attr_setstacksize(&attr, (size_t)256 << 10);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        sweep_owner = getpid();
+        sweeping = pthread_create(&sweeper, &attr, sweep_thread, sweep_dir) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (!sweeping)
+        ar_temp_sweep(sweep_dir);
 }
 
 void ar_temp_sweep_once(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, sweep_root);
+    pthread_once(&once, start_sweep);
 }
 
 char *ar_temp_template(const char *tag)
 {
-    ar_temp_sweep_once(); /* before its first temporary file: what killed processes left */
+    ar_temp_sweep_once(); /* from its first temporary file on: what killed processes left */
     char *path = NULL;
     if (asprintf(&path, "%s/" PREFIX "%s-%ld-XXXXXX", ar_temp_root(), tag, (long)getpid()) < 0)
         return NULL;

@@ -4,7 +4,8 @@
  * agentrun-<tag>-<pid>-XXXXXX, and removed when the call ends. A process that was
  * killed (SIGKILL, a crash) cannot remove its own: any later agentrun process sweeps
  * what such dead processes left — the entries of this user whose <pid> names no living
- * process — before its first temporary file or its first CLI call, whichever is first.
+ * process — from its first temporary file or its first CLI call, whichever is first, on a
+ * thread of its own that the process waits for when it exits.
  */
 #ifndef AR_UTIL_TEMP_H
 #define AR_UTIL_TEMP_H
@@ -24,8 +25,9 @@ char *ar_temp_template(const char *tag);
  * removes it with ar_remove_tree() and free()s it), or NULL with err set. */
 char *ar_temp_dir_make(const char *tag, struct ar_error *err);
 
-/* ar_temp_sweep(NULL) the first time a process calls it (thread-safe); later calls do
- * nothing. */
+/* Starts ar_temp_sweep(NULL) on a thread the first time a process calls it (thread-safe;
+ * where no thread can be made, sweeps before it returns); an atexit handler waits for
+ * it. Later calls do nothing. */
 void ar_temp_sweep_once(void);
 
 /* Removes the entries of `root` (ar_temp_root() when NULL) that a dead agentrun process

@@ -663,10 +663,11 @@ int ar_child_spawn(struct ar_loop *loop, const struct ar_child_opts *opts, struc
     uv_update_time(uv);
     c->start_ms = c->activity_ms = uv_now(uv);
     ar_family_lock();
+    unsigned long long born = ar_family_clock();
     rc = ar_proc_launch(file, argv0, opts->argv, env, opts->cwd, c->out_fd, &in_w, &err_r, &c->pid,
                         err);
     if (rc == 0) {
-        ar_family_join(&c->fam, c->pid, c->start_ms);
+        ar_family_join(&c->fam, c->pid, born, c->start_ms);
         ar_keeper_add(c->pid);
         c->kept = 1;
     }

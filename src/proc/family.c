@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -550,15 +551,32 @@ void ar_family_unlock(void)
     pthread_mutex_unlock(&lock);
 }
 
-void ar_family_join(struct ar_family *f, pid_t leader, uint64_t now_ms)
+unsigned long long ar_family_clock(void)
+{
+#ifdef CLOCK_BOOTTIME
+    /* /proc's start time is CLOCK_BOOTTIME at the fork, in ticks of USER_HZ. */
+    struct timespec ts;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz > 0 && hz <= 1000000000L && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+        return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+               (unsigned long long)ts.tv_nsec / (1000000000ULL / (unsigned long long)hz);
+#endif
+    return 0;
+}
+
+void ar_family_join(struct ar_family *f, pid_t leader, unsigned long long born, uint64_t now_ms)
 {
     memset(f, 0, sizeof(*f));
     f->leader = leader;
     /* Just handed out: the last pid as of now. */
     saw_pid(leader);
     f->round = pid_round;
-    /* Unreaped, so /proc still has it: a start time of 0 would only make it older. */
-    f->start = start_of(leader);
+    /* The clock just before the spawn, not the leader's stat: reading that waits until
+     * the child's exec is done (0.3-0.8 ms in which the loop stands still). It may be a
+     * tick early, which changes only the claim on an orphan started in that same tick, and
+     * ticks cannot order those anyway. Where there is no clock, /proc still has the
+     * unreaped leader. */
+    f->start = born ? born : start_of(leader);
     f->prev = NULL;
     f->next = families;
     if (families)

@@ -110,8 +110,12 @@ int ar_keeper_is(pid_t pid);
 /* Held around the spawn and ar_family_join(), so no walk sees a leader it does not know. */
 void ar_family_lock(void);
 void ar_family_unlock(void);
-/* Lists f, with leader just spawned at now_ms. Under ar_family_lock(). */
-void ar_family_join(struct ar_family *f, pid_t leader, uint64_t now_ms);
+/* The clock of process start times, in /proc's ticks since boot, read just before a
+ * spawn: the child's start time is no earlier. 0 where there is no such clock. */
+unsigned long long ar_family_clock(void);
+/* Lists f, with leader just spawned at now_ms; born is ar_family_clock() of just before
+ * the spawn (0: read the leader's start time from /proc). Under ar_family_lock(). */
+void ar_family_join(struct ar_family *f, pid_t leader, unsigned long long born, uint64_t now_ms);
 /* The leader was reaped (its status is ours): from now on its pid is no member. */
 void ar_family_reaped(struct ar_family *f);
 /* Unlists f and frees what it holds. */

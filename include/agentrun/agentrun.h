@@ -539,7 +539,9 @@ AR_API int ar_adopt_orphans(int on);
  * still running, grandchildren included, and exits; runs that ended are forgotten.
  * Process-wide, and a forked helper process of the library's, so it is the
  * program's choice (the agentrun command turns it on). Call it before starting
- * runs. Returns 0. See docs/supervisor.md.
+ * runs. Turned off (0) once the runs still running have ended, the watcher exits
+ * then, so a program that is done calling CLIs can say so and not wait for it when it
+ * exits. Returns 0. See docs/supervisor.md.
  */
 AR_API int ar_end_children_on_exit(int on);
 

@@ -50,6 +50,7 @@ static int enabled;
 static int sock = -1; /* our end; -1 before the keeper starts */
 static pid_t keeper;  /* its pid, 0 when none */
 static pid_t owner;   /* the process that started it: a fork of ours has none */
+static size_t listed; /* how many leaders we told it of and did not take back */
 
 /* The keeper's list: written only in the keeper, after the fork. */
 static int32_t kept[KEEPER_MAX];
@@ -210,8 +211,9 @@ static void keeper_main(int fd)
 static void reap_keeper(void)
 {
     pthread_mutex_lock(&lock);
-    if (sock >= 0 && keeper > 0 && owner == getpid()) {
-        close(sock);
+    if (keeper > 0 && owner == getpid()) {
+        if (sock >= 0)
+            close(sock);
         sock = -1;
         while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR) {
         }
@@ -220,12 +222,32 @@ static void reap_keeper(void)
     pthread_mutex_unlock(&lock);
 }
 
+/*
+ * Under lock. Once the caller turned the guard off (ar_end_children_on_exit(0)) and
+ * nothing is listed, nothing is left to guard: the keeper ends now, beside what the
+ * caller still does, so the wait at exit finds it gone (it is reaped there, or by the
+ * next start_keeper()).
+ */
+static void let_go_when_idle(void)
+{
+    if (!enabled && !listed && sock >= 0 && owner == getpid()) {
+        close(sock);
+        sock = -1;
+    }
+}
+
 /* Under lock. Returns 0, or -1 when no keeper could be started. */
 static int start_keeper(void)
 {
     static int registered;
     if (!registered && atexit(reap_keeper) == 0)
         registered = 1;
+    if (keeper > 0 && owner == getpid()) {
+        /* One let go earlier (ar_end_children_on_exit(0)): it has ended, or ends now. */
+        while (waitpid(keeper, NULL, 0) < 0 && errno == EINTR) {
+        }
+        keeper = 0;
+    }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
@@ -243,6 +265,7 @@ static int start_keeper(void)
     sock = sv[0];
     keeper = pid;
     owner = getpid();
+    listed = 0;
     return 0;
 }
 
@@ -262,16 +285,22 @@ void ar_keeper_add(pid_t leader)
         sock = -1;
         keeper = 0;
     }
-    if (enabled && (sock >= 0 || start_keeper() == 0))
+    if (enabled && (sock >= 0 || start_keeper() == 0)) {
         tell(KEEP_ADD, leader);
+        listed++;
+    }
     pthread_mutex_unlock(&lock);
 }
 
 void ar_keeper_drop(pid_t leader)
 {
     pthread_mutex_lock(&lock);
-    if (sock >= 0 && owner == getpid())
+    if (sock >= 0 && owner == getpid()) {
         tell(KEEP_DROP, leader);
+        if (listed)
+            listed--;
+        let_go_when_idle();
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -287,6 +316,7 @@ int ar_end_children_on_exit(int on)
 {
     pthread_mutex_lock(&lock);
     enabled = on != 0;
+    let_go_when_idle();
     pthread_mutex_unlock(&lock);
     return 0;
 }

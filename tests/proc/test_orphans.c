@@ -442,7 +442,7 @@ static int setup(void **state)
  * handle: within a second the CLI and the grandchild are gone. `how` is the
  * grandchild's FAKE_CLI_GRANDCHILD mode.
  */
-static void killed_holder_leaves_nothing(const char *how)
+static void killed_holder_leaves_nothing(const char *how, int off_after_spawn)
 {
     const char *pidfile;
     char mode[64];
@@ -459,6 +459,9 @@ static void killed_holder_leaves_nothing(const char *how)
         struct call k;
         memset(&k, 0, sizeof(k));
         spawn(loop, &k, env);
+        /* Turned off while a child runs: the guard stays for that child. */
+        if (off_after_spawn)
+            ar_end_children_on_exit(0);
         int64_t pid = ar_child_pid(k.c);
         if (write(p[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
             _exit(1);
@@ -492,13 +495,50 @@ static void killed_holder_leaves_nothing(const char *how)
 static void test_a_cli_and_its_grandchild_end_when_the_process_is_killed(void **state)
 {
     (void)state;
-    killed_holder_leaves_nothing("keep-pipes+ignore-term");
+    killed_holder_leaves_nothing("keep-pipes+ignore-term", 0);
 }
 
 static void test_a_grandchild_in_a_session_of_its_own_ends_when_the_process_is_killed(void **state)
 {
     (void)state;
-    killed_holder_leaves_nothing("setsid+ignore-term");
+    killed_holder_leaves_nothing("setsid+ignore-term", 0);
+}
+
+static void test_turned_off_while_a_cli_runs_the_keeper_still_ends_it(void **state)
+{
+    (void)state;
+    killed_holder_leaves_nothing("keep-pipes+ignore-term", 1);
+}
+
+/*
+ * Turned off once its calls are over (what `agentrun run` does before it writes the
+ * result), the keeper exits then, not when the process does: the holder's only child
+ * left, the keeper, is there to be reaped within a second, while the holder lives on.
+ */
+static void test_turned_off_after_the_calls_the_keeper_exits_at_once(void **state)
+{
+    (void)state;
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) {
+        ar_end_children_on_exit(1);
+        struct ar_loop *loop = new_loop();
+        struct call k;
+        memset(&k, 0, sizeof(k));
+        spawn(loop, &k, NULL);
+        ar_loop_run(loop);
+        if (!k.done || k.res.status != 0)
+            _exit(3);
+        ar_end_children_on_exit(0);
+        alarm(1); /* a keeper still waiting for us would block this wait: SIGALRM */
+        int st;
+        pid_t keeper = waitpid(-1, &st, 0);
+        _exit(keeper > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 4);
+    }
+    int st;
+    assert_int_equal(waitpid(holder, &st, 0), holder);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static int teardown(void **state)
@@ -528,6 +568,8 @@ int main(void)
             adopt_teardown),
         cmocka_unit_test(test_a_cli_and_its_grandchild_end_when_the_process_is_killed),
         cmocka_unit_test(test_a_grandchild_in_a_session_of_its_own_ends_when_the_process_is_killed),
+        cmocka_unit_test(test_turned_off_while_a_cli_runs_the_keeper_still_ends_it),
+        cmocka_unit_test(test_turned_off_after_the_calls_the_keeper_exits_at_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

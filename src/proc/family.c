@@ -206,9 +206,12 @@ static int is_dead(const struct pinfo *p)
 
 static int tree_ok = -1; /* under lock: /proc/self/task/TID/children exists (-1: not yet known) */
 
-/* Adds pid to the table (its stat read now) unless it is there already. Under lock. */
+/* Adds pid to the table (its stat read now) unless it is there already. Under lock. The
+ * keeper is no call's and starts nothing: neither it nor what it has is read. */
 static int add_pid(pid_t pid)
 {
+    if (ar_keeper_is(pid))
+        return 0;
     for (size_t i = 0; i < ntable; i++)
         if (table[i].pid == pid)
             return 0;
@@ -620,10 +623,20 @@ void ar_family_census(uint64_t now_ms)
     pthread_mutex_unlock(&lock);
 }
 
+/* A child of ours has ended and waits to be reaped (looked at, not reaped). */
+static int zombie_child(void)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != 0;
+}
+
 void ar_family_reap_orphans(void)
 {
     pthread_mutex_lock(&lock);
-    if (adopting && read_table(NULL) == 0)
+    /* The walk only when some child is a zombie: after a call's leader was reaped there is
+     * usually none, and the walk is the most of what a SIGCHLD costs. */
+    if (adopting && zombie_child() && read_table(NULL) == 0)
         reap_adopted();
     pthread_mutex_unlock(&lock);
 }

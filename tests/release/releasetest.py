@@ -40,7 +40,8 @@ def skip_unless_releasable():
     if opts.get("b_sanitize", "none") != "none":
         print("SKIP: a sanitized build makes no release binary; the plain build tests it")
         sys.exit(77)
-    missing = [t for t in ("npm", "readelf", "objdump", "dpkg-query") if not shutil.which(t)]
+    missing = [t for t in ("npm", "readelf", "objdump", "nm", "dpkg-query")
+               if not shutil.which(t)]
     if not static_binary():
         missing.insert(0, "agentrun-static (no libuv_a.a/libuv.a or libjansson.a, or "
                           "-Dstatic_cli=disabled)")

@@ -5,8 +5,10 @@ a release build) into the tarball and the npm package. The tarball is unpacked i
 an empty prefix and the npm package installed offline into an empty npm prefix; each
 then runs `agentrun --version`, `doctor` and `review` against the fake CLI under
 `env -i` with a PATH that holds nothing of the build. The binary links no libuv or
-jansson; the versions agree everywhere; the npm launcher refuses a machine it has
-no binary for with what it supports and how to build from source.
+jansson, and where meson.build linked it -static-pie, nothing at all (no loader, no
+C library); the versions agree everywhere; the npm launcher refuses a machine it
+has no binary for with what it supports and how to build from source, and runs a
+static binary whatever C library the machine has.
 """
 import json
 import os
@@ -160,15 +162,54 @@ class ReleaseArtifacts(unittest.TestCase):
             self.assertLess(abs(int(said) - kib) / kib, 0.05,
                             "%s: docs/ci.md says %s KiB, it is %.0f KiB" % (path, said, kib))
 
+    @staticmethod
+    def static():
+        """Whether meson.build linked agentrun-static -static-pie (tests/meson.build)."""
+        return os.environ.get("AGENTRUN_STATIC_PIE") == "1"
+
+    def test_the_packaged_binary_is_static_when_the_build_made_it_so(self):
+        if not self.static():
+            self.skipTest("agentrun-static is linked dynamically here (no -static-pie)")
+        prefix = self.unpack_tarball("static")
+        exe = os.path.join(prefix, "bin", "agentrun")
+        program = subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True,
+                                 check=True).stdout
+        self.assertNotIn("INTERP", program)
+        self.assertIn("DYN (Position-Independent Executable file)",
+                      subprocess.run(["readelf", "-h", exe], capture_output=True, text=True,
+                                     check=True).stdout)  # -static-pie, not -static: ASLR
+        dynamic = subprocess.run(["readelf", "-dW", exe], capture_output=True, text=True,
+                                 check=True).stdout
+        self.assertNotIn("(NEEDED)", dynamic)
+        self.assertIn("static: needs no loader and no C library", self.art.output)
+        # The npm package says it needs nothing: the launcher checks no glibc.
+        with tarfile.open(self.art.npm) as tar:
+            f = tar.extractfile("package/vendor/linux-x64/requires")
+            self.assertEqual(f.read().decode(), "glibc=\nloader=\n")
+        # Static glibc loads the system's NSS modules for user, group and host look-ups,
+        # and those need the glibc it was linked with: the binary makes none. libuv's
+        # uv_os_get_passwd (getpwuid_r, the link's one warning) is linked in, uncalled.
+        symbols = subprocess.run(["nm", rt.static_binary()], capture_output=True, text=True,
+                                 check=True).stdout.split()
+        for nss in ("getaddrinfo", "gethostbyname", "gethostbyname_r", "getpwnam",
+                    "getpwnam_r", "getpwuid", "getgrnam", "getgrgid", "getgrouplist"):
+            self.assertNotIn(nss, symbols)
+        # The check above can tell the two apart: the dynamic build has both.
+        self.assertIn("INTERP", subprocess.run(["readelf", "-lW", os.environ["AGENTRUN"]],
+                                               capture_output=True, text=True).stdout)
+
     def test_the_binary_needs_only_the_c_library(self):
         prefix = self.unpack_tarball("ldd")
         exe = os.path.join(prefix, "bin", "agentrun")
         p = subprocess.run(["ldd", exe], capture_output=True, text=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertNotRegex(p.stdout, r"libuv|jansson")
-        libs = {l.split()[0] for l in p.stdout.splitlines() if l.strip()}
-        self.assertLessEqual(libs, {"linux-vdso.so.1", "libc.so.6", "libm.so.6",
-                                    "/lib64/ld-linux-x86-64.so.2"}, p.stdout)
+        if self.static():  # not even those
+            self.assertEqual(p.stdout.strip(), "statically linked", p.stdout + p.stderr)
+        else:
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotRegex(p.stdout, r"libuv|jansson")
+            libs = {l.split()[0] for l in p.stdout.splitlines() if l.strip()}
+            self.assertLessEqual(libs, {"linux-vdso.so.1", "libc.so.6", "libm.so.6",
+                                        "/lib64/ld-linux-x86-64.so.2"}, p.stdout)
         # The dynamic build links them: the check above can tell the two apart.
         p = subprocess.run(["ldd", os.environ["AGENTRUN"]], capture_output=True, text=True)
         self.assertRegex(p.stdout, r"libuv\.so")
@@ -212,50 +253,87 @@ class ReleaseArtifacts(unittest.TestCase):
         return rt.clean_run(["agentrun", "--version"],
                             [tools, os.path.join(prefix, "bin")] + rt.SYSTEM_PATH, self.root)
 
-    def assertRefused(self, p, why):
+    def assertRefused(self, p, why, glibc):
+        """Refused, naming the binary it has: for linux-x64, with the glibc it needs,
+        or none (a static binary)."""
         self.assertEqual(p.returncode, 126, p.stdout + p.stderr)
         self.assertEqual(p.stdout, "")
         self.assertIn(why, p.stderr)
-        self.assertIn("this npm package has a binary for: linux-x64 with glibc %s or later"
-                      % self.glibc(), p.stderr)
+        self.assertIn("this npm package has a binary for: linux-x64%s.\n"
+                      % (" with glibc %s or later" % glibc if glibc else ""), p.stderr)
         self.assertIn("build agentrun from source", p.stderr)
         self.assertIn("install.md", p.stderr)
 
     def glibc(self):
+        """The glibc the packaged binary needs, as scripts/package says it; None for
+        a static binary."""
+        if self.static():
+            self.assertNotRegex(self.art.output, r"glibc \d+\.\d+ or later")
+            return None
         m = re.search(r"glibc (\d+\.\d+) or later", self.art.output)
         self.assertIsNotNone(m, self.art.output)
         return m.group(1)
 
+    # The launcher's checks of a dynamically linked binary are tested whatever this
+    # build made: on a static binary's package, with the requires file of a dynamic one.
+    DYNAMIC_REQUIRES = "glibc=2.34\nloader=/lib64/ld-linux-x86-64.so.2\n"
+
+    def dynamic(self):
+        """The glibc a dynamic binary needs, and the requires file to give it (None:
+        the package's own)."""
+        glibc = self.glibc()
+        return (glibc, None) if glibc else ("2.34", self.DYNAMIC_REQUIRES)
+
     def test_the_npm_launcher_names_what_is_supported_on_another_machine(self):
         prefix = self.npm_install("npm-darwin")
         p = self.launcher_refuses(prefix, {"uname": "echo Darwin arm64"})
-        self.assertRefused(p, "there is no binary for darwin-arm64 (Darwin arm64)")
+        self.assertRefused(p, "there is no binary for darwin-arm64 (Darwin arm64)",
+                           self.glibc())
 
     def test_the_npm_launcher_refuses_an_older_glibc(self):
         prefix = self.npm_install("npm-old-glibc")
-        p = self.launcher_refuses(prefix, {"getconf": "echo glibc 2.17"})
+        glibc, requires = self.dynamic()
+        p = self.launcher_refuses(prefix, {"getconf": "echo glibc 2.17"}, requires)
         self.assertRefused(p, "needs glibc %s or later, and this system has glibc 2.17"
-                           % self.glibc())
+                           % glibc, glibc)
         # The same glibc as required, or a newer minor with fewer digits, runs.
-        for have in (self.glibc(), "3.0"):
+        for have in (glibc, "3.0"):
             p = self.launcher_refuses(prefix, {"getconf": "echo glibc " + have})
             self.assertEqual(p.returncode, 0, have + ": " + p.stderr)
 
     def test_the_npm_launcher_refuses_a_system_without_glibc(self):
         prefix = self.npm_install("npm-musl")
+        glibc, _ = self.dynamic()
         p = self.launcher_refuses(prefix, {"getconf": "exit 1"},
                                   requires="glibc=%s\nloader=/lib/ld-nonexistent.so.2\n"
-                                  % self.glibc())
-        self.assertRefused(p, "and this system has none (no /lib/ld-nonexistent.so.2")
+                                  % glibc)
+        self.assertRefused(p, "and this system has none (no /lib/ld-nonexistent.so.2", glibc)
+
+    def test_the_npm_launcher_runs_a_static_binary_whatever_the_c_library(self):
+        if not self.static():
+            self.skipTest("agentrun-static is linked dynamically here (no -static-pie)")
+        prefix = self.npm_install("npm-static")
+        asked = os.path.join(prefix, "getconf-ran")
+        # An old glibc, none (musl: no getconf answer), a new one: the launcher does
+        # not even ask (one process fewer per call).
+        for answer in ("echo glibc 2.17", "exit 1", "echo glibc 9.99"):
+            p = self.launcher_refuses(prefix, {"getconf": "touch %s; %s" % (asked, answer)})
+            self.assertEqual(p.returncode, 0, answer + ": " + p.stderr)
+            self.assertTrue(p.stdout.startswith("agentrun %s " % self.art.version), p.stdout)
+            self.assertFalse(os.path.exists(asked), answer)
 
     def test_what_the_binary_needs_is_what_the_docs_say(self):
         glibc = self.glibc()
         for rel in ("docs/install.md", "scripts/npm/README.md"):
             with open(os.path.join(rt.SOURCE_ROOT, rel)) as f:
-                text = f.read()
-            self.assertIn("glibc %s or later" % glibc, text, rel)
-            self.assertNotRegex(text.replace("glibc %s or later" % glibc, ""),
-                                r"glibc \d+\.\d+ or later", rel)
+                text = " ".join(f.read().split())
+            if glibc:  # the docs describe the static release binary
+                self.assertIn("glibc %s or later" % glibc, text,
+                              "%s: this build's agentrun-static is linked dynamically" % rel)
+                text = text.replace("glibc %s or later" % glibc, "")
+            else:
+                self.assertIn("Linux x86-64 with any C library (glibc or musl)", text, rel)
+            self.assertNotRegex(text, r"glibc \d+\.\d+ or later", rel)
 
 
 class Versions(unittest.TestCase):

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/temp.h"
@@ -94,14 +95,52 @@ unsigned ar_temp_sweep(const char *root)
  * whole temporary directory, which on a busy machine holds thousands of entries, and
  * what it removes is only ever a dead process's, never a name this process makes. The
  * process waits for it at exit, so what it found is gone by the time the process is.
+ * And it runs at most once a minute for a user and a directory (a stamp file's mtime):
+ * a batch of 1000 `agentrun run`s reads /tmp once a minute, not 1000 times, and the
+ * thread does not take a core from every call.
  */
+#define SWEEP_EVERY_S 60
+
 static pthread_t sweeper;
 static int sweeping;
 static pid_t sweep_owner; /* a fork of ours exits without a thread to wait for */
 static char *sweep_dir;
 
+static char *stamp_path(const char *root)
+{
+    char *path = NULL;
+    if (asprintf(&path, "%s/" PREFIX "swept-%ld", root, (long)getuid()) < 0)
+        return NULL;
+    return path;
+}
+
+int ar_temp_sweep_due(const char *root)
+{
+    char *stamp = stamp_path(root ? root : ar_temp_root());
+    struct stat st;
+    time_t now = time(NULL);
+    /* Only a stamp of our own counts: another user's cannot stop our sweeps. */
+    int fresh = stamp && lstat(stamp, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+                st.st_mtime <= now && now - st.st_mtime < SWEEP_EVERY_S;
+    free(stamp);
+    return !fresh;
+}
+
+void ar_temp_sweep_stamp(const char *root)
+{
+    char *stamp = stamp_path(root ? root : ar_temp_root());
+    int fd = stamp ? open(stamp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    if (fd >= 0) {
+        futimens(fd, NULL);
+        close(fd);
+    }
+    free(stamp);
+}
+
 static void *sweep_thread(void *arg)
 {
+    /* The stamp first: processes that start meanwhile leave this sweep to us. */
+    ar_temp_sweep_stamp(arg);
     ar_temp_sweep(arg);
     return NULL;
 }
@@ -119,8 +158,13 @@ static void start_sweep(void)
 {
     /* The root is read here, on the caller's thread: $TMPDIR is not read beside a setenv. */
     sweep_dir = strdup(ar_temp_root());
+    if (!sweep_dir || !ar_temp_sweep_due(sweep_dir)) {
+        free(sweep_dir);
+        sweep_dir = NULL;
+        return;
+    }
     pthread_attr_t attr;
-    if (sweep_dir && atexit(join_sweeper) == 0 && pthread_attr_init(&attr) == 0) {
+    if (atexit(join_sweeper) == 0 && pthread_attr_init(&attr) == 0) {
         /* Signals stay the caller's: the thread starts with every one blocked. */
         sigset_t all, old;
         sigfillset(&all);
@@ -132,7 +176,7 @@ static void start_sweep(void)
         pthread_attr_destroy(&attr);
     }
     if (!sweeping)
-        ar_temp_sweep(sweep_dir);
+        sweep_thread(sweep_dir);
 }
 
 void ar_temp_sweep_once(void)

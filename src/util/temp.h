@@ -5,7 +5,8 @@
  * killed (SIGKILL, a crash) cannot remove its own: any later agentrun process sweeps
  * what such dead processes left — the entries of this user whose <pid> names no living
  * process — from its first temporary file or its first CLI call, whichever is first, on a
- * thread of its own that the process waits for when it exits.
+ * thread of its own that the process waits for when it exits; at most once a minute for
+ * a user and a directory (the stamp agentrun-swept-<uid> says when the last one began).
  */
 #ifndef AR_UTIL_TEMP_H
 #define AR_UTIL_TEMP_H
@@ -25,10 +26,17 @@ char *ar_temp_template(const char *tag);
  * removes it with ar_remove_tree() and free()s it), or NULL with err set. */
 char *ar_temp_dir_make(const char *tag, struct ar_error *err);
 
-/* Starts ar_temp_sweep(NULL) on a thread the first time a process calls it (thread-safe;
- * where no thread can be made, sweeps before it returns); an atexit handler waits for
- * it. Later calls do nothing. */
+/* The first time a process calls it (thread-safe), when ar_temp_sweep_due(): stamps and
+ * starts ar_temp_sweep(NULL) on a thread (where no thread can be made, sweeps before it
+ * returns), which an atexit handler waits for. Later calls do nothing. */
 void ar_temp_sweep_once(void);
+
+/* Non-zero when `root` (ar_temp_root() when NULL) is due a sweep: no stamp of this user's,
+ * or one a minute old or older (or from the future). */
+int ar_temp_sweep_due(const char *root);
+
+/* Sets the stamp of `root` (ar_temp_root() when NULL) to now: a sweep begins. */
+void ar_temp_sweep_stamp(const char *root);
 
 /* Removes the entries of `root` (ar_temp_root() when NULL) that a dead agentrun process
  * of this user left: how many. Links are removed, never followed. */

@@ -463,17 +463,30 @@ class TempFilesTest(unittest.TestCase):
     def tearDown(self):
         self.sb.__exit__(None, None, None)
 
+    def age_the_stamp(self, seconds):
+        stamp = os.path.join(self.tmp, "agentrun-swept-%d" % os.getuid())
+        self.assertTrue(os.path.isfile(stamp))  # the killed call's own start swept
+        t = time.time() - seconds
+        os.utime(stamp, (t, t))
+
     def ours(self):
-        return sorted(n for n in os.listdir(self.tmp) if n.startswith("agentrun-"))
+        return sorted(n for n in os.listdir(self.tmp) if n.startswith("agentrun-")
+                      and not n.startswith("agentrun-swept-"))
 
     def test_what_a_killed_agentrun_left_is_swept_at_the_next_start(self):
         # codex: its instructions file is a temporary file of every call (gemini's private
         # home is kept, not temporary: the test below). The next agentrun sweeps at its
-        # first call, also when that call makes no temporary file of its own (gemini's).
+        # first call, also when that call makes no temporary file of its own (gemini's),
+        # once no sweep began in the last minute (the stamp agentrun-swept-<uid>).
         for then in ("gemini", "codex"):
             with self.subTest(next_call=then):
-                self.kill_a_codex_call()
-                self.sb.answers(then, ["fine"])
+                left = self.kill_a_codex_call()
+                self.sb.answers(then, ["fine", "fine"])
+                self.age_the_stamp(30)  # a sweep began 30 s ago: this start leaves them
+                q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider=then)
+                self.assertEqual(q.returncode, 0, q.stderr)
+                self.assertEqual(self.ours(), left)
+                self.age_the_stamp(61)
                 q = self.sb.run("run", "--no-tools", "--format", "json", "hi", provider=then)
                 self.assertEqual(q.returncode, 0, q.stderr)
                 self.assertEqual(self.ours(), [])
@@ -509,6 +522,7 @@ class TempFilesTest(unittest.TestCase):
         self.assertEqual(self.ours(), left)  # a kill leaves them: nobody ran the cleanup
         os.unlink(self.sb.state)
         os.unlink(self.sb.log)
+        return left
 
     def test_geminis_kept_home_is_the_users_alone(self):
         # The private home holds a copy of the user's settings; it is kept for the next

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agentrun/error.h"
@@ -432,6 +433,51 @@ static void test_temp_sweep_removes_only_what_dead_processes_left(void **state)
     tree_remove(&t);
 }
 
+/* A sweep is due when this user has not begun one in the folder for a minute; a stamp
+ * from the future, another user's, or a link does not stop it, and a link is not followed. */
+static void test_temp_sweep_is_due_once_a_minute(void **state)
+{
+    (void)state;
+    struct tree t;
+    tree_make(&t);
+    char stamp[512];
+    snprintf(stamp, sizeof(stamp), "%s/agentrun-swept-%ld", t.folder, (long)getuid());
+    assert_true(ar_temp_sweep_due(t.folder));
+    ar_temp_sweep_stamp(t.folder);
+    struct stat st;
+    assert_int_equal(lstat(stamp, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_false(ar_temp_sweep_due(t.folder));
+    /* The stamp is no entry of a process's: a sweep leaves it. */
+    assert_int_equal(ar_temp_sweep(t.folder), 0);
+    assert_true(exists_in(t.folder, strrchr(stamp, '/') + 1));
+    time_t now = time(NULL);
+    struct timespec ts[2] = { { now - 61, 0 }, { now - 61, 0 } };
+    assert_int_equal(utimensat(AT_FDCWD, stamp, ts, 0), 0);
+    assert_true(ar_temp_sweep_due(t.folder));
+    ts[0].tv_sec = ts[1].tv_sec = now + 3600;
+    assert_int_equal(utimensat(AT_FDCWD, stamp, ts, 0), 0);
+    assert_true(ar_temp_sweep_due(t.folder));
+    ar_temp_sweep_stamp(t.folder);
+    assert_false(ar_temp_sweep_due(t.folder));
+    if (getuid() == 0) {
+        assert_int_equal(chown(stamp, 12345, 12345), 0);
+        assert_true(ar_temp_sweep_due(t.folder));
+    }
+    /* A link in its place: due, and stamping neither follows it nor touches its target. */
+    assert_int_equal(unlink(stamp), 0);
+    assert_int_equal(symlink(t.secret, stamp), 0);
+    struct stat before, after;
+    assert_int_equal(stat(t.secret, &before), 0);
+    assert_true(ar_temp_sweep_due(t.folder));
+    ar_temp_sweep_stamp(t.folder);
+    assert_int_equal(stat(t.secret, &after), 0);
+    assert_int_equal(before.st_mtime, after.st_mtime);
+    assert_int_equal(lstat(stamp, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    tree_remove(&t);
+}
+
 static void test_temp_names_carry_the_pid_and_are_private(void **state)
 {
     (void)state;
@@ -663,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_file_read_own_follows_links_anywhere),
         cmocka_unit_test(test_file_read_a_link_loop_ends),
         cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
+        cmocka_unit_test(test_temp_sweep_is_due_once_a_minute),
         cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
         cmocka_unit_test(test_file_view_maps_a_regular_file),
         cmocka_unit_test(test_file_view_keeps_links_inside_the_folder),

@@ -1,6 +1,7 @@
 /* The compact text of valid JSON (see doc.h, ar_json_compact()). */
 #include "json/doc.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -68,8 +69,10 @@ static size_t compact_block(const unsigned char *s, ar_block v, unsigned char *o
  * bytes: their indices in the block, in order. */
 static unsigned char pack_index[2][256][8];
 static int pack_ok;
+/* Filled at the first compaction, not at every start of the program (most never compact). */
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
 
-__attribute__((constructor)) static void pack_init(void)
+static void pack_init(void)
 {
     for (unsigned m = 0; m < 256; m++)
         for (unsigned b = 0, k = 0; b < 8; b++)
@@ -197,6 +200,9 @@ static unsigned char *compact_piece(struct ar_json_compactor *st, const unsigned
     size_t i = 0;
 #if AR_BLOCK == 16
     size_t bytewise = 0; /* up to `bytewise`, a byte or a token at a time */
+#endif
+#ifdef AR_PACK_SHUFFLE
+    pthread_once(&pack_once, pack_init);
 #endif
     while (i < n) {
 #if AR_BLOCK == 16

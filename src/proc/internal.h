@@ -42,6 +42,7 @@ struct ar_loop {
     ar_signal_fn *sig_fn;
     void *sig_arg;
 
+    /* Last, and not zeroed at creation (loop.c): written before they are read. */
     char out_scratch[AR_PROC_CHUNK + 1]; /* stdout reads; +1 so a line can be NUL-terminated */
     char err_scratch[AR_PROC_CHUNK];     /* stderr reads */
 };

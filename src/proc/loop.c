@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +26,23 @@ static void ignore_sigpipe(void)
         signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * A loop with its fields zeroed and its two 64 KiB read buffers left as they are: they
+ * are written before they are read, and zeroing them touched 32 pages at every start
+ * (a quarter of the instructions of an `agentrun run`).
+ */
+static struct ar_loop *loop_new(void)
+{
+    struct ar_loop *loop = malloc(sizeof(*loop));
+    if (loop)
+        memset(loop, 0, offsetof(struct ar_loop, out_scratch));
+    return loop;
+}
+
 struct ar_loop *ar_loop_create(struct ar_error *err)
 {
     ignore_sigpipe();
-    struct ar_loop *loop = calloc(1, sizeof(*loop));
+    struct ar_loop *loop = loop_new();
     if (!loop) {
         ar_error_set(err, AR_ENOMEM, NULL, "cannot create the event loop: out of memory");
         return NULL;
@@ -47,7 +61,7 @@ struct ar_loop *ar_loop_create(struct ar_error *err)
 struct ar_loop *ar_loop_attach(struct uv_loop_s *uv, struct ar_error *err)
 {
     ignore_sigpipe();
-    struct ar_loop *loop = calloc(1, sizeof(*loop));
+    struct ar_loop *loop = loop_new();
     if (!loop) {
         ar_error_set(err, AR_ENOMEM, NULL, "cannot attach to the event loop: out of memory");
         return NULL;

@@ -4,9 +4,11 @@
  * say (a resumed thread's running token total, the model of a turn).
  */
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "provider/codex_rollout.h"
 #include "provider/common.h"
@@ -114,7 +116,37 @@ static char *find_rollout(const char *dir, const char *suffix, int depth)
     return found;
 }
 
-/* Reads the rollout file of a thread, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl. */
+/*
+ * The day directory a thread's rollout is in, YYYY/MM/DD under sessions: codex names it by
+ * the local date when the thread began, and a thread id is a UUIDv7, whose first 48 bits
+ * are that time in ms. Writes "<sessions>/YYYY/MM/DD" for the local date (utc: the UTC
+ * one) into out; 0, or -1 when the id carries no time.
+ */
+static int day_dir(const char *sessions, const char *id, int utc, char *out, size_t size)
+{
+    static const int at[12] = { 0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12 };
+    unsigned long long ms = 0;
+    if (strlen(id) < 36 || id[8] != '-' || id[13] != '-' || id[14] != '7')
+        return -1;
+    for (size_t i = 0; i < 12; i++) {
+        char c = id[at[i]];
+        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0)
+            return -1;
+        ms = ms << 4 | (unsigned)v;
+    }
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!(utc ? gmtime_r(&t, &tm) : localtime_r(&t, &tm)))
+        return -1;
+    int n = snprintf(out, size, "%s/%04d/%02d/%02d", sessions, tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* Reads the rollout file of a thread, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl:
+ * from the day it began first, so a call reads one directory, not every session the user
+ * ever had; the whole tree only when that day does not hold it. */
 static int read_rollout(const char *thread_id, struct ar_buf *out)
 {
     const char *home = getenv("CODEX_HOME");
@@ -130,7 +162,13 @@ static int read_rollout(const char *thread_id, struct ar_buf *out)
     char *suffix = NULL;
     int rc = AR_ENOJSON;
     if (!strchr(thread_id, '/') && asprintf(&suffix, "-%s.jsonl", thread_id) >= 0) {
-        char *path = find_rollout(sessions, suffix, 0);
+        char *path = NULL;
+        char day[PATH_MAX];
+        for (int utc = 0; !path && utc < 2; utc++)
+            if (day_dir(sessions, thread_id, utc, day, sizeof(day)) == 0)
+                path = find_rollout(day, suffix, 4);
+        if (!path)
+            path = find_rollout(sessions, suffix, 0);
         if (path && ar_file_read_own(path, out, NULL) == 0)
             rc = 0;
         free(path);

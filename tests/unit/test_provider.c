@@ -1966,6 +1966,58 @@ static void mkdirs(const char *root, const char *rel)
     }
 }
 
+/*
+ * A thread id is a UUIDv7, whose first 48 bits are when it began: its rollout is looked
+ * for in that day's directory first (codex names it by the local date), so a call reads
+ * one directory and not every session the user ever had. Here a same-named file in the
+ * UTC day (a day earlier, at UTC+14) is not the one read; a day that holds no such file
+ * leaves the whole tree to search.
+ */
+static void test_codex_rollout_is_looked_for_in_the_day_its_thread_began(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ar-test-rollout-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    /* 2026-11-29T12:00:00Z: 2026-11-30 at UTC+14 ("XYZ-14": no tz database needed) */
+    const char *id = "01a2272d-2600-7abc-8def-0123456789ab";
+    char *tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+    setenv("TZ", "XYZ-14", 1);
+    tzset();
+    mkdirs(dir, "sessions/2026/11/30");
+    mkdirs(dir, "sessions/2026/11/29");
+    mkdirs(dir, "sessions/2025/01/01");
+    char path[512];
+    snprintf(path, sizeof(path), "%s/sessions/2026/11/30/rollout-2026-11-30T02-00-00-%s.jsonl", dir,
+             id);
+    write_file(path, "{\"type\":\"turn_context\",\"payload\":{\"model\":\"that-day\"}}\n");
+    snprintf(path, sizeof(path), "%s/sessions/2026/11/29/rollout-2026-11-29T12-00-00-%s.jsonl", dir,
+             id);
+    write_file(path, "{\"type\":\"turn_context\",\"payload\":{\"model\":\"utc-day\"}}\n");
+    setenv("CODEX_HOME", dir, 1);
+    char *m = ar_codex_thread_model(id);
+    assert_string_equal(m, "that-day");
+    free(m);
+    /* Not in its day: the walk of the whole tree still finds it. */
+    const char *moved = "01a2272d-2600-7abc-8def-0123456789ac";
+    snprintf(path, sizeof(path), "%s/sessions/2025/01/01/rollout-2025-01-01T00-00-00-%s.jsonl", dir,
+             moved);
+    write_file(path, "{\"type\":\"turn_context\",\"payload\":{\"model\":\"elsewhere\"}}\n");
+    m = ar_codex_thread_model(moved);
+    assert_string_equal(m, "elsewhere");
+    free(m);
+    unsetenv("CODEX_HOME");
+    if (tz) {
+        setenv("TZ", tz, 1);
+        free(tz);
+    } else {
+        unsetenv("TZ");
+    }
+    tzset();
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A thread's rollout file is found by its id under $CODEX_HOME/sessions/YYYY/MM/DD, else
  * under $HOME/.codex/sessions: the model codex's events never name and a resumed thread's
  * running total come from there. */
@@ -2620,6 +2672,7 @@ int main(void)
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),
         cmocka_unit_test(test_codex_thread_rollout_is_found_by_id),
+        cmocka_unit_test(test_codex_rollout_is_looked_for_in_the_day_its_thread_began),
         cmocka_unit_test(test_registry_order_find_resolve_and_model),
         cmocka_unit_test(test_classification_of_cli_messages),
         cmocka_unit_test(test_refused_tool_calls_from_recordings),

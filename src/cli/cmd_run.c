@@ -389,9 +389,6 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     struct ar_result *res = NULL;
     rc = ar_cli_session_run(&s, &s.run, &res);
-    /* The call and its family are gone, and nothing else is spawned: the keeper may end
-     * now, beside the output, instead of at exit with us waiting for it. */
-    ar_end_children_on_exit(0);
     if (res) {
         rc = ar_result_exit_status(res);
         if (json_format) {

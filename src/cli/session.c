@@ -423,6 +423,10 @@ static void on_run_done(struct ar_run *run, struct ar_result *res, void *arg)
 {
     (void)run;
     *(struct ar_result **)arg = res;
+    /* The session's one run has its result: no CLI is started after it, so the keeper may
+     * end as soon as the last one is taken back, while the result is written, instead of
+     * at exit with us waiting for it. */
+    ar_end_children_on_exit(0);
 }
 
 static void cancel_run(void *arg)

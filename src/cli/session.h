@@ -171,6 +171,8 @@ void ar_cli_session_wait(struct ar_cli_session *s, void (*cancel)(void *arg), vo
  * Runs one job on the session's loop with the live status line. o is usually
  * a copy of s->run with the command's own fields set. Returns 0 with *out set
  * (the caller owns it), or the exit status after printing why it could not start.
+ * The job is the process's last: once it has its result the keeper's guard is turned
+ * off (ar_end_children_on_exit(0)), so the keeper ends with the job's last CLI.
  */
 int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
                        struct ar_result **out);

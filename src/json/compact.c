@@ -201,9 +201,6 @@ static unsigned char *compact_piece(struct ar_json_compactor *st, const unsigned
 #if AR_BLOCK == 16
     size_t bytewise = 0; /* up to `bytewise`, a byte or a token at a time */
 #endif
-#ifdef AR_PACK_SHUFFLE
-    pthread_once(&pack_once, pack_init);
-#endif
     while (i < n) {
 #if AR_BLOCK == 16
         if (i >= bytewise && !st->in_string) {
@@ -378,6 +375,10 @@ int ar_json_compact(struct ar_json_compactor *st, const char *text, size_t n, st
     const unsigned char *s = (const unsigned char *)text;
     unsigned char *o0 = (unsigned char *)out->data + out->len, *o = o0;
     size_t i = 0;
+#ifdef AR_PACK_SHUFFLE
+    /* Before any path: the AVX2 one packs with the table too. */
+    pthread_once(&pack_once, pack_init);
+#endif
 #ifdef AR_COMPACT_AVX2
     if (n >= 64 && !avx2_off && ar_cpu_avx2()) {
         o = compact_avx2(st, s, n, o);

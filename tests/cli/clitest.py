@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import weakref
 
 AGENTRUN = os.environ.get("AGENTRUN", "agentrun")
@@ -80,6 +81,21 @@ def alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
+
+
+def claude_rejected_stream(resets_in, session="5f0c9a51-0000-4000-8000-000000000001"):
+    """claude's stream of a call its quota refused: a rate_limit_event (the shape of
+    claude 2.1.332's bundle) whose reset is resets_in seconds away, then the 429 result."""
+    return "\n".join(json.dumps(o) for o in (
+        {"type": "system", "subtype": "init", "session_id": session, "model": "claude-opus-5-5",
+         "claude_code_version": "2.1.332"},
+        {"type": "rate_limit_event", "rate_limit_info": {
+            "status": "rejected", "resetsAt": int(time.time()) + resets_in,
+            "rateLimitType": "five_hour", "utilization": 1.0}, "uuid": "u",
+         "session_id": session},
+        {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 429,
+         "result": "API Error: Request rejected (429) · rate limited", "session_id": session,
+         "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}})) + "\n"
 
 
 STREAMS = {"codex": codex_stream, "claude": claude_stream, "gemini": gemini_stream}

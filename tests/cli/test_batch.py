@@ -10,7 +10,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox, alive, claude_stream, codex_stream  # noqa: E402
+from clitest import (AGENTRUN, Sandbox, alive, claude_rejected_stream, claude_stream,  # noqa: E402
+                     codex_stream)
 
 FIXTURES = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures")
 
@@ -263,25 +264,11 @@ class Batch(unittest.TestCase):
         self.assertEqual([c["provider"] for c in r["calls"]], ["codex"])
 
     # issue 46: a quota refused past --max-wait refuses the provider's later jobs without a call
-    def claude_rejected(self, resets_in):
-        """claude's stream of a call its quota refused (a rate_limit_event, then the 429)."""
-        sid = "5f0c9a51-0000-4000-8000-000000000002"
-        return "\n".join(json.dumps(o) for o in (
-            {"type": "system", "subtype": "init", "session_id": sid, "model": "claude-opus-5-5",
-             "claude_code_version": "2.1.332"},
-            {"type": "rate_limit_event", "rate_limit_info": {
-                "status": "rejected", "resetsAt": int(time.time()) + resets_in,
-                "rateLimitType": "five_hour", "utilization": 1.0}, "uuid": "u",
-             "session_id": sid},
-            {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 429,
-             "result": "API Error: Request rejected (429) · rate limited", "session_id": sid,
-             "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}})) + "\n"
-
     def test_a_quota_refused_past_max_wait_fails_the_providers_later_jobs_without_a_call(self):
         # -j 1: claude's first call is refused until a reset 2 h away; the other three claude
         # jobs fail rate_limit without calling it, and the codex job between them still runs.
         self.sb.env["FAKE_CLI_FIXTURE"] = ",".join((
-            self.sb.fixture(self.claude_rejected(7200)), self.sb.fixture(codex_stream("from codex"))))
+            self.sb.fixture(claude_rejected_stream(7200)), self.sb.fixture(codex_stream("from codex"))))
         self.sb.env["FAKE_CLI_EXIT"] = "1,0"
         lines = [{"id": f"c{i}", "prompt": f"p{i}", "provider": "claude"} for i in range(4)]
         lines.insert(2, {"id": "x", "prompt": "px", "provider": "codex"})
@@ -314,7 +301,7 @@ class Batch(unittest.TestCase):
 
     def test_a_quota_refused_past_max_wait_sends_later_jobs_to_their_fallback(self):
         self.sb.env["FAKE_CLI_FIXTURE"] = ",".join((
-            self.sb.fixture(self.claude_rejected(7200)), self.sb.fixture(codex_stream("from codex"))))
+            self.sb.fixture(claude_rejected_stream(7200)), self.sb.fixture(codex_stream("from codex"))))
         self.sb.env["FAKE_CLI_EXIT"] = "1,0"
         text = jobs(4, provider="claude", fallback="codex")
         p = self.batch(text, "-j", "1", "--max-wait", "1s")

@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import AGENTRUN, Sandbox, claude_stream, codex_stream  # noqa: E402
+from clitest import AGENTRUN, Sandbox, claude_rejected_stream, claude_stream, codex_stream  # noqa: E402
 
 FIXTURES = os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests", "fixtures")
 
@@ -396,24 +396,9 @@ class Retries(unittest.TestCase):
         self.assertEqual(len(r["calls"]), 1)
         self.assertEqual(len(self.sb.calls()), 1)
 
-    def claude_rejected(self, resets_in):
-        """claude's stream of a call its quota refused: a rate_limit_event (the shape of
-        claude 2.1.332's bundle), then the 429 result."""
-        sid = "5f0c9a51-0000-4000-8000-000000000001"
-        return "\n".join(json.dumps(o) for o in (
-            {"type": "system", "subtype": "init", "session_id": sid, "model": "claude-opus-5-5",
-             "claude_code_version": "2.1.332"},
-            {"type": "rate_limit_event", "rate_limit_info": {
-                "status": "rejected", "resetsAt": int(time.time()) + resets_in,
-                "rateLimitType": "five_hour", "utilization": 1.0}, "uuid": "u",
-             "session_id": sid},
-            {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 429,
-             "result": "API Error: Request rejected (429) · rate limited", "session_id": sid,
-             "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}})) + "\n"
-
     # issue 46: a rejected quota is waited out until its reset when that is within --max-wait
     def test_claude_rejected_quota_waits_until_it_resets(self):
-        self.script(self.claude_rejected(2), claude_stream("after the reset"), exits="1,0")
+        self.script(claude_rejected_stream(2), claude_stream("after the reset"), exits="1,0")
         t0 = time.monotonic()
         p = self.sb.run("run", "--format", "json", "x", provider="claude")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -427,7 +412,7 @@ class Retries(unittest.TestCase):
 
     # ... and fails at once, with the reset time, when it is past --max-wait
     def test_claude_rejected_quota_past_max_wait_fails_with_the_reset_time(self):
-        self.script(self.claude_rejected(3600), claude_stream("never asked"), exits="1,0")
+        self.script(claude_rejected_stream(3600), claude_stream("never asked"), exits="1,0")
         t0 = time.monotonic()
         p = self.sb.run("run", "--format", "json", "--max-wait", "5s", "x", provider="claude")
         self.assertLess(time.monotonic() - t0, 10)

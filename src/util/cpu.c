@@ -2,13 +2,41 @@
  * CPU features, asked once (see cpu.h).
  *
  * From glibc where it says (<sys/platform/x86.h>): the dynamic loader read the
- * CPU before main, so the answer costs a load. libgcc's __builtin_cpu_supports
- * would link its own reader, a constructor that runs a dozen CPUID instructions
- * at every start, each one a trap to the hypervisor in a virtual machine: a
- * third of a millisecond of every `agentrun run` on a CI runner.
+ * CPU before main, so the answer costs a load. Elsewhere (musl, which the
+ * release binary links: docs/decisions.md) from ar_cpu_probe(), when a 64-byte
+ * path first wants to know. Never libgcc's __builtin_cpu_supports: linking it
+ * links its reader, a constructor that runs a dozen CPUID instructions at every
+ * start, each one a trap to the hypervisor in a virtual machine.
  */
 #include "ar_config.h"
 #include "util/cpu.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
+int ar_cpu_probe(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_POPCNT))
+        return 0;
+    int have = (c & bit_SSSE3) ? AR_CPU_SSSE3 : 0;
+    int ymm = 0; /* the OS saves the XMM and YMM registers across a switch */
+    if ((c & bit_OSXSAVE) && (c & bit_AVX)) {
+        unsigned lo, hi;
+        __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        ymm = (lo & 6) == 6;
+    }
+    if (ymm && (c & bit_PCLMUL) && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2) &&
+        (b & bit_BMI) && (b & bit_BMI2))
+        have |= AR_CPU_AVX2;
+    return have;
+}
+#else
+int ar_cpu_probe(void)
+{
+    return 0;
+}
+#endif
 
 #if defined(__x86_64__) && defined(AR_HAVE_GLIBC_X86_H)
 #include <sys/platform/x86.h>
@@ -23,37 +51,27 @@ int ar_cpu_ssse3(void)
 {
     return CPU_FEATURE_ACTIVE(SSSE3) && CPU_FEATURE_ACTIVE(POPCNT);
 }
-#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/* Each answer is asked for once: -1 until then (a race only asks twice). */
-#define ASK_ONCE(...)                                  \
-    static int known = -1;                             \
-    int r = __atomic_load_n(&known, __ATOMIC_RELAXED); \
-    if (r < 0) {                                       \
-        __builtin_cpu_init();                          \
-        r = __VA_ARGS__;                               \
-        __atomic_store_n(&known, r, __ATOMIC_RELAXED); \
-    }                                                  \
-    return r
-
-int ar_cpu_avx2(void)
-{
-    ASK_ONCE(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-             __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("pclmul") &&
-             __builtin_cpu_supports("popcnt"));
-}
-
-int ar_cpu_ssse3(void)
-{
-    ASK_ONCE(__builtin_cpu_supports("ssse3") && __builtin_cpu_supports("popcnt"));
-}
 #else
+/* ar_cpu_probe()'s answer with 1 << 30 set once it is known: 0 until then (a
+ * race only asks twice). */
+static int cpu(void)
+{
+    static int known;
+    int r = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (r == 0) {
+        r = ar_cpu_probe() | 1 << 30;
+        __atomic_store_n(&known, r, __ATOMIC_RELAXED);
+    }
+    return r;
+}
+
 int ar_cpu_avx2(void)
 {
-    return 0;
+    return (cpu() & AR_CPU_AVX2) != 0;
 }
 
 int ar_cpu_ssse3(void)
 {
-    return 0;
+    return (cpu() & AR_CPU_SSSE3) != 0;
 }
 #endif

@@ -10,4 +10,10 @@ int ar_cpu_avx2(void);
 /* Non-zero when the CPU runs SSSE3 and POPCNT: the 16-byte compaction's shuffle. */
 int ar_cpu_ssse3(void);
 
+/* What CPUID and XGETBV say, asked now: AR_CPU_AVX2 as ar_cpu_avx2() means it,
+ * AR_CPU_SSSE3 as ar_cpu_ssse3() does. What those two return where the C library
+ * does not know (musl); tests/unit checks it against glibc where it does. */
+enum { AR_CPU_AVX2 = 1 << 0, AR_CPU_SSSE3 = 1 << 1 };
+int ar_cpu_probe(void);
+
 #endif

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "agentrun/error.h"
+#include "ar_config.h"
 #include "util/buf.h"
+#include "util/cpu.h"
 #include "util/file.h"
 #include "util/strv.h"
 #include "util/temp.h"
@@ -435,6 +437,21 @@ static void test_temp_sweep_removes_only_what_dead_processes_left(void **state)
 
 /* A sweep is due when this user has not begun one in the folder for a minute; a stamp
  * from the future, another user's, or a link does not stop it, and a link is not followed. */
+/* ar_cpu_probe(), what the musl release binary asks the CPU, says what glibc says:
+ * the 64-byte JSON paths are taken on the same machines whichever C library. */
+static void test_cpu_probe_agrees_with_glibc(void **state)
+{
+    (void)state;
+#if defined(__x86_64__) && defined(AR_HAVE_GLIBC_X86_H)
+    int have = ar_cpu_probe();
+    assert_int_equal(!!(have & AR_CPU_AVX2), !!ar_cpu_avx2());
+    assert_int_equal(!!(have & AR_CPU_SSSE3), !!ar_cpu_ssse3());
+    assert_int_equal(ar_cpu_probe(), have); /* the same answer when asked again */
+#else
+    skip();
+#endif
+}
+
 static void test_temp_sweep_is_due_once_a_minute(void **state)
 {
     (void)state;
@@ -710,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_file_read_a_link_loop_ends),
         cmocka_unit_test(test_temp_sweep_removes_only_what_dead_processes_left),
         cmocka_unit_test(test_temp_sweep_is_due_once_a_minute),
+        cmocka_unit_test(test_cpu_probe_agrees_with_glibc),
         cmocka_unit_test(test_temp_names_carry_the_pid_and_are_private),
         cmocka_unit_test(test_file_view_maps_a_regular_file),
         cmocka_unit_test(test_file_view_keeps_links_inside_the_folder),

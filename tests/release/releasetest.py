@@ -5,6 +5,7 @@ or the source tree, as on a machine that only downloaded agentrun.
 """
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,12 @@ def skip_unless_releasable():
     if not static_binary():
         missing.insert(0, "agentrun-static (no libuv_a.a/libuv.a or libjansson.a, or "
                           "-Dstatic_cli=disabled)")
+    if (not missing and os.environ.get("CI") and platform.machine() == "x86_64" and
+            os.path.exists("/etc/debian_version") and
+            os.environ.get("AGENTRUN_RELEASE_LIBC") != "musl"):
+        sys.exit("release tests: under CI on Debian x86-64 the release binary is built against "
+                 "musl, and this build's is not (scripts/bootstrap runs scripts/musl-deps and "
+                 "sets -Dmusl_deps)")
     if not missing:
         return
     why = "cannot make the release artifacts here: no " + ", no ".join(missing)

@@ -16,8 +16,15 @@
 
 int ar_cpu_probe(void)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_POPCNT))
+    /* Three CPUID instructions (each a trap on a virtual machine): the highest
+     * leaf, then leaves 1 and 7 as they are (__get_cpuid would ask leaf 0 again
+     * before each). */
+    unsigned max, a, b, c, d;
+    __cpuid(0, max, b, c, d);
+    if (max < 1)
+        return 0;
+    __cpuid(1, a, b, c, d);
+    if (!(c & bit_POPCNT))
         return 0;
     int have = (c & bit_SSSE3) ? AR_CPU_SSSE3 : 0;
     int ymm = 0; /* the OS saves the XMM and YMM registers across a switch */
@@ -26,8 +33,10 @@ int ar_cpu_probe(void)
         __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
         ymm = (lo & 6) == 6;
     }
-    if (ymm && (c & bit_PCLMUL) && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2) &&
-        (b & bit_BMI) && (b & bit_BMI2))
+    if (!ymm || !(c & bit_PCLMUL) || max < 7)
+        return have;
+    __cpuid_count(7, 0, a, b, c, d);
+    if ((b & bit_AVX2) && (b & bit_BMI) && (b & bit_BMI2))
         have |= AR_CPU_AVX2;
     return have;
 }

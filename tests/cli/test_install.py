@@ -265,11 +265,11 @@ class Install(unittest.TestCase):
 class Bootstrap(unittest.TestCase):
     """scripts/bootstrap installs what is missing when anything it lists is missing."""
 
-    def have_deps(self, missing):
+    def have_deps(self, missing, musl=False):
         bindir = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, bindir)
         for name in ("meson", "ninja", "pkg-config", "cc", "python3", "jq", "git", "abidiff",
-                     "uname"):
+                     "uname", "musl-gcc", "dpkg-source", "cmake"):
             if name in missing:
                 continue
             with open(os.path.join(bindir, name), "w") as f:
@@ -278,7 +278,8 @@ class Bootstrap(unittest.TestCase):
         with open(os.path.join(SOURCE_ROOT, "scripts", "bootstrap")) as f:
             fn = re.search(r"^have_deps\(\) \{.*?^\}", f.read(), re.S | re.M).group(0)
         bash = shutil.which("bash")
-        return subprocess.run([bash, "-c", fn + "\nhave_deps"], env={"PATH": bindir},
+        return subprocess.run([bash, "-c", "musl=%s\n" % ("true" if musl else "false") +
+                               fn + "\nhave_deps"], env={"PATH": bindir},
                               capture_output=True, text=True).returncode == 0
 
     def test_abigail_tools_count_among_what_it_needs(self):
@@ -286,6 +287,13 @@ class Bootstrap(unittest.TestCase):
         self.assertTrue(self.have_deps(()))
         self.assertFalse(self.have_deps(("abidiff",)))
         self.assertFalse(self.have_deps(("git",)))
+
+    def test_on_debian_x86_64_the_musl_tools_count_too(self):
+        # What scripts/musl-deps needs to build the release binary's libuv and jansson.
+        self.assertTrue(self.have_deps((), musl=True))
+        for tool in ("musl-gcc", "dpkg-source", "cmake"):
+            self.assertFalse(self.have_deps((tool,), musl=True), tool)
+            self.assertTrue(self.have_deps((tool,), musl=False), tool)
 
 
 if __name__ == "__main__":

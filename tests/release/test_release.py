@@ -146,6 +146,12 @@ class ReleaseArtifacts(unittest.TestCase):
             self.assertIn("libuv", f.read())
         with open(os.path.join(prefix, "share/doc/agentrun/LICENSE")) as f:
             self.assertIn("MIT License", f.read())
+        if os.environ.get("AGENTRUN_RELEASE_LIBC") == "musl":  # linked in: its notice too
+            with open(os.path.join(prefix, "share/doc/agentrun/licenses/musl.copyright")) as f:
+                self.assertIn("musl", f.read())
+            with open(os.path.join(prefix, "share/doc/agentrun/licenses/README")) as f:
+                self.assertRegex(f.read(), r"musl: the C library, from the Debian package "
+                                           r"musl-dev \S+")
         # The library is not part of the tool's release.
         self.assertEqual(sorted(os.listdir(prefix)), ["bin", "share"])
 

@@ -296,5 +296,42 @@ class Bootstrap(unittest.TestCase):
             self.assertTrue(self.have_deps((tool,), musl=False), tool)
 
 
+class MuslDeps(unittest.TestCase):
+    """scripts/musl-deps refuses what it cannot do with a clear message and exit 1, and
+    leaves no half-made directory (bootstrap then links glibc in instead)."""
+
+    def musl_deps(self, without=(), uname="Linux x86_64"):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        bindir = os.path.join(tmp, "bin")
+        os.mkdir(bindir)
+        for name in ("dirname", "basename", "mktemp", "cat", "grep", "sed", "rm", "mkdir"):
+            os.symlink(shutil.which(name), os.path.join(bindir, name))
+        for name in ("gcc", "cmake", "dpkg-source", "dpkg-query", "apt-get", "uname"):
+            if name in without:
+                continue
+            with open(os.path.join(bindir, name), "w") as f:
+                f.write("#!/bin/sh\n" + ("echo '%s'\n" % uname if name == "uname" else "") +
+                        "exit 0\n")
+            os.chmod(os.path.join(bindir, name), 0o755)
+        out = os.path.join(tmp, "deps")
+        p = subprocess.run([shutil.which("bash"), os.path.join(SOURCE_ROOT, "scripts", "musl-deps"),
+                            out], env={"PATH": bindir}, capture_output=True, text=True,
+                           timeout=60)
+        self.assertFalse(os.path.exists(out), "a refused run made " + out)
+        return p
+
+    def test_a_missing_tool_is_named(self):
+        for tool in ("cmake", "dpkg-source", "gcc"):
+            p = self.musl_deps(without=(tool,))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("musl-deps: %s is missing" % tool, p.stderr)
+
+    def test_only_x86_64_linux(self):
+        p = self.musl_deps(uname="Linux aarch64")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("only for x86-64 Linux (this is Linux aarch64)", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

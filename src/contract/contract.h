@@ -44,9 +44,16 @@
  * copy's closure: "^(a?b?){1,500}$" took 2 GB), or whose groups nest
  * deeper than this (regcomp() recurses per group and overflows the stack),
  * is a load error. At this limit a pattern costs at most about 90 MB and
- * 0.6 s a MB of string to match (docs/prompts.md). */
+ * 0.6 s a MB of string to match with glibc, 6 MB and 10 s a MB with musl's
+ * matcher (the release binary's), which simulates every state at each byte
+ * (docs/prompts.md). */
 #define AR_CONTRACT_MAX_PATTERN_SIZE  1000
 #define AR_CONTRACT_MAX_PATTERN_DEPTH 100
+
+/* A bound {m,n} above this is a load error: POSIX's RE_DUP_MAX (its least value,
+ * and musl's, the release binary's C library), past which regcomp() may refuse a
+ * pattern. glibc takes up to 32767: a template must load alike with either. */
+#define AR_CONTRACT_MAX_PATTERN_BOUND 255
 
 /* ar_contract_check() stores at most this many violations; the rest are counted. */
 #define AR_CONTRACT_MAX_VIOLATIONS 100

@@ -274,7 +274,7 @@ static size_t mul_sat(size_t a, size_t b)
  * bounds. SIZE_MAX when groups nest deeper than
  * AR_CONTRACT_MAX_PATTERN_DEPTH or a repetition is repeated.
  */
-static size_t pattern_size(const char *p, int *plain_only)
+static size_t pattern_size(const char *p, int *plain_only, unsigned long *max_bound)
 {
     struct {
         size_t sum;  /* the size of the sequence so far */
@@ -322,12 +322,14 @@ static size_t pattern_size(const char *p, int *plain_only)
             continue;
         } else if (*p == '{' && p[1] >= '0' && p[1] <= '9') {
             char *end;
-            unsigned long m = strtoul(p + 1, &end, 10), n = m;
+            unsigned long m = strtoul(p + 1, &end, 10), n = m, written = m;
             if (end > p + 1 && *end == ',' && end[1] >= '0' && end[1] <= '9')
-                n = strtoul(end + 1, &end, 10);
+                n = written = strtoul(end + 1, &end, 10);
             else if (end > p + 1 && *end == ',')
-                n = m + 1, end++;
+                n = m + 1, end++; /* {m,}: costs about one copy more than {m} */
             if (end > p + 1 && *end == '}') {
+                if (m > *max_bound || written > *max_bound)
+                    *max_bound = m > written ? m : written;
                 size_t extra = mul_sat(st[depth].last, n > 0 ? n - 1 : 0);
                 st[depth].sum = add_sat(st[depth].sum, extra);
                 st[depth].last = add_sat(st[depth].last, extra);
@@ -383,7 +385,9 @@ static int kw_pattern(struct loader *ld, struct node *n, const char *kw, json_t 
                           display_pointer(ar_buf_cstr(&ld->path)));
     const char *pattern = json_string_value(v);
     int plain_only = 0;
-    if (pattern_size(pattern, &plain_only) > AR_CONTRACT_MAX_PATTERN_SIZE)
+    unsigned long max_bound = 0;
+    size_t size = pattern_size(pattern, &plain_only, &max_bound);
+    if (size > AR_CONTRACT_MAX_PATTERN_SIZE)
         return load_error(ld, kw,
                           "'pattern' at %s is too complex to compile (groups nested deeper than "
                           "%d, a repetition repeated like \"a+*\", or bounds that expand it "
@@ -391,6 +395,13 @@ static int kw_pattern(struct loader *ld, struct node *n, const char *kw, json_t 
                           "maxLength for lengths",
                           display_pointer(ar_buf_cstr(&ld->path)), AR_CONTRACT_MAX_PATTERN_DEPTH,
                           AR_CONTRACT_MAX_PATTERN_SIZE);
+    if (max_bound > AR_CONTRACT_MAX_PATTERN_BOUND)
+        return load_error(ld, kw,
+                          "'pattern' at %s repeats something %lu times: a bound {m,n} above %d "
+                          "(POSIX's RE_DUP_MAX) is refused by some C libraries; use maxLength "
+                          "for lengths",
+                          display_pointer(ar_buf_cstr(&ld->path)), max_bound,
+                          AR_CONTRACT_MAX_PATTERN_BOUND);
     int rc = regcomp(&n->re, pattern, REG_EXTENDED | REG_NOSUB);
     if (rc) {
         char why[128];

@@ -272,7 +272,8 @@ static size_t mul_sat(size_t a, size_t b)
  * ("^(a?){1,300}$" took 150 MB, "^(a){1,300}$" a few). Bracket expressions
  * and escapes count as one atom; the estimate only needs to be right about
  * bounds. SIZE_MAX when groups nest deeper than
- * AR_CONTRACT_MAX_PATTERN_DEPTH or a repetition is repeated.
+ * AR_CONTRACT_MAX_PATTERN_DEPTH or a repetition is repeated. *max_bound
+ * becomes the largest bound written, if larger ({m,} counts m).
  */
 static size_t pattern_size(const char *p, int *plain_only, unsigned long *max_bound)
 {
@@ -328,8 +329,9 @@ static size_t pattern_size(const char *p, int *plain_only, unsigned long *max_bo
             else if (end > p + 1 && *end == ',')
                 n = m + 1, end++; /* {m,}: costs about one copy more than {m} */
             if (end > p + 1 && *end == '}') {
-                if (m > *max_bound || written > *max_bound)
-                    *max_bound = m > written ? m : written;
+                unsigned long top = m > written ? m : written;
+                if (top > *max_bound)
+                    *max_bound = top;
                 size_t extra = mul_sat(st[depth].last, n > 0 ? n - 1 : 0);
                 st[depth].sum = add_sat(st[depth].sum, extra);
                 st[depth].last = add_sat(st[depth].last, extra);

@@ -327,6 +327,19 @@ class MuslDeps(unittest.TestCase):
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertIn("musl-deps: %s is missing" % tool, p.stderr)
 
+    def test_meson_refuses_a_directory_it_did_not_make(self):
+        if not shutil.which("meson"):
+            self.skipTest("no meson")
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        os.mkdir(os.path.join(tmp, "empty"))
+        p = subprocess.run(["meson", "setup", os.path.join(tmp, "build"), SOURCE_ROOT,
+                            "-Dtests=false", "-Dmusl_deps=" + os.path.join(tmp, "empty")],
+                           capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        self.assertIn("holds no libuv and jansson built against musl: run scripts/musl-deps",
+                      p.stdout + p.stderr)
+
     def test_only_x86_64_linux(self):
         p = self.musl_deps(uname="Linux aarch64")
         self.assertEqual(p.returncode, 1, p.stderr)

@@ -63,7 +63,8 @@
 extern "C" {
 #endif
 
-struct json_t; /* jansson's value type, for the optional validate hook */
+struct json_t;   /* jansson's value type, for the optional validate hook */
+struct ar_share; /* share.h: the rules a set of runs lives under together */
 
 /* The kind of JSON value a run wants from the model. */
 enum ar_expect {
@@ -212,7 +213,11 @@ struct ar_run_options {
     uint64_t kill_grace_ms;   /* SIGTERM to SIGKILL (default 5 s) */
     size_t output_cap;        /* stdout bytes per call (default 64 MiB) */
 
-    double max_cost_usd;         /* > 0: passed to CLIs that enforce a budget */
+    /* > 0: the most this run may spend, every call included (main, repair, retry,
+     * fallback): a call is made only when what is left covers the dearest call so far
+     * (share.h, docs/security.md); within the share's max_cost_each. Passed to a CLI that
+     * can stop itself at a budget (claude). A call refused fails the run with "budget". */
+    double max_cost_usd;
     const char *prices_file;     /* a price table override (JSON), or NULL: $AGENTRUN_PRICES */
     const char *transcript_path; /* the raw CLI stdout of every call is appended here */
     const char *job_id;          /* a name for log events and progress */
@@ -233,7 +238,19 @@ struct ar_run_options {
     const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/agentrun, else ~/.cache/agentrun */
     uint64_t cache_ttl_s;   /* older cache entries are not used; 0: no limit */
 
-    void *reserved[16]; /* zero: members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /*
+             * Added in 0.2.0. The rules this run lives under with others (share.h): the
+             * budget every call reserves from, the cap on CLIs at once, the shared
+             * rate-limit pause, the providers it may call, the directories it may work in
+             * and read from. Borrowed: it must outlive the run. NULL: a share of its own
+             * with the defaults (only what a parent agentrun passed down applies).
+             */
+            struct ar_share *share;
+        };
+        void *reserved[16]; /* zero: members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 /*
@@ -301,6 +318,10 @@ struct ar_call_record {
         struct {
             char *cli_version;     /* the CLI's version as its own output said, or NULL */
             size_t unknown_events; /* stream lines of a kind the adapter does not know */
+            /* Added in 0.2.0. The most this call was allowed to spend (the least left
+             * under any cap above it when it started; passed to a CLI that stops itself
+             * at a budget), or 0: no cap applied. */
+            double budget_usd;
         };
         void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
     };
@@ -314,6 +335,15 @@ struct ar_rate_limit {
     double used_percent; /* 0-100; < 0 when not said */
     int64_t resets_at;   /* Unix seconds; 0 when not said */
     char *source;        /* "claude:rate_limit_event", "codex:rollout" */
+};
+
+/* What a run under a cap spent, and whether a call was refused (ar_result.budget). */
+struct ar_run_budget {
+    double cap_usd;    /* the run's own cap (options.max_cost_usd, or the share's
+                          max_cost_each), or 0: it had none, only a cap above it */
+    double spent_usd;  /* the known cost of its calls */
+    char *refused;     /* why a call was not made for want of budget (error "budget"), or NULL */
+    void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
 };
 
 /* Where a run with a worktree of its own left its work (ar_result.worktree). */
@@ -390,6 +420,9 @@ struct ar_result {
     size_t n_fix_details;
     /* The provider's last word on its quota over the run's calls, or NULL when none said. */
     struct ar_rate_limit *rate_limit;
+    /* Added in 0.2.0. The caps the run lived under (options.max_cost_usd, its share's), or
+     * NULL when none applied. */
+    struct ar_run_budget *budget;
 };
 
 /* ---- runs on the caller's libuv loop ---------------------------------------------------- */

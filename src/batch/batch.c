@@ -24,8 +24,10 @@
 #include "git/worktrees.h"
 #include "proc/proc.h"
 #include "result/result.h"
+#include "run/budget.h"
 #include "run/jobset.h"
 #include "run/run.h"
+#include "run/share.h"
 #include "run/start.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -151,7 +153,8 @@ struct ar_batch {
     struct idset seen;     /* every id, with its line: to refuse an id used twice */
     struct idset done_ids; /* ids an earlier batch finished (ar_batch_resume()) */
 
-    double max_seen_cost; /* the dearest finished job: each running job's reservation */
+    struct ar_budget budget; /* --max-cost over every job, below the share's: each call of each
+                                job reserves under it (budget.h) */
     enum stop stop;
     int closed;
     int in_pump;
@@ -246,11 +249,11 @@ static void on_job_done(void *owner, void *job, struct ar_result *res)
     struct ar_batch *b = owner;
     struct job *j = job;
     running_remove(b, j);
-    if (res->cost_source != AR_COST_UNKNOWN && res->cost_usd > b->max_seen_cost)
-        b->max_seen_cost = res->cost_usd;
     /* A cost the price table does not know cannot be held against the cap, and
-     * counting it as zero would let the batch run past it: stop starting jobs. */
-    if (b->o.max_cost_usd > 0 && res->n_calls && res->cost_source == AR_COST_UNKNOWN && !b->stop) {
+     * counting it as zero would let the batch run past it: no job starts (the budget's
+     * rule, budget.h; said here once, with the job). */
+    if (!b->stop && res->n_calls && res->cost_source == AR_COST_UNKNOWN &&
+        ar_budget_check(&b->budget, NULL) == AR_BUDGET_OVER) {
         ar_log_event(&b->o.defaults.logger, AR_LOG_WARN, "batch_cost_unknown",
                      json_pack("{s:s,s:s?}", "id", j->job.id, "model", res->model),
                      "job '%s' cost an unknown amount (model %s is not in the price table), so "
@@ -266,29 +269,21 @@ static void on_job_done(void *owner, void *job, struct ar_result *res)
 enum { BUDGET_START, BUDGET_WAIT, BUDGET_OVER };
 
 /*
- * May this job start now, as far as the budget goes? Every running job and
- * this one reserve the dearest job's cost so far, recomputed as costs come in.
- * Before any job has cost something the estimate is the whole remaining budget,
- * never $0: jobs then run one at a time until the first cost is known.
+ * May this job start now, as far as the budget goes? The budget's own answer for one
+ * more call (budget.h: what is left covers the dearest call so far; before a price is
+ * known, one at a time): asked before the job starts, so that a job that could make no
+ * call takes no worktree or snapshot; each of its calls then reserves for itself.
  */
-static int budget_check(struct ar_batch *b, struct job *j)
+static int budget_check(struct ar_batch *b)
 {
-    double max = b->o.max_cost_usd;
-    if (max <= 0)
+    switch (ar_budget_check(&b->budget, NULL)) {
+    case AR_BUDGET_START:
         return BUDGET_START;
-    unsigned running = ar_jobset_running(b->set);
-    double left = max - b->st.cost_usd;
-    if (!(b->max_seen_cost > 0)) {
-        if (running)
-            return BUDGET_WAIT;
-        j->job.opts.max_cost_usd = left;
-        return BUDGET_START;
-    }
-    double est = b->max_seen_cost;
-    if (b->st.cost_usd + (double)(running + 1) * est > max)
+    case AR_BUDGET_WAIT:
+        return BUDGET_WAIT;
+    default:
         return BUDGET_OVER;
-    j->job.opts.max_cost_usd = left - (double)running * est;
-    return BUDGET_START;
+    }
 }
 
 /* A job with a worktree of its own gets the batch's branch for its id, unless it names one. */
@@ -314,7 +309,8 @@ static void start(struct ar_batch *b, struct job *j)
         return;
     }
     running_add(b, j);
-    if (ar_jobset_start(b->set, &j->job.opts, NULL, j, &err) == 0)
+    struct ar_pipeline_extra extra = { NULL, &b->budget };
+    if (ar_jobset_start(b->set, &j->job.opts, &extra, j, &err) == 0)
         return;
     running_remove(b, j);
     /* Which line, and where in the template ("greet.md:1") when that is the cause. */
@@ -400,7 +396,7 @@ static void pump(void *owner)
             }
             continue;
         }
-        int budget = budget_check(b, j);
+        int budget = budget_check(b);
         if (budget == BUDGET_WAIT)
             break;
         if (budget == BUDGET_OVER) {
@@ -482,11 +478,13 @@ int ar_batch_start(struct uv_loop_s *loop, const struct ar_batch_options *o,
     b->arg = arg;
     static const struct ar_jobset_ops ops = { pump, on_job_done };
     unsigned want = o->jobs ? o->jobs : 1;
-    if (!(b->set = ar_jobset_create(loop, want, &ops, b, err))) {
+    if (!(b->set = ar_jobset_create(loop, want, &ops, b, o->defaults.share, err))) {
         int rc = err->code;
         destroy(b);
         return rc;
     }
+    ar_budget_init(&b->budget, ar_share_budget(ar_jobset_share(b->set)), o->max_cost_usd,
+                   "the batch's cap");
     b->st.jobs = ar_jobset_cap(b->set);
     if (b->st.jobs < want)
         ar_warn(&b->o.defaults.logger,

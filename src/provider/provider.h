@@ -304,6 +304,24 @@ void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state 
 const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
                                                     struct ar_error *err);
 
+/*
+ * The one reader of a provider list ("codex,gemini", "codex gemini": commas, spaces or
+ * tabs between names), as --fallback, a job's "fallback" and a share's providers take it.
+ * Puts the first max providers in out (may be NULL) in the list's order. Returns how
+ * many names the list holds, or AR_EUSAGE (err.where "fallback") at the first that
+ * names no provider.
+ */
+int ar_provider_list_parse(const char *list, const struct ar_provider **out, size_t max,
+                           struct ar_error *err);
+
+/*
+ * The same among the providers of allowed only (a bit per registry index; 0: all): auto
+ * picks among them, and a name outside them is AR_EUSAGE with err.where "providers"
+ * (share.h: the share decides which providers a run may call).
+ */
+const struct ar_provider *ar_provider_resolve_within(const char *name, unsigned allowed, char *note,
+                                                     size_t size, struct ar_error *err);
+
 /* ar_provider_resolve_noted() without the note. */
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err);
 

@@ -164,8 +164,26 @@ static int reason_len(const char *how)
     return (int)(n > 60 ? 0 : n);
 }
 
-const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
-                                                    struct ar_error *err)
+/* "codex, gemini": the names of the providers in allowed (a bit per index), into buf. */
+static const char *allowed_names(unsigned allowed, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; providers[i]; i++)
+        if ((allowed >> i) & 1u)
+            say(buf, n, providers[i]->name, "", "", 0);
+    return buf;
+}
+
+static int index_of(const struct ar_provider *p)
+{
+    for (size_t i = 0; providers[i]; i++)
+        if (providers[i] == p)
+            return (int)i;
+    return -1;
+}
+
+const struct ar_provider *ar_provider_resolve_within(const char *name, unsigned allowed, char *note,
+                                                     size_t size, struct ar_error *err)
 {
     if (note && size)
         note[0] = '\0';
@@ -176,11 +194,18 @@ const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note
         if (!name || !*name)
             name = "auto";
     }
+    char list[128];
     if (strcmp(name, "auto") != 0) {
         const struct ar_provider *p = ar_provider_find(name);
         if (!p)
-            ar_error_set(err, AR_EUSAGE, from,
-                         "unknown provider '%s' (claude, codex, gemini, auto)", name);
+            ar_error_set(err, AR_EUSAGE, from, "unknown provider '%s' (%s, auto)", name,
+                         ar_provider_names());
+        else if (allowed && !((allowed >> index_of(p)) & 1u)) {
+            ar_error_set(err, AR_EUSAGE, "providers",
+                         "provider '%s' is not allowed here (allowed: %s)", name,
+                         allowed_names(allowed, list, sizeof(list)));
+            return NULL;
+        }
         return p;
     }
     /* The first installed CLI that can log in; one that cannot is said, and passed. */
@@ -188,6 +213,8 @@ const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note
     int installed = 0;
     for (size_t i = 0; providers[i]; i++) {
         const struct ar_provider *p = providers[i];
+        if (allowed && !((allowed >> i) & 1u))
+            continue;
         if (!ar_provider_installed(p)) {
             say(fix, sizeof(fix), p->name, " ", "not found", 9);
             continue;
@@ -221,6 +248,12 @@ const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note
                  ar_provider_claude.install_hint, ar_provider_codex.install_hint,
                  ar_provider_gemini.install_hint);
     return NULL;
+}
+
+const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
+                                                    struct ar_error *err)
+{
+    return ar_provider_resolve_within(name, 0, note, size, err);
 }
 
 const struct ar_provider *ar_provider_resolve(const char *name, struct ar_error *err)
@@ -263,21 +296,33 @@ const char *ar_provider_names_or(void)
     return names_or;
 }
 
+int ar_provider_list_parse(const char *list, const struct ar_provider **out, size_t max,
+                           struct ar_error *err)
+{
+    size_t n = 0;
+    for (const char *t = list; t && *t;) {
+        t += strspn(t, ", \t");
+        size_t len = strcspn(t, ", \t");
+        if (!len)
+            break;
+        char name[64];
+        snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), t);
+        const struct ar_provider *p = len < sizeof(name) ? ar_provider_find(name) : NULL;
+        if (!p)
+            return ar_error_set(err, AR_EUSAGE, "fallback", "unknown provider '%.*s' (%s)",
+                                (int)len, t, ar_provider_names());
+        if (out && n < max)
+            out[n] = p;
+        n++;
+        t += len;
+    }
+    return (int)n;
+}
+
 int ar_provider_check_list(const char *list, struct ar_error *err)
 {
-    for (const char *t = list; t && *t;) {
-        size_t n = strcspn(t, ", ");
-        if (n) {
-            char name[64];
-            snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), t);
-            if (n >= sizeof(name) || !ar_provider_find(name))
-                return ar_error_set(err, AR_EUSAGE, "fallback", "unknown provider '%.*s' (%s)",
-                                    (int)n, t, ar_provider_names());
-        }
-        t += n;
-        t += strspn(t, ", ");
-    }
-    return 0;
+    int n = ar_provider_list_parse(list, NULL, 0, err);
+    return n < 0 ? n : 0;
 }
 
 int ar_provider_check_arg(const char *what, const char *value, struct ar_error *err)

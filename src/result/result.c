@@ -203,6 +203,9 @@ void ar_result_destroy(struct ar_result *r)
     }
     free(r->denied);
     rate_limit_free(r->rate_limit);
+    if (r->budget)
+        free(r->budget->refused);
+    free(r->budget);
     free(r);
 }
 
@@ -291,6 +294,8 @@ json_t *ar_call_records_value(const struct ar_call_record *calls, size_t n)
         json_object_set_new(o, "waited_ms", json_integer((json_int_t)c->waited_ms));
         json_object_set_new(o, "cli_version", str_or_null(c->cli_version));
         json_object_set_new(o, "unknown_events", json_integer((json_int_t)c->unknown_events));
+        json_object_set_new(o, "budget_usd",
+                            c->budget_usd > 0 ? json_real(c->budget_usd) : json_null());
         json_array_append_new(a, o);
     }
     return a;
@@ -347,6 +352,13 @@ json_t *ar_result_to_value(const struct ar_result *r)
                                                 "target", text_value(r->denied[i].target)));
     json_object_set_new(o, "denied", denied);
     json_object_set_new(o, "rate_limit", rate_limit_value(r->rate_limit));
+    const struct ar_run_budget *b = r->budget;
+    json_object_set_new(o, "budget",
+                        b ? json_pack("{s:o,s:o,s:o}", "cap_usd",
+                                      b->cap_usd > 0 ? json_real(b->cap_usd) : json_null(),
+                                      "spent_usd", json_real(ar_cost_round(b->spent_usd)),
+                                      "refused", text_value(b->refused))
+                          : json_null());
     if (r->error.code) {
         json_t *e = json_object();
         json_object_set_new(e, "code", json_string(ar_strerror_name(r->error.code)));
@@ -763,6 +775,19 @@ int ar_result_draft_worktree(struct ar_result_draft *d, const char *path, int ke
     worktree_free(d->res->worktree);
     d->res->worktree = w;
     return 0;
+}
+
+int ar_result_draft_budget(struct ar_result_draft *d, double cap_usd, double spent_usd,
+                           const char *refused)
+{
+    struct ar_result *r = d->res;
+    if (!r->budget && !(r->budget = calloc(1, sizeof(*r->budget))))
+        return AR_ENOMEM;
+    r->budget->cap_usd = cap_usd;
+    r->budget->spent_usd = spent_usd;
+    free(r->budget->refused);
+    r->budget->refused = refused ? strdup(refused) : NULL;
+    return refused && !r->budget->refused ? AR_ENOMEM : 0;
 }
 
 struct ar_result *ar_result_draft_detach(struct ar_result_draft *d, uint64_t duration_ms)

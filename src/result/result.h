@@ -172,6 +172,11 @@ int ar_result_draft_worktree(struct ar_result_draft *d, const char *path, int ke
  * The finished result: ok, the run's duration, the summed and cached costs.
  * The caller owns it (ar_result_destroy()); the draft is empty afterwards.
  */
+/* The caps the run lived under: its own (0: none), what its calls spent, why a call was
+ * refused (borrowed; copied) or NULL. */
+int ar_result_draft_budget(struct ar_result_draft *d, double cap_usd, double spent_usd,
+                           const char *refused);
+
 struct ar_result *ar_result_draft_detach(struct ar_result_draft *d, uint64_t duration_ms);
 
 #endif

@@ -20,8 +20,10 @@
 #include "review/diff.h"
 #include "result/result.h"
 #include "review/review.h"
+#include "run/budget.h"
 #include "run/jobset.h"
 #include "run/run.h"
+#include "run/share.h"
 #include "run/start.h"
 #include "util/macros.h"
 #include "util/strv.h"
@@ -43,7 +45,8 @@ struct chunk_job {
 };
 
 struct ar_review_run {
-    struct ar_jobset *set; /* the chunks' runs: the loop, the cap, the backoff, cancel */
+    struct ar_jobset *set;   /* the chunks' runs: the loop, the cap, the backoff, cancel */
+    struct ar_budget budget; /* the review's cap, over every chunk (below the share's) */
     ar_review_done_fn *done;
     void *arg;
     ar_review_event_fn *on_event;
@@ -317,6 +320,8 @@ static void chunk_start(struct chunk_job *job)
     o.vars = vars;
     o.n_vars = 2;
     o.allow_edits = 0;
+    /* The review's cap covers every chunk: the chunks' runs reserve under its node. */
+    o.max_cost_usd = 0;
     /* A text call: the diff is in the prompt (DESIGN §4b). */
     o.tools = o.tools == AR_TOOLS_READ ? AR_TOOLS_READ : AR_TOOLS_NONE;
     o.no_session = 1;
@@ -325,7 +330,7 @@ static void chunk_start(struct chunk_job *job)
     o.job_id = rr->n_chunks > 1 ? job->job_id : NULL;
     /* Each finding is judged alone (salvage.c): one that breaks the contract never
      * costs the others a repair call or a degraded review. */
-    struct ar_pipeline_extra extra = { AR_REVIEW_ITEMS };
+    struct ar_pipeline_extra extra = { AR_REVIEW_ITEMS, &rr->budget };
     struct ar_error err = AR_ERROR_INIT;
     if (ar_jobset_start(rr->set, &o, &extra, job, &err) < 0) {
         job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
@@ -587,6 +592,23 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
     return 0;
 }
 
+/*
+ * The review's place under its share (share.h): one cap over every chunk (run.max_cost_usd,
+ * within max_cost_each), and a cwd inside the share's directories.
+ */
+static int join_share(struct ar_review_run *rr, struct ar_error *err)
+{
+    struct ar_share *share = ar_jobset_share(rr->set);
+    double cap;
+    int rc = ar_share_command_cap(share, rr->run.max_cost_usd, &cap, err);
+    if (rc)
+        return rc;
+    ar_budget_init(&rr->budget, ar_share_budget(share), cap, "this review's cap");
+    return ar_share_confined(share)
+               ? ar_share_path(share, NULL, rr->run.cwd ? rr->run.cwd : ".", NULL, err)
+               : 0;
+}
+
 /* The chunks' jobs, none started yet. */
 static int make_jobs(struct ar_review_run *rr, struct ar_error *err)
 {
@@ -627,15 +649,17 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
     rr->res->pub.fail_on = o->fail_on;
 
     rc = copy_options(rr, o, err);
+    static const struct ar_jobset_ops ops = { pump, on_chunk_done };
+    if (!rc && !(rr->set = ar_jobset_create(loop, o->jobs, &ops, rr, o->run.share, err)))
+        rc = err->code ? err->code : AR_ENOMEM;
+    if (!rc)
+        rc = join_share(rr, err);
     if (!rc)
         rc = read_diff(rr, o, err);
     if (!rc)
         rc = plan_review(rr, o, err);
     if (!rc)
         rc = make_jobs(rr, err);
-    static const struct ar_jobset_ops ops = { pump, on_chunk_done };
-    if (!rc && !(rr->set = ar_jobset_create(loop, o->jobs, &ops, rr, err)))
-        rc = err->code ? err->code : AR_ENOMEM;
     if (rc) {
         run_free(rr);
         return rc;

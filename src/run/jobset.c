@@ -8,10 +8,12 @@
 #include "proc/proc.h"
 #include "run/jobset.h"
 #include "run/run.h"
+#include "run/share.h"
 
 struct ar_jobset {
     struct ar_loop *loop;       /* attached to the caller's, ours alone */
-    struct ar_backoff *backoff; /* one rate-limit pause per provider for every job */
+    struct ar_share *share;     /* the owner's, or own_share: every job's rules */
+    struct ar_share *own_share; /* one for the set when the owner gave none */
     struct ar_kick *kick;       /* the next pump, from the loop */
     const struct ar_jobset_ops *ops;
     void *owner;
@@ -34,22 +36,31 @@ static void on_kick(void *arg)
 
 struct ar_jobset *ar_jobset_create(struct uv_loop_s *uv, unsigned jobs,
                                    const struct ar_jobset_ops *ops, void *owner,
-                                   struct ar_error *err)
+                                   struct ar_share *share, struct ar_error *err)
 {
     struct ar_jobset *js = calloc(1, sizeof(*js));
-    if (!js || !(js->backoff = ar_backoff_create())) {
-        free(js);
+    if (!js) {
         ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    js->share = share;
+    if (!share) {
+        struct ar_share_options so;
+        ar_share_options_init(&so);
+        if (ar_share_create(&so, &js->own_share, err) < 0) {
+            free(js);
+            return NULL;
+        }
+        js->share = js->own_share;
+    }
     if (!(js->loop = ar_loop_attach(uv, err))) {
-        ar_backoff_destroy(js->backoff);
+        ar_share_destroy(js->own_share);
         free(js);
         return NULL;
     }
     if (!(js->kick = ar_kick_create(js->loop, on_kick, js))) {
         ar_loop_detach(js->loop);
-        ar_backoff_destroy(js->backoff);
+        ar_share_destroy(js->own_share);
         free(js);
         ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
         return NULL;
@@ -109,7 +120,10 @@ int ar_jobset_start(struct ar_jobset *js, const struct ar_run_options *o,
     if (!s)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     *s = (struct slot){ js, job };
-    int rc = ar_pipeline_start_with(js->loop, o, extra, js->backoff, on_run_done, s, NULL, err);
+    struct ar_run_options with = *o;
+    if (!with.share)
+        with.share = js->share;
+    int rc = ar_pipeline_start(js->loop, &with, extra, on_run_done, s, NULL, err);
     if (rc < 0) {
         free(s);
         return rc;
@@ -145,6 +159,11 @@ void ar_jobset_end(struct ar_jobset *js)
     assert(js->running == 0);
     ar_kick_destroy(js->kick);
     ar_loop_detach(js->loop);
-    ar_backoff_destroy(js->backoff);
+    ar_share_destroy(js->own_share);
     free(js);
+}
+
+struct ar_share *ar_jobset_share(const struct ar_jobset *js)
+{
+    return js->share;
 }

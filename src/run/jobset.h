@@ -32,6 +32,7 @@
 
 struct ar_jobset;
 struct ar_loop;
+struct ar_share;
 struct ar_pipeline_extra;
 struct uv_loop_s;
 
@@ -46,12 +47,17 @@ struct ar_jobset_ops {
 
 /*
  * A job set on the caller's libuv loop uv (borrowed: it must outlive the set) for
- * at most `jobs` runs at once (0 counts as 1). ops and owner are borrowed. Returns
- * NULL with err set when out of memory. Nothing runs until the first kick.
+ * at most `jobs` runs at once (0 counts as 1). ops and owner are borrowed. Every job
+ * runs under share (borrowed; the owner's options' share), or, when it is NULL, under
+ * one the set makes for its jobs alone, so that they pause together for a rate limit.
+ * Returns NULL with err set when out of memory. Nothing runs until the first kick.
  */
 struct ar_jobset *ar_jobset_create(struct uv_loop_s *uv, unsigned jobs,
                                    const struct ar_jobset_ops *ops, void *owner,
-                                   struct ar_error *err);
+                                   struct ar_share *share, struct ar_error *err);
+
+/* The share the set's jobs run under (borrowed from the set). */
+struct ar_share *ar_jobset_share(const struct ar_jobset *js);
 
 /* How many run at once: `jobs`, or fewer when the open file limit allows no more. */
 unsigned ar_jobset_cap(const struct ar_jobset *js);

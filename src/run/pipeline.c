@@ -50,6 +50,7 @@
 #include "run/call.h"
 #include "run/own_files.h"
 #include "run/run.h"
+#include "run/share.h"
 #include "run/tree.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -99,17 +100,28 @@ struct ar_run {
     int cancelled;
     struct ar_call_tapes tapes; /* --record, --replay, --cache */
 
+    /* The rules it lives under (share.h): the share, and its own budget node below the
+     * share's (or the batch's, the review's: ar_pipeline_extra.budget). */
+    struct ar_share *share;             /* options.share, or own_share */
+    struct ar_share *own_share;         /* made for a run given none */
+    struct ar_budget budget;            /* this run's cap, over every call it makes */
+    struct ar_budget_hold hold;         /* what the call in flight holds */
+    struct ar_share_waiter admit;       /* queued at the share while a call waits for room */
+    char *refused;                      /* why the share refused a call, or NULL */
+    enum call_kind admit_kind;          /* the call the share is asked for */
+    enum ar_budget_answer admit_answer; /* its answer after a wait */
+    struct ar_error admit_why;          /* ... why it refused */
+
     /* Retries and waits. */
-    struct ar_backoff *backoff; /* shared (batch) or &own_backoff */
-    struct ar_backoff own_backoff;
-    struct ar_wait *wait;     /* the wait in progress, or NULL */
-    enum call_kind wait_kind; /* the call to make when it ends */
-    uint64_t waited_ms;       /* waited before the next call (for its record) */
-    int retried;              /* the current call was already retried once */
-    int side_effects;         /* a call changed files or ran a tool that can */
-    int failed_code;          /* a failed call waiting for git's word: its error, */
-    int failed_retry;         /* whether retry_wait() would make it again, */
-    uint64_t failed_wait_ms;  /* and after how long */
+    struct ar_backoff *backoff; /* the share's */
+    struct ar_wait *wait;       /* the wait in progress, or NULL */
+    enum call_kind wait_kind;   /* the call to make when it ends */
+    uint64_t waited_ms;         /* waited before the next call (for its record) */
+    int retried;                /* the current call was already retried once */
+    int side_effects;           /* a call changed files or ran a tool that can */
+    int failed_code;            /* a failed call waiting for git's word: its error, */
+    int failed_retry;           /* whether retry_wait() would make it again, */
+    uint64_t failed_wait_ms;    /* and after how long */
 
     uint64_t t0;
     struct ar_result_draft draft;  /* the RunResult as the stages record it (src/result) */
@@ -120,6 +132,7 @@ struct ar_run {
 
 static void make_call(struct ar_run *run, enum call_kind kind);
 static void schedule_call(struct ar_run *run, enum call_kind kind);
+static void admit_call(struct ar_run *run, enum call_kind kind);
 static void start_call(struct ar_run *run, enum call_kind kind);
 static void end_run(struct ar_run *run);
 static void report(struct ar_run *run);
@@ -274,6 +287,112 @@ static void on_line(struct ar_call *call, const char *line, size_t len, void *ar
     }
 }
 
+/* ---- the share's word before every call (share.h) -------------------------------------- */
+
+/* The call in flight is over (cost known or not; 0 for one that never ran): what it held
+ * goes back to the share, which wakes the calls that fit now. */
+static void release_hold(struct ar_run *run, double cost, int known, const char *model)
+{
+    if (run->hold.n)
+        ar_share_release(run->share, &run->hold, cost, known, model);
+}
+
+/* The share will not have call `kind` made: the run ends with "budget", saying why. */
+static void budget_refused(struct ar_run *run, enum call_kind kind, const struct ar_error *why)
+{
+    free(run->refused);
+    run->refused = strdup(why->msg);
+    if (kind == CALL_REPAIR) {
+        ar_result_draft_fail(&run->draft, AR_EBUDGET,
+                             "the answer violates the contract (%zu %s) and the repair call was "
+                             "not made: %s",
+                             run->details.n, run->details.n == 1 ? "violation" : "violations",
+                             why->msg);
+        if (ar_result_draft_take_details(&run->draft, &run->details) < 0) {
+            end_out_of_memory(run);
+            return;
+        }
+    } else if (!run->draft.res->n_calls) {
+        ar_result_draft_fail(&run->draft, AR_EBUDGET, "no call was made: %s", why->msg);
+    } else {
+        ar_result_draft_fail(&run->draft, AR_EBUDGET,
+                             "the call was not made again (a retry or the next provider): %s",
+                             why->msg);
+    }
+    ar_log_event(&run->o.logger, AR_LOG_WARN, "budget_refused", event_fields(run, 0), "%s: %s",
+                 call_kind_names[kind], why->msg);
+    end_run(run);
+}
+
+static void on_admitted(void *arg);
+
+/* From ar_share_release(), after a wait: defer, so the run goes on from the loop. */
+static void admit_wake(void *arg, enum ar_budget_answer answer, const struct ar_error *why)
+{
+    struct ar_run *run = arg;
+    run->admit_answer = answer;
+    if (answer == AR_BUDGET_OVER)
+        run->admit_why = *why;
+    if (ar_loop_defer(run->loop, on_admitted, run) < 0) {
+        release_hold(run, 0, 1, NULL);
+        end_out_of_memory(run);
+    }
+}
+
+static void on_admitted(void *arg)
+{
+    struct ar_run *run = arg;
+    if (run->cancelled) {
+        release_hold(run, 0, 1, NULL);
+        set_error(run, AR_EINTERRUPTED, "%s", "interrupted while waiting for room to call");
+        end_run(run);
+    } else if (run->admit_answer == AR_BUDGET_OVER) {
+        budget_refused(run, run->admit_kind, &run->admit_why);
+    } else {
+        start_call(run, run->admit_kind);
+    }
+}
+
+/* Asks the share for call `kind`: started now, after a wait for room, or refused. */
+static void admit_call(struct ar_run *run, enum call_kind kind)
+{
+    struct ar_error why = AR_ERROR_INIT;
+    run->admit_kind = kind;
+    run->admit.leaf = &run->budget;
+    run->admit.hold = &run->hold;
+    run->admit.wake = admit_wake;
+    run->admit.arg = run;
+    switch (ar_share_admit(run->share, &run->admit, &why)) {
+    case AR_BUDGET_START:
+        start_call(run, kind);
+        return;
+    case AR_BUDGET_WAIT:
+        ar_debug(&run->o.logger, "%s call waits for room under the share's caps",
+                 call_kind_names[kind]);
+        return;
+    case AR_BUDGET_OVER:
+        budget_refused(run, kind, &why);
+        return;
+    }
+}
+
+/* What the call that ended cost, for the share: its record's cost; a call refused before
+ * a model answered (not found, auth, a rate limit) with no usage said cost nothing. */
+static int call_cost(const struct ar_run *run, int code, const struct ar_reply *reply, double *cost)
+{
+    const struct ar_result *r = run->draft.res;
+    const struct ar_call_record *c = r->n_calls ? &r->calls[r->n_calls - 1] : NULL;
+    *cost = 0;
+    if (!c || c->cost_source == AR_COST_CACHE)
+        return 1;
+    if (c->cost_source != AR_COST_UNKNOWN) {
+        *cost = c->cost_usd;
+        return 1;
+    }
+    return !reply->has_usage &&
+           (code == AR_ENOTFOUND || code == AR_ESPAWN || code == AR_EAUTH || code == AR_ERATELIMIT);
+}
+
 /* Which provider failures move on to the next provider of a fallback list. */
 static int falls_back(int code)
 {
@@ -312,7 +431,7 @@ static void on_wait_done(void *arg, int cancelled)
         end_run(run);
         return;
     }
-    start_call(run, run->wait_kind);
+    admit_call(run, run->wait_kind);
 }
 
 /* Waits ms (a libuv timer: a Ctrl-C ends it at once), then makes call `kind`. */
@@ -618,6 +737,9 @@ static void on_call_end(struct ar_call *call, const struct ar_child_result *cr, 
     char buf[256];
     const char *msg = NULL;
     int code = call_error(run, cr, &reply, &msg, buf, sizeof(buf));
+    double cost;
+    int known = call_cost(run, code, &reply, &cost);
+    release_hold(run, cost, known, run->main_model);
     if (reply.files.n || reply.acted)
         run->side_effects = 1;
     if (code && ar_result_draft_fail_call(&run->draft, code) < 0)
@@ -681,16 +803,31 @@ static void schedule_call(struct ar_run *run, enum call_kind kind)
         wait_then_call(run, kind, pause, "rate limit");
         return;
     }
-    start_call(run, kind);
+    admit_call(run, kind);
+}
+
+/*
+ * What the CLI passes down to an agentrun it starts (share.h, "Nesting"): how deep that
+ * one is, and what this call may spend, which is all that one may spend.
+ */
+static int nest_env(struct ar_run *run, struct ar_error *err)
+{
+    char v[64];
+    snprintf(v, sizeof(v), "AGENTRUN_DEPTH=%u", ar_share_depth(run->share) + 1);
+    int rc = ar_strv_push(&run->setup.env, v);
+    if (!rc && run->hold.allow > 0) {
+        snprintf(v, sizeof(v), "AGENTRUN_BUDGET_USD=%.10f", run->hold.allow);
+        rc = ar_strv_push(&run->setup.env, v);
+    }
+    return rc ? ar_error_set(err, AR_ENOMEM, NULL, "out of memory") : 0;
 }
 
 /* The adapter builds the call (argv, environment, temporary files), the draft
- * records it, and the call source starts it with the prompt on stdin. */
+ * records it, and the call source starts it with the prompt on stdin. The share has
+ * admitted it: whatever ends the call gives its hold back. */
 static void start_call(struct ar_run *run, enum call_kind kind)
 {
     struct ar_error err = AR_ERROR_INIT;
-    if (refused_call(run, kind))
-        return;
     run->kind = kind;
     run->call_model = call_model(run);
     enum ar_tools tools = call_tools(&run->o, kind);
@@ -706,14 +843,15 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         /* Nobody resumes a repair call's session. */
         .no_session = kind == CALL_REPAIR || run->o.no_session,
         .in_git_repo = run->in_git_repo,
-        .max_budget_usd = run->o.max_cost_usd,
+        .max_budget_usd = run->hold.allow,
     };
     ar_call_setup_init(&run->setup);
     /* Every value placed in the CLI's argv is checked here, once for all adapters. */
     if (ar_provider_check_arg("model", spec.model, &err) < 0 ||
         ar_provider_check_arg("session id", spec.resume, &err) < 0 ||
-        run->prov->prepare(&spec, &run->setup, &err) < 0) {
+        run->prov->prepare(&spec, &run->setup, &err) < 0 || nest_env(run, &err) < 0) {
         ar_call_setup_finish(&run->setup);
+        release_hold(run, 0, 1, NULL);
         ar_result_draft_fail_with(&run->draft, &err);
         end_run(run);
         return;
@@ -725,9 +863,11 @@ static void start_call(struct ar_run *run, enum call_kind kind)
     run->waited_ms = 0;
     if (!c) {
         ar_call_setup_finish(&run->setup);
+        release_hold(run, 0, 1, NULL);
         end_out_of_memory(run);
         return;
     }
+    c->budget_usd = run->hold.allow;
     const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
     /* The contract once: a CLI that takes it natively is sent the prompt without the
      * template's own statement of it, which opens the rendering (the same buffer, later). */
@@ -760,6 +900,7 @@ static void start_call(struct ar_run *run, enum call_kind kind)
     run->unwrap = run->prov->unwrap_new(&spec);
     if (!run->unwrap) {
         ar_call_setup_finish(&run->setup);
+        release_hold(run, 0, 1, NULL);
         end_out_of_memory(run);
         return;
     }
@@ -767,6 +908,7 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         run->prov->unwrap_free(run->unwrap);
         run->unwrap = NULL;
         ar_call_setup_finish(&run->setup);
+        release_hold(run, 0, 1, NULL);
         if (ar_result_draft_fail_call(&run->draft, err.code) < 0) {
             end_out_of_memory(run);
             return;
@@ -911,12 +1053,27 @@ static void run_free(struct ar_run *run)
     ar_strv_finish(&run->details);
     ar_strv_finish(&run->own);
     ar_call_tapes_finish(&run->tapes);
+    free(run->refused);
+    /* Nothing is held past the run: a hold left here would shrink the share for good. */
+    release_hold(run, 0, 1, NULL);
+    if (run->share)
+        ar_share_leave(run->share, &run->admit);
+    ar_share_destroy(run->own_share);
     struct ar_loop *own_loop = run->own_loop;
     free(run);
     ar_loop_detach(own_loop);
 }
 
 static int finish_tree(struct ar_run *run);
+
+/* Whether b or a node above it has a cap. */
+static int under_cap(const struct ar_budget *b)
+{
+    for (; b; b = b->parent)
+        if (b->cap > 0)
+            return 1;
+    return 0;
+}
 
 /* The run is over: the finished result goes to the done callback, and the run is freed. */
 static void report(struct ar_run *run)
@@ -933,6 +1090,9 @@ static void report(struct ar_run *run)
     }
     if (run->tree && !run->tree_finished && finish_tree(run) == 0)
         return;
+    if (under_cap(&run->budget) &&
+        ar_result_draft_budget(&run->draft, run->budget.cap, run->budget.spent, run->refused) < 0)
+        set_error(run, AR_ENOMEM, "%s", "out of memory");
     struct ar_result *res = ar_result_draft_detach(&run->draft, ar_now_ms() - run->t0);
     if (res->ok)
         ar_log_event(&run->o.logger, AR_LOG_INFO, "run_finished",
@@ -1107,8 +1267,9 @@ static atomic_int auto_note_said;
 static int resolve_providers(struct ar_run *run, struct ar_error *err)
 {
     char note[256];
+    unsigned allowed = ar_share_providers(run->share);
     const struct ar_provider *p =
-        ar_provider_resolve_noted(run->o.provider, note, sizeof(note), err);
+        ar_provider_resolve_within(run->o.provider, allowed, note, sizeof(note), err);
     if (!p && err->code != AR_ENOTFOUND && err->code != AR_EAUTH)
         return err->code;
     if (p && note[0] && atomic_exchange(&auto_note_said, 1) == 0)
@@ -1133,16 +1294,18 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
     if (ar_strv_push(&run->providers, p->name) < 0)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     if (run->o.fallback) {
-        if (ar_provider_check_list(run->o.fallback, err) < 0)
+        const struct ar_provider *fb[16];
+        int n = ar_provider_list_parse(run->o.fallback, fb, 16, err);
+        if (n < 0)
             return err->code;
-        char *list = strdup(run->o.fallback);
-        int rc = list ? 0 : AR_ENOMEM;
-        for (char *save = NULL, *t = list ? strtok_r(list, ", ", &save) : NULL; t && rc == 0;
-             t = strtok_r(NULL, ", ", &save))
-            rc = ar_strv_push(&run->providers, t);
-        free(list);
-        if (rc < 0)
-            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        for (int i = 0; i < n && i < 16; i++) {
+            if (ar_provider_resolve_within(fb[i]->name, allowed, NULL, 0, err) == NULL) {
+                snprintf(err->where, sizeof(err->where), "fallback");
+                return err->code;
+            }
+            if (ar_strv_push(&run->providers, fb[i]->name) < 0)
+                return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        }
     }
     if (missing)
         ar_error_clear(err);
@@ -1240,17 +1403,42 @@ static int begin(struct ar_run *run)
     return ar_loop_defer(run->loop, on_deferred, run) < 0 ? AR_ENOMEM : 0;
 }
 
-int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
-                      struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
-                      struct ar_run **out, struct ar_error *err)
+/*
+ * The run's share (options.share, or one of its own), and its budget node: under the
+ * caller's node when a command of the library runs it (a batch job, a review chunk:
+ * extra->budget, which holds the command's cap), else under the share's root with the
+ * run's own cap, within max_cost_each. A cwd outside the share's directories is refused.
+ */
+static int join_share(struct ar_run *run, const struct ar_run_options *o,
+                      const struct ar_pipeline_extra *extra, struct ar_error *err)
 {
-    return ar_pipeline_start_with(loop, opts, NULL, backoff, done, arg, out, err);
+    run->share = o->share;
+    if (!run->share) {
+        struct ar_share_options so;
+        ar_share_options_init(&so);
+        int rc = ar_share_create(&so, &run->own_share, err);
+        if (rc)
+            return rc;
+        run->share = run->own_share;
+    }
+    run->backoff = ar_share_backoff(run->share);
+    double cap = o->max_cost_usd;
+    struct ar_budget *parent = extra && extra->budget ? extra->budget : NULL;
+    if (!parent) {
+        int rc = ar_share_command_cap(run->share, o->max_cost_usd, &cap, err);
+        if (rc)
+            return rc;
+        parent = ar_share_budget(run->share);
+    }
+    ar_budget_init(&run->budget, parent, cap, "this run's cap");
+    return ar_share_confined(run->share)
+               ? ar_share_path(run->share, NULL, o->cwd ? o->cwd : ".", NULL, err)
+               : 0;
 }
 
-int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *opts,
-                           const struct ar_pipeline_extra *extra, struct ar_backoff *backoff,
-                           ar_run_done_fn *done, void *arg, struct ar_run **out,
-                           struct ar_error *err)
+int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
+                      const struct ar_pipeline_extra *extra, ar_run_done_fn *done, void *arg,
+                      struct ar_run **out, struct ar_error *err)
 {
     struct ar_error local = AR_ERROR_INIT;
     if (!err)
@@ -1259,7 +1447,6 @@ int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *op
     if (!run)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     run->loop = loop;
-    run->backoff = backoff ? backoff : &run->own_backoff;
     run->done = done;
     run->arg = arg;
     run->transcript_fd = -1;
@@ -1268,6 +1455,8 @@ int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *op
     ar_buf_init(&run->repair_prompt, AR_BUF_UNLIMITED);
 
     int rc = copy_options(run, opts);
+    if (rc == 0)
+        rc = join_share(run, opts, extra, err);
     if (rc == 0 && extra)
         rc = keep(run, &run->independent_items, extra->independent_items);
     if (rc < 0)
@@ -1329,6 +1518,12 @@ int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *op
 void ar_pipeline_cancel(struct ar_run *run)
 {
     run->cancelled = 1;
+    /* Waiting for room: it leaves the queue and ends from the loop (out of memory, it
+     * stays queued and ends once it is woken). */
+    if (run->admit.queued && ar_loop_defer(run->loop, on_admitted, run) == 0) {
+        ar_share_leave(run->share, &run->admit);
+        run->admit_answer = AR_BUDGET_WAIT;
+    }
     if (run->call)
         ar_call_kill(run->call);
     if (run->wait)

@@ -17,6 +17,7 @@
 
 #include "agentrun/agentrun.h"
 
+struct ar_budget;
 struct ar_loop;
 struct ar_run;
 
@@ -70,19 +71,6 @@ void ar_backoff_refuse(struct ar_backoff *b, const char *provider, uint64_t unti
 int64_t ar_backoff_refused(const struct ar_backoff *b, const char *provider, uint64_t now_ms);
 
 /*
- * Starts a run on loop. Options are copied; the caller's strings may go away
- * after this returns. backoff (borrowed; it must outlive the run) is shared
- * with other runs; NULL: the run keeps its own. Returns 0 (done will be
- * called exactly once, from the loop; *out, when out is not NULL, is valid
- * until done returns) or a negative AR_E… code with err set when the run
- * cannot be set up (unknown provider or template, bad variables, unreadable
- * schema): done is then never called.
- */
-int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
-                      struct ar_backoff *backoff, ar_run_done_fn *done, void *arg,
-                      struct ar_run **out, struct ar_error *err);
-
-/*
  * What a caller inside the library adds to a run's public options.
  *
  * independent_items: a JSON Pointer to a top-level array of the answer
@@ -93,13 +81,26 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
  */
 struct ar_pipeline_extra {
     const char *independent_items;
+    /* The budget node of the command the run is part of (budget.h: a batch's total, a
+     * review's cap over its chunks), borrowed: it must outlive the run. The run's own node
+     * hangs below it with opts->max_cost_usd (usually 0). NULL: below opts->share's root,
+     * with opts->max_cost_usd within the share's max_cost_each. */
+    struct ar_budget *budget;
 };
 
-/* ar_pipeline_start() with extra (borrowed; copied; may be NULL). */
-int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *opts,
-                           const struct ar_pipeline_extra *extra, struct ar_backoff *backoff,
-                           ar_run_done_fn *done, void *arg, struct ar_run **out,
-                           struct ar_error *err);
+/*
+ * Starts a run on loop. Options are copied; the caller's strings may go away
+ * after this returns; extra may be NULL (borrowed; copied). Every call of the run
+ * asks its share first (share.h: options.share, or one of the run's own): the budget,
+ * the cap on calls at once, the shared rate-limit pause. Returns 0 (done will be
+ * called exactly once, from the loop; *out, when out is not NULL, is valid
+ * until done returns) or a negative AR_E… code with err set when the run
+ * cannot be set up (unknown provider or template, bad variables, unreadable
+ * schema, a provider or cwd the share does not allow): done is then never called.
+ */
+int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
+                      const struct ar_pipeline_extra *extra, ar_run_done_fn *done, void *arg,
+                      struct ar_run **out, struct ar_error *err);
 
 /* Whether a run with options o gets a git worktree of its own: o->worktree is
  * AR_WORKTREE_ALWAYS, or AR_WORKTREE_EDITS and the run can edit files. (The batch

@@ -160,7 +160,7 @@ static void set_init(struct set *s, uv_loop_t *uv, unsigned cap, size_t n, const
     }
     sets++;
     struct ar_error err = AR_ERROR_INIT;
-    s->js = ar_jobset_create(uv, cap, &ops, s, &err);
+    s->js = ar_jobset_create(uv, cap, &ops, s, NULL, &err);
     assert_non_null(s->js);
     assert_int_equal(ar_jobset_cap(s->js), cap);
 }

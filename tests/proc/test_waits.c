@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "agentrun/agentrun.h"
+#include "agentrun/share.h"
 #include "proc/proc.h"
 #include "run/run.h"
 #include "fixture.h"
@@ -134,11 +135,23 @@ static void job_init(struct job *j, const char *name, char *answers[MAX_CALLS])
     j->o.call_arg = j;
 }
 
-static void job_start(struct ar_loop *loop, struct ar_backoff *backoff, struct job *j)
+/* Starts j under share (NULL: a share of its own). */
+static void job_start(struct ar_loop *loop, struct ar_share *share, struct job *j)
 {
     struct ar_error err = AR_ERROR_INIT;
-    if (ar_pipeline_start(loop, &j->o, backoff, on_done, j, NULL, &err) != 0)
+    j->o.share = share;
+    if (ar_pipeline_start(loop, &j->o, NULL, on_done, j, NULL, &err) != 0)
         fail_msg("cannot start the run: %s", err.msg);
+}
+
+/* A share with the defaults: what a batch's jobs share (the rate-limit pause). */
+static struct ar_share *new_share(void)
+{
+    struct ar_share_options so;
+    struct ar_share *s = NULL;
+    ar_share_options_init(&so);
+    assert_int_equal(ar_share_create(&so, &s, NULL), 0);
+    return s;
 }
 
 static void job_finish(struct job *j)
@@ -292,14 +305,14 @@ static void test_a_repair_call_that_ran_a_tool_is_not_retried(void **state)
 }
 
 /*
- * Runs sharing a backoff (a batch's jobs) pause together: a second rate limit that says
+ * Runs sharing a share (a batch's jobs) pause together: a second rate limit that says
  * to wait longer than the first extends the pause, and a run started meanwhile sits out
  * all of it, to the millisecond.
  */
 static void test_a_longer_second_rate_limit_extends_the_shared_pause(void **state)
 {
     struct ar_loop *loop = manual_loop();
-    struct ar_backoff *backoff = ar_backoff_create();
+    struct ar_share *backoff = new_share();
     struct job a, b, c;
     job_init(&a, "a", (char *[MAX_CALLS]){ limited("2s"), answered() });
     job_init(&b, "b", (char *[MAX_CALLS]){ limited("10s"), answered() });
@@ -334,7 +347,7 @@ static void test_a_longer_second_rate_limit_extends_the_shared_pause(void **stat
     job_finish(&a);
     job_finish(&b);
     job_finish(&c);
-    ar_backoff_destroy(backoff);
+    ar_share_destroy(backoff);
     assert_int_equal(ar_loop_destroy(loop), 0);
 }
 
@@ -343,7 +356,7 @@ static void test_a_longer_second_rate_limit_extends_the_shared_pause(void **stat
 static void test_max_wait_0_calls_at_once_through_another_runs_pause(void **state)
 {
     struct ar_loop *loop = manual_loop();
-    struct ar_backoff *backoff = ar_backoff_create();
+    struct ar_share *backoff = new_share();
     struct job a, now;
     job_init(&a, "a", (char *[MAX_CALLS]){ limited("30s"), answered() });
     job_init(&now, "now", (char *[MAX_CALLS]){ answered() });
@@ -362,7 +375,7 @@ static void test_max_wait_0_calls_at_once_through_another_runs_pause(void **stat
     assert_true(a.res->ok);
     job_finish(&a);
     job_finish(&now);
-    ar_backoff_destroy(backoff);
+    ar_share_destroy(backoff);
     assert_int_equal(ar_loop_destroy(loop), 0);
 }
 

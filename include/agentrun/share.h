@@ -20,7 +20,8 @@
  *   - providers: the only CLIs a run may call (auto picks among them);
  *   - dirs: where runs may work, and the only places the library reads a file
  *     a request names (a schema, review instructions and baseline, PRDs, a
- *     manifest, a diff file, REV:PATH resolved as git resolves it).
+ *     manifest, a diff file, REV:PATH resolved as git resolves it);
+ *   - what a run may write: no_edits, edits_in_worktree.
  *
  * A run with no share (options.share NULL) gets one of its own with the
  * defaults, as does a batch's or a review's set of runs: nothing is shared
@@ -61,6 +62,9 @@ struct ar_share_options {
     const char *providers;   /* "codex,gemini": the only providers a run may call; NULL: all */
     const char *const *dirs; /* the directories runs may work in and files may be read from */
     size_t n_dirs;           /* (each resolved when the share is made); 0: anywhere */
+    int no_edits;          /* no run may edit files: one asking to is refused ("allow_edits") */
+    int edits_in_worktree; /* a run that can edit files gets a git worktree of its own
+                              (docs/worktrees.md), never the checkout itself */
     void *reserved[8];       /* zero: members added later come out of it */
 };
 

@@ -43,6 +43,7 @@
 #include "json/extract.h"
 #include "json/repair.h"
 #include "proc/proc.h"
+#include "agentrun/request.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
 #include "result/result.h"
@@ -1431,6 +1432,15 @@ static int join_share(struct ar_run *run, const struct ar_run_options *o,
         parent = ar_share_budget(run->share);
     }
     ar_budget_init(&run->budget, parent, cap, "this run's cap");
+    /* What a run may write: the share's rule, with the rules between options every door
+     * shares (request.h). */
+    struct ar_run_options with = *o;
+    with.share = run->share;
+    int rc = ar_run_options_check(&with, err);
+    if (rc)
+        return rc;
+    if (can_edit(&run->o) && ar_share_edits_in_worktree(run->share))
+        run->o.worktree = AR_WORKTREE_ALWAYS;
     return ar_share_confined(run->share)
                ? ar_share_path(run->share, NULL, o->cwd ? o->cwd : ".", NULL, err)
                : 0;

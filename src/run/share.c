@@ -20,6 +20,7 @@ struct ar_share {
     double max_cost_each;
     unsigned max_calls;
     unsigned providers; /* a bit per registry index; 0: every provider */
+    int no_edits, edits_in_worktree;
     unsigned depth;
     char **dirs; /* NULL-terminated real paths; NULL: anywhere */
     struct ar_share_waiter *head, *tail;
@@ -139,6 +140,8 @@ int ar_share_create(const struct ar_share_options *o, struct ar_share **out, str
     ar_budget_init(&s->root, NULL, cap, label);
     s->max_cost_each = o->max_cost_each;
     s->max_calls = o->max_calls;
+    s->no_edits = o->no_edits;
+    s->edits_in_worktree = o->edits_in_worktree;
     *out = s;
     return 0;
 }
@@ -169,6 +172,16 @@ struct ar_backoff *ar_share_backoff(struct ar_share *s)
 unsigned ar_share_depth(const struct ar_share *s)
 {
     return s->depth;
+}
+
+int ar_share_no_edits(const struct ar_share *s)
+{
+    return s && s->no_edits;
+}
+
+int ar_share_edits_in_worktree(const struct ar_share *s)
+{
+    return s && s->edits_in_worktree;
 }
 
 char *const *ar_share_dirs(const struct ar_share *s)

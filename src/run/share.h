@@ -56,6 +56,10 @@ int ar_share_provider_ok(const struct ar_share *s, size_t i);
 /* The providers a run may call, as a bit per registry index (0: all of them). */
 unsigned ar_share_providers(const struct ar_share *s);
 
+/* What runs may write (share.h: no_edits, edits_in_worktree); s may be NULL (no rule). */
+int ar_share_no_edits(const struct ar_share *s);
+int ar_share_edits_in_worktree(const struct ar_share *s);
+
 /* See the life of a call above. */
 enum ar_budget_answer ar_share_admit(struct ar_share *s, struct ar_share_waiter *w,
                                      struct ar_error *err);

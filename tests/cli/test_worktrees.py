@@ -239,7 +239,7 @@ class TestBatchWorktrees(Base):
         self.assertEqual(recs["from-head"]["worktree"]["base"], head)
         self.assertFalse(recs["in-place"]["ok"])
         self.assertEqual(recs["in-place"]["error"]["code"], "usage")
-        self.assertIn("'base' and 'commit' go with a worktree", recs["in-place"]["error"]["message"])
+        self.assertIn("'commit' goes with a worktree", recs["in-place"]["error"]["message"])
         # "worktree": true gives a read job one too (a look at a base of its own).
         self.assertEqual(recs["read"]["posture"]["tools"], "read")
         self.assertIsNotNone(recs["read"]["worktree"])

@@ -308,6 +308,18 @@ struct ar_review_options {
              * way, without being named here.
              */
             const char *instructions_from;
+            /*
+             * Added in 0.2.0. Where the library reads the guidelines itself (the way every
+             * door should take them): REV:PATH from git's objects (PATH as git resolves it:
+             * from the top of the work tree, or from cwd with ./ or ../), else a file
+             * relative to run.cwd; within run.share's directories (share.h). A file of the
+             * checkout is a control the change must not write (as instructions_from
+             * above); NUL bytes become U+FFFD, said in the log. Not with instructions.
+             */
+            const char *instructions_file;
+            /* Added in 0.2.0. The baseline, read by the library the same way (as
+             * ar_review_baseline_read() reads it). Not with baseline. */
+            const char *baseline_file;
         };
         void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
     };

@@ -830,10 +830,8 @@ static int batch_main(const struct ar_cli_command *cmd, int argc, char **argv)
             ar_cli_usage_error(cmd, "%s", err.msg);
         goto out;
     }
-    if (ar_cli_session_begin(&c.s) < 0) {
-        rc = AR_EXIT_PROVIDER;
+    if ((rc = ar_cli_session_begin(&c.s)) != 0)
         goto out;
-    }
     struct ar_batch_options o;
     ar_batch_options_init(&o);
     o.defaults = c.s.run;

@@ -13,7 +13,6 @@ enum {
     KEY_PROVIDERS,
     KEY_MAX_COST,
     KEY_MAX_COST_TOTAL,
-    KEY_ALLOW_DIR,
     KEY_MAX_MESSAGE,
 };
 
@@ -24,14 +23,16 @@ static const struct ar_cli_opt opts[] = {
       "with --allow-edits: each edit run works in a git worktree of its own", NULL },
     { "providers", KEY_PROVIDERS, "LIST",
       "the providers calls may use, \"codex,gemini\" (default: all)", NULL },
-    { "max-cost", KEY_MAX_COST, "USD", "the most one call may spend (default: no cap)", NULL },
+    { "max-cost", KEY_MAX_COST, "USD",
+      "the most one tool call may spend, every CLI call of it included (a call naming no "
+      "max_cost gets this; default: no cap)",
+      NULL },
     { "max-cost-total", KEY_MAX_COST_TOTAL, "USD",
-      "the most every call together may spend; then calls are refused (default: no cap)", NULL },
-    { "allow-dir", KEY_ALLOW_DIR, "DIR",
-      "a directory (and below) a call's cwd and paths may be in; repeatable (default: the "
-      "working directory)",
-      "@dir" },
-    { "jobs", 'j', "N", "run up to N calls at once (default: 4)", NULL },
+      "the most every call together may spend, reserved as each CLI call starts; then calls "
+      "are refused (default: no cap)",
+      NULL },
+    { "jobs", 'j', "N",
+      "run up to N calls at once, and N CLIs at once over all of them (default: 4)", NULL },
     { "max-message", KEY_MAX_MESSAGE, "SIZE",
       "the longest message read; a longer one is answered with an error (default: 4M)", NULL },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
@@ -64,9 +65,7 @@ static int mcp_main(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_cli_parser p;
     struct ar_mcp_options o;
     const char *arg;
-    const char **dirs = NULL;
-    size_t n_dirs = 0;
-    int rc = AR_EXIT_USAGE, key, began = 0;
+    int rc = AR_EXIT_USAGE, key, began = 0, worktrees = 0;
 
     ar_mcp_options_init(&o);
     ar_cli_session_init(&s, cmd);
@@ -81,7 +80,7 @@ static int mcp_main(const struct ar_cli_command *cmd, int argc, char **argv)
             o.allow_edits = 1;
             break;
         case KEY_WORKTREES:
-            o.worktrees = 1;
+            worktrees = 1;
             break;
         case KEY_PROVIDERS: {
             struct ar_error err = AR_ERROR_INIT;
@@ -89,27 +88,17 @@ static int mcp_main(const struct ar_cli_command *cmd, int argc, char **argv)
                 ar_cli_usage_error(cmd, "invalid --providers '%s': %s", arg, err.msg);
                 goto out;
             }
-            o.providers = arg;
+            s.share_opts.providers = arg;
             break;
         }
         case KEY_MAX_COST:
-            if (parse_usd(cmd, "max-cost", arg, &o.max_cost_call) < 0)
+            if (parse_usd(cmd, "max-cost", arg, &s.share_opts.max_cost_each) < 0)
                 goto out;
             break;
         case KEY_MAX_COST_TOTAL:
-            if (parse_usd(cmd, "max-cost-total", arg, &o.max_cost_total) < 0)
+            if (parse_usd(cmd, "max-cost-total", arg, &s.share_opts.max_cost_usd) < 0)
                 goto out;
             break;
-        case KEY_ALLOW_DIR: {
-            const char **nd = realloc(dirs, (n_dirs + 1) * sizeof(*dirs));
-            if (!nd) {
-                rc = ar_cli_out_of_memory();
-                goto out;
-            }
-            dirs = nd;
-            dirs[n_dirs++] = arg;
-            break;
-        }
         case 'j': {
             long n;
             if (ar_cli_parse_int(arg, 1, 64, &n) < 0) {
@@ -134,18 +123,21 @@ static int mcp_main(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[p.ind]);
         goto out;
     }
-    if (o.worktrees && !o.allow_edits) {
+    if (worktrees && !o.allow_edits) {
         ar_cli_usage_error(cmd, "--worktrees needs --allow-edits");
         goto out;
     }
-    if (ar_cli_session_begin(&s) < 0) {
-        rc = AR_EXIT_PROVIDER;
+    /* The flags are the share's options (agentrun/share.h): the library keeps every rule.
+     * A call works under the working directory unless --allow-dir names others. */
+    s.share_opts.no_edits = !o.allow_edits;
+    s.share_opts.edits_in_worktree = worktrees;
+    s.share_opts.max_calls = o.jobs;
+    if (!s.n_dirs)
+        s.dirs[s.n_dirs++] = s.run.cwd ? s.run.cwd : ".";
+    if ((rc = ar_cli_session_begin(&s)) != 0)
         goto out;
-    }
     began = 1;
     o.run = s.run;
-    o.dirs = dirs;
-    o.n_dirs = n_dirs;
     o.version = AR_VERSION;
     struct ar_error err = AR_ERROR_INIT;
     struct ar_mcp_server *server = NULL;
@@ -166,7 +158,6 @@ out:
         rc = ar_cli_session_exit_status(&s, rc);
     }
     ar_cli_parser_finish(&p);
-    free(dirs);
     return rc;
 }
 

@@ -181,10 +181,8 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
                      nuls == 1 ? "" : "s");
     o.context = context_file ? ar_buf_cstr(&context) : NULL;
 
-    if (ar_cli_session_begin(&s) < 0) {
-        rc = AR_EXIT_PROVIDER;
+    if ((rc = ar_cli_session_begin(&s)) != 0)
         goto out;
-    }
     began = 1;
     o.run = s.run;
     struct ar_prioritize_run *pr = NULL;

@@ -124,19 +124,6 @@ static void warn_outcome(const struct ar_review *rv, int strict, int text)
                      what, ar_review_error_text(rv, why, sizeof(why)));
 }
 
-/* Replaces NULs with U+FFFD and says so. Returns 0, or -1 (reported). */
-static int replace_nul(struct ar_buf *b, const char *what)
-{
-    size_t n = 0;
-    if (ar_buf_replace_nul(b, &n) != 0) {
-        ar_cli_errorf("out of memory");
-        return -1;
-    }
-    if (n)
-        ar_cli_warnf("%s: %zu NUL byte%s sent to the model as U+FFFD", what, n, n == 1 ? "" : "s");
-    return 0;
-}
-
 /* The chunk counts for the status line; with -v, what each chunk's calls read from the
  * providers' prompt caches. */
 static void on_review_event(void *arg, const struct ar_review_event *ev)
@@ -276,20 +263,6 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev
     return read_patch(cmd, arg, text, o);
 }
 
-/* Reads --instructions (ar_review_read_instructions(): REV:PATH from git's objects in a
- * work tree, else the file) into out. */
-static int read_instructions(const char *cwd, const char *path, struct ar_buf *out,
-                             struct ar_error *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    int rc = ar_review_read_instructions(cwd, path, &text, &len, err);
-    if (!rc && ar_buf_append(out, text, len) != 0)
-        rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    free(text);
-    return rc;
-}
-
 /* The option behind a control the change under review writes (ar_review_start()'s
  * err.where), or NULL. */
 static const char *control_option(const char *where)
@@ -345,14 +318,12 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     const char *instructions_path = NULL, *diff_file = NULL;
     unsigned long long max_chunk = o.max_chunk_bytes;
     long jobs = (long)o.jobs, max_chunks = (long)o.max_chunks;
-    struct ar_buf diff_text, instructions;
+    struct ar_buf diff_text;
     ar_buf_init(&diff_text, AR_REVIEW_MAX_DIFF);
-    ar_buf_init(&instructions, AR_REVIEW_MAX_INSTRUCTIONS);
     /* --include/--exclude values point into argv; argc bounds their number. */
     const char **includes = calloc((size_t)argc + 1, sizeof(*includes));
     const char **excludes = calloc((size_t)argc + 1, sizeof(*excludes));
     const char *baseline_path = NULL;
-    struct ar_review_baseline *baseline = NULL;
     struct ar_review_result *res = NULL;
     int began = 0;
     if (!includes || !excludes) {
@@ -472,44 +443,21 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "-C: %s", err.msg);
         goto out;
     }
-    if (instructions_path &&
-        read_instructions(s.run.cwd, instructions_path, &instructions, &err) < 0) {
-        ar_cli_usage_error(cmd, "--instructions: %s", err.msg);
-        goto out;
-    }
-    if (instructions_path && replace_nul(&instructions, instructions_path) < 0) {
-        rc = AR_EXIT_PROVIDER;
-        goto out;
-    }
-    /* Read before any model call: a bad baseline costs nothing. */
-    if (baseline_path) {
-        int brc = ar_review_baseline_read(s.run.cwd, baseline_path, &baseline, &err);
-        if (brc == AR_EUSAGE) {
-            ar_cli_usage_error(cmd, "--baseline: %s", err.msg);
-            goto out;
-        }
-        if (brc) {
-            ar_cli_errorf("%s", err.msg);
-            rc = AR_EXIT_PROVIDER;
-            goto out;
-        }
-    }
     if ((rc = read_input(cmd, diff_arg, dashdash >= 1, diff_file, staged, s.run.cwd, &diff_text,
                          &o)) != 0)
         goto out;
 
-    if (ar_cli_session_begin(&s) < 0) {
-        rc = AR_EXIT_PROVIDER;
+    if ((rc = ar_cli_session_begin(&s)) != 0)
         goto out;
-    }
     began = 1;
     o.run = s.run;
     o.max_chunk_bytes = (size_t)max_chunk;
     o.max_chunks = (size_t)max_chunks;
     o.jobs = (unsigned)jobs;
-    o.instructions = instructions_path ? ar_buf_cstr(&instructions) : NULL;
-    o.instructions_from = instructions_path;
-    o.baseline = baseline;
+    /* The library reads them (REV:PATH or a file under -C), before any model call, and holds
+     * them against the change: the rule is the same at every door. */
+    o.instructions_file = instructions_path;
+    o.baseline_file = baseline_path;
     o.on_event = on_review_event;
     o.event_arg = &s;
     struct ar_review_run *review = NULL;
@@ -593,11 +541,9 @@ out:
         ar_cli_session_end(&s);
     ar_cli_parser_finish(&p);
     ar_review_result_destroy(res);
-    ar_review_baseline_destroy(baseline);
     free(includes);
     free(excludes);
     ar_buf_finish(&diff_text);
-    ar_buf_finish(&instructions);
     return rc;
 }
 

@@ -174,10 +174,8 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     o.query = query;
-    if (ar_cli_session_begin(&s) < 0) {
-        rc = AR_EXIT_PROVIDER;
+    if ((rc = ar_cli_session_begin(&s)) != 0)
         goto out;
-    }
     began = 1;
     o.run = s.run;
     struct ar_error err = AR_ERROR_INIT;

@@ -383,10 +383,8 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     s.run.vars = vars.v;
     s.run.n_vars = vars.n;
 
-    if (ar_cli_session_begin(&s) < 0) {
-        rc = AR_EXIT_PROVIDER;
+    if ((rc = ar_cli_session_begin(&s)) != 0)
         goto out;
-    }
     struct ar_result *res = NULL;
     rc = ar_cli_session_run(&s, &s.run, &res);
     if (res) {

@@ -101,6 +101,14 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     case 'C':
         o->cwd = arg;
         return 1;
+    case AR_CLI_KEY_ALLOW_DIR:
+        if (s->n_dirs == sizeof(s->dirs) / sizeof(s->dirs[0])) {
+            ar_cli_usage_error(s->cmd, "--allow-dir: at most %zu directories",
+                               sizeof(s->dirs) / sizeof(s->dirs[0]));
+            return -1;
+        }
+        s->dirs[s->n_dirs++] = arg;
+        return 1;
     case AR_CLI_KEY_TIMEOUT:
         return parse_duration(s, "timeout", arg, &o->timeout_ms);
     case AR_CLI_KEY_IDLE_TIMEOUT:
@@ -389,12 +397,36 @@ void ar_cli_session_set_cancel(struct ar_cli_session *s, void (*fn)(void *arg), 
     s->cancel_arg = arg;
 }
 
+/* The option behind a share the library refused (err.where), for the message. */
+static const char *share_option(const char *where)
+{
+    static const char *const map[][2] = {
+        { "dirs", "--allow-dir" },
+        { "providers", "--providers" },
+        { "max_cost_usd", "--max-cost" },
+        { "depth", "AGENTRUN_DEPTH" },
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(where, map[i][0]) == 0)
+            return map[i][1];
+    return where;
+}
+
 int ar_cli_session_begin(struct ar_cli_session *s)
 {
+    struct ar_error err = AR_ERROR_INIT;
+    s->share_opts.dirs = s->dirs;
+    s->share_opts.n_dirs = s->n_dirs;
+    if (ar_share_create(&s->share_opts, &s->share, &err) < 0) {
+        if (err.code == AR_EUSAGE)
+            return ar_cli_usage_error(s->cmd, "%s: %s", share_option(err.where), err.msg);
+        return ar_cli_error_code(err.code, "%s", err.msg);
+    }
+    s->run.share = s->share;
     int rc = uv_loop_init(&s->uv);
     if (rc < 0) {
         ar_cli_errorf("cannot create the event loop: %s", uv_strerror(rc));
-        return -1;
+        return AR_EXIT_PROVIDER;
     }
     s->uv_on = 1;
     for (int i = 0; i < AR_CLI_NSIGNALS; i++) {
@@ -416,7 +448,7 @@ fail:
     ar_cli_errorf("cannot watch signal %d: %s", watched_signals[s->n_sig ? s->n_sig - 1 : 0],
                   uv_strerror(rc));
     ar_cli_session_end(s);
-    return -1;
+    return AR_EXIT_PROVIDER;
 }
 
 static void on_run_done(struct ar_run *run, struct ar_result *res, void *arg)
@@ -472,8 +504,13 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
 void ar_cli_session_end(struct ar_cli_session *s)
 {
     status_stop(s);
-    if (!s->uv_on)
+    if (!s->uv_on) {
+        /* Nothing ran on it (or it is gone): the share can go. */
+        ar_share_destroy(s->share);
+        s->share = NULL;
+        s->run.share = NULL;
         return;
+    }
     for (int i = 0; i < s->n_sig; i++)
         uv_close((uv_handle_t *)&s->sig[i], NULL);
     s->n_sig = 0;
@@ -482,6 +519,9 @@ void ar_cli_session_end(struct ar_cli_session *s)
     if (uv_loop_close(&s->uv) != 0)
         ar_cli_warnf("internal: event loop closed with open handles");
     s->uv_on = 0;
+    ar_share_destroy(s->share);
+    s->share = NULL;
+    s->run.share = NULL;
 }
 
 int ar_cli_session_exit_status(const struct ar_cli_session *s, int status)

@@ -22,6 +22,7 @@
 #include <uv.h>
 
 #include "agentrun/agentrun.h"
+#include "agentrun/share.h"
 #include "cli/cli.h"
 #include "util/strv.h"
 
@@ -44,6 +45,7 @@ enum {
     AR_CLI_KEY_CACHE_TTL,
     AR_CLI_KEY_TRUST_PROJECT,
     AR_CLI_KEY_MAX_WAIT,
+    AR_CLI_KEY_ALLOW_DIR,
     AR_CLI_KEY_COMMAND = 512,
 };
 
@@ -62,6 +64,9 @@ enum {
     {"model", 'm', "MODEL", "the model to ask for (default: $AGENTRUN_MODEL, else the CLI's)", \
      NULL}, \
     {"directory", 'C', "DIR", "run the CLI in DIR (default: the current directory)", "@dir"}, \
+    {"allow-dir", AR_CLI_KEY_ALLOW_DIR, "DIR", \
+     "work, and read the files a request names, only in DIR and below; repeatable (default: " \
+     "anywhere)", "@dir"}, \
     {"trust-project", AR_CLI_KEY_TRUST_PROJECT, NULL, \
      "let the CLI load the checkout's settings, hooks, MCP servers and CLAUDE.md/AGENTS.md/" \
      "GEMINI.md (default: $AGENTRUN_TRUST_PROJECT=1, else never)", NULL}, \
@@ -99,6 +104,13 @@ enum {
 struct ar_cli_session {
     const struct ar_cli_command *cmd;
     struct ar_run_options run; /* shared fields filled from the options */
+    /* The rules every run of the command lives under (agentrun/share.h): --allow-dir here,
+     * a command's own flags (mcp's caps and providers) set before ar_cli_session_begin(),
+     * which makes the share and puts it in run.share. */
+    struct ar_share_options share_opts;
+    const char *dirs[32]; /* --allow-dir, in order (argv's strings) */
+    size_t n_dirs;
+    struct ar_share *share;
     int log_json;
     uv_loop_t uv; /* the loop every run of the command runs on */
     int uv_on;
@@ -133,6 +145,13 @@ struct ar_cli_session {
 void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd);
 
 /*
+ * Makes the share (from share_opts and --allow-dir) and the loop, and watches the
+ * signals. Returns 0, or the exit status after printing why (a share the library
+ * refuses: an --allow-dir that does not exist, agentrun nested too deep).
+ */
+int ar_cli_session_begin(struct ar_cli_session *s);
+
+/*
  * Offers one parsed option. Returns 1 when it was a shared option (applied),
  * 0 when it is not one, or -1 after printing a usage error (exit 2).
  */
@@ -145,9 +164,6 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg);
  * printed, or a usage error).
  */
 int ar_cli_session_next(struct ar_cli_session *s, struct ar_cli_parser *p, const char **arg);
-
-/* Creates the loop and watches signals. Returns 0, or -1 after printing why. */
-int ar_cli_session_begin(struct ar_cli_session *s);
 
 /* The session's libuv loop, for the library's async API (ar_batch_start(), …). */
 uv_loop_t *ar_cli_session_uv(struct ar_cli_session *s);

@@ -1,11 +1,11 @@
 /*
  * One tool call, between the server (server.c: the request, its progress
  * token, the queue and cancel) and the tools (tools.c: what the call does with
- * the library), and the operator's posture both consult (policy.c).
+ * the library); args.c reads its arguments into the library's options.
  *
  * Life of a call:
- *   1. the server checks the arguments against the tool's inputSchema and the
- *      posture (cwd, provider, cost), fills `run` and `cwd`, and queues it;
+ *   1. the server checks the arguments against the tool's inputSchema, fills
+ *      `run` from them (args.c: the library's request table), and queues it;
  *   2. when a job slot is free, tool->start(c) runs: it starts the library's
  *      work on c->loop and sets c->cancel/c->handle, or answers at once;
  *   3. the tool calls ar_mcp_call_done() exactly once (from start, or from
@@ -20,17 +20,8 @@
 #include <uv.h>
 
 #include "agentrun/agentrun.h"
+#include "agentrun/request.h"
 #include "util/buf.h"
-
-/* What the operator allows (the flags of `agentrun mcp`). */
-struct ar_mcp_policy {
-    int allow_edits;
-    int worktrees;
-    char **providers; /* NULL-terminated allowed names; NULL: every provider */
-    double max_cost_call;
-    double max_cost_total;
-    char **dirs; /* NULL-terminated real paths a call's cwd may be in */
-};
 
 struct ar_mcp_call;
 struct ar_mcp_task;
@@ -39,9 +30,13 @@ struct ar_mcp_tool {
     const char *name;
     const char *title;
     const char *description;
-    const char *input_schema;  /* JSON Schema text (the contract subset: docs/prompts.md) */
+    /* JSON Schema text of the tool's own arguments (docs/prompts.md); the request keys
+     * of `door` are added to its properties (ar_mcp_tool_input_schema()). */
+    const char *input_schema;
+    unsigned door;             /* AR_REQUEST_RUN, AR_REQUEST_TOOL, or 0: none */
     const char *output_schema; /* JSON Schema text of structuredContent */
-    int uses_model;            /* calls a CLI: provider, cwd and cost apply */
+    int uses_model;            /* calls a CLI: the share's rules apply */
+    int may_edit;              /* may edit files where the share allows it (readOnlyHint) */
     /* Starts the call; ends by calling ar_mcp_call_done() once, now or from the loop. */
     void (*start)(struct ar_mcp_call *c);
 };
@@ -50,19 +45,16 @@ struct ar_mcp_call {
     struct ar_mcp_server *server;
     uv_loop_t *loop;
     const struct ar_mcp_tool *tool;
-    const struct ar_mcp_policy *policy;
     json_t *id;             /* the request's id (own reference) */
     json_t *args;           /* the arguments, checked against input_schema (own reference) */
     json_t *progress_token; /* own reference, or NULL: no progress notifications */
     double progress;        /* the last progress value sent */
     char last_tool[64];     /* the CLI's tool last reported in progress */
-    /* The run options the tool starts from: the server's defaults with the posture
-     * applied (cwd, provider, max_cost_usd, allow_edits off, worktree) and the
-     * progress and on_call hooks set to the server's. Strings borrowed from the call. */
+    /* The run options the tool starts from: the server's defaults (its share included)
+     * with the call's request keys read, and the progress and on_call hooks set to the
+     * server's. Strings borrowed from req. */
     struct ar_run_options run;
-    char *cwd;       /* the call's directory, a real path inside the allowed ones (owned) */
-    char *provider;  /* the provider the call runs, or NULL (owned) */
-    double max_cost; /* this call's cap, 0: none */
+    struct ar_run_request *req; /* owns the strings of run (agentrun/request.h) */
     /* Set by the tool: what cancels its work (the library's ar_*_cancel()). */
     void (*cancel)(void *handle);
     void *handle;
@@ -112,37 +104,29 @@ char *ar_mcp_schema_text(const struct ar_mcp_call *c);
 /* Appends s to b, cut at AR_MCP_TEXT_MAX with a note of what was left out. */
 void ar_mcp_put_cut(struct ar_buf *b, const char *s);
 
-/* ---- the posture (policy.c) ---- */
-
-/* Sets p from the operator's options. Returns 0, or AR_EUSAGE/AR_ENOMEM with err set. */
-int ar_mcp_policy_init(struct ar_mcp_policy *p, int allow_edits, int worktrees,
-                       const char *providers, double max_cost_call, double max_cost_total,
-                       const char *const *dirs, size_t n_dirs, struct ar_error *err);
-void ar_mcp_policy_finish(struct ar_mcp_policy *p);
+/* ---- the arguments as the library's options (args.c) ---- */
 
 /*
- * path (relative to base when not absolute) as a real path inside one of the
- * allowed directories: *out gets it (free()). Returns 0, or -1 with why (n
- * bytes) saying what is wrong and which flag would allow it.
+ * Fills c->run from defaults and the arguments the library's request table reads for
+ * the tool (c->tool->door: every key of a run call, or the model keys of the others),
+ * keeping the strings in c->req. What is allowed is not decided here: the library
+ * refuses what the share does not allow when the tool starts its work. Returns 0, or -1
+ * after answering the call with the refusal (ar_mcp_call_refused()).
  */
-int ar_mcp_policy_path(const struct ar_mcp_policy *p, const char *base, const char *path,
-                       char **out, char *why, size_t n);
-
-/* 1 when the provider may be called ("auto" only when every provider may). */
-int ar_mcp_policy_provider_ok(const struct ar_mcp_policy *p, const char *name);
+int ar_mcp_call_args(struct ar_mcp_call *c, const struct ar_run_options *defaults);
 
 /*
- * Fills c->run (from defaults), c->cwd and c->provider from the arguments and the
- * posture: the directory (server_cwd by default) inside the allowed ones, the provider
- * and fallbacks allowed, the cost within the call's and the server's caps (spent so far;
- * spent_unknown: a call's cost was unknown), timeouts, no edits. A tool that calls no
- * model gets the defaults alone. Returns 0, or -1 after answering the call with the
- * refusal, which names the flag the operator would need.
+ * The call fails with the library's err: its message, and when a rule of the share
+ * refused it, the flag the operator would need ("--allow-dir", "--providers", …).
  */
-int ar_mcp_call_posture(struct ar_mcp_call *c, const struct ar_run_options *defaults,
-                        const char *server_cwd, double spent, int spent_unknown);
+void ar_mcp_call_refused(struct ar_mcp_call *c, const struct ar_error *err);
 
-/* The operator's --allow-dir list for messages ("/a, /b"). Static buffer. */
-const char *ar_mcp_policy_dirs_text(const struct ar_mcp_policy *p);
+/* "; the operator would need to start agentrun mcp with --allow-dir" when a rule of
+ * the share refused err (into buf, n bytes), else "". */
+const char *ar_mcp_refusal_hint(const struct ar_error *err, char *buf, size_t n);
+
+/* The tool's inputSchema as JSON text: its own arguments and the request keys of its
+ * door (agentrun/request.h), made from the library's table. A new string, or NULL. */
+char *ar_mcp_tool_input_schema(const struct ar_mcp_tool *t);
 
 #endif

@@ -4,8 +4,10 @@
  * every tool call is a run, review, extraction, ranking or route of
  * include/agentrun, started on the caller's libuv loop.
  *
- * The operator's flags decide what a call may do (the posture); the calling
- * model's arguments can ask for less, never more.
+ * What a call may spend, read, call and write is the library's rule
+ * (agentrun/share.h): the operator's flags make the share in run.share, every
+ * call's run options hold it, and the library refuses what it does not allow;
+ * the calling model's arguments can ask for less, never more.
  *
  * Protocol for the caller:
  *   1. struct ar_mcp_options o; ar_mcp_options_init(&o); set the posture and
@@ -29,19 +31,15 @@
 
 struct ar_mcp_options {
     /* Every call's defaults (provider, model, fallback, timeouts, prompts_dir, prices,
-     * record/replay, cache, logger). Copied; its strings must outlive the server. */
+     * record/replay, cache, logger) and run.share, the rules every call lives under
+     * (budget, CLIs at once, providers, directories, edits). Copied; its strings and the
+     * share must outlive the server. */
     struct ar_run_options run;
-    int allow_edits;         /* a run may edit files (--allow-edits) */
-    int worktrees;           /* with allow_edits: each edit run in a worktree (--worktrees) */
-    const char *providers;   /* the providers a call may use ("codex,gemini"); NULL: all */
-    double max_cost_call;    /* > 0: a call's cap in USD (--max-cost) */
-    double max_cost_total;   /* > 0: the server's cap over every call (--max-cost-total) */
-    const char *const *dirs; /* the directories a call's cwd may be in (and below) */
-    size_t n_dirs;           /* 0: the server's working directory */
-    unsigned jobs;           /* calls run at once (default 4) */
-    size_t max_message;      /* the longest line read (default AR_MCP_MAX_MESSAGE) */
-    int in_fd, out_fd;       /* default 0 and 1 */
-    const char *version;     /* serverInfo.version */
+    int allow_edits;     /* the share lets runs edit: only what tools/list says (readOnlyHint) */
+    unsigned jobs;       /* tool calls started at once (default 4); jobs + 256 may be open */
+    size_t max_message;  /* the longest line read (default AR_MCP_MAX_MESSAGE) */
+    int in_fd, out_fd;   /* default 0 and 1 */
+    const char *version; /* serverInfo.version */
 };
 
 void ar_mcp_options_init(struct ar_mcp_options *o);

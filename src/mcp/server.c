@@ -49,9 +49,8 @@ static const char *const versions[] = { "2025-11-25", "2025-06-18", NULL };
 struct ar_mcp_server {
     uv_loop_t *loop;
     struct ar_mcp_options o;
-    struct ar_mcp_policy policy;
     struct ar_contract *input[NTOOLS]; /* each tool's inputSchema, as a contract */
-    char *cwd;                         /* the server's working directory (real path) */
+    char *schema[NTOOLS];              /* ... as JSON text (ar_mcp_tool_input_schema()) */
 
     union {
         uv_handle_t handle;
@@ -76,8 +75,6 @@ struct ar_mcp_server {
     unsigned running;
     int pumping;
     unsigned long serial;
-    double spent;
-    int spent_unknown;
     struct ar_mcp_tasks tasks; /* 2025-11-25 task-augmented calls */
 
     uv_timer_t finish; /* the done callback runs from here, once everything is closed */
@@ -163,12 +160,12 @@ static void on_finish_closed(uv_handle_t *h)
     struct ar_mcp_server *s = h->data;
     ar_mcp_done_fn *done = s->done;
     void *arg = s->done_arg;
-    for (size_t i = 0; i < NTOOLS; i++)
+    for (size_t i = 0; i < NTOOLS; i++) {
         ar_contract_destroy(s->input[i]);
-    ar_mcp_policy_finish(&s->policy);
+        free(s->schema[i]);
+    }
     ar_rpc_lines_finish(&s->lines);
     ar_mcp_tasks_finish(&s->tasks);
-    free(s->cwd);
     if (done)
         done(s, arg);
     free(s);
@@ -203,8 +200,7 @@ static void call_free(struct ar_mcp_call *c)
     json_decref(c->id);
     json_decref(c->args);
     json_decref(c->progress_token);
-    free(c->cwd);
-    free(c->provider);
+    ar_run_request_destroy(c->req);
     free(c);
 }
 
@@ -266,12 +262,9 @@ void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *tex
         return;
     }
     c->finished = 1;
-    if (c->tool->uses_model) {
-        if (known)
-            s->spent += cost_usd;
-        else
-            s->spent_unknown = 1;
-    }
+    /* What it spent is the share's to count (the library's budget): nothing to add here. */
+    (void)cost_usd;
+    (void)known;
     if (c->cancelled && !c->task) {
         json_decref(structured);
         logf_(s, AR_LOG_INFO, "%s call cancelled by the client: not answered", c->tool->name);
@@ -427,10 +420,10 @@ static void m_tools_list(struct ar_mcp_server *s, struct ar_rpc_message *m)
     json_t *tools = json_array();
     for (size_t i = 0; ar_mcp_tools[i]; i++) {
         const struct ar_mcp_tool *t = ar_mcp_tools[i];
-        int ro = !t->uses_model || !(s->policy.allow_edits && strcmp(t->name, "run") == 0);
+        int ro = !t->uses_model || !(s->o.allow_edits && t->may_edit);
         json_t *o = json_pack(
             "{s:s, s:s, s:s, s:o, s:o, s:{s:s, s:b, s:b, s:b}}", "name", t->name, "title", t->title,
-            "description", t->description, "inputSchema", json_loads(t->input_schema, 0, NULL),
+            "description", t->description, "inputSchema", json_loads(s->schema[i], 0, NULL),
             "outputSchema", json_loads(t->output_schema, 0, NULL), "annotations", "title", t->title,
             "readOnlyHint", ro, "idempotentHint", !t->uses_model, "openWorldHint", t->uses_model);
         if (o && v2025_11(s))
@@ -575,7 +568,6 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
         task->call = c;
     c->loop = s->loop;
     c->tool = ar_mcp_tools[ti];
-    c->policy = &s->policy;
     c->id = json_incref(m->id);
     c->args = own_args;
     json_t *tok = json_object_get(json_object_get(m->params, "_meta"), "progressToken");
@@ -591,7 +583,7 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
     *tail = c;
     s->serial++;
     c->in_start = 1;
-    int rc = ar_mcp_call_posture(c, &s->o.run, s->cwd, s->spent, s->spent_unknown);
+    int rc = ar_mcp_call_args(c, &s->o.run);
     c->run.progress = on_progress;
     c->run.progress_arg = c;
     c->run.on_call = on_call;
@@ -946,21 +938,13 @@ int ar_mcp_server_start(uv_loop_t *loop, const struct ar_mcp_options *o, ar_mcp_
     s->done = done;
     s->done_arg = arg;
     ar_rpc_lines_init(&s->lines, s->o.max_message);
-    /* The server's directory: -C's, else the working directory. It is a call's cwd by
-     * default, and the one allowed directory unless --allow-dir names others. */
-    const char *here = o->run.cwd ? o->run.cwd : ".";
-    if (!(s->cwd = realpath(here, NULL))) {
-        rc = ar_error_set(err, AR_EUSAGE, "cwd", "cannot use directory '%s': %s", here,
-                          strerror(errno));
-        goto fail;
-    }
-    const char *const self[] = { s->cwd };
-    if ((rc = ar_mcp_policy_init(&s->policy, o->allow_edits, o->worktrees, o->providers,
-                                 o->max_cost_call, o->max_cost_total, o->n_dirs ? o->dirs : self,
-                                 o->n_dirs ? o->n_dirs : 1, err)) < 0)
-        goto fail;
+    /* Each tool's inputSchema: its own arguments and the library's request keys. */
     for (size_t i = 0; i < NTOOLS; i++) {
-        const char *t = ar_mcp_tools[i]->input_schema;
+        const char *t = s->schema[i] = ar_mcp_tool_input_schema(ar_mcp_tools[i]);
+        if (!t) {
+            rc = ar_error_set(err, AR_ENOMEM, "", "out of memory");
+            goto fail;
+        }
         if ((rc = ar_contract_parse(t, strlen(t), &s->input[i], err)) < 0)
             goto fail;
     }
@@ -978,20 +962,20 @@ int ar_mcp_server_start(uv_loop_t *loop, const struct ar_mcp_options *o, ar_mcp_
     return 0;
 fail_closing:
     /* The handles closed above need a turn of the loop before s can go. */
-    for (size_t i = 0; i < NTOOLS; i++)
+    for (size_t i = 0; i < NTOOLS; i++) {
         ar_contract_destroy(s->input[i]);
-    ar_mcp_policy_finish(&s->policy);
+        free(s->schema[i]);
+    }
     ar_rpc_lines_finish(&s->lines);
-    free(s->cwd);
     uv_run(loop, UV_RUN_NOWAIT);
     free(s);
     return rc;
 fail:
-    for (size_t i = 0; i < NTOOLS; i++)
+    for (size_t i = 0; i < NTOOLS; i++) {
         ar_contract_destroy(s->input[i]);
-    ar_mcp_policy_finish(&s->policy);
+        free(s->schema[i]);
+    }
     ar_rpc_lines_finish(&s->lines);
-    free(s->cwd);
     free(s);
     return rc;
 }

@@ -30,56 +30,10 @@
 
 /* ---- the schemas ---------------------------------------------------------------------- */
 
-/* What every model-calling tool takes (the options the commands share). */
-#define MODEL_PROPS                                                                             \
-    "\"provider\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\",\"gemini\",\"auto\"],"    \
-    "\"description\":\"the CLI to run (default: the server's)\"},"                              \
-    "\"model\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the model to ask for\"}," \
-    "\"fallback\":{\"type\":\"string\",\"description\":\"providers tried in turn after "        \
-    "not_found, auth, rate_limit or api_error (\\\"codex,gemini\\\")\"},"                       \
-    "\"cwd\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the directory to work "     \
-    "in, inside the directories the server allows (default: the server's)\"},"                  \
-    "\"timeout\":{\"type\":\"number\",\"minimum\":0,\"description\":\"seconds per CLI call; "   \
-    "0: none\"},"                                                                               \
-    "\"idle_timeout\":{\"type\":\"number\",\"minimum\":0,\"description\":\"end a call "         \
-    "silent this many seconds\"},"                                                              \
-    "\"max_wait\":{\"type\":\"number\",\"minimum\":0,\"description\":\"seconds to wait for a "  \
-    "rate limit before the one retry; 0: never\"},"                                             \
-    "\"no_repair\":{\"type\":\"boolean\",\"description\":\"never make the repair call\"},"      \
-    "\"max_cost\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"USD this call " \
-    "may spend, within the server's cap\"}"
-
-#define OBJECT_OR_BOOL "{\"type\":[\"object\",\"boolean\"]"
-
+/* A tool's own arguments; the library's request keys of its door are added to the
+ * properties (ar_mcp_tool_input_schema(): the run tool's are all request keys). */
 static const char run_input[] =
-    "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-    "\"prompt\":{\"type\":\"string\",\"minLength\":1,\"description\":\"the task for the "
-    "agent\"},"
-    "\"template\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a prompt template "
-    "instead of prompt (agentrun prompts list)\"},"
-    "\"vars\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
-    "\"description\":\"the template's variables\"},"
-    "\"schema\":" OBJECT_OR_BOOL ",\"description\":\"a JSON Schema the answer must "
-    "satisfy (the contract subset of docs/prompts.md)\"},"
-    "\"json\":{\"type\":\"boolean\",\"description\":\"extract a JSON value even without a "
-    "schema\"},"
-    "\"expect\":{\"type\":\"string\",\"enum\":[\"object\",\"array\",\"any\"]},"
-    "\"allow_edits\":{\"type\":\"boolean\",\"description\":\"let the agent edit files (only "
-    "when the server allows edits)\"},"
-    "\"no_tools\":{\"type\":\"boolean\",\"description\":\"a text call: no tools at all\"},"
-    "\"allow_denied\":{\"type\":\"boolean\"},"
-    "\"expect_changes\":{\"type\":\"boolean\"},"
-    "\"resume\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a session_id to "
-    "continue\"},"
-    "\"no_local_repair\":{\"type\":\"boolean\"},"
-    "\"with_content\":{\"type\":\"boolean\"},"
-    "\"no_files\":{\"type\":\"boolean\"},"
-    "\"track_files\":{\"type\":\"boolean\"},"
-    "\"worktree\":{\"type\":\"boolean\",\"description\":\"run in a git worktree of its own "
-    "(edits only)\"},"
-    "\"base\":{\"type\":\"string\",\"minLength\":1},"
-    "\"commit\":{\"type\":\"boolean\"},"
-    "\"keep_worktree\":{\"type\":\"boolean\"}," MODEL_PROPS "}}";
+    "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}";
 
 static const char run_output[] =
     "{\"type\":\"object\",\"required\":[\"schema\",\"ok\"],\"properties\":{"
@@ -109,7 +63,7 @@ static const char review_input[] =
     "\"no_default_excludes\":{\"type\":\"boolean\"},"
     "\"allow_binary\":{\"type\":\"boolean\"},"
     "\"baseline\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a previous json, "
-    "sarif or gitlab output under cwd\"}," MODEL_PROPS "}}";
+    "sarif or gitlab output: REV:PATH from git, or a file under cwd\"}}}";
 
 static const char review_output[] =
     "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
@@ -125,7 +79,7 @@ static const char prioritize_input[] =
     "\"max_prd_bytes\":{\"type\":\"integer\",\"minimum\":1},"
     "\"context\":{\"type\":\"string\",\"description\":\"strategy, constraints or capacity "
     "the ranking should weigh\"},"
-    "\"top\":{\"type\":\"integer\",\"minimum\":1}," MODEL_PROPS "}}";
+    "\"top\":{\"type\":\"integer\",\"minimum\":1}}}";
 
 static const char prioritize_output[] =
     "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
@@ -138,7 +92,7 @@ static const char route_input[] =
     "\"manifest\":{\"type\":[\"string\",\"object\"],\"description\":\"the manifest: a file "
     "under cwd, or the manifest itself {tasks, skills}\"},"
     "\"min_score\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1},"
-    "\"no_llm\":{\"type\":\"boolean\",\"description\":\"never call the model\"}," MODEL_PROPS "}}";
+    "\"no_llm\":{\"type\":\"boolean\",\"description\":\"never call the model\"}}}";
 
 static const char route_output[] =
     "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
@@ -237,20 +191,19 @@ static int cost_known(const struct ar_result *r)
 
 /* ---- run -------------------------------------------------------------------------------- */
 
-struct run_state {
-    struct ar_var *vars;
-    char *schema;
-};
+/* "failed (code: message)" and, when a rule of the share refused it, the operator's flag. */
+static void put_failure(struct ar_buf *b, const struct ar_error *e)
+{
+    char hint[128];
+    ar_buf_printf(b, "failed (%s: %s%s): ", ar_strerror_name(e->code),
+                  e->msg[0] ? e->msg : ar_strerror(e->code),
+                  ar_mcp_refusal_hint(e, hint, sizeof(hint)));
+}
 
 static void run_done(struct ar_run *run, struct ar_result *r, void *arg)
 {
     (void)run;
     struct ar_mcp_call *c = arg;
-    struct run_state *st = c->tool_state;
-    free(st->vars);
-    free(st->schema);
-    free(st);
-    c->tool_state = NULL;
     char *text = ar_result_to_json(r, 0);
     json_t *doc = ar_mcp_parse_doc(text);
     free(text);
@@ -259,8 +212,7 @@ static void run_done(struct ar_run *run, struct ar_result *r, void *arg)
     if (r->ok)
         ar_buf_puts(&b, "ok: ");
     else
-        ar_buf_printf(&b, "failed (%s: %s): ", ar_strerror_name(r->error.code),
-                      r->error.msg[0] ? r->error.msg : ar_strerror(r->error.code));
+        put_failure(&b, &r->error);
     put_run_line(&b, r);
     if (r->n_files)
         ar_buf_printf(&b, ", %zu file%s changed", r->n_files, r->n_files == 1 ? "" : "s");
@@ -278,92 +230,14 @@ static void run_done(struct ar_run *run, struct ar_result *r, void *arg)
     ar_result_destroy(r);
 }
 
+/* Every argument is a request key, read into c->run by the library (args.c); what the
+ * call may do is the share's, checked as the run starts. */
 static void run_start(struct ar_mcp_call *c)
 {
-    struct ar_run_options o = c->run;
-    struct run_state *st = calloc(1, sizeof(*st));
-    const char *prompt = ar_mcp_arg_str(c, "prompt"), *tmpl = ar_mcp_arg_str(c, "template");
-    const char *expect = ar_mcp_arg_str(c, "expect");
     struct ar_error err = AR_ERROR_INIT;
-
-    if (!st) {
-        ar_mcp_call_fail(c, "out of memory");
-        return;
-    }
-    if (!prompt == !tmpl) {
-        free(st);
-        ar_mcp_call_fail(c, "give exactly one of prompt and template");
-        return;
-    }
-    int edits = ar_mcp_arg_bool(c, "allow_edits");
-    int wt = ar_mcp_arg_bool(c, "worktree") || ar_mcp_arg_bool(c, "commit") ||
-             ar_mcp_arg_bool(c, "keep_worktree") || ar_mcp_arg_str(c, "base");
-    if ((edits || wt) && !c->policy->allow_edits) {
-        free(st);
-        ar_mcp_call_fail(c,
-                         "%s: this server is read-only; the operator would need to start "
-                         "agentrun mcp with --allow-edits",
-                         edits ? "allow_edits refused" : "worktree refused");
-        return;
-    }
-    if (edits && ar_mcp_arg_bool(c, "no_tools")) {
-        free(st);
-        ar_mcp_call_fail(c, "allow_edits and no_tools cannot be combined");
-        return;
-    }
-    o.prompt = prompt;
-    o.template_name = tmpl;
-    json_t *vars = json_object_get(c->args, "vars");
-    if (vars && json_object_size(vars)) {
-        if (!(st->vars = calloc(json_object_size(vars), sizeof(*st->vars)))) {
-            free(st);
-            ar_mcp_call_fail(c, "out of memory");
-            return;
-        }
-        const char *k;
-        json_t *v;
-        size_t n = 0;
-        json_object_foreach(vars, k, v)
-        {
-            st->vars[n].name = k;
-            st->vars[n++].value = json_string_value(v);
-        }
-        o.vars = st->vars;
-        o.n_vars = n;
-    }
-    o.schema = st->schema = ar_mcp_schema_text(c);
-    o.want_json = ar_mcp_arg_bool(c, "json");
-    if (expect)
-        o.expect = strcmp(expect, "array") == 0 ? AR_EXPECT_ARRAY
-                   : strcmp(expect, "any") == 0 ? AR_EXPECT_ANY
-                                                : AR_EXPECT_OBJECT;
-    o.allow_edits = edits;
-    if (ar_mcp_arg_bool(c, "no_tools"))
-        o.tools = AR_TOOLS_NONE;
-    o.allow_denied = ar_mcp_arg_bool(c, "allow_denied");
-    o.expect_changes = ar_mcp_arg_bool(c, "expect_changes");
-    o.resume = ar_mcp_arg_str(c, "resume");
-    if (ar_mcp_arg_bool(c, "no_local_repair"))
-        o.local_repair = 0;
-    o.with_content = ar_mcp_arg_bool(c, "with_content");
-    if (ar_mcp_arg_bool(c, "no_files"))
-        o.track_files = AR_TRACK_FILES_NEVER;
-    if (ar_mcp_arg_bool(c, "track_files"))
-        o.track_files = AR_TRACK_FILES_ALWAYS;
-    if (ar_mcp_arg_bool(c, "worktree") || (edits && c->policy->worktrees))
-        o.worktree = AR_WORKTREE_ALWAYS;
-    o.worktree_base = ar_mcp_arg_str(c, "base");
-    o.worktree_commit = ar_mcp_arg_bool(c, "commit");
-    o.keep_worktree = ar_mcp_arg_bool(c, "keep_worktree");
-    c->tool_state = st;
     struct ar_run *run = NULL;
-    if (ar_run_start(c->loop, &o, run_done, c, &run, &err) < 0) {
-        free(st->vars);
-        free(st->schema);
-        free(st);
-        c->tool_state = NULL;
-        ar_mcp_call_fail(c, "%s%s%s", err.where[0] && !strstr(err.msg, err.where) ? err.where : "",
-                         err.where[0] && !strstr(err.msg, err.where) ? ": " : "", err.msg);
+    if (ar_run_start(c->loop, &c->run, run_done, c, &run, &err) < 0) {
+        ar_mcp_call_refused(c, &err);
         return;
     }
     c->handle = run;
@@ -374,8 +248,6 @@ static void run_start(struct ar_mcp_call *c)
 
 struct review_state {
     const char **include, **exclude;
-    char *instructions;
-    struct ar_review_baseline *baseline;
 };
 
 static void review_state_free(struct review_state *st)
@@ -384,8 +256,6 @@ static void review_state_free(struct review_state *st)
         return;
     free(st->include);
     free(st->exclude);
-    free(st->instructions);
-    ar_review_baseline_destroy(st->baseline);
     free(st);
 }
 
@@ -444,8 +314,6 @@ static void review_start(struct ar_mcp_call *c)
     struct ar_review_options o;
     struct review_state *st = calloc(1, sizeof(*st));
     struct ar_error err = AR_ERROR_INIT;
-    char why[1024];
-    char *path = NULL;
 
     if (!st) {
         ar_mcp_call_fail(c, "out of memory");
@@ -484,59 +352,23 @@ static void review_start(struct ar_mcp_call *c)
     o.exclude = st->exclude;
     o.no_default_excludes = ar_mcp_arg_bool(c, "no_default_excludes");
     o.allow_binary = ar_mcp_arg_bool(c, "allow_binary");
-    const char *ins = ar_mcp_arg_str(c, "instructions");
-    if (ins) {
-        /* REV:PATH reads git's objects; anything else is a file, and a file must be
-         * inside the allowed directories like every path a call names. */
-        const char *colon = strchr(ins, ':');
-        int from_git = 0;
-        if (colon && colon != ins) {
-            char *r = strndup(ins, (size_t)(colon - ins));
-            from_git = r && ar_review_is_revision(c->cwd, r, NULL) == 1;
-            free(r);
-        }
-        if (!from_git && ar_mcp_policy_path(c->policy, c->cwd, ins, &path, why, sizeof(why)) < 0) {
-            ar_mcp_call_fail(c, "instructions: %s", why);
-            goto fail;
-        }
-        size_t len;
-        if (ar_review_read_instructions(c->cwd, from_git ? ins : path, &st->instructions, &len,
-                                        &err) < 0) {
-            ar_mcp_call_fail(c, "instructions: %s", err.msg);
-            goto fail;
-        }
-        o.instructions = st->instructions;
-        free(path);
-        path = NULL;
-    }
-    const char *bl = ar_mcp_arg_str(c, "baseline");
-    if (bl) {
-        if (ar_mcp_policy_path(c->policy, c->cwd, bl, &path, why, sizeof(why)) < 0) {
-            ar_mcp_call_fail(c, "baseline: %s", why);
-            goto fail;
-        }
-        if (ar_review_baseline_load(path, &st->baseline, &err) < 0) {
-            ar_mcp_call_fail(c, "baseline: %s", err.msg);
-            goto fail;
-        }
-        o.baseline = st->baseline;
-        free(path);
-        path = NULL;
-    }
+    /* The library reads them (REV:PATH as git resolves it, or a file under cwd), within
+     * the share's directories, and holds them against the change: as for the CLI. */
+    o.instructions_file = ar_mcp_arg_str(c, "instructions");
+    o.baseline_file = ar_mcp_arg_str(c, "baseline");
     o.on_event = review_event;
     o.event_arg = c;
     c->tool_state = st;
     struct ar_review_run *rv = NULL;
     if (ar_review_start(c->loop, &o, review_done, c, &rv, &err) < 0) {
         c->tool_state = NULL;
-        ar_mcp_call_fail(c, "%s", err.msg);
+        ar_mcp_call_refused(c, &err);
         goto fail;
     }
     c->handle = rv;
     c->cancel = cancel_review;
     return;
 fail:
-    free(path);
     review_state_free(st);
 }
 
@@ -547,8 +379,6 @@ static void prioritize_done(struct ar_prioritize_run *pr, struct ar_prioritize_r
 {
     (void)pr;
     struct ar_mcp_call *c = arg;
-    free(c->tool_state);
-    c->tool_state = NULL;
     char *text = ar_prioritize_result_to_json(res, 0);
     json_t *doc = ar_mcp_parse_doc(text);
     free(text);
@@ -582,17 +412,10 @@ static void prioritize_start(struct ar_mcp_call *c)
 {
     struct ar_prioritize_options o;
     struct ar_error err = AR_ERROR_INIT;
-    char why[1024];
-    char *dir = NULL;
 
     ar_prioritize_options_init(&o);
     o.run = c->run;
-    if (ar_mcp_policy_path(c->policy, c->cwd, ar_mcp_arg_str(c, "dir"), &dir, why, sizeof(why)) <
-        0) {
-        ar_mcp_call_fail(c, "dir: %s", why);
-        return;
-    }
-    o.dir = dir;
+    o.dir = ar_mcp_arg_str(c, "dir"); /* under cwd, within the share's directories */
     o.recursive = ar_mcp_arg_bool(c, "recursive");
     json_t *v;
     if ((v = json_object_get(c->args, "max_prd_bytes")))
@@ -600,12 +423,9 @@ static void prioritize_start(struct ar_mcp_call *c)
     if ((v = json_object_get(c->args, "top")))
         o.top = (size_t)json_integer_value(v);
     o.context = ar_mcp_arg_str(c, "context");
-    c->tool_state = dir;
     struct ar_prioritize_run *pr = NULL;
     if (ar_prioritize_start(c->loop, &o, prioritize_done, c, &pr, &err) < 0) {
-        c->tool_state = NULL;
-        free(dir);
-        ar_mcp_call_fail(c, "%s", err.msg);
+        ar_mcp_call_refused(c, &err);
         return;
     }
     c->handle = pr;
@@ -615,7 +435,6 @@ static void prioritize_start(struct ar_mcp_call *c)
 /* ---- route ------------------------------------------------------------------------------ */
 
 struct route_state {
-    char *path;
     char *manifest;
 };
 
@@ -624,7 +443,6 @@ static void route_done(struct ar_route_run *rt, struct ar_route_result *res, voi
     (void)rt;
     struct ar_mcp_call *c = arg;
     struct route_state *st = c->tool_state;
-    free(st->path);
     free(st->manifest);
     free(st);
     c->tool_state = NULL;
@@ -654,7 +472,6 @@ static void route_start(struct ar_mcp_call *c)
 {
     struct ar_route_options o;
     struct ar_error err = AR_ERROR_INIT;
-    char why[1024];
     struct route_state *st = calloc(1, sizeof(*st));
 
     if (!st) {
@@ -666,13 +483,7 @@ static void route_start(struct ar_mcp_call *c)
     o.query = ar_mcp_arg_str(c, "query");
     json_t *m = json_object_get(c->args, "manifest");
     if (json_is_string(m)) {
-        if (ar_mcp_policy_path(c->policy, c->cwd, json_string_value(m), &st->path, why,
-                               sizeof(why)) < 0) {
-            free(st);
-            ar_mcp_call_fail(c, "manifest: %s", why);
-            return;
-        }
-        o.manifest_path = st->path;
+        o.manifest_path = json_string_value(m); /* under cwd, within the share's directories */
     } else {
         st->manifest = json_dumps(m, JSON_COMPACT);
         o.manifest = st->manifest;
@@ -686,10 +497,9 @@ static void route_start(struct ar_mcp_call *c)
     struct ar_route_run *rt = NULL;
     if (ar_route_start(c->loop, &o, route_done, c, &rt, &err) < 0) {
         c->tool_state = NULL;
-        free(st->path);
         free(st->manifest);
         free(st);
-        ar_mcp_call_fail(c, "%s", err.msg);
+        ar_mcp_call_refused(c, &err);
         return;
     }
     c->handle = rt;
@@ -705,6 +515,7 @@ static const struct ar_mcp_tool tool_prioritize = {
                    "`agentrun prioritize` does, and checks the ranking against the folder. "
                    "structuredContent is the agentrun.prioritize/1 document.",
     .input_schema = prioritize_input,
+    .door = AR_REQUEST_TOOL,
     .output_schema = prioritize_output,
     .uses_model = 1,
     .start = prioritize_start,
@@ -718,6 +529,7 @@ static const struct ar_mcp_tool tool_review = {
                    "merged findings with checked paths, coverage of every changed path and a "
                    "verdict. structuredContent is the agentrun.review/1 document.",
     .input_schema = review_input,
+    .door = AR_REQUEST_TOOL,
     .output_schema = review_output,
     .uses_model = 1,
     .start = review_start,
@@ -730,6 +542,7 @@ static const struct ar_mcp_tool tool_route = {
                    "the model, as `agentrun route` does. structuredContent is the "
                    "agentrun.route/1 document.",
     .input_schema = route_input,
+    .door = AR_REQUEST_TOOL,
     .output_schema = route_output,
     .uses_model = 1,
     .start = route_start,
@@ -743,8 +556,10 @@ static const struct ar_mcp_tool tool_run = {
                    "the JSON it satisfied a schema with, tokens, cost, the files changed, each "
                    "CLI call. Read-only unless the server allows edits.",
     .input_schema = run_input,
+    .door = AR_REQUEST_RUN,
     .output_schema = run_output,
     .uses_model = 1,
+    .may_edit = 1,
     .start = run_start,
 };
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentrun/share.h"
 #include "prioritize/prioritize.h"
 #include "proc/proc.h"
 #include "result/result.h"
@@ -183,11 +184,18 @@ int ar_prioritize_start(struct uv_loop_s *uv, const struct ar_prioritize_options
     pr->top = o->top;
     const struct ar_prd_read_opts ro = { o->recursive, o->max_prd_bytes };
     int rc = (pr->res = calloc(1, sizeof(*pr->res))) ? 0 : AR_ENOMEM;
+    char *dir = NULL;
     if (rc)
         ar_error_set(err, rc, NULL, "out of memory");
     else
-        rc = ar_prd_set_read(&pr->set, o->dir, &ro, err);
-    if (rc && rc != AR_ENOMEM) /* the message names the file; where says it is the input */
+        /* The folder as the share allows it (relative to run.cwd; its files are opened
+         * beneath it, never through a link out of it). */
+        rc = ar_share_path(o->run.share, o->run.cwd, o->dir, &dir, err);
+    if (!rc)
+        rc = ar_prd_set_read(&pr->set, dir, &ro, err);
+    free(dir);
+    /* The message names the file; where says it is the input (or the share's dirs). */
+    if (rc && rc != AR_ENOMEM && strcmp(err->where, "dirs") != 0)
         snprintf(err->where, sizeof(err->where), "dir");
     if (!rc && o->context && !(pr->context = strdup(o->context)))
         rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");

@@ -13,6 +13,7 @@
 
 #include "git/run.h"
 #include "review/diff.h"
+#include "run/share.h"
 #include "util/file.h"
 #include "util/strv.h"
 
@@ -664,17 +665,33 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
     return rc;
 }
 
-int ar_review_read_spec(const char *cwd, const char *spec, struct ar_buf *out, int *from_git,
-                        struct ar_error *err)
+int ar_review_read_spec(const struct ar_share *share, const char *cwd, const char *base,
+                        const char *spec, struct ar_buf *out, char **file, struct ar_error *err)
 {
-    if (from_git)
-        *from_git = 0;
+    if (file)
+        *file = NULL;
     int git = ar_review_spec_is_git(cwd, spec, err);
     if (git < 0)
         return git;
-    if (from_git)
-        *from_git = git;
-    return git ? ar_diff_read_blob(cwd, spec, out, err) : ar_file_read(spec, out, err);
+    if (git) {
+        int rc = ar_share_rev_path(share, cwd, spec, err);
+        return rc ? rc : ar_diff_read_blob(cwd, spec, out, err);
+    }
+    char *real = NULL;
+    int rc = ar_share_path(share, base, spec, &real, err);
+    if (!rc)
+        rc = ar_file_read(real, out, err);
+    free(real);
+    if (!rc && file) {
+        struct ar_buf name;
+        ar_buf_init(&name, AR_BUF_UNLIMITED);
+        rc = spec[0] != '/' && base ? ar_buf_printf(&name, "%s/%s", base, spec)
+                                    : ar_buf_puts(&name, spec);
+        if (rc || !(*file = ar_buf_detach(&name, NULL)))
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        ar_buf_finish(&name);
+    }
+    return rc;
 }
 
 int ar_review_spec_is_git(const char *cwd, const char *spec, struct ar_error *err)
@@ -692,7 +709,7 @@ int ar_review_read_instructions(const char *cwd, const char *spec, char **out, s
     *len = 0;
     struct ar_buf b;
     ar_buf_init(&b, AR_REVIEW_MAX_INSTRUCTIONS);
-    int rc = ar_review_read_spec(cwd, spec, &b, NULL, err);
+    int rc = ar_review_read_spec(NULL, cwd, NULL, spec, &b, NULL, err);
     if (!rc && !(*out = ar_buf_detach(&b, len)))
         rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     ar_buf_finish(&b);

@@ -162,15 +162,19 @@ int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, str
 int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err);
 
 /*
- * The one reader of a review control given on the command line (the
- * instructions, a baseline): spec is REV:PATH (ar_diff_is_blob_spec(), or a
- * name with a colon that is no file) read from git's objects, else a file
- * (ar_file_read(), relative to the process's directory). Appends it to out;
- * *from_git (may be NULL) says which it was. Returns 0 or a negative AR_E…
- * code as ar_diff_read_blob() and ar_file_read().
+ * The one reader of a review control (the instructions, a baseline): spec is
+ * REV:PATH (ar_diff_is_blob_spec(), or a name with a colon that is no file) read
+ * from git's objects, else a file (relative to base; NULL: the process's
+ * directory). Either must lie within share's directories (share.h; NULL or none:
+ * anywhere): PATH as git resolves it, the file as the kernel does. Appends it to
+ * out; *file (may be NULL) gets the file's name as read (base and spec joined, not
+ * resolved: the controls check follows its links itself; free()), or NULL when it
+ * came from git. Returns 0 or a negative AR_E… code as ar_diff_read_blob() and
+ * ar_file_read(), or AR_EUSAGE (err.where "dirs") outside the directories.
  */
-int ar_review_read_spec(const char *cwd, const char *spec, struct ar_buf *out, int *from_git,
-                        struct ar_error *err);
+struct ar_share;
+int ar_review_read_spec(const struct ar_share *share, const char *cwd, const char *base,
+                        const char *spec, struct ar_buf *out, char **file, struct ar_error *err);
 
 /* 1 when ar_review_read_spec() reads spec from git's objects, 0 when from a file,
  * or a negative AR_E… code. */

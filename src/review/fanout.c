@@ -25,6 +25,7 @@
 #include "run/run.h"
 #include "run/share.h"
 #include "run/start.h"
+#include "util/log.h"
 #include "util/macros.h"
 #include "util/strv.h"
 #include "util/utf8.h"
@@ -609,6 +610,67 @@ static int join_share(struct ar_review_run *rr, struct ar_error *err)
                : 0;
 }
 
+/*
+ * The controls the library reads itself (instructions_file, baseline_file): from git's
+ * objects or a file, within the share's directories (ar_review_read_spec()); a file is
+ * remembered as such, for check_controls() to hold against the change. Whatever door
+ * the review came by, the rule is the same, and no field a caller may leave unset
+ * decides it.
+ */
+static int read_controls(struct ar_review_run *rr, const struct ar_review_options *o,
+                         struct ar_error *err)
+{
+    const struct ar_share *share = ar_jobset_share(rr->set);
+    const char *cwd = rr->run.cwd;
+    if (o->instructions_file) {
+        if (o->instructions)
+            return ar_error_set(err, AR_EUSAGE, "instructions",
+                                "give the instructions or a file to read them from, not both");
+        struct ar_buf text;
+        ar_buf_init(&text, AR_REVIEW_MAX_INSTRUCTIONS);
+        char *file = NULL;
+        size_t nul = 0;
+        int rc = ar_review_read_spec(share, cwd, cwd, o->instructions_file, &text, &file, err);
+        if (!rc && ar_buf_replace_nul(&text, &nul) != 0)
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        if (rc) {
+            ar_buf_finish(&text);
+            free(file);
+            if (rc != AR_ENOMEM && rc != AR_ENOTFOUND) {
+                rc = rc == AR_EIO ? AR_EIO : AR_EUSAGE;
+                err->code = rc;
+            }
+            if (strcmp(err->where, "dirs") != 0)
+                snprintf(err->where, sizeof(err->where), "instructions");
+            return rc;
+        }
+        if (nul)
+            ar_warn(&rr->run.logger,
+                    "the instructions '%s' hold %zu NUL byte%s, each sent as U+FFFD",
+                    o->instructions_file, nul, nul == 1 ? "" : "s");
+        free(rr->instructions);
+        rr->instructions = ar_buf_detach(&text, NULL);
+        ar_buf_finish(&text);
+        free(rr->instructions_from);
+        rr->instructions_from = file;
+        if (!rr->instructions)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    if (o->baseline_file) {
+        if (o->baseline)
+            return ar_error_set(err, AR_EUSAGE, "baseline",
+                                "give a baseline or a file to read it from, not both");
+        int rc = ar_baseline_load(share, cwd, cwd, o->baseline_file, &rr->baseline, err);
+        if (rc) {
+            if (strcmp(err->where, "dirs") != 0)
+                snprintf(err->where, sizeof(err->where), "baseline");
+            return rc;
+        }
+        rr->has_baseline = 1;
+    }
+    return 0;
+}
+
 /* The chunks' jobs, none started yet. */
 static int make_jobs(struct ar_review_run *rr, struct ar_error *err)
 {
@@ -654,6 +716,8 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
         rc = err->code ? err->code : AR_ENOMEM;
     if (!rc)
         rc = join_share(rr, err);
+    if (!rc)
+        rc = read_controls(rr, o, err);
     if (!rc)
         rc = read_diff(rr, o, err);
     if (!rc)

@@ -136,13 +136,14 @@ static int collect(json_t *doc, struct ar_baseline *b, size_t *cap)
     return rc;
 }
 
-int ar_baseline_load(const char *cwd, const char *path, struct ar_baseline *b, struct ar_error *err)
+int ar_baseline_load(const struct ar_share *share, const char *cwd, const char *base,
+                     const char *path, struct ar_baseline *b, struct ar_error *err)
 {
     memset(b, 0, sizeof(*b));
     struct ar_buf text;
     ar_buf_init(&text, BASELINE_MAX_BYTES);
-    int from_git = 0;
-    int rc = ar_review_read_spec(cwd, path, &text, &from_git, err);
+    char *file = NULL;
+    int rc = ar_review_read_spec(share, cwd, base, path, &text, &file, err);
     if (rc) {
         ar_buf_finish(&text);
         if (rc == AR_ENOMEM)
@@ -154,12 +155,18 @@ int ar_baseline_load(const char *cwd, const char *path, struct ar_baseline *b, s
     json_error_t jerr;
     json_t *doc = json_loadb(text.data ? text.data : "", text.len, 0, &jerr);
     ar_buf_finish(&text);
-    if (!doc)
+    if (!doc) {
+        free(file);
         return ar_error_set(err, AR_EUSAGE, path, "'%s' is not JSON: %s (line %d)", path, jerr.text,
                             jerr.line);
+    }
     size_t cap = 0;
     rc = collect(doc, b, &cap);
     json_decref(doc);
+    if (rc) {
+        free(file);
+        file = NULL;
+    }
     if (rc == 1) {
         ar_baseline_finish(b);
         return ar_error_set(err, AR_EUSAGE, path,
@@ -172,10 +179,7 @@ int ar_baseline_load(const char *cwd, const char *path, struct ar_baseline *b, s
     if (b->n)
         ar_sort(b->fp, b->n, sizeof(*b->fp), cmp_fp);
     /* A file of the checkout: the review checks that the change does not write it. */
-    if (!from_git && !(b->file = strdup(path))) {
-        ar_baseline_finish(b);
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory reading the baseline");
-    }
+    b->file = file;
     return 0;
 }
 
@@ -229,7 +233,7 @@ int ar_review_baseline_read(const char *cwd, const char *path, struct ar_review_
     struct ar_review_baseline *rb = calloc(1, sizeof(*rb));
     if (!rb)
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory reading the baseline");
-    int rc = ar_baseline_load(cwd, path, &rb->b, err);
+    int rc = ar_baseline_load(NULL, cwd, NULL, path, &rb->b, err);
     if (rc) {
         free(rb);
         return rc;

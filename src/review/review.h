@@ -215,8 +215,9 @@ struct ar_baseline {
  * (unreadable, not JSON, or none of those documents; err says which) or
  * AR_ENOMEM.
  */
-int ar_baseline_load(const char *cwd, const char *path, struct ar_baseline *b,
-                     struct ar_error *err);
+struct ar_share;
+int ar_baseline_load(const struct ar_share *share, const char *cwd, const char *base,
+                     const char *path, struct ar_baseline *b, struct ar_error *err);
 
 void ar_baseline_finish(struct ar_baseline *b);
 

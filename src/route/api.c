@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentrun/share.h"
 #include "proc/proc.h"
 #include "result/result.h"
 #include "route/route.h"
@@ -183,10 +184,16 @@ int ar_route_start(struct uv_loop_s *uv, const struct ar_route_options *o, ar_ro
     if (!(rt->res = calloc(1, sizeof(*rt->res))) || !(rt->res->query = strdup(o->query)))
         rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     if (!rc) {
-        rc = o->manifest_path
-                 ? ar_manifest_load(&rt->m, o->manifest_path, err)
-                 : ar_manifest_parse(&rt->m, o->manifest, o->manifest_len, "manifest", err);
-        if (rc == AR_EUSAGE) /* the message names the file; where says it is the manifest */
+        /* A manifest file as the share allows it (relative to run.cwd). */
+        char *path = NULL;
+        if (o->manifest_path)
+            rc = ar_share_path(o->run.share, o->run.cwd, o->manifest_path, &path, err);
+        if (!rc)
+            rc = path ? ar_manifest_load(&rt->m, path, err)
+                      : ar_manifest_parse(&rt->m, o->manifest, o->manifest_len, "manifest", err);
+        free(path);
+        /* The message names the file; where says it is the manifest (or the share's dirs). */
+        if (rc == AR_EUSAGE && strcmp(err->where, "dirs") != 0)
             snprintf(err->where, sizeof(err->where), "manifest");
     }
     int found = rc ? 0 : ar_route_local(&rt->m, o->query, o->min_score, &rt->r);

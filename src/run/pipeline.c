@@ -1465,12 +1465,12 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
     ar_buf_init(&run->repair_prompt, AR_BUF_UNLIMITED);
 
     int rc = copy_options(run, opts);
-    if (rc == 0)
-        rc = join_share(run, opts, extra, err);
     if (rc == 0 && extra)
         rc = keep(run, &run->independent_items, extra->independent_items);
     if (rc < 0)
         ar_error_set(err, rc, NULL, "out of memory");
+    if (rc == 0)
+        rc = join_share(run, opts, extra, err);
     if (rc == 0)
         rc = ar_call_tapes_init(&run->tapes, opts, err);
     if (rc == 0)

@@ -504,7 +504,9 @@ class Posture(McpCase):
     def test_providers_and_cost_caps_name_the_flag(self):
         with Sandbox() as sb:
             sb.answers("gemini", ["fine"])
-            s = self.server(sb, "--providers", "gemini", "--max-cost", "0.5")
+            # auto picks among the allowed providers the first that can log in.
+            s = self.server(sb, "--providers", "gemini", "--max-cost", "0.5",
+                            env={"GEMINI_API_KEY": "key"})
             s.initialize()
             self.refused(s, "run", {"prompt": "x", "provider": "claude"}, "--providers")
             self.refused(s, "run", {"prompt": "x", "fallback": "codex"}, "--providers")

@@ -1,5 +1,5 @@
-/* Unit tests of src/mcp: the line framing, the message parse, the posture's paths, and
- * the server's dispatch driven through a pipe on a loop of its own. */
+/* Unit tests of src/mcp: the line framing, the message parse, the arguments' schemas and refusals,
+ * and the server's dispatch driven through a pipe on a loop of its own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentrun/share.h"
 #include "mcp/call.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp.h"
@@ -159,41 +160,66 @@ static void test_encode_is_one_line(void **state)
     json_decref(id);
 }
 
-/* ---- the posture ---- */
+/* ---- the arguments: the library's request table ---- */
 
-static void test_paths_are_contained_component_by_component(void **state)
+/* Every tool's inputSchema is made from the library's table: a key means what it means in
+ * a batch line, and the MCP cannot forget one. */
+static void test_input_schemas_come_from_the_librarys_table(void **state)
 {
     (void)state;
-    char root[] = "/tmp/ar-mcp-XXXXXX";
-    assert_non_null(mkdtemp(root));
-    char a[PATH_MAX], ab[PATH_MAX], link[PATH_MAX];
-    snprintf(a, sizeof(a), "%s/a", root);
-    snprintf(ab, sizeof(ab), "%s/ab", root);
-    snprintf(link, sizeof(link), "%s/a/up", root);
-    assert_int_equal(mkdir(a, 0700), 0);
-    assert_int_equal(mkdir(ab, 0700), 0);
-    assert_int_equal(symlink(ab, link), 0);
-    const char *const dirs[] = { a };
-    struct ar_mcp_policy p;
-    struct ar_error err = AR_ERROR_INIT;
-    assert_int_equal(ar_mcp_policy_init(&p, 0, 0, "codex gemini", 0, 0, dirs, 1, &err), 0);
-    char *out = NULL, why[512];
-    assert_int_equal(ar_mcp_policy_path(&p, a, ".", &out, why, sizeof(why)), 0);
-    free(out);
-    assert_int_equal(ar_mcp_policy_path(&p, NULL, ab, &out, why, sizeof(why)), -1);
-    assert_null(out);
-    assert_non_null(strstr(why, "--allow-dir"));
-    assert_int_equal(ar_mcp_policy_path(&p, a, "up", &out, why, sizeof(why)), -1);
-    assert_int_equal(ar_mcp_policy_path(&p, a, "../a/../ab", &out, why, sizeof(why)), -1);
-    assert_true(ar_mcp_policy_provider_ok(&p, "gemini"));
-    assert_false(ar_mcp_policy_provider_ok(&p, "claude"));
-    assert_false(ar_mcp_policy_provider_ok(&p, "auto"));
-    ar_mcp_policy_finish(&p);
-    assert_int_equal(ar_mcp_policy_init(&p, 0, 0, "codex,nope", 0, 0, dirs, 1, &err), AR_EUSAGE);
-    unlink(link);
-    rmdir(a);
-    rmdir(ab);
-    rmdir(root);
+    char *run_keys = ar_run_request_schema(AR_REQUEST_RUN);
+    char *tool_keys = ar_run_request_schema(AR_REQUEST_TOOL);
+    json_t *want_run = json_loads(run_keys, 0, NULL), *want_tool = json_loads(tool_keys, 0, NULL);
+    assert_non_null(want_run);
+    assert_non_null(want_tool);
+    for (size_t i = 0; ar_mcp_tools[i]; i++) {
+        const struct ar_mcp_tool *t = ar_mcp_tools[i];
+        char *text = ar_mcp_tool_input_schema(t);
+        json_t *schema = json_loads(text, 0, NULL);
+        assert_non_null(schema);
+        json_t *props = json_object_get(schema, "properties");
+        json_t *want = t->door == AR_REQUEST_RUN ? want_run : t->door ? want_tool : NULL;
+        const char *k;
+        json_t *v;
+        json_object_foreach(want_tool, k, v)
+        {
+            /* The model keys are in every model tool, and in no other. */
+            assert_int_equal(json_object_get(props, k) != NULL, want != NULL);
+        }
+        if (want)
+            json_object_foreach(want, k, v) assert_true(json_equal(json_object_get(props, k), v));
+        assert_true(json_is_false(json_object_get(schema, "additionalProperties")));
+        json_decref(schema);
+        free(text);
+    }
+    json_decref(want_run);
+    json_decref(want_tool);
+    free(run_keys);
+    free(tool_keys);
+}
+
+/* A rule of the share that refused a call names the operator's flag. */
+static void test_refusals_name_the_operators_flag(void **state)
+{
+    (void)state;
+    static const struct {
+        int code;
+        const char *where, *flag;
+    } cases[] = {
+        { AR_EUSAGE, "dirs", "--allow-dir" },          { AR_EUSAGE, "providers", "--providers" },
+        { AR_EUSAGE, "allow_edits", "--allow-edits" }, { AR_EUSAGE, "max_cost", "--max-cost" },
+        { AR_EBUDGET, "budget", "--max-cost-total" },  { AR_EUSAGE, "prompt", NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_error e = AR_ERROR_INIT;
+        ar_error_set(&e, cases[i].code, cases[i].where, "x");
+        char buf[128];
+        const char *hint = ar_mcp_refusal_hint(&e, buf, sizeof(buf));
+        if (cases[i].flag)
+            assert_non_null(strstr(hint, cases[i].flag));
+        else
+            assert_string_equal(hint, "");
+    }
 }
 
 /* ---- the server, through a pipe ---- */
@@ -220,12 +246,21 @@ static char *serve(const char *input)
     o.out_fd = out[1];
     o.version = "test";
     o.max_message = 1024;
+    /* The rules agentrun mcp makes by default: calls work under its directory. */
+    struct ar_share_options so;
+    ar_share_options_init(&so);
+    const char *here[] = { "." };
+    so.dirs = here;
+    so.n_dirs = 1;
+    so.no_edits = 1;
     struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_share_create(&so, &o.run.share, &err), 0);
     int done = 0;
     assert_int_equal(ar_mcp_server_start(&loop, &o, on_done, &done, NULL, &err), 0);
     uv_run(&loop, UV_RUN_DEFAULT);
     assert_true(done);
     assert_int_equal(uv_loop_close(&loop), 0);
+    ar_share_destroy(o.run.share);
     close(out[1]);
     close(in[0]);
     char *buf = calloc(1, 1 << 20);
@@ -277,7 +312,7 @@ static void test_server_refuses_a_model_call_outside_its_directory(void **state)
     char *out = serve(INIT "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":"
                            "{\"name\":\"run\",\"arguments\":{\"prompt\":\"x\",\"cwd\":\"/\"}}}\n");
     assert_non_null(strstr(out, "\"id\":5,\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
-                                "\"cwd: '/' (/) is outside"));
+                                "\"'/' (/) is outside"));
     assert_non_null(strstr(out, "--allow-dir"));
     assert_non_null(strstr(out, "\"isError\":true"));
     free(out);
@@ -291,7 +326,8 @@ int main(void)
         cmocka_unit_test(test_parse_tells_requests_notifications_and_responses),
         cmocka_unit_test(test_parse_names_the_error_each_bad_message_deserves),
         cmocka_unit_test(test_encode_is_one_line),
-        cmocka_unit_test(test_paths_are_contained_component_by_component),
+        cmocka_unit_test(test_input_schemas_come_from_the_librarys_table),
+        cmocka_unit_test(test_refusals_name_the_operators_flag),
         cmocka_unit_test(test_server_answers_every_request_once_in_order),
         cmocka_unit_test(test_server_refuses_a_model_call_outside_its_directory),
     };

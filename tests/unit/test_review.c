@@ -1205,7 +1205,7 @@ static void test_locate_clamps_drops_and_fingerprints(void **state)
     assert_int_equal(json_dump_file(doc, path, 0), 0);
     json_decref(doc);
     struct ar_baseline base;
-    assert_int_equal(ar_baseline_load(NULL, path, &base, NULL), 0);
+    assert_int_equal(ar_baseline_load(NULL, NULL, NULL, path, &base, NULL), 0);
     assert_int_equal(base.n, 3);
     assert_int_equal(ar_review_apply_baseline(&a, &base), 2);
     assert_int_equal(a.n_issues, 1);
@@ -1220,7 +1220,7 @@ static void test_locate_clamps_drops_and_fingerprints(void **state)
     FILE *f = fopen(path, "w");
     fputs("{\"runs\": 3}", f);
     fclose(f);
-    assert_int_equal(ar_baseline_load(NULL, path, &base, &err), AR_EUSAGE);
+    assert_int_equal(ar_baseline_load(NULL, NULL, NULL, path, &base, &err), AR_EUSAGE);
     assert_non_null(strstr(err.msg, "not an agentrun review"));
     unlink(path);
     ar_review_finish(&a);

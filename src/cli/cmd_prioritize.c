@@ -34,7 +34,7 @@ static const struct ar_cli_opt opts[] = {
     { "top", KEY_TOP, "N", "show only the N highest priorities (default: all)", NULL },
     { "format", KEY_FORMAT, "FORMAT",
       "text (a ranked table), markdown (a table) or json (default: text)", "text|markdown|json" },
-    AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
+    AR_CLI_MAX_COST_OPT AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
 static int print_buf(struct ar_buf *b)

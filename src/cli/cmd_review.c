@@ -86,7 +86,7 @@ static const struct ar_cli_opt opts[] = {
       NULL },
     { "sarif-category", KEY_SARIF_CATEGORY, "NAME",
       "SARIF automationDetails category, one per review job (default: agentrun-review)", NULL },
-    AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
+    AR_CLI_MAX_COST_OPT AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
 /* The library's writer: stdout, whole or reported (msg.c). */

@@ -28,7 +28,7 @@ static const struct ar_cli_opt opts[] = {
       "never call the model: no exact or keyword match gives route none, exit 3", NULL },
     { "format", KEY_FORMAT, "FORMAT", "text (one line per match) or json (default: text)",
       "text|json" },
-    AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
+    AR_CLI_MAX_COST_OPT AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
 /* Prints the result. Returns 0, or the exit status of what went wrong (reported). */

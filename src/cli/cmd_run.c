@@ -25,7 +25,6 @@ enum {
     KEY_WITH_CONTENT,
     KEY_NO_FILES,
     KEY_TRACK_FILES,
-    KEY_MAX_COST,
     KEY_FORMAT,
     KEY_ALLOW_DENIED,
     KEY_EXPECT_CHANGES,
@@ -79,11 +78,10 @@ static const struct ar_cli_opt opts[] = {
       "with --worktree: leave the worktree in place (default: removed unless it holds "
       "uncommitted changes)",
       NULL },
-    { "max-cost", KEY_MAX_COST, "USD",
-      "a budget the CLI enforces where it can, claude (default: no limit)", NULL },
-    { "format", KEY_FORMAT, "FORMAT",
-      "text: the answer on stdout and a summary on stderr; json: the RunResult (default: text)",
-      "text|json" },
+    AR_CLI_MAX_COST_OPT{
+        "format", KEY_FORMAT, "FORMAT",
+        "text: the answer on stdout and a summary on stderr; json: the RunResult (default: text)",
+        "text|json" },
     AR_CLI_SESSION_OPTS{ NULL, 0, NULL, NULL, NULL },
 };
 
@@ -275,13 +273,6 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_TRACK_FILES:
             s.run.track_files = AR_TRACK_FILES_ALWAYS;
-            break;
-        case KEY_MAX_COST:
-            if (ar_cli_parse_usd(arg, &s.run.max_cost_usd) < 0) {
-                ar_cli_usage_error(cmd, "invalid --max-cost '%s': want a positive amount in USD",
-                                   arg);
-                goto out;
-            }
             break;
         case KEY_FORMAT:
             if ((json_format = ar_cli_choice(cmd, KEY_FORMAT, arg)) < 0)

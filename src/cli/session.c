@@ -101,6 +101,13 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     case 'C':
         o->cwd = arg;
         return 1;
+    case AR_CLI_KEY_MAX_COST:
+        if (ar_cli_parse_usd(arg, &o->max_cost_usd) < 0) {
+            ar_cli_usage_error(s->cmd, "invalid --max-cost '%s': want a positive amount in USD",
+                               arg);
+            return -1;
+        }
+        return 1;
     case AR_CLI_KEY_ALLOW_DIR:
         if (s->n_dirs == sizeof(s->dirs) / sizeof(s->dirs[0])) {
             ar_cli_usage_error(s->cmd, "--allow-dir: at most %zu directories",

@@ -46,6 +46,7 @@ enum {
     AR_CLI_KEY_TRUST_PROJECT,
     AR_CLI_KEY_MAX_WAIT,
     AR_CLI_KEY_ALLOW_DIR,
+    AR_CLI_KEY_MAX_COST,
     AR_CLI_KEY_COMMAND = 512,
 };
 
@@ -99,6 +100,14 @@ enum {
     {"quiet", 'q', NULL, "errors only on stderr: no status line, no summary", NULL}, \
     {"log-format", AR_CLI_KEY_LOG_FORMAT, "FORMAT", \
      "diagnostics as text or as JSON lines (default: text)", "text|json"},
+
+/* --max-cost for a command whose cap covers everything it spends (run, review, prioritize,
+ * route): the run's (or the review's) max_cost_usd. batch and mcp have caps of their own. */
+#define AR_CLI_MAX_COST_OPT \
+    {"max-cost", AR_CLI_KEY_MAX_COST, "USD", \
+     "the most the command may spend, every CLI call included (main, repair, retries, " \
+     "fallback, every chunk); a call that would not fit is not made: exit 6 (default: no cap)", \
+     NULL},
 // clang-format on
 
 struct ar_cli_session {

@@ -163,13 +163,9 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     o.top = (size_t)top;
 
     struct ar_error err = AR_ERROR_INIT;
-    if (context_file && ar_file_read(context_file, &context, &err) < 0) {
-        if (err.code == AR_ENOMEM)
-            rc = ar_cli_out_of_memory();
-        else
-            ar_cli_usage_error(cmd, "--context: %s", err.msg);
+    if (context_file && (rc = ar_cli_session_read(&s, "--context", context_file, &context)) != 0)
         goto out;
-    }
+    rc = AR_EXIT_USAGE;
     /* The context goes into the prompt as a C string: a NUL must not end it there. */
     size_t nuls = 0;
     if (ar_buf_replace_nul(&context, &nuls) != 0) {
@@ -221,6 +217,7 @@ out:
         ar_cli_session_end(&s);
         rc = ar_cli_session_exit_status(&s, rc);
     }
+    ar_cli_session_finish(&s);
     ar_prioritize_result_destroy(res);
     ar_cli_parser_finish(&p);
     ar_buf_finish(&out);

@@ -197,11 +197,18 @@ static void note_unreviewed(const struct ar_review_coverage *cov)
 }
 
 /* Reads the patch in path ('-': stdin) into text and points the options at it. */
-static int read_patch(const struct ar_cli_command *cmd, const char *path, struct ar_buf *text,
+static int read_patch(struct ar_cli_session *s, const char *path, struct ar_buf *text,
                       struct ar_review_options *o)
 {
+    const struct ar_cli_command *cmd = s->cmd;
     struct ar_error err = AR_ERROR_INIT;
-    int rc = ar_file_read(path, text, &err);
+    /* A file the command line names, where --allow-dir allows it. */
+    int rc = strcmp(path, "-") != 0 ? ar_cli_session_share(s) : 0;
+    if (rc)
+        return rc;
+    if (strcmp(path, "-") != 0 && ar_share_path(s->share, NULL, path, NULL, &err) < 0)
+        return ar_cli_usage_error(cmd, "%s", err.msg);
+    rc = ar_file_read(path, text, &err);
     /* Unreadable input is a usage error (DESIGN §7). */
     if (rc == AR_EIO)
         return ar_cli_usage_error(cmd, "%s", err.msg);
@@ -222,21 +229,22 @@ static int read_patch(const struct ar_cli_command *cmd, const char *path, struct
  * checkout holds must never stand in for the revision a CI job names.
  * Returns 0, or an exit status after printing why.
  */
-static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev_only,
+static int read_input(struct ar_cli_session *s, const char *arg, int rev_only,
                       const char *diff_file, int staged, const char *cwd, struct ar_buf *text,
                       struct ar_review_options *o)
 {
+    const struct ar_cli_command *cmd = s->cmd;
     if (diff_file && (arg || staged))
         return ar_cli_usage_error(cmd, "--diff-file takes the place of DIFF and --staged");
     if (diff_file)
-        return read_patch(cmd, diff_file, text, o);
+        return read_patch(s, diff_file, text, o);
     o->staged = staged;
     if (!arg || staged || rev_only) {
         o->rev = arg;
         return 0;
     }
     if (strcmp(arg, "-") == 0)
-        return read_patch(cmd, arg, text, o);
+        return read_patch(s, arg, text, o);
     if (arg[0] == '-' || !ar_is_file(arg)) {
         o->rev = arg;
         return 0;
@@ -260,7 +268,7 @@ static int read_input(const struct ar_cli_command *cmd, const char *arg, int rev
                                   "'%s' is a range of unknown revisions here (fetch them) and "
                                   "also a file; use --diff-file '%s' to review the file",
                                   arg, arg);
-    return read_patch(cmd, arg, text, o);
+    return read_patch(s, arg, text, o);
 }
 
 /* The option behind a control the change under review writes (ar_review_start()'s
@@ -325,7 +333,6 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     const char **excludes = calloc((size_t)argc + 1, sizeof(*excludes));
     const char *baseline_path = NULL;
     struct ar_review_result *res = NULL;
-    int began = 0;
     if (!includes || !excludes) {
         ar_cli_errorf("out of memory");
         rc = AR_EXIT_PROVIDER;
@@ -443,13 +450,12 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "-C: %s", err.msg);
         goto out;
     }
-    if ((rc = read_input(cmd, diff_arg, dashdash >= 1, diff_file, staged, s.run.cwd, &diff_text,
+    if ((rc = read_input(&s, diff_arg, dashdash >= 1, diff_file, staged, s.run.cwd, &diff_text,
                          &o)) != 0)
         goto out;
 
     if ((rc = ar_cli_session_begin(&s)) != 0)
         goto out;
-    began = 1;
     o.run = s.run;
     o.max_chunk_bytes = (size_t)max_chunk;
     o.max_chunks = (size_t)max_chunks;
@@ -484,7 +490,6 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     uv_run(ar_cli_session_uv(&s), UV_RUN_DEFAULT);
     ar_cli_session_set_cancel(&s, NULL, NULL);
     ar_cli_session_end(&s);
-    began = 0;
     if (!res) {
         ar_cli_errorf("the review ended without a result");
         rc = AR_EXIT_PROVIDER;
@@ -537,8 +542,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_session_summary(&s, &sum);
 
 out:
-    if (began)
-        ar_cli_session_end(&s);
+    ar_cli_session_finish(&s);
     ar_cli_parser_finish(&p);
     ar_review_result_destroy(res);
     free(includes);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "ar_config.h"
+#include "agentrun/request.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cli/terminal.h"
@@ -96,6 +97,25 @@ struct vars {
  * NUL becomes U+FFFD, and the user is told. Returns 0, or the exit status of
  * out of memory (reported).
  */
+/* The flag behind an option the library names (ar_run_options_check()'s err.where). */
+static const char *run_flag(const char *where)
+{
+    static const char *const map[][2] = {
+        { "allow_edits", "--allow-edits" },
+        { "base", "--base" },
+        { "commit", "--commit" },
+        { "keep_worktree", "--keep-worktree" },
+        { "prompt", "PROMPT" },
+        { "schema", "--schema" },
+        { "vars", "--var" },
+        { "worktree", "--worktree" },
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(where, map[i][0]) == 0)
+            return map[i][1];
+    return where;
+}
+
 static int warn_nul(struct ar_buf *b, const char *name)
 {
     size_t n = 0;
@@ -107,23 +127,25 @@ static int warn_nul(struct ar_buf *b, const char *name)
     return 0;
 }
 
-static int add_var(const struct ar_cli_command *cmd, struct vars *vars, const char *spec)
+/* Adds --var KEY=VALUE or KEY=@FILE (read as --allow-dir allows), once the options are
+ * read. */
+static int add_var(struct ar_cli_session *s, struct vars *vars, const char *spec)
 {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
-        return ar_cli_usage_error(cmd, "invalid --var '%s': want KEY=VALUE or KEY=@FILE", spec);
+        return ar_cli_usage_error(s->cmd, "invalid --var '%s': want KEY=VALUE or KEY=@FILE", spec);
     char *name = strndup(spec, (size_t)(eq - spec));
     char *value;
     if (eq[1] == '@') {
         struct ar_buf b;
-        struct ar_error err = AR_ERROR_INIT;
         ar_buf_init(&b, (size_t)64 << 20);
-        if (ar_file_read(eq + 2, &b, &err) < 0) {
+        char what[96];
+        snprintf(what, sizeof(what), "--var %.*s", (int)(eq - spec > 60 ? 60 : eq - spec), spec);
+        int read = ar_cli_session_read(s, what, eq + 2, &b);
+        if (read) {
             ar_buf_finish(&b);
             free(name);
-            if (err.code == AR_ENOMEM)
-                return ar_cli_out_of_memory();
-            return ar_cli_usage_error(cmd, "--var %.*s: %s", (int)(eq - spec), spec, err.msg);
+            return read;
         }
         int rc = warn_nul(&b, eq + 2);
         if (rc) {
@@ -193,6 +215,9 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_cli_session s;
     struct ar_cli_parser p;
     struct vars vars = { NULL, 0, AR_STRV_INIT };
+    /* --var values, read once every option is (--allow-dir may come after them). */
+    const char **var_specs = calloc((size_t)argc + 1, sizeof(*var_specs));
+    size_t n_var_specs = 0;
     struct ar_buf prompt, schema;
     const char *prompt_file = NULL, *schema_file = NULL;
     int json_format = 0, rc = AR_EXIT_USAGE, auto_stdin = 0;
@@ -203,6 +228,10 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_buf_init(&schema, (size_t)1 << 20);
     ar_cli_session_init(&s, cmd);
     ar_cli_parser_init(&p, cmd, argc, argv);
+    if (!var_specs) {
+        rc = ar_cli_out_of_memory();
+        goto out;
+    }
     while ((key = ar_cli_session_next(&s, &p, &arg)) != -1) {
         if (key == -2) {
             rc = p.status;
@@ -216,9 +245,8 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
             s.run.template_name = arg;
             break;
         case KEY_VAR:
-            if ((rc = add_var(cmd, &vars, arg)) != 0)
-                goto out;
-            rc = AR_EXIT_USAGE;
+            if (n_var_specs < (size_t)argc)
+                var_specs[n_var_specs++] = arg;
             break;
         case KEY_SCHEMA:
             schema_file = arg;
@@ -307,21 +335,10 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         ar_cli_usage_error(cmd, "give only one of PROMPT, -f FILE and -t TEMPLATE");
         goto out;
     }
-    if (s.run.allow_edits && s.run.tools == AR_TOOLS_NONE) {
-        ar_cli_usage_error(cmd, "--no-tools and --allow-edits exclude each other");
-        goto out;
-    }
-    if (!s.run.worktree && (s.run.worktree_base || s.run.worktree_commit || s.run.keep_worktree)) {
-        ar_cli_usage_error(cmd, "%s needs --worktree",
-                           s.run.worktree_base     ? "--base"
-                           : s.run.worktree_commit ? "--commit"
-                                                   : "--keep-worktree");
-        goto out;
-    }
-    if (vars.n && !s.run.template_name) {
-        ar_cli_usage_error(cmd, "--var needs -t TEMPLATE");
-        goto out;
-    }
+    for (size_t i = 0; i < n_var_specs; i++)
+        if ((rc = add_var(&s, &vars, var_specs[i])) != 0)
+            goto out;
+    rc = AR_EXIT_USAGE;
     /* Only a text call's whole input is its prompt (record-replay.md): say so rather
      * than let --cache do nothing. */
     if (s.run.cache && (s.run.tools != AR_TOOLS_NONE || s.run.trust_project || s.run.resume))
@@ -338,13 +355,8 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     if (prompt_file) {
-        if (ar_file_read(prompt_file, &prompt, &err) < 0) {
-            if (err.code == AR_ENOMEM)
-                rc = ar_cli_out_of_memory();
-            else
-                ar_cli_usage_error(cmd, "%s", err.msg);
+        if ((rc = ar_cli_session_read(&s, "-f", prompt_file, &prompt)) != 0)
             goto out;
-        }
         if ((rc = warn_nul(&prompt, prompt_file)) != 0)
             goto out;
         rc = AR_EXIT_USAGE;
@@ -359,13 +371,8 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     if (schema_file) {
-        if (ar_file_read(schema_file, &schema, &err) < 0) {
-            if (err.code == AR_ENOMEM)
-                rc = ar_cli_out_of_memory();
-            else
-                ar_cli_usage_error(cmd, "--schema: %s", err.msg);
+        if ((rc = ar_cli_session_read(&s, "--schema", schema_file, &schema)) != 0)
             goto out;
-        }
         if ((rc = warn_nul(&schema, schema_file)) != 0)
             goto out;
         rc = AR_EXIT_USAGE;
@@ -373,6 +380,12 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     s.run.vars = vars.v;
     s.run.n_vars = vars.n;
+    /* The rules between options are the library's (every door's): checked before any CLI
+     * is looked for, and named by their flag. */
+    if (ar_run_options_check(&s.run, &err) < 0) {
+        ar_cli_usage_error(cmd, "%s: %s", run_flag(err.where), err.msg);
+        goto out;
+    }
 
     if ((rc = ar_cli_session_begin(&s)) != 0)
         goto out;
@@ -404,9 +417,11 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
     ar_cli_session_end(&s);
     rc = ar_cli_session_exit_status(&s, rc);
 out:
+    ar_cli_session_finish(&s);
     ar_cli_parser_finish(&p);
     ar_buf_finish(&prompt);
     ar_buf_finish(&schema);
+    free(var_specs);
     free(vars.v);
     ar_strv_finish(&vars.storage);
     return rc;

@@ -419,8 +419,10 @@ static const char *share_option(const char *where)
     return where;
 }
 
-int ar_cli_session_begin(struct ar_cli_session *s)
+int ar_cli_session_share(struct ar_cli_session *s)
 {
+    if (s->share)
+        return 0;
     struct ar_error err = AR_ERROR_INIT;
     s->share_opts.dirs = s->dirs;
     s->share_opts.n_dirs = s->n_dirs;
@@ -430,7 +432,41 @@ int ar_cli_session_begin(struct ar_cli_session *s)
         return ar_cli_error_code(err.code, "%s", err.msg);
     }
     s->run.share = s->share;
-    int rc = uv_loop_init(&s->uv);
+    return 0;
+}
+
+int ar_cli_session_read(struct ar_cli_session *s, const char *what, const char *path,
+                        struct ar_buf *out)
+{
+    int rc = ar_cli_session_share(s);
+    if (rc)
+        return rc;
+    struct ar_error err = AR_ERROR_INIT;
+    if (strcmp(path, "-") != 0 && ar_share_path(s->share, NULL, path, NULL, &err) < 0)
+        return ar_cli_usage_error(s->cmd, "%s: %s", what, err.msg);
+    if (ar_file_read(path, out, &err) < 0) {
+        if (err.code == AR_ENOMEM)
+            return ar_cli_out_of_memory();
+        return ar_cli_usage_error(s->cmd, "%s: %s", what, err.msg);
+    }
+    return 0;
+}
+
+void ar_cli_session_finish(struct ar_cli_session *s)
+{
+    if (s->uv_on)
+        ar_cli_session_end(s);
+    ar_share_destroy(s->share);
+    s->share = NULL;
+    s->run.share = NULL;
+}
+
+int ar_cli_session_begin(struct ar_cli_session *s)
+{
+    int rc = ar_cli_session_share(s);
+    if (rc)
+        return rc;
+    rc = uv_loop_init(&s->uv);
     if (rc < 0) {
         ar_cli_errorf("cannot create the event loop: %s", uv_strerror(rc));
         return AR_EXIT_PROVIDER;
@@ -511,13 +547,8 @@ int ar_cli_session_run(struct ar_cli_session *s, const struct ar_run_options *o,
 void ar_cli_session_end(struct ar_cli_session *s)
 {
     status_stop(s);
-    if (!s->uv_on) {
-        /* Nothing ran on it (or it is gone): the share can go. */
-        ar_share_destroy(s->share);
-        s->share = NULL;
-        s->run.share = NULL;
+    if (!s->uv_on)
         return;
-    }
     for (int i = 0; i < s->n_sig; i++)
         uv_close((uv_handle_t *)&s->sig[i], NULL);
     s->n_sig = 0;
@@ -526,6 +557,7 @@ void ar_cli_session_end(struct ar_cli_session *s)
     if (uv_loop_close(&s->uv) != 0)
         ar_cli_warnf("internal: event loop closed with open handles");
     s->uv_on = 0;
+    /* Every run is over: the share can go. */
     ar_share_destroy(s->share);
     s->share = NULL;
     s->run.share = NULL;

@@ -154,6 +154,26 @@ struct ar_cli_session {
 void ar_cli_session_init(struct ar_cli_session *s, const struct ar_cli_command *cmd);
 
 /*
+ * Makes the share from share_opts and --allow-dir, once the options are read (a command
+ * that reads a file a request names first calls it through ar_cli_session_read()).
+ * Returns 0, or the exit status after printing why.
+ */
+int ar_cli_session_share(struct ar_cli_session *s);
+
+/*
+ * Reads the file at path ("-": standard input) a command line names, as the share allows
+ * (--allow-dir), into out; what names it in messages ("--schema"). Returns 0, or the
+ * exit status after printing why.
+ */
+struct ar_buf;
+int ar_cli_session_read(struct ar_cli_session *s, const char *what, const char *path,
+                        struct ar_buf *out);
+
+/* Frees what the session holds whether or not it began (the share); call it on every way
+ * out of a command that may have read a file through the session. */
+void ar_cli_session_finish(struct ar_cli_session *s);
+
+/*
  * Makes the share (from share_opts and --allow-dir) and the loop, and watches the
  * signals. Returns 0, or the exit status after printing why (a share the library
  * refuses: an --allow-dir that does not exist, agentrun nested too deep).

@@ -677,11 +677,7 @@ int ar_review_read_spec(const struct ar_share *share, const char *cwd, const cha
         int rc = ar_share_rev_path(share, cwd, spec, err);
         return rc ? rc : ar_diff_read_blob(cwd, spec, out, err);
     }
-    char *real = NULL;
-    int rc = ar_share_path(share, base, spec, &real, err);
-    if (!rc)
-        rc = ar_file_read(real, out, err);
-    free(real);
+    int rc = ar_share_read_file(share, base, spec, out, err);
     if (!rc && file) {
         struct ar_buf name;
         ar_buf_init(&name, AR_BUF_UNLIMITED);

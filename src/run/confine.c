@@ -193,10 +193,17 @@ int ar_share_rev_path(const struct ar_share *s, const char *cwd, const char *spe
 int ar_share_read_file(const struct ar_share *s, const char *base, const char *path,
                        struct ar_buf *out, struct ar_error *err)
 {
-    char *real = NULL;
-    int rc = ar_share_path(s, base, path, &real, err);
-    if (!rc)
-        rc = ar_file_read(real, out, err);
-    free(real);
+    /* Checked where it leads; read by the name it was given, so that the reader's own rule
+     * (a link is followed only within the folder of the name: util/file.h) holds too. */
+    int rc = ar_share_path(s, base, path, NULL, err);
+    if (rc)
+        return rc;
+    struct ar_buf name;
+    ar_buf_init(&name, AR_BUF_UNLIMITED);
+    rc = path[0] != '/' && base ? ar_buf_printf(&name, "%s/%s", base, path)
+                                : ar_buf_puts(&name, path);
+    rc = rc ? ar_error_set(err, AR_ENOMEM, NULL, "out of memory")
+            : ar_file_read(ar_buf_cstr(&name), out, err);
+    ar_buf_finish(&name);
     return rc;
 }

@@ -64,9 +64,9 @@ def many_files(sb, n=6):
 CASES = [
     # ---- what a call may spend ----
     dict(name="run cap covers the repair call",
-         setup=None, answers=["not json at all", ANSWER_OK],
-         cli=["run", "--max-cost", "0.02", "--schema", '{"type":"object","required":["ok"]}',
-              "x"],
+         setup=lambda sb: sb.write("contract.json", '{"type":"object","required":["ok"]}'),
+         answers=["not json at all", ANSWER_OK],
+         cli=["run", "--max-cost", "0.02", "--schema", "contract.json", "x"],
          mcp=([], "run", {"prompt": "x", "max_cost": 0.02,
                           "schema": {"type": "object", "required": ["ok"]}}),
          want=("budget", 1)),
@@ -216,7 +216,14 @@ def mcp_outcome(test, sb, case, calls_before):
         cwd = os.path.join(sb.work, allow)
     s = Server(sb, *flags, env=case.get("env"), cwd=cwd, provider="claude")
     test.addCleanup(s.kill)
-    s.initialize()
+    try:
+        s.initialize()
+    except AssertionError:
+        # The server itself refused to start (the share the library would not make): the
+        # door is closed before any call, as a refused command line is.
+        rc = s.p.wait(30)
+        text = s.p.stderr.read().decode(errors="replace")
+        return {2: "usage", 6: "budget"}.get(rc, str(rc)), text, len(sb.calls()) - calls_before
     r = s.call(tool, args, timeout=60)
     res = r.get("result") or {}
     text = " ".join(c.get("text", "") for c in res.get("content", []))

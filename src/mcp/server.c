@@ -350,14 +350,16 @@ static void start_call(struct ar_mcp_call *c)
         cancel_call(c); /* the server stopped while the call started */
 }
 
-/* Starts queued calls, oldest first, while there is room. A call may end while it
- * starts (and start the next itself): the walk begins again from the head each time. */
+/* Starts queued calls, oldest first. Each starts at once: how many CLIs run at once is the
+ * share's (run.share's max_calls, -j), which every call's CLI calls wait on, so a call the
+ * library refuses is answered at once, never after the calls before it. A call may end
+ * while it starts (and start the next itself): the walk begins again from the head. */
 static void pump(struct ar_mcp_server *s)
 {
     if (s->pumping)
         return;
     s->pumping = 1;
-    while (!s->stopping && s->running < s->o.jobs) {
+    while (!s->stopping) {
         struct ar_mcp_call *c = s->calls;
         while (c && (c->started || c->finished))
             c = c->next;
@@ -531,9 +533,11 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
         json_decref(own_args);
         return;
     }
-    size_t waiting = 0;
+    /* Open calls beyond the -j whose CLIs may run are the ones waiting. */
+    size_t open = 0;
     for (struct ar_mcp_call *o = s->calls; o; o = o->next)
-        waiting += !o->started && !o->finished;
+        open += o->tool->uses_model && !o->finished;
+    size_t waiting = open > s->o.jobs ? open - s->o.jobs : 0;
     if (ar_mcp_tools[ti]->uses_model && waiting >= MAX_WAITING) {
         /* A client that floods the queue gets told, not a server that grows. */
         snprintf(msg, sizeof(msg),

@@ -1301,8 +1301,10 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
             return err->code;
         for (int i = 0; i < n && i < 16; i++) {
             if (ar_provider_resolve_within(fb[i]->name, allowed, NULL, 0, err) == NULL) {
-                snprintf(err->where, sizeof(err->where), "fallback");
-                return err->code;
+                char msg[sizeof(err->msg)], where[sizeof(err->where)];
+                snprintf(msg, sizeof(msg), "%s", err->msg);
+                snprintf(where, sizeof(where), "%s", err->where);
+                return ar_error_set(err, err->code, where, "fallback %s", msg);
             }
             if (ar_strv_push(&run->providers, fb[i]->name) < 0)
                 return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");

@@ -528,6 +528,117 @@ class Posture(McpCase):
             self.assertFalse(s.call("extract", {"text": "{}"})["result"]["isError"])
 
 
+def budget_arg(call):
+    """The --max-budget-usd claude was given, or None."""
+    argv = call["argv"]
+    return float(argv[argv.index("--max-budget-usd") + 1]) if "--max-budget-usd" in argv else None
+
+
+class Money(McpCase):
+    """What a server's calls may spend (issue 60, items 1-7 and 9): the library's budget,
+    reserved as each CLI call starts (docs/security.md, "What a call may spend")."""
+
+    def run_calls(self, s, n, args=None):
+        return [s.call("run", dict(args or {"prompt": "p%d" % i}))["result"] for i in range(n)]
+
+    def test_a_call_naming_no_max_cost_gets_the_servers(self):
+        with Sandbox() as sb:
+            sb.write("c.json", "{}")
+            sb.answers("claude", ["not json", '{"ok": true}'], cost=0.0123)
+            s = self.server(sb, "--max-cost", "0.02", provider="claude")
+            s.initialize()
+            r = s.call("run", {"prompt": "x", "schema": {"type": "object",
+                                                         "required": ["ok"]}})["result"]
+            # The repair call would pass the call's cap: not made.
+            self.assertEqual(r["structuredContent"]["error"]["code"], "budget", r)
+            self.assertEqual(len(sb.calls()), 1)
+            self.assertAlmostEqual(budget_arg(sb.calls()[0]), 0.02, places=6)
+            self.assertEqual(r["structuredContent"]["budget"]["cap_usd"], 0.02)
+
+    def test_an_unknown_cost_stops_the_total(self):
+        with Sandbox() as sb:
+            # codex's model is not in the price table: its cost is unknown, never $0.
+            sb.answers("codex", ['{"a": 1}'])
+            s = self.server(sb, "--max-cost-total", "5", env={"AGENTRUN_MODEL": "gpt-unpriced"})
+            s.initialize()
+            first, second = self.run_calls(s, 2)
+            self.assertFalse(first["isError"], first)
+            self.assertIsNone(first["structuredContent"]["cost_usd"])
+            self.assertTrue(second["isError"])
+            self.assertEqual(second["structuredContent"]["error"]["code"], "budget")
+            self.assertIn("gpt-unpriced", second["content"][0]["text"])
+            self.assertEqual(len(sb.calls()), 1)
+
+    def test_a_calls_own_cap_above_what_is_left_gets_what_is_left(self):
+        with Sandbox() as sb:
+            sb.answers("claude", ['{"a": 1}'], cost=0.0123)
+            s = self.server(sb, "--max-cost-total", "0.03", provider="claude")
+            s.initialize()
+            r = s.call("run", {"prompt": "x", "max_cost": 0.5})["result"]
+            self.assertFalse(r["isError"], r)
+            # The first call runs alone with all that is left of the total, not its own 0.5.
+            self.assertAlmostEqual(budget_arg(sb.calls()[0]), 0.03, places=6)
+            r = s.call("run", {"prompt": "x", "max_cost": 0.5})["result"]
+            self.assertFalse(r["isError"], r)
+            self.assertAlmostEqual(budget_arg(sb.calls()[1]), 0.03 - 0.0123, places=6)
+
+    def test_the_total_is_the_sum_of_every_call(self):
+        with Sandbox() as sb:
+            sb.answers("claude", ['{"a": 1}'], cost=0.0123)
+            s = self.server(sb, "--max-cost-total", "0.03", provider="claude")
+            s.initialize()
+            results = self.run_calls(s, 3)
+            # $0.0246 spent: $0.0054 left, short of the $0.0123 a call costs.
+            self.assertEqual([r["isError"] for r in results], [False, False, True])
+            self.assertEqual(len(sb.calls()), 2)
+
+    def test_the_servers_fallback_is_held_to_providers(self):
+        with Sandbox() as sb:
+            sb.answers("gemini", ["fine"])
+            s = self.server(sb, "--providers", "gemini", "--fallback", "codex",
+                            provider="gemini")
+            s.initialize()
+            r = s.call("run", {"prompt": "x"})["result"]
+            self.assertTrue(r["isError"])
+            self.assertIn("--providers", r["content"][0]["text"])
+            self.assertEqual(sb.calls(), [])
+
+    def test_worktrees_give_every_edit_run_one(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ["done"])
+            s = self.server(sb, "--allow-edits", "--worktrees",
+                            env={"FAKE_CLI_WRITE_FILES": "new.txt=hello"})
+            s.initialize()
+            r = s.call("run", {"prompt": "edit", "allow_edits": True})["result"]
+            self.assertFalse(r["isError"], r)
+            w = r["structuredContent"]["worktree"]
+            self.assertIsNotNone(w, "an edit run under --worktrees edited the checkout")
+            self.assertNotEqual(sb.calls()[0]["cwd"], os.path.realpath(sb.work))
+            self.assertFalse(os.path.exists(os.path.join(sb.work, "new.txt")))
+
+    def test_a_refused_call_takes_no_slot_and_never_more_than_j_clis_run(self):
+        with Sandbox() as sb:
+            go = os.path.join(sb.root, "go")
+            sb.answers("codex", ['{"a": 1}'])
+            s = self.server(sb, "-j", "1", "--providers", "codex",
+                            env={"FAKE_CLI_WAIT_FOR": go})
+            s.initialize()
+            ids = [1, 2, 3, 4]
+            args = [{"prompt": "a"}, {"prompt": "b", "provider": "claude"}, {"prompt": "c"},
+                    {"prompt": "d"}]
+            for i, a in zip(ids, args):
+                s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "run", "arguments": a}})
+            refused = s.answer(2)
+            self.assertTrue(refused["result"]["isError"])
+            time.sleep(1.5)
+            self.assertEqual(len(sb.calls()), 1, "more than -j CLIs ran at once")
+            open(go, "w").close()
+            for i in (1, 3, 4):
+                self.assertFalse(s.answer(i, 60)["result"]["isError"])
+            self.assertEqual(len(sb.calls()), 3)
+
+
 class Hostile(McpCase):
     def test_bad_messages_get_their_errors_and_the_server_keeps_going(self):
         with Sandbox(git=False) as sb:

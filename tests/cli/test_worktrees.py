@@ -519,7 +519,8 @@ class TestRunWorktree(Base):
         for flag in (["--commit"], ["--base", "HEAD"], ["--keep-worktree"]):
             p = self.sb.run("run", *flag, "hi", provider="claude")
             self.assertEqual(p.returncode, 2, flag)
-            self.assertIn("needs --worktree", p.stderr)
+            self.assertIn("goes with a worktree", p.stderr)
+            self.assertIn(flag[0] + ":", p.stderr)  # named by its flag
 
     def test_outside_a_repository(self):
         with Sandbox(git=False) as sb:

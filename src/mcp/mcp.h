@@ -36,7 +36,8 @@ struct ar_mcp_options {
      * share must outlive the server. */
     struct ar_run_options run;
     int allow_edits;     /* the share lets runs edit: only what tools/list says (readOnlyHint) */
-    unsigned jobs;       /* tool calls started at once (default 4); jobs + 256 may be open */
+    unsigned jobs;       /* calls whose CLIs may run at once: the share's max_calls, which the
+                            caller sets alike; jobs + 256 calls may be open (default 4) */
     size_t max_message;  /* the longest line read (default AR_MCP_MAX_MESSAGE) */
     int in_fd, out_fd;   /* default 0 and 1 */
     const char *version; /* serverInfo.version */

@@ -10,9 +10,11 @@
  *     written to the output;
  *   - initialize must come first (ping may come any time); the protocol
  *     version is the client's when it is one of ours, else our latest;
- *   - tools/call checks the arguments against the tool's inputSchema and the
- *     operator's posture, then queues the call; at most `jobs` calls run at
- *     once (extract, which needs no CLI, runs at once);
+ *   - tools/call checks the arguments against the tool's inputSchema, reads
+ *     them into the library's run options (args.c) and starts the call: what
+ *     it may do, spend and read, and how many CLIs run at once, are the
+ *     share's rules (run.share), which the library keeps; at most jobs + 256
+ *     calls are open;
  *   - notifications/cancelled ends that call's work (its CLI's process group
  *     gets SIGTERM) and the call is never answered, as the spec asks;
  *   - the end of the input, or ar_mcp_server_stop() (a signal), stops the

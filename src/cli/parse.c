@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ar_config.h"
+#include "agentrun/request.h"
 #include "cli/cli.h"
 #include "util/file.h"
 
@@ -376,10 +377,12 @@ int ar_cli_parse_duration_ms(const char *s, unsigned long long *ms)
         mult = 3600000;
     else
         return -1;
-    double r = v * mult;
-    if (r > 1e15)
+    /* The library's one reading of a duration (agentrun/request.h): 0 is 0, anything else
+     * at least a millisecond, so "0.0004" is never "none". */
+    uint64_t out;
+    if (ar_seconds_to_ms(v * mult / 1000.0, &out, NULL) < 0)
         return -1;
-    *ms = (unsigned long long)(r + 0.5);
+    *ms = out;
     return 0;
 }
 

@@ -229,4 +229,11 @@ json_t *ar_git_changes_to_json(const struct ar_git_changes *ch);
  */
 char *ar_git_find_root(const char *dir);
 
+/*
+ * The colon that ends REV in a REV:PATH object name, found as git finds it
+ * (get_oid_with_context(): not one inside a {...} of REV, as in HEAD^{/fix: typo}:a.c),
+ * or NULL when spec has none. The one reading of that syntax in agentrun.
+ */
+const char *ar_git_rev_path_colon(const char *spec);
+
 #endif

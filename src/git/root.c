@@ -62,3 +62,17 @@ char *ar_git_find_root(const char *dir)
         *slash = '\0';
     }
 }
+
+const char *ar_git_rev_path_colon(const char *spec)
+{
+    int depth = 0;
+    for (const char *p = spec; *p; p++) {
+        if (*p == '{')
+            depth++;
+        else if (depth && *p == '}')
+            depth--;
+        else if (!depth && *p == ':')
+            return p;
+    }
+    return NULL;
+}

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "git/git.h"
 #include "git/run.h"
 #include "review/diff.h"
 #include "run/share.h"
@@ -627,7 +628,7 @@ int ar_diff_toplevel(const char *cwd, char **top, struct ar_error *err)
 
 int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err)
 {
-    const char *colon = strchr(spec, ':');
+    const char *colon = ar_git_rev_path_colon(spec);
     if (!colon || colon == spec || !colon[1] || strchr("-./", spec[0]))
         return 0;
     /* Whether REV exists does not matter: a base revision a shallow clone lacks must
@@ -637,7 +638,7 @@ int ar_diff_is_blob_spec(const char *cwd, const char *spec, struct ar_error *err
 
 int ar_diff_read_blob(const char *cwd, const char *spec, struct ar_buf *out, struct ar_error *err)
 {
-    const char *colon = strchr(spec, ':');
+    const char *colon = ar_git_rev_path_colon(spec);
     if (!colon || colon == spec || !colon[1] || spec[0] == '-')
         return ar_error_set(err, AR_EUSAGE, NULL, "'%s' is not REV:PATH", spec);
     int rc = in_work_tree(cwd, err);
@@ -695,7 +696,7 @@ int ar_review_spec_is_git(const char *cwd, const char *spec, struct ar_error *er
     int rc = ar_diff_is_blob_spec(cwd, spec, err);
     if (rc < 0)
         return rc;
-    return rc || (!ar_is_file(spec) && strchr(spec, ':'));
+    return rc || (!ar_is_file(spec) && ar_git_rev_path_colon(spec));
 }
 
 int ar_review_read_instructions(const char *cwd, const char *spec, char **out, size_t *len,

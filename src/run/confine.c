@@ -96,24 +96,6 @@ int ar_share_path(const struct ar_share *s, const char *base, const char *path, 
     return rc;
 }
 
-/*
- * The colon that ends REV in REV:PATH as git finds it (get_oid_with_context():
- * none inside a {...} of REV, as in HEAD^{/fix: typo}), or NULL.
- */
-static const char *rev_colon(const char *spec)
-{
-    int depth = 0;
-    for (const char *p = spec; *p; p++) {
-        if (*p == '{')
-            depth++;
-        else if (depth && *p == '}')
-            depth--;
-        else if (!depth && *p == ':')
-            return p;
-    }
-    return NULL;
-}
-
 /* Appends rel to the absolute path out (n bytes), "." and ".." taken lexically.
  * Returns 0, or -1 when ".." would leave floor (the top of the work tree) or it
  * does not fit. */
@@ -153,7 +135,7 @@ int ar_share_rev_path(const struct ar_share *s, const char *cwd, const char *spe
     char *const *dirs = s ? ar_share_dirs(s) : NULL;
     if (!dirs)
         return 0;
-    const char *colon = rev_colon(spec);
+    const char *colon = ar_git_rev_path_colon(spec);
     if (!colon)
         return ar_error_set(err, AR_EUSAGE, "dirs", "'%s' is not REV:PATH", spec);
     const char *rel = colon + 1;

@@ -43,6 +43,11 @@ static void test_durations_and_sizes_parse_with_units(void **state)
     assert_int_equal(v, 1500);
     assert_int_equal(ar_cli_parse_duration_ms("5m", &v), 0);
     assert_int_equal(v, 300000);
+    /* The library's reading: never rounded down to 0 (none). */
+    assert_int_equal(ar_cli_parse_duration_ms("0.0004", &v), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(ar_cli_parse_duration_ms("0", &v), 0);
+    assert_int_equal(v, 0);
     assert_int_equal(ar_cli_parse_duration_ms("-1", &v), -1);
     assert_int_equal(ar_cli_parse_duration_ms("ten", &v), -1);
     assert_int_equal(ar_cli_parse_duration_ms("10x", &v), -1);

@@ -141,7 +141,14 @@ struct ar_review {
      * the verdict: a critical finding is never lost to a bad path. */
     struct ar_review_issue *unplaced;
     size_t n_unplaced;
-    void *reserved[8]; /* members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /* Added in 0.2.0. The caps the review lived under (run.max_cost_usd over every
+             * chunk, its share's), or NULL when none applied (the merged review only). */
+            struct ar_run_budget *budget;
+        };
+        void *reserved[8]; /* members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 /* What happened to one changed path (struct ar_review_file.status). */

@@ -185,10 +185,28 @@ const struct ar_review_plan *ar_review_plan(const struct ar_review_run *rr)
 
 /* ---- finishing ----------------------------------------------------------- */
 
+/* The review's caps, when any applied: its own over every chunk, what its calls spent, and
+ * why a call was refused. */
+static void note_budget(struct ar_review_run *rr, struct ar_review *rv)
+{
+    const struct ar_budget *b = &rr->budget;
+    int capped = 0;
+    for (const struct ar_budget *p = b; p; p = p->parent)
+        capped |= p->cap > 0;
+    if (!capped || !(rv->budget = calloc(1, sizeof(*rv->budget))))
+        return;
+    rv->budget->cap_usd = b->cap;
+    rv->budget->spent_usd = b->spent;
+    if (rv->failed && rv->error.code == AR_EBUDGET)
+        rv->budget->refused = strdup(rv->error.msg);
+}
+
 /* Calls done with the result, then frees the run and lets go of the loop. */
 static void deliver(struct ar_review_run *rr)
 {
     struct result_box *box = rr->res;
+    if (rr->set)
+        note_budget(rr, &box->pub.review);
     rr->res = NULL;
     rr->done(rr, &box->pub, rr->arg);
     run_free(rr);

@@ -171,6 +171,13 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
         json_object_set_new(o, "cached_from", json_null());
     json_object_set_new(o, "duration_ms", json_integer((json_int_t)rv->duration_ms));
     json_object_set_new(o, "calls", ar_call_records_value(rv->calls, rv->n_calls));
+    const struct ar_run_budget *b = rv->budget;
+    json_object_set_new(o, "budget",
+                        b ? json_pack("{s:o,s:o,s:o}", "cap_usd",
+                                      b->cap_usd > 0 ? json_real(b->cap_usd) : json_null(),
+                                      "spent_usd", json_real(ar_cost_round(b->spent_usd)),
+                                      "refused", ar_rf_text(b->refused))
+                          : json_null());
     json_object_set_new(o, "error", error_value(rv));
     return o;
 }

@@ -50,6 +50,9 @@ void ar_review_finish(struct ar_review *rv)
     free(rv->provider);
     free(rv->model);
     ar_call_records_free(rv->calls, rv->n_calls);
+    if (rv->budget)
+        free(rv->budget->refused);
+    free(rv->budget);
     ar_review_init(rv);
 }
 

@@ -71,7 +71,8 @@ class TestRun(unittest.TestCase):
     def test_no_tools_and_allow_edits_exclude_each_other(self):
         p = self.sb.run("run", "--no-tools", "--allow-edits", "hi", provider="claude")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("--no-tools", p.stderr)
+        # The library's rule, named by the flag that asks for edits.
+        self.assertIn("--allow-edits: a run with no tools cannot edit files", p.stderr)
 
     def test_trust_project_flag_and_environment(self):
         for args, env in ((["--trust-project"], None), ([], {"AGENTRUN_TRUST_PROJECT": "1"})):

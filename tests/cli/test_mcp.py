@@ -939,12 +939,24 @@ class Hostile(McpCase):
                 s.send_raw(raw + b"\n")
                 m = s.recv()
                 self.assertEqual((m["id"], m["error"]["code"]), (None, code), raw)
-            # A call with such an id is answered with it, and cancelled by it.
-            s2 = self.server(sb, env={"FAKE_CLI_HANG": "1"})
-            s2.initialize()
-            s2.send_raw(b'{"jsonrpc": "2.0", "id": 99999999999999999999, "method": "tools/call",'
-                        b' "params": {"name": "extract", "arguments": {"text": "[1]"}}}\n')
-            self.assertEqual(s2.recv()["id"], 99999999999999999999)
+    def test_a_call_whose_id_is_past_64_bits_is_answered_and_cancelled_by_it(self):
+        with Sandbox() as sb:
+            s = self.server(sb, env={"FAKE_CLI_HANG": "1"})
+            s.initialize()
+            s.send_raw(b'{"jsonrpc": "2.0", "id": 99999999999999999999, "method": "tools/call",'
+                       b' "params": {"name": "extract", "arguments": {"text": "[1]"}}}\n')
+            self.assertEqual(s.recv()["id"], 99999999999999999999)
+            s.send_raw(b'{"jsonrpc": "2.0", "id": 99999999999999999998, "method": "tools/call",'
+                       b' "params": {"name": "run", "arguments": {"prompt": "hang"}}}\n')
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            pid = sb.calls()[0]["pid"]
+            s.send_raw(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": '
+                       b'{"requestId": 99999999999999999998}}\n')
+            self.assertTrue(wait_for(lambda: not alive(pid), 10), "the call was not cancelled")
+            self.assertEqual(s.request("ping")["result"], {})
+            rc, out, err = s.close()
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn(b"99999999999999999998", out)  # a cancelled call is not answered
 
     def test_a_client_that_reads_nothing_does_not_stop_the_calls_supervision(self):
         # The output is written from the loop: while the client reads nothing, a running

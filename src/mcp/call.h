@@ -9,8 +9,9 @@
  *   2. when a job slot is free, tool->start(c) runs: it starts the library's
  *      work on c->loop and sets c->cancel/c->handle, or answers at once;
  *   3. the tool calls ar_mcp_call_done() exactly once (from start, or from
- *      the library's done callback); the server writes the result (not for a
- *      call the client cancelled) and frees the call.
+ *      the library's done callback) and never touches c after it; the server
+ *      writes the result (not for a call the client cancelled) and lets go of
+ *      the call (freed once nobody up the stack still holds it).
  */
 #ifndef AR_MCP_CALL_H
 #define AR_MCP_CALL_H
@@ -58,12 +59,17 @@ struct ar_mcp_call {
     /* Set by the tool: what cancels its work (the library's ar_*_cancel()). */
     void (*cancel)(void *handle);
     void *handle;
-    void *tool_state;         /* the tool's own (freed by the tool before done) */
-    struct ar_mcp_task *task; /* a task-augmented call's task (2025-11-25), or NULL */
-    int cancelled;            /* the client cancelled it: no response */
-    int started;
-    int in_start;
-    int finished;
+    void *tool_state; /* the tool's own (freed by the tool before done) */
+    /* A task-augmented call's task (2025-11-25), borrowed from the server's task store
+     * until ar_mcp_call_done() hands the result over (then NULL); else NULL. */
+    struct ar_mcp_task *task;
+    int cancelled; /* the client cancelled the request (notifications/cancelled): no answer */
+    int started;   /* it holds one of the server's job slots (tool->start ran) */
+    int finished;  /* ar_mcp_call_done() ran: the call is over and off the server's list */
+    /* Who holds the call's memory (server.c): the server's list until the call is over,
+     * and each server function that calls out while it uses the call. The last to let
+     * go frees it, so no caller ever holds a freed call. */
+    unsigned holds;
     struct ar_mcp_call *prev, *next;
 };
 
@@ -90,7 +96,12 @@ void ar_mcp_call_progress(struct ar_mcp_call *c, const char *message);
 /* ---- what the tools share (tools.c) ---- */
 
 /* A text content carries the answer cut here: structuredContent has all of it. */
-#define AR_MCP_TEXT_MAX ((size_t)64 << 10)
+#define AR_MCP_TEXT_MAX ((size_t)32 << 10)
+
+/* The longest structuredContent (its JSON) a result carries: claude 2.1.332 hands its
+ * model 50,000 characters of it whole and no more (server.c, fit_result: what goes past
+ * it is written to files the result names). */
+#define AR_MCP_RESULT_MAX ((size_t)48 << 10)
 
 /* The argument key as a string (borrowed from c->args), or NULL. */
 const char *ar_mcp_arg_str(const struct ar_mcp_call *c, const char *key);

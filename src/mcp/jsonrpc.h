@@ -65,8 +65,9 @@ enum ar_rpc_kind {
 struct ar_rpc_message {
     enum ar_rpc_kind kind;
     json_t *root;       /* the message: a new reference, released by ar_rpc_message_finish() */
-    json_t *id;         /* borrowed from root: a string or an integer; NULL for a notification
-                           (and for an invalid message whose id could not be read) */
+    json_t *id;         /* borrowed from root: a string, an integer or a wide integer (below);
+                           NULL for a notification (and for an invalid message whose id could
+                           not be read) */
     const char *method; /* borrowed from root, or NULL for a response */
     json_t *params;     /* borrowed from root: an object, or NULL when absent */
     char error[160];    /* when ar_rpc_message_parse() fails: the message for the error */
@@ -79,8 +80,22 @@ struct ar_rpc_message {
  * batch, no "jsonrpc": "2.0", a bad id or method, params neither object nor
  * array), in which case m->id is the id when one could be read (answer with
  * it), else NULL (answer with id null). Either way call ar_rpc_message_finish().
+ *
+ * A number jansson cannot hold (an integer past 64 bits, a real past a
+ * double's range) does not make the line unreadable: it is read as a wide
+ * number, a string value that keeps the number as written (ar_rpc_is_wide()).
+ * A wide integer is a valid id, and ar_rpc_encode() writes it back as the same
+ * number, so such a request is answered with its own id.
  */
 int ar_rpc_message_parse(const char *line, size_t len, struct ar_rpc_message *m);
+
+/* 1 when v is a wide number of ar_rpc_message_parse(); *text (may be NULL) gets the number
+ * as written, borrowed from v. No string a client sends is one: those never hold a NUL. */
+int ar_rpc_is_wide(const json_t *v, const char **text);
+
+/* The first wide number inside v (v itself included) as a JSON Pointer into where (n
+ * bytes, "" for v itself): 1, or 0 when v holds none. */
+int ar_rpc_wide_find(const json_t *v, char *where, size_t n);
 
 void ar_rpc_message_finish(struct ar_rpc_message *m);
 
@@ -98,8 +113,15 @@ json_t *ar_rpc_error_new(json_t *id, int code, const char *message, json_t *data
 json_t *ar_rpc_notification_new(const char *method, json_t *params);
 
 /*
- * The message as one line: compact JSON, non-ASCII as UTF-8, then "\n". A
- * string the caller free()s (*len its length), or NULL when out of memory.
+ * v as compact JSON text, non-ASCII as UTF-8, wide numbers written as the numbers they
+ * were: a string the caller free()s (*len its length), or NULL when out of memory.
+ */
+char *ar_rpc_dump(const json_t *v, size_t *len);
+
+/*
+ * The message as one line: ar_rpc_dump()'s text, then "\n" (JSON_COMPACT never writes
+ * a raw newline: strings escape theirs). A string the caller free()s (*len its length),
+ * or NULL when out of memory.
  */
 char *ar_rpc_encode(const json_t *msg, size_t *len);
 

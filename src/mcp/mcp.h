@@ -15,8 +15,10 @@
  *   2. ar_mcp_server_start(loop, &o, done, arg, &server, &err);
  *   3. run the loop; on a signal call ar_mcp_server_stop(server) (a second
  *      stop SIGKILLs the CLIs at once);
- *   4. done(server, arg) comes once, when the input ended (or stop) and every
- *      call's CLI is gone; the server is freed when it returns.
+ *   4. done(server, arg) comes once, when the input ended (or stop), every
+ *      call's CLI is gone and every answer is written (or the client is gone),
+ *      from the last of the server's close callbacks; the server is freed when
+ *      it returns.
  */
 #ifndef AR_MCP_MCP_H
 #define AR_MCP_MCP_H
@@ -50,8 +52,12 @@ typedef void ar_mcp_done_fn(struct ar_mcp_server *server, void *arg);
 
 /*
  * Starts serving on loop: reads in_fd (a pipe, a terminal, a socket or a
- * file), writes protocol messages only to out_fd. Returns 0 (done will come),
- * or a negative AR_E… code with err set (nothing was left on the loop).
+ * file), writes protocol messages only to out_fd (on a descriptor of its own:
+ * out_fd stays the caller's; in_fd, once a pipe or terminal handle holds it, is
+ * closed with it). Returns 0 (done will come), or a negative AR_E… code with
+ * err set: done never comes, and the handles opened so far are closing on the
+ * loop (run it before uv_loop_close(); their last callback frees the server).
+ * It never runs the loop itself.
  */
 int ar_mcp_server_start(uv_loop_t *loop, const struct ar_mcp_options *o, ar_mcp_done_fn *done,
                         void *arg, struct ar_mcp_server **out, struct ar_error *err);

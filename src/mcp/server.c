@@ -8,6 +8,11 @@
  *     and dispatched by the method table below; every request gets exactly
  *     one answer, a result or a JSON-RPC error, and nothing else is ever
  *     written to the output;
+ *   - the output (output.c) is written from the loop, never waited for: while
+ *     the client lags behind it, no new request is read and progress
+ *     notifications are left out; a client that reads nothing for a minute is
+ *     taken for gone (the server stops); a result too long for a client is
+ *     cut to fit, the rest written to files (result.c);
  *   - initialize must come first (ping may come any time); the protocol
  *     version is the client's when it is one of ours, else our latest;
  *   - tools/call checks the arguments against the tool's inputSchema, reads
@@ -18,32 +23,38 @@
  *   - notifications/cancelled ends that call's work (its CLI's process group
  *     gets SIGTERM) and the call is never answered, as the spec asks;
  *   - the end of the input, or ar_mcp_server_stop() (a signal), stops the
- *     reading and cancels every call; done comes when the last call's CLI is
- *     gone and every handle is closed.
+ *     reading and cancels every call; when the last call's CLI is gone and
+ *     the output is written, every handle is closed, and the last close
+ *     callback runs done and frees the server (start's failure path closes
+ *     what it opened the same way, without done).
+ *
+ * Who owns what: the server's list owns each call until the call is over
+ * (ar_mcp_call_done() unlinks it), and every function of this file that calls
+ * out while it uses a call (a tool's start, the posture) holds it across:
+ * the last hold frees it, so nothing up the stack is left with a freed call.
+ * The task store owns each task (tasks.h); a call borrows its task until it
+ * hands the result over, in ar_mcp_call_done().
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agentrun/extract.h"
 #include "mcp/call.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp.h"
+#include "mcp/output.h"
+#include "mcp/result.h"
 #include "mcp/tasks.h"
 #include "util/buf.h"
+#include "util/json_dump.h"
 
 /* The versions we speak, the latest first (the answer to one we do not know). */
 static const char *const versions[] = { "2025-11-25", "2025-06-18", NULL };
 
 #define NTOOLS 5
-
-/* How long a message waits for the client to read (a full pipe) before the client is
- * taken for gone. */
-#define OUT_WAIT_MS 60000
 
 /* The most calls waiting for a job slot; more are refused. */
 #define MAX_WAITING 256
@@ -53,6 +64,7 @@ struct ar_mcp_server {
     struct ar_mcp_options o;
     struct ar_contract *input[NTOOLS]; /* each tool's inputSchema, as a contract */
     char *schema[NTOOLS];              /* ... as JSON text (ar_mcp_tool_input_schema()) */
+    char *cwd;                         /* the server's directory (real path): results' files */
 
     union {
         uv_handle_t handle;
@@ -63,24 +75,29 @@ struct ar_mcp_server {
     int in_file; /* the input is a regular file (or /dev/null): read with uv_fs_read */
     int in_open; /* the input handle, or a file read in flight */
     int reading; /* still reading (no EOF, no stop) */
+    int paused;  /* reading held back while the client lags behind the output */
     uv_fs_t fs;
     char fsbuf[64 << 10];
     struct ar_rpc_lines lines;
+
+    struct ar_mcp_out out;
 
     int initialized;
     const char *version; /* the negotiated protocol version */
     int stopping;        /* the input ended or stop: no new calls */
     int stops;
-    int out_broken;
 
-    struct ar_mcp_call *calls; /* every call not yet freed, queued first-in first */
+    struct ar_mcp_call *calls; /* every call not yet over, queued first-in first */
     unsigned running;
     int pumping;
     unsigned long serial;
     struct ar_mcp_tasks tasks; /* 2025-11-25 task-augmented calls */
 
-    uv_timer_t finish; /* the done callback runs from here, once everything is closed */
-    int finishing;
+    struct ar_mcp_results results; /* the files of results too long for a client */
+
+    int open_handles; /* handles not yet closed; the last close callback frees the server */
+    int closing;      /* every handle is being closed */
+    int started;      /* ar_mcp_server_start() succeeded: done comes */
     ar_mcp_done_fn *done;
     void *done_arg;
 };
@@ -104,44 +121,32 @@ static void logf_(struct ar_mcp_server *s, enum ar_log_level level, const char *
 }
 
 static void stop(struct ar_mcp_server *s);
+static void maybe_finish(struct ar_mcp_server *s);
+static void input_pause(struct ar_mcp_server *s, int pause);
 
-/* Writes all of it: the output may be non-blocking (a pipe libuv opened), so wait on
- * poll() rather than spin. The client reads its messages in order; one write per
- * message keeps them whole. */
 static void send_msg(struct ar_mcp_server *s, json_t *msg)
 {
-    size_t len = 0;
-    char *text = msg ? ar_rpc_encode(msg, &len) : NULL;
-    json_decref(msg);
-    if (!text) {
-        logf_(s, AR_LOG_ERROR, "out of memory: a message was not sent");
-        return;
-    }
-    size_t at = 0;
-    while (!s->out_broken && at < len) {
-        ssize_t w = write(s->o.out_fd, text + at, len - at);
-        if (w > 0) {
-            at += (size_t)w;
-        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            /* A client that reads nothing for a minute is gone: waiting longer would
-             * hold the loop, and with it every call's supervision. */
-            struct pollfd p = { .fd = s->o.out_fd, .events = POLLOUT };
-            if (poll(&p, 1, OUT_WAIT_MS) == 0) {
-                logf_(s, AR_LOG_WARN, "the client read nothing for %d s; stopping",
-                      OUT_WAIT_MS / 1000);
-                s->out_broken = 1;
-            }
-        } else if (w < 0 && errno == EINTR) {
-            continue;
-        } else {
-            logf_(s, AR_LOG_WARN, "cannot write to the client: %s; stopping",
-                  w < 0 ? strerror(errno) : "nothing written");
-            s->out_broken = 1;
-        }
-    }
-    free(text);
-    if (s->out_broken && !s->stopping)
+    ar_mcp_out_send(&s->out, msg, 0);
+}
+
+/* The output's news, from the loop. */
+static void on_out_broken(void *arg)
+{
+    struct ar_mcp_server *s = arg;
+    if (!s->stopping)
         stop(s);
+    maybe_finish(s);
+}
+
+static void on_out_drained(void *arg)
+{
+    maybe_finish(arg);
+}
+
+/* A client that reads no answers gets no more requests read. */
+static void on_out_lagging(void *arg, int lagging)
+{
+    input_pause(arg, lagging);
 }
 
 static void send_error(struct ar_mcp_server *s, json_t *id, int code, const char *message,
@@ -157,40 +162,82 @@ static void send_result(struct ar_mcp_server *s, json_t *id, json_t *result)
 
 /* ---- the end --------------------------------------------------------------------------- */
 
-static void on_finish_closed(uv_handle_t *h)
+static void server_free(struct ar_mcp_server *s)
 {
-    struct ar_mcp_server *s = h->data;
-    ar_mcp_done_fn *done = s->done;
-    void *arg = s->done_arg;
+    ar_mcp_results_finish(&s->results);
     for (size_t i = 0; i < NTOOLS; i++) {
         ar_contract_destroy(s->input[i]);
         free(s->schema[i]);
     }
     ar_rpc_lines_finish(&s->lines);
     ar_mcp_tasks_finish(&s->tasks);
-    if (done)
-        done(s, arg);
+    free(s->cwd);
     free(s);
 }
 
-static void on_finish(uv_timer_t *t)
+/* A handle of the server closed: after the last one, done and the free. */
+static void handle_closed(struct ar_mcp_server *s)
 {
-    uv_close((uv_handle_t *)t, on_finish_closed);
+    if (--s->open_handles > 0 || !s->closing) {
+        if (!s->closing)
+            maybe_finish(s);
+        return;
+    }
+    if (s->started && s->done)
+        s->done(s, s->done_arg);
+    server_free(s);
 }
 
-/* Everything over: no input, no call. done runs from a timer of its own, so nobody
- * up the stack still holds the server. */
+static void on_out_closed(void *arg)
+{
+    handle_closed(arg);
+}
+
+static void on_in_closed(uv_handle_t *h)
+{
+    struct ar_mcp_server *s = h->data;
+    s->in_open = 0;
+    handle_closed(s);
+}
+
+/* Closes every handle still open; the last close callback frees the server. */
+static void close_all(struct ar_mcp_server *s)
+{
+    s->closing = 1;
+    ar_mcp_out_close(&s->out);
+    if (!s->in_file && s->in_open && !uv_is_closing(&s->in.handle))
+        uv_close(&s->in.handle, on_in_closed);
+}
+
+/* Everything over: no input, no call, the output written (or broken). The close
+ * callbacks run from the loop, so nobody up the stack still holds the server. */
 static void maybe_finish(struct ar_mcp_server *s)
 {
-    if (s->finishing || s->reading || s->in_open || s->calls)
+    if (s->closing || s->reading || s->in_open || s->calls || ar_mcp_out_busy(&s->out))
         return;
-    s->finishing = 1;
-    uv_timer_start(&s->finish, on_finish, 0, 0);
+    close_all(s);
 }
 
 /* ---- calls ----------------------------------------------------------------------------- */
 
-static void call_free(struct ar_mcp_call *c)
+static void call_hold(struct ar_mcp_call *c)
+{
+    c->holds++;
+}
+
+static void call_drop(struct ar_mcp_call *c)
+{
+    if (--c->holds)
+        return;
+    json_decref(c->id);
+    json_decref(c->args);
+    json_decref(c->progress_token);
+    ar_run_request_destroy(c->req);
+    free(c);
+}
+
+/* The call is over: off the server's list, which lets go of it. */
+static void call_unlink(struct ar_mcp_call *c)
 {
     struct ar_mcp_server *s = c->server;
     if (c->prev)
@@ -199,11 +246,8 @@ static void call_free(struct ar_mcp_call *c)
         s->calls = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    json_decref(c->id);
-    json_decref(c->args);
-    json_decref(c->progress_token);
-    ar_run_request_destroy(c->req);
-    free(c);
+    c->prev = c->next = NULL;
+    call_drop(c);
 }
 
 static void pump(struct ar_mcp_server *s);
@@ -214,35 +258,42 @@ static int v2025_11(const struct ar_mcp_server *s)
     return strcmp(s->version, "2025-11-25") == 0;
 }
 
+/* _meta's io.modelcontextprotocol/related-task, which every message about a task but the
+ * tasks/ methods' own carries (2025-11-25, tasks). A new reference. */
+static json_t *related_task(const struct ar_mcp_task *t)
+{
+    return json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->id);
+}
+
 static void task_status(struct ar_mcp_server *s, const struct ar_mcp_task *t)
 {
     send_msg(s, ar_rpc_notification_new("notifications/tasks/status", ar_mcp_task_json(t)));
 }
 
-/* A task's call is over: r (taken) is its CallToolResult, kept for tasks/result and sent
- * to every request already waiting on it. A cancelled task stays cancelled. */
+/* A task's call is over: r (taken) is its CallToolResult, handed to the store for
+ * tasks/result and sent to every request already waiting on it. */
 static void task_done(struct ar_mcp_server *s, struct ar_mcp_task *t, json_t *r)
 {
     if (!r)
         r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", "out of memory",
                       "isError", 1);
-    json_t *meta = json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->id);
+    json_t *meta = related_task(t);
     if (r && meta)
         json_object_set_new(r, "_meta", meta);
     else
         json_decref(meta);
-    if (t->status == AR_TASK_WORKING) {
-        int failed = json_is_true(json_object_get(r, "isError"));
-        ar_mcp_task_set(t, failed ? AR_TASK_FAILED : AR_TASK_COMPLETED,
-                        failed ? "the tool call failed: see its result" : NULL);
-    }
-    json_decref(t->result);
-    t->result = r;
-    t->call = NULL;
+    ar_mcp_task_over(t, r);
     task_status(s, t);
     size_t i;
     json_t *id;
-    json_array_foreach(t->waiters, i, id) send_result(s, id, json_deep_copy(r));
+    json_array_foreach(t->waiters, i, id)
+    {
+        json_t *copy = r ? json_deep_copy(r) : NULL;
+        if (copy)
+            send_result(s, id, copy);
+        else
+            send_error(s, id, AR_RPC_INTERNAL_ERROR, "out of memory", NULL);
+    }
     json_array_clear(t->waiters);
 }
 
@@ -251,8 +302,10 @@ static void reply_call(struct ar_mcp_server *s, json_t *id, struct ar_mcp_task *
 {
     if (t)
         task_done(s, t, r);
-    else
+    else if (r)
         send_result(s, id, r);
+    else
+        send_error(s, id, AR_RPC_INTERNAL_ERROR, "out of memory", NULL);
 }
 
 void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *text, int is_error,
@@ -271,18 +324,22 @@ void ar_mcp_call_done(struct ar_mcp_call *c, json_t *structured, const char *tex
         json_decref(structured);
         logf_(s, AR_LOG_INFO, "%s call cancelled by the client: not answered", c->tool->name);
     } else {
-        json_t *r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
-                              text ? text : "", "isError", is_error);
+        /* The text may hold any bytes a model wrote: not UTF-8 becomes U+FFFD. */
+        json_t *r =
+            json_pack("{s:[{s:s, s:o}], s:b}", "content", "type", "text", "text",
+                      ar_json_text(text ? text : "", text ? strlen(text) : 0), "isError", is_error);
         if (r && structured)
             json_object_set_new(r, "structuredContent", structured);
         else
             json_decref(structured);
+        if (r)
+            ar_mcp_result_fit(&s->results, c->tool, r);
         reply_call(s, c->id, c->task, r);
     }
+    c->task = NULL; /* handed over: the store may drop it from now on */
     if (c->started && s->running)
         s->running--;
-    if (!c->in_start)
-        call_free(c);
+    call_unlink(c);
     pump(s);
     maybe_finish(s);
 }
@@ -299,12 +356,18 @@ void ar_mcp_call_fail(struct ar_mcp_call *c, const char *fmt, ...)
 
 void ar_mcp_call_progress(struct ar_mcp_call *c, const char *message)
 {
-    if (!c->progress_token || c->cancelled || c->finished)
+    /* Progress only for a request still active; a task's stops once the task is over
+     * (cancelled while its CLI still ends included): 2025-11-25, progress. */
+    if (!c->progress_token || c->cancelled || c->finished ||
+        (c->task && ar_mcp_task_terminal(c->task)))
         return;
     c->progress += 1;
-    json_t *p = json_pack("{s:O, s:f, s:s}", "progressToken", c->progress_token, "progress",
-                          c->progress, "message", message);
-    send_msg(c->server, ar_rpc_notification_new("notifications/progress", p));
+    /* The message may quote a CLI's tool or path: not UTF-8 becomes U+FFFD. */
+    json_t *p = json_pack("{s:O, s:f, s:o}", "progressToken", c->progress_token, "progress",
+                          c->progress, "message", ar_json_text(message, strlen(message)));
+    if (p && c->task)
+        json_object_set_new(p, "_meta", related_task(c->task));
+    ar_mcp_out_send(&c->server->out, ar_rpc_notification_new("notifications/progress", p), 1);
 }
 
 static void on_call(void *arg, const char *job, enum ar_call_event ev,
@@ -343,13 +406,11 @@ static void start_call(struct ar_mcp_call *c)
     struct ar_mcp_server *s = c->server;
     c->started = 1;
     s->running++;
-    c->in_start = 1;
+    call_hold(c);
     c->tool->start(c);
-    c->in_start = 0;
-    if (c->finished)
-        call_free(c);
-    else if (s->stopping)
+    if (!c->finished && s->stopping)
         cancel_call(c); /* the server stopped while the call started */
+    call_drop(c);
 }
 
 /* Starts queued calls, oldest first. Each starts at once: how many CLIs run at once is the
@@ -363,7 +424,7 @@ static void pump(struct ar_mcp_server *s)
     s->pumping = 1;
     while (!s->stopping) {
         struct ar_mcp_call *c = s->calls;
-        while (c && (c->started || c->finished))
+        while (c && c->started)
             c = c->next;
         if (!c)
             break;
@@ -380,9 +441,17 @@ static void cancel_call(struct ar_mcp_call *c)
 
 /* ---- the methods ----------------------------------------------------------------------- */
 
+/* A list's cursor: absent (or null), else what the client sent, to be checked. */
+static const json_t *cursor_of(const struct ar_rpc_message *m)
+{
+    const json_t *c = json_object_get(m->params, "cursor");
+    return json_is_null(c) ? NULL : c;
+}
+
 static void m_initialize(struct ar_mcp_server *s, struct ar_rpc_message *m)
 {
-    const char *asked = json_string_value(json_object_get(m->params, "protocolVersion"));
+    json_t *v = json_object_get(m->params, "protocolVersion");
+    const char *asked = ar_rpc_is_wide(v, NULL) ? NULL : json_string_value(v);
     if (!asked) {
         send_error(s, m->id, AR_RPC_INVALID_PARAMS,
                    "invalid params: \"protocolVersion\" must be a string", NULL);
@@ -421,6 +490,14 @@ static void m_ping(struct ar_mcp_server *s, struct ar_rpc_message *m)
 
 static void m_tools_list(struct ar_mcp_server *s, struct ar_rpc_message *m)
 {
+    if (cursor_of(m)) {
+        /* Every tool fits one page: no cursor was ever given, so none is valid. */
+        send_error(s, m->id, AR_RPC_INVALID_PARAMS,
+                   "invalid params: \"cursor\" is no cursor this server gave (tools/list has "
+                   "one page)",
+                   NULL);
+        return;
+    }
     json_t *tools = json_array();
     for (size_t i = 0; ar_mcp_tools[i]; i++) {
         const struct ar_mcp_tool *t = ar_mcp_tools[i];
@@ -447,9 +524,14 @@ static json_t *check_args(struct ar_mcp_server *s, size_t tool, json_t *args)
     struct ar_extraction *x = NULL;
     struct ar_error err = AR_ERROR_INIT;
     json_t *bad = NULL;
+    char where[256] = "";
     ar_extraction_options_init(&xo);
     xo.contract = s->input[tool];
-    if (!text || ar_extract_json(text, strlen(text), &xo, &x, &err) < 0) {
+    if (ar_rpc_wide_find(args, where, sizeof(where))) {
+        /* The tools read numbers as 64-bit integers and doubles: a number past them would
+         * be taken for another. */
+        bad = json_pack("[s+]", where, ": a number past a 64-bit integer or a double");
+    } else if (!text || ar_extract_json(text, strlen(text), &xo, &x, &err) < 0) {
         bad = json_pack("[s]", text ? err.msg : "out of memory");
     } else if (x->start != 0 || x->end != strlen(text)) {
         /* Only the arguments object itself may pass, never a value inside it. */
@@ -570,8 +652,6 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
     }
     c->server = s;
     c->task = task;
-    if (task)
-        task->call = c;
     c->loop = s->loop;
     c->tool = ar_mcp_tools[ti];
     c->id = json_incref(m->id);
@@ -587,30 +667,27 @@ static void m_tools_call(struct ar_mcp_server *s, struct ar_rpc_message *m)
     }
     c->prev = prev;
     *tail = c;
+    c->holds = 1; /* the list's, until the call is over */
     s->serial++;
-    c->in_start = 1;
+    call_hold(c); /* this function's, while it uses c */
     int rc = ar_mcp_call_args(c, &s->o.run);
     c->run.progress = on_progress;
     c->run.progress_arg = c;
     c->run.on_call = on_call;
     c->run.call_arg = c;
-    c->in_start = 0;
     if (rc < 0 || c->finished) {
-        call_free(c);
+        call_drop(c);
         return;
     }
     logf_(s, AR_LOG_INFO, "tools/call %s (call %lu)", name, s->serial);
     if (!c->tool->uses_model) {
         /* No CLI: not a job. It answers before this returns. */
-        c->in_start = 1;
         c->tool->start(c);
-        c->in_start = 0;
-        if (c->finished)
-            call_free(c);
-        return;
+    } else {
+        ar_mcp_call_progress(c, "queued");
+        pump(s);
     }
-    ar_mcp_call_progress(c, "queued");
-    pump(s);
+    call_drop(c);
 }
 
 static void n_cancelled(struct ar_mcp_server *s, struct ar_rpc_message *m)
@@ -618,17 +695,14 @@ static void n_cancelled(struct ar_mcp_server *s, struct ar_rpc_message *m)
     json_t *id = json_object_get(m->params, "requestId");
     for (struct ar_mcp_call *c = s->calls; id && c; c = c->next) {
         /* A task is cancelled with tasks/cancel: its request was answered long ago. */
-        if (c->finished || c->task || !json_equal(c->id, id))
+        if (c->task || !json_equal(c->id, id))
             continue;
         logf_(s, AR_LOG_INFO, "the client cancelled its %s call", c->tool->name);
-        c->cancelled = 1;
-        if (c->started) {
+        c->cancelled = 1; /* so it is never answered */
+        if (c->started)
             cancel_call(c);
-        } else {
-            c->finished = 1;
-            call_free(c);
-            maybe_finish(s);
-        }
+        else
+            ar_mcp_call_fail(c, "cancelled before it started");
         return;
     }
 }
@@ -657,19 +731,35 @@ static void m_tasks_result(struct ar_mcp_server *s, struct ar_rpc_message *m)
     struct ar_mcp_task *t = task_of(s, m);
     if (!t)
         return;
-    if (t->result)
+    if (!t->over)
+        json_array_append(t->waiters, m->id); /* answered when the call is over */
+    else if (t->result)
         send_result(s, m->id, json_deep_copy(t->result));
     else
-        json_array_append(t->waiters, m->id); /* answered when the call is over */
+        send_error(s, m->id, AR_RPC_INTERNAL_ERROR, "the task's result was lost: out of memory",
+                   NULL);
 }
 
 static void m_tasks_list(struct ar_mcp_server *s, struct ar_rpc_message *m)
 {
-    json_t *a = json_array();
-    ar_mcp_tasks_expire(&s->tasks);
-    for (struct ar_mcp_task *t = s->tasks.head; t; t = t->next)
-        json_array_append_new(a, ar_mcp_task_json(t));
-    send_result(s, m->id, json_pack("{s:o}", "tasks", a));
+    int bad;
+    json_t *page = ar_mcp_tasks_page(&s->tasks, cursor_of(m), &bad);
+    if (page)
+        send_result(s, m->id, page);
+    else if (bad)
+        send_error(s, m->id, AR_RPC_INVALID_PARAMS,
+                   "invalid params: \"cursor\" is no cursor this server gave", NULL);
+    else
+        send_error(s, m->id, AR_RPC_INTERNAL_ERROR, "out of memory", NULL);
+}
+
+/* The call of a task that is still working on it, or NULL. */
+static struct ar_mcp_call *call_of(struct ar_mcp_server *s, const struct ar_mcp_task *t)
+{
+    for (struct ar_mcp_call *c = s->calls; c; c = c->next)
+        if (c->task == t)
+            return c;
+    return NULL;
 }
 
 static void m_tasks_cancel(struct ar_mcp_server *s, struct ar_rpc_message *m)
@@ -684,16 +774,11 @@ static void m_tasks_cancel(struct ar_mcp_server *s, struct ar_rpc_message *m)
     }
     ar_mcp_task_set(t, AR_TASK_CANCELLED, "cancelled by the client");
     send_result(s, m->id, ar_mcp_task_json(t));
-    struct ar_mcp_call *c = t->call;
-    if (c && c->started) {
+    struct ar_mcp_call *c = call_of(s, t);
+    if (c && c->started)
         cancel_call(c); /* its result (interrupted) still comes, for tasks/result */
-    } else if (c) {
-        c->in_start = 1;
+    else if (c)
         ar_mcp_call_fail(c, "cancelled before it started");
-        c->in_start = 0;
-        call_free(c);
-        maybe_finish(s);
-    }
 }
 
 static void n_ignore(struct ar_mcp_server *s, struct ar_rpc_message *m)
@@ -777,13 +862,6 @@ static void on_line(void *arg, const char *line, size_t len, int too_long)
 
 /* ---- the input ------------------------------------------------------------------------- */
 
-static void on_in_closed(uv_handle_t *h)
-{
-    struct ar_mcp_server *s = h->data;
-    s->in_open = 0;
-    maybe_finish(s);
-}
-
 static void input_ended(struct ar_mcp_server *s)
 {
     if (!s->reading)
@@ -822,7 +900,17 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     }
 }
 
-static void read_file(struct ar_mcp_server *s);
+static void on_fs_read(uv_fs_t *req);
+
+/* The next read of a file input; 0, or a libuv error. */
+static int read_file(struct ar_mcp_server *s)
+{
+    uv_buf_t b = uv_buf_init(s->fsbuf, sizeof(s->fsbuf));
+    s->fs.data = s;
+    int rc = uv_fs_read(s->loop, &s->fs, s->o.in_fd, &b, 1, -1, on_fs_read);
+    s->in_open = rc == 0;
+    return rc;
+}
 
 static void on_fs_read(uv_fs_t *req)
 {
@@ -832,25 +920,34 @@ static void on_fs_read(uv_fs_t *req)
     s->in_open = 0;
     if (n > 0 && s->reading) {
         feed(s, s->fsbuf, (size_t)n);
-        if (s->reading) {
-            read_file(s);
-            return;
-        }
+        if (!s->reading || s->paused || read_file(s) == 0)
+            goto out;
     } else if (n < 0) {
         logf_(s, AR_LOG_WARN, "cannot read the input: %s", uv_strerror((int)n));
     }
     input_ended(s);
+out:
     maybe_finish(s);
 }
 
-static void read_file(struct ar_mcp_server *s)
+/* Holds the reading back while the client lags behind the output, and takes it up again
+ * once the output is written: a client that reads no answers gets no more requests read. */
+static void input_pause(struct ar_mcp_server *s, int pause)
 {
-    uv_buf_t b = uv_buf_init(s->fsbuf, sizeof(s->fsbuf));
-    s->fs.data = s;
-    if (uv_fs_read(s->loop, &s->fs, s->o.in_fd, &b, 1, -1, on_fs_read) == 0)
-        s->in_open = 1;
+    if (s->paused == pause || !s->reading)
+        return;
+    s->paused = pause;
+    int rc = 0;
+    if (s->in_file)
+        rc = pause || s->in_open ? 0 : read_file(s);
+    else if (pause)
+        uv_read_stop(&s->in.stream);
     else
+        rc = uv_read_start(&s->in.stream, on_alloc, on_read);
+    if (rc < 0) {
+        logf_(s, AR_LOG_WARN, "cannot read the input: %s", uv_strerror(rc));
         input_ended(s);
+    }
 }
 
 static int open_input(struct ar_mcp_server *s, struct ar_error *err)
@@ -858,32 +955,36 @@ static int open_input(struct ar_mcp_server *s, struct ar_error *err)
     int rc;
     switch (uv_guess_handle(s->o.in_fd)) {
     case UV_TTY:
-        rc = uv_tty_init(s->loop, &s->in.tty, s->o.in_fd, 1);
+        if ((rc = uv_tty_init(s->loop, &s->in.tty, s->o.in_fd, 1)) < 0)
+            break;
+        s->in.handle.data = s;
+        s->in_open = 1;
+        s->open_handles++;
         break;
     case UV_NAMED_PIPE:
     case UV_TCP:
-        if ((rc = uv_pipe_init(s->loop, &s->in.pipe, 0)) == 0 &&
-            (rc = uv_pipe_open(&s->in.pipe, s->o.in_fd)) < 0)
-            uv_close(&s->in.handle, NULL);
+        if ((rc = uv_pipe_init(s->loop, &s->in.pipe, 0)) < 0)
+            break;
+        s->in.handle.data = s;
+        s->in_open = 1;
+        s->open_handles++;
+        rc = uv_pipe_open(&s->in.pipe, s->o.in_fd);
         break;
     default:
         s->in_file = 1;
         s->reading = 1;
-        read_file(s);
-        return 0;
+        if ((rc = read_file(s)) < 0)
+            s->reading = 0;
+        break;
+    }
+    if (rc == 0 && !s->in_file) {
+        s->reading = 1;
+        if ((rc = uv_read_start(&s->in.stream, on_alloc, on_read)) < 0)
+            s->reading = 0;
     }
     if (rc < 0)
         return ar_error_set_sys(err, AR_EIO, rc, "stdin", "cannot read the input: %s",
                                 uv_strerror(rc));
-    s->in.handle.data = s;
-    s->in_open = 1;
-    s->reading = 1;
-    if ((rc = uv_read_start(&s->in.stream, on_alloc, on_read)) < 0) {
-        s->reading = 0;
-        uv_close(&s->in.handle, on_in_closed);
-        return ar_error_set_sys(err, AR_EIO, rc, "stdin", "cannot read the input: %s",
-                                uv_strerror(rc));
-    }
     return 0;
 }
 
@@ -898,16 +999,13 @@ static void stop(struct ar_mcp_server *s)
         if (!s->in_file && s->in_open && !uv_is_closing(&s->in.handle))
             uv_close(&s->in.handle, on_in_closed);
     }
+    /* Ending c can end c alone: no call starts while the server stops, so next stays. */
     for (struct ar_mcp_call *c = s->calls, *next; c; c = next) {
         next = c->next;
-        if (c->started) {
+        if (c->started)
             cancel_call(c);
-        } else if (!c->finished) {
-            c->in_start = 1;
+        else
             ar_mcp_call_fail(c, "the server is shutting down: the call never started");
-            c->in_start = 0;
-            call_free(c);
-        }
     }
     maybe_finish(s);
 }
@@ -944,6 +1042,15 @@ int ar_mcp_server_start(uv_loop_t *loop, const struct ar_mcp_options *o, ar_mcp_
     s->done = done;
     s->done_arg = arg;
     ar_rpc_lines_init(&s->lines, s->o.max_message);
+    ar_mcp_results_init(&s->results, NULL, &s->o.run.logger);
+    /* The server's directory (-C's, else the working directory): where a result too long
+     * for the client is written (result.c). What a call may read is the share's. */
+    const char *here = o->run.cwd ? o->run.cwd : ".";
+    if (!(s->cwd = realpath(here, NULL))) {
+        rc = ar_error_set(err, AR_EUSAGE, "cwd", "cannot use directory '%s': %s", here,
+                          strerror(errno));
+        goto fail;
+    }
     /* Each tool's inputSchema: its own arguments and the library's request keys. */
     for (size_t i = 0; i < NTOOLS; i++) {
         const char *t = s->schema[i] = ar_mcp_tool_input_schema(ar_mcp_tools[i]);
@@ -954,34 +1061,29 @@ int ar_mcp_server_start(uv_loop_t *loop, const struct ar_mcp_options *o, ar_mcp_
         if ((rc = ar_contract_parse(t, strlen(t), &s->input[i], err)) < 0)
             goto fail;
     }
-    if ((rc = uv_timer_init(loop, &s->finish)) < 0) {
-        rc = ar_error_set_sys(err, AR_EIO, rc, "", "cannot start a timer: %s", uv_strerror(rc));
+    s->results.base = s->cwd;
+    s->out.broken = on_out_broken;
+    s->out.drained = on_out_drained;
+    s->out.lagging = on_out_lagging;
+    s->out.closed = on_out_closed;
+    s->out.arg = s;
+    s->out.log = &s->o.run.logger;
+    rc = ar_mcp_out_open(&s->out, loop, s->o.out_fd, err);
+    if (!s->out.open_handles)
         goto fail;
+    s->open_handles = 1; /* the output's, which closes as one */
+    /* From here the handles opened are closed on the loop, whose last close callback
+     * frees the server: nothing runs the caller's loop from in here. */
+    if (rc < 0 || (rc = open_input(s, err)) < 0) {
+        s->reading = 0;
+        close_all(s);
+        return rc;
     }
-    s->finish.data = s;
-    if ((rc = open_input(s, err)) < 0) {
-        uv_close((uv_handle_t *)&s->finish, NULL);
-        goto fail_closing;
-    }
+    s->started = 1;
     if (out)
         *out = s;
     return 0;
-fail_closing:
-    /* The handles closed above need a turn of the loop before s can go. */
-    for (size_t i = 0; i < NTOOLS; i++) {
-        ar_contract_destroy(s->input[i]);
-        free(s->schema[i]);
-    }
-    ar_rpc_lines_finish(&s->lines);
-    uv_run(loop, UV_RUN_NOWAIT);
-    free(s);
-    return rc;
 fail:
-    for (size_t i = 0; i < NTOOLS; i++) {
-        ar_contract_destroy(s->input[i]);
-        free(s->schema[i]);
-    }
-    ar_rpc_lines_finish(&s->lines);
-    free(s);
+    server_free(s);
     return rc;
 }

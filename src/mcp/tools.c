@@ -138,7 +138,7 @@ void ar_mcp_put_cut(struct ar_buf *b, const char *s)
         return;
     }
     ar_buf_append(b, s, AR_MCP_TEXT_MAX);
-    ar_buf_printf(b, "\n[… %zu more bytes in structuredContent]", n - AR_MCP_TEXT_MAX);
+    ar_buf_printf(b, "\n[… %zu more bytes: see structuredContent]", n - AR_MCP_TEXT_MAX);
 }
 
 static void put_cost(struct ar_buf *b, double cost, enum ar_cost_source src)

@@ -3,6 +3,8 @@ the fake CLI standing in for the real ones."""
 import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
+import random
+import re
 import select
 import signal
 import subprocess
@@ -39,17 +41,25 @@ class Server:
         self.send_raw(json.dumps(msg).encode() + b"\n")
 
     def recv(self, timeout=20):
+        m = self.poll(timeout)
+        if m is None:
+            raise AssertionError("no message from the server in %s s" % timeout)
+        return m
+
+    def poll(self, timeout=0):
+        """The next message, or None when none came within timeout seconds (0: only one
+        that is already there)."""
         end = time.monotonic() + timeout
         while b"\n" not in self.buf:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AssertionError("no message from the server in %s s" % timeout)
-            r, _, _ = select.select([self.p.stdout], [], [], left)
-            if r:
-                chunk = os.read(self.p.stdout.fileno(), 65536)
-                if not chunk:
-                    raise AssertionError("the server closed stdout")
-                self.buf += chunk
+            r, _, _ = select.select([self.p.stdout], [], [], max(0, end - time.monotonic()))
+            if not r:
+                if time.monotonic() >= end:
+                    return None
+                continue
+            chunk = os.read(self.p.stdout.fileno(), 65536)
+            if not chunk:
+                raise AssertionError("the server closed stdout")
+            self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         msg = json.loads(line)  # anything on stdout that is not JSON fails here
         self.assertish(msg)
@@ -155,6 +165,27 @@ class Lifecycle(McpCase):
             self.assertEqual(s.request("initialize", {"protocolVersion": "2025-06-18"})
                              ["error"]["code"], -32600)
             self.assertIn("tools", s.request("tools/list")["result"])
+
+    def test_a_tool_call_before_initialize_is_refused_and_runs_nothing(self):
+        # MCP's lifecycle: a client sends nothing but ping before initialize's answer; the
+        # spec names no error for one that does, and the official SDKs answer -32600
+        # (python-sdk #2411, java-sdk #1054), as this server does for every method.
+        with Sandbox() as sb:
+            sb.answers("codex", ["fine"])
+            s = self.server(sb)
+            for params in [{"name": "run", "arguments": {"prompt": "x"}},
+                           {"name": "extract", "arguments": {"text": '{"a": 1}'}},
+                           {"name": "run", "arguments": {"prompt": "x"}, "task": {}}]:
+                e = s.request("tools/call", params)
+                self.assertEqual(e.get("error", {}).get("code"), -32600, e)
+                self.assertIn("not initialized", e["error"]["message"])
+            for method in ["tasks/list", "tasks/get", "tasks/result", "tasks/cancel"]:
+                self.assertEqual(s.request(method, {"taskId": "x"})["error"]["code"], -32600)
+            time.sleep(0.3)
+            self.assertEqual(sb.calls(), [])  # no CLI was started
+            s.initialize()
+            self.assertFalse(s.call("run", {"prompt": "x"})["result"]["isError"])
+            self.assertEqual(len(sb.calls()), 1)
 
 
 class Extract(McpCase):
@@ -450,6 +481,316 @@ class Tasks(McpCase):
             self.assertEqual(s.request("tasks/get", {"taskId": t2})["result"]["status"], "failed")
 
 
+    def task(self, s, args, ttl="none", meta=None, name="run"):
+        params = {"name": name, "arguments": args, "task": {} if ttl == "none" else {"ttl": ttl}}
+        if meta:
+            params["_meta"] = meta
+        return s.request("tools/call", params)["result"]["task"]["taskId"]
+
+    def test_a_cancelled_task_past_its_ttl_stays_until_its_call_has_ended(self):
+        # Issue 56: tasks/cancel of a task with ttl 0 while its CLI was still ending, then
+        # tasks/list, freed the task, and the call's end wrote to it (heap-use-after-free).
+        # The store keeps a task until its call has handed the result over.
+        with Sandbox() as sb:
+            s = self.server(sb, env={"FAKE_CLI_HANG": "1", "FAKE_CLI_IGNORE_TERM": "1"})
+            s.initialize("2025-11-25")
+            tid = self.task(s, {"prompt": "p"}, ttl=0)
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            pid = sb.calls()[0]["pid"]
+            # Both in one write: read together, before the CLI's end can be seen.
+            s.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in [
+                {"jsonrpc": "2.0", "id": 1, "method": "tasks/cancel", "params": {"taskId": tid}},
+                {"jsonrpc": "2.0", "id": 2, "method": "tasks/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": tid}}]))
+            self.assertEqual(s.answer(1)["result"]["status"], "cancelled")
+            self.assertEqual([(t["taskId"], t["status"]) for t in s.answer(2)["result"]["tasks"]],
+                             [(tid, "cancelled")])
+            self.assertEqual(s.answer(3)["result"]["status"], "cancelled")
+            # SIGTERM is ignored: the CLI ends at the kill grace (SIGKILL); meanwhile the
+            # task is still there, and tasks/result waits for the call's result.
+            self.assertTrue(alive(pid))
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["result"]["status"],
+                             "cancelled")
+            r = s.request("tasks/result", {"taskId": tid}, timeout=30)["result"]
+            self.assertEqual(r["structuredContent"]["error"]["code"], "interrupted")
+            self.assertEqual(r["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], tid)
+            self.assertFalse(alive(pid))
+            # Its call over and its ttl long passed: now it may go, and it does.
+            self.assertEqual(s.request("tasks/list")["result"]["tasks"], [])
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["error"]["code"], -32602)
+            self.assertEqual(s.request("ping")["result"], {})
+            rc, out, err = s.close()
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("AddressSanitizer", err)
+
+    def test_a_working_task_past_its_ttl_keeps_its_call_and_result(self):
+        # Issue 60 item 10: a task still working when its ttl passes is not dropped while
+        # its call runs (its result would be lost, then written to freed memory).
+        with Sandbox() as sb:
+            sb.answers("codex", ['{"late": true}'])
+            go = os.path.join(sb.root, "go")
+            s = self.server(sb, env={"FAKE_CLI_WAIT_FOR": go})
+            s.initialize("2025-11-25")
+            tid = self.task(s, {"prompt": "p", "json": True}, ttl=50)
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            time.sleep(0.2)  # the ttl has passed; the call still runs
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["result"]["status"],
+                             "working")
+            self.assertEqual([t["taskId"] for t in s.request("tasks/list")["result"]["tasks"]],
+                             [tid])
+            s.send({"jsonrpc": "2.0", "id": 9, "method": "tasks/result",
+                    "params": {"taskId": tid}})
+            open(go, "w").close()
+            r = s.answer(9, timeout=30)["result"]
+            self.assertEqual(r["structuredContent"]["json"], {"late": True})
+            self.assertEqual(s.request("tasks/get", {"taskId": tid})["error"]["code"], -32602)
+
+    def test_a_tasks_progress_carries_its_task_and_stops_once_it_is_over(self):
+        # 2025-11-25: every notification about a task carries
+        # _meta["io.modelcontextprotocol/related-task"] (tasks, "Associating Task-Related
+        # Messages"), and a task's progress stops once it is terminal (progress, 3).
+        with Sandbox() as sb:
+            go = os.path.join(sb.root, "go")
+            s = self.server(sb, env={"FAKE_CLI_WAIT_FOR": go})
+            s.initialize("2025-11-25")
+            tid = self.task(s, {"prompt": "p"}, meta={"progressToken": "tok"})
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            self.assertEqual(s.request("tasks/cancel", {"taskId": tid})["result"]["status"],
+                             "cancelled")
+            at_cancel = len(s.seen)
+            open(go, "w").close()
+            s.request("tasks/result", {"taskId": tid}, timeout=30)
+            progress = [m for m in s.seen if m.get("method") == "notifications/progress"]
+            self.assertTrue(progress)
+            for m in progress:
+                self.assertEqual(m["params"]["progressToken"], "tok")
+                self.assertEqual(m["params"]["_meta"],
+                                 {"io.modelcontextprotocol/related-task": {"taskId": tid}})
+            # "codex main call finished" happened after the cancel: not sent.
+            self.assertFalse([m for m in s.seen[at_cancel:]
+                              if m.get("method") == "notifications/progress"])
+            status = [m for m in s.seen if m.get("method") == "notifications/tasks/status"]
+            self.assertTrue(status)
+            self.assertTrue(all("_meta" not in m["params"] for m in status))
+            # A call that is no task carries no task _meta.
+            sb.answers("codex", ["fine"])
+            s.call("run", {"prompt": "x"}, meta={"progressToken": "plain"})
+            plain = [m for m in s.seen if m.get("method") == "notifications/progress" and
+                     m["params"]["progressToken"] == "plain"]
+            self.assertTrue(plain)
+            self.assertTrue(all("_meta" not in m["params"] for m in plain))
+
+    def test_lists_page_with_cursors_and_refuse_one_never_given(self):
+        # A bad cursor is -32602 (2025-11-25: tasks, "Protocol Errors"; pagination).
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize("2025-11-25")
+            ids = [self.task(s, {"text": '{"n": %d}' % i}, name="extract") for i in range(105)]
+            page = s.request("tasks/list")["result"]
+            self.assertEqual(len(page["tasks"]), 100)
+            rest = s.request("tasks/list", {"cursor": page["nextCursor"]})["result"]
+            self.assertNotIn("nextCursor", rest)
+            listed = [t["taskId"] for t in page["tasks"] + rest["tasks"]]
+            self.assertEqual(listed, ids[::-1])  # newest first, each once
+            self.assertEqual(s.request("tasks/list", {"cursor": None})["result"]["tasks"][0]
+                             ["taskId"], ids[-1])
+            for bad in ["x", "", "0", "106", "99999999999999999999", 5, {}, "05"]:
+                e = s.request("tasks/list", {"cursor": bad})
+                self.assertEqual(e.get("error", {}).get("code"), -32602, (bad, e))
+                self.assertIn("cursor", e["error"]["message"])
+                e = s.request("tools/list", {"cursor": bad})
+                self.assertEqual(e.get("error", {}).get("code"), -32602, (bad, e))
+            self.assertEqual(len(s.request("tools/list", {"cursor": None})["result"]["tools"]),
+                             len(TOOLS))
+
+
+class TaskRaces(McpCase):
+    """A property: random sequences of task creation, cancel, get, list, result,
+    notifications/cancelled and the calls' ends (each fake CLI waits for a file of its own)
+    keep the protocol's promises: every request answered once; a terminal status never
+    changes; a task goes only after its call handed its result over and its ttl passed;
+    tasks/result comes after that status; a task's progress carries it and stops once it is
+    terminal; the server ends cleanly, every CLI gone. CI runs this again under ASan."""
+
+    SEEDS = [int(x) for x in os.environ.get("AGENTRUN_MCP_SEEDS", "1,2,3,4").split(",")]
+
+    def test_random_task_sequences_keep_the_protocol(self):
+        for seed in self.SEEDS:
+            with self.subTest(seed=seed):
+                self.sequence(seed)
+
+    def sequence(self, seed, steps=70):
+        rng = random.Random(seed)
+        with Sandbox() as sb:
+            sb.answers("codex", ["done"])
+            gates = [os.path.join(sb.root, "go.%d" % i) for i in range(64)]
+            s = self.server(sb, "-j", "2", env={"FAKE_CLI_WAIT_FOR": ",".join(gates)})
+            s.initialize("2025-11-25")
+            model = Model(self, s, seed)
+            for _ in range(steps):
+                op = rng.choice(["create"] * 4 + ["cancel"] * 2 + ["get", "list", "result",
+                                                                   "finish", "finish",
+                                                                   "notify", "sleep"])
+                tasks = list(model.tasks.values())
+                if op == "create" and len(tasks) < 30:
+                    model.create(rng.choice([0, 20, 200, None, 60000]), rng.random() < 0.5,
+                                 "extract" if rng.random() < 0.2 else "run")
+                elif op in ("cancel", "get", "result", "notify") and tasks:
+                    getattr(model, op)(rng.choice(tasks))
+                elif op == "list":
+                    model.send("tasks/list", {})
+                elif op == "finish":
+                    started = [c["call"] for c in sb.calls() if not os.path.exists(gates[c["call"]])]
+                    if started:
+                        open(gates[rng.choice(started)], "w").close()
+                elif op == "sleep":
+                    time.sleep(rng.choice([0.01, 0.05, 0.25]))
+                model.drain(0.01)
+            for g in gates:
+                open(g, "w").close()
+            for t in model.tasks.values():
+                model.result(t)
+            model.drain_until_answered(60)
+            pids = [c["pid"] for c in sb.calls()]
+            rc, out, err = s.close()
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("AddressSanitizer", err)
+            self.assertNotIn("runtime error", err)
+            for line in out.splitlines():
+                model.check(json.loads(line))
+            self.assertFalse([p for p in pids if alive(p)])
+            self.assertEqual(model.pending, {})
+
+
+class Model:
+    """What the client of TaskRaces has sent and seen, checking each message as it comes."""
+
+    TERMINAL = ("completed", "failed", "cancelled")
+
+    def __init__(self, test, server, seed):
+        self.t, self.s, self.seed = test, server, seed
+        self.tasks = {}    # tid -> {"sent", "ttl", "token", "status", "over", "label"}
+        self.pending = {}  # request id -> (method, tid)
+        self.creating = {}
+        self.answered = set()
+        self.label = 0
+        self.next_id = 1000
+
+    def fail(self, why, msg=None):
+        self.t.fail("seed %d: %s: %r" % (self.seed, why, msg))
+
+    def send(self, method, params, tid=None):
+        self.next_id += 1
+        self.pending[self.next_id] = (method, tid)
+        self.s.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def create(self, ttl, progress, tool):
+        self.label += 1
+        args = ({"prompt": "job-%d-end" % self.label} if tool == "run"
+                else {"text": '{"job": %d}' % self.label})
+        params = {"name": tool, "arguments": args, "task": {} if ttl is None else {"ttl": ttl}}
+        if progress:
+            params["_meta"] = {"progressToken": "tok-%d" % self.label}
+        rid = self.send("tools/call", params)
+        self.creating[rid] = {"sent": time.monotonic(), "ttl": ttl, "rid": rid,
+                              "token": progress and "tok-%d" % self.label, "status": "working",
+                              "over": False}
+
+    def cancel(self, t):
+        self.send("tasks/cancel", {"taskId": t["tid"]}, t["tid"])
+
+    def get(self, t):
+        self.send("tasks/get", {"taskId": t["tid"]}, t["tid"])
+
+    def result(self, t):
+        self.send("tasks/result", {"taskId": t["tid"]}, t["tid"])
+
+    def notify(self, t):
+        # notifications/cancelled does not apply to a task: its request was answered.
+        self.s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": t["rid"]}})
+
+    def status(self, tid, status, msg):
+        t = self.tasks[tid]
+        if t["status"] in self.TERMINAL and status != t["status"]:
+            self.fail("a terminal status changed (%s to %s)" % (t["status"], status), msg)
+        t["status"] = status
+
+    def gone(self, tid, msg):
+        """The server said the task is unknown: only after its call was over and its ttl
+        passed (the server made it after we sent, and answered before we read)."""
+        t = self.tasks[tid]
+        if not t["over"] or t["ttl"] is None or time.monotonic() - t["sent"] <= t["ttl"] / 1000:
+            self.fail("a task went before its call was over and its ttl passed", (t, msg))
+
+    def check(self, m):
+        method, params = m.get("method"), m.get("params") or {}
+        if method == "notifications/tasks/status":
+            tid = params["taskId"]
+            self.status(tid, params["status"], m)
+            if params["status"] in self.TERMINAL:
+                self.tasks[tid]["over"] = True
+            if "_meta" in params:
+                self.fail("a task status carries related-task", m)
+            return
+        if method == "notifications/progress":
+            tok = params["progressToken"]
+            owner = [t for t in self.tasks.values() if t["token"] == tok]
+            if not owner:
+                self.fail("progress for no task", m)
+            t = owner[0]
+            if params.get("_meta") != {"io.modelcontextprotocol/related-task": {"taskId": t["tid"]}}:
+                self.fail("progress without its task", m)
+            if t["status"] in self.TERMINAL:
+                self.fail("progress after the task was terminal", m)
+            return
+        rid = m.get("id")
+        if rid in self.answered:
+            self.fail("a request answered twice", m)
+        self.answered.add(rid)
+        method, tid = self.pending.pop(rid, (None, None))
+        if method is None:
+            self.fail("an answer to no request", m)
+        if method == "tools/call":
+            t = self.creating.pop(rid)
+            t["tid"] = m["result"]["task"]["taskId"]
+            self.tasks[t["tid"]] = t
+            self.status(t["tid"], m["result"]["task"]["status"], m)
+        elif "error" in m:
+            if m["error"]["code"] != -32602:
+                self.fail("an unexpected error", m)
+            if "already over" in m["error"]["message"]:
+                if self.tasks[tid]["status"] not in self.TERMINAL:
+                    self.fail("cancel refused for a task not known terminal", m)
+            elif method == "tasks/list" or "no such task" not in m["error"]["message"]:
+                self.fail("an unexpected error", m)
+            else:
+                self.gone(tid, m)
+        elif method in ("tasks/get", "tasks/cancel"):
+            self.status(tid, m["result"]["status"], m)
+        elif method == "tasks/list":
+            for x in m["result"]["tasks"]:
+                self.status(x["taskId"], x["status"], m)
+        elif method == "tasks/result":
+            if not self.tasks[tid]["over"]:
+                self.fail("tasks/result before the task's final status", m)
+            if m["result"].get("_meta") != {
+                    "io.modelcontextprotocol/related-task": {"taskId": tid}}:
+                self.fail("a task's result without related-task", m)
+
+    def drain(self, timeout):
+        m = self.s.poll(timeout)
+        while m is not None:
+            self.check(m)
+            m = self.s.poll(0)
+
+    def drain_until_answered(self, timeout):
+        end = time.monotonic() + timeout
+        while self.pending and time.monotonic() < end:
+            self.drain(0.2)
+
+
 class Posture(McpCase):
     def refused(self, s, tool, args, flag):
         r = s.call(tool, args)["result"]
@@ -679,6 +1020,125 @@ class Hostile(McpCase):
             self.assertEqual(s.recv()["id"], 11)
             rc, out, err = s.close()
             self.assertEqual(rc, 0, err)
+
+    def test_a_number_past_64_bits_is_answered_with_its_id(self):
+        # jansson refuses such a line outright; the server reads the number as written and
+        # answers the request with its own id (issue 56).
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize()
+            big = 18446744073709551621  # 2^64 + 5
+            for rid, params in [(big, None), (-big, None), (4, {"x": 1e400}),
+                                (5, {"_meta": {"n": -big}, "y": [1, big]})]:
+                msg = '{"jsonrpc": "2.0", "id": %s, "method": "ping"%s}' % (
+                    rid, ', "params": ' + json.dumps(params).replace("Infinity", "1e400")
+                    if params else "")
+                s.send_raw(msg.encode() + b"\n")
+                m = s.recv()
+                self.assertEqual((m["id"], m.get("result")), (rid, {}), msg)
+            self.assertIn(b'"id":-18446744073709551621,', b"".join(
+                json.dumps(m).replace(" ", "").encode() for m in s.seen))
+            # In a tool's arguments it is refused by name, with the id.
+            s.send_raw(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": '
+                       b'{"name": "run", "arguments": {"prompt": "x", "timeout": 1e999}}}\n')
+            m = s.recv()
+            self.assertEqual((m["id"], m["error"]["code"]), (6, -32602))
+            self.assertIn("/timeout: a number past", m["error"]["message"])
+            # As a real id it is no valid id; with a NUL escaped in a string the line is
+            # no JSON the server reads.
+            for raw, code in [(b'{"jsonrpc": "2.0", "id": 1e999, "method": "ping"}', -32600),
+                              (b'{"jsonrpc": "2.0", "id": 99999999999999999999, "method": '
+                               b'"ping", "params": {"s": "\\u0000"}}', -32700)]:
+                s.send_raw(raw + b"\n")
+                m = s.recv()
+                self.assertEqual((m["id"], m["error"]["code"]), (None, code), raw)
+    def test_a_call_whose_id_is_past_64_bits_is_answered_and_cancelled_by_it(self):
+        with Sandbox() as sb:
+            s = self.server(sb, env={"FAKE_CLI_HANG": "1"})
+            s.initialize()
+            s.send_raw(b'{"jsonrpc": "2.0", "id": 99999999999999999999, "method": "tools/call",'
+                       b' "params": {"name": "extract", "arguments": {"text": "[1]"}}}\n')
+            self.assertEqual(s.recv()["id"], 99999999999999999999)
+            s.send_raw(b'{"jsonrpc": "2.0", "id": 99999999999999999998, "method": "tools/call",'
+                       b' "params": {"name": "run", "arguments": {"prompt": "hang"}}}\n')
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            pid = sb.calls()[0]["pid"]
+            s.send_raw(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": '
+                       b'{"requestId": 99999999999999999998}}\n')
+            self.assertTrue(wait_for(lambda: not alive(pid), 10), "the call was not cancelled")
+            self.assertEqual(s.request("ping")["result"], {})
+            rc, out, err = s.close()
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn(b"99999999999999999998", out)  # a cancelled call is not answered
+
+    def test_a_client_that_reads_nothing_does_not_stop_the_calls_supervision(self):
+        # The output is written from the loop: while the client reads nothing, a running
+        # call's clock still ends its CLI (a blocking write held the loop up to a minute).
+        with Sandbox() as sb:
+            s = self.server(sb, env={"FAKE_CLI_HANG": "1"})
+            s.initialize()
+            s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "run", "arguments": {"prompt": "p", "timeout": 1}}})
+            self.assertTrue(wait_for(lambda: sb.calls()), "the fake CLI never started")
+            pid = sb.calls()[0]["pid"]
+            # ~300 KB of answers the client does not read: more than a pipe holds.
+            for i in range(30):
+                s.send({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/list"})
+            self.assertTrue(wait_for(lambda: not alive(pid), 15),
+                            "the CLI outlived its timeout while the client read nothing")
+            answers = {}
+            while len(answers) < 31:
+                m = s.recv(30)
+                if "id" in m:
+                    answers[m["id"]] = m
+            self.assertEqual(answers[1]["result"]["structuredContent"]["error"]["code"],
+                             "timeout")
+            self.assertEqual(sorted(answers), [1] + list(range(100, 130)))
+            rc, out, err = s.close()
+            self.assertEqual(rc, 0, err)
+
+    def test_a_result_longer_than_a_client_takes_names_files_for_the_rest(self):
+        # claude hands its model at most 50,000 characters of a result's structuredContent
+        # (tests/e2e/test_mcp.py): a longer one keeps what fits, and the rest is written to
+        # files under the server's directory that the calling model can read.
+        with Sandbox() as sb:
+            answer = "".join("line %06d of a long answer\n" % i for i in range(12000))
+            sb.answers("codex", [answer, answer, "short"])
+            s = self.server(sb)
+            s.initialize("2025-11-25")
+            m = s.call("run", {"prompt": "long"})
+            r = m["result"]
+            self.assertFalse(r["isError"], r["content"])
+            sc = r["structuredContent"]
+            self.assertLessEqual(len(json.dumps(sc, separators=(",", ":"), ensure_ascii=False)),
+                                 48 * 1024)
+            self.assertTrue(sc["ok"])  # the small members stay
+            self.assertEqual(sc["schema"], "agentrun.run/1")
+            cut = sc["truncated_result"]
+            self.assertGreater(cut["bytes"], len(answer))
+            self.assertEqual(cut["limit"], 48 * 1024)
+            out = cut["left_out"]["output"]
+            self.assertEqual(out["bytes"], len(answer))
+            self.assertTrue(out["file"].startswith(os.path.realpath(sb.work) + "/.agentrun/mcp/"))
+            with open(out["file"]) as f:
+                self.assertEqual(f.read(), answer)  # the whole answer, as text
+            self.assertIn(out["file"], r["content"][0]["text"])
+            self.assertEqual(sb.git("status", "--porcelain"), "")  # kept out of git
+            # A task's result is the same, with its _meta.
+            tid = s.request("tools/call", {"name": "run", "arguments": {"prompt": "long"},
+                                           "task": {}})["result"]["task"]["taskId"]
+            t = s.request("tasks/result", {"taskId": tid}, timeout=30)["result"]
+            self.assertEqual(t["structuredContent"]["truncated_result"]["left_out"]["output"]
+                             ["bytes"], len(answer))
+            files = [out["file"], t["structuredContent"]["truncated_result"]["left_out"]
+                     ["output"]["file"]]
+            self.assertNotEqual(files[0], files[1])
+            # A result within the limit is whole.
+            self.assertNotIn("truncated_result", s.call("run", {"prompt": "x"})["result"]
+                             ["structuredContent"])
+            rc, _, err = s.close()
+            self.assertEqual(rc, 0, err)
+            self.assertFalse([f for f in files if os.path.exists(f)])  # gone with the server
 
     def test_a_flood_of_calls_is_refused_past_the_queue(self):
         with Sandbox() as sb:

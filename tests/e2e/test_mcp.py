@@ -4,7 +4,8 @@ calls extract, calls run against the real gemini at the loopback mock and gets t
 RunResult, and cancels a hanging run with no CLI process left (mcp_client.cjs); and the
 real claude (with `agentrun mcp` in its --mcp-config) and the real codex (with it in
 its config.toml's mcp_servers) each call the run tool, and their next model request
-carries gemini's answer."""
+carries gemini's answer; and a result longer than claude hands its model whole reaches
+claude's model inline, cut, with the rest in a file claude's model then reads."""
 import json
 import os
 import subprocess
@@ -157,6 +158,56 @@ class McpSdk(unittest.TestCase):
         self.assertIn("tool_result", second)
         self.assertEqual(len(self.mock.model_requests("gemini")) - before_gemini, 1)
         self.assertTrue(r.jsonl()[-1].get("result", "").startswith("Gemini answered"))
+
+    @unittest.skipIf(harness.missing_clis(["claude"]), "no claude")
+    def test_claude_gets_a_long_result_cut_to_fit_and_reads_the_rest_from_its_file(self):
+        # claude hands its model a result's structuredContent whole up to 50,000
+        # characters; past that it saves it to a file of its own with a 2 KB preview
+        # ("<persisted-output>", measured with 2.1.332 at 49,997 and 50,017 characters),
+        # which a calling model may not be allowed to read. agentrun keeps it within 48 KiB
+        # and puts the rest in files under its directory: claude's model sees the result
+        # and reads the whole answer from the file it names.
+        tail = "TAIL-OF-THE-ANSWER-7731"
+        answer = "".join("line %05d of gemini's long answer\n" % i for i in range(9000)) + tail
+        self.mock.set_script({
+            "claude": [{"kind": "tool", "name": "mcp__agentrun__run",
+                        "input": {"prompt": "Ask gemini for the long answer.",
+                                  "provider": "gemini"}},
+                       {"kind": "shell", "command": "tail -c 200 .agentrun/mcp/*/1-output.txt"},
+                       {"kind": "text", "text": "Read it."}],
+            "gemini": [{"kind": "text", "text": answer}]})
+        before = len(self.mock.model_requests("claude"))
+        config = os.path.join(self.root.root, "mcp.json")
+        with open(config, "w") as f:
+            json.dump({"mcpServers": {"agentrun": {
+                "command": AGENTRUN, "args": ["mcp", "--providers", "gemini", "-p", "gemini"],
+                "env": self.root.agentrun_env()}}}, f)
+        r = harness.run_cli("claude", ["-p", "--output-format", "stream-json", "--verbose",
+                                       "--strict-mcp-config", "--mcp-config", config,
+                                       "--allowedTools", "mcp__agentrun__run,Bash"],
+                            self.root, stdin=b"Use agentrun to ask gemini.", timeout=180,
+                            env=dict(self.root.env("claude"), ENABLE_TOOL_SEARCH="false"))
+        self.assertEqual(r.status, 0, r.stderr[-2000:])
+        reqs = [self.mock.body_json(q) for q in self.mock.model_requests("claude")[before:]]
+        self.assertEqual(len(reqs), 3, [json.dumps(q)[-500:] for q in reqs])
+
+        def tool_result(req):
+            blocks = [b for m in req["messages"] if isinstance(m.get("content"), list)
+                      for b in m["content"] if b.get("type") == "tool_result"]
+            c = blocks[-1]["content"]
+            return c if isinstance(c, str) else "".join(x.get("text", "") for x in c)
+        result = tool_result(reqs[1])
+        self.assertNotIn("persisted-output", result)
+        self.assertLessEqual(len(result), 50000)
+        doc = json.loads(result)  # claude's model sees structuredContent, whole
+        self.assertTrue(doc["ok"])
+        out = doc["truncated_result"]["left_out"]["output"]
+        self.assertEqual(out["bytes"], len(answer))
+        self.assertTrue(out["file"].endswith("/1-output.txt"), out)
+        # The model read the rest: the file's tail reached its next request.
+        self.assertIn(tail, tool_result(reqs[2]))
+        # And the file went with the server.
+        self.assertFalse(os.path.exists(out["file"]))
 
     @unittest.skipIf(harness.missing_clis(["codex"]), "no codex")
     def test_codex_calls_the_run_tool_and_its_next_request_carries_the_answer(self):

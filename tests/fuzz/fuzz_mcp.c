@@ -5,10 +5,13 @@
  * answer encoded. Checks: no line handed on is longer than the bound or holds
  * a newline; a parse either succeeds with a method or response kind, or gives
  * one of JSON-RPC's codes; an encoded answer is one line ending in "\n" that
- * parses back.
+ * parses back, to a response with the very id it answers (a number past 64
+ * bits included: jsonrpc.h's wide numbers); the first wide number inside a
+ * message is found where a JSON Pointer says.
  */
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX 256
 
-static void check_answer(json_t *msg)
+/* msg (taken) answers the request whose id is id (NULL: id null). */
+static void check_answer(json_t *msg, json_t *id)
 {
     size_t len = 0;
     char *text = ar_rpc_encode(msg, &len);
@@ -27,11 +31,42 @@ static void check_answer(json_t *msg)
         return;
     if (!len || text[len - 1] != '\n' || memchr(text, '\n', len - 1))
         abort();
-    json_t *back = json_loadb(text, len - 1, 0, NULL);
-    if (!back)
-        abort();
-    json_decref(back);
+    if (!id) {
+        json_t *back = json_loadb(text, len - 1, 0, NULL);
+        if (!back)
+            abort();
+        json_decref(back);
+    } else {
+        struct ar_rpc_message back;
+        if (ar_rpc_message_parse(text, len - 1, &back) != 0 || back.kind != AR_RPC_RESPONSE ||
+            !json_equal(back.id, id))
+            abort();
+        ar_rpc_message_finish(&back);
+    }
     free(text);
+}
+
+/* Where ar_rpc_wide_find() points in v, a wide number is. */
+static void check_wide(json_t *v)
+{
+    char where[256] = "";
+    if (!v || !ar_rpc_wide_find(v, where, sizeof(where)))
+        return;
+    json_t *at = v;
+    /* Keys here hold no '~' or '/' escapes only when short enough to fit: walk what we can. */
+    if (strlen(where) >= sizeof(where) - 2 || strchr(where, '~'))
+        return;
+    for (char *p = where; at && *p == '/';) {
+        char *end = strchr(p + 1, '/');
+        size_t n = end ? (size_t)(end - p - 1) : strlen(p + 1);
+        char key[256];
+        snprintf(key, sizeof(key), "%.*s", (int)n, p + 1);
+        at = json_is_array(at) ? json_array_get(at, strtoul(key, NULL, 10))
+                               : json_object_get(at, key);
+        p += n + 1;
+    }
+    if (!at || !ar_rpc_is_wide(at, NULL))
+        abort();
 }
 
 static void on_line(void *arg, const char *line, size_t len, int too_long)
@@ -40,7 +75,7 @@ static void on_line(void *arg, const char *line, size_t len, int too_long)
     if (too_long) {
         if (line || len != MAX)
             abort();
-        check_answer(ar_rpc_error_new(NULL, AR_RPC_INVALID_REQUEST, "too long", NULL));
+        check_answer(ar_rpc_error_new(NULL, AR_RPC_INVALID_REQUEST, "too long", NULL), NULL);
         return;
     }
     if (len > MAX || memchr(line, '\n', len))
@@ -52,7 +87,7 @@ static void on_line(void *arg, const char *line, size_t len, int too_long)
             abort();
         if (m.id && !json_is_string(m.id) && !json_is_integer(m.id))
             abort();
-        check_answer(ar_rpc_error_new(m.id, rc, m.error, NULL));
+        check_answer(ar_rpc_error_new(m.id, rc, m.error, NULL), m.id);
     } else if (m.kind == AR_RPC_RESPONSE) {
         if (!m.id || m.method)
             abort();
@@ -61,8 +96,9 @@ static void on_line(void *arg, const char *line, size_t len, int too_long)
             abort();
         if (m.params && !json_is_object(m.params) && !json_is_array(m.params))
             abort();
+        check_wide(m.params);
         if (m.id)
-            check_answer(ar_rpc_result_new(m.id, json_pack("{s:s}", "method", m.method)));
+            check_answer(ar_rpc_result_new(m.id, json_pack("{s:s}", "method", m.method)), m.id);
     }
     ar_rpc_message_finish(&m);
 }

@@ -17,6 +17,8 @@
 #include "mcp/call.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp.h"
+#include "mcp/output.h"
+#include "mcp/tasks.h"
 
 /* ---- the framing ---- */
 
@@ -140,6 +142,66 @@ static void test_parse_names_the_error_each_bad_message_deserves(void **state)
     }
 }
 
+static void test_parse_reads_numbers_past_64_bits_and_answers_with_the_id(void **state)
+{
+    (void)state;
+    struct ar_rpc_message m;
+    const char *text;
+    char where[64] = "";
+    /* jansson alone refuses the whole line: no id to answer with. */
+    assert_null(json_loads("{\"id\":18446744073709551616}", 0, NULL));
+    assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"method\":"
+                           "\"ping\",\"params\":{\"a\":[1,-1e999],\"b\":\"9e999\"}}",
+                           &m),
+                     0);
+    assert_int_equal(m.kind, AR_RPC_REQUEST);
+    assert_true(ar_rpc_is_wide(m.id, &text));
+    assert_string_equal(text, "18446744073709551616");
+    assert_true(ar_rpc_wide_find(m.params, where, sizeof(where)));
+    assert_string_equal(where, "/a/1");
+    assert_false(ar_rpc_is_wide(json_object_get(m.params, "b"), NULL)); /* a string stays */
+    size_t len;
+    json_t *answer = ar_rpc_result_new(m.id, json_object());
+    char *line = ar_rpc_encode(answer, &len);
+    assert_string_equal(line, "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"result\":{}}\n");
+    free(line);
+    json_decref(answer);
+    ar_rpc_message_finish(&m);
+    /* Numbers jansson holds stay what they were; a wide one is as written, sign and all. */
+    assert_int_equal(parse("{\"jsonrpc\":\"2.0\",\"id\":-99999999999999999999,\"method\":"
+                           "\"x\",\"params\":{\"n\":9223372036854775807,\"r\":1.5e300}}",
+                           &m),
+                     0);
+    assert_true(ar_rpc_is_wide(m.id, &text));
+    assert_string_equal(text, "-99999999999999999999");
+    assert_int_equal(json_integer_value(json_object_get(m.params, "n")), INT64_MAX);
+    where[0] = '\0';
+    assert_false(ar_rpc_wide_find(m.params, where, sizeof(where)));
+    ar_rpc_message_finish(&m);
+    /* A wide real is no id; a NUL escaped in a string keeps the line unread. */
+    static const struct {
+        const char *text;
+        int code;
+    } bad[] = {
+        { "{\"jsonrpc\":\"2.0\",\"id\":1e999,\"method\":\"ping\"}", AR_RPC_INVALID_REQUEST },
+        { "{\"jsonrpc\":\"2.0\",\"id\":1e999999999999999999999,\"method\":\"ping\"}",
+          AR_RPC_INVALID_REQUEST },
+        { "{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"method\":\"p\",\"s\":\"\\u0000\"}",
+          AR_RPC_PARSE_ERROR },
+        { "{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"method\":\"p\",}",
+          AR_RPC_PARSE_ERROR },
+        { "{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999-1,\"method\":\"p\"}",
+          AR_RPC_PARSE_ERROR },
+        { "[99999999999999999999]", AR_RPC_INVALID_REQUEST },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = parse(bad[i].text, &m);
+        if (rc != bad[i].code || m.id)
+            fail_msg("%s: got %d (id %s)", bad[i].text, rc, m.id ? "set" : "none");
+        ar_rpc_message_finish(&m);
+    }
+}
+
 static void test_encode_is_one_line(void **state)
 {
     (void)state;
@@ -219,6 +281,184 @@ static void test_refusals_name_the_operators_flag(void **state)
             assert_non_null(strstr(hint, cases[i].flag));
         else
             assert_string_equal(hint, "");
+    }
+}
+
+/* ---- the task store ---- */
+
+static void test_a_task_is_dropped_only_once_its_call_handed_the_result_over(void **state)
+{
+    (void)state;
+    struct ar_mcp_tasks ts = { 0 };
+    struct ar_mcp_task *t = ar_mcp_task_create(&ts, 0), *kept = ar_mcp_task_create(&ts, -1);
+    assert_non_null(t);
+    assert_int_equal(strlen(t->id), 32);
+    char id[33];
+    snprintf(id, sizeof(id), "%s", t->id);
+    usleep(2000); /* its ttl (0) has passed */
+    ar_mcp_task_set(t, AR_TASK_CANCELLED, "cancelled by the client");
+    ar_mcp_tasks_expire(&ts);
+    assert_ptr_equal(ar_mcp_task_find(&ts, id), t); /* its call still runs: kept */
+    json_array_append_new(t->waiters, json_integer(7));
+    ar_mcp_task_over(t, json_pack("{s:b}", "isError", 0));
+    assert_int_equal(t->status, AR_TASK_CANCELLED); /* a cancelled task stays cancelled */
+    assert_ptr_equal(ar_mcp_task_find(&ts, id), t); /* someone waits on it: kept */
+    json_array_clear(t->waiters);
+    assert_null(ar_mcp_task_find(&ts, id)); /* now it goes */
+    assert_int_equal(ts.n, 1);
+    ar_mcp_task_over(kept, json_pack("{s:b}", "isError", 1));
+    assert_int_equal(kept->status, AR_TASK_FAILED);
+    ar_mcp_tasks_expire(&ts);
+    assert_int_equal(ts.n, 1); /* no ttl: kept until the server ends */
+    ar_mcp_tasks_finish(&ts);
+}
+
+static void test_task_pages_follow_their_cursor_and_refuse_others(void **state)
+{
+    (void)state;
+    struct ar_mcp_tasks ts = { 0 };
+    for (int i = 0; i < AR_MCP_TASKS_PAGE + 3; i++)
+        assert_non_null(ar_mcp_task_create(&ts, -1));
+    int bad = -1;
+    json_t *page = ar_mcp_tasks_page(&ts, NULL, &bad);
+    assert_int_equal(json_array_size(json_object_get(page, "tasks")), AR_MCP_TASKS_PAGE);
+    json_t *next = json_object_get(page, "nextCursor");
+    assert_true(json_is_string(next));
+    json_t *rest = ar_mcp_tasks_page(&ts, next, &bad);
+    assert_int_equal(json_array_size(json_object_get(rest, "tasks")), 3);
+    assert_null(json_object_get(rest, "nextCursor"));
+    const struct ar_mcp_task *oldest = ts.head;
+    while (oldest->next)
+        oldest = oldest->next;
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(rest, "tasks"), 2), "taskId")),
+                        oldest->id); /* newest first, to the oldest */
+    json_decref(page);
+    json_decref(rest);
+    const char *const bads[] = { "", "0", "x1", "01", "104", "18446744073709551617", "1 " };
+    for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+        json_t *c = json_string(bads[i]);
+        assert_null(ar_mcp_tasks_page(&ts, c, &bad));
+        if (!bad)
+            fail_msg("cursor '%s' was taken", bads[i]);
+        json_decref(c);
+    }
+    json_t *num = json_integer(3);
+    assert_null(ar_mcp_tasks_page(&ts, num, &bad));
+    assert_true(bad);
+    json_decref(num);
+    ar_mcp_tasks_finish(&ts);
+}
+
+/* ---- the output ---- */
+
+struct out_news {
+    struct ar_mcp_out *out;
+    uv_pipe_t *reader; /* NULL: the client reads nothing */
+    int broken, lag_on, lag_off, closed;
+};
+
+static void news_broken(void *arg)
+{
+    struct out_news *n = arg;
+    n->broken++;
+    ar_mcp_out_close(n->out);
+    if (n->reader)
+        uv_close((uv_handle_t *)n->reader, NULL);
+}
+
+static void news_drained(void *arg)
+{
+    struct out_news *n = arg;
+    if (!ar_mcp_out_busy(n->out) && n->reader) {
+        ar_mcp_out_close(n->out);
+        uv_close((uv_handle_t *)n->reader, NULL);
+    }
+}
+
+static void news_lagging(void *arg, int lagging)
+{
+    struct out_news *n = arg;
+    if (lagging)
+        n->lag_on++;
+    else
+        n->lag_off++;
+}
+
+static void news_closed(void *arg)
+{
+    ((struct out_news *)arg)->closed++;
+}
+
+static char sink[65536];
+
+static void sink_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf)
+{
+    (void)h;
+    (void)size;
+    *buf = uv_buf_init(sink, sizeof(sink));
+}
+
+static void sink_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+    (void)st;
+    (void)n;
+    (void)buf;
+}
+
+/* 40 messages of 60 KB: past what the output lets wait (AR_MCP_OUT_HIGH). */
+static void flood(struct ar_mcp_out *o)
+{
+    char *x = malloc(60000);
+    memset(x, 'x', 59999);
+    x[59999] = '\0';
+    for (int i = 0; i < 40; i++)
+        ar_mcp_out_send(o, json_pack("{s:s}", "x", x), 0);
+    free(x);
+}
+
+static void
+test_the_output_holds_back_for_a_lagging_client_and_gives_up_on_a_silent_one(void **state)
+{
+    (void)state;
+    for (int reads = 0; reads < 2; reads++) {
+        int p[2];
+        assert_int_equal(pipe(p), 0);
+        uv_loop_t loop;
+        assert_int_equal(uv_loop_init(&loop), 0);
+        struct ar_mcp_out o;
+        uv_pipe_t reader;
+        memset(&o, 0, sizeof(o));
+        struct out_news n = { .out = &o, .reader = reads ? &reader : NULL };
+        o.broken = news_broken;
+        o.drained = news_drained;
+        o.lagging = news_lagging;
+        o.closed = news_closed;
+        o.arg = &n;
+        o.wait_ms = reads ? 30000 : 100; /* a reader never stalls a whole period */
+        assert_int_equal(ar_mcp_out_open(&o, &loop, p[1], NULL), 0);
+        flood(&o);
+        assert_int_equal(n.lag_on, 1); /* the server reads no request meanwhile */
+        size_t queued = o.queued;
+        ar_mcp_out_send(&o, json_pack("{s:s}", "method", "notifications/progress"), 1);
+        assert_int_equal(o.queued, queued); /* progress is left out; nothing else is */
+        assert_int_equal(o.left_out, 1);
+        assert_true(ar_mcp_out_busy(&o));
+        if (reads) {
+            assert_int_equal(uv_pipe_init(&loop, &reader, 0), 0);
+            assert_int_equal(uv_pipe_open(&reader, p[0]), 0);
+            uv_read_start((uv_stream_t *)&reader, sink_alloc, sink_read);
+        }
+        uv_run(&loop, UV_RUN_DEFAULT);
+        /* A client that reads gets everything, and requests again; one that reads
+         * nothing is given up after wait_ms, from the loop. */
+        assert_int_equal(n.broken, !reads);
+        assert_int_equal(n.lag_off, reads);
+        assert_int_equal(n.closed, 1);
+        assert_int_equal(uv_loop_close(&loop), 0);
+        if (!reads)
+            close(p[0]);
+        close(p[1]); /* the output wrote to a descriptor of its own */
     }
 }
 
@@ -306,6 +546,44 @@ static void test_server_answers_every_request_once_in_order(void **state)
     free(out);
 }
 
+static int idled;
+
+static void on_idle(uv_idle_t *h)
+{
+    idled++;
+    uv_close((uv_handle_t *)h, NULL);
+}
+
+static void test_a_failed_start_closes_its_handles_on_the_loop_and_never_runs_it(void **state)
+{
+    (void)state;
+    int in[2], out[2];
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    uv_loop_t loop;
+    uv_idle_t idle;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    uv_idle_init(&loop, &idle);
+    uv_idle_start(&idle, on_idle); /* the caller's own work on its loop */
+    struct ar_mcp_options o;
+    ar_mcp_options_init(&o);
+    o.in_fd = in[1]; /* a pipe's write end: its handle opens, and cannot be read */
+    o.out_fd = out[1];
+    struct ar_error err = AR_ERROR_INIT;
+    int done = 0;
+    assert_int_equal(ar_mcp_server_start(&loop, &o, on_done, &done, NULL, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "cannot read the input"));
+    assert_int_equal(idled, 0); /* start did not run the caller's loop */
+    /* The handles it opened close on the loop, and the last frees the server. */
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(idled, 1);
+    assert_false(done);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    close(in[0]); /* in[1] went with its handle */
+    close(out[0]);
+    close(out[1]);
+}
+
 static void test_server_refuses_a_model_call_outside_its_directory(void **state)
 {
     (void)state;
@@ -325,11 +603,17 @@ int main(void)
         cmocka_unit_test(test_lines_past_the_bound_are_reported_once_and_skipped),
         cmocka_unit_test(test_parse_tells_requests_notifications_and_responses),
         cmocka_unit_test(test_parse_names_the_error_each_bad_message_deserves),
+        cmocka_unit_test(test_parse_reads_numbers_past_64_bits_and_answers_with_the_id),
         cmocka_unit_test(test_encode_is_one_line),
         cmocka_unit_test(test_input_schemas_come_from_the_librarys_table),
         cmocka_unit_test(test_refusals_name_the_operators_flag),
+        cmocka_unit_test(test_a_task_is_dropped_only_once_its_call_handed_the_result_over),
+        cmocka_unit_test(test_task_pages_follow_their_cursor_and_refuse_others),
+        cmocka_unit_test(
+            test_the_output_holds_back_for_a_lagging_client_and_gives_up_on_a_silent_one),
         cmocka_unit_test(test_server_answers_every_request_once_in_order),
         cmocka_unit_test(test_server_refuses_a_model_call_outside_its_directory),
+        cmocka_unit_test(test_a_failed_start_closes_its_handles_on_the_loop_and_never_runs_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

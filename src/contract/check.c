@@ -145,7 +145,6 @@ static void abort_check(struct checker *ck, json_t *value, const char *fmt, ...)
 static void abort_check(struct checker *ck, json_t *value, const char *fmt, ...)
 {
     struct check_ctx *x = ck->x;
-    ck->found++;
     if (x->aborted)
         return;
     x->aborted = 1;
@@ -887,8 +886,12 @@ static int run_check(const struct ar_contract *c, const struct ar_json_doc *doc,
     ar_buf_init(&x.path, AR_BUF_UNLIMITED);
     struct checker ck = { out, 0, 0, &x };
     eval(&ck, c->root, value, NULL);
-    if (x.aborted && out && ck.rc == 0)
-        ck.rc = ar_violations_add(out, x.abort_path, x.abort_value, "%s", x.abort_msg);
+    /* Stopped anywhere (in a quiet branch too): the value fails, with that reason. */
+    if (x.aborted) {
+        ck.found++;
+        if (out && ck.rc == 0)
+            ck.rc = ar_violations_add(out, x.abort_path, x.abort_value, "%s", x.abort_msg);
+    }
     json_decref(x.abort_value);
     free(x.scope);
     ar_buf_finish(&x.path);

@@ -39,8 +39,7 @@ static const struct ar_cli_opt extract_opts[] = {
     { "schema", OPT_SCHEMA, "FILE", "pick the first value valid against this JSON Schema",
       "@file" },
     { "value", OPT_VALUE, NULL,
-      "the whole input is one JSON value of any kind, scalars included: check it as it is",
-      NULL },
+      "the whole input is one JSON value of any kind, scalars included: check it as it is", NULL },
     { "schema-ref", OPT_SCHEMA_REF, "[URI=]FILE",
       "a document the schema's $ref may name: FILE by its $id, or at URI (PREFIX/=DIR: a "
       "folder); repeatable",

@@ -59,8 +59,8 @@ struct annot {
     const char **keys; /* property names (borrowed from the value) */
     size_t nkeys, capkeys;
     int all_props;
-    size_t items_upto;      /* items [0, items_upto) */
-    unsigned char *marked;  /* items marked one by one (contains), by index */
+    size_t items_upto;     /* items [0, items_upto) */
+    unsigned char *marked; /* items marked one by one (contains), by index */
     size_t nmarked;
     int all_items;
 };
@@ -302,8 +302,8 @@ static void types_text(char *dst, size_t n, unsigned types)
     static const struct {
         unsigned bit;
         const char *name;
-    } names[] = { { T_OBJECT, "object" },   { T_ARRAY, "array" },     { T_STRING, "string" },
-                  { T_INTEGER, "integer" }, { T_NUMBER, "number" },   { T_BOOLEAN, "boolean" },
+    } names[] = { { T_OBJECT, "object" },   { T_ARRAY, "array" },   { T_STRING, "string" },
+                  { T_INTEGER, "integer" }, { T_NUMBER, "number" }, { T_BOOLEAN, "boolean" },
                   { T_NULL, "null" } };
     size_t count = 0, used = 0, total = 0;
     for (size_t i = 0; i < AR_ARRAY_SIZE(names); i++)
@@ -383,8 +383,8 @@ static void explain_branches(struct checker *ck, const char *kw, struct node **l
         struct checker q = quiet(ck, &tmp);
         eval(&q, list[i], v, NULL);
         for (size_t k = 0; k < tmp.n && k < BRANCH_DETAIL && ck->rc == 0; k++)
-            ck->rc = ar_violations_add(ck->out, tmp.v[k].path, tmp.v[k].value, "%s/%zu: %s", kw,
-                                       i, tmp.v[k].message);
+            ck->rc = ar_violations_add(ck->out, tmp.v[k].path, tmp.v[k].value, "%s/%zu: %s", kw, i,
+                                       tmp.v[k].message);
         ar_violations_finish(&tmp);
     }
 }
@@ -428,8 +428,9 @@ static void check_combinators(struct checker *ck, const struct node *n, json_t *
         if (hits == 0 && !ck->x->aborted)
             explain_branches(ck, "oneOf", n->one_of, n->n_one_of, v);
         else if (hits > 1)
-            report(ck, v, "expected a value matching exactly one of the %zu schemas of oneOf, "
-                          "got one matching oneOf/%zu and oneOf/%zu",
+            report(ck, v,
+                   "expected a value matching exactly one of the %zu schemas of oneOf, "
+                   "got one matching oneOf/%zu and oneOf/%zu",
                    n->n_one_of, first, second);
     }
     if (n->not_ && !stop(ck)) {
@@ -478,8 +479,7 @@ static void check_object(struct checker *ck, const struct node *n, json_t *v, st
                 if (json_object_getn(v, key, json_string_length(name)))
                     continue;
                 size_t saved = path_push(ck, key, json_string_length(name));
-                report(ck, NULL, "required property missing (required when '%s' is present)",
-                       dkey);
+                report(ck, NULL, "required property missing (required when '%s' is present)", dkey);
                 path_pop(ck, saved);
             }
         }
@@ -518,8 +518,7 @@ static void check_object(struct checker *ck, const struct node *n, json_t *v, st
         for (size_t p = 0; p < n->n_pattern_props && !stop(ck); p++) {
             int m = ar_pattern_match(n->pattern_props[p].re, key, klen);
             if (m == AR_PATTERN_LIMIT || m < 0) {
-                abort_check(ck, val,
-                            "patternProperties \"%s\" gave up on this property's name: %s",
+                abort_check(ck, val, "patternProperties \"%s\" gave up on this property's name: %s",
                             n->pattern_props[p].src,
                             m == AR_PATTERN_LIMIT
                                 ? "the pattern hit its step limit (write a simpler pattern)"
@@ -544,8 +543,9 @@ static void check_object(struct checker *ck, const struct node *n, json_t *v, st
                     if (n->n_props)
                         report(ck, val, "property not allowed (allowed: %s)", allowed);
                     else if (n->n_pattern_props)
-                        report(ck, val, "property not allowed (its name matches no "
-                                        "patternProperties)");
+                        report(ck, val,
+                               "property not allowed (its name matches no "
+                               "patternProperties)");
                     else
                         report(ck, val, "property not allowed (no properties are allowed here)");
                 } else {
@@ -566,8 +566,8 @@ static void check_object(struct checker *ck, const struct node *n, json_t *v, st
                     struct checker q = quiet(ck, &tmp);
                     eval(&q, n->property_names, kv, NULL);
                 }
-                report(ck, NULL, "property name \"%s\" is not allowed by propertyNames%s%s",
-                       key, tmp.n ? ": " : "", tmp.n ? tmp.v[0].message : "");
+                report(ck, NULL, "property name \"%s\" is not allowed by propertyNames%s%s", key,
+                       tmp.n ? ": " : "", tmp.n ? tmp.v[0].message : "");
                 ar_violations_finish(&tmp);
             }
             json_decref(kv);
@@ -591,8 +591,8 @@ static void check_array(struct checker *ck, const struct node *n, json_t *v, str
     if (n->unique_items) {
         for (size_t i = 0; i < count && !stop(ck); i++)
             for (size_t j = i + 1; j < count; j++)
-                if (values_equal(ck->x->doc, json_array_get(v, i), ck->x->doc,
-                                 json_array_get(v, j), 0)) {
+                if (values_equal(ck->x->doc, json_array_get(v, i), ck->x->doc, json_array_get(v, j),
+                                 0)) {
                     report(ck, v, "expected unique items, got item %zu equal to item %zu", j, i);
                     i = count;
                     break;
@@ -662,9 +662,8 @@ static void check_string(struct checker *ck, const struct node *n, json_t *v)
         int m = ar_pattern_match(n->pattern, s, bytes);
         if (m == AR_PATTERN_LIMIT || m < 0) {
             abort_check(ck, v, "pattern \"%s\" gave up on this string: %s", n->pattern_src,
-                        m == AR_PATTERN_LIMIT
-                            ? "it hit its step limit (write a simpler pattern)"
-                            : "the string could not be matched");
+                        m == AR_PATTERN_LIMIT ? "it hit its step limit (write a simpler pattern)"
+                                              : "the string could not be matched");
         } else if (!m) {
             preview(ck, pv, sizeof(pv), v);
             report(ck, v, "expected a match for pattern \"%s\", got %s", n->pattern_src, pv);
@@ -733,8 +732,7 @@ static const struct node *dynamic_target(const struct checker *ck, const struct 
     return n->dyn_ref;
 }
 
-static void check_unevaluated(struct checker *ck, const struct node *n, json_t *v,
-                              struct annot *an)
+static void check_unevaluated(struct checker *ck, const struct node *n, json_t *v, struct annot *an)
 {
     if (n->unevaluated_props && json_is_object(v)) {
         const char *key;
@@ -747,8 +745,9 @@ static void check_unevaluated(struct checker *ck, const struct node *n, json_t *
                 continue;
             size_t saved = path_push(ck, key, strlen(key));
             if (n->unevaluated_props->boolean == 0)
-                report(ck, val, "property not allowed (unevaluatedProperties: no schema here "
-                                "evaluates it)");
+                report(ck, val,
+                       "property not allowed (unevaluatedProperties: no schema here "
+                       "evaluates it)");
             else
                 eval(ck, n->unevaluated_props, val, NULL);
             path_pop(ck, saved);

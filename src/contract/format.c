@@ -330,9 +330,9 @@ static int is_uri(const char *s, size_t n, int absolute, int iri)
         }
     }
     size_t k = 0;
-    while (k < n && ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z') ||
-                     (k && ((s[k] >= '0' && s[k] <= '9') || s[k] == '+' || s[k] == '-' ||
-                            s[k] == '.'))))
+    while (k < n &&
+           ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z') ||
+            (k && ((s[k] >= '0' && s[k] <= '9') || s[k] == '+' || s[k] == '-' || s[k] == '.'))))
         k++;
     int has_scheme = k > 0 && k < n && s[k] == ':';
     if (absolute && !has_scheme)

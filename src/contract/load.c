@@ -33,7 +33,7 @@
 #include "util/json_dump.h"
 #include "util/macros.h"
 
-#define DEFAULT_BASE "https://agentrun.invalid/schema.json"
+#define DEFAULT_BASE  "https://agentrun.invalid/schema.json"
 #define MAX_DOC_BYTES (16u << 20)
 
 static const struct {
@@ -389,8 +389,10 @@ static int kw_dependencies(struct loader *ld, struct node *n, const char *kw, js
     if (!json_is_object(v))
         return load_error(ld, kw, "'%s' at %s must be an object", kw, here(ld));
     if (n->dependent_required || n->dep_schemas)
-        return load_error(ld, kw, "'dependencies' at %s beside 'dependentRequired' or "
-                                  "'dependentSchemas': write one of them", here(ld));
+        return load_error(ld, kw,
+                          "'dependencies' at %s beside 'dependentRequired' or "
+                          "'dependentSchemas': write one of them",
+                          here(ld));
     json_t *req = json_object(), *schemas = json_object();
     const char *key;
     json_t *e;
@@ -508,8 +510,9 @@ static int kw_pattern_properties(struct loader *ld, struct node *n, const char *
         char why[256];
         p->src = key;
         if (ar_pattern_compile(key, strlen(key), &p->re, why, sizeof(why)) < 0)
-            return load_error(ld, kw, "'patternProperties' at %s: \"%s\" is not an ECMA-262 "
-                                      "pattern agentrun can match: %s",
+            return load_error(ld, kw,
+                              "'patternProperties' at %s: \"%s\" is not an ECMA-262 "
+                              "pattern agentrun can match: %s",
                               here(ld), key, why);
         n->n_pattern_props++;
         int rc = compile_at(ld, sub, kw, key, sc, &p->schema);
@@ -577,9 +580,9 @@ static int kw_number(struct loader *ld, struct node *n, const char *kw, json_t *
 static int kw_count(struct loader *ld, struct node *n, const char *kw, json_t *v,
                     const struct scope *sc)
 {
-    static const char *const names[C_COUNT] = { "minLength",     "maxLength",     "minItems",
-                                                "maxItems",      "minProperties", "maxProperties",
-                                                "minContains",   "maxContains" };
+    static const char *const names[C_COUNT] = { "minLength",   "maxLength",     "minItems",
+                                                "maxItems",    "minProperties", "maxProperties",
+                                                "minContains", "maxContains" };
     for (int i = 0; i < C_COUNT; i++)
         if (strcmp(names[i], kw) == 0) {
             n->has_count |= 1u << i;
@@ -605,7 +608,8 @@ static int kw_pattern(struct loader *ld, struct node *n, const char *kw, json_t 
     char why[256];
     if (ar_pattern_compile(json_string_value(v), json_string_length(v), &n->pattern, why,
                            sizeof(why)) < 0)
-        return load_error(ld, kw, "'pattern' at %s is not an ECMA-262 pattern agentrun can match: %s",
+        return load_error(ld, kw,
+                          "'pattern' at %s is not an ECMA-262 pattern agentrun can match: %s",
                           here(ld), why);
     n->pattern_src = json_string_value(v);
     return 0;
@@ -858,8 +862,9 @@ static int identify(struct loader *ld, struct node *n, json_t *schema, struct sc
         if (!v)
             continue;
         if (!json_is_string(v) || !valid_anchor(json_string_value(v)))
-            return load_error(ld, kw, "'%s' at %s must be a name: a letter or '_', then letters, "
-                                      "digits, '-', '_' and '.'",
+            return load_error(ld, kw,
+                              "'%s' at %s must be a name: a letter or '_', then letters, "
+                              "digits, '-', '_' and '.'",
                               kw, here(ld));
         if (anchor_add(ld, sc->res->uri, json_string_value(v), n) < 0)
             return AR_ENOMEM;
@@ -868,15 +873,13 @@ static int identify(struct loader *ld, struct node *n, json_t *schema, struct sc
             if (ar_array_reserve(&r->dyn_anchors, &r->cap_dyn_anchors, r->n_dyn_anchors + 1,
                                  sizeof(*r->dyn_anchors), 4) < 0)
                 return oom(ld);
-            r->dyn_anchors[r->n_dyn_anchors++] =
-                (struct named_node){ json_string_value(v), n };
+            r->dyn_anchors[r->n_dyn_anchors++] = (struct named_node){ json_string_value(v), n };
         }
     }
     return 0;
 }
 
-static int compile(struct loader *ld, json_t *schema, const struct scope *sc_in,
-                   struct node **out)
+static int compile(struct loader *ld, json_t *schema, const struct scope *sc_in, struct node **out)
 {
     struct node *seen = map_get(ld, schema);
     if (seen) {
@@ -1038,8 +1041,7 @@ static int load_external(struct loader *ld, const char *uri)
         if (plen && o->refs[i][plen - 1] == '/' && strncmp(uri, o->refs[i], plen) == 0) {
             struct ar_buf p;
             ar_buf_init(&p, AR_BUF_UNLIMITED);
-            ar_buf_printf(&p, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/",
-                          uri + plen);
+            ar_buf_printf(&p, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", uri + plen);
             int rc = ar_is_file(ar_buf_cstr(&p)) ? load_file(ld, ar_buf_cstr(&p), uri, NULL) : 1;
             ar_buf_finish(&p);
             if (rc <= 0)
@@ -1073,11 +1075,13 @@ static void percent_decode(char *s)
     for (char *r = s; *r; r++) {
         int h1, h2;
         if (r[0] == '%' && r[1] && r[2] &&
-            (h1 = (r[1] >= 'a' ? r[1] - 'a' + 10 : r[1] >= 'A' ? r[1] - 'A' + 10 : r[1] - '0')) >=
-                0 &&
+            (h1 = (r[1] >= 'a'   ? r[1] - 'a' + 10
+                   : r[1] >= 'A' ? r[1] - 'A' + 10
+                                 : r[1] - '0')) >= 0 &&
             h1 < 16 &&
-            (h2 = (r[2] >= 'a' ? r[2] - 'a' + 10 : r[2] >= 'A' ? r[2] - 'A' + 10 : r[2] - '0')) >=
-                0 &&
+            (h2 = (r[2] >= 'a'   ? r[2] - 'a' + 10
+                   : r[2] >= 'A' ? r[2] - 'A' + 10
+                                 : r[2] - '0')) >= 0 &&
             h2 < 16) {
             *w++ = (char)(h1 * 16 + h2);
             r += 2;

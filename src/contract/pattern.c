@@ -39,7 +39,9 @@ static const struct range ws_ranges[] = {
     { 0x3000, 0x3000 }, { 0xFEFF, 0xFEFF },
 };
 static const struct range digit_ranges[] = { { '0', '9' } };
-static const struct range word_ranges[] = { { '0', '9' }, { 'A', 'Z' }, { '_', '_' }, { 'a', 'z' } };
+static const struct range word_ranges[] = {
+    { '0', '9' }, { 'A', 'Z' }, { '_', '_' }, { 'a', 'z' }
+};
 
 /* General categories by every name ECMA-262 accepts, to PCRE2's short names
  * (PCRE2 10.42 knows only those). "digit" is not ECMA-262's, but the official
@@ -137,7 +139,7 @@ struct tr {
     const unsigned char *s;
     size_t n, i;
     struct ar_buf out;
-    unsigned ngroups; /* capturing groups in the whole pattern */
+    unsigned ngroups;    /* capturing groups in the whole pattern */
     struct ar_buf names; /* the group names, each followed by '\0' */
     int failed;
     char *why;
@@ -347,8 +349,7 @@ static int property(struct tr *t, int negate)
             eq = k;
         else if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
                    c == '_'))
-            return fail(t, "\\%c{...} holds a character no property name has",
-                        negate ? 'P' : 'p');
+            return fail(t, "\\%c{...} holds a character no property name has", negate ? 'P' : 'p');
     }
     if (k >= t->n || k == start)
         return fail(t, "\\%c{ is not closed", negate ? 'P' : 'p');
@@ -362,9 +363,9 @@ static int property(struct tr *t, int negate)
     memcpy(value, eq ? (const char *)t->s + eq + 1 : "", vlen);
     value[vlen] = '\0';
     t->i = k + 1;
-    const char *gc = eq ? (strcmp(name, "General_Category") == 0 || strcmp(name, "gc") == 0 ? value
-                                                                                            : NULL)
-                        : name;
+    const char *gc =
+        eq ? (strcmp(name, "General_Category") == 0 || strcmp(name, "gc") == 0 ? value : NULL)
+           : name;
     char pcre[80];
     pcre[0] = '\0';
     if (gc)
@@ -900,8 +901,7 @@ static int translate(const char *s, size_t len, struct ar_buf *out, char *why, s
     return rc;
 }
 
-int ar_pattern_compile(const char *s, size_t len, struct ar_pattern **out, char *why,
-                       size_t whylen)
+int ar_pattern_compile(const char *s, size_t len, struct ar_pattern **out, char *why, size_t whylen)
 {
     *out = NULL;
     if (len > AR_PATTERN_MAX_LEN) {

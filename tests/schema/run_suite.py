@@ -54,8 +54,12 @@ def dumps(v):
 def find_suite():
     env = os.environ.get("AGENTRUN_JSONSCHEMA_SUITE")
     places = [env] if env else []
-    places.append(os.path.join(os.path.abspath(SOURCE_ROOT), "..", "shared",
-                               "jsonschema-test-suite"))
+    # Beside the source tree (CI: a clone with shared/ beside it), or beside one of its
+    # parents (a git worktree of the integration checkout).
+    up = os.path.abspath(SOURCE_ROOT)
+    for _ in range(3):
+        up = os.path.dirname(up)
+        places.append(os.path.join(up, "shared", "jsonschema-test-suite"))
     for p in places:
         if os.path.isdir(os.path.join(p, "tests", "draft2020-12")):
             return os.path.abspath(p)

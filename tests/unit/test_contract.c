@@ -483,16 +483,16 @@ static void test_contract_patterns_are_ecma_262(void **state)
         { "^\\w+$", "\"caf\\u00e9\"", 0 },             /* \w is ASCII */
         { "^[\\w.-]+$", "\"a.b-c_d\"", 1 },            /* a class, not "\ w . -" */
         { "^[\\w.-]+$", "\"a b\"", 0 },
-        { "^\\s$", "\"\\u00a0\"", 1 },                 /* ECMA-262's white space */
+        { "^\\s$", "\"\\u00a0\"", 1 }, /* ECMA-262's white space */
         { "^\\s$", "\"\\ufeff\"", 1 },
         { "^\\S$", "\"\\u2003\"", 0 },
-        { "^.$", "\"\\u00e9\"", 1 },                   /* a code point, not a byte */
+        { "^.$", "\"\\u00e9\"", 1 }, /* a code point, not a byte */
         { "^.$", "\"\\ud83d\\ude00\"", 1 },
-        { "^.$", "\"\\n\"", 0 },                       /* not a line terminator */
+        { "^.$", "\"\\n\"", 0 }, /* not a line terminator */
         { "^.$", "\"\\u2028\"", 0 },
         { "^.$", "\"\\u000b\"", 1 },
         { "^.$", "\"\\u0000\"", 1 },
-        { "^abc$", "\"abc\\n\"", 0 },                  /* $ is the end, not before a newline */
+        { "^abc$", "\"abc\\n\"", 0 }, /* $ is the end, not before a newline */
         { "^\\u00e9$", "\"\\u00e9\"", 1 },
         { "^\\u{1F600}$", "\"\\ud83d\\ude00\"", 1 },
         { "^\\uD83D\\uDE00$", "\"\\ud83d\\ude00\"", 1 }, /* a pair is one code point */
@@ -502,7 +502,7 @@ static void test_contract_patterns_are_ecma_262(void **state)
         { "^\\p{Letter}+$", "\"\\u00e9t\\u00e9\"", 1 },
         { "^\\p{Script=Greek}$", "\"\\u03b1\"", 1 },
         { "^\\P{Lu}$", "\"A\"", 0 },
-        { "^(a)?b\\1$", "\"b\"", 1 },                  /* an unset group matches empty */
+        { "^(a)?b\\1$", "\"b\"", 1 }, /* an unset group matches empty */
         { "^(a)b\\1$", "\"aba\"", 1 },
         { "^(?<y>[0-9]{4})-\\k<y>$", "\"2024-2024\"", 1 },
         { "^[^]$", "\"\\n\"", 1 },
@@ -528,7 +528,8 @@ static void test_contract_pattern_limit_is_an_error_never_a_pass(void **state)
     const char *text = "{\"pattern\":\"^(a+)+$\"}";
     const char *negated = "{\"not\":{\"pattern\":\"^(a+)+$\"}}";
     const char *either = "{\"anyOf\":[{\"pattern\":\"^(a+)+$\"},{\"type\":\"string\"}]}";
-    json_t *v = json_string("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab");
+    json_t *v =
+        json_string("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab");
     const char *const schemas[] = { text, negated, either };
     for (size_t i = 0; i < 3; i++) {
         struct ar_contract *c;

@@ -115,6 +115,15 @@ int ar_contract_from_json(json_t *schema, struct ar_contract **out, struct ar_er
 json_t *ar_contract_schema_json(const struct ar_contract *c);
 
 /*
+ * The schema as loaded, as compact JSON text with every number spelled as the schema
+ * wrote it (0.1 stays 0.1; the JSON jansson would write says 0.10000000000000001): what a
+ * prompt or a CLI's structured-output flag is given. Borrowed, valid until
+ * ar_contract_destroy(); *len (may be NULL) gets its length. Indent it with
+ * ar_json_text_indent() (util/json_dump.h).
+ */
+const char *ar_contract_schema_text(const struct ar_contract *c, size_t *len);
+
+/*
  * Checks `value` (borrowed) and appends every violation to `out` (which is not
  * cleared first, so callers may add their own). Within one value, a type
  * mismatch is reported alone: the other keywords of that schema are not

@@ -126,6 +126,7 @@ struct ar_contract {
     struct node *nodes;
     struct schema_doc *docs;
     struct resource *resources;
+    char *text;     /* the root schema's compact text, when no document holds it */
     unsigned flags; /* AR_CONTRACT_FORMAT_ASSERT… */
     int draft7;     /* the root's dialect */
 };

@@ -1424,48 +1424,6 @@ int ar_contract_parse(const char *text, size_t len, struct ar_contract **out, st
     return ar_contract_load(text, len, NULL, out, err);
 }
 
-/* Compact JSON of v with every real as the shortest decimal that reads back as it. */
-static int dump_shortest(json_t *v, struct ar_buf *out)
-{
-    int rc = 0;
-    if (json_is_object(v)) {
-        const char *key;
-        json_t *m;
-        int first = 1;
-        rc = ar_buf_putc(out, '{');
-        json_object_foreach(v, key, m)
-        {
-            json_t *k = json_string(key);
-            if (!first)
-                rc |= ar_buf_putc(out, ',');
-            first = 0;
-            rc |= k ? ar_json_dump_compact(k, out) : -1;
-            json_decref(k);
-            rc |= ar_buf_putc(out, ':');
-            rc |= dump_shortest(m, out);
-        }
-        rc |= ar_buf_putc(out, '}');
-    } else if (json_is_array(v)) {
-        rc = ar_buf_putc(out, '[');
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            if (i)
-                rc |= ar_buf_putc(out, ',');
-            rc |= dump_shortest(json_array_get(v, i), out);
-        }
-        rc |= ar_buf_putc(out, ']');
-    } else if (json_is_real(v)) {
-        char buf[40];
-        size_t n;
-        const char *t = ar_contract_number_text(NULL, v, buf, &n);
-        rc = ar_buf_append(out, t, n);
-        if (rc == 0 && !strpbrk(buf, ".eE"))
-            rc = ar_buf_puts(out, ".0");
-    } else {
-        rc = ar_json_dump_compact(v, out);
-    }
-    return rc < 0 ? -1 : 0;
-}
-
 int ar_contract_from_json(json_t *schema, struct ar_contract **out, struct ar_error *err)
 {
     struct loader ld;
@@ -1481,7 +1439,7 @@ int ar_contract_from_json(json_t *schema, struct ar_contract **out, struct ar_er
     if (rc == 0) {
         struct ar_buf b;
         ar_buf_init(&b, AR_BUF_UNLIMITED);
-        if (dump_shortest(schema, &b) < 0 || !(ld.c->text = ar_buf_detach(&b, NULL)))
+        if (ar_json_dump_compact(schema, &b) < 0 || !(ld.c->text = ar_buf_detach(&b, NULL)))
             rc = oom(&ld);
         ar_buf_finish(&b);
     }

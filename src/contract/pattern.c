@@ -21,6 +21,7 @@
 
 struct ar_pattern {
     pcre2_code *code;
+    int backref; /* it holds a back-reference */
     char *text; /* the PCRE2 pattern, for tests */
 };
 
@@ -142,6 +143,7 @@ struct tr {
     unsigned ngroups;    /* capturing groups in the whole pattern */
     struct ar_buf names; /* the group names, each followed by '\0' */
     int failed;
+    int backref;
     char *why;
     size_t whylen;
 };
@@ -770,6 +772,7 @@ static int atom(struct tr *t, int depth, int *quantifiable)
             if (g > t->ngroups)
                 return fail(t, "\\%lu refers to a group the pattern does not have", g);
             ar_buf_printf(&t->out, "(?:\\g{%lu})", g);
+            t->backref = 1;
             return 0;
         }
         if (e == 'k') {
@@ -783,6 +786,7 @@ static int atom(struct tr *t, int depth, int *quantifiable)
             if (!name_known(t, name))
                 return fail(t, "\\k<%s> names no group", name);
             ar_buf_printf(&t->out, "(?:\\k<%s>)", name);
+            t->backref = 1;
             return 0;
         }
         t->i++;
@@ -875,8 +879,13 @@ static int collect_groups(struct tr *t)
 }
 
 /* The PCRE2 pattern for s: every start tried inside one match, so the step limit
- * covers the whole search (pattern.h). */
-static int translate(const char *s, size_t len, struct ar_buf *out, char *why, size_t whylen)
+ * covers the whole search (pattern.h). PCRE2 counts a step where it may backtrack; a
+ * repeat it makes possessive on its own ("[a-z]+[0-9]" as "[a-z]++[0-9]") scans without
+ * one, so from each start of a long string it would run to the end uncounted:
+ * PCRE2_NO_AUTO_POSSESS keeps every character a repeat takes a step it may give back,
+ * and ECMA-262 has no possessive syntax of its own. */
+static int translate(const char *s, size_t len, struct ar_buf *out, int *backref, char *why,
+                     size_t whylen)
 {
     struct tr t;
     memset(&t, 0, sizeof(t));
@@ -896,6 +905,7 @@ static int translate(const char *s, size_t len, struct ar_buf *out, char *why, s
     }
     ar_buf_finish(&t.names);
     *out = t.out;
+    *backref = t.backref;
     if (rc == 0 && !out->data)
         rc = fail(&t, "out of memory");
     return rc;
@@ -909,8 +919,9 @@ int ar_pattern_compile(const char *s, size_t len, struct ar_pattern **out, char 
         return -1;
     }
     struct ar_buf b;
+    int backref = 0;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
-    if (translate(s, len, &b, why, whylen) < 0) {
+    if (translate(s, len, &b, &backref, why, whylen) < 0) {
         ar_buf_finish(&b);
         return -1;
     }
@@ -918,7 +929,8 @@ int ar_pattern_compile(const char *s, size_t len, struct ar_pattern **out, char 
     PCRE2_SIZE erroff;
     pcre2_code *code = pcre2_compile((PCRE2_SPTR)b.data, b.len,
                                      PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_MATCH_UNSET_BACKREF |
-                                         PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK,
+                                         PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK |
+                                         PCRE2_NO_AUTO_POSSESS,
                                      &errcode, &erroff, NULL);
     if (!code) {
         PCRE2_UCHAR msg[160];
@@ -935,6 +947,7 @@ int ar_pattern_compile(const char *s, size_t len, struct ar_pattern **out, char 
         return -1;
     }
     p->code = code;
+    p->backref = backref;
     p->text = ar_buf_detach(&b, NULL);
     ar_buf_finish(&b);
     *out = p;
@@ -943,6 +956,8 @@ int ar_pattern_compile(const char *s, size_t len, struct ar_pattern **out, char 
 
 int ar_pattern_match(const struct ar_pattern *p, const char *s, size_t len)
 {
+    if (p->backref && len > AR_PATTERN_BACKREF_MAX_BYTES)
+        return AR_PATTERN_LIMIT;
     pcre2_match_context *mc = pcre2_match_context_create(NULL);
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     int result = -1;

@@ -17,7 +17,9 @@
  * No pattern can run away: a search tries every start within one call to PCRE2,
  * whose step count is limited to AR_PATTERN_STEPS_BASE + AR_PATTERN_STEPS_PER_BYTE
  * per byte of the subject (so the time a search may take grows linearly with the
- * string, whatever the pattern), with its memory limited too. A search that hits
+ * string, whatever the pattern: about 0.1 s plus 2.5 s a MB at worst), with its memory
+ * limited too; a pattern with a back-reference searches strings of at most
+ * AR_PATTERN_BACKREF_MAX_BYTES. A search that hits
  * a limit is an error, never a match and never a miss. PCRE2 runs without its JIT
  * everywhere, so the count is the same in the glibc build and the musl release
  * binary.
@@ -28,7 +30,10 @@
 #include <stddef.h>
 
 #define AR_PATTERN_STEPS_BASE     1000000
-#define AR_PATTERN_STEPS_PER_BYTE 100
+#define AR_PATTERN_STEPS_PER_BYTE 20
+/* A back-reference compares its group's text without a step: a pattern with one
+ * searches strings up to this long only (longer is a limit hit). */
+#define AR_PATTERN_BACKREF_MAX_BYTES 65536
 #define AR_PATTERN_HEAP_KIB       (64 * 1024)
 /* A pattern longer than this many bytes is a load error. */
 #define AR_PATTERN_MAX_LEN (64 * 1024)

@@ -579,6 +579,79 @@ static void check_object(struct checker *ck, const struct node *n, json_t *v, st
             eval(ck, n->dep_schemas[d].schema, v, an);
 }
 
+/* A hash of v under JSON Schema equality: equal values hash alike (numbers by value,
+ * objects whatever their key order). */
+static uint64_t value_hash(const struct ar_json_doc *doc, json_t *v, int depth)
+{
+    const uint64_t prime = 1099511628211ull;
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)json_typeof(v);
+    if (json_is_number(v)) {
+        char buf[40];
+        size_t n;
+        const char *t = ar_contract_number_text(doc, v, buf, &n);
+        return ar_number_hash(t, n) ^ 0x9e3779b97f4a7c15ull;
+    }
+    if (depth > AR_CONTRACT_MAX_DEPTH)
+        return h;
+    if (json_is_string(v)) {
+        const unsigned char *s = (const unsigned char *)json_string_value(v);
+        for (size_t i = 0; i < json_string_length(v); i++)
+            h = (h ^ s[i]) * prime;
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            h = (h ^ value_hash(doc, json_array_get(v, i), depth + 1)) * prime;
+    } else if (json_is_object(v)) {
+        const char *key;
+        json_t *m;
+        uint64_t sum = 0;
+        json_object_foreach(v, key, m)
+        {
+            uint64_t kh = 1469598103934665603ull;
+            for (const unsigned char *k = (const unsigned char *)key; *k; k++)
+                kh = (kh ^ *k) * prime;
+            sum += (kh ^ value_hash(doc, m, depth + 1)) * prime;
+        }
+        h ^= sum;
+    }
+    return h;
+}
+
+struct hashed {
+    uint64_t h;
+    size_t i;
+};
+
+static int by_hash(const void *a, const void *b)
+{
+    const struct hashed *x = a, *y = b;
+    return x->h < y->h ? -1 : x->h > y->h ? 1 : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* uniqueItems in n log n: only items whose hashes match are compared. Reports the first
+ * item (by index) that equals an earlier one. */
+static void check_unique(struct checker *ck, json_t *v, size_t count)
+{
+    struct hashed *hs = malloc(count * sizeof(*hs));
+    if (!hs) {
+        ck->rc = AR_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        hs[i] = (struct hashed){ value_hash(ck->x->doc, json_array_get(v, i), 0), i };
+    qsort(hs, count, sizeof(*hs), by_hash);
+    size_t first = SIZE_MAX, second = SIZE_MAX;
+    for (size_t a = 0; a < count; a++)
+        for (size_t b = a + 1; b < count && hs[b].h == hs[a].h; b++)
+            if (hs[b].i < second && values_equal(ck->x->doc, json_array_get(v, hs[a].i), ck->x->doc,
+                                                 json_array_get(v, hs[b].i), 0)) {
+                first = hs[a].i;
+                second = hs[b].i;
+            }
+    free(hs);
+    if (second != SIZE_MAX)
+        report(ck, v, "expected unique items, got item %zu equal to item %zu", second, first);
+}
+
 static void check_array(struct checker *ck, const struct node *n, json_t *v, struct annot *an)
 {
     size_t count = json_array_size(v);
@@ -588,16 +661,8 @@ static void check_array(struct checker *ck, const struct node *n, json_t *v, str
     if ((n->has_count & (1u << C_MAX_ITEMS)) && count > n->count[C_MAX_ITEMS])
         report(ck, v, "expected at most %zu item%s, got %zu", n->count[C_MAX_ITEMS],
                n->count[C_MAX_ITEMS] == 1 ? "" : "s", count);
-    if (n->unique_items) {
-        for (size_t i = 0; i < count && !stop(ck); i++)
-            for (size_t j = i + 1; j < count; j++)
-                if (values_equal(ck->x->doc, json_array_get(v, i), ck->x->doc, json_array_get(v, j),
-                                 0)) {
-                    report(ck, v, "expected unique items, got item %zu equal to item %zu", j, i);
-                    i = count;
-                    break;
-                }
-    }
+    if (n->unique_items && count > 1)
+        check_unique(ck, v, count);
     size_t prefix = n->n_prefix_items < count ? n->n_prefix_items : count;
     for (size_t i = 0; i < prefix && !stop(ck); i++) {
         size_t saved = path_push_index(ck, i);

@@ -8,6 +8,7 @@
 #define AR_CONTRACT_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "contract/contract.h"
 #include "contract/pattern.h"
@@ -160,6 +161,9 @@ const char *ar_contract_number_text(const struct ar_json_doc *doc, json_t *v, ch
  * (positive, at most 18 significant digits: the loader checks), exactly.
  */
 int ar_number_is_multiple(const char *a, size_t an, const char *d, size_t dn);
+
+/* A hash of the number spelled s[0..n): numbers equal by value hash alike. */
+uint64_t ar_number_hash(const char *s, size_t n);
 
 /* The significant digits of the number spelled s (123 for 1.230e5): what the loader
  * limits for multipleOf. */

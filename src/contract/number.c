@@ -145,3 +145,21 @@ const char *ar_contract_number_text(const struct ar_json_doc *doc, json_t *v, ch
     *len = n < 0 ? 0 : (size_t)n;
     return buf;
 }
+
+uint64_t ar_number_hash(const char *s, size_t n)
+{
+    struct dec d;
+    if (dec_read(&d, s, n) < 0)
+        return 0;
+    /* FNV-1a over the sign, the significant digits and the exponent: equal numbers
+     * (1, 1.0, 10e-1) hash alike, as their spellings compare equal. */
+    uint64_t h = 1469598103934665603ull;
+    int neg = d.count && n && s[0] == '-';
+    h = (h ^ (uint64_t)neg) * 1099511628211ull;
+    for (size_t k = 0; k < d.count; k++)
+        h = (h ^ (unsigned char)d.digits[k]) * 1099511628211ull;
+    if (d.count)
+        h = (h ^ (uint64_t)d.exp) * 1099511628211ull;
+    free(d.buf);
+    return h;
+}

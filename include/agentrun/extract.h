@@ -74,17 +74,51 @@ enum ar_extract_want {
     AR_WANT_OBJECT = 1, /* the default: "[1]" in prose is never the answer */
     AR_WANT_ARRAY = 2,
     AR_WANT_ANY = 3, /* an object or an array */
+    /* The whole text is one JSON value of any kind, scalars included (surrounding
+     * whitespace allowed): checked as it is, never searched for (`extract --value`). */
+    AR_WANT_VALUE = 4,
 };
 
-/* A contract: a JSON Schema (the subset docs/prompts.md lists). */
+/* A contract: a JSON Schema, draft 2020-12 or draft-07 (docs/prompts.md says what is
+ * supported and what is refused at load). */
 struct ar_contract;
 
+/* ar_contract_options.flags */
+enum ar_contract_flags {
+    /* `format` asserts (docs/prompts.md lists the formats checked); by default it is an
+     * annotation, as draft 2020-12 says. */
+    AR_CONTRACT_FORMAT_ASSERT = 1 << 0,
+};
+
+/* How a contract is loaded. Borrowed for the call. */
+struct ar_contract_options {
+    /* The schema's own file, or NULL: a $ref may then name files beside it (in its
+     * directory or below, by a relative reference or a file: URI). */
+    const char *path;
+    /* Other documents a $ref may name, never fetched from the network: "FILE" (named by
+     * its $id), "URI=FILE" (that URI), or "PREFIX/=DIR" (every URI under the prefix,
+     * from the directory). */
+    const char *const *refs;
+    size_t nrefs;
+    unsigned flags; /* enum ar_contract_flags */
+    void *reserved[8]; /* zero: members added later come out of it */
+};
+
+/* Sets the defaults (no file, no other documents, format as an annotation). */
+AR_API void ar_contract_options_init(struct ar_contract_options *o);
+
 /*
- * Parses a contract from JSON Schema text (len bytes, need not be
- * NUL-terminated). Returns 0 with *out set (ar_contract_destroy()), or
- * AR_EUSAGE (err->where is the JSON Pointer of a bad keyword, or empty for
- * text that is no JSON), AR_ENOMEM with err set.
+ * Loads a contract from JSON Schema text (len bytes, need not be NUL-terminated),
+ * with `o` (NULL: the defaults). Numbers keep their spelling (bounds, multipleOf,
+ * const and enum are exact). Returns 0 with *out set (ar_contract_destroy()), or
+ * AR_EUSAGE (err->where is the JSON Pointer of a bad keyword, or empty for text that
+ * is no JSON; err->msg names the keyword, the dialect or the document refused),
+ * AR_ENOMEM with err set.
  */
+AR_API int ar_contract_load(const char *text, size_t len, const struct ar_contract_options *o,
+                            struct ar_contract **out, struct ar_error *err);
+
+/* ar_contract_load() with the defaults. */
 AR_API int ar_contract_parse(const char *text, size_t len, struct ar_contract **out,
                              struct ar_error *err);
 

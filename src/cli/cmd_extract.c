@@ -25,6 +25,9 @@ enum {
     OPT_LANG,
     OPT_SECTION,
     OPT_UNWRAP,
+    OPT_VALUE,
+    OPT_SCHEMA_REF,
+    OPT_FORMAT_ASSERT,
 };
 
 static const struct ar_cli_opt extract_opts[] = {
@@ -35,6 +38,14 @@ static const struct ar_cli_opt extract_opts[] = {
       NULL },
     { "schema", OPT_SCHEMA, "FILE", "pick the first value valid against this JSON Schema",
       "@file" },
+    { "value", OPT_VALUE, NULL,
+      "the whole input is one JSON value of any kind, scalars included: check it as it is", NULL },
+    { "schema-ref", OPT_SCHEMA_REF, "[URI=]FILE",
+      "a document the schema's $ref may name: FILE by its $id, or at URI (PREFIX/=DIR: a "
+      "folder); repeatable",
+      NULL },
+    { "format-assert", OPT_FORMAT_ASSERT, NULL,
+      "with --schema: check 'format' (date-time, email, uri, ...) instead of ignoring it", NULL },
     { "code", OPT_CODE, NULL, "print the fenced code blocks instead (see --lang)", NULL },
     { "lang", OPT_LANG, "LANG", "with --code: only blocks of this language (implies --code)",
       NULL },
@@ -55,6 +66,9 @@ struct extract_args {
     const char *lang;
     const char *section;
     const char *schema;
+    const char **refs;
+    size_t nrefs;
+    unsigned contract_flags;
     const char *file;
     const char *unwrap;
 };
@@ -148,14 +162,21 @@ static int print_each(const struct ar_extraction *x, const char *text, void *arg
     return 0;
 }
 
-static int load_contract(const char *path, struct ar_contract **out)
+static int load_contract(const struct extract_args *a, struct ar_contract **out)
 {
+    const char *path = a->schema;
     struct ar_buf b;
     struct ar_error err = AR_ERROR_INIT;
+    struct ar_contract_options co;
+    ar_contract_options_init(&co);
+    co.path = path;
+    co.refs = a->refs;
+    co.nrefs = a->nrefs;
+    co.flags = a->contract_flags;
     ar_buf_init(&b, 16u << 20);
     int rc = ar_file_read(path, &b, &err);
     if (rc == 0)
-        rc = ar_contract_parse(ar_buf_cstr(&b), b.len, out, &err);
+        rc = ar_contract_load(ar_buf_cstr(&b), b.len, &co, out, &err);
     ar_buf_finish(&b);
     if (rc == AR_ENOMEM)
         return ar_cli_out_of_memory();
@@ -213,7 +234,7 @@ static int run_json(struct extract_args *a, const char *text, size_t len)
         return AR_EXIT_OK;
     }
     if (a->schema) {
-        rc = load_contract(a->schema, &contract);
+        rc = load_contract(a, &contract);
         if (rc)
             return rc;
         a->xo.contract = contract;
@@ -307,6 +328,9 @@ static void on_truncation(const char *file)
     sigaction(SIGBUS, &sa, NULL);
 }
 
+static int extract_main(const struct ar_cli_command *cmd, struct extract_args *ap, int argc,
+                        char **argv, int want_flags);
+
 static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
 {
     struct extract_args a;
@@ -336,6 +360,24 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
         case OPT_SCHEMA:
             a.schema = arg;
             break;
+        case OPT_VALUE:
+            a.xo.want = AR_WANT_VALUE;
+            want_flags++;
+            break;
+        case OPT_SCHEMA_REF: {
+            const char **more = realloc(a.refs, (a.nrefs + 1) * sizeof(*a.refs));
+            if (!more) {
+                free(a.refs);
+                ar_cli_parser_finish(&p);
+                return ar_cli_out_of_memory();
+            }
+            a.refs = more;
+            a.refs[a.nrefs++] = arg;
+            break;
+        }
+        case OPT_FORMAT_ASSERT:
+            a.contract_flags |= AR_CONTRACT_FORMAT_ASSERT;
+            break;
         case OPT_LANG:
             a.lang = arg;
             FALLTHROUGH;
@@ -362,14 +404,31 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
         }
     }
     int ind = p.ind;
-    int status = p.status;
+    int status = p.status, rc;
     ar_cli_parser_finish(&p);
-    if (key == -2)
+    if (key == -2) {
+        free(a.refs);
         return status;
+    }
+    rc = extract_main(cmd, &a, argc - ind, argv + ind, want_flags);
+    free(a.refs);
+    return rc;
+}
+
+static int extract_main(const struct ar_cli_command *cmd, struct extract_args *ap, int argc,
+                        char **argv, int want_flags)
+{
+    struct extract_args a = *ap;
+    int ind = 0;
     if (argc - ind > 1)
         return ar_cli_usage_error(cmd, "too many arguments");
     if (want_flags > 1)
-        return ar_cli_usage_error(cmd, "--array and --any cannot be combined");
+        return ar_cli_usage_error(cmd, "--array, --any and --value cannot be combined");
+    if ((a.nrefs || a.contract_flags) && !a.schema)
+        return ar_cli_usage_error(cmd, "--%s needs --schema",
+                                  a.nrefs ? "schema-ref" : "format-assert");
+    if (a.all && a.xo.want == AR_WANT_VALUE)
+        return ar_cli_usage_error(cmd, "--all and --value cannot be combined");
     if (a.code && a.section)
         return ar_cli_usage_error(cmd, "--code and --section cannot be combined");
     if ((a.code || a.section) && (want_flags || a.all || a.schema || a.xo.repair))
@@ -384,6 +443,7 @@ static int extract_run(const struct ar_cli_command *cmd, int argc, char **argv)
     struct ar_file_view in;
     struct ar_error err = AR_ERROR_INIT;
     int rc;
+    (void)ap;
     if (a.unwrap) {
         memset(&in, 0, sizeof(in));
         ar_buf_init(&in.buf, AR_BUF_UNLIMITED);
@@ -429,6 +489,11 @@ const struct ar_cli_command ar_cmd_extract = {
         "their count and byte). Exit 0 when found; 3 with the reason on stderr when not\n"
         "(no JSON, truncated, an object closed before its members, or --schema\n"
         "violations); 2 on a usage or read error.\n"
+        "--value takes the whole input as one JSON value of any kind (a string, a number,\n"
+        "null too) and checks it as it is against --schema, a JSON Schema (draft 2020-12 or\n"
+        "draft-07): `agentrun extract --value --schema s.json value.json` exits 0 when it is\n"
+        "valid, 3 with the violations when not. A $ref may name files beside the schema and\n"
+        "documents given with --schema-ref; nothing is fetched.\n"
         "--unwrap reads a CLI's captured json or stream-json output and extracts from its\n"
         "final text; an error the CLI reported there exits 4.",
     .example = "claude -p --output-format json 'list the bugs as JSON' > out.json; "

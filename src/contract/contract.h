@@ -1,21 +1,20 @@
 /*
- * Contracts: validation of a JSON value against a JSON Schema subset, with
- * every violation reported as a JSON Pointer (RFC 6901), a message and the
- * offending value.
+ * Contracts: validation of a JSON value against a JSON Schema (draft 2020-12, and
+ * draft-07 where the schema says so), with every violation reported as a JSON
+ * Pointer (RFC 6901), a message and the offending value.
  *
- * Supported keywords (DESIGN §5): type (a name or an array of names; "integer"
- * accepts 3.0), properties, required, additionalProperties (boolean or
- * schema), items (one schema), enum, const, minimum, maximum,
- * exclusiveMinimum, exclusiveMaximum (numbers, draft 6+ style), minLength,
- * maxLength (Unicode code points), minItems, maxItems, pattern (POSIX ERE,
- * regcomp REG_EXTENDED, unanchored search, bytes of the UTF-8 text). Boolean
- * schemas (true / false) are accepted. The annotations title, description,
- * examples, $schema, default and $comment are ignored. Any other keyword is a
- * load error, so a contract never silently checks less than it says.
+ * The keywords, what is refused at load and why, are in docs/prompts.md
+ * ("Contracts"): every applicator, $ref / $defs / $id / $anchor / $dynamicRef,
+ * every validation keyword with numbers decided exactly on their spellings
+ * (number.c), patterns as ECMA-262 (pattern.h), `format` as an annotation unless
+ * AR_CONTRACT_FORMAT_ASSERT (format.c), unevaluatedProperties / unevaluatedItems.
+ * A keyword agentrun does not know is an annotation, as 2020-12 says, unless it is
+ * a known one written in another case ("maxlength"), which is refused.
  *
  * Protocol:
- *   1. ar_contract_parse() or ar_contract_from_json() validates the schema
- *      and compiles its patterns once;
+ *   1. ar_contract_load() (or ar_contract_parse(), ar_contract_from_json())
+ *      validates the schema, reads the documents its references name, and compiles
+ *      it once;
  *   2. ar_contract_check() appends every violation of a value to a
  *      struct ar_violations, ar_contract_accepts() only says yes or no;
  *   3. ar_violations_format() / ar_violations_to_json() render the list
@@ -37,23 +36,6 @@
  * follows the schema, never the value alone, so this also bounds the stack
  * used on arbitrarily deep values. */
 #define AR_CONTRACT_MAX_DEPTH 512
-
-/* A pattern that regcomp() would expand past about this many nodes (nested
- * bounds multiply: "((a{1,1000}){1,1000})" is a million, gigabytes to
- * compile; each group and each '?' or '*' counts too, as it lengthens every
- * copy's closure: "^(a?b?){1,500}$" took 2 GB), or whose groups nest
- * deeper than this (regcomp() recurses per group and overflows the stack),
- * is a load error. At this limit a pattern costs at most about 90 MB and
- * 0.6 s a MB of string to match with glibc, 6 MB and 10 s a MB with musl's
- * matcher (the release binary's), which simulates every state at each byte
- * (docs/prompts.md). */
-#define AR_CONTRACT_MAX_PATTERN_SIZE  1000
-#define AR_CONTRACT_MAX_PATTERN_DEPTH 100
-
-/* A bound {m,n} above this is a load error: POSIX's RE_DUP_MAX (its least value,
- * and musl's, the release binary's C library), past which regcomp() may refuse a
- * pattern. glibc takes up to 32767: a template must load alike with either. */
-#define AR_CONTRACT_MAX_PATTERN_BOUND 255
 
 /* ar_contract_check() stores at most this many violations; the rest are counted. */
 #define AR_CONTRACT_MAX_VIOLATIONS 100
@@ -119,7 +101,9 @@ int ar_json_pointer_append(struct ar_buf *out, const char *seg, size_t len);
 
 /*
  * Like ar_contract_parse() from a parsed schema. `schema` is borrowed: the
- * contract takes its own reference, so the caller must not modify it later.
+ * contract takes its own reference, so the caller must not modify it later. Its
+ * numbers have no spelling: each is read as the shortest decimal that is its double
+ * (1.1 as 1.1); parse the text with ar_contract_parse() to keep them as written.
  */
 int ar_contract_from_json(json_t *schema, struct ar_contract **out, struct ar_error *err);
 
@@ -129,6 +113,15 @@ int ar_contract_from_json(json_t *schema, struct ar_contract **out, struct ar_er
  * for a CLI's structured-output flag work on json_deep_copy().
  */
 json_t *ar_contract_schema_json(const struct ar_contract *c);
+
+/*
+ * The schema as loaded, as compact JSON text with every number spelled as the schema
+ * wrote it (0.1 stays 0.1; the JSON jansson would write says 0.10000000000000001): what a
+ * prompt or a CLI's structured-output flag is given. Borrowed, valid until
+ * ar_contract_destroy(); *len (may be NULL) gets its length. Indent it with
+ * ar_json_text_indent() (util/json_dump.h).
+ */
+const char *ar_contract_schema_text(const struct ar_contract *c, size_t *len);
 
 /*
  * Checks `value` (borrowed) and appends every violation to `out` (which is not

@@ -1,7 +1,6 @@
 /* Violations: the list a check fills, its text forms, and the value previews in messages. */
 #include <errno.h>
 #include <math.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>

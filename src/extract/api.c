@@ -61,9 +61,28 @@ static struct ar_extract_options module_options(const struct ar_extraction_optio
 
 static int check_want(const struct ar_extraction_options *o, struct ar_error *err)
 {
-    if (o && (o->want < AR_WANT_OBJECT || o->want > AR_WANT_ANY))
-        return ar_error_set(err, AR_EUSAGE, "want", "invalid want %d (1 object, 2 array, 3 any)",
+    if (o && (o->want < AR_WANT_OBJECT || o->want > AR_WANT_VALUE))
+        return ar_error_set(err, AR_EUSAGE, "want",
+                            "invalid want %d (1 object, 2 array, 3 any, 4 the whole text)",
                             o->want);
+    return 0;
+}
+
+/* AR_WANT_VALUE: the whole text is the value, whatever its kind. */
+static int whole_value(const char *text, size_t len, struct extraction *x, struct ar_error *err)
+{
+    int rc = ar_json_doc_parse(&x->res.doc, text, len, err);
+    if (rc < 0)
+        return rc;
+    size_t start = 0, end = len;
+    while (start < len && strchr(" \t\r\n", text[start]))
+        start++;
+    while (end > start && strchr(" \t\r\n", text[end - 1]))
+        end--;
+    x->res.value = x->res.doc.value;
+    x->res.start = start;
+    x->res.end = end;
+    x->res.accepted = 1;
     return 0;
 }
 
@@ -103,7 +122,13 @@ int ar_extract_json(const char *text, size_t len, const struct ar_extraction_opt
     struct ar_extract_options xo = module_options(o);
     struct ar_extract_result init = AR_EXTRACT_RESULT_INIT;
     x->res = init;
-    rc = ar_json_extract(text, len, &xo, &x->res, err);
+    if (o && o->want == AR_WANT_VALUE) {
+        rc = whole_value(text, len, x, err);
+        if (rc == 0 && o->contract)
+            x->res.accepted = ar_contract_accepts_doc(o->contract, &x->res.doc);
+    } else {
+        rc = ar_json_extract(text, len, &xo, &x->res, err);
+    }
     if (rc == 0) {
         const struct ar_extract_result *r = &x->res;
         x->doc = &x->res.doc;
@@ -195,6 +220,9 @@ int ar_extract_json_all(const char *text, size_t len, const struct ar_extraction
     if (o && o->contract)
         return ar_error_set(err, AR_EUSAGE, "contract",
                             "a contract picks one value: not with ar_extract_json_all()");
+    if (o && o->want == AR_WANT_VALUE)
+        return ar_error_set(err, AR_EUSAGE, "want",
+                            "the whole text is one value: not with ar_extract_json_all()");
     struct ar_extract_options xo = module_options(o);
     struct ar_extract_note left = { 0, 0 };
     struct each_walk w = { fn, arg, text };

@@ -116,12 +116,23 @@ static void met(struct ctx *c, size_t start)
     tally_add(inline_array(c, start, c->fenced) ? &c->inlines : &c->others, start);
 }
 
+/* Counts a value of a kind not wanted met in a JSON block: what such a block holds is
+ * declared JSON, and leaving it out unsaid would hide an answer (one that needed
+ * repair, say). Between fences such a value is prose (a citation) and is not counted. */
+static void met_in_block(struct ctx *c, size_t start);
+
 /* Counts a value-like region that is no candidate (broken, cut off). */
 static void met_broken(struct ctx *c, size_t start)
 {
     if (!c->repairing)
         met(c, start);
     tally_add(&c->broken, start);
+}
+
+static void met_in_block(struct ctx *c, size_t start)
+{
+    if (c->fenced && !c->repairing)
+        met_broken(c, start);
 }
 
 static void set_result(struct ctx *c, struct ar_extract_result *r, struct ar_json_doc *doc,
@@ -455,11 +466,13 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
             continue;
         }
         if (rc == AR_SCAN_INVALID) { /* a string that is not UTF-8, too deep… */
-            if (wanted && !c->repairing) {
+            if (!wanted) {
+                met_in_block(c, p);
+            } else if (!c->repairing) {
                 met_broken(c, p);
                 first_error(c, "JSON at byte %zu does not parse: %s at byte %zu", p, c->sc.why,
                             c->sc.why_at);
-            } else if (wanted && p >= c->horizon &&
+            } else if (p >= c->horizon &&
                        offer_repaired(c, p, stop, NO_MATCH, 0, &end) != GAVE_VALUE) {
                 met_broken(c, p);
             }
@@ -467,8 +480,10 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
             continue;
         }
         if (rc == AR_SCAN_EOF) {
-            if (!wanted && !c->sc.saw_want)
+            if (!wanted && !c->sc.saw_want) {
+                met_in_block(c, p);
                 return; /* everything after p is part of a value of another kind */
+            }
             if (!c->repairing) {
                 cut_off(c, p, hi, at_end, 1);
                 return; /* everything after p is part of the cut-off value */
@@ -506,6 +521,7 @@ static void scan_range(struct ctx *c, size_t lo, size_t hi, int at_end)
             return;
         }
         if (!wanted && !c->sc.saw_want) {
+            met_in_block(c, p);
             i = extent;
             continue;
         }

@@ -25,6 +25,7 @@
 #include "agentrun/route.h"
 #include "mcp/call.h"
 #include "util/buf.h"
+#include "util/json_dump.h"
 
 /* The text content carries the answer, cut here: structuredContent has all of it. */
 
@@ -123,11 +124,17 @@ json_t *ar_mcp_parse_doc(const char *text)
     return v;
 }
 
-/* The schema argument as contract text (caller free()s). */
+/* The schema argument as contract text (caller free()s): each number as the shortest
+ * decimal that is its double, so a minimum of 1.1 stays 1.1 (json_dumps writes
+ * 1.1000000000000001, which 1.1 is below). */
 char *ar_mcp_schema_text(const struct ar_mcp_call *c)
 {
     json_t *s = json_object_get(c->args, "schema");
-    return s ? json_dumps(s, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    char *text = s && ar_json_dump_compact(s, &b) == 0 ? ar_buf_detach(&b, NULL) : NULL;
+    ar_buf_finish(&b);
+    return text;
 }
 
 void ar_mcp_put_cut(struct ar_buf *b, const char *s)

@@ -315,8 +315,9 @@ static int load_contract(struct ar_prompt *p, const struct fence *f, struct ar_e
                          "invalid JSON in the json-schema block (column %d): %s", jerr.column,
                          jerr.text);
     struct ar_error cerr = AR_ERROR_INIT;
-    int rc = ar_contract_from_json(schema, &p->contract, &cerr);
     json_decref(schema);
+    /* From the text: the contract keeps every number as the template spells it. */
+    int rc = ar_contract_parse(p->text + p->contract_off, p->contract_len, &p->contract, &cerr);
     if (rc == AR_ENOMEM)
         return ar_error_set(err, rc, p->origin, "out of memory");
     if (rc) {
@@ -639,8 +640,8 @@ int ar_prompt_create_inline(const char *prompt, size_t len, const char *schema, 
                                 jerr.text);
         }
         struct ar_error cerr = AR_ERROR_INIT;
-        rc = ar_contract_from_json(j, &p->contract, &cerr);
         json_decref(j);
+        rc = ar_contract_parse(schema, schema_len, &p->contract, &cerr);
         if (rc) {
             ar_prompt_destroy(p);
             return ar_error_set(err, rc, schema_origin, "%s", cerr.msg);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "provider/claude_schema.h"
 #include "provider/common.h"
 #include "provider/provider.h"
 #include "util/file.h"
@@ -133,48 +134,10 @@ static int push_posture(const struct ar_call_spec *spec, struct ar_call_setup *o
 }
 
 /*
- * The contract in the dialect claude's --json-schema takes. claude >= ~2.1.205 refuses a
- * schema whose "$schema" names draft 2020-12 or 2019-09 before any request (exit 1: "no schema
- * with key or ref"); draft-07 and no "$schema" work in every version measured (2.1.197 to
- * 2.1.332). "$schema" is an annotation in agentrun's contract subset, so every one is dropped
- * and claude validates with its default dialect; the keywords of the subset mean the same
- * there. agentrun's own check of the answer stays the judge.
- */
-static void claude_dialect(json_t *s, int depth)
-{
-    if (depth > 64)
-        return;
-    if (json_is_object(s)) {
-        json_object_del(s, "$schema");
-        const char *key;
-        json_t *v;
-        json_object_foreach(s, key, v)
-        {
-            /* Values, not schemas: a "$schema" key in them is data. */
-            if (!strcmp(key, "const") || !strcmp(key, "enum") || !strcmp(key, "default") ||
-                !strcmp(key, "examples"))
-                continue;
-            /* "properties" maps names to schemas: a property called "$schema" stays. */
-            if (!strcmp(key, "properties")) {
-                const char *k2;
-                json_t *v2;
-                json_object_foreach(v, k2, v2) claude_dialect(v2, depth + 1);
-            } else if (json_is_object(v) || json_is_array(v)) {
-                claude_dialect(v, depth + 1);
-            }
-        }
-    } else if (json_is_array(s)) {
-        size_t i;
-        json_t *v;
-        json_array_foreach(s, i, v) claude_dialect(v, depth + 1);
-    }
-}
-
-/*
- * claude's --json-schema accepts a plain JSON Schema in its own dialect
- * (claude_dialect()); the contract's other annotation keywords are harmless. It is passed
- * compact so the argv element stays small; an unparsable contract is a usage error here
- * rather than a confusing CLI failure later.
+ * claude's --json-schema takes a draft-07 schema and nothing its validator does not know:
+ * ar_claude_schema() writes the contract so (claude_schema.h), compact so the argv element
+ * stays small; an unparsable contract is a usage error here rather than a confusing CLI
+ * failure later.
  */
 static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup *out,
                           struct ar_error *err)
@@ -202,13 +165,12 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
         }
         /* The schema becomes the input schema of claude's StructuredOutput tool,
          * which must describe an object: other roots get no native schema. */
-        if (ar_pv_object_schema(s)) {
-            claude_dialect(s, 0);
-            char *compact = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            rc |= ar_strv_push(a, "--json-schema");
-            rc |= ar_strv_push_take(a, compact);
-        }
         json_decref(s);
+        char *native = ar_claude_schema(spec->schema);
+        if (native) {
+            rc |= ar_strv_push(a, "--json-schema");
+            rc |= ar_strv_push_take(a, native);
+        }
     }
     if (spec->resume)
         rc |= ar_strv_pushv(a, (const char *const[]){ "--resume", spec->resume, NULL });
@@ -671,7 +633,7 @@ const struct ar_provider ar_provider_claude = {
     .login_argv = claude_login_argv,
     .login = claude_login,
     .prepare = claude_prepare,
-    .native_contract = ar_pv_object_contract,
+    .native_contract = ar_claude_native_contract,
     .unwrap_new = claude_unwrap_new,
     .unwrap_line = claude_unwrap_line,
     .unwrap_finish = claude_unwrap_finish,

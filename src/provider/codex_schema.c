@@ -37,12 +37,99 @@ static const char *const strict_keywords[] = {
     NULL,
 };
 
+static int in_list(const char *const *list, const char *k);
+
 static int is_strict_keyword(const char *k)
 {
-    for (size_t i = 0; strict_keywords[i]; i++)
-        if (strcmp(strict_keywords[i], k) == 0)
+    return in_list(strict_keywords, k);
+}
+
+/* The formats strict mode checks; another format is left out (it is an annotation). */
+static const char *const strict_formats[] = { "date-time", "time", "date", "duration", "email",
+                                              "hostname",  "ipv4", "ipv6", "uuid",     NULL };
+
+/* Keywords that assert and that the strict copy leaves out: the copy then accepts more
+ * than the contract, and the prompt must still state the contract. */
+static const char *const lost_assertions[] = {
+    "contains",
+    "dependencies",
+    "dependentRequired",
+    "dependentSchemas",
+    "else",
+    "if",
+    "maxContains",
+    "maxLength",
+    "maxProperties",
+    "minContains",
+    "minLength",
+    "minProperties",
+    "not",
+    "oneOf",
+    "prefixItems",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "uniqueItems",
+    NULL,
+};
+
+static int in_list(const char *const *list, const char *k)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strcmp(list[i], k) == 0)
             return 1;
     return 0;
+}
+
+/*
+ * Whether strict mode can carry the contract at all, and whether the copy says all of it
+ * (*lossless). A map of names the contract leaves open (additionalProperties or
+ * unevaluatedProperties with a schema, patternProperties) would become an empty object
+ * under strict mode's additionalProperties false, and allOf's properties would be lost:
+ * the model could not give the answer, so such a contract gets no strict copy. Nor does
+ * one whose references strict mode cannot follow (an anchor, another document,
+ * $dynamicRef). Keyword values that are data (const, enum, default, examples) are not
+ * walked.
+ */
+static int expressible(const json_t *s, int depth, int *lossless)
+{
+    if (!json_is_object(s) || depth > 64)
+        return 1;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)s, k, v)
+    {
+        if (!strcmp(k, "const") || !strcmp(k, "enum") || !strcmp(k, "default") ||
+            !strcmp(k, "examples"))
+            continue;
+        if (!strcmp(k, "patternProperties") || !strcmp(k, "allOf") || !strcmp(k, "$dynamicRef") ||
+            ((!strcmp(k, "additionalProperties") || !strcmp(k, "unevaluatedProperties")) &&
+             json_is_object(v)))
+            return 0;
+        if (!strcmp(k, "$ref")) {
+            const char *r = json_string_value(v);
+            if (!r || r[0] != '#' || (r[1] && r[1] != '/'))
+                return 0;
+        }
+        if (in_list(lost_assertions, k))
+            *lossless = 0;
+        if (!strcmp(k, "format") && json_is_string(v) &&
+            !in_list(strict_formats, json_string_value(v)))
+            continue;
+        if (!strcmp(k, "properties") || !strcmp(k, "$defs") || !strcmp(k, "definitions") ||
+            !strcmp(k, "dependentSchemas")) {
+            const char *pk;
+            json_t *pv;
+            json_object_foreach(v, pk, pv) if (!expressible(pv, depth + 1, lossless)) return 0;
+        } else if (json_is_array(v)) {
+            size_t i;
+            json_t *e;
+            json_array_foreach(v, i, e) if (!expressible(e, depth + 1, lossless)) return 0;
+        } else if (json_is_object(v) && !expressible(v, depth + 1, lossless)) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static json_t *sanitize(const json_t *s, int depth);
@@ -162,6 +249,9 @@ static json_t *sanitize(const json_t *s, int depth)
         if (!is_strict_keyword(key) || !strcmp(key, "properties") || !strcmp(key, "required") ||
             !strcmp(key, "additionalProperties"))
             continue;
+        if (!strcmp(key, "format") &&
+            !(json_is_string(v) && in_list(strict_formats, json_string_value(v))))
+            continue;
         if (!strcmp(key, "items")) {
             json_object_set_new(out, key, sanitize(v, depth + 1));
         } else if (!strcmp(key, "anyOf") && json_is_array(v)) {
@@ -200,7 +290,8 @@ char *ar_codex_strict_schema(const char *schema)
     json_t *s = json_loads(schema, 0, NULL);
     /* The Responses API wants an object at the root; anything else, a union that may
      * be an array included, gets no native schema. */
-    if (!ar_pv_object_schema(s)) {
+    int lossless = 1;
+    if (!ar_pv_object_schema(s) || !expressible(s, 0, &lossless)) {
         json_decref(s);
         return NULL;
     }
@@ -274,4 +365,13 @@ char *ar_codex_unstrict(const char *text, const char *schema)
     json_decref(v);
     json_decref(s);
     return out;
+}
+
+int ar_codex_native_contract(const char *schema)
+{
+    json_t *s = schema ? json_loads(schema, 0, NULL) : NULL;
+    int lossless = 1;
+    int yes = ar_pv_object_schema(s) && expressible(s, 0, &lossless) && lossless;
+    json_decref(s);
+    return yes;
 }

@@ -13,11 +13,20 @@
  * (optional ones become nullable); keywords strict mode rejects are dropped
  * ($schema among them: the dialect is strict mode's own); oneOf becomes anyOf; a const or
  * enum without a type gets the type of its values (strict mode requires one). NULL when the root is
- * not an object schema (then no
- * --output-schema is passed) or the text is not JSON. schema is borrowed.
+ * not an object schema, when strict mode cannot carry the contract (a map of names it
+ * leaves open, allOf, a reference to an anchor or another document: then no
+ * --output-schema is passed, codex_schema.c says why) or the text is not JSON. schema is borrowed.
  * Caller free()s.
  */
 char *ar_codex_strict_schema(const char *schema);
+
+/*
+ * Non-zero when there is a strict copy and it says all the contract asserts (only
+ * annotations are left out; oneOf read as anyOf counts as lost), so the prompt need not
+ * state the contract (provider.h, native_contract). A lossy copy still goes to codex,
+ * and the prompt keeps the contract. NULL-safe.
+ */
+int ar_codex_native_contract(const char *schema);
 
 /*
  * The answer to a strict-mode call with the nulls taken out that strict mode

@@ -4,6 +4,7 @@
 
 #include "json/extract.h"
 #include "run/answer.h"
+#include "util/json_dump.h"
 
 struct sink {
     struct ar_strv *lines;
@@ -165,10 +166,9 @@ int ar_answer_repair_prompt(const struct ar_prompt *tpl, const struct ar_contrac
     for (size_t i = 0; i < details->n; i++)
         ar_buf_printf(&violations, "- %s\n", details->v[i]);
     if (contract) {
-        char *pretty =
-            json_dumps(ar_contract_schema_json(contract), JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        ar_buf_puts(&schema, pretty ? pretty : "{}");
-        free(pretty);
+        size_t n;
+        const char *text = ar_contract_schema_text(contract, &n);
+        ar_json_text_indent(text, n, 2, &schema);
     } else {
         static const char *const kinds[] = { "a JSON object", "a JSON array",
                                              "a JSON object or array" };

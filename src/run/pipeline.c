@@ -1367,8 +1367,7 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     }
     run->contract = ar_prompt_contract(run->tpl);
     if (run->contract) {
-        run->contract_compact =
-            json_dumps(ar_contract_schema_json(run->contract), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        run->contract_compact = strdup(ar_contract_schema_text(run->contract, NULL));
         if (!run->contract_compact)
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }

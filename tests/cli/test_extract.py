@@ -209,6 +209,73 @@ class ExtractJson(unittest.TestCase):
         self.assertEqual(run(stdin=b"")[0], 3)
 
 
+class ExtractValue(unittest.TestCase):
+    """extract --value --schema: one JSON document, of any kind, checked against a contract
+    (issue 58): the command line reaches every case the contract checker has."""
+
+    def setUp(self):
+        self.tmp = TempFiles()
+
+    def tearDown(self):
+        self.tmp.dir.cleanup()
+
+    def test_scalars_are_values_and_numbers_are_exact(self):
+        cases = [('{"minimum": 1.1}', "1.1", 0), ('{"maximum": 0.3}', "0.3", 0),
+                 ('{"exclusiveMaximum": 0.3}', "0.3", 3), ('{"exclusiveMinimum": 0}', "1e-400", 0),
+                 ('{"const": 0}', "1e-400", 3), ('{"multipleOf": 0.01}', "19.99", 0),
+                 ('{"multipleOf": 0.01}', "1.005", 3), ('{"type": "integer"}', "1.0", 0),
+                 ('{"type": "string", "pattern": "^\\\\d{5}(-\\\\d{4})?$"}', '"12345-6789"', 0),
+                 ('{"type": "string", "pattern": "^\\\\d{5}$"}', '"ddddd"', 3),
+                 ('{"type": "null"}', " null\n", 0), ('{"enum": [true]}', "false", 3)]
+        for schema, value, want in cases:
+            path = self.tmp.write("s.json", schema)
+            rc, out, err = run("--value", "--schema", path, stdin=value)
+            self.assertEqual(rc, want, (schema, value, out, err))
+            if want == 0:
+                self.assertEqual(out, value.strip() + "\n")
+        rc, out, err = run("--value", stdin='{"a": 1} {"b": 2}')
+        self.assertEqual(rc, 3)
+        self.assertIn("text after the value", err)
+        rc, out, err = run("--value", "--all", stdin="1")
+        self.assertEqual(rc, 2)
+
+    def test_dialects_and_references(self):
+        d4 = self.tmp.write("d4.json", '{"$schema": "http://json-schema.org/draft-04/schema#"}')
+        rc, out, err = run("--value", "--schema", d4, stdin="1")
+        self.assertEqual(rc, 2)
+        self.assertIn("'http://json-schema.org/draft-04/schema#', a dialect agentrun does "
+                      "not implement", err)
+        # Beside the schema, by relative reference; elsewhere only when registered.
+        self.tmp.write("defs.json", '{"$defs": {"n": {"type": "integer", "minimum": 3}}}')
+        main = self.tmp.write("main.json", '{"$ref": "defs.json#/$defs/n"}')
+        self.assertEqual(run("--value", "--schema", main, stdin="4")[0], 0)
+        self.assertEqual(run("--value", "--schema", main, stdin="2")[0], 3)
+        other = tempfile.TemporaryDirectory()
+        self.addCleanup(other.cleanup)
+        with open(os.path.join(other.name, "ext.json"), "w") as f:
+            f.write('{"$id": "https://example.com/ext.json", "type": "string"}')
+        ref = self.tmp.write("ref.json", '{"$ref": "https://example.com/ext.json"}')
+        rc, out, err = run("--value", "--schema", ref, stdin='"x"')
+        self.assertEqual(rc, 2)
+        self.assertIn("a document agentrun does not have: it never fetches schemas", err)
+        ext = os.path.join(other.name, "ext.json")
+        self.assertEqual(run("--value", "--schema", ref, "--schema-ref", ext, stdin='"x"')[0], 0)
+        self.assertEqual(run("--value", "--schema", ref, "--schema-ref",
+                             "https://example.com/=" + other.name + "/", stdin="1")[0], 3)
+        # A file outside the schema's folder is not read through a relative reference.
+        up = self.tmp.write("up.json", '{"$ref": "../%s/ext.json"}' %
+                            os.path.relpath(other.name, os.path.dirname(self.tmp.dir.name)))
+        self.assertEqual(run("--value", "--schema", up, stdin='"x"')[0], 2)
+
+    def test_format_is_an_annotation_unless_asserted(self):
+        path = self.tmp.write("f.json", '{"format": "date"}')
+        self.assertEqual(run("--value", "--schema", path, stdin='"2023-02-29"')[0], 0)
+        rc, out, err = run("--value", "--format-assert", "--schema", path, stdin='"2023-02-29"')
+        self.assertEqual(rc, 3)
+        self.assertIn("expected a string in format date", err)
+        self.assertEqual(run("--format-assert", stdin="{}")[0], 2)
+
+
 class ExtractNeverSilent(unittest.TestCase):
     """docs/extract.md, "More than one value": what the answer leaves out is named."""
 

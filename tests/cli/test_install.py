@@ -337,7 +337,7 @@ class MuslDeps(unittest.TestCase):
                             "-Dtests=false", "-Dmusl_deps=" + os.path.join(tmp, "empty")],
                            capture_output=True, text=True, timeout=120)
         self.assertNotEqual(p.returncode, 0, p.stdout)
-        self.assertIn("holds no libuv and jansson built against musl: run scripts/musl-deps",
+        self.assertIn("holds no libuv, jansson and PCRE2 built against musl: run scripts/musl-deps",
                       p.stdout + p.stderr)
 
     def test_only_x86_64_linux(self):

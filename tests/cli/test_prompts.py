@@ -92,10 +92,10 @@ class PromptsCli(unittest.TestCase):
                           "# R\n\n```json-schema\n{\n  \"oneOf\": []\n}\n```\n")
         rc, out, err = self.run_prompts("--prompts-dir", self.dir, "show", "review")
         self.assertEqual((rc, out), (2, ""))
-        self.assertIn("%s:5: unsupported keyword 'oneOf' at (root)" % path, err)
+        self.assertIn("%s:5: 'oneOf' at (root) must be a non-empty array of schemas" % path, err)
         rc, out, err = self.run_prompts("--prompts-dir", self.dir, "list")
         self.assertEqual(rc, 2)
-        self.assertIn("unsupported keyword 'oneOf'", err)
+        self.assertIn("'oneOf' at (root) must be a non-empty array", err)
         self.assertIn("prioritize", out)
 
     def test_usage_errors_exit_2(self):

@@ -411,10 +411,11 @@ class RunPipeline(unittest.TestCase):
         # file and line, and the command exits 2".
         d = os.path.join(self.sb.root, "prompts")
         self.sb.write("bad.md", "# Bad\n\nHi.\n\n```json-schema\n"
-                      '{"type":"object","frobnicate":1}\n```\n', base=d)
+                      '{"type":"object","maxlength":1}\n```\n', base=d)
         p = self.sb.run("run", "--prompts-dir", d, "-t", "bad")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("bad.md:6: unsupported keyword 'frobnicate'", p.stderr)
+        self.assertIn("bad.md:6: unknown keyword 'maxlength' at (root): did you mean 'maxLength'?",
+                      p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
     def test_bad_provider_variable_is_named(self):

@@ -42,6 +42,38 @@ How far is {{place}}? Answer with JSON in a ```json block that satisfies:
                 "unit": {"type": "string", "enum": ["m", "km"]}}}
 ```
 """
+# A contract as users write it in draft 2020-12 (issue 58): $defs and $ref, an Optional
+# field's anyOf with null, exact decimal bounds, a tuple, contains, dependentRequired and
+# unevaluatedProperties. Each CLI's native structured output gets what it accepts of it;
+# agentrun's own check judges the answer against all of it.
+RICH_TEMPLATE = r"""# Plan a route
+
+Plan a route to {{place}}. Answer with JSON in a ```json block that satisfies:
+
+```json-schema
+{"$schema": "https://json-schema.org/draft/2020-12/schema",
+ "$defs": {"city": {"type": "object", "additionalProperties": false, "required": ["name", "zip"],
+                    "properties": {"name": {"type": "string", "pattern": "^[A-Z]\\w*$"},
+                                   "zip": {"type": "string", "pattern": "^\\d{5}$"}}}},
+ "type": "object",
+ "required": ["answer", "unit", "via", "ratio", "pair", "tags"],
+ "properties": {"answer": {"type": "integer", "minimum": 1},
+                "unit": {"enum": ["m", "km"]},
+                "via": {"anyOf": [{"$ref": "#/$defs/city"}, {"type": "null"}]},
+                "ratio": {"type": "number", "minimum": 0.1, "maximum": 0.3},
+                "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}],
+                         "items": false},
+                "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true,
+                         "contains": {"const": "road"}},
+                "note": {"type": "string"}},
+ "dependentRequired": {"note": ["via"]},
+ "unevaluatedProperties": false}
+```
+"""
+RICH_GOOD = {"answer": 3, "unit": "km", "via": {"name": "Rome", "zip": "00100"}, "ratio": 0.3,
+             "pair": ["a", 1.5], "tags": ["road", "fast"]}
+RICH_BAD = {"answer": 3, "unit": "km", "via": {"name": "rome", "zip": "0010"}, "ratio": 0.30001,
+            "pair": ["a", 1.5, 2], "tags": ["fast", "fast"], "extra": 1}
 BAD = {"answer": 0, "unit": "miles"}
 GOOD = {"answer": 3, "unit": "km"}
 VIOLATIONS = ['/answer: expected a number >= 1, got 0',
@@ -234,6 +266,34 @@ class Base:
     def contract_steps(self):
         return [{"kind": "json", "value": BAD, "usage": {"input": 100, "output": 20}},
                 {"kind": "json", "value": GOOD, "usage": {"input": 200, "output": 30}}]
+
+    def rich_steps(self):
+        return [{"kind": "json", "value": RICH_BAD}, {"kind": "json", "value": RICH_GOOD}]
+
+    def test_rich_2020_12_contract_is_judged_whole_and_the_cli_takes_its_part(self):
+        pdir = os.path.join(self.root.root, "prompts")
+        os.makedirs(pdir)
+        with open(os.path.join(pdir, "route.md"), "w") as f:
+            f.write(RICH_TEMPLATE)
+        p, doc = self.run_agentrun(
+            {self.cli: self.rich_steps()},
+            "--prompts-dir", pdir, "-t", "route", "--var", "place=Rome", *self.model_args)
+        self.assert_ok(p, doc)
+        self.assertEqual(doc["json"], RICH_GOOD)
+        self.assertEqual(doc["repair"], "model")
+        # The repair prompt names what the first answer broke, keyword by keyword.
+        repair = strings_of(self.mock.body_json(self.new_model_requests()[-1]))
+        for want in ('/via/name: anyOf/0: expected a match for pattern "^[A-Z]\\w*$"',
+                     "/via/zip: anyOf/0: expected a match for pattern",
+                     "/ratio: expected a number <= 0.3, got 0.30001",
+                     "/pair: expected at most 2 items, got 3",
+                     "/tags: expected unique items", "/tags: expected at least 1 item matching 'contains'",
+                     "/extra: property not allowed (unevaluatedProperties"):
+            self.assertIn(want, repair)
+        self.check_native_schema(doc["calls"][0]["argv"])
+
+    def check_native_schema(self, argv):
+        """What the CLI was handed of the contract, where it has native structured output."""
 
     def test_template_contract_with_repair(self):
         pdir = os.path.join(self.root.root, "prompts")
@@ -491,6 +551,24 @@ class TestClaude(Base, unittest.TestCase):
         native = json.loads(argv[argv.index("--json-schema") + 1])
         self.assertNotIn("$schema", native)
         self.assertEqual(native["required"], ["answer", "unit"])
+
+    def rich_steps(self):
+        # The answer in text (claude asks once more for the tool, then gives up on it),
+        # then through StructuredOutput after the repair prompt.
+        return [{"kind": "json", "value": RICH_BAD, "times": 2},
+                {"kind": "structured", "value": RICH_GOOD}]
+
+    def check_native_schema(self, argv):
+        # claude validates StructuredOutput itself: it gets the contract without "$schema"
+        # (2.1.205+ refuses 2020-12's), in a dialect its validator takes.
+        native = json.loads(argv[argv.index("--json-schema") + 1])
+        self.assertNotIn("$schema", native)
+        self.assertEqual(native["required"], ["answer", "unit", "via", "ratio", "pair", "tags"])
+        self.assertEqual(native["dependencies"], {"note": ["via"]})
+        self.assertEqual(native["properties"]["via"]["anyOf"][0]["$ref"], "#/definitions/city")
+        self.assertEqual(native["properties"]["pair"]["items"], [{"type": "string"},
+                                                                 {"type": "number"}])
+        self.assertNotIn("unevaluatedProperties", native)
 
     def contract_steps(self):
         bad = {"kind": "json", "value": BAD, "usage": {"input": 100, "output": 20}, "times": 2}

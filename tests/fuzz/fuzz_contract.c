@@ -3,7 +3,9 @@
  * schema, the rest a value. A schema that loads is checked against the value
  * (or, when the rest is not JSON, against the schema itself), and the
  * violations are formatted both ways. ar_contract_accepts() must agree with
- * ar_contract_check().
+ * ar_contract_check(), on the jansson value and on the document that keeps the
+ * numbers' spellings (ar_contract_check_doc(), exact numbers), and the schema's own text
+ * (ar_contract_schema_text()) must load again to a contract that judges alike.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -53,6 +55,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(lines);
 
     ar_violations_finish(&vs);
+
+    struct ar_json_doc doc;
+    if (ar_json_doc_parse(&doc, vtext, vlen, NULL) == 0) {
+        struct ar_violations dv = AR_VIOLATIONS_INIT;
+        int dn = ar_contract_check_doc(c, &doc, &dv);
+        if (dn < 0 || (dn == 0) != (ar_contract_accepts_doc(c, &doc) == 1))
+            abort();
+        size_t tlen;
+        const char *t = ar_contract_schema_text(c, &tlen);
+        struct ar_contract *again = NULL;
+        if (ar_contract_parse(t, tlen, &again, NULL) != 0)
+            abort();
+        if (ar_contract_accepts_doc(again, &doc) != (dn == 0))
+            abort();
+        ar_contract_destroy(again);
+        ar_violations_finish(&dv);
+        ar_json_doc_finish(&doc);
+    }
     json_decref(value);
     ar_contract_destroy(c);
     return 0;

@@ -140,7 +140,8 @@ class ReleaseArtifacts(unittest.TestCase):
                     "share/doc/agentrun/install.md", "share/doc/agentrun/review.md",
                     "share/agentrun/prompts/review.md",
                     "share/doc/agentrun/licenses/libuv.copyright",
-                    "share/doc/agentrun/licenses/jansson.copyright"):
+                    "share/doc/agentrun/licenses/jansson.copyright",
+                    "share/doc/agentrun/licenses/pcre2.copyright"):
             self.assertTrue(os.path.isfile(os.path.join(prefix, rel)), rel)
         with open(os.path.join(prefix, "share/doc/agentrun/licenses/libuv.copyright")) as f:
             self.assertIn("libuv", f.read())

@@ -227,6 +227,14 @@ struct shape_case {
 #define MERGE AR_FIX_MEMBERS_AFTER_CLOSE
 
 static const struct shape_case shapes[] = {
+    /* Issue 58 item 4: a JSON block that is left out is named whatever its kind, one that
+     * needs repair (Python's True) too; in the text between fences a broken array stays
+     * prose (a citation). */
+    { "lorem\n```json\n{\"key\":\"value\"}\n```\nipsum\n```json\n[1,2,3,True]\n```\n42", OBJ, S,
+      "{\"key\":\"value\"}", 0, EXTRA, 1, 48, 0, 0 },
+    { "lorem\n```json\n{\"key\":\"value\"}\n```\nipsum\n```json\n[1,2,3\n```\n42", OBJ, S,
+      "{\"key\":\"value\"}", 0, EXTRA, 1, 48, 0, 0 },
+    { "{\"key\":\"value\"} see [1, 2 and 3]", OBJ, S, "{\"key\":\"value\"}", 0, 0, 0, 0, 0, 0 },
     /* Several values: the first is the answer, the others are named. */
     { "{\"status\": \"ok\"}\n\nAlternatively:\n{\"status\": \"retry\"}", OBJ, S,
       "{\"status\":\"ok\"}", 0, EXTRA, 1, 33, 0, 0 },

@@ -201,10 +201,10 @@ struct error_case {
 };
 
 static const struct error_case error_cases[] = {
-    { "unsupported keyword at its line",
+    { "a bad keyword at its line",
       "# R\n\n```json-schema\n{\n  \"type\": \"object\",\n  \"properties\": {\n    \"x\": {\n"
       "      \"oneOf\": []\n    }\n  }\n}\n```\n",
-      "t.md:8", "unsupported keyword 'oneOf' at /properties/x" },
+      "t.md:8", "'oneOf' at /properties/x must be a non-empty array of schemas" },
     { "invalid contract JSON at its line",
       "a\n```json-schema\n{\n  \"type\": \"string\",\n}\n```\n", "t.md:5", NULL },
     { "two contracts", "```json-schema\n{}\n```\n\n```json-schema\n{}\n```\n", "t.md:5",
@@ -271,7 +271,7 @@ static void test_prompt_inline_is_literal_and_carries_the_schema(void **state)
     assert_int_equal(ar_prompt_create_inline("p", 1, "{\"anyOf\":[]}", 12, "s.json", &p, &err),
                      AR_EUSAGE);
     assert_string_equal(err.where, "s.json");
-    assert_string_equal(err.msg, "unsupported keyword 'anyOf' at (root)");
+    assert_string_equal(err.msg, "'anyOf' at (root) must be a non-empty array of schemas");
     assert_int_equal(ar_prompt_create_inline("p", 1, "{\n,", 3, "s.json", &p, &err), AR_EUSAGE);
     assert_string_equal(err.where, "s.json:2");
 }
@@ -495,7 +495,7 @@ static void test_prompt_load_errors(void **state)
     char where[256];
     snprintf(where, sizeof(where), "%s/bad.md:4", dir);
     assert_string_equal(err.where, where);
-    assert_string_equal(err.msg, "unsupported keyword 'allOf' at (root)");
+    assert_string_equal(err.msg, "'allOf' at (root) must be a non-empty array of schemas");
 }
 
 /* -------------------------------------------------------- embedded prompts */

@@ -23,6 +23,7 @@
 #include "contract/contract.h"
 #include "provider/codex.h"
 #include "provider/codex_rollout.h"
+#include "provider/claude_schema.h"
 #include "provider/codex_schema.h"
 #include "provider/common.h"
 #include "provider/gemini.h"
@@ -1859,6 +1860,102 @@ static void test_codex_schema_is_made_strict(void **state)
     free(out);
 }
 
+/* Issue 58: contracts in full 2020-12. codex gets a strict copy only where strict mode can
+ * carry the contract, and the prompt keeps the contract unless the copy says all of it. */
+static void test_codex_strict_copy_of_a_2020_12_contract(void **state)
+{
+    /* A map of names left open, allOf, an anchor or another document: no strict copy. */
+    static const char *const none[] = {
+        "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}",
+        "{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\","
+        "\"patternProperties\":{\"^x\":{}}}}}",
+        "{\"type\":\"object\",\"allOf\":[{\"properties\":{\"a\":{}}}]}",
+        "{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#node\"}}}",
+        "{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"other.json\"}}}",
+        "{\"type\":\"object\",\"properties\":{\"a\":{\"$dynamicRef\":\"#meta\"}}}",
+        "{\"type\":\"object\",\"unevaluatedProperties\":{\"type\":\"string\"}}",
+    };
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        char *out = ar_codex_strict_schema(none[i]);
+        if (out)
+            fail_msg("%s: %s", none[i], out);
+        assert_false(ar_codex_native_contract(none[i]));
+    }
+    /* Formats strict mode does not check are left out; the copy is then still whole. */
+    const char *fmt = "{\"type\":\"object\",\"properties\":{\"u\":{\"type\":\"string\","
+                      "\"format\":\"uri\"},\"d\":{\"type\":\"string\",\"format\":\"date\"}},"
+                      "\"required\":[\"u\",\"d\"]}";
+    char *out = ar_codex_strict_schema(fmt);
+    assert_non_null(out);
+    assert_null(strstr(out, "uri"));
+    assert_non_null(strstr(out, "\"format\":\"date\""));
+    assert_true(ar_codex_native_contract(fmt));
+    free(out);
+    /* A copy that leaves an assertion out goes to codex, and the prompt keeps the contract. */
+    const char *lossy = "{\"type\":\"object\",\"properties\":{\"t\":{\"type\":\"array\","
+                        "\"uniqueItems\":true,\"prefixItems\":[{\"type\":\"string\"}]}},"
+                        "\"required\":[\"t\"],\"unevaluatedProperties\":false}";
+    out = ar_codex_strict_schema(lossy);
+    assert_non_null(out);
+    assert_null(strstr(out, "uniqueItems"));
+    assert_null(strstr(out, "prefixItems"));
+    assert_false(ar_codex_native_contract(lossy));
+    free(out);
+}
+
+/* claude's validator is draft-07 Ajv in strict mode: the copy is written in draft-07 and
+ * holds no keyword it does not know (tests/e2e/test_run.py runs it through claude). */
+static void test_claude_schema_is_draft_07_without_unknown_keywords(void **state)
+{
+    const char *c =
+        "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+        "\"$defs\":{\"city\":{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"string\","
+        "\"format\":\"uri\",\"x-ui\":1}}}},"
+        "\"properties\":{\"via\":{\"$ref\":\"#/$defs/city\"},"
+        "\"pair\":{\"type\":\"array\",\"prefixItems\":[{\"type\":\"string\"}],\"items\":false},"
+        "\"tags\":{\"contains\":{\"const\":\"a\"},\"minContains\":0},"
+        "\"when\":{\"deprecated\":true,\"discriminator\":{\"propertyName\":\"k\"}}},"
+        "\"dependentRequired\":{\"a\":[\"b\"]},\"dependentSchemas\":{\"c\":{\"required\":[\"d\"]}},"
+        "\"unevaluatedProperties\":false}";
+    char *out = ar_claude_schema(c);
+    assert_non_null(out);
+    json_t *s = json_loads(out, 0, NULL);
+    assert_non_null(s);
+    static const char *const absent[] = { "$schema",          "$defs",
+                                          "prefixItems",      "minContains",
+                                          "contains",         "dependentRequired",
+                                          "dependentSchemas", "unevaluatedProperties",
+                                          "format",           "x-ui",
+                                          "deprecated",       "discriminator" };
+    for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+        if (strstr(out, absent[i]))
+            fail_msg("%s in %s", absent[i], out);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(s, "properties"), "via"), "$ref")),
+                        "#/definitions/city");
+    json_t *pair = json_object_get(json_object_get(s, "properties"), "pair");
+    assert_true(json_is_array(json_object_get(pair, "items")));
+    assert_true(json_is_false(json_object_get(pair, "additionalItems")));
+    json_t *deps = json_object_get(s, "dependencies");
+    assert_true(json_is_array(json_object_get(deps, "a")));
+    assert_true(json_is_object(json_object_get(deps, "c")));
+    json_decref(s);
+    free(out);
+    /* It accepts more than the contract (unevaluatedProperties, minContains left out). */
+    assert_false(ar_claude_native_contract(c));
+    const char *whole = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\","
+                        "\"format\":\"int32\"}},\"required\":[\"a\"]}";
+    assert_true(ar_claude_native_contract(whole));
+    /* References draft-07 cannot follow: no --json-schema. */
+    assert_null(ar_claude_schema("{\"type\":\"object\",\"properties\":{\"a\":"
+                                 "{\"$dynamicRef\":\"#m\"}}}"));
+    assert_null(ar_claude_schema("{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#n\"},"
+                                 "\"b\":{\"$anchor\":\"n\"}}}"));
+    assert_null(ar_claude_schema("{\"type\":\"object\",\"properties\":{\"a\":"
+                                 "{\"$id\":\"https://x.example/a\"}}}"));
+    assert_null(ar_claude_schema("{\"type\":\"array\"}"));
+}
+
 /* What --output-schema is for: an answer that obeys the strict copy of a contract
  * passes the contract itself once un-stricted, so no repair call is spent on the
  * nulls strict mode forced. Checked with agentrun's own contract validator. */
@@ -2670,6 +2767,8 @@ int main(void)
         cmocka_unit_test(test_version_fit_against_the_tested_range),
         cmocka_unit_test(test_codex_schema_is_made_strict),
         cmocka_unit_test(test_codex_strict_answer_unstricted_satisfies_the_contract),
+        cmocka_unit_test(test_codex_strict_copy_of_a_2020_12_contract),
+        cmocka_unit_test(test_claude_schema_is_draft_07_without_unknown_keywords),
         cmocka_unit_test(test_codex_resume_usage_is_per_call),
         cmocka_unit_test(test_codex_thread_rollout_is_found_by_id),
         cmocka_unit_test(test_codex_rollout_is_looked_for_in_the_day_its_thread_began),

@@ -586,16 +586,6 @@ int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char *
     if (src->arg && src->arg[0] == '-' && src->arg[1])
         return ar_error_set(err, AR_EUSAGE, src->arg, "unknown option '%s'", src->arg);
     if (src->arg && !src->git_only && (strcmp(src->arg, "-") == 0 || ar_is_file(src->arg))) {
-        if (strcmp(src->arg, "-") != 0) {
-            /* A file of the checkout must not stand in for a revision of the same name. */
-            int rev = ar_review_is_revision(src->cwd, src->arg, err);
-            if (rev < 0)
-                return rev;
-            if (rev)
-                return ar_error_set(err, AR_EUSAGE, "ambiguous",
-                                    "ambiguous argument '%s': both a file and a revision",
-                                    src->arg);
-        }
         int rc = ar_file_read(src->arg, out, err);
         /* Unreadable input is a usage error (DESIGN §7). */
         if (rc == AR_EIO && err)

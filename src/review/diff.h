@@ -108,9 +108,10 @@ int ar_diff_names_apply(struct ar_diff *d, const struct ar_diff_names *names,
  * Appends the diff to `out` (bounded by out->max). The kinds of source, tried
  * in this order:
  *   - arg "-": standard input (not with git_only);
- *   - arg names an existing regular file and no revision: its content (not
- *     with git_only); a name that is both a file and a revision is ambiguous
- *     (AR_EUSAGE, err.where "ambiguous"): the checkout cannot choose;
+ *   - arg names an existing regular file: its content (not with git_only; a
+ *     caller that takes a file refuses first a name that is also a revision,
+ *     ar_review_is_revision(), as `agentrun review` does: the checkout cannot
+ *     choose);
  *   - arg "R^!": the change commit R introduced (against its first parent;
  *     a root commit against the empty tree);
  *   - arg "A..B" / "A...B": `git diff` of the range as given;
@@ -130,8 +131,8 @@ int ar_diff_names_apply(struct ar_diff *d, const struct ar_diff_names *names,
  * or that says it failed on stderr, is AR_EIO: never a shorter diff.
  * `*label` (may be NULL) receives a description of the source for messages
  * ("HEAD~1", "the working tree"); caller free()s it. Returns 0, AR_EUSAGE (err
- * says "no such file 'x'", "unknown revision 'x'", "not a git repository",
- * "ambiguous argument"), AR_ETOOBIG, AR_EIO, AR_ENOTFOUND (git missing).
+ * says "no such file 'x'", "unknown revision 'x'", "not a git repository"),
+ * AR_ETOOBIG, AR_EIO, AR_ENOTFOUND (git missing).
  */
 int ar_diff_acquire(const struct ar_diff_source *src, struct ar_buf *out, char **label,
                     struct ar_diff_gaps *gaps, struct ar_diff_names *names, struct ar_error *err);

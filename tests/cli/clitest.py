@@ -83,14 +83,16 @@ def alive(pid):
         return False
 
 
-def claude_rejected_stream(resets_in, session="5f0c9a51-0000-4000-8000-000000000001"):
+def claude_rejected_stream(resets_in, session="5f0c9a51-0000-4000-8000-000000000001",
+                           status="rejected"):
     """claude's stream of a call its quota refused: a rate_limit_event (the shape of
-    claude 2.1.332's bundle) whose reset is resets_in seconds away, then the 429 result."""
+    claude 2.1.332's bundle) whose reset is resets_in seconds away, then the 429 result.
+    status "allowed_warning": the quota only warned, and the 429 is another limit's."""
     return "\n".join(json.dumps(o) for o in (
         {"type": "system", "subtype": "init", "session_id": session, "model": "claude-opus-5-5",
          "claude_code_version": "2.1.332"},
         {"type": "rate_limit_event", "rate_limit_info": {
-            "status": "rejected", "resetsAt": int(time.time()) + resets_in,
+            "status": status, "resetsAt": int(time.time()) + resets_in,
             "rateLimitType": "five_hour", "utilization": 1.0}, "uuid": "u",
          "session_id": session},
         {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 429,

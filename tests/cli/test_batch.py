@@ -315,6 +315,72 @@ class Batch(unittest.TestCase):
         for i in (1, 2, 3):
             self.assertEqual([c["provider"] for c in rs[f"job{i}"]["calls"]], ["codex"])
 
+    def test_a_quota_that_only_warned_holds_no_later_job(self):
+        # issue 60 #24: the first call fails rate_limit while claude's quota event says
+        # allowed_warning (near the limit, not past it) with a reset 2 h away. Only a
+        # rejected quota holds the provider: the later jobs still call claude, and run.
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join((
+            self.sb.fixture(claude_rejected_stream(7200, status="allowed_warning")),
+            self.sb.fixture(claude_stream("after the warning"))))
+        self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+        p = self.batch(jobs(3, provider="claude"), "-j", "1", "--max-wait", "0")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        rs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(rs["job0"]["error"]["code"], "rate_limit")
+        self.assertEqual(rs["job0"]["rate_limit"]["status"], "allowed_warning")
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"] * 3)
+        for i in (1, 2):
+            self.assertTrue(rs[f"job{i}"]["ok"], rs[f"job{i}"]["error"])
+            self.assertEqual(rs[f"job{i}"]["output"], "after the warning")
+
+    def test_a_cli_ended_by_a_signal_after_its_quota_refused_is_interrupted(self):
+        # issue 60 #22: claude said its quota refused the call, and was ended by SIGTERM
+        # before its final event (not by agentrun: the call did not end by its own answer).
+        # The call reports interrupted, not rate_limit: the quota never answered it, and the
+        # batch does not take it for a refusal that holds claude's later jobs.
+        cut = claude_rejected_stream(7200).splitlines(keepends=True)[:-1]  # no result event
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join((
+            self.sb.fixture("".join(cut)), self.sb.fixture(claude_stream("next job"))))
+        self.sb.env["FAKE_CLI_SIGNAL_0"] = str(int(signal.SIGTERM))
+        p = self.batch(jobs(3, provider="claude"), "-j", "1", "--max-wait", "0")
+        self.assertEqual(p.returncode, 130, p.stderr)  # interrupted's, not rate_limit's 4
+        rs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(rs["job0"]["error"]["code"], "interrupted", rs["job0"]["error"])
+        self.assertEqual(rs["job0"]["rate_limit"]["status"], "rejected")
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"] * 3)
+        for i in (1, 2):
+            self.assertTrue(rs[f"job{i}"]["ok"], rs[f"job{i}"]["error"])
+        # One run alone: the same error, and its exit status.
+        for f in (self.sb.state, self.sb.log):
+            os.unlink(f)
+        p = self.sb.run("run", "--format", "json", "--max-wait", "0", "x", provider="claude")
+        r = json.loads(p.stdout)
+        self.assertEqual(r["error"]["code"], "interrupted", r["error"])
+        self.assertEqual(p.returncode, 130, p.stderr)
+
+    def test_a_quota_refusal_after_an_edit_hands_nothing_to_the_fallback(self):
+        # issue 60 #23: job0's claude call writes a file (and says nothing of it), then its
+        # quota refuses it until a reset 2 h away. Its fallback (codex) would run the
+        # prompt again over the half-made edit: it is not called; job0 fails rate_limit
+        # with the file in its record. job1, which edited nothing, is refused claude
+        # without a call and goes to codex.
+        self.sb.env["FAKE_CLI_FIXTURE"] = ",".join((
+            self.sb.fixture(claude_rejected_stream(7200)), self.sb.fixture(codex_stream("from codex"))))
+        self.sb.env["FAKE_CLI_EXIT"] = "1,0"
+        self.sb.env["FAKE_CLI_WRITE_FILES_0"] = "made.txt=half done"
+        p = self.batch(jobs(2, provider="claude", fallback="codex", allow_edits=True), "-j", "1",
+                       "--max-wait", "1s")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        rs = {r["id"]: r for r in records(p.stdout)}
+        r = rs["job0"]
+        self.assertEqual(r["error"]["code"], "rate_limit", r["error"])
+        self.assertIn("not retried or handed to a fallback provider", r["error"]["message"])
+        self.assertEqual([c["provider"] for c in r["calls"]], ["claude"])
+        self.assertEqual([f["path"] for f in r["files"]], ["made.txt"])
+        self.assertTrue(rs["job1"]["ok"], rs["job1"]["error"])
+        self.assertEqual([c["provider"] for c in rs["job1"]["calls"]], ["codex"])
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude", "codex"])
+
     def test_budget_stops_starting_jobs_and_marks_the_rest(self):
         self.sb.answers("claude", ["paid"], cost=0.4)
         p = self.batch(jobs(5, provider="claude"), "-j", "1", "--max-cost", "1.0")

@@ -257,11 +257,16 @@ class Cache(Case):
         p = self.review(env={"AGENTRUN_CACHE_KEY": "short"})
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("AGENTRUN_CACHE_KEY is too short", p.stderr)
-        # A key file others can read is refused, as ssh refuses a key file.
-        os.chmod(self.key_file(), 0o644)
-        p = self.review()
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("readable by others", p.stderr)
+        # A key file others can read is refused, as ssh refuses a key file: anyone, or
+        # only the group (a shared CI runner's group, a home folder's default group), or
+        # only others (issue 60 #21).
+        for mode in (0o644, 0o640, 0o604, 0o620):
+            with self.subTest(mode=oct(mode)):
+                os.chmod(self.key_file(), mode)
+                p = self.review()
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("readable by others", p.stderr)
+                self.assertIn("(mode %03o)" % mode, p.stderr)
 
     def test_a_cache_directory_others_can_write_is_refused(self):
         self.sb.answers("claude", [json.dumps(REVIEW)])

@@ -282,7 +282,7 @@ class TestBatchWorktrees(Base):
         self.assertIn("inside the work tree", records(p.stdout)[0]["error"]["message"])
         self.assert_main_untouched()
 
-    def sigint_batch(self, sig, hang_calls=2):
+    def sigint_batch(self, sig, hang_calls=2, extra=()):
         """Eight jobs at -j 4: the first four answer at once, the next ones write their
         file and hang until the signal."""
         self.sb.env["FAKE_CLI_HANG"] = ",".join(["0"] * 4 + ["1"] * 20)
@@ -291,7 +291,7 @@ class TestBatchWorktrees(Base):
         out = os.path.join(self.sb.root, "out.jsonl")
         e = dict(self.sb.env, AGENTRUN_PROVIDER="claude")
         proc = subprocess.Popen([AGENTRUN, "batch", "-j", "4", "--worktrees", "--commit",
-                                 "--resume", "-o", out, path], cwd=self.sb.work, env=e,
+                                 "--resume", "-o", out, *extra, path], cwd=self.sb.work, env=e,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 30
@@ -435,6 +435,57 @@ class TestBatchWorktrees(Base):
         self.assertIn("locked: mine, hands off", p.stderr)
         self.assertIn("0 removed, 1 kept", p.stderr)
         self.assertTrue(os.path.isdir(tree[0]))
+
+    def test_a_lock_whose_pid_now_runs_another_process_is_taken_off(self):
+        # issue 60 #15: agentrun killed, its pid handed to another process since. The pid
+        # runs, but not the process that locked the worktree (its start time differs): the
+        # lock protects nothing and prune takes it off. The same pid with its own start
+        # time is a live run's lock, kept.
+        other = subprocess.Popen(["sleep", "60"])
+        try:
+            with open(f"/proc/{other.pid}/stat") as f:
+                start = int(f.read().rsplit(")", 1)[1].split()[19])
+            for reason, kept in ((f"agentrun pid {other.pid} start {start}: a run is using it", 1),
+                                 (f"agentrun pid {other.pid} start {start + 1}: a run is using it", 0)):
+                with self.subTest(reason=reason):
+                    self.assertEqual(self.batch(job("k", "WRITE k.txt=x"), "--worktrees").returncode, 0)
+                    tree = [l[9:] for l in self.worktree_list().splitlines()
+                            if l.startswith("worktree ") and l[9:] != self.sb.work]
+                    self.assertEqual(len(tree), 1)
+                    self.sb.git("worktree", "lock", "--reason", reason, tree[0])
+                    p = self.sb.run("worktrees", "prune", "--force", "--branches", provider=None)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertIn(f"{1 - kept} removed, {kept} kept", p.stderr)
+                    self.assertEqual(os.path.isdir(tree[0]), bool(kept))
+                    if kept:
+                        self.assertIn(f"in use: agentrun pid {other.pid} ", p.stderr)
+                        self.sb.git("worktree", "unlock", tree[0])
+                        p = self.sb.run("worktrees", "prune", "--force", "--branches",
+                                        provider=None)
+                        self.assertIn("1 removed, 0 kept", p.stderr)
+        finally:
+            other.kill()
+            other.wait()
+
+    def test_an_interrupted_batch_merges_nothing(self):
+        # issue 60 #18: --merge merges a batch that ran to its end. Interrupted, the four
+        # jobs that finished have committed branches, yet no integration branch is made:
+        # what the batch left is for the user to look at (and merge once it is whole).
+        for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            with self.subTest(signal=sig):
+                # Call 0 again (four answer at once), and no earlier output to resume from.
+                for f in (self.sb.log, self.sb.state, os.path.join(self.sb.root, "out.jsonl")):
+                    if os.path.exists(f):
+                        os.unlink(f)
+                proc, err, out, path = self.sigint_batch(sig, extra=("--merge",))
+                self.assertEqual(proc.returncode, status, err)
+                with open(out) as f:
+                    recs = records(f.read())
+                committed = [r for r in recs if r["ok"] and r["worktree"]["branch"]]
+                self.assertEqual(len(committed), 4, recs)
+                refs = self.sb.git("for-each-ref", "--format=%(refname)").split()
+                self.assertEqual([r for r in refs if r.endswith("/merged")], [], refs)
+                self.assertNotIn("merged", err)
 
     def test_a_killed_batch_leaves_nothing_a_rerun_trips_over(self):
         proc, err, out, path = self.sigint_batch(signal.SIGKILL)

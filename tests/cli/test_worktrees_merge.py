@@ -152,6 +152,42 @@ class TestWorktreesMerge(MergeBase):
         self.assertEqual(self.sb.git("rev-parse", into).strip(), head)
         self.assert_nothing_else_moved()
 
+    def test_a_branch_moved_during_the_merge_is_never_overwritten(self):
+        # issue 60 #14: the integration branch moves once, at the end, from the value read
+        # at the start. Someone commits to it (or makes it) while the merge runs its check:
+        # the merge fails, saying so, and their commit stays where they put it.
+        self.run_batch()
+        into = f"agentrun/{self.session}/merged"
+        marker = os.path.join(self.sb.root, "moved")
+        # The check, once per merge: a commit of the base's tree on the branch's tip (or on
+        # the base when there is no branch yet), made in the user's checkout.
+        script = self.sb.write("move.sh", (
+            "test -e {m} && exit 0\n"
+            "g() {{ git -C {w} -c user.name=u -c user.email=u@example.com \"$@\"; }}\n"
+            "p=$(g rev-parse -q --verify refs/heads/{into} || echo $1)\n"
+            "c=$(g commit-tree -m meanwhile -p $p $1^{{tree}})\n"
+            "g update-ref refs/heads/{into} $c\n"
+            "echo $c > {m}\n").format(m=marker, w=self.sb.work, into=into), base=self.sb.root)
+        for existing in (False, True):
+            with self.subTest(existing=existing):
+                if existing:
+                    p = self.merge(self.branch["b"])
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    before = self.sb.git("rev-parse", into).strip()
+                if os.path.exists(marker):
+                    os.unlink(marker)
+                p = self.merge(self.branch["a"], self.branch["c"], "--check",
+                               f"sh {script} {self.base}")
+                with open(marker) as f:
+                    theirs = f.read().strip()
+                self.assertNotEqual(p.returncode, 0, p.stdout)
+                self.assertIn(f"cannot move '{into}' (it {'moved' if existing else 'was made'} "
+                              "meanwhile)", p.stderr)
+                self.assertEqual(self.sb.git("rev-parse", into).strip(), theirs)
+                if existing:
+                    self.assertEqual(self.sb.git("rev-parse", into + "^").strip(), before)
+                self.assert_nothing_else_moved()
+
     def test_usage_errors(self):
         self.run_batch()
         p = self.merge("--into", "main")  # the checked-out branch: its checkout would change

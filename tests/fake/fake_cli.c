@@ -19,7 +19,11 @@
  *                              children that sleep holding stdout/stderr (ignore-term: and
  *                              ignore SIGTERM); their pids are appended to FAKE_CLI_PIDFILE;
  *                              setsid|daemon[+ignore-term]: ones that leave the group, in a
- *                              session of their own (daemon: orphaned at once, too)
+ *                              session of their own (daemon: orphaned at once, too);
+ *                              pgrp[+ignore-term]: in the call's session, in a group whose
+ *                              leader exited at once
+ *   FAKE_CLI_GRANDCHILD_THREAD=1  fork them from a second thread, which lives on (node's
+ *                              worker threads): the kernel lists them under that thread
  *   FAKE_CLI_WRITE_FILES="a.txt=text;dir/b=text"  write files (relative to the cwd)
  *   FAKE_CLI_WRITE_FROM_STDIN=1  write the files the prompt names: each of its lines
  *                              "WRITE a.txt=text" as FAKE_CLI_WRITE_FILES would
@@ -42,12 +46,13 @@
  * (FAKE_CLI_FIXTURE=main.jsonl,repair.jsonl), except FAKE_CLI_WRITE_FILES,
  * FAKE_CLI_STDOUT_TEXT and FAKE_CLI_STDERR_TEXT, which apply whole.
  *
- * It links nothing but libc and does nothing it was not asked to, so the
+ * It links nothing but libc (threads included) and does nothing it was not asked to, so the
  * benchmark can spawn it a thousand times.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -326,6 +331,9 @@ static void linger(int escaped)
  *   setsid    a session of its own (codex's shell snapshot), its parent the leader
  *   daemon    a session of its own under a middle child that exits at once, so
  *             its parent is init, or the nearest subreaper
+ *   pgrp      the call's session, in a process group the middle child made and
+ *             led, and left at once: the group has no leader, its id no process
+ *             (a shell's job whose first command ended), its parent is as daemon's
  */
 static pid_t grandchild(const char *how)
 {
@@ -337,10 +345,12 @@ static pid_t grandchild(const char *how)
         die("fork");
     if (pid == 0) {
         close(p[0]);
-        int daemon = strcmp(how, "daemon") == 0;
-        if (daemon && fork() != 0)
+        int daemon = strcmp(how, "daemon") == 0, pgrp = strcmp(how, "pgrp") == 0;
+        if (pgrp)
+            setpgid(0, 0);
+        if ((daemon || pgrp) && fork() != 0)
             _exit(0); /* the middle child (or a failed fork: the read below sees EOF) */
-        if (strcmp(how, "stay") != 0) {
+        if (strcmp(how, "stay") != 0 && !pgrp) {
             setsid();
 #ifdef PR_SET_NAME
             /* A name that reads as a dead orphan to a parser that takes the first ')':
@@ -359,7 +369,7 @@ static pid_t grandchild(const char *how)
     while ((n = read(p[0], &got, sizeof(got))) < 0 && errno == EINTR)
         ;
     close(p[0]);
-    if (strcmp(how, "daemon") == 0)
+    if (strcmp(how, "daemon") == 0 || strcmp(how, "pgrp") == 0)
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
     if (n != (ssize_t)sizeof(got))
@@ -367,8 +377,8 @@ static pid_t grandchild(const char *how)
     return got;
 }
 
-/* mode: keep-pipes, setsid or daemon, each optionally with "+ignore-term" (or ignore-term
- * alone, which keeps the pipes). */
+/* mode: keep-pipes, setsid, daemon or pgrp, each optionally with "+ignore-term" (or
+ * ignore-term alone, which keeps the pipes). */
 static void grandchildren(const char *mode)
 {
     /* mode lives in opt()'s buffer: decide before the next opt() call. */
@@ -380,7 +390,7 @@ static void grandchildren(const char *mode)
         *plus = '\0';
     if (strcmp(how, "ignore-term") == 0 || strcmp(how, "keep-pipes") == 0)
         snprintf(how, sizeof(how), "stay");
-    else if (strcmp(how, "setsid") != 0 && strcmp(how, "daemon") != 0)
+    else if (strcmp(how, "setsid") != 0 && strcmp(how, "daemon") != 0 && strcmp(how, "pgrp") != 0)
         ignore = -1;
     if (ignore < 0 || (plus && !ignore)) {
         fprintf(stderr, "fake_cli: unknown FAKE_CLI_GRANDCHILD '%s'\n", mode);
@@ -406,6 +416,36 @@ static void grandchildren(const char *mode)
             close(fd);
         }
     }
+}
+
+/* FAKE_CLI_GRANDCHILD_THREAD: a worker thread forks the grandchildren and lives on. */
+struct forker {
+    const char *mode;
+    int done[2];
+};
+
+static void *forker_main(void *arg)
+{
+    struct forker *f = arg;
+    grandchildren(f->mode);
+    write_all(f->done[1], "", 1);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void grandchildren_from_a_thread(const char *mode)
+{
+    static struct forker f;
+    f.mode = mode;
+    pthread_t t;
+    char c;
+    if (pipe(f.done) != 0)
+        die("pipe");
+    if ((errno = pthread_create(&t, NULL, forker_main, &f)) != 0)
+        die("pthread_create");
+    while (read(f.done[0], &c, 1) < 0 && errno == EINTR)
+        ;
 }
 
 static void write_files(const char *spec)
@@ -583,8 +623,15 @@ int main(int argc, char **argv)
     if (opt_long("IGNORE_TERM", 0))
         signal(SIGTERM, SIG_IGN);
     const char *v;
-    if ((v = opt("GRANDCHILD", 1)))
-        grandchildren(v);
+    if ((v = opt("GRANDCHILD", 1))) {
+        /* The mode is copied before the next opt() call reuses its buffer. */
+        char mode[32];
+        snprintf(mode, sizeof(mode), "%s", v);
+        if (opt_long("GRANDCHILD_THREAD", 0))
+            grandchildren_from_a_thread(mode);
+        else
+            grandchildren(mode);
+    }
     if ((v = opt("WAIT_FOR", 1)))
         wait_for(v);
     if ((v = opt("WRITE_FILES", 0)))

@@ -29,9 +29,13 @@ static inline int ar_test_tmpdir_remove(const char *dir)
 static inline void ar_test_env_scrub(void)
 {
     static const char *const names[] = {
-        "AGENTRUN_PROVIDER", "AGENTRUN_MODEL",    "CODEX_MODEL",          "AGENTRUN_PRICES",
-        "AGENTRUN_RECORD",   "AGENTRUN_REPLAY",   "FAKE_CLI_EXIT",        "FAKE_CLI_LOG",
-        "FAKE_CLI_HANG",     "FAKE_CLI_SLEEP_MS", "FAKE_CLI_IGNORE_TERM", "FAKE_CLI_WRITE_FILES",
+        "AGENTRUN_PROVIDER",   "AGENTRUN_MODEL",         "CODEX_MODEL",
+        "AGENTRUN_PRICES",     "AGENTRUN_RECORD",        "AGENTRUN_REPLAY",
+        "FAKE_CLI_EXIT",       "FAKE_CLI_LOG",           "FAKE_CLI_HANG",
+        "FAKE_CLI_SLEEP_MS",   "FAKE_CLI_IGNORE_TERM",   "FAKE_CLI_WRITE_FILES",
+        "FAKE_CLI_STATE",      "FAKE_CLI_SIGNAL",        "FAKE_CLI_WAIT_FOR",
+        "FAKE_CLI_GRANDCHILD", "FAKE_CLI_GRANDCHILDREN", "FAKE_CLI_GRANDCHILD_THREAD",
+        "FAKE_CLI_PIDFILE",
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         unsetenv(names[i]);

@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -429,6 +431,206 @@ static void test_batch_edit_jobs_with_worktrees_do_not_wait(void **state)
     unsetenv("FAKE_CLI_SLEEP_MS");
 }
 
+/* ---- The property: every job once, whatever the order (issue 60 #16, #17) ---------- */
+
+/*
+ * Jobs come in while the batch runs (a burst, then a few from each record callback), so
+ * the queue is compacted under running jobs and waiting ones alike; the fake CLI sleeps a
+ * random while per call, so jobs finish in any order; some lines fail before any process
+ * (a template that does not exist, an unknown key) and are reported from inside the
+ * scheduler between the others. However many ids (past the id table's first 256 slots
+ * and its growth), each job gets exactly one record, with the outcome its kind gives, the
+ * batch ends once, and nothing is left on the loop.
+ */
+enum prop_kind { PROP_RUN, PROP_NO_TEMPLATE, PROP_BAD_LINE };
+
+struct prop {
+    struct ar_batch *b;
+    uint64_t rng;
+    size_t n, added, records, ran;
+    enum prop_kind *kind;
+    unsigned char *got; /* records per job */
+    int done;
+    struct ar_batch_stats st;
+};
+
+static uint64_t prop_next(struct prop *p)
+{
+    /* xorshift64*: a sequence the seed alone decides. */
+    p->rng ^= p->rng >> 12;
+    p->rng ^= p->rng << 25;
+    p->rng ^= p->rng >> 27;
+    return p->rng * 0x2545F4914F6CDD1DULL;
+}
+
+static size_t prop_below(struct prop *p, size_t n)
+{
+    return n ? (size_t)(prop_next(p) % n) : 0;
+}
+
+static void prop_add(struct prop *p)
+{
+    size_t i = p->added++;
+    char line[160];
+    /* Every third id an integer: its record carries it as one. */
+    char id[32];
+    if (i % 3 == 0)
+        snprintf(id, sizeof(id), "%zu", i);
+    else
+        snprintf(id, sizeof(id), "\"p%zu\"", i);
+    switch (p->kind[i]) {
+    case PROP_RUN:
+        snprintf(line, sizeof(line), "{\"id\": %s, \"prompt\": \"job %zu\"}", id, i);
+        break;
+    case PROP_NO_TEMPLATE:
+        snprintf(line, sizeof(line), "{\"id\": %s, \"template\": \"no-such-template\"}", id);
+        break;
+    case PROP_BAD_LINE:
+        snprintf(line, sizeof(line), "{\"id\": %s, \"prompt\": \"x\", \"promt\": 1}", id);
+        break;
+    }
+    add_line(p->b, line);
+    if (p->added == p->n)
+        ar_batch_close(p->b);
+}
+
+static void prop_record(struct ar_batch *b, const struct ar_batch_record *rec, void *arg)
+{
+    struct prop *p = arg;
+    assert_ptr_equal(b, p->b);
+    assert_false(p->done);
+    const char *digits = rec->id[0] == 'p' ? rec->id + 1 : rec->id;
+    char *end = NULL;
+    size_t i = strtoul(digits, &end, 10);
+    if (!*digits || *end || i >= p->added)
+        fail_msg("a record of '%s', which is no job added so far", rec->id);
+    assert_int_equal(rec->id_is_integer, i % 3 == 0);
+    assert_int_equal(rec->id[0] == 'p', i % 3 != 0);
+    if (p->got[i]++)
+        fail_msg("job %zu reported twice", i);
+    p->records++;
+    assert_int_equal(rec->outcome, AR_BATCH_FINISHED);
+    assert_non_null(rec->result);
+    if (p->kind[i] == PROP_RUN) {
+        if (!rec->result->ok)
+            fail_msg("job %zu failed: %s", i, rec->result->error.msg);
+        p->ran++;
+    } else {
+        assert_false(rec->result->ok);
+        assert_int_equal(rec->result->n_calls, 0);
+    }
+    /* A few more jobs now, from inside the scheduler's callback; at least one when this
+     * was the last record outstanding (nothing else would ask for more). */
+    size_t more = prop_below(p, 4);
+    if (!more && p->records == p->added)
+        more = 1;
+    while (more-- && p->added < p->n)
+        prop_add(p);
+}
+
+static void prop_done(struct ar_batch *b, const struct ar_batch_stats *st, void *arg)
+{
+    struct prop *p = arg;
+    assert_ptr_equal(b, p->b);
+    p->done++;
+    p->st = *st;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "the batch hung: no record or end for 60 s\n";
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        /* Ending anyway. */
+    }
+    _exit(1);
+}
+
+/* One trial: n jobs, a run of them among the others, run_per_8 in 8; -j from the seed. */
+static void prop_trial(uint64_t seed, size_t n, size_t run_per_8)
+{
+    struct prop p;
+    memset(&p, 0, sizeof(p));
+    p.rng = seed ? seed : 1;
+    p.n = n;
+    p.kind = calloc(n, sizeof(*p.kind));
+    p.got = calloc(n, 1);
+    assert_non_null(p.kind);
+    assert_non_null(p.got);
+    size_t want_ran = 0;
+    /* The fake's calls in start order; each sleeps 0-19 ms (the last value repeats). */
+    size_t cap = n * 4 + 8, len = 0;
+    char *sleeps = malloc(cap);
+    assert_non_null(sleeps);
+    sleeps[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        size_t r = prop_below(&p, 8);
+        p.kind[i] = r < run_per_8 ? PROP_RUN : r % 2 ? PROP_NO_TEMPLATE : PROP_BAD_LINE;
+        want_ran += p.kind[i] == PROP_RUN;
+        len += (size_t)snprintf(sleeps + len, cap - len, "%s%zu", i ? "," : "", prop_below(&p, 20));
+    }
+    char state_file[300];
+    snprintf(state_file, sizeof(state_file), "%s/prop-%016llx.state", tmpdir,
+             (unsigned long long)seed);
+    setenv("FAKE_CLI_STATE", state_file, 1);
+    setenv("FAKE_CLI_SLEEP_MS", sleeps, 1);
+    unsetenv("FAKE_CLI_LOG");
+    free(sleeps);
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct ar_batch_options o;
+    ar_batch_options_init(&o);
+    o.jobs = 1 + (unsigned)prop_below(&p, 12);
+    o.defaults.provider = "claude";
+    o.defaults.cwd = tmpdir;
+    struct ar_error err = AR_ERROR_INIT;
+    assert_int_equal(ar_batch_start(&loop, &o, prop_record, prop_done, &p, &p.b, &err), 0);
+    for (size_t k = 1 + prop_below(&p, n < 8 ? n : n / 4); k-- && p.added < n;)
+        prop_add(&p);
+    alarm(60);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    alarm(0);
+    if (!p.done)
+        fail_msg("seed %016llx: the batch did not end: %zu of %zu jobs added, %zu reported",
+                 (unsigned long long)seed, p.added, n, p.records);
+    assert_int_equal(p.done, 1);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(p.added, n);
+    assert_int_equal(p.records, n);
+    for (size_t i = 0; i < n; i++)
+        if (p.got[i] != 1)
+            fail_msg("seed %016llx: job %zu has %d records", (unsigned long long)seed, i, p.got[i]);
+    assert_int_equal(p.ran, want_ran);
+    assert_int_equal(p.st.added, n);
+    assert_int_equal(p.st.ok, want_ran);
+    assert_int_equal(p.st.failed, n - want_ran);
+    assert_int_equal(p.st.running, 0);
+    unsetenv("FAKE_CLI_STATE");
+    unsetenv("FAKE_CLI_SLEEP_MS");
+    free(p.kind);
+    free(p.got);
+}
+
+static void test_batch_reports_every_job_once_in_any_order_and_any_number(void **state)
+{
+    (void)state;
+    const char *env = getenv("AR_TEST_SEED");
+    uint64_t seed =
+        env && *env ? strtoull(env, NULL, 16) : (uint64_t)time(NULL) ^ (uint64_t)getpid();
+    print_message("seed %016llx (AR_TEST_SEED=%016llx repeats it)\n", (unsigned long long)seed,
+                  (unsigned long long)seed);
+    signal(SIGALRM, on_alarm);
+    struct prop g = { .rng = seed ? seed : 1 };
+    /* Small batches, mostly of running jobs; then past the id table's first 256 slots and
+     * past its second growth (512), mostly of jobs that fail before any process. */
+    for (int t = 0; t < 4; t++)
+        prop_trial(prop_next(&g), 1 + prop_below(&g, 40), 5);
+    prop_trial(prop_next(&g), 257 + prop_below(&g, 100), 1);
+    prop_trial(prop_next(&g), 513 + prop_below(&g, 200), 1);
+    signal(SIGALRM, SIG_DFL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +648,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_batch_edit_jobs_with_worktrees_do_not_wait, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_batch_reports_every_job_once_in_any_order_and_any_number, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -372,6 +372,67 @@ static void test_an_orphan_two_running_calls_may_own_outlives_the_first_to_end(v
     assert_no_children();
 }
 
+/*
+ * Issue 60 #13: a multi-threaded CLI (node) whose worker thread forks a helper that
+ * leaves for a session of its own. The kernel lists that child under the thread, not
+ * the main thread; it is the call's all the same, and ends with it. B, started first,
+ * runs on: once the helper's parent is gone nothing else links it to A (B could have
+ * made it as well), so only the walk while A lives can tell it is A's.
+ */
+struct thread_child {
+    struct call a, b;
+    const char *pidfile;
+    pid_t helper;
+    char helper_after_a; /* its state when A was done */
+};
+
+static struct thread_child *thread_child_now;
+
+static void a_started(struct call *a)
+{
+    thread_child_now->helper = first_pid(thread_child_now->pidfile);
+    ar_child_kill(a->c);
+}
+
+static void a_done(struct call *k)
+{
+    struct thread_child *t = thread_child_now;
+    if (k == &t->a) {
+        t->helper_after_a = state_of(t->helper);
+        ar_child_kill(t->b.c);
+    }
+}
+
+static void test_a_child_a_worker_thread_forked_ends_with_its_call(void **state)
+{
+    struct thread_child t;
+    memset(&t, 0, sizeof(t));
+    const char *pidvar = pid_env("thread.pids", &t.pidfile);
+    const char *env_a[] = { pidvar,
+                            "FAKE_CLI_GRANDCHILD=setsid",
+                            "FAKE_CLI_GRANDCHILD_THREAD=1",
+                            "FAKE_CLI_STDOUT_TEXT=started\\n",
+                            "FAKE_CLI_HANG=1",
+                            NULL };
+    const char *env_b[] = { "FAKE_CLI_HANG=1", NULL };
+    thread_child_now = &t;
+    done_hook = a_done;
+    t.a.on_first_line = a_started;
+    struct ar_loop *loop = new_loop();
+    spawn(loop, &t.b, env_b);
+    spawn(loop, &t.a, env_a);
+    run_and_destroy(loop);
+    done_hook = NULL;
+    assert_true(t.helper > 0);
+    assert_int_equal(t.a.res.end, AR_CHILD_CANCELLED);
+    assert_int_equal(t.b.res.end, AR_CHILD_CANCELLED);
+    if (t.helper_after_a != 0 && t.helper_after_a != 'Z')
+        fail_msg("the helper a worker thread of the call forked outlived the call (state %c)",
+                 t.helper_after_a);
+    assert_all_gone(t.pidfile, 1);
+    assert_no_children();
+}
+
 /* An adopted orphan that dies while its call still runs is reaped at once (SIGCHLD),
  * not left a zombie until the call ends. */
 struct reap {
@@ -436,13 +497,20 @@ static int setup(void **state)
 
 /* ---- Killed by SIGKILL: the keeper (issue 45) ------------------------------- */
 
+/* How the holder below lives before it is killed. */
+enum holder {
+    HOLD_OFF_AFTER_SPAWN = 1 << 0, /* ar_end_children_on_exit(0) once the CLI runs */
+    HOLD_ADOPT = 1 << 1,           /* a child subreaper, as the agentrun command is */
+    HOLD_CALL_FIRST = 1 << 2,      /* one call made and ended before the hanging one */
+};
+
 /*
  * A process like the agentrun command (ar_end_children_on_exit(1)) starts a CLI
  * that hangs after forking a grandchild, and is killed by SIGKILL, which it cannot
  * handle: within a second the CLI and the grandchild are gone. `how` is the
- * grandchild's FAKE_CLI_GRANDCHILD mode.
+ * grandchild's FAKE_CLI_GRANDCHILD mode; `flags` the holder's life (enum holder).
  */
-static void killed_holder_leaves_nothing(const char *how, int off_after_spawn)
+static void killed_holder_leaves_nothing(const char *how, int flags)
 {
     const char *pidfile;
     char mode[64];
@@ -454,13 +522,23 @@ static void killed_holder_leaves_nothing(const char *how, int off_after_spawn)
     assert_true(holder >= 0);
     if (holder == 0) {
         close(p[0]);
+        if ((flags & HOLD_ADOPT) && ar_adopt_orphans(1) != 0)
+            _exit(2);
         ar_end_children_on_exit(1);
         struct ar_loop *loop = new_loop();
         struct call k;
         memset(&k, 0, sizeof(k));
+        if (flags & HOLD_CALL_FIRST) {
+            /* A call to its end first: its family's end must leave the keeper alone. */
+            spawn(loop, &k, NULL);
+            ar_loop_run(loop);
+            if (!k.done || k.res.status != 0)
+                _exit(3);
+            memset(&k, 0, sizeof(k));
+        }
         spawn(loop, &k, env);
         /* Turned off while a child runs: the guard stays for that child. */
-        if (off_after_spawn)
+        if (flags & HOLD_OFF_AFTER_SPAWN)
             ar_end_children_on_exit(0);
         int64_t pid = ar_child_pid(k.c);
         if (write(p[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid))
@@ -507,7 +585,30 @@ static void test_a_grandchild_in_a_session_of_its_own_ends_when_the_process_is_k
 static void test_turned_off_while_a_cli_runs_the_keeper_still_ends_it(void **state)
 {
     (void)state;
-    killed_holder_leaves_nothing("keep-pipes+ignore-term", 1);
+    killed_holder_leaves_nothing("keep-pipes+ignore-term", HOLD_OFF_AFTER_SPAWN);
+}
+
+/*
+ * Issue 60 #11: a process the keeper finds below a group it was told of, in no group
+ * the keeper can signal by its id (a shell job whose first command ended: its group has
+ * no leader), is stopped with the rest and then killed on its own, not left stopped.
+ */
+static void
+test_a_grandchild_in_a_group_without_leader_ends_when_the_process_is_killed(void **state)
+{
+    (void)state;
+    killed_holder_leaves_nothing("pgrp+ignore-term", 0);
+}
+
+/*
+ * Issue 60 #12: the keeper is a child of the process, so where it adopts orphans the
+ * keeper looks like one the first call may have started. Ending that call must not end
+ * the keeper: a CLI started after it is still ended when the process is killed.
+ */
+static void test_the_keeper_outlives_the_first_call_and_guards_the_next(void **state)
+{
+    (void)state;
+    killed_holder_leaves_nothing("setsid+ignore-term", HOLD_ADOPT | HOLD_CALL_FIRST);
 }
 
 /*
@@ -563,12 +664,17 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_an_adopted_orphan_that_dies_is_reaped_while_its_call_runs, adopt_setup,
             adopt_teardown),
+        cmocka_unit_test_setup_teardown(test_a_child_a_worker_thread_forked_ends_with_its_call,
+                                        adopt_setup, adopt_teardown),
         cmocka_unit_test_setup_teardown(
             test_cancel_ends_a_grandchild_in_its_own_session_when_adopting, adopt_setup,
             adopt_teardown),
         cmocka_unit_test(test_a_cli_and_its_grandchild_end_when_the_process_is_killed),
         cmocka_unit_test(test_a_grandchild_in_a_session_of_its_own_ends_when_the_process_is_killed),
         cmocka_unit_test(test_turned_off_while_a_cli_runs_the_keeper_still_ends_it),
+        cmocka_unit_test(
+            test_a_grandchild_in_a_group_without_leader_ends_when_the_process_is_killed),
+        cmocka_unit_test(test_the_keeper_outlives_the_first_call_and_guards_the_next),
         cmocka_unit_test(test_turned_off_after_the_calls_the_keeper_exits_at_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

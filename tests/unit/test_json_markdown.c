@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agentrun/extract.h"
 #include "json/markdown.h"
 
 struct blocks {
@@ -257,11 +258,48 @@ static void test_md_blocks_each_stops_when_asked(void **state)
     assert_int_equal(never.calls, 3);
 }
 
+struct writer {
+    int calls, stop_at;
+    char seen[64];
+};
+
+static int write_block(void *arg, const char *data, size_t len)
+{
+    struct writer *w = arg;
+    size_t n = strlen(w->seen);
+    snprintf(w->seen + n, sizeof(w->seen) - n, "%.*s", (int)len, data);
+    return ++w->calls == w->stop_at ? -5 : 0;
+}
+
+/* The public walk (issue 60 #25): a writer that asks to stop is not called again, and its
+ * value is what ar_markdown_blocks() returns, not a later writer's; blocks of another
+ * language are neither written nor counted. */
+static void test_markdown_blocks_stops_when_the_writer_asks(void **state)
+{
+    (void)state;
+    static const char t[] = "```sh\none\n```\n```py\nskip\n```\n```SH\ntwo\n```\n"
+                            "```sh\nthree\n```\n";
+    static const char *const want[] = { "", "one\n", "one\ntwo\n", "one\ntwo\nthree\n" };
+    for (int at = 1; at <= 3; at++) {
+        struct writer w = { 0, at, "" };
+        assert_int_equal(ar_markdown_blocks(t, strlen(t), "sh", write_block, &w), -5);
+        assert_int_equal(w.calls, at);
+        assert_string_equal(w.seen, want[at]);
+    }
+    struct writer all = { 0, 0, "" };
+    assert_int_equal(ar_markdown_blocks(t, strlen(t), "sh", write_block, &all), 3);
+    assert_string_equal(all.seen, want[3]);
+    struct writer any = { 0, 0, "" };
+    assert_int_equal(ar_markdown_blocks(t, strlen(t), NULL, write_block, &any), 4);
+    assert_string_equal(any.seen, "one\nskip\ntwo\nthree\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_md_blocks_table),
         cmocka_unit_test(test_md_blocks_each_stops_when_asked),
+        cmocka_unit_test(test_markdown_blocks_stops_when_the_writer_asks),
         cmocka_unit_test(test_md_blocks_agree_with_a_line_walk),
         cmocka_unit_test(test_md_block_is_json),
         cmocka_unit_test(test_md_section_table),

@@ -10,6 +10,7 @@
 #include "run/run.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/suggest.h"
 
 enum field {
     F_ID,
@@ -77,6 +78,15 @@ static int find_field(const char *key)
         if (strcmp(fields[i].key, key) == 0)
             return (int)fields[i].f;
     return -1;
+}
+
+/* The key a mistyped one most likely meant ("promt": "prompt"), or NULL. */
+static const char *near_field(const char *key)
+{
+    const char *keys[sizeof(fields) / sizeof(fields[0])];
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        keys[i] = fields[i].key;
+    return ar_suggest(key, keys, sizeof(keys) / sizeof(keys[0]));
 }
 
 static const char *keep(struct ar_batch_job *job, const char *s)
@@ -278,8 +288,11 @@ static int apply(struct ar_batch_job *job, enum field f, const char *key, json_t
     case F_VARS:
         return parse_vars(job, v);
     case F_PROVIDER:
-        if (strcmp(s, "auto") != 0 && !ar_provider_find(s))
-            return fail(job, "unknown provider '%s' (%s, auto)", s, ar_provider_names());
+        if (strcmp(s, "auto") != 0 && !ar_provider_find(s)) {
+            char msg[256];
+            ar_provider_unknown_text(s, strlen(s), 1, msg, sizeof(msg));
+            return fail(job, "%s", msg, NULL);
+        }
         o->provider = keep(job, s);
         return 0;
     case F_MODEL:
@@ -404,8 +417,10 @@ int ar_batch_job_parse(const char *text, size_t len, size_t lineno,
         if (rc || job->error)
             break;
         int f = find_field(key);
+        const char *near = f < 0 ? near_field(key) : NULL;
         if (f < 0)
-            rc = fail(job, "unknown key '%s'", key, NULL);
+            rc = near ? fail(job, "unknown key '%s'; did you mean '%s'?", key, near)
+                      : fail(job, "unknown key '%s'", key, NULL);
         else
             rc = apply(job, (enum field)f, key, v);
     }

@@ -11,6 +11,7 @@
 #include "proc/proc.h"
 #include "provider/common.h"
 #include "provider/provider.h"
+#include "util/suggest.h"
 
 static const struct ar_provider *const providers[] = {
     &ar_provider_claude,
@@ -178,9 +179,11 @@ const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note
     }
     if (strcmp(name, "auto") != 0) {
         const struct ar_provider *p = ar_provider_find(name);
-        if (!p)
-            ar_error_set(err, AR_EUSAGE, from,
-                         "unknown provider '%s' (claude, codex, gemini, auto)", name);
+        if (!p) {
+            char msg[256];
+            ar_provider_unknown_text(name, strlen(name), 1, msg, sizeof(msg));
+            ar_error_set(err, AR_EUSAGE, from, "%s", msg);
+        }
         return p;
     }
     /* The first installed CLI that can log in; one that cannot is said, and passed. */
@@ -263,6 +266,18 @@ const char *ar_provider_names_or(void)
     return names_or;
 }
 
+void ar_provider_unknown_text(const char *name, size_t len, int with_auto, char *buf, size_t size)
+{
+    char names[160], word[64], near[32];
+    snprintf(names, sizeof(names), "%s%s", ar_provider_names(), with_auto ? ", auto" : "");
+    snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) ? len : sizeof(word) - 1), name);
+    if (len < sizeof(word) && ar_suggest_in_list(word, names, near, sizeof(near)))
+        snprintf(buf, size, "unknown provider '%.*s' (%s); did you mean '%s'?", (int)len, name,
+                 names, near);
+    else
+        snprintf(buf, size, "unknown provider '%.*s' (%s)", (int)len, name, names);
+}
+
 int ar_provider_check_list(const char *list, struct ar_error *err)
 {
     for (const char *t = list; t && *t;) {
@@ -270,9 +285,11 @@ int ar_provider_check_list(const char *list, struct ar_error *err)
         if (n) {
             char name[64];
             snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), t);
-            if (n >= sizeof(name) || !ar_provider_find(name))
-                return ar_error_set(err, AR_EUSAGE, "fallback", "unknown provider '%.*s' (%s)",
-                                    (int)n, t, ar_provider_names());
+            if (n >= sizeof(name) || !ar_provider_find(name)) {
+                char msg[256];
+                ar_provider_unknown_text(t, n, 0, msg, sizeof(msg));
+                return ar_error_set(err, AR_EUSAGE, "fallback", "%s", msg);
+            }
         }
         t += n;
         t += strspn(t, ", ");

@@ -1274,10 +1274,11 @@ int ar_pipeline_start_with(struct ar_loop *loop, const struct ar_run_options *op
         ar_error_set(err, rc, NULL, "out of memory");
     if (rc == 0)
         rc = ar_call_tapes_init(&run->tapes, opts, err);
-    if (rc == 0)
-        rc = resolve_providers(run, err);
+    /* The prompt first: a mistyped template costs no look for an installed CLI. */
     if (rc == 0)
         rc = render_prompt(run, opts, err);
+    if (rc == 0)
+        rc = resolve_providers(run, err);
     if (rc == 0)
         rc = ar_prices_open(run->o.prices_file, &run->prices, err);
     if (rc == 0 && run->o.transcript_path) {

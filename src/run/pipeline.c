@@ -45,6 +45,7 @@
 #include "proc/proc.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
+#include "record/record.h"
 #include "result/result.h"
 #include "run/answer.h"
 #include "run/call.h"
@@ -1122,11 +1123,7 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
         /* A replay starts no CLI: what is missing is which provider the calls were
          * recorded with, not an installation. */
         if (run->tapes.replay_dir)
-            ar_error_set(&run->missing, AR_EUSAGE, "--replay",
-                         "say which provider the calls were recorded with (-p %s, or "
-                         "AGENTRUN_PROVIDER): --replay starts no CLI, and --provider auto picks "
-                         "an installed one",
-                         ar_provider_names());
+            ar_replay_needs_provider(run->tapes.replay_dir, &run->missing);
         p = ar_providers()[0];
     }
     run->prov = p;

@@ -122,14 +122,22 @@ static int review_called(const struct ar_review *rv)
     return rv->n_cached > 0;
 }
 
-/* A failed review's cause, once, before anything else it says, with the fix where -p is
- * one (cli/failure.h). */
-static void say_cause(const struct ar_cli_session *s, const struct ar_review *rv)
+/*
+ * A failed review's cause, before anything else it says, with the fix where -p is one
+ * (cli/failure.h). The text review's verdict line says the cause whole (how to log in,
+ * say): said once, so here it is named and pointed at; a machine format has no line a
+ * person reads, so here it is whole.
+ */
+static void say_cause(const struct ar_cli_session *s, const struct ar_review *rv, int text)
 {
     char why[400], hint[160];
     ar_cli_failure_hint(rv->error.code, rv->provider, review_called(rv),
                         ar_cli_session_provider_named(s), hint, sizeof(hint));
-    ar_cli_errorf("review failed: %s%s", ar_review_error_text(rv, why, sizeof(why)), hint);
+    if (text)
+        ar_cli_errorf("review failed: %s (the verdict says why and how to fix it)%s",
+                      ar_strerror_name(rv->error.code), hint);
+    else
+        ar_cli_errorf("review failed: %s%s", ar_review_error_text(rv, why, sizeof(why)), hint);
 }
 
 static void warn_outcome(const struct ar_review *rv, int strict)
@@ -581,7 +589,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     }
     /* The cause first, then what it left (issue 59: not the files, then the cause). */
     if (plan->reviewed && rv->failed)
-        say_cause(&s, rv);
+        say_cause(&s, rv, fmt == AR_REVIEW_FORMAT_TEXT);
     note_left_out(rv, baseline_path);
     note_unreviewed(&res->coverage, (enum ar_review_format)fmt);
     if (!plan->reviewed) {

@@ -698,12 +698,19 @@ class Failures(ReviewCase):
                 p = self.review("--format", fmt, env=env, provider="claude")
                 self.assertEqual(p.returncode, 4, p.stderr)
                 lines = p.stderr.splitlines()
-                # The cause first, with the fix: log in, or another CLI.
-                self.assertTrue(lines[0].startswith("agentrun: error: review failed: auth: claude "
-                                                    "is not logged in"), lines[0])
-                self.assertIn("ANTHROPIC_API_KEY", lines[0])
-                self.assertIn("or use another CLI: -p codex or -p gemini", lines[0])
-                self.assertEqual(sum("is not logged in" in l for l in lines), 1, p.stderr)
+                # The cause first, with the fix: log in, or another CLI. The text review's
+                # verdict says how to log in: said once in all (issue 49), here pointed at.
+                if fmt == "text":
+                    self.assertEqual(lines[0], "agentrun: error: review failed: auth (the verdict "
+                                     "says why and how to fix it); or use another CLI: -p "
+                                     "codex or -p gemini")
+                else:
+                    self.assertTrue(lines[0].startswith("agentrun: error: review failed: auth: "
+                                                        "claude is not logged in"), lines[0])
+                    self.assertIn("ANTHROPIC_API_KEY", lines[0])
+                    self.assertIn("or use another CLI: -p codex or -p gemini", lines[0])
+                said = p.stdout + p.stderr if fmt == "text" else p.stderr
+                self.assertEqual(said.count("ANTHROPIC_API_KEY"), 1, said)
                 # One line a file, a screenful of them, then how many more.
                 files = [l for l in lines if l.startswith("agentrun: error: not reviewed: ")]
                 self.assertEqual(len(files), 20, p.stderr)
@@ -759,8 +766,9 @@ class Failures(ReviewCase):
         p = subprocess.run([AGENTRUN, "review"], cwd=self.sb.work, env=e, capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(p.returncode, 4, p.stderr)
-        self.assertTrue(p.stderr.startswith("agentrun: error: review failed: not_found: no CLI "
-                                            "found"), p.stderr)
+        self.assertTrue(p.stderr.startswith("agentrun: error: review failed: not_found (the "
+                                            "verdict says why"), p.stderr)
+        self.assertIn("verdict: error (not_found: no CLI found", p.stdout)
         self.assertNotIn("agentrun review: claude", p.stderr)
         self.assertNotIn("0 calls", p.stderr)
 

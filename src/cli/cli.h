@@ -160,11 +160,13 @@ int ar_cli_subcommand(const struct ar_cli_command *cmd, int argc, char **argv, i
                       const char *words);
 
 /*
- * The one of candidates[0..n) a mistyped word most likely meant ("verison" ->
- * "version"), or NULL when none is near enough or two are equally near.
- * Borrowed from candidates.
+ * Reports arg as an invalid value of --option, whose words are values
+ * ("text|json"), with the one it most likely meant (util/suggest.h):
+ * "invalid --format 'jsno' (text, json); did you mean 'json'?".
+ * Returns AR_EXIT_USAGE.
  */
-const char *ar_cli_suggest(const char *word, const char *const *candidates, size_t n);
+int ar_cli_invalid_value(const struct ar_cli_command *cmd, const char *option, const char *arg,
+                         const char *values);
 
 /* Parses an integer in [min, max]. Returns 0 or -1. */
 int ar_cli_parse_int(const char *s, long min, long max, long *out);

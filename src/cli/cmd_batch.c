@@ -18,6 +18,7 @@
 
 #include "agentrun/batch.h"
 #include "cli/commands.h"
+#include "cli/failure.h"
 #include "cli/merge.h"
 #include "cli/session.h"
 #include "util/buf.h"
@@ -110,6 +111,13 @@ struct batch {
     size_t timed_jobs;
     uint64_t eta_ms, eta_from;
     size_t bad_lines; /* input lines that were no job (their records say why) */
+    /* What failed, said on stderr (cli/failure.h): each cause once (with -v, each job),
+     * one line a job or bad line, a screenful of them, then counts. */
+    struct ar_cli_lines fail_lines;
+    uint64_t said_causes[AR_CLI_SCREENFUL]; /* cause_hash() of each said */
+    int said_codes[AR_CLI_SCREENFUL];       /* and its error code */
+    size_t n_said_causes;
+    size_t same_cause; /* failed jobs whose cause was said for an earlier one */
     /* --merge: the options, and the branches that hold a job's commit. */
     int merge;
     struct ar_worktree_merge_options merge_opts;
@@ -226,6 +234,49 @@ static void cancel(void *arg)
         ar_batch_cancel(c->b);
 }
 
+/* FNV-1a of a failure's code and message: the same cause hashes the same. */
+static uint64_t cause_hash(const struct ar_error *e)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(unsigned)e->code;
+    for (const unsigned char *p = (const unsigned char *)e->msg; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+/* A job that failed: its cause said on stderr the first time it is seen, with the fix
+ * (cli/failure.h); a budget's refusals and an interruption are the summary's to count. */
+static void say_job_failure(struct batch *c, const struct ar_batch_record *rec)
+{
+    const struct ar_result *r = rec->result;
+    if (r->error.code == AR_EBUDGET || r->error.code == AR_EINTERRUPTED)
+        return;
+    uint64_t h = cause_hash(&r->error);
+    for (size_t i = 0; i < c->n_said_causes && ar_cli_verbosity <= 0; i++)
+        if (c->said_causes[i] == h) {
+            c->same_cause++;
+            return;
+        }
+    /* The first failure of each kind is said whatever came before it (a screenful of bad
+     * lines must not hide that no CLI can log in); others of a kind said take a line of the
+     * screenful. */
+    int new_kind = 1;
+    for (size_t i = 0; i < c->n_said_causes; i++)
+        new_kind &= c->said_codes[i] != r->error.code;
+    if (!new_kind && !ar_cli_lines_take(&c->fail_lines))
+        return;
+    if (c->n_said_causes < AR_CLI_SCREENFUL) {
+        c->said_codes[c->n_said_causes] = r->error.code;
+        c->said_causes[c->n_said_causes++] = h;
+    }
+    int called = r->n_cached > 0;
+    for (size_t i = 0; i < r->n_calls; i++)
+        called |= r->calls[i].exit_code >= 0;
+    char hint[160];
+    ar_cli_failure_hint(r->error.code, r->provider, called, ar_cli_session_provider_named(&c->s),
+                        hint, sizeof(hint));
+    ar_cli_errorf("job %s: %s: %s%s", rec->id, ar_strerror_name(r->error.code), r->error.msg, hint);
+}
+
 static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, void *arg)
 {
     struct batch *c = arg;
@@ -240,8 +291,11 @@ static void on_record(struct ar_batch *b, const struct ar_batch_record *rec, voi
     /* A line that is not a job (bad JSON, an unknown key) is the user's to fix: said on
      * stderr, not only in its record ("line 3: unknown key 'promt'…"). */
     if (rec->result->error.code == AR_EUSAGE && !rec->result->n_calls) {
-        ar_cli_errorf("%s", rec->result->error.msg);
+        if (ar_cli_lines_take(&c->fail_lines))
+            ar_cli_errorf("%s", rec->result->error.msg);
         c->bad_lines++;
+    } else if (rec->result->error.code) {
+        say_job_failure(c, rec);
     }
     /* Jobs that ran time the ones to come (the budget's refusals took no time). */
     if (rec->result->n_calls) {
@@ -593,6 +647,12 @@ static void input_start(struct batch *c)
 
 static void summary(const struct batch *c)
 {
+    if (c->same_cause)
+        ar_cli_errorf("… and %zu more job%s failed with a cause said above (each record says "
+                      "why; -v says each here)",
+                      c->same_cause, c->same_cause == 1 ? "" : "s");
+    ar_cli_lines_end(&c->fail_lines, "failed jobs and bad lines",
+                     "each record says why; -v says each here");
     if (ar_cli_verbosity < 0)
         return;
     const struct ar_batch_stats *b = &c->end;

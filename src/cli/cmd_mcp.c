@@ -1,6 +1,8 @@
 /* agentrun mcp: the MCP server on stdin/stdout (src/mcp, docs/mcp.md). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ar_config.h"
 #include "cli/commands.h"
@@ -148,6 +150,14 @@ static int mcp_main(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     ar_cli_notef("serving MCP on stdin/stdout");
+    /* Started by hand, the server would sit silent: say what it waits for. */
+    if (isatty(STDIN_FILENO) && ar_cli_verbosity >= 0)
+        fprintf(stderr,
+                "agentrun mcp: an MCP server, waiting for JSON-RPC messages on stdin (Ctrl-D "
+                "ends it). An MCP client starts it; register it with e.g.\n"
+                "  claude mcp add agentrun -- agentrun mcp\n"
+                "(%s/mcp.md has Codex and Gemini CLI too)\n",
+                ar_cli_docdir() ? ar_cli_docdir() : "docs");
     /* No status line: stderr is the client's log here. */
     ar_cli_session_set_cancel(&s, stop_server, server);
     uv_run(ar_cli_session_uv(&s), UV_RUN_DEFAULT);

@@ -5,6 +5,7 @@
 
 #include "ar_config.h"
 #include "cli/commands.h"
+#include "cli/failure.h"
 #include "cli/terminal.h"
 #include "cli/prioritize_format.h"
 #include "cli/session.h"
@@ -46,9 +47,15 @@ static int print_buf(struct ar_buf *b)
  * A failed run: the error and every violation, not a sample — the user fixes
  * the template or the PRDs from this list, and the answer is already lost.
  */
-static void print_failure(const struct ar_result *r)
+static void print_failure(const struct ar_cli_session *s, const struct ar_result *r)
 {
-    ar_cli_errorf("%s: %s", ar_strerror_name(r->error.code), r->error.msg);
+    char hint[160];
+    int called = r->n_cached > 0;
+    for (size_t i = 0; i < r->n_calls; i++)
+        called |= r->calls[i].exit_code >= 0;
+    ar_cli_failure_hint(r->error.code, r->provider, called, ar_cli_session_provider_named(s), hint,
+                        sizeof(hint));
+    ar_cli_errorf("%s: %s%s", ar_strerror_name(r->error.code), r->error.msg, hint);
     for (size_t i = 0; r->error_details[i]; i++) {
         fputs("  ", stderr);
         ar_cli_line_fputs(r->error_details[i], stderr); /* cli/terminal.h */
@@ -143,7 +150,7 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
         case KEY_FORMAT: {
             int f = ar_prioritize_format_parse(arg);
             if (f < 0) {
-                ar_cli_usage_error(cmd, "invalid --format '%s' (text, markdown, json)", arg);
+                ar_cli_invalid_value(cmd, "format", arg, "text|markdown|json");
                 goto out;
             }
             fmt = (enum ar_prioritize_format)f;
@@ -204,7 +211,7 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     if (res->ranked && res->n_unranked)
         report_unranked(res);
     if (!res->run->ok)
-        print_failure(res->run);
+        print_failure(&s, res->run);
     if (res->ranked || fmt == AR_PRIORITIZE_FORMAT_JSON) {
         if (ar_prioritize_render(res, fmt, ar_prioritize_term_width(), &out) < 0)
             rc = ar_cli_out_of_memory();

@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/macros.h"
+#include "util/suggest.h"
 
 enum {
     OPT_PROMPTS_DIR = 256,
@@ -200,6 +201,12 @@ static int run_prompts(const struct ar_cli_command *cmd, int argc, char **argv)
             return ar_cli_usage_error(cmd, "unexpected argument '%s'", argv[ind + 2]);
         return show(argv[ind + 1], prompts_dir);
     }
+    char near[16];
+    if (ar_suggest_in_list(sub, "list|show", near, sizeof(near)))
+        return ar_cli_usage_error(cmd,
+                                  "unknown subcommand '%s' (list or show NAME); did you mean "
+                                  "'%s'?",
+                                  sub, near);
     return ar_cli_usage_error(cmd, "unknown subcommand '%s' (list or show NAME)", sub);
 }
 

@@ -13,6 +13,7 @@
 #include "agentrun/usage.h"
 #include "ar_config.h"
 #include "cli/commands.h"
+#include "cli/failure.h"
 #include "cli/session.h"
 #include "util/file.h"
 #include "util/utf8.h"
@@ -41,6 +42,12 @@ enum {
 /* The defaults are the library's (ar_review_options_init()), and so is -j's limit. */
 #define MAX_MAX_CHUNKS 100000
 
+/* The words of --fail-on (ar_severity_parse()). */
+#define SEVERITIES "critical|high|medium|low|info|none"
+
+/* The formats ar_review_format_from_name() takes, for help, completion and did-you-mean. */
+#define REVIEW_FORMATS "text|json|sarif|github|rdjsonl|gitlab|checkstyle"
+
 /* The longest --sarif-category: GitHub keeps it in a short field. */
 #define MAX_CATEGORY 200
 
@@ -55,13 +62,11 @@ static const struct ar_cli_opt opts[] = {
     { "context-tools", KEY_CONTEXT_TOOLS, NULL,
       "let the model read files beyond the diff (read, grep, glob; default: no tools)", NULL },
     { "fail-on", KEY_FAIL_ON, "SEVERITY",
-      "exit 1 on an issue at or above SEVERITY; none: never (default: low)",
-      "critical|high|medium|low|info|none" },
+      "exit 1 on an issue at or above SEVERITY; none: never (default: low)", SEVERITIES },
     { "strict", KEY_STRICT, NULL,
       "exit 3 when the model's output is unusable (default: pass, degraded)", NULL },
     { "format", KEY_FORMAT, "FORMAT",
-      "text, json, sarif, github, rdjsonl, gitlab or checkstyle (default: text)",
-      "text|json|sarif|github|rdjsonl|gitlab|checkstyle" },
+      "text, json, sarif, github, rdjsonl, gitlab or checkstyle (default: text)", REVIEW_FORMATS },
     { "max-chunk-bytes", KEY_MAX_CHUNK, "SIZE",
       "review larger diffs in chunks of this size: 200K, 1M (default: 200K)", NULL },
     { "max-chunks", KEY_MAX_CHUNKS, "N",
@@ -108,15 +113,41 @@ static int print_review(const struct ar_review_result *res, enum ar_review_forma
     return rc ? -1 : 0;
 }
 
-static void warn_outcome(const struct ar_review *rv, int strict, int text)
+/* Whether a call of the review ran (a CLI started, or an answer came from the cache). */
+static int review_called(const struct ar_review *rv)
+{
+    for (size_t i = 0; i < rv->n_calls; i++)
+        if (rv->calls[i].exit_code >= 0)
+            return 1;
+    return rv->n_cached > 0;
+}
+
+/*
+ * A failed review's cause, before anything else it says, with the fix where -p is one
+ * (cli/failure.h). The text review's verdict line says the cause whole (how to log in,
+ * say): said once, so here it is named and pointed at; a machine format has no line a
+ * person reads, so here it is whole.
+ */
+static void say_cause(const struct ar_cli_session *s, const struct ar_review *rv, int text)
+{
+    char why[400], hint[160];
+    ar_cli_failure_hint(rv->error.code, rv->provider, review_called(rv),
+                        ar_cli_session_provider_named(s), hint, sizeof(hint));
+    if (text)
+        ar_cli_errorf("review failed: %s (the verdict says why and how to fix it)%s",
+                      ar_strerror_name(rv->error.code), hint);
+    else
+        ar_cli_errorf("review failed: %s%s", ar_review_error_text(rv, why, sizeof(why)), hint);
+}
+
+static void warn_outcome(const struct ar_review *rv, int strict)
 {
     char why[400];
     const char *what =
         rv->error.code == AR_ENOJSON ? AR_REVIEW_NO_JSON_SUMMARY : AR_REVIEW_CONTRACT_SUMMARY;
-    /* The text format's verdict line says why already: once is enough. */
-    if (rv->failed && !text)
-        ar_cli_errorf("review failed: %s", ar_review_error_text(rv, why, sizeof(why)));
-    else if (rv->degraded && strict)
+    if (rv->failed)
+        return; /* said first (say_cause()) */
+    if (rv->degraded && strict)
         ar_cli_errorf("%s (%s); failing because of --strict", what,
                       ar_review_error_text(rv, why, sizeof(why)));
     else if (rv->degraded)
@@ -184,16 +215,25 @@ static void note_left_out(const struct ar_review *rv, const char *baseline_path)
                      rv->suppressed == 1 ? "" : "s", baseline_path);
 }
 
-/* Says on stderr which changed paths were not reviewed (each fails the review). */
-static void note_unreviewed(const struct ar_review_coverage *cov)
+/*
+ * Says on stderr which changed paths were not reviewed (each fails the review): one line
+ * each, a screenful of them, then how many more (cli/failure.h). Not at all where the
+ * text review goes to the same terminal: it lists each already.
+ */
+static void note_unreviewed(const struct ar_review_coverage *cov, enum ar_review_format fmt)
 {
+    if (fmt == AR_REVIEW_FORMAT_TEXT && ar_cli_stdout_shares_terminal())
+        return;
+    struct ar_cli_lines lines = { 0, 0 };
     for (size_t i = 0; i < cov->n_files; i++) {
         const struct ar_review_file *f = &cov->files[i];
-        if (f->status == AR_COVER_REVIEWED || f->rule)
+        if (f->status == AR_COVER_REVIEWED || f->rule || !ar_cli_lines_take(&lines))
             continue;
         ar_cli_errorf("not reviewed: %s: %s", f->path[0] ? f->path : "(unnamed file)",
                       f->why ? f->why : ar_review_cover_name(f->status));
     }
+    ar_cli_lines_end(&lines, "changed files not reviewed",
+                     "the review on stdout lists each; -v lists them here");
 }
 
 /* Reads the patch in path ('-': stdin) into text and points the options at it. */
@@ -365,10 +405,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_FAIL_ON:
             if ((o.fail_on = ar_severity_parse(arg, 1)) < 0) {
-                ar_cli_usage_error(cmd,
-                                   "invalid --fail-on '%s' (critical, high, medium, low, info, "
-                                   "none)",
-                                   arg);
+                ar_cli_invalid_value(cmd, "fail-on", arg, SEVERITIES);
                 goto out;
             }
             break;
@@ -380,11 +417,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_FORMAT:
             if ((fmt = ar_review_format_from_name(arg)) < 0) {
-                ar_cli_usage_error(
-                    cmd,
-                    "invalid --format '%s' (text, json, sarif, github, rdjsonl, gitlab, "
-                    "checkstyle)",
-                    arg);
+                ar_cli_invalid_value(cmd, "format", arg, REVIEW_FORMATS);
                 goto out;
             }
             break;
@@ -499,24 +532,28 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     const struct ar_review_plan *plan = &res->plan;
     const struct ar_review *rv = &res->review;
     struct ar_review_verdict *verdict = &res->verdict;
+    /* An option the runs found wrong (--prices, --transcript, --replay without the
+     * provider) before any call is a usage error like the ones above: said alone, no
+     * verdict, no summary, no file (none was sent). */
+    if (plan->reviewed && rv->failed && rv->n_calls == 0 &&
+        (rv->error.code == AR_EUSAGE || rv->error.code == AR_EIO)) {
+        rc = ar_cli_error_code(rv->error.code, "%s", rv->error.msg);
+        goto out;
+    }
+    /* The cause first, then what it left (issue 59: not the files, then the cause). */
+    if (plan->reviewed && rv->failed)
+        say_cause(&s, rv, fmt == AR_REVIEW_FORMAT_TEXT);
     note_left_out(rv, baseline_path);
-    note_unreviewed(&res->coverage);
+    note_unreviewed(&res->coverage, (enum ar_review_format)fmt);
     if (!plan->reviewed) {
         rc = verdict->exit_status;
         if (print_review(res, (enum ar_review_format)fmt, &wo) != 0 && rc == AR_EXIT_OK)
             rc = AR_EXIT_USAGE;
         goto out;
     }
-    /* An option the runs found wrong (--prices, --transcript) before any call is a
-     * usage error like the ones above: no verdict, no summary. */
-    if (rv->failed && rv->n_calls == 0 &&
-        (rv->error.code == AR_EUSAGE || rv->error.code == AR_EIO)) {
-        rc = ar_cli_error_code(rv->error.code, "%s", rv->error.msg);
-        goto out;
-    }
     /* The session's exit status (a signal, a timeout) is the one every format shows. */
     verdict->exit_status = ar_cli_session_exit_status(&s, verdict->exit_status);
-    warn_outcome(rv, o.strict, fmt == AR_REVIEW_FORMAT_TEXT);
+    warn_outcome(rv, o.strict);
     rc = verdict->exit_status;
     if (print_review(res, (enum ar_review_format)fmt, &wo) != 0 && rc == AR_EXIT_OK)
         rc = AR_EXIT_USAGE;
@@ -539,7 +576,10 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         rv->duration_ms,       calls,     extra,     rv->n_cached, rv->cached_cost_usd,
         rv->cached_cost_source
     };
-    ar_cli_session_summary(&s, &sum);
+    /* No call ran (no CLI installed, none logged in): there is nothing to sum, and
+     * naming the provider that stood in for the error would say it ran. */
+    if (review_called(rv))
+        ar_cli_session_summary(&s, &sum);
 
 out:
     ar_cli_session_finish(&s);

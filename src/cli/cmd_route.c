@@ -66,7 +66,7 @@ static int print_outcome(const struct ar_route_result *res, int json_format)
 }
 
 /* Diagnostics on stderr: what a person reading the terminal should know. */
-static void report(const struct ar_route_result *res)
+static void report(const struct ar_cli_session *s, const struct ar_route_result *res)
 {
     const struct ar_result *run = res->run;
     if (run && res->fallback)
@@ -75,7 +75,7 @@ static void report(const struct ar_route_result *res)
     for (size_t i = 0; i < res->n_notes; i++)
         ar_cli_warnf("%s", res->notes[i]);
     if (res->failed)
-        ar_cli_print_result_error(run);
+        ar_cli_print_result_error(s, run);
     else if (res->kind == AR_ROUTE_ERROR)
         ar_cli_errorf("%s", res->error);
     else if (res->kind == AR_ROUTE_NONE)
@@ -196,7 +196,7 @@ static int route_main(const struct ar_cli_command *cmd, int argc, char **argv)
         goto out;
     }
     rc = res->exit_status;
-    report(res);
+    report(&s, res);
     int printed = print_outcome(res, json_format);
     if (printed && rc == AR_EXIT_OK)
         rc = printed;

@@ -409,7 +409,7 @@ static int run_main(const struct ar_cli_command *cmd, int argc, char **argv)
                 rc = AR_EXIT_USAGE;
         }
         if (!res->ok)
-            ar_cli_print_result_error(res);
+            ar_cli_print_result_error(&s, res);
         if (!json_format)
             print_summary(&s, res);
         ar_result_destroy(res);

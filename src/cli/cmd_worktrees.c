@@ -96,6 +96,13 @@ static int list(const struct ar_worktree_list *l, int json_format)
     if (status)
         ar_cli_errorf("cannot write to stdout");
     ar_buf_finish(&out);
+    /* An empty list is an answer too: said where a person reads it, stdout left empty
+     * for a script that counts lines. */
+    if (!json_format && l->n == 0 && ar_cli_verbosity >= 0)
+        fprintf(stderr,
+                "agentrun: no agentrun worktrees or branches in %s (runs with "
+                "--worktree make them in %s)\n",
+                l->top, l->dir);
     return status;
 }
 

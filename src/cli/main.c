@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/manual.h"
 #include "util/json_dump.h"
+#include "util/suggest.h"
 
 /*
  * "agentrun 0.2.0 (libuv 1.44.2, jansson 2.14)": a release. A build from any
@@ -54,7 +55,7 @@ static void unknown_command(const char *name)
     words[n++] = "version";
     words[n++] = "--help";
     words[n++] = "--version";
-    const char *near = ar_cli_suggest(name, words, n);
+    const char *near = ar_suggest(name, words, n);
     if (near)
         ar_cli_errorf("unknown command '%s'; did you mean '%s'? (see 'agentrun --help')", name,
                       near);
@@ -147,15 +148,33 @@ static int dispatch(int argc, char **argv)
         return AR_EXIT_USAGE;
     }
     const char *name = argv[1];
-    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    /* `-v` and `-V` alone are the version, as with node, npm and the CLIs agentrun runs;
+     * before a command, -v is verbose and goes after it. */
+    int version_word = !strcmp(name, "--version") || !strcmp(name, "version") ||
+                       ((!strcmp(name, "-v") || !strcmp(name, "-V")) && argc == 2);
+    if (version_word && argc > 2) {
+        ar_cli_error_code(AR_EUSAGE, "'%s' takes no arguments, got '%s'", name, argv[2]);
+        return AR_EXIT_USAGE;
+    }
+    if (version_word) {
         print_version();
         return AR_EXIT_OK;
     }
-    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
-        print_usage(stdout);
-        return AR_EXIT_OK;
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+        name = "help"; /* `agentrun --help review` is `agentrun help review` */
+    const struct ar_cli_command *next = argc > 2 ? ar_cli_command_find(argv[2]) : NULL;
+    if (name[0] == '-' && next) {
+        ar_cli_error_code(AR_EUSAGE,
+                          "options go after the command: 'agentrun %s %s …' (see 'agentrun help "
+                          "%s')",
+                          next->name, name, next->name);
+        return AR_EXIT_USAGE;
     }
     if (strcmp(name, "help") == 0) {
+        if (argc > 3) {
+            ar_cli_error_code(AR_EUSAGE, "help takes one COMMAND, got '%s' too", argv[3]);
+            return AR_EXIT_USAGE;
+        }
         if (argc < 3) {
             print_usage(stdout);
             return AR_EXIT_OK;

@@ -14,6 +14,7 @@
 #include "agentrun/request.h"
 #include "cli/cli.h"
 #include "util/file.h"
+#include "util/suggest.h"
 
 struct parser_priv {
     struct option *longopts;
@@ -131,7 +132,7 @@ static void unknown_long_option(const struct ar_cli_command *cmd, const char *ba
         n++;
     }
     words[n++] = "--help";
-    const char *near = ar_cli_suggest(word, words, n);
+    const char *near = ar_suggest(word, words, n);
     if (near)
         ar_cli_usage_error(cmd, "unknown option '%s'; did you mean '%s'?", word, near);
     else
@@ -412,6 +413,29 @@ int ar_cli_parse_size(const char *s, unsigned long long *bytes)
     return 0;
 }
 
+/* "text|json" as "text, json" (sep ", ") or "text or json" (sep " or "). */
+static void list_words(const char *values, const char *sep, char *out, size_t size)
+{
+    size_t off = 0;
+    out[0] = '\0';
+    for (const char *v = values; *v && off + 1 < size; v++) {
+        int w = *v == '|' ? snprintf(out + off, size - off, "%s", sep)
+                          : snprintf(out + off, size - off, "%c", *v);
+        off += w > 0 ? (size_t)w : 0;
+    }
+}
+
+int ar_cli_invalid_value(const struct ar_cli_command *cmd, const char *option, const char *arg,
+                         const char *values)
+{
+    char list[256], near[64];
+    list_words(values, ", ", list, sizeof(list));
+    if (ar_suggest_in_list(arg, values, near, sizeof(near)))
+        return ar_cli_usage_error(cmd, "invalid --%s '%s' (%s); did you mean '%s'?", option, arg,
+                                  list, near);
+    return ar_cli_usage_error(cmd, "invalid --%s '%s' (%s)", option, arg, list);
+}
+
 int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg)
 {
     const struct ar_cli_opt *o = cmd->opts;
@@ -426,21 +450,15 @@ int ar_cli_choice(const struct ar_cli_command *cmd, int key, const char *arg)
         v += n;
         v += *v == '|';
     }
-    char list[256];
-    size_t off = 0;
-    for (const char *v = o->values; *v && off < sizeof(list) - 1; v++)
-        off += (size_t)snprintf(list + off, sizeof(list) - off, *v == '|' ? ", " : "%c", *v);
-    ar_cli_usage_error(cmd, "invalid --%s '%s' (%s)", o->name, arg, list);
+    ar_cli_invalid_value(cmd, o->name, arg, o->values);
     return -1;
 }
 
 int ar_cli_subcommand(const struct ar_cli_command *cmd, int argc, char **argv, int ind,
                       const char *words)
 {
-    char list[128];
-    size_t off = 0;
-    for (const char *v = words; *v && off < sizeof(list) - 1; v++)
-        off += (size_t)snprintf(list + off, sizeof(list) - off, *v == '|' ? " or " : "%c", *v);
+    char list[128], near[64];
+    list_words(words, " or ", list, sizeof(list));
     if (ind >= argc) {
         ar_cli_usage_error(cmd, "missing subcommand: %s", list);
         return -1;
@@ -458,7 +476,11 @@ int ar_cli_subcommand(const struct ar_cli_command *cmd, int argc, char **argv, i
         v += n;
         v += *v == '|';
     }
-    ar_cli_usage_error(cmd, "unknown subcommand '%s' (%s)", argv[ind], list);
+    if (ar_suggest_in_list(argv[ind], words, near, sizeof(near)))
+        ar_cli_usage_error(cmd, "unknown subcommand '%s' (%s); did you mean '%s'?", argv[ind], list,
+                           near);
+    else
+        ar_cli_usage_error(cmd, "unknown subcommand '%s' (%s)", argv[ind], list);
     return -1;
 }
 

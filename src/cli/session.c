@@ -5,11 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/failure.h"
 #include "cli/session.h"
 #include "cli/terminal.h"
 #include "util/buf.h"
 #include "util/json_dump.h"
 #include "util/file.h"
+#include "util/suggest.h"
 #include <uv.h>
 
 uint64_t ar_cli_now_ms(void)
@@ -84,8 +86,13 @@ int ar_cli_session_option(struct ar_cli_session *s, int key, const char *arg)
     switch (key) {
     case 'p':
         if (strcmp(arg, "auto") != 0 && !ar_provider_known(arg)) {
-            ar_cli_usage_error(s->cmd, "unknown provider '%s' (%s, auto)", arg,
-                               ar_provider_names());
+            char names[128], near[32];
+            snprintf(names, sizeof(names), "%s, auto", ar_provider_names());
+            if (ar_suggest_in_list(arg, names, near, sizeof(near)))
+                ar_cli_usage_error(s->cmd, "unknown provider '%s' (%s); did you mean '%s'?", arg,
+                                   names, near);
+            else
+                ar_cli_usage_error(s->cmd, "unknown provider '%s' (%s)", arg, names);
             return -1;
         }
         o->provider = arg;
@@ -662,11 +669,31 @@ void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_r
     ar_cli_session_summary(s, &sum);
 }
 
-void ar_cli_print_result_error(const struct ar_result *r)
+int ar_cli_session_provider_named(const struct ar_cli_session *s)
+{
+    const char *p = s->run.provider;
+    if (!p || !*p)
+        p = getenv("AGENTRUN_PROVIDER");
+    return p && *p && strcmp(p, "auto") != 0;
+}
+
+/* Whether a call of r ran (its CLI started, or the cache answered it). */
+static int result_called(const struct ar_result *r)
+{
+    for (size_t i = 0; i < r->n_calls; i++)
+        if (r->calls[i].exit_code >= 0)
+            return 1;
+    return r->n_cached > 0;
+}
+
+void ar_cli_print_result_error(const struct ar_cli_session *s, const struct ar_result *r)
 {
     if (!r || !r->error.code)
         return;
-    ar_cli_errorf("%s: %s", ar_strerror_name(r->error.code), r->error.msg);
+    char hint[160];
+    ar_cli_failure_hint(r->error.code, r->provider, result_called(r),
+                        ar_cli_session_provider_named(s), hint, sizeof(hint));
+    ar_cli_errorf("%s: %s%s", ar_strerror_name(r->error.code), r->error.msg, hint);
     size_t n = 0;
     while (r->error_details[n])
         n++;

@@ -269,8 +269,12 @@ void ar_cli_print_json_event(json_t *o);
 void ar_cli_session_summary_of(const struct ar_cli_session *s, const struct ar_result *r,
                                const char *extra);
 
-/* Prints a failed result's error (and its details under -v or when few) to stderr. */
-void ar_cli_print_result_error(const struct ar_result *r);
+/* Prints a failed result's error, with the fix where -p is one (cli/failure.h), and its
+ * details under -v or when few, to stderr. */
+void ar_cli_print_result_error(const struct ar_cli_session *s, const struct ar_result *r);
+
+/* Whether the user chose the provider (-p, AGENTRUN_PROVIDER), rather than auto. */
+int ar_cli_session_provider_named(const struct ar_cli_session *s);
 
 /* The logger the session installs (stderr, text or JSON lines). */
 void ar_cli_log(void *arg, enum ar_log_level level, const char *event, const char *fields,

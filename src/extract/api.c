@@ -279,9 +279,12 @@ int ar_captured_unwrap(const char *provider, const char *data, size_t len, struc
     const struct ar_provider *p = any        ? ar_provider_detect(data, len)
                                   : provider ? ar_provider_find(provider)
                                              : NULL;
-    if (!p && !any)
-        return ar_error_set(err, AR_EUSAGE, "provider", "unknown provider '%s' (%s, auto)",
-                            provider ? provider : "(null)", ar_provider_names());
+    if (!p && !any) {
+        char msg[256];
+        const char *name = provider ? provider : "(null)";
+        ar_provider_unknown_text(name, strlen(name), 1, msg, sizeof(msg));
+        return ar_error_set(err, AR_EUSAGE, "provider", "%s", msg);
+    }
     struct captured *c = calloc(1, sizeof(*c));
     if (!c)
         return ar_error_set(err, AR_ENOMEM, "unwrap", "out of memory");

@@ -205,12 +205,31 @@ static int is_dead(const struct pinfo *p)
 }
 
 static int tree_ok = -1; /* under lock: /proc/self/task/TID/children exists (-1: not yet known) */
+static pid_t me;         /* under lock: our pid, as of the last read_table() */
+/* Under lock, during a walk for one family (read_table(only)): the other live families,
+ * whose leaders and what hangs below them are not read (see add_pid()). */
+static const struct ar_family *walk_for;
+
+/* pid leads a live family other than walk_for, and has not been reaped. Under lock. */
+static int other_leader(pid_t pid)
+{
+    for (const struct ar_family *g = families; walk_for && g; g = g->next)
+        if (g != walk_for && g->leader == pid && !g->reaped)
+            return 1;
+    return 0;
+}
 
 /* Adds pid to the table (its stat read now) unless it is there already. Under lock. The
- * keeper is no call's and starts nothing: neither it nor what it has is read. */
+ * keeper is no call's and starts nothing: neither it nor what it has is read. In a walk
+ * for one family, neither is another family's leader that still runs, nor its tree: no
+ * process of one call can be below another call's leader (each leader is our child in a
+ * session of its own, a process enters a group or session only of its own session, and an
+ * orphan goes up to us, never across), so a call's end reads what it owns and our
+ * children's list, not every call running beside it (issue 59: at -j 32 each end read the
+ * other 31 trees, 60 files of /proc a job). */
 static int add_pid(pid_t pid)
 {
-    if (ar_keeper_is(pid))
+    if (ar_keeper_is(pid) || other_leader(pid))
         return 0;
     for (size_t i = 0; i < ntable; i++)
         if (table[i].pid == pid)
@@ -285,7 +304,7 @@ static int add_children(pid_t pid, int threads)
 /* Reads into table every process below us, from the kernel's child lists. Under lock. */
 static int read_tree(void)
 {
-    pid_t self = getpid();
+    pid_t self = me;
     ntable = 0;
     size_t top;
     do {
@@ -308,15 +327,19 @@ static int read_tree(void)
  */
 static int read_table(const struct ar_family *only)
 {
+    me = getpid();
     if (adopting && tree_ok) {
         /* The last pid, noted as the scan does: a later scan (adoption off) relies on it. */
         saw_pid(read_last_pid());
         if (tree_ok < 0) {
             char path[64];
-            snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+            snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)me);
             tree_ok = access(path, R_OK) == 0;
         }
-        if (tree_ok && read_tree() == 0)
+        walk_for = only;
+        int rc = tree_ok ? read_tree() : -1;
+        walk_for = NULL;
+        if (rc == 0)
             return 0;
     }
     DIR *d = opendir("/proc");
@@ -366,7 +389,7 @@ static int is_leader(pid_t pid)
 /* An orphan reparented to us (only while adopting): our child, but no leader of ours. */
 static int is_adopted(const struct pinfo *p)
 {
-    return adopting && p->ppid == getpid() && !is_leader(p->pid) && !ar_keeper_is(p->pid);
+    return adopting && p->ppid == me && !is_leader(p->pid) && !ar_keeper_is(p->pid);
 }
 
 /* f is the last live family that may have started a process that started at `start`. */
@@ -396,7 +419,7 @@ static int seed(struct ar_family *f, const struct pinfo *p)
 /* Marks f's members in table: the seeds, then whatever hangs below them. Under lock. */
 static void find_members(struct ar_family *f)
 {
-    pid_t self = getpid();
+    pid_t self = me;
     int ids_seen = 0;
     size_t n = 0;
     for (size_t i = 0; i < ntable; i++) {

@@ -15,6 +15,7 @@
 #include "prompt/prompt.h"
 #include "util/array.h"
 #include "util/file.h"
+#include "util/suggest.h"
 
 const struct ar_prompt_embedded *ar_prompt_embedded_find(const char *name)
 {
@@ -95,16 +96,23 @@ static int try_dir(const char *dir, const char *name, enum ar_prompt_source sour
     return rc;
 }
 
-static void known_names(const char *prompts_dir, char *dst, size_t n)
+/* The templates there are, into dst ("prioritize, repair, review, route"), and the one
+ * name most likely meant (util/suggest.h) into near ("" when none). */
+static void known_names(const char *prompts_dir, const char *name, char *dst, size_t n, char *near,
+                        size_t near_size)
 {
     struct ar_strv names = AR_STRV_INIT;
     size_t used = 0;
     dst[0] = '\0';
+    near[0] = '\0';
     ar_prompt_list(prompts_dir, &names);
     for (size_t i = 0; i < names.n && used < n; i++) {
         int w = snprintf(dst + used, n - used, "%s%s", i ? ", " : "", names.v[i]);
         used += w > 0 ? (size_t)w : 0;
     }
+    const char *best = ar_suggest(name, ar_strv_get(&names), names.n);
+    if (best)
+        snprintf(near, near_size, "%s", best);
     ar_strv_finish(&names);
 }
 
@@ -131,8 +139,12 @@ int ar_prompt_load(const char *name, const char *prompts_dir, struct ar_prompt *
         return rc < 0 ? rc : 0;
     const struct ar_prompt_embedded *e = ar_prompt_embedded_find(name);
     if (!e) {
-        char known[160];
-        known_names(prompts_dir, known, sizeof(known));
+        char known[160], near[64];
+        known_names(prompts_dir, name, known, sizeof(known), near, sizeof(near));
+        if (near[0])
+            return ar_error_set(err, AR_EUSAGE, name,
+                                "unknown template '%s'; did you mean '%s'? (known templates: %s)",
+                                name, near, known);
         return ar_error_set(err, AR_EUSAGE, name, "unknown template '%s'; known templates: %s",
                             name, known);
     }

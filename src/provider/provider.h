@@ -281,6 +281,14 @@ const struct ar_provider *ar_provider_detect(const char *data, size_t len);
 /* "claude, codex or gemini": the registry's names for a sentence. Static storage. */
 const char *ar_provider_names_or(void);
 
+/*
+ * The message of a name that is no provider, with the one it most likely meant
+ * (util/suggest.h), into buf: "unknown provider 'clade' (claude, codex, gemini,
+ * auto); did you mean 'claude'?". `len` bytes of name are read; with_auto adds
+ * "auto" to the names offered (where --provider takes it; a fallback list does not).
+ */
+void ar_provider_unknown_text(const char *name, size_t len, int with_auto, char *buf, size_t size);
+
 /* How long ar_provider_login_check() waits for a CLI's status command. */
 #define AR_PROVIDER_STATUS_TIMEOUT_MS 10000
 

@@ -11,6 +11,7 @@
 #include "proc/proc.h"
 #include "provider/common.h"
 #include "provider/provider.h"
+#include "util/suggest.h"
 
 static const struct ar_provider *const providers[] = {
     &ar_provider_claude,
@@ -197,10 +198,11 @@ const struct ar_provider *ar_provider_resolve_within(const char *name, unsigned 
     char list[128];
     if (strcmp(name, "auto") != 0) {
         const struct ar_provider *p = ar_provider_find(name);
-        if (!p)
-            ar_error_set(err, AR_EUSAGE, from, "unknown provider '%s' (%s, auto)", name,
-                         ar_provider_names());
-        else if (allowed && !((allowed >> index_of(p)) & 1u)) {
+        if (!p) {
+            char msg[256];
+            ar_provider_unknown_text(name, strlen(name), 1, msg, sizeof(msg));
+            ar_error_set(err, AR_EUSAGE, from, "%s", msg);
+        } else if (allowed && !((allowed >> index_of(p)) & 1u)) {
             ar_error_set(err, AR_EUSAGE, "providers",
                          "provider '%s' is not allowed here (allowed: %s)", name,
                          allowed_names(allowed, list, sizeof(list)));
@@ -308,15 +310,29 @@ int ar_provider_list_parse(const char *list, const struct ar_provider **out, siz
         char name[64];
         snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), t);
         const struct ar_provider *p = len < sizeof(name) ? ar_provider_find(name) : NULL;
-        if (!p)
-            return ar_error_set(err, AR_EUSAGE, "fallback", "unknown provider '%.*s' (%s)",
-                                (int)len, t, ar_provider_names());
+        if (!p) {
+            char msg[256];
+            ar_provider_unknown_text(t, len, 0, msg, sizeof(msg));
+            return ar_error_set(err, AR_EUSAGE, "fallback", "%s", msg);
+        }
         if (out && n < max)
             out[n] = p;
         n++;
         t += len;
     }
     return (int)n;
+}
+
+void ar_provider_unknown_text(const char *name, size_t len, int with_auto, char *buf, size_t size)
+{
+    char names[160], word[64], near[32];
+    snprintf(names, sizeof(names), "%s%s", ar_provider_names(), with_auto ? ", auto" : "");
+    snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) ? len : sizeof(word) - 1), name);
+    if (len < sizeof(word) && ar_suggest_in_list(word, names, near, sizeof(near)))
+        snprintf(buf, size, "unknown provider '%.*s' (%s); did you mean '%s'?", (int)len, name,
+                 names, near);
+    else
+        snprintf(buf, size, "unknown provider '%.*s' (%s)", (int)len, name, names);
 }
 
 int ar_provider_check_list(const char *list, struct ar_error *err)

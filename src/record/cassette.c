@@ -509,3 +509,76 @@ int ar_cassette_find(const char *dir, const struct ar_cassette *want, struct ar_
                         "no cassette for this %s call in '%s'; the nearest, %s, has %s",
                         want->provider, dir, best_name, best_what);
 }
+
+/* The provider of a cassette's file name "<provider>-<16 hex>.json" into out, or 0. */
+static int cassette_provider(const char *name, char *out, size_t size)
+{
+    size_t n = strlen(name), tail = 1 + 16 + 5;
+    if (n <= tail || strcmp(name + n - 5, ".json") != 0 || name[n - tail] != '-')
+        return 0;
+    for (size_t i = n - tail + 1; i < n - 5; i++)
+        if (!strchr("0123456789abcdef", name[i]))
+            return 0;
+    size_t k = n - tail;
+    if (k >= size)
+        return 0;
+    for (size_t i = 0; i < k; i++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789_", name[i]))
+            return 0;
+    memcpy(out, name, k);
+    out[k] = '\0';
+    return 1;
+}
+
+int ar_replay_needs_provider(const char *dir, struct ar_error *err)
+{
+    enum { MAX_SEEN = 8 };
+    char seen[MAX_SEEN][33];
+    size_t n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *ent; d && (ent = readdir(d));) {
+        char p[33];
+        if (!cassette_provider(ent->d_name, p, sizeof(p)))
+            continue;
+        size_t i = 0;
+        while (i < n && strcmp(seen[i], p) != 0)
+            i++;
+        if (i == n && n < MAX_SEEN)
+            memcpy(seen[n++], p, sizeof(p));
+    }
+    if (d)
+        closedir(d);
+    /* In name order, so the message is the same on every file system. */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(seen[j - 1], seen[j]) > 0; j--) {
+            char t[33];
+            memcpy(t, seen[j], sizeof(t));
+            memcpy(seen[j], seen[j - 1], sizeof(t));
+            memcpy(seen[j - 1], t, sizeof(t));
+        }
+    if (n == 1)
+        return ar_error_set(err, AR_EUSAGE, "--replay",
+                            "the calls in '%s' were recorded with %s: pass -p %s (or "
+                            "AGENTRUN_PROVIDER=%s); --replay starts no CLI, so --provider auto "
+                            "has none to pick",
+                            dir, seen[0], seen[0], seen[0]);
+    if (n > 1) {
+        char list[MAX_SEEN * 40] = "";
+        size_t off = 0;
+        for (size_t i = 0; i < n; i++)
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+                                    i == 0      ? ""
+                                    : i + 1 < n ? ", "
+                                                : " and ",
+                                    seen[i]);
+        return ar_error_set(err, AR_EUSAGE, "--replay",
+                            "the calls in '%s' were recorded with %s: pass -p with the one to "
+                            "replay (or AGENTRUN_PROVIDER); --replay starts no CLI, so "
+                            "--provider auto has none to pick",
+                            dir, list);
+    }
+    return ar_error_set(err, AR_EUSAGE, "--replay",
+                        "'%s' holds no cassette (--record DIR makes them), and --replay needs "
+                        "the provider the calls were recorded with (-p, or AGENTRUN_PROVIDER)",
+                        dir);
+}

@@ -143,6 +143,14 @@ int ar_record_make_dirs(const char *dir, struct ar_error *err);
 int ar_cassette_record(const struct ar_cassette *c, const char *dir, struct ar_error *err);
 
 /*
+ * The usage error of a replay whose provider is not named (--provider auto has no CLI
+ * to pick: --replay starts none), set in err: which providers the cassettes in dir were
+ * recorded with, read off their file names (<provider>-<key>.json), and the -p that
+ * replays them. Returns AR_EUSAGE.
+ */
+int ar_replay_needs_provider(const char *dir, struct ar_error *err);
+
+/*
  * Finds the cassette recorded for the request `want` in dir and loads it into
  * *found (initialized). Returns 0, or AR_EREPLAYMISS with err naming the
  * nearest cassette of the directory and the first field that differs (or

@@ -46,6 +46,7 @@
 #include "agentrun/request.h"
 #include "prompt/prompt.h"
 #include "provider/provider.h"
+#include "record/record.h"
 #include "result/result.h"
 #include "run/answer.h"
 #include "run/call.h"
@@ -1284,11 +1285,7 @@ static int resolve_providers(struct ar_run *run, struct ar_error *err)
         /* A replay starts no CLI: what is missing is which provider the calls were
          * recorded with, not an installation. */
         if (run->tapes.replay_dir)
-            ar_error_set(&run->missing, AR_EUSAGE, "--replay",
-                         "say which provider the calls were recorded with (-p %s, or "
-                         "AGENTRUN_PROVIDER): --replay starts no CLI, and --provider auto picks "
-                         "an installed one",
-                         ar_provider_names());
+            ar_replay_needs_provider(run->tapes.replay_dir, &run->missing);
         p = ar_providers()[0];
     }
     run->prov = p;
@@ -1474,10 +1471,11 @@ int ar_pipeline_start(struct ar_loop *loop, const struct ar_run_options *opts,
         rc = join_share(run, opts, extra, err);
     if (rc == 0)
         rc = ar_call_tapes_init(&run->tapes, opts, err);
-    if (rc == 0)
-        rc = resolve_providers(run, err);
+    /* The prompt first: a mistyped template costs no look for an installed CLI. */
     if (rc == 0)
         rc = render_prompt(run, opts, err);
+    if (rc == 0)
+        rc = resolve_providers(run, err);
     if (rc == 0)
         rc = ar_prices_open(run->o.prices_file, &run->prices, err);
     if (rc == 0 && run->o.transcript_path) {

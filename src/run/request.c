@@ -20,6 +20,7 @@
 #include "run/run.h"
 #include "run/share.h"
 #include "util/buf.h"
+#include "util/suggest.h"
 #include "util/strv.h"
 
 #define B AR_REQUEST_BATCH
@@ -177,9 +178,11 @@ static int read_provider(struct reader *r, const char *key, json_t *v)
     const char *s = json_string_value(v);
     if (!s || !*s)
         return ar_error_set(r->err, AR_EUSAGE, key, "'%s' must be a non-empty string", key);
-    if (strcmp(s, "auto") != 0 && !ar_provider_find(s))
-        return ar_error_set(r->err, AR_EUSAGE, key, "unknown provider '%s' (%s, auto)", s,
-                            ar_provider_names());
+    if (strcmp(s, "auto") != 0 && !ar_provider_find(s)) {
+        char msg[256];
+        ar_provider_unknown_text(s, strlen(s), 1, msg, sizeof(msg));
+        return ar_error_set(r->err, AR_EUSAGE, key, "%s", msg);
+    }
     return (r->o->provider = keep(r, s, strlen(s))) ? 0 : nomem(r);
 }
 
@@ -338,49 +341,16 @@ static const struct key *find(const char *name, unsigned door)
     return NULL;
 }
 
-/* Levenshtein distance of a and b, or more than `most` (then any larger number). */
-static size_t distance(const char *a, const char *b, size_t most)
-{
-    size_t n = strlen(b), row[64];
-    if (n >= 64 || strlen(a) >= 64)
-        return most + 1;
-    for (size_t j = 0; j <= n; j++)
-        row[j] = j;
-    for (size_t i = 1; a[i - 1]; i++) {
-        size_t diag = row[0], best = row[0] = i;
-        for (size_t j = 1; j <= n; j++) {
-            size_t up = row[j];
-            size_t d = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < d)
-                d = up + 1;
-            if (row[j - 1] + 1 < d)
-                d = row[j - 1] + 1;
-            row[j] = d;
-            diag = up;
-            if (d < best)
-                best = d;
-        }
-        if (best > most)
-            return most + 1;
-    }
-    return row[n];
-}
-
-/* The door's key closest to name, when it is a plausible slip (did you mean). */
+/* The door's key closest to name, when it is a plausible slip (did you mean): the one
+ * suggestion function of every lookup (util/suggest.c). */
 static const char *closest(const char *name, unsigned door)
 {
-    const char *best = NULL;
-    size_t best_d = strlen(name) > 4 ? 2 : 1;
-    for (size_t i = 0; i < N_KEYS; i++) {
-        if (!(keys[i].doors & door))
-            continue;
-        size_t d = distance(name, keys[i].name, best_d);
-        if (d <= best_d && (!best || d < best_d)) {
-            best = keys[i].name;
-            best_d = d;
-        }
-    }
-    return best;
+    const char *names[N_KEYS];
+    size_t n = 0;
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].doors & door)
+            names[n++] = keys[i].name;
+    return ar_suggest(name, names, n);
 }
 
 static int read_key(struct reader *r, const struct key *k, json_t *v)

@@ -7,9 +7,10 @@ measured is agentrun's own cost. Four figures, each against its target:
    `agentrun batch -`; the first record must come before the second job is
    written (target: < 0.5 s after the first job);
 2. peak memory of a 200,000-job batch, -j 32 (target: < 48 MiB);
-3. 20,000 jobs at -j 32 against `xargs -P 32` running the stand-in 20,000
-   times (target: within 1.5x), with the minimal C spawn loop (spawn_loop.c)
-   as the floor beside them;
+3. 20,000 jobs at -j 32 against the floor: the stand-in exec'd directly, 20,000
+   times 32 at a time, by `xargs -P 32` (one exec a job, no shell between) and by
+   the minimal C spawn loop (spawn_loop.c), the faster of the two (target: within
+   1.5x of it);
 4. the per-call cost: `agentrun run` against the stand-in run directly, the
    median of 200 each, alternating (target: <= 2 ms added), on the machine as it
    is and with 2,000 extra idle processes (`sleep`, killed after); beside them the
@@ -189,14 +190,20 @@ def main():
 
         jobs = os.path.join(d, "jobs.jsonl")
         write_jobs(jobs, JOBS)
-        floor = timed([LOOP, FAKE, str(JOBS), str(PAR)], env=env, cwd=d)
-        xargs = timed(f"seq {JOBS} | xargs -P {PAR} -n 1 sh -c 'exec \"$0\" exec --json' {FAKE}"
-                      " > /dev/null", shell=True, env=env, cwd=d, stdin=subprocess.DEVNULL)
+        # The floor execs the stand-in itself, as the batch does: no shell between (issue 59:
+        # `sh -c 'exec …'` made two execs a job and the floor 60 % slower). -I with no {}
+        # in the command: one line, one run, and nothing appended to its argv.
+        loop = timed([LOOP, FAKE, str(JOBS), str(PAR)], env=env, cwd=d)
+        xargs = timed(f"seq {JOBS} | xargs -P {PAR} -I{{}} {FAKE} exec --json > /dev/null",
+                      shell=True, env=env, cwd=d, stdin=subprocess.DEVNULL)
         ours = timed([AGENTRUN, "batch", "-q", "-j", str(PAR), jobs], env=env, cwd=d, stdout=null)
-        print(f"batch: {JOBS} jobs, -j {PAR}: agentrun {ours:.1f} s, xargs -P {PAR} {xargs:.1f} s "
-              f"(x{ours / xargs:.2f}, target <= x1.5), C spawn loop {floor:.1f} s "
-              f"(x{ours / floor:.2f}); {(ours - floor) / JOBS * 1000:.2f} ms a job over the loop")
-        results.append(verdict("20,000 jobs against xargs", ours <= 1.5 * xargs))
+        floor = min(loop, xargs)
+        print(f"batch: {JOBS} jobs, -j {PAR}: agentrun {ours:.1f} s; the stand-in exec'd "
+              f"directly: xargs -P {PAR} {xargs:.1f} s (x{ours / xargs:.2f}), C spawn loop "
+              f"{loop:.1f} s (x{ours / loop:.2f}); x{ours / floor:.2f} of the faster (target "
+              f"<= x1.5), {(ours - floor) / JOBS * 1000:.2f} ms a job over it")
+        results.append(verdict("20,000 jobs against the stand-in exec'd directly",
+                               ours <= 1.5 * floor))
 
     for r in results:
         print("batch target " + r)

@@ -2,9 +2,16 @@
  * The baseline for the batch benchmark: the same jobs as `agentrun batch`
  * runs, spawned directly, N at a time, by the smallest C loop that does the
  * work: posix_spawn with the prompt on a pipe, stdout to /dev/null, waitpid.
+ * Each child in a session of its own, as agentrun starts every CLI: with the
+ * scheduler's autogroups (one per session) a loop whose children shared its
+ * session got one session's share of a busy machine where agentrun's got one
+ * each, and the floor measured the neighbours, not the loop.
  *
  *   spawn_loop PROGRAM JOBS PARALLEL
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* POSIX_SPAWN_SETSID with glibc */
+#endif
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -26,8 +33,12 @@ static pid_t start(const char *prog, int devnull)
     posix_spawn_file_actions_adddup2(&fa, devnull, 1);
     posix_spawn_file_actions_addclose(&fa, in[1]);
     char *argv[] = {(char *)prog, "exec", "--json", NULL};
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
     pid_t pid;
-    int rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, prog, &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(in[0]);
     static const char prompt[] = "prompt";

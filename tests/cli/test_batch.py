@@ -85,6 +85,46 @@ class Batch(unittest.TestCase):
             self.assertIn(words, p.stderr)
         self.assertIn("5 failed (5 bad lines)", p.stderr)
 
+    def test_a_mistyped_key_or_provider_gets_a_did_you_mean(self):
+        # Issue 59: `provder` in a job line had no did-you-mean.
+        text = (json.dumps({"id": "a", "prompt": "x", "provder": "codex"}) + "\n"
+                + json.dumps({"id": "b", "prompt": "x", "provider": "gemni"}) + "\n"
+                + json.dumps({"id": "c", "prompt": "x", "frobnicate": 1}) + "\n")
+        p = self.batch(text)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        recs = {r["id"]: r["error"]["message"] for r in records(p.stdout)}
+        self.assertEqual(recs["a"], "line 1: unknown key 'provder'; did you mean 'provider'?")
+        self.assertEqual(recs["b"], "line 2: unknown provider 'gemni' (claude, codex, gemini, "
+                         "auto); did you mean 'gemini'?")
+        self.assertEqual(recs["c"], "line 3: unknown key 'frobnicate'")
+        for m in recs.values():
+            self.assertIn("agentrun: error: " + m + "\n", p.stderr)
+
+    def test_failed_jobs_say_each_cause_once_first_then_count(self):
+        # Issue 59: a batch whose jobs all failed said only "30 failed"; now the cause, once,
+        # with its fix, and the count of the others.
+        self.sb.env["FAKE_CLI_FIXTURE"] = os.path.join(
+            os.path.abspath(os.environ.get("AGENTRUN_SOURCE_ROOT", ".")), "tests", "fixtures",
+            "claude", "stream-not-logged-in.jsonl")
+        self.sb.env["FAKE_CLI_EXIT"] = "1"
+        bad = "".join(json.dumps({"id": "bad%d" % i, "promt": "x"}) + "\n" for i in range(25))
+        p = self.batch(jobs(30) + bad, "-j", "4", provider="claude")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        lines = p.stderr.splitlines()
+        cause = [l for l in lines if "is not logged in" in l]
+        self.assertEqual(len(cause), 1, p.stderr)
+        self.assertRegex(cause[0], r"^agentrun: error: job job\d+: auth: claude is not logged in")
+        self.assertIn("; or use another CLI: -p codex or -p gemini", cause[0])
+        self.assertIn("agentrun: error: … and 29 more jobs failed with a cause said above", p.stderr)
+        # Bad lines: one line each, a screenful, then a count; the cause is said whether it
+        # comes before them or after.
+        said = [l for l in lines if "unknown key 'promt'" in l]
+        self.assertEqual(len(said), 20, p.stderr)
+        self.assertIn("agentrun: error: … and 5 more failed jobs and bad lines", p.stderr)
+        self.assertIn("55 failed (25 bad lines)", p.stderr)
+        # Every record still says why.
+        self.assertEqual(len(records(p.stdout)), 55)
+
     def test_integer_ids_stay_integers_and_resume_by_them(self):
         self.sb.answers("codex", ["ok"])
         text = json.dumps({"id": 7, "prompt": "x"}) + "\n" + json.dumps({"id": "b", "prompt": "y"}) + "\n"

@@ -294,5 +294,136 @@ class NumbersTheBuildCanMeasure(unittest.TestCase):
                          "agentrun and libagentrun.so")
 
 
+def section(text, heading):
+    """The text of a markdown section, from its heading to the next of its level or above."""
+    level = heading.split(" ", 1)[0]
+    start = text.index("\n" + heading + "\n") + 1
+    m = re.compile(r"^#{1,%d} " % len(level), re.M).search(text, start + len(heading) + 1)
+    return text[start:m.start() if m else len(text)]
+
+
+def read(rel):
+    with open(os.path.join(SOURCE_ROOT, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+class TheFirstHour(unittest.TestCase):
+    """What a new user copies first is true (issue 59): the README's quick start is two
+    commands, the second of which CI runs; its command table, its suites, the exit
+    statuses of docs/run.md, the meson setup lines and the version line the docs show
+    are the program's and the build's."""
+
+    def test_the_quick_start_is_two_lines_and_ci_runs_the_second(self):
+        quick = [l.split("#", 1)[0].strip()
+                 for l in code_lines(section(read("README.md"), "## Quick start"))]
+        quick = [l for l in quick if l]
+        self.assertEqual(len(quick), 2, quick)
+        main, tests = (shlex.split(l) for l in quick)
+        # One sets up and runs the main job, one sets up and runs the tests, with the
+        # same setup, so the second reuses the first's build.
+        self.assertEqual(main[:2], ["scripts/bootstrap", "&&"])
+        self.assertEqual(main[2], "build/agentrun")
+        self.assertEqual(tests, ["scripts/bootstrap", "&&", "meson", "test", "-C", "build"])
+        ci = read(".ci/run").splitlines()
+        at = ci.index("# The README's test command.")
+        ran = shlex.split(ci[at + 1])
+        # CI adds -Werror to the setup and its logs and status to the test, nothing else.
+        self.assertEqual(ran[-2:], ["||", "status=1"])
+        extra = {"-Dwerror=true", "--print-errorlogs"}
+        self.assertEqual([w for w in ran[:-2] if w not in extra], tests, ci[at + 1])
+        # And CI's first setup is the test command's: the test command rebuilds nothing.
+        first = next(l for l in ci if l.startswith("if ! scripts/bootstrap"))
+        self.assertIn("scripts/bootstrap -Dwerror=true;", first)
+
+    def test_the_readme_lists_every_command(self):
+        table = section(read("README.md"), "## Commands")
+        listed = set(re.findall(r"^\| `agentrun ([a-z]+)", table, re.M))
+        self.assertEqual(listed, set(tables()), "README.md's command table")
+
+    def test_the_readme_names_every_suite(self):
+        suites = set()
+        for root, _, files in os.walk(os.path.join(SOURCE_ROOT, "tests")):
+            if "meson.build" in files:
+                text = read(os.path.relpath(os.path.join(root, "meson.build"), SOURCE_ROOT))
+                for m in re.finditer(r"suite\s*:\s*(\[[^\]]*\]|'[^']*')", text):
+                    suites.update(re.findall(r"'([\w-]+)'", m.group(1)))
+        # `meson test --benchmark` and the fuzz targets (-Dfuzz=true) are named apart.
+        suites -= {"bench", "fuzz"}
+        self.assertIn("cli-musl", suites)
+        text = " ".join(section(read("README.md"), "## Tests").split())
+        named = set(re.findall(r"`([\w-]+)` \(", text))
+        self.assertEqual(named & suites, suites, "README.md's Tests section names the suites")
+        m = re.search(r"runs (\w+) suites", text)
+        self.assertIsNotNone(m, "README.md no longer says how many suites there are")
+        words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"]
+        self.assertEqual(words.index(m.group(1)), len(suites))
+
+    def test_run_md_names_every_exit_status_a_run_has(self):
+        codes = section(read("docs/run-result.md"), "## Error codes and exit statuses")
+        statuses = {int(m) for m in re.findall(r"^\| `[a-z_]+` \|.*\| (\d) \|$", codes, re.M)}
+        self.assertIn(6, statuses)
+        said = section(read("docs/run.md"), "## Exit status")
+        for status in sorted(statuses):
+            self.assertRegex(said, r"\b%d\b" % status, "docs/run.md's exit statuses")
+
+    def test_the_meson_setup_lines_give_no_warning(self):
+        # The built-in options of each documented `meson setup` (project options need the
+        # project): on a one-file project, meson says nothing of them.
+        import shutil
+        import tempfile
+        builtin = re.compile(r"^(?:--|-D)(buildtype|optimization|debug|b_ndebug)=")
+        seen = set()
+        for rel in DOCS:
+            for line in re.findall(r"meson setup [^`\n]*", read(rel)):
+                opts = tuple(w for w in line.split() if builtin.match(w))
+                if opts:
+                    seen.add(opts)
+        self.assertTrue(any("-Doptimization=2" in o for o in seen), seen)
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "meson.build"), "w") as f:
+                f.write("project('x', 'c')\n")
+            for n, opts in enumerate(sorted(seen)):
+                p = subprocess.run(["meson", "setup", os.path.join(tmp, "b%d" % n), tmp, *opts],
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertNotIn("WARNING", p.stdout + p.stderr, " ".join(opts))
+                shutil.rmtree(os.path.join(tmp, "b%d" % n))
+
+    def test_the_version_lines_are_the_documented_forms(self):
+        text = section(read("docs/install.md"), "## Versions")
+        dev = re.compile(r"^development build: git (?:v\d+\.\d+\.\d+-\d+-g[0-9a-f]{7,}|[0-9a-f]{7,})"
+                         r"(?:-dirty)?$")
+        shown = [l for l in code_lines(text) if l.startswith("development build:")]
+        # Both forms, from a clone with the release tags and from one without.
+        self.assertEqual(len(shown), 2, shown)
+        for l in shown:
+            self.assertRegex(l, dev)
+        self.assertTrue(any(re.search(r"git [0-9a-f]{7,}$", l) for l in shown), shown)
+        exe = os.environ.get("AGENTRUN", "agentrun")
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+        self.assertRegex(out[0], r"^agentrun \d+\.\d+\.\d+ \(libuv [\d.]+, jansson [\d.]+\)$")
+        for l in out[1:]:
+            self.assertRegex(l, dev)
+
+
+class TheQuickStartReusesTheBuild(unittest.TestCase):
+    """The quick start's second line reuses the first one's build (issue 59): after a
+    build, ninja's log holds every command it ran, so the next build runs none of them
+    again. It lost 160 of 428 when the musl build's `meson setup` ran inside this build
+    directory and refreshed its ninja log under the running ninja (scripts/musl-build)."""
+
+    def test_ninja_recorded_every_command_it_ran(self):
+        import shutil
+        ninja = shutil.which("ninja") or shutil.which("samu")
+        if not ninja or not os.path.isfile(os.path.join(BUILD_ROOT, "build.ninja")):
+            self.skipTest("no ninja, or no ninja build here")
+        p = subprocess.run([ninja, "-C", BUILD_ROOT, "-n", "-d", "explain"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lost = [l for l in (p.stdout + p.stderr).splitlines() if "not found in log" in l]
+        self.assertEqual(lost, [], "ninja would build these again: its log lost them")
+
+
 if __name__ == "__main__":
     unittest.main()

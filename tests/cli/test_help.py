@@ -209,6 +209,68 @@ class Help(unittest.TestCase):
         self.assertRegex(p.stdout, r"^agentrun %s \(libuv \d+\.\d+\.\d+, jansson \d+\.\d+"
                          % re.escape(self.tables["version"]))
 
+    def test_v_alone_is_the_version_and_the_version_takes_no_argument(self):
+        # Issue 59: `agentrun -v` was "unknown command" and `--version extra` was accepted.
+        version = agentrun("--version").stdout
+        for flag in ("-v", "-V", "version"):
+            p = agentrun(flag)
+            self.assertEqual((p.returncode, p.stdout, p.stderr), (0, version, ""), flag)
+        for args in (["--version", "extra"], ["version", "extra"]):
+            p = agentrun(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("'%s' takes no arguments, got 'extra'" % args[0], p.stderr)
+            self.assertEqual(p.stdout, "")
+
+    def test_an_option_before_the_command_says_where_it_goes(self):
+        p = agentrun("-v", "review", "HEAD")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("options go after the command: 'agentrun review -v …'", p.stderr)
+        self.assertEqual(p.stdout, "")
+        p = agentrun("--verison")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("did you mean '--version'?", p.stderr)
+
+    def test_help_of_a_command_by_every_spelling(self):
+        want = agentrun("help", "review").stdout
+        self.assertIn("usage: agentrun review", want)
+        for args in (["--help", "review"], ["-h", "review"], ["review", "--help"]):
+            p = agentrun(*args)
+            self.assertEqual((p.returncode, p.stdout), (0, want), args)
+        p = agentrun("help", "review", "extra")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("help takes one COMMAND", p.stderr)
+
+    def test_a_mistyped_name_gets_a_did_you_mean_wherever_it_is_looked_up(self):
+        # Issue 59: one suggest function (src/util/suggest.c) for every name looked up:
+        # commands, subcommands, option values (formats, providers), templates.
+        cases = [
+            (["reveiw"], "unknown command 'reveiw'; did you mean 'review'?"),
+            (["help", "bacth"], "did you mean 'batch'?"),
+            (["review", "--format", "jsno"], "invalid --format 'jsno' (text, json, sarif, "
+             "github, rdjsonl, gitlab, checkstyle); did you mean 'json'?"),
+            (["review", "--fail-on", "hgih"], "did you mean 'high'?"),
+            (["prioritize", "--format", "markdwon", "."], "did you mean 'markdown'?"),
+            (["doctor", "--format", "josn"], "did you mean 'json'?"),
+            (["run", "--expect", "arary", "x"], "did you mean 'array'?"),
+            (["run", "--log-format", "jsn", "x"], "did you mean 'json'?"),
+            (["run", "-p", "clade", "x"], "unknown provider 'clade' (claude, codex, gemini, "
+             "auto); did you mean 'claude'?"),
+            (["run", "--fallback", "gemni", "x"], "did you mean 'gemini'?"),
+            (["run", "-t", "reveiw"], "unknown template 'reveiw'; did you mean 'review'?"),
+            (["prompts", "show", "prioritise"], "did you mean 'prioritize'?"),
+            (["prompts", "shwo"], "did you mean 'show'?"),
+            (["worktrees", "lsit"], "did you mean 'list'?"),
+            (["cache", "clera"], "did you mean 'clear'?"),
+        ]
+        for args, words in cases:
+            with self.subTest(args=args):
+                p = agentrun(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(words, p.stderr)
+        # Nothing near enough: no guess.
+        p = agentrun("review", "--format", "xml")
+        self.assertNotIn("did you mean", p.stderr)
+
 
 ROFF_ESCAPES = [("\\-", "-"), ("\\&", ""), ("\\e", "\\"), ("\\(aq", "'"), ("\\(ha", "^"),
                 ("\\(em", "--"), ("\\(en", "-"), ("\\(lq", '"'), ("\\(rq", '"'),

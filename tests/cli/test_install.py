@@ -186,6 +186,22 @@ class Install(unittest.TestCase):
         self.run_example(exe, {})
 
 
+    def test_pkg_config_static_links_a_static_program(self):
+        # Issue 59: `pkg-config --static` named -luv, which Debian ships as libuv_a.a (with
+        # libuv's own libuv-static.pc): a static link failed. It names what links now.
+        if self.opts.get("b_sanitize", "none") not in ("none", ""):
+            self.skipTest("a sanitized library links no static program")
+        have_static_pc = subprocess.run(["pkg-config", "--exists", "libuv-static"]).returncode == 0
+        libs = self.pkg_config("--static", "--libs")
+        if have_static_pc:
+            self.assertIn("-luv_a", libs)
+            self.assertNotIn("-luv", libs)
+        exe = os.path.join(self.tmp, "run-all-static")
+        self.build_example(exe, static=True, extra=["-static"])
+        p = subprocess.run(["readelf", "-d", exe], capture_output=True, text=True)
+        self.assertNotIn("NEEDED", p.stdout)
+        self.run_example(exe, {})
+
     def test_the_library_example_builds_on_the_installed_library_and_libuv_and_runs(self):
         # What docs/library.md tells a user: agentrun's and libuv's pkg-config flags.
         p = subprocess.run(["pkg-config", "--cflags", "--libs", "libuv"], capture_output=True,

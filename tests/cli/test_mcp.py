@@ -141,6 +141,40 @@ class Lifecycle(McpCase):
                 rc, out, err = s.close()
                 self.assertEqual((rc, out), (0, b""), err)
 
+    def test_started_in_a_terminal_it_says_what_it_waits_for(self):
+        # Issue 59: `agentrun mcp` typed at a terminal printed nothing and seemed to hang.
+        import pty
+        with Sandbox(git=False) as sb:
+            master, slave = pty.openpty()
+            self.addCleanup(os.close, master)
+            p = subprocess.Popen([AGENTRUN, "mcp"], cwd=sb.work, env=sb.env, stdin=slave,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            os.close(slave)
+            self.addCleanup(p.kill)
+            err = b""
+            end = time.monotonic() + 20
+            while b"claude mcp add agentrun -- agentrun mcp" not in err:
+                r, _, _ = select.select([p.stderr], [], [], max(0, end - time.monotonic()))
+                self.assertTrue(r, "no word on stderr: %r" % err)
+                err += os.read(p.stderr.fileno(), 4096)
+            self.assertIn(b"waiting for JSON-RPC messages on stdin", err)
+            # It still serves the terminal's lines, and Ctrl-D ends it.
+            os.write(master, b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+            r, _, _ = select.select([p.stdout], [], [], 20)
+            self.assertTrue(r)
+            self.assertEqual(json.loads(os.read(p.stdout.fileno(), 4096)),
+                             {"jsonrpc": "2.0", "id": 1, "result": {}})
+            os.write(master, b"\x04")
+            self.assertEqual(p.wait(timeout=20), 0)
+            p.stdout.close()
+            p.stderr.close()
+        # Over a pipe, as a client starts it, stderr stays the client's log: no such note.
+        with Sandbox(git=False) as sb:
+            s = self.server(sb)
+            s.initialize()
+            rc, out, err = s.close()
+            self.assertNotIn("waiting for JSON-RPC", err)
+
     def test_tools_list_has_exactly_the_five_tools_with_both_schemas(self):
         with Sandbox(git=False) as sb:
             s = self.server(sb)

@@ -213,6 +213,22 @@ class PrioritizeTest(unittest.TestCase):
 
     # --- unranked PRDs ---------------------------------------------------------------------
 
+    def test_a_cli_not_logged_in_is_said_once_with_the_fix(self):
+        # Issue 59: the cause once, first, with the fix (log in, or another CLI with -p).
+        self.sb.env["FAKE_CLI_FIXTURE"] = os.path.join(
+            os.path.abspath(os.environ.get("AGENTRUN_SOURCE_ROOT", ".")), "tests", "fixtures",
+            "claude", "stream-not-logged-in.jsonl")
+        self.sb.env["FAKE_CLI_EXIT"] = "1"
+        p = self.sb.run("prioritize", "prds", provider="claude")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertTrue(lines[0].startswith("agentrun: error: auth: claude is not logged in"),
+                        p.stderr)
+        self.assertIn("ANTHROPIC_API_KEY", lines[0])
+        self.assertTrue(lines[0].endswith("; or use another CLI: -p codex or -p gemini"),
+                        lines[0])
+        self.assertEqual(sum("not logged in" in l for l in lines), 1)
+
     def test_unranked_prds_are_listed_with_a_warning(self):
         p, doc = self.run_json("prds", answers=[ranking(("search", 1))])
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -9,6 +9,7 @@ import hmac
 import json
 import os
 import re
+import shutil
 import sys
 import time
 import unittest
@@ -449,8 +450,21 @@ class RecordReplay(Case):
                         env=env)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertEqual(as_json(p)["error"]["code"], "usage")
-        self.assertIn("say which provider the calls were recorded with", p.stderr)
+        # Issue 59: the message names the provider the cassettes hold, and the -p to give.
+        self.assertIn("the calls in '%s' were recorded with codex: pass -p codex" % rec,
+                      p.stderr)
         self.assertNotIn("npm install", p.stderr)
+        # A directory holding several providers' calls names each; an empty one says so.
+        shutil.copy(os.path.join(rec, os.listdir(rec)[0]),
+                    os.path.join(rec, "claude-0123456789abcdef.json"))
+        p = self.sb.run("run", "--replay", rec, "say hello", provider=None, env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("recorded with claude and codex: pass -p with the one to replay", p.stderr)
+        empty = os.path.join(self.sb.root, "no-cassettes")
+        os.mkdir(empty)
+        p = self.sb.run("run", "--replay", empty, "say hello", provider=None, env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("holds no cassette", p.stderr)
 
     def test_a_replayed_review_gives_the_same_verdict(self):
         rec, live, replay = self.record_and_replay("gemini", [json.dumps(REVIEW)], "review",

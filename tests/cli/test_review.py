@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -15,6 +16,9 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import AGENTRUN, Sandbox  # noqa: E402
+
+FIXTURES = os.path.abspath(os.path.join(os.environ.get("AGENTRUN_SOURCE_ROOT", "."), "tests",
+                                        "fixtures"))
 
 try:
     import jsonschema
@@ -679,6 +683,111 @@ class Failures(ReviewCase):
         inv = assert_valid_sarif(p.stdout)["runs"][0]["invocations"][0]
         self.assertIs(inv["executionSuccessful"], False)
         self.assertEqual(inv["toolExecutionNotifications"][0]["level"], "error")
+
+    def many_files_not_logged_in(self, n=30):
+        for i in range(n):
+            self.sb.write("f%02d.c" % i, "int f%d;\n" % i)
+        return {"FAKE_CLI_FIXTURE": os.path.join(FIXTURES, "claude", "stream-not-logged-in.jsonl"),
+                "FAKE_CLI_EXIT": "1"}
+
+    def test_a_failed_review_says_its_cause_once_first_then_a_screenful(self):
+        # Issue 59: a failed review flooded the terminal, every file twice, the cause last.
+        env = self.many_files_not_logged_in()
+        for fmt in ("text", "json"):
+            with self.subTest(format=fmt):
+                p = self.review("--format", fmt, env=env, provider="claude")
+                self.assertEqual(p.returncode, 4, p.stderr)
+                lines = p.stderr.splitlines()
+                # The cause first, with the fix: log in, or another CLI. The text review's
+                # verdict says how to log in: said once in all (issue 49), here pointed at.
+                if fmt == "text":
+                    self.assertEqual(lines[0], "agentrun: error: review failed: auth (the verdict "
+                                     "says why and how to fix it); or use another CLI: -p "
+                                     "codex or -p gemini")
+                else:
+                    self.assertTrue(lines[0].startswith("agentrun: error: review failed: auth: "
+                                                        "claude is not logged in"), lines[0])
+                    self.assertIn("ANTHROPIC_API_KEY", lines[0])
+                    self.assertIn("or use another CLI: -p codex or -p gemini", lines[0])
+                said = p.stdout + p.stderr if fmt == "text" else p.stderr
+                self.assertEqual(said.count("ANTHROPIC_API_KEY"), 1, said)
+                # One line a file, a screenful of them, then how many more.
+                files = [l for l in lines if l.startswith("agentrun: error: not reviewed: ")]
+                self.assertEqual(len(files), 20, p.stderr)
+                self.assertEqual(len(set(files)), 20)
+                self.assertIn("agentrun: error: … and 11 more changed files not reviewed", p.stderr)
+                # The document on stdout still has every file (31: app.c too).
+                if fmt == "json":
+                    self.assertEqual(as_json(p)["coverage"]["unreviewed"], 31)
+                    self.assertEqual(len(as_json(p)["files"]), 31)
+                else:
+                    self.assertEqual(p.stdout.count("not reviewed: "), 31)
+        # -v lists every one.
+        p = self.review("-v", env=env, provider="claude")
+        self.assertEqual(p.stderr.count("agentrun: error: not reviewed: "), 31, p.stderr)
+
+    def test_a_failed_review_in_a_terminal_does_not_list_the_files_twice(self):
+        # The text review on stdout lists each file; on the same terminal stderr says the
+        # cause and no file.
+        import pty
+        env = dict(self.sb.env, AGENTRUN_PROVIDER="claude", **self.many_files_not_logged_in(5))
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([AGENTRUN, "review"], cwd=self.sb.work, env=env, stdout=slave,
+                               stderr=slave, timeout=60)
+            os.close(slave)
+            out = b""
+            while True:
+                r, _, _ = select.select([master], [], [], 1)
+                if not r:
+                    break
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+        finally:
+            os.close(master)
+        self.assertEqual(p.returncode, 4)
+        text = out.decode("utf-8", "replace")
+        self.assertEqual(text.count("not reviewed: f01.c"), 1, text)
+        self.assertLess(text.index("review failed: auth"), text.index("not reviewed: f01.c"))
+
+    def test_with_no_cli_the_summary_names_no_provider_as_if_it_ran(self):
+        # Issue 59: with no CLI installed the summary read "agentrun review: claude: 0 input …
+        # 0 calls".
+        env = {"AGENTRUN_CLAUDE_BIN": "", "AGENTRUN_CODEX_BIN": "", "AGENTRUN_GEMINI_BIN": "",
+               "PATH": "/usr/bin:/bin"}
+        e = dict(self.sb.env, **env)
+        for k in ("AGENTRUN_CLAUDE_BIN", "AGENTRUN_CODEX_BIN", "AGENTRUN_GEMINI_BIN"):
+            e.pop(k)
+        p = subprocess.run([AGENTRUN, "review"], cwd=self.sb.work, env=e, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertTrue(p.stderr.startswith("agentrun: error: review failed: not_found (the "
+                                            "verdict says why"), p.stderr)
+        self.assertIn("verdict: error (not_found: no CLI found", p.stdout)
+        self.assertNotIn("agentrun review: claude", p.stderr)
+        self.assertNotIn("0 calls", p.stderr)
+
+    def test_replay_without_a_provider_says_that_first_and_alone(self):
+        # Issue 59: 200 lines of "(usage)", one a file, came before the real message.
+        self.many_files_not_logged_in(5)
+        cassettes = os.path.join(self.sb.root, "cassettes")
+        os.mkdir(cassettes)
+        with open(os.path.join(cassettes, "codex-0123456789abcdef.json"), "w") as f:
+            f.write("{}")
+        e = {k: v for k, v in self.sb.env.items() if not k.startswith("AGENTRUN_")}
+        e["PATH"] = "/usr/bin:/bin"
+        p = subprocess.run([AGENTRUN, "review", "--replay", cassettes], cwd=self.sb.work, env=e,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.splitlines(),
+                         ["agentrun: error: the calls in '%s' were recorded with codex: pass -p "
+                          "codex (or AGENTRUN_PROVIDER=codex); --replay starts no CLI, so "
+                          "--provider auto has none to pick" % cassettes])
 
     def test_timeout_exits_5(self):
         p = self.review("--timeout", "300ms", "--format", "github", env={"FAKE_CLI_HANG": "1"})

@@ -406,6 +406,27 @@ class RunPipeline(unittest.TestCase):
         self.assertIn("who", p.stderr)
         self.assertEqual(self.sb.calls(), [])
 
+    def test_a_mistyped_template_is_said_before_any_cli_is_asked(self):
+        # Issue 59: `run -t reveiw` had no did-you-mean, and came only after --provider
+        # auto had asked the CLIs for their logins (0.5 s of status commands).
+        asked = os.path.join(self.sb.root, "asked")
+        bin_dir = os.path.join(self.sb.root, "bin")
+        os.mkdir(bin_dir)
+        env = {"AGENTRUN_PROVIDER": "auto"}
+        for name in ("claude", "codex", "gemini"):
+            path = self.sb.write(name, "#!/bin/sh\necho \"%s $*\" >> '%s'\nexit 1\n"
+                                 % (name, asked), base=bin_dir)
+            os.chmod(path, 0o755)
+            env["AGENTRUN_%s_BIN" % name.upper()] = path
+        p = self.sb.run("run", "-t", "reveiw", provider=None, env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("unknown template 'reveiw'; did you mean 'review'?", p.stderr)
+        self.assertFalse(os.path.exists(asked), "a CLI was asked before the template was read")
+        # The same run with a template that exists does ask: the check above can fail.
+        p = self.sb.run("run", "hello", provider=None, env=env)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertTrue(os.path.exists(asked))
+
     def test_bad_template_is_reported_with_its_file_and_line(self):
         # docs/prompts.md: "a template that fails to load is reported with its
         # file and line, and the command exits 2".

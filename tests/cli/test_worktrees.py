@@ -642,6 +642,20 @@ class TestWorktreesCommand(Base):
         self.assertTrue(os.path.isdir(self.trees))
         self.assert_main_untouched()
 
+    def test_an_empty_list_says_so_on_stderr(self):
+        # Issue 59: `worktrees list` with none printed nothing at all.
+        p = self.sb.run("worktrees", "list", provider=None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertIn("agentrun: no agentrun worktrees or branches in %s" % self.sb.work,
+                      p.stderr)
+        self.assertIn(self.trees, p.stderr)
+        # -q and json say nothing more: an empty list is still a list there.
+        p = self.sb.run("worktrees", "list", "--format", "json", provider=None)
+        self.assertEqual(json.loads(p.stdout)["entries"], [])
+        self.assertEqual(p.stderr, "")
+        self.assertEqual(self.sb.run("worktrees", "list", "-q", provider=None).stderr, "")
+
     def test_a_branch_checked_out_in_the_users_own_worktree_is_theirs(self):
         # Named as agentrun names its branches, at a commit HEAD has, but checked out in a
         # worktree of the user's outside the folder: neither listed nor deleted (issue 50).

@@ -37,7 +37,11 @@ def bin_dir():
     d = os.environ.get("AGENTRUN_E2E_BIN_DIR")
     if d:
         return d
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # The user's home from the password database: the suites' HOME is a scratch folder
+    # of the build (tests/meson.build).
+    import pwd
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     return os.path.join(cache, "agentrun-e2e", "node_modules", ".bin")
 
 

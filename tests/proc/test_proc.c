@@ -634,6 +634,39 @@ static void test_path_lookup_env_and_cwd(void **state)
     rec_finish(&r);
 }
 
+/* A child starts with every signal at its default and none blocked, whatever its parent
+ * ignores or blocks: a signal ignored before the first spawn (SIGPROF, in main()) and
+ * commonly ignored ones set since (SIGPIPE, SIGUSR2), read in the child's own status. */
+static void test_the_child_ignores_and_blocks_no_signal(void **state)
+{
+    (void)state;
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGUSR2, SIG_IGN);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    const char *argv[] = { "/bin/sh", "-c", "exec grep -E '^Sig(Blk|Ign):' /proc/self/status",
+                           NULL };
+    struct ar_child_opts o;
+    struct rec r;
+    opts_init(&o, NULL, &r);
+    o.argv = argv;
+    run_one(&o, &r);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    signal(SIGUSR2, SIG_DFL);
+    assert_int_equal(r.res.status, 0);
+    assert_int_equal(r.lines, 2);
+    /* The standard signals, 1 to 31 (the C library keeps a few real-time ones of its own,
+     * which a runner above us may have set, and no program can reset). */
+    unsigned long long blk = 0, ign = 0;
+    assert_int_equal(sscanf(r.first, "SigBlk: %llx", &blk), 1);
+    assert_int_equal(sscanf(r.last, "SigIgn: %llx", &ign), 1);
+    assert_int_equal(blk & 0x7fffffffULL, 0);
+    assert_int_equal(ign & 0x7fffffffULL, 0);
+    rec_finish(&r);
+}
+
 static void test_missing_program_is_a_clear_error(void **state)
 {
     struct ar_error err = AR_ERROR_INIT;
@@ -1383,6 +1416,7 @@ int main(void)
         cmocka_unit_test(test_child_that_never_reads_stdin_does_not_hurt_us),
         cmocka_unit_test(test_empty_stdin_is_closed_not_left_open),
         cmocka_unit_test(test_path_lookup_env_and_cwd),
+        cmocka_unit_test(test_the_child_ignores_and_blocks_no_signal),
         cmocka_unit_test(test_missing_program_is_a_clear_error),
         cmocka_unit_test(test_wall_timeout_ends_the_group_with_a_term_ignoring_grandchild),
         cmocka_unit_test(test_idle_timeout_ends_the_group),
@@ -1403,5 +1437,8 @@ int main(void)
         cmocka_unit_test(test_sigterm_ends_every_group_and_calls_back),
         cmocka_unit_test(test_sighup_ends_every_group_and_calls_back),
     };
+    /* Ignored before any spawn, and no signal a host is expected to ignore: the child must
+     * get it back at its default all the same. */
+    signal(SIGPROF, SIG_IGN);
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -223,8 +223,8 @@ def run_action(action_dir, inputs, workspace, base_env, uses=None, github=None, 
     """Runs action_dir/action.yml with the `with:` values inputs. base_env is the
     job's environment (PATH included); uses maps an action name (without @ref) to
     a function (with_values, env) -> (outputs dict, ok); github and runner add to
-    or replace those contexts; runner_root keeps RUNNER_TEMP and RUNNER_TOOL_CACHE
-    from one run to the next."""
+    or replace those contexts; runner_root holds RUNNER_TEMP and RUNNER_TOOL_CACHE
+    (the same one keeps them from one run to the next)."""
     with open(os.path.join(action_dir, "action.yml"), encoding="utf-8") as f:
         action = yaml.safe_load(f)
     assert action["runs"]["using"] == "composite"
@@ -232,7 +232,11 @@ def run_action(action_dir, inputs, workspace, base_env, uses=None, github=None, 
     for name in inputs:
         if name not in declared:
             raise AssertionError("action.yml has no input %r" % name)
-    tmp = runner_root or tempfile.mkdtemp(prefix="runner-")
+    # The caller owns the runner's folders and removes them; without one, a run of its
+    # own would be left in $TMPDIR.
+    if not runner_root:
+        raise ValueError("run_action needs runner_root, a folder the caller removes")
+    tmp = runner_root
     runner = dict({"os": "Linux", "arch": "X64", "temp": os.path.join(tmp, "temp"),
                    "tool_cache": os.path.join(tmp, "tool-cache")}, **(runner or {}))
     for d in (runner["temp"], runner["tool_cache"]):

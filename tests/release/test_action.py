@@ -20,6 +20,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,6 +137,9 @@ class ActionCase(unittest.TestCase):
             self.assertTrue(rt.outside_the_build(d), d)
         gh = {"event_name": "pull_request", "base_ref": "main", "head_ref": "feature"}
         gh.update(github or {})
+        # The runner's folders go under the test's root, which the module removes: a
+        # fresh one for each job unless the test keeps one (issue 59: nothing left in /tmp).
+        runner_root = runner_root or tempfile.mkdtemp(prefix="runner-", dir=self.root)
         return actionrunner.run_action(rt.SOURCE_ROOT, inputs, self.work, self.env,
                                        uses=self.stand_ins(uses), github=gh, runner=runner,
                                        runner_root=runner_root)

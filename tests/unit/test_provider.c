@@ -2781,11 +2781,17 @@ int main(void)
         cmocka_unit_test(test_provider_names_in_help_are_the_registry),
         cmocka_unit_test(test_codex_declined_command_is_a_refused_shell_call),
     };
-    /* gemini's private homes are kept under $XDG_CACHE_HOME: here, not the user's. */
+    /* gemini's private homes are kept under $XDG_CACHE_HOME: here, not the user's; and
+     * the user's ~/.gemini/tmp they link to (gemini_posture.c) in a HOME of the test's. */
     char cache[] = "/tmp/agentrun-test-cache-XXXXXX";
     if (!mkdtemp(cache))
         return 1;
     setenv("XDG_CACHE_HOME", cache, 1);
+    char home[sizeof(cache) + 8];
+    snprintf(home, sizeof(home), "%s/home", cache);
+    if (mkdir(home, 0700) != 0)
+        return 1;
+    setenv("HOME", home, 1);
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char rm[128];
     snprintf(rm, sizeof(rm), "rm -rf '%s'", cache);

@@ -19,6 +19,7 @@
 #include "util/cpu.h"
 #include "util/file.h"
 #include "util/strv.h"
+#include "util/suggest.h"
 #include "util/temp.h"
 #include "util/utf8.h"
 
@@ -705,6 +706,126 @@ static void test_buf_replace_nul_keeps_what_follows_the_nul(void **state)
     ar_buf_finish(&b);
 }
 
+/* ---- did you mean (util/suggest.h) ---- */
+
+static void test_suggest_names_the_near_word(void **state)
+{
+    (void)state;
+    const char *commands[] = { "run",    "review",  "prioritize", "route", "batch", "extract",
+                               "doctor", "prompts", "worktrees",  "mcp",   "cache" };
+    size_t n = sizeof(commands) / sizeof(commands[0]);
+    assert_string_equal(ar_suggest("reveiw", commands, n), "review");
+    assert_string_equal(ar_suggest("promts", commands, n), "prompts");
+    assert_string_equal(ar_suggest("worktree", commands, n), "worktrees");
+    assert_string_equal(ar_suggest("bacth", commands, n), "batch");
+    /* Too far, empty, or too long to weigh: nothing. */
+    assert_null(ar_suggest("deploy", commands, n));
+    assert_null(ar_suggest("", commands, n));
+    char longer[200];
+    memset(longer, 'r', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    assert_null(ar_suggest(longer, commands, n));
+    assert_null(ar_suggest("review", commands, 0));
+}
+
+static void test_suggest_names_none_of_two_equally_near(void **state)
+{
+    (void)state;
+    const char *words[] = { "bat", "hat" };
+    assert_null(ar_suggest("cat", words, 2));
+    const char *one[] = { "bat", "hatch" };
+    assert_string_equal(ar_suggest("cat", one, 2), "bat");
+}
+
+/* Whether b is a and one edit: a letter replaced, added or taken away, or two
+ * neighbours swapped (the oracle: written apart from the distance it checks). */
+static int one_edit(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b), i = 0;
+    while (i < n && i < m && a[i] == b[i])
+        i++;
+    if (n == m)
+        return i < n && (strcmp(a + i + 1, b + i + 1) == 0 ||
+                         (i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+                          strcmp(a + i + 2, b + i + 2) == 0));
+    if (n + 1 == m)
+        return strcmp(a + i, b + i + 1) == 0;
+    if (m + 1 == n)
+        return strcmp(a + i + 1, b + i) == 0;
+    return 0;
+}
+
+/* Every one-edit typo of a known name of three letters or more gets that name back,
+ * unless another name is one edit from the typo too (then none). */
+static void test_suggest_a_one_edit_typo_gets_its_word(void **state)
+{
+    (void)state;
+    const char *words[] = { "allow_denied", "allow_edits",  "base",           "commit",
+                            "cwd",          "expect",       "expect_changes", "fallback",
+                            "id",           "idle_timeout", "json",           "model",
+                            "prompt",       "provider",     "schema",         "template",
+                            "timeout",      "track_files",  "trust_project",  "vars",
+                            "worktree",     "claude",       "codex",          "gemini",
+                            "auto",         "text",         "sarif",          "github" };
+    size_t n = sizeof(words) / sizeof(words[0]), checked = 0;
+    const char letters[] = "abcdeimoprstuvwxz_";
+    for (size_t w = 0; w < n; w++) {
+        size_t len = strlen(words[w]);
+        if (len < 3)
+            continue;
+        char typo[64];
+        for (size_t at = 0; at <= len; at++)
+            for (int kind = 0; kind < 4; kind++)
+                for (size_t l = 0; l < sizeof(letters) - 1; l++) {
+                    if (kind == 0 && at < len) { /* replaced */
+                        memcpy(typo, words[w], len + 1);
+                        typo[at] = letters[l];
+                    } else if (kind == 1) { /* added */
+                        memcpy(typo, words[w], at);
+                        typo[at] = letters[l];
+                        memcpy(typo + at + 1, words[w] + at, len - at + 1);
+                    } else if (kind == 2 && at < len && l == 0) { /* taken away */
+                        memcpy(typo, words[w], at);
+                        memcpy(typo + at, words[w] + at + 1, len - at);
+                    } else if (kind == 3 && at + 1 < len && l == 0) { /* swapped */
+                        memcpy(typo, words[w], len + 1);
+                        typo[at] = words[w][at + 1];
+                        typo[at + 1] = words[w][at];
+                    } else {
+                        continue;
+                    }
+                    int known = 0, near = 0;
+                    for (size_t k = 0; k < n; k++) {
+                        known |= strcmp(typo, words[k]) == 0;
+                        near += k != w && one_edit(words[k], typo);
+                    }
+                    if (known || strlen(typo) < 3)
+                        continue;
+                    const char *got = ar_suggest(typo, words, n);
+                    if (near)
+                        assert_true(got == NULL || one_edit(got, typo));
+                    else if (!got || strcmp(got, words[w]) != 0)
+                        fail_msg("'%s' (a typo of '%s') suggested '%s'", typo, words[w],
+                                 got ? got : "(none)");
+                    checked++;
+                }
+    }
+    assert_true(checked > 5000);
+}
+
+static void test_suggest_in_list_reads_a_list_as_text(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(ar_suggest_in_list("jsno", "text|json|sarif", buf, sizeof(buf)), "json");
+    assert_string_equal(
+        ar_suggest_in_list("clade", "claude, codex, gemini, auto", buf, sizeof(buf)), "claude");
+    assert_string_equal(ar_suggest_in_list("shwo", "list show", buf, sizeof(buf)), "show");
+    assert_null(ar_suggest_in_list("xml", "text|json", buf, sizeof(buf)));
+    assert_null(ar_suggest_in_list("jsno", "", buf, sizeof(buf)));
+    assert_null(ar_suggest_in_list("jsno", "text|json", buf, 4)); /* "json" needs 5 bytes */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -732,6 +853,10 @@ int main(void)
         cmocka_unit_test(test_file_view_maps_a_regular_file),
         cmocka_unit_test(test_file_view_keeps_links_inside_the_folder),
         cmocka_unit_test(test_file_view_reads_a_pipe_whole),
+        cmocka_unit_test(test_suggest_names_the_near_word),
+        cmocka_unit_test(test_suggest_names_none_of_two_equally_near),
+        cmocka_unit_test(test_suggest_a_one_edit_typo_gets_its_word),
+        cmocka_unit_test(test_suggest_in_list_reads_a_list_as_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,7 @@
-/*
- * "Did you mean": the nearest of a few known words to a mistyped one, by
- * optimal string alignment distance (Levenshtein plus adjacent swaps, as
- * git's help.c weighs a typo like "verison").
- */
-#include <stdlib.h>
+/* "Did you mean" (suggest.h): the nearest of a few known names to a mistyped one. */
 #include <string.h>
 
-#include "cli/cli.h"
+#include "util/suggest.h"
 
 enum { SUGGEST_MAX_LEN = 64 };
 
@@ -39,7 +34,7 @@ static size_t osa_distance(const char *a, size_t n, const char *b, size_t m)
     return prev[m];
 }
 
-const char *ar_cli_suggest(const char *word, const char *const *candidates, size_t n)
+const char *ar_suggest(const char *word, const char *const *candidates, size_t n)
 {
     size_t len = strlen(word);
     if (len == 0 || len > SUGGEST_MAX_LEN)
@@ -64,4 +59,30 @@ const char *ar_cli_suggest(const char *word, const char *const *candidates, size
     }
     /* Two equally near words: naming one would be a guess. */
     return tie ? NULL : best;
+}
+
+/* The most names a list given as text is read for. */
+enum { SUGGEST_MAX_WORDS = 64 };
+
+const char *ar_suggest_in_list(const char *word, const char *list, char *buf, size_t size)
+{
+    char words[SUGGEST_MAX_WORDS][SUGGEST_MAX_LEN + 1];
+    const char *v[SUGGEST_MAX_WORDS];
+    size_t n = 0;
+    for (const char *t = list; t && *t && n < SUGGEST_MAX_WORDS;) {
+        t += strspn(t, "|, ");
+        size_t k = strcspn(t, "|, ");
+        if (k && k <= SUGGEST_MAX_LEN) {
+            memcpy(words[n], t, k);
+            words[n][k] = '\0';
+            v[n] = words[n];
+            n++;
+        }
+        t += k;
+    }
+    const char *near = ar_suggest(word, v, n);
+    if (!near || strlen(near) >= size)
+        return NULL;
+    memcpy(buf, near, strlen(near) + 1);
+    return buf;
 }

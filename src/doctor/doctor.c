@@ -217,8 +217,10 @@ static int check_provider(const struct ar_provider *p, const struct probe *login
     int rc = check_auth(p, out);
     if (!rc && out->path)
         rc = check_login(p, login, out);
-    /* Installed, and nothing says it cannot log in: it will likely answer a prompt. */
-    out->usable = out->installed && out->login != AR_LOGIN_NO;
+    /* Installed, and nothing says it cannot log in or that agentrun will not start it: it
+     * will likely answer a prompt. */
+    out->usable = out->installed && out->login != AR_LOGIN_NO &&
+                  !(out->version_fit && !strcmp(out->version_fit, "unsupported"));
     for (int k = 0; !rc && out->path && k < AR_DOCTOR_N_POSTURES; k++)
         rc = check_call(p, (enum ar_doctor_posture)k, out->trust_project, &out->postures[k]);
     return rc;

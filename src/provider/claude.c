@@ -1,7 +1,7 @@
 /*
- * The claude adapter (Claude Code 2.1.x): `claude -p --output-format
- * stream-json --verbose`, prompt on stdin. See shared FORMATS.md for the
- * wrapper fields read here.
+ * The claude adapter (Claude Code 2.1.x): `claude -p --input-format stream-json
+ * --output-format stream-json --verbose`, the prompt on stdin as one user message marked
+ * client_composed (claude_deliver()). See shared FORMATS.md for the wrapper fields read here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "provider/common.h"
 #include "provider/provider.h"
 #include "util/file.h"
+#include "util/json_dump.h"
 #include "util/macros.h"
 
 static const char *const claude_auth_env[] = { "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN",
@@ -181,8 +182,9 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
 {
     struct ar_strv *a = &out->argv;
     int rc = ar_strv_push(a, ar_provider_bin(&ar_provider_claude));
-    rc |= ar_strv_pushv(
-        a, (const char *const[]){ "-p", "--output-format", "stream-json", "--verbose", NULL });
+    rc |= ar_strv_pushv(a, (const char *const[]){ "-p", "--input-format", "stream-json",
+                                                  "--output-format", "stream-json", "--verbose",
+                                                  NULL });
     if (spec->model)
         rc |= ar_strv_pushv(a, (const char *const[]){ "--model", spec->model, NULL });
     /* Never --dangerously-skip-permissions: claude refuses it as root. The
@@ -219,6 +221,33 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
     if (rc)
         return ar_error_set(err, AR_ENOMEM, "claude", "out of memory");
     return 0;
+}
+
+/*
+ * A prompt as data. Given as text (an argument or stdin), claude acts on it before the turn:
+ * an `@/any/path` anywhere in it makes claude read that file and send it along (2.1.337 read
+ * a file outside the checkout named in a reviewed diff, past --tools), and a leading `/`
+ * runs one of its commands instead of asking the model. A stream-json user message marked
+ * "client_composed" (claude >= 2.1.248; the Agent SDK's verbatimPrompts) is delivered "as
+ * written, with no @path file-mention expansion and no slash-command dispatch", and the
+ * turn-start attachments are skipped. Older claudes take the mark in silence and still expand
+ * (2.1.247 measured), so the adapter's min_version refuses them. The message is one line:
+ * claude reads stream-json input line by line, then the end of stdin ends the session.
+ * Bytes that are not UTF-8 go as they are, as they did as text (claude decodes them to
+ * U+FFFD either way).
+ */
+static int claude_deliver(const struct ar_call_spec *spec, const char *prompt, size_t len,
+                          struct ar_buf *out, struct ar_error *err)
+{
+    (void)spec;
+    static const char head[] = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":";
+    static const char tail[] = "},\"client_composed\":true}\n";
+    /* One allocation for the usual prompt: escapes are a few in a hundred bytes. */
+    int rc = ar_buf_reserve(out, sizeof(head) + len + len / 16 + sizeof(tail) + 2);
+    rc = rc ? rc : ar_buf_append(out, head, sizeof(head) - 1);
+    rc = rc ? rc : ar_json_dump_string(prompt, len, out);
+    rc = rc ? rc : ar_buf_append(out, tail, sizeof(tail) - 1);
+    return rc ? ar_error_set(err, AR_ENOMEM, "claude", "out of memory") : 0;
 }
 
 /* One call's stream state: the common part and what only claude's stream needs. */
@@ -666,11 +695,13 @@ const struct ar_provider ar_provider_claude = {
                  "'claude setup-token')",
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
-    .tested_min = "2.1.197",
-    .tested_max = "2.1.332",
+    .tested_min = "2.1.248",
+    .tested_max = "2.1.337",
+    .min_version = "2.1.248",
     .login_argv = claude_login_argv,
     .login = claude_login,
     .prepare = claude_prepare,
+    .deliver = claude_deliver,
     .native_contract = ar_pv_object_contract,
     .unwrap_new = claude_unwrap_new,
     .unwrap_line = claude_unwrap_line,

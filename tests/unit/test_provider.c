@@ -1764,11 +1764,16 @@ static void test_version_fit_against_the_tested_range(void **state)
     const struct ar_provider *claude = ar_provider_find("claude");
     const struct ar_provider *codex = ar_provider_find("codex");
     const struct ar_provider *gemini = ar_provider_find("gemini");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.197 (Claude Code)"), "tested");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.332 (Claude Code)"), "tested");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.333 (Claude Code)"), "newer");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.248 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.337 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.338 (Claude Code)"), "newer");
     assert_string_equal(ar_provider_version_fit(claude, "2.2.0 (Claude Code)"), "newer");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.96 (Claude Code)"), "older");
+    /* Older than claude's min_version: agentrun does not start it (issue 56). */
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.247 (Claude Code)"), "unsupported");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.197 (Claude Code)"), "unsupported");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.96 (Claude Code)"), "unsupported");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.169.0"), "tested");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.168.0"), "older");
     assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.171.0"), "tested");
     assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.172.0"), "newer");
     assert_string_equal(ar_provider_version_fit(gemini, "0.61.0"), "tested");

@@ -74,12 +74,15 @@ static const char claude_agent_prompt[] =
  *   - the billing-attribution block that opens the system prompt: it carries a hash of the
  *     prompt's first characters, so the system prompt would differ from call to call.
  * Without them claude's system prompt is the same for every call of a posture, which is what
- * a prompt cache can serve.
+ * a prompt cache can serve. And one thing every call needs: CLAUDE_CODE_STARTUP_FAILURE_RESULTS
+ * makes claude say why it could not start in a result line (startup_failure_reason, 2.1.3xx)
+ * where it would otherwise print a sentence on stderr and exit 1.
  */
 static const char *const claude_env[] = {
     "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
     "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1",
     "CLAUDE_CODE_ATTRIBUTION_HEADER=0",
+    "CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1",
     NULL,
 };
 
@@ -126,6 +129,11 @@ static int push_posture(const struct ar_call_spec *spec, struct ar_call_setup *o
         rc |= ar_strv_pushv(a, (const char *const[]){ "--strict-mcp-config", "--settings",
                                                       "{\"disableAllHooks\":true}", NULL });
         rc |= ar_strv_push(&out->env, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1");
+        /* No MCP server, so no tool to defer: without this every request that offers a tool
+         * (StructuredOutput) carries a DeferredToolPlaceholder as well (205 bytes a request,
+         * 2.1.332 and 2.1.337). A read or edit call may have the user's MCP servers, whose
+         * tools tool search keeps out of the request: it stays on there. */
+        rc |= ar_strv_push(&out->env, "ENABLE_TOOL_SEARCH=false");
     }
     if (spec->no_session && !spec->resume)
         rc |= ar_strv_push(a, "--no-session-persistence");
@@ -256,6 +264,7 @@ struct claude_unwrap {
     json_t *pending;   /* tool id -> path of a write tool awaiting its tool_result */
     char *last_answer; /* the input of the last StructuredOutput call (compact JSON) */
     int error_kind;    /* AR_EAUTH or AR_ERATELIMIT: what an assistant message's "error" said */
+    int interrupted;   /* claude wrote its "[Request interrupted by user]" turn: it was stopped */
 };
 
 static struct claude_unwrap *claude_of(struct ar_unwrap *u)
@@ -363,14 +372,32 @@ static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progres
     }
 }
 
+/*
+ * The user turn claude writes when SIGINT stops it: "[Request interrupted by user]" (while
+ * the answer streamed) or "... for tool use]" (while a tool ran). Measured, 2.1.332 and 2.1.337
+ * (tests/fixtures/claude/stream-sigint*): after it claude writes a result (error_during_execution,
+ * terminal_reason aborted_*) or, as often as one time in five 1.5 s into a stalled answer, exits
+ * 0 with none; the marker says what happened either way.
+ */
+static int is_interrupt_marker(const json_t *block)
+{
+    const char *text = ar_pv_str(block, "text");
+    return text && !strncmp(text, "[Request interrupted by user", 28);
+}
+
 static void on_user(struct ar_unwrap *u, const json_t *o)
 {
     const json_t *content = json_object_get(json_object_get(o, "message"), "content");
     size_t i;
     const json_t *block;
+    if (json_is_string(content) &&
+        !strncmp(json_string_value(content), "[Request interrupted by user", 28))
+        claude_of(u)->interrupted = 1;
     json_array_foreach(content, i, block)
     {
         const char *type = ar_pv_str(block, "type");
+        if (type && !strcmp(type, "text") && is_interrupt_marker(block))
+            claude_of(u)->interrupted = 1;
         const char *id = ar_pv_str(block, "tool_use_id");
         if (!type || strcmp(type, "tool_result") != 0 || !id)
             continue;
@@ -396,6 +423,25 @@ static void on_user(struct ar_unwrap *u, const json_t *o)
         if (failed && text && strstr(text, "No such tool available") && acts(name))
             ar_pv_deny(u, name, target);
     }
+}
+
+/*
+ * Whether claude priced every model of mu (modelUsage or model_usage_since_last_result): a
+ * model whose costBasis is "unknown" (2.1.3xx) is one claude has no price for, and its costUSD
+ * is the default model's rate applied to it, a guess. Then claude's figure is not the call's
+ * cost: the price table prices the call, or its cost is unknown (never the guess).
+ */
+static int priced(const json_t *mu)
+{
+    const char *key;
+    const json_t *m;
+    json_object_foreach((json_t *)mu, key, m)
+    {
+        const char *basis = ar_pv_str(m, "costBasis");
+        if (basis && !strcmp(basis, "unknown"))
+            return 0;
+    }
+    return 1;
 }
 
 /* Sums modelUsage (every model of the run) into usage; without init.model the biggest
@@ -450,6 +496,74 @@ static int since_cost(const json_t *since, double *usd)
     return 1;
 }
 
+/*
+ * Why a turn ended, as the result's terminal_reason says (claude 2.1.2xx+; every value of
+ * 2.1.337's SDK types but "completed", which is no failure): agentrun's error class, words for
+ * a result that gives none, and whether claude itself counts it a failure (its own list).
+ * api_error is not here: the HTTP status classifies it.
+ */
+struct terminal_reason {
+    const char *name;
+    int code;
+    int failed;
+    const char *words;
+};
+static const struct terminal_reason terminal_reasons[] = {
+    { "aborted_streaming", AR_EINTERRUPTED, 0, "claude was interrupted while the answer came" },
+    { "aborted_tools", AR_EINTERRUPTED, 0, "claude was interrupted while a tool ran" },
+    { "background_requested", AR_ECLIFAILED, 0, "claude moved the session to the background" },
+    { "blocking_limit", AR_EAPI, 1, "the conversation no longer fits the model's context" },
+    { "budget_exhausted", AR_EBUDGET, 1, "claude's --max-budget-usd was reached" },
+    { "hook_stopped", AR_ECLIFAILED, 0, "a hook stopped claude's turn" },
+    { "image_error", AR_EAPI, 1, "the API refused an image of the conversation" },
+    { "malformed_tool_use_exhausted", AR_ECLIFAILED, 1,
+      "the model's tool calls could not be read, however often claude asked again" },
+    { "max_turns", AR_ECLIFAILED, 0, "claude reached its limit of turns" },
+    { "model_error", AR_EAPI, 1, "the model failed" },
+    { "prompt_too_long", AR_EAPI, 1, "the prompt is longer than the model's context" },
+    { "rapid_refill_breaker", AR_EAPI, 1, "the conversation no longer fits the model's context" },
+    { "stop_hook_prevented", AR_ECLIFAILED, 0, "a stop hook kept claude's turn from ending" },
+    { "structured_output_retry_exhausted", AR_ECONTRACT, 1,
+      "claude could not satisfy the contract" },
+    { "tool_deferred", AR_ECLIFAILED, 0, "claude left a tool call for a host to decide" },
+    { "tool_deferred_unavailable", AR_ECLIFAILED, 1,
+      "claude left a tool call for a host to decide, and none can" },
+    { "turn_setup_failed", AR_ECLIFAILED, 1, "claude could not set the turn up" },
+};
+
+static const struct terminal_reason *terminal_reason_of(const char *name)
+{
+    for (size_t i = 0; name && i < AR_ARRAY_SIZE(terminal_reasons); i++)
+        if (!strcmp(terminal_reasons[i].name, name))
+            return &terminal_reasons[i];
+    return NULL;
+}
+
+/*
+ * Why claude could not start (startup_failure_reason, 2.1.3xx; its result is a zeroed
+ * error_during_execution, which would otherwise read as an interrupt): the sign-in and the
+ * organization's refusals are auth (another provider may be tried), the rest, a
+ * configuration of this machine or this call (an invalid config file, a proxy URL that does
+ * not parse, a session to resume that is not there), cli_failed, in claude's words.
+ */
+static int startup_failure_class(const char *reason)
+{
+    static const char *const auth[] = {
+        "gateway_access_denied",    "gateway_signin_required", "org_config_refused",
+        "org_pin_api_key_conflict", "org_pin_mismatch",        "org_signin_ended",
+        "org_verify_failed",        "provider_not_allowed",    NULL,
+    };
+    static const char *const api[] = { "org_config_required_unavailable",
+                                       "remote_settings_required_unavailable", NULL };
+    for (size_t i = 0; auth[i]; i++)
+        if (!strcmp(reason, auth[i]))
+            return AR_EAUTH;
+    for (size_t i = 0; api[i]; i++)
+        if (!strcmp(reason, api[i]))
+            return AR_EAPI;
+    return AR_ECLIFAILED;
+}
+
 static void on_result(struct ar_unwrap *u, const json_t *o)
 {
     struct ar_reply *r = &u->r;
@@ -497,19 +611,33 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
         ar_pv_deny(u, ar_pv_str(d, "tool_name"), tool_target(input));
     }
 
+    /* total_cost_usd is a running total of the session: the last result's is read, never
+     * summed. */
     const json_t *cost = json_object_get(o, "total_cost_usd");
     if (per_call) {
-        r->has_cost = since_cost(since, &r->cost_usd);
-    } else if (json_is_number(cost)) {
+        r->has_cost = priced(since) && since_cost(since, &r->cost_usd);
+    } else if (json_is_number(cost) && (!json_is_object(mu) || priced(mu))) {
         r->cost_usd = json_number_value(cost);
         r->has_cost = 1;
     }
 
     const char *subtype = ar_pv_str(o, "subtype");
+    const char *first_error = json_string_value(json_array_get(json_object_get(o, "errors"), 0));
+    const char *startup = ar_pv_str(o, "startup_failure_reason");
+    if (startup) {
+        ar_pv_fail(u, startup_failure_class(startup),
+                   first_error ? first_error : "claude could not start");
+        return;
+    }
+    const struct terminal_reason *why = terminal_reason_of(ar_pv_str(o, "terminal_reason"));
     if (subtype && strcmp(subtype, "error_during_execution") == 0) {
-        const json_t *errors = json_object_get(o, "errors");
-        const char *msg = json_string_value(json_array_get(errors, 0));
-        ar_pv_fail(u, AR_EINTERRUPTED, msg ? msg : "claude stopped during execution");
+        /* A turn stopped by SIGINT (terminal_reason aborted_*, or none before ~2.1.280);
+         * another reason is that reason's failure. */
+        if (why && why->code != AR_EINTERRUPTED) {
+            ar_pv_fail(u, why->code, first_error ? first_error : why->words);
+            return;
+        }
+        ar_pv_fail(u, AR_EINTERRUPTED, "claude was interrupted before its answer was done");
         return;
     }
     if (json_is_true(json_object_get(o, "is_error"))) {
@@ -544,9 +672,19 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
             ar_pv_fail(u, AR_ECLIFAILED, msg ? msg : subtype);
             return;
         }
+        /* No HTTP status: why the turn ended says what failed (the prompt too long for the
+         * model's context, tool calls the model could not get right, a hook). */
         int kind = claude_of(u)->error_kind;
+        if (!status && !kind && why) {
+            ar_pv_fail(u, why->code, msg ? msg : why->words);
+            return;
+        }
         ar_pv_fail(u, !status && kind ? kind : ar_pv_classify(status, msg),
                    msg ? msg : "claude reported an error");
+    } else if (why && why->failed) {
+        /* An error by its terminal_reason that claude did not flag (none seen yet): the
+         * reason decides rather than a success the reason denies. */
+        ar_pv_fail(u, why->code, first_error ? first_error : why->words);
     }
 }
 
@@ -629,6 +767,9 @@ static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
 static void claude_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
                                  struct ar_reply *out)
 {
+    /* Stopped by SIGINT, claude may exit 0 without a result: its interrupt turn tells. */
+    if (!u->r.final_seen && claude_of(u)->interrupted)
+        ar_pv_fail(u, AR_EINTERRUPTED, "claude was interrupted before its answer was done");
     ar_pv_finish(u, exit, out);
 }
 

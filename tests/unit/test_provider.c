@@ -140,6 +140,34 @@ static const struct fx fixtures[] = {
      * 900k-token first answer; result subtype error_max_budget_usd, usage all zero */
     { "claude", "handmade-budget.jsonl", NULL, 1, 0, 0, NULL, AR_EBUDGET, 900000, 100, 0, 25, 1, 1,
       NULL, NULL, NULL },
+    /* issue 56: the prompt as one client_composed stream-json message (2.1.337): the same
+     * output as a text prompt's */
+    { "claude", "stream-composed-text.jsonl", NULL, 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 1, 1, "claude-opus-5-5",
+      NULL, NULL },
+    /* issue 59: claude could not start (startup_failure_reason, 2.1.337): a zeroed
+     * error_during_execution result, which is no interrupt but cli_failed in claude's words */
+    { "claude", "stream-startup-resume-not-found.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0,
+      0, 0, 1, 1, NULL, NULL, NULL },
+    { "claude", "stream-startup-config-invalid.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0,
+      0, 1, 1, NULL, NULL, NULL },
+    { "claude", "stream-startup-proxy-invalid.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0,
+      0, 1, 1, NULL, NULL, NULL },
+    /* issue 59: a model claude has no price for (costBasis "unknown"): its costUSD is a guess
+     * and not taken (the price table decides, else the cost is unknown) */
+    { "claude", "stream-cost-basis-unknown.jsonl", NULL, 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, "claude-unknown-9",
+      NULL, NULL },
+    /* The outcomes of SIGINT to claude mid-answer (recorded; tests/e2e/test_clis.py holds the
+     * real CLI to one of them): the interrupt turn and a result with terminal_reason
+     * aborted_streaming (2.1.337), the interrupt turn and no result at all, exit 0 (2.1.332),
+     * killed by the signal before anything was written (2.1.332) */
+    { "claude", "stream-sigint-result.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 0, 0, 0, 0, 1,
+      1, NULL, NULL, NULL },
+    { "claude", "stream-sigint-no-result.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 0, 0, 0, 0,
+      0, 1, NULL, NULL, NULL },
+    { "claude", "stream-sigint-early.jsonl", NULL, 130, 2, 0, NULL, AR_EINTERRUPTED, 0, 0, 0, 0, 0,
+      0, NULL, NULL, NULL },
     /* FORMATS.md's SIGINT result: subtype error_during_execution */
     { "claude", "handmade-interrupted.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 1200, 0, 0, 1,
       1, 1, NULL, NULL, NULL },
@@ -421,6 +449,160 @@ static void test_killed_without_final_event_is_interrupted(void **state)
         assert_false(r.final_seen);
         ar_reply_finish(&r);
         free(data);
+    }
+}
+
+/* The reply of one claude result line (and the init line before it). */
+static void claude_reply_of(const char *result_line, int status, struct ar_reply *r)
+{
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    static const char init[] = "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\","
+                               "\"model\":\"claude-opus-5-5\"}";
+    p->unwrap_line(u, init, sizeof(init) - 1, NULL);
+    p->unwrap_line(u, result_line, strlen(result_line), NULL);
+    struct ar_exit_info ex = { status, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, r);
+    p->unwrap_free(u);
+}
+
+/*
+ * Why claude stopped (issue 59): startup_failure_reason (2.1.3xx, with
+ * CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1, which every call sets) and terminal_reason map onto
+ * agentrun's error classes, in claude's words; neither reads as an interrupt any more.
+ */
+static void test_claude_says_why_it_stopped(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fixture, *starts;
+    } recorded[] = {
+        { "stream-startup-resume-not-found.jsonl",
+          "No conversation found with session ID: 00000000-0000-4000-8000-000000000000" },
+        { "stream-startup-config-invalid.jsonl", "Configuration error in " },
+        { "stream-startup-proxy-invalid.jsonl", "Invalid proxy URL in HTTPS_PROXY" },
+    };
+    for (size_t i = 0; i < sizeof(recorded) / sizeof(recorded[0]); i++) {
+        size_t len;
+        char *data = slurp("claude", recorded[i].fixture, &len);
+        assert_non_null(data);
+        struct ar_reply r;
+        claude_reply_of(data, 1, &r);
+        assert_int_equal(r.error, AR_ECLIFAILED);
+        assert_non_null(r.error_msg);
+        assert_int_equal(strncmp(r.error_msg, recorded[i].starts, strlen(recorded[i].starts)), 0);
+        ar_reply_finish(&r);
+        free(data);
+    }
+#define ZEROED "\"type\":\"result\",\"session_id\":\"s-1\",\"total_cost_usd\":0,\"usage\":{}"
+    static const struct {
+        const char *line;
+        int error;
+        const char *msg; /* a part of the message */
+        int transient;
+    } cases[] = {
+        /* the sign-in and the organization's refusals are auth; then agentrun's words */
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"startup_failure_reason\":\"org_signin_ended\",\"errors\":[\"Your sign-in ended\"]}",
+          AR_EAUTH, "claude is not logged in", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"startup_failure_reason\":\"org_config_required_unavailable\","
+          "\"errors\":[\"could not fetch the organization's settings\"]}",
+          AR_EAPI, "could not fetch", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"startup_failure_reason\":\"a_cause_of_tomorrow\"}",
+          AR_ECLIFAILED, "claude could not start", 0 },
+        /* an interrupt, and what an error_during_execution says otherwise */
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"terminal_reason\":\"aborted_tools\",\"errors\":[\"[ede_diagnostic] x\"]}",
+          AR_EINTERRUPTED, "interrupted", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true}", AR_EINTERRUPTED,
+          "interrupted", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"terminal_reason\":\"model_error\",\"errors\":[\"the model broke\"]}",
+          AR_EAPI, "the model broke", 0 },
+        /* is_error without an HTTP status: the terminal reason says what failed */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":null,"
+          "\"terminal_reason\":\"prompt_too_long\",\"result\":\"Prompt is too long\"}",
+          AR_EAPI, "Prompt is too long", 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,"
+          "\"terminal_reason\":\"blocking_limit\"}",
+          AR_EAPI, "no longer fits the model's context", 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,"
+          "\"terminal_reason\":\"malformed_tool_use_exhausted\"}",
+          AR_ECLIFAILED, "tool calls could not be read", 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,"
+          "\"terminal_reason\":\"hook_stopped\",\"result\":\"Stopped by a hook\"}",
+          AR_ECLIFAILED, "Stopped by a hook", 0 },
+        /* an HTTP status still classifies an api_error (terminal_reason api_error) */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":529,"
+          "\"terminal_reason\":\"api_error\",\"result\":\"API Error: 529 Overloaded\"}",
+          AR_EAPI, "529", 1 },
+        /* a failure by its reason that claude did not flag */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":false,\"result\":\"\","
+          "\"terminal_reason\":\"turn_setup_failed\"}",
+          AR_ECLIFAILED, "could not set the turn up", 0 },
+        /* completed is no failure; a reason not failed by claude's own list neither */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"terminal_reason\":\"completed\"}",
+          0, NULL, 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"terminal_reason\":\"a_reason_of_tomorrow\"}",
+          0, NULL, 0 },
+    };
+#undef ZEROED
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_reply r;
+        claude_reply_of(cases[i].line, cases[i].error ? 1 : 0, &r);
+        if (r.error != cases[i].error)
+            fail_msg("case %zu: %s, want %s (%s)", i, ar_strerror_name(r.error),
+                     ar_strerror_name(cases[i].error), r.error_msg ? r.error_msg : "");
+        if (cases[i].msg && !strstr(r.error_msg ? r.error_msg : "", cases[i].msg))
+            fail_msg("case %zu: message '%s' lacks '%s'", i, r.error_msg, cases[i].msg);
+        assert_int_equal(r.transient, cases[i].transient);
+        ar_reply_finish(&r);
+    }
+}
+
+/* costBasis "unknown" (2.1.3xx): claude's figure is its default model's rate applied to a
+ * model it has no price for, a guess, whether in modelUsage or in a resumed call's
+ * model_usage_since_last_result; a priced one ("list") is taken. */
+static void test_claude_cost_basis_unknown_is_not_a_price(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        int has_cost;
+    } cases[] = {
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.5,\"modelUsage\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"unknown\"}}}",
+          0 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.6,\"modelUsage\":{\"a\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"list\"},\"b\":{\"inputTokens\":1,\"costUSD\":0.1,\"costBasis\":"
+          "\"unknown\"}}}",
+          0 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.9,\"modelUsage\":{\"m\":{\"inputTokens\":99}},"
+          "\"model_usage_since_last_result\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"unknown\"}}}",
+          0 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.5,\"modelUsage\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"list\"}}}",
+          1 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.5,\"modelUsage\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"managed\"}}}",
+          1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_reply r;
+        claude_reply_of(cases[i].line, 0, &r);
+        assert_int_equal(r.error, 0);
+        assert_int_equal(r.has_cost, cases[i].has_cost);
+        ar_reply_finish(&r);
     }
 }
 
@@ -2644,6 +2826,8 @@ int main(void)
         cmocka_unit_test(test_every_fixture_through_its_adapter),
         cmocka_unit_test(test_fixture_index_is_covered),
         cmocka_unit_test(test_killed_without_final_event_is_interrupted),
+        cmocka_unit_test(test_claude_says_why_it_stopped),
+        cmocka_unit_test(test_claude_cost_basis_unknown_is_not_a_price),
         cmocka_unit_test(test_claude_giving_up_is_not_an_api_error),
         cmocka_unit_test(test_plain_modes_are_not_wrappers),
         cmocka_unit_test(test_http_403_is_auth_like_401),

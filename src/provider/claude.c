@@ -631,13 +631,17 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
     }
     const struct terminal_reason *why = terminal_reason_of(ar_pv_str(o, "terminal_reason"));
     if (subtype && strcmp(subtype, "error_during_execution") == 0) {
-        /* A turn stopped by SIGINT (terminal_reason aborted_*, or none before ~2.1.280);
-         * another reason is that reason's failure. */
-        if (why && why->code != AR_EINTERRUPTED) {
+        /* A turn stopped by SIGINT says terminal_reason aborted_* (2.1.197 on); another
+         * reason is that reason's failure; none, and not one turn (a claude before
+         * startup_failure_reason: 2.1.332 refusing --resume of a session that is not there),
+         * is claude not starting, in its words. */
+        const json_t *turns = json_object_get(o, "num_turns");
+        if (why && why->code != AR_EINTERRUPTED)
             ar_pv_fail(u, why->code, first_error ? first_error : why->words);
-            return;
-        }
-        ar_pv_fail(u, AR_EINTERRUPTED, "claude was interrupted before its answer was done");
+        else if (!why && first_error && json_is_integer(turns) && !json_integer_value(turns))
+            ar_pv_fail(u, AR_ECLIFAILED, first_error);
+        else
+            ar_pv_fail(u, AR_EINTERRUPTED, "claude was interrupted before its answer was done");
         return;
     }
     if (json_is_true(json_object_get(o, "is_error"))) {

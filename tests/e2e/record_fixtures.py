@@ -163,6 +163,11 @@ def cases():
          "startup_failure_reason resume_target_not_found, errors[] in claude's words, exit 1 "
          "(written with or without CLAUDE_CODE_STARTUP_FAILURE_RESULTS)",
          {"composed": True, "set_env": STARTUP_RESULTS}),
+        ("claude", "stream-resume-not-found", "jsonl",
+         CLAUDE_IN + ["--resume", "00000000-0000-4000-8000-000000000000"], {"claude": []},
+         "--resume of a session that is not there, by a claude that has no "
+         "startup_failure_reason (2.1.332): a zeroed error_during_execution result, num_turns 0, "
+         "no terminal_reason, errors[] in claude's words, exit 1", {"composed": True}),
         ("claude", "stream-startup-config-invalid", "jsonl", CLAUDE_IN, {"claude": []},
          "~/.claude.json that does not parse: startup_failure_reason config_file_invalid and "
          "invalid_config_file {path, backup_path}, exit 1",

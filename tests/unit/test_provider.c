@@ -149,6 +149,10 @@ static const struct fx fixtures[] = {
      * error_during_execution result, which is no interrupt but cli_failed in claude's words */
     { "claude", "stream-startup-resume-not-found.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0,
       0, 0, 1, 1, NULL, NULL, NULL },
+    /* the same refusal from a claude that says no startup_failure_reason (2.1.332): a zeroed
+     * result, no terminal_reason, no turn */
+    { "claude", "stream-resume-not-found.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0, 0, 1,
+      1, NULL, NULL, NULL },
     { "claude", "stream-startup-config-invalid.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0,
       0, 1, 1, NULL, NULL, NULL },
     { "claude", "stream-startup-proxy-invalid.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0,
@@ -481,6 +485,8 @@ static void test_claude_says_why_it_stopped(void **state)
           "No conversation found with session ID: 00000000-0000-4000-8000-000000000000" },
         { "stream-startup-config-invalid.jsonl", "Configuration error in " },
         { "stream-startup-proxy-invalid.jsonl", "Invalid proxy URL in HTTPS_PROXY" },
+        { "stream-resume-not-found.jsonl",
+          "No conversation found with session ID: 00000000-0000-4000-8000-000000000000" },
     };
     for (size_t i = 0; i < sizeof(recorded) / sizeof(recorded[0]); i++) {
         size_t len;

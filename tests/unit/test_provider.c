@@ -1353,6 +1353,68 @@ static void test_codex_posture_turns_the_checkouts_skills_off(void **state)
     free(real_root);
 }
 
+/* A "$name" pastes the body of a skill codex loaded, the user's too (issue 56): an untrusted
+ * text call turns the user's skills ($CODEX_HOME/skills, ~/.agents/skills) off by path as
+ * well as the checkout's; a read or edit call keeps them, as it keeps their MCP servers. */
+static void test_codex_text_calls_turn_the_users_skills_off(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    char root[] = "/tmp/agentrun-test-user-skills-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char *real = realpath(root, NULL);
+    static const char skill[] = "---\nname: s\ndescription: d\n---\nbody\n";
+    put_file(root, "work/.git/HEAD", "ref: refs/heads/main\n");
+    put_file(root, "codex-home/skills/mine/SKILL.md", skill);
+    put_file(root, "codex-home/skills/.system/bundled/SKILL.md", skill);
+    put_file(root, "home/.agents/skills/also-mine/SKILL.md", skill);
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char *old_codex = getenv("CODEX_HOME") ? strdup(getenv("CODEX_HOME")) : NULL;
+    char dir[600], cwd[600];
+    snprintf(dir, sizeof(dir), "%s/codex-home", root);
+    setenv("CODEX_HOME", dir, 1);
+    snprintf(dir, sizeof(dir), "%s/home", root);
+    setenv("HOME", dir, 1);
+    snprintf(cwd, sizeof(cwd), "%s/work", root);
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            struct ar_call_spec spec = { 0 };
+            spec.tools = (enum ar_tools)t;
+            spec.allow_edits = t == AR_TOOLS_EDIT;
+            spec.trust_project = trust;
+            spec.cwd = cwd;
+            struct ar_call_setup st;
+            ar_call_setup_init(&st);
+            struct ar_error err = AR_ERROR_INIT;
+            assert_int_equal(p->prepare(&spec, &st, &err), 0);
+            const char *cfg = codex_config(&st, "skills.config=[");
+            int off = t == AR_TOOLS_NONE && !trust;
+            char want[700];
+            snprintf(want, sizeof(want),
+                     "{path=\"%s/codex-home/skills/mine/SKILL.md\",enabled=false}", real);
+            assert_int_equal(cfg && strstr(cfg, want), off);
+            snprintf(want, sizeof(want),
+                     "{path=\"%s/home/.agents/skills/also-mine/SKILL.md\",enabled=false}", real);
+            assert_int_equal(cfg && strstr(cfg, want), off);
+            /* The bundled ones are off by their own switch (skills.bundled.enabled). */
+            assert_true(!cfg || !strstr(cfg, ".system"));
+            ar_call_setup_finish(&st);
+        }
+    }
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    else
+        unsetenv("HOME");
+    if (old_codex)
+        setenv("CODEX_HOME", old_codex, 1);
+    else
+        unsetenv("CODEX_HOME");
+    free(old_home);
+    free(old_codex);
+    ar_remove_tree(root);
+    free(real);
+}
+
 /* codex walks each skills root on its own budget: directories that fill one root leave the
  * next root's skills loaded, so they are still turned off; a checkout past agentrun's own
  * budget is refused untrusted, never half walked. */
@@ -2855,6 +2917,7 @@ int main(void)
         cmocka_unit_test(test_codex_telemetry_only_where_no_rollout),
         cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
         cmocka_unit_test(test_codex_posture_walks_every_skills_root),
+        cmocka_unit_test(test_codex_text_calls_turn_the_users_skills_off),
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_gemini_model_is_never_routed),
         cmocka_unit_test(test_bin_override_and_bad_schema),

@@ -372,12 +372,13 @@ void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state 
 
 /*
  * Resolves a provider name: "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) is the first
- * provider, in registry order, that is installed and usable (ar_provider_login_check()
- * does not say it cannot log in). When auto skipped an installed one, note (size bytes,
- * may be NULL) says which and why ("claude: not logged in, using codex; pass -p to
- * choose"), else it is "". NULL with err set: AR_EUSAGE for an unknown name,
- * AR_ENOTFOUND when no CLI is installed, AR_EAUTH when none installed can log in (the
- * message names each and what to do).
+ * provider, in registry order, that is installed and usable (not older than its
+ * min_version, and ar_provider_login_check() does not say it cannot log in). When auto
+ * skipped an installed one, note (size bytes, may be NULL) says which and why ("claude: not
+ * logged in, using codex; pass -p to choose"), else it is "". NULL with err set: AR_EUSAGE
+ * for an unknown name, AR_ENOTFOUND when no CLI is installed, AR_EAUTH when none installed
+ * can log in (the message names each and what to do). When every one installed is too old,
+ * the first is returned: its call fails, saying which version it needs.
  */
 const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
                                                     struct ar_error *err);

@@ -186,16 +186,28 @@ const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note
                          "unknown provider '%s' (claude, codex, gemini, auto)", name);
         return p;
     }
-    /* The first installed CLI that can log in; one that cannot is said, and passed. */
+    /* The first installed CLI that agentrun starts and that can log in (doctor's "usable");
+     * one that is too old or cannot log in is said, and passed. */
     char skipped[192] = "", fix[256] = "";
-    int installed = 0;
+    int installed = 0, too_old = 0;
+    const struct ar_provider *oldest = NULL;
     for (size_t i = 0; providers[i]; i++) {
         const struct ar_provider *p = providers[i];
         if (!ar_provider_installed(p)) {
             say(fix, sizeof(fix), p->name, " ", "not found", 9);
             continue;
         }
-        installed = 1;
+        installed++;
+        char *bin = p->min_version ? ar_provider_which(p) : NULL;
+        int old = bin && ar_provider_check_version(p, bin, NULL) < 0;
+        free(bin);
+        if (old) {
+            if (!too_old++)
+                oldest = p;
+            say(skipped, sizeof(skipped), p->name, ": ", "too old", 7);
+            say(fix, sizeof(fix), p->name, " ", "too old (update it)", 19);
+            continue;
+        }
         struct ar_login_state st;
         ar_provider_login_check(p, &st);
         if (st.state != AR_LOGIN_NO) {
@@ -213,6 +225,10 @@ const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note
         say(skipped, sizeof(skipped), p->name, ": ", why, n);
         say(fix, sizeof(fix), p->name, " ", what, (int)strlen(what));
     }
+    /* Only CLIs too old to start: the first is taken, and its call says so (a RunResult
+     * whose error names the version needed). */
+    if (installed && installed == too_old)
+        return oldest;
     if (installed) {
         ar_error_set(err, AR_EAUTH, "--provider",
                      "no CLI can log in: %s; more: agentrun doctor, " AR_PROVIDER_AUTH_DOCS, fix);

@@ -670,6 +670,16 @@ class PromptIsDataTest(unittest.TestCase):
             self.assertIn("claude 2.1.247 (Claude Code) is too old", err["message"])
             self.assertIn("2.1.248 or later", err["message"])
 
+    def test_auto_passes_over_a_claude_too_old_and_says_so(self):
+        with Sandbox() as sb:
+            sb.answers("codex", ["fine"])
+            p = sb.run("run", "--format", "json", "hi", provider="auto",
+                       env=dict(sb.env, FAKE_CLI_VERSION="2.1.247 (Claude Code)"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout)["provider"], "codex")
+            self.assertIn("claude: too old, using codex", p.stderr)
+            self.assertEqual([c["argv0"] for c in sb.calls()], ["codex"])
+
     def test_gemini_untrusted_text_calls_run_where_nothing_can_be_named(self):
         # gemini reads what "@path" names inside its workspace, whatever the tools: an
         # untrusted text call runs in an empty directory of its own; read calls and trusted

@@ -103,7 +103,8 @@ struct ar_doctor_provider {
             const char *tested_min;
             const char *tested_max;
             /* How version compares with them (static): "tested" (within the range), "newer"
-             * (a warning: newer than tested, not an error), "older", or NULL when the
+             * (a warning: newer than tested, not an error), "older", "unsupported" (older
+             * than the oldest version agentrun starts: not usable), or NULL when the
              * version is unknown. */
             const char *version_fit;
         };

@@ -189,7 +189,12 @@ static void print_text(const json_t *doc)
          * not know (a call's unknown_events) rather than refusing the CLI. */
         const char *fit = json_string_value(json_object_get(p, "version_fit"));
         const json_t *tested = json_object_get(p, "tested");
-        if (fit)
+        if (fit && !strcmp(fit, "unsupported"))
+            printf("         version: error: too old, agentrun does not start it (it would act "
+                   "on a prompt's words); tested: %s to %s\n",
+                   json_string_value(json_object_get(tested, "min")),
+                   json_string_value(json_object_get(tested, "max")));
+        else if (fit)
             printf("         version: %s %s to %s\n",
                    !strcmp(fit, "newer")   ? "warning: newer than the tested range,"
                    : !strcmp(fit, "older") ? "warning: older than the tested range,"
@@ -247,6 +252,10 @@ static void print_text(const json_t *doc)
                json_is_true(json_object_get(p, "usable"))       ? "usable"
                : !json_is_true(json_object_get(p, "found"))     ? "not found"
                : !json_is_true(json_object_get(p, "installed")) ? "does not answer --version"
+               : json_is_string(json_object_get(p, "version_fit")) &&
+                       !strcmp(json_string_value(json_object_get(p, "version_fit")),
+                               "unsupported")
+                   ? "too old"
                : json_is_false(in)                              ? "not logged in"
                : json_object_get(p, "auth_check")               ? "credentials rejected"
                                                                 : "?");

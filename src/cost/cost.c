@@ -81,6 +81,12 @@ const struct ar_price *ar_prices_find(const struct ar_prices *t, const char *mod
     return best;
 }
 
+/* tokens at rate: 0 for no tokens whatever the rate, NaN for some at an unknown rate. */
+static double at(uint64_t tokens, double rate)
+{
+    return tokens ? (double)tokens * rate : 0;
+}
+
 double ar_price_apply(const struct ar_price *p, const struct ar_usage *u)
 {
     uint64_t prompt = u->input + u->cache_read + u->cache_write;
@@ -89,8 +95,8 @@ double ar_price_apply(const struct ar_price *p, const struct ar_usage *u)
     double out = lng ? p->long_output : p->output;
     double cr = lng ? p->long_cache_read : p->cache_read;
     double cw = lng ? p->long_cache_write : p->cache_write;
-    return ((double)u->input * in + (double)u->cache_read * cr + (double)u->cache_write * cw +
-            (double)u->output * out) /
+    return (at(u->input, in) + at(u->cache_read, cr) + at(u->cache_write, cw) +
+            at(u->output, out)) /
            1e6;
 }
 
@@ -111,8 +117,10 @@ struct ar_cost ar_cost_compute(const struct ar_prices *t, const char *model,
         return c;
     }
     const struct ar_price *p = usage ? ar_prices_find(t, model) : NULL;
-    if (p) {
-        c.usd = ar_price_apply(p, usage);
+    double usd = p ? ar_price_apply(p, usage) : NAN;
+    /* A price the table does not know for tokens the call used: unknown, not a part. */
+    if (isfinite(usd)) {
+        c.usd = usd;
         c.source = AR_COST_TABLE;
     }
     return c;
@@ -169,6 +177,10 @@ static int rate(const json_t *o, const char *key, double *out)
     const json_t *v = json_object_get(o, key);
     if (!v) {
         *out = 0;
+        return 0;
+    }
+    if (json_is_null(v)) {
+        *out = AR_PRICE_NONE;
         return 0;
     }
     if (!json_is_number(v) || json_number_value(v) < 0)

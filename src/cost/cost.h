@@ -22,7 +22,10 @@
 #include "agentrun/error.h"
 #include "agentrun/usage.h"
 
-/* USD per million tokens. */
+/* A rate nobody published (PRICES.md's "—"): tokens of that class make the cost unknown. */
+#define AR_PRICE_NONE (__builtin_nan(""))
+
+/* USD per million tokens (AR_PRICE_NONE: not known). */
 struct ar_price {
     const char *model;
     double input, output, cache_read, cache_write;
@@ -46,8 +49,8 @@ struct ar_prices;
  *                                            "output": 45, "cache_read": 1,
  *                                            "cache_write": 0}}}}
  * Its entries replace built-in ones of the same name or add new ones; omitted
- * rates are 0. Returns 0 with *out (caller ar_prices_destroy()s) or AR_EUSAGE /
- * AR_EIO with err naming the file.
+ * rates are 0, a null rate is not known (AR_PRICE_NONE). Returns 0 with *out (caller
+ * ar_prices_destroy()s) or AR_EUSAGE / AR_EIO with err naming the file.
  */
 int ar_prices_load(const char *path, struct ar_prices **out, struct ar_error *err);
 
@@ -60,7 +63,8 @@ void ar_prices_destroy(struct ar_prices *t); /* NULL is fine */
 /* The price of `model` in t (NULL: the built-in table), or NULL. Borrowed from t. */
 const struct ar_price *ar_prices_find(const struct ar_prices *t, const char *model);
 
-/* USD for usage at price p, choosing the long-context rates past the threshold. */
+/* USD for usage at price p, choosing the long-context rates past the threshold; NaN when
+ * usage has tokens of a class whose rate is AR_PRICE_NONE (the cost is not known). */
 double ar_price_apply(const struct ar_price *p, const struct ar_usage *u);
 
 /* Adds every count of u to *to: the one place usage is summed (calls, runs, chunks, jobs). */

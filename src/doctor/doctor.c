@@ -80,7 +80,10 @@ static void probe_start(struct ar_loop *loop, struct probe *pr)
     for (size_t i = 0; pr->args[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
         argv[i + 1] = pr->args[i];
     struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    /* What every CLI agentrun starts inherits, a --version too (src/provider/env.c). */
+    struct ar_strv env = AR_STRV_INIT;
     o.argv = argv;
+    o.env = ar_provider_env_withhold(&env) == 0 ? ar_strv_get(&env) : NULL;
     o.timeout_ms = AR_DOCTOR_VERSION_TIMEOUT_MS;
     o.kill_grace_ms = 1000;
     o.capture_stdout = 1;
@@ -88,8 +91,9 @@ static void probe_start(struct ar_loop *loop, struct probe *pr)
     o.on_done = on_probe_done;
     o.arg = pr;
     struct ar_error err = AR_ERROR_INIT;
-    if (loop)
+    if (loop && o.env)
         ar_child_spawn(loop, &o, NULL, &err);
+    ar_strv_finish(&env);
 }
 
 /* Every probe at once; a probe that cannot start keeps status -1. */
@@ -217,8 +221,10 @@ static int check_provider(const struct ar_provider *p, const struct probe *login
     int rc = check_auth(p, out);
     if (!rc && out->path)
         rc = check_login(p, login, out);
-    /* Installed, and nothing says it cannot log in: it will likely answer a prompt. */
-    out->usable = out->installed && out->login != AR_LOGIN_NO;
+    /* Installed, and nothing says it cannot log in or that agentrun will not start it: it
+     * will likely answer a prompt. */
+    out->usable = out->installed && out->login != AR_LOGIN_NO &&
+                  !(out->version_fit && !strcmp(out->version_fit, "unsupported"));
     for (int k = 0; !rc && out->path && k < AR_DOCTOR_N_POSTURES; k++)
         rc = check_call(p, (enum ar_doctor_posture)k, out->trust_project, &out->postures[k]);
     return rc;

@@ -1,7 +1,7 @@
 /*
- * The claude adapter (Claude Code 2.1.x): `claude -p --output-format
- * stream-json --verbose`, prompt on stdin. See shared FORMATS.md for the
- * wrapper fields read here.
+ * The claude adapter (Claude Code 2.1.x): `claude -p --input-format stream-json
+ * --output-format stream-json --verbose`, the prompt on stdin as one user message marked
+ * client_composed (claude_deliver()). See shared FORMATS.md for the wrapper fields read here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "provider/common.h"
 #include "provider/provider.h"
 #include "util/file.h"
+#include "util/json_dump.h"
 #include "util/macros.h"
 
 static const char *const claude_auth_env[] = { "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN",
@@ -74,12 +75,15 @@ static const char claude_agent_prompt[] =
  *   - the billing-attribution block that opens the system prompt: it carries a hash of the
  *     prompt's first characters, so the system prompt would differ from call to call.
  * Without them claude's system prompt is the same for every call of a posture, which is what
- * a prompt cache can serve.
+ * a prompt cache can serve. And one thing every call needs: CLAUDE_CODE_STARTUP_FAILURE_RESULTS
+ * makes claude say why it could not start in a result line (startup_failure_reason, 2.1.3xx)
+ * where it would otherwise print a sentence on stderr and exit 1.
  */
 static const char *const claude_env[] = {
     "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
     "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1",
     "CLAUDE_CODE_ATTRIBUTION_HEADER=0",
+    "CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1",
     NULL,
 };
 
@@ -126,6 +130,11 @@ static int push_posture(const struct ar_call_spec *spec, struct ar_call_setup *o
         rc |= ar_strv_pushv(a, (const char *const[]){ "--strict-mcp-config", "--settings",
                                                       "{\"disableAllHooks\":true}", NULL });
         rc |= ar_strv_push(&out->env, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1");
+        /* No MCP server, so no tool to defer: without this every request that offers a tool
+         * (StructuredOutput) carries a DeferredToolPlaceholder as well (205 bytes a request,
+         * 2.1.332 and 2.1.337). A read or edit call may have the user's MCP servers, whose
+         * tools tool search keeps out of the request: it stays on there. */
+        rc |= ar_strv_push(&out->env, "ENABLE_TOOL_SEARCH=false");
     }
     if (spec->no_session && !spec->resume)
         rc |= ar_strv_push(a, "--no-session-persistence");
@@ -144,8 +153,9 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
 {
     struct ar_strv *a = &out->argv;
     int rc = ar_strv_push(a, ar_provider_bin(&ar_provider_claude));
-    rc |= ar_strv_pushv(
-        a, (const char *const[]){ "-p", "--output-format", "stream-json", "--verbose", NULL });
+    rc |= ar_strv_pushv(a, (const char *const[]){ "-p", "--input-format", "stream-json",
+                                                  "--output-format", "stream-json", "--verbose",
+                                                  NULL });
     if (spec->model)
         rc |= ar_strv_pushv(a, (const char *const[]){ "--model", spec->model, NULL });
     /* Never --dangerously-skip-permissions: claude refuses it as root. The
@@ -183,12 +193,40 @@ static int claude_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
     return 0;
 }
 
+/*
+ * A prompt as data. Given as text (an argument or stdin), claude acts on it before the turn:
+ * an `@/any/path` anywhere in it makes claude read that file and send it along (2.1.337 read
+ * a file outside the checkout named in a reviewed diff, past --tools), and a leading `/`
+ * runs one of its commands instead of asking the model. A stream-json user message marked
+ * "client_composed" (claude >= 2.1.248; the Agent SDK's verbatimPrompts) is delivered "as
+ * written, with no @path file-mention expansion and no slash-command dispatch", and the
+ * turn-start attachments are skipped. Older claudes take the mark in silence and still expand
+ * (2.1.247 measured), so the adapter's min_version refuses them. The message is one line:
+ * claude reads stream-json input line by line, then the end of stdin ends the session.
+ * Bytes that are not UTF-8 go as they are, as they did as text (claude decodes them to
+ * U+FFFD either way).
+ */
+static int claude_deliver(const struct ar_call_spec *spec, const char *prompt, size_t len,
+                          struct ar_buf *out, struct ar_error *err)
+{
+    (void)spec;
+    static const char head[] = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":";
+    static const char tail[] = "},\"client_composed\":true}\n";
+    /* One allocation for the usual prompt: escapes are a few in a hundred bytes. */
+    int rc = ar_buf_reserve(out, sizeof(head) + len + len / 16 + sizeof(tail) + 2);
+    rc = rc ? rc : ar_buf_append(out, head, sizeof(head) - 1);
+    rc = rc ? rc : ar_json_dump_string(prompt, len, out);
+    rc = rc ? rc : ar_buf_append(out, tail, sizeof(tail) - 1);
+    return rc ? ar_error_set(err, AR_ENOMEM, "claude", "out of memory") : 0;
+}
+
 /* One call's stream state: the common part and what only claude's stream needs. */
 struct claude_unwrap {
     struct ar_unwrap u;
     json_t *pending;   /* tool id -> path of a write tool awaiting its tool_result */
     char *last_answer; /* the input of the last StructuredOutput call (compact JSON) */
     int error_kind;    /* AR_EAUTH or AR_ERATELIMIT: what an assistant message's "error" said */
+    int interrupted;   /* claude wrote its "[Request interrupted by user]" turn: it was stopped */
 };
 
 static struct claude_unwrap *claude_of(struct ar_unwrap *u)
@@ -296,14 +334,32 @@ static void on_assistant(struct ar_unwrap *u, const json_t *o, struct ar_progres
     }
 }
 
+/*
+ * The user turn claude writes when SIGINT stops it: "[Request interrupted by user]" (while
+ * the answer streamed) or "... for tool use]" (while a tool ran). Measured, 2.1.332 and 2.1.337
+ * (tests/fixtures/claude/stream-sigint*): after it claude writes a result (error_during_execution,
+ * terminal_reason aborted_*) or, as often as one time in five 1.5 s into a stalled answer, exits
+ * 0 with none; the marker says what happened either way.
+ */
+static int is_interrupt_marker(const json_t *block)
+{
+    const char *text = ar_pv_str(block, "text");
+    return text && !strncmp(text, "[Request interrupted by user", 28);
+}
+
 static void on_user(struct ar_unwrap *u, const json_t *o)
 {
     const json_t *content = json_object_get(json_object_get(o, "message"), "content");
     size_t i;
     const json_t *block;
+    if (json_is_string(content) &&
+        !strncmp(json_string_value(content), "[Request interrupted by user", 28))
+        claude_of(u)->interrupted = 1;
     json_array_foreach(content, i, block)
     {
         const char *type = ar_pv_str(block, "type");
+        if (type && !strcmp(type, "text") && is_interrupt_marker(block))
+            claude_of(u)->interrupted = 1;
         const char *id = ar_pv_str(block, "tool_use_id");
         if (!type || strcmp(type, "tool_result") != 0 || !id)
             continue;
@@ -329,6 +385,25 @@ static void on_user(struct ar_unwrap *u, const json_t *o)
         if (failed && text && strstr(text, "No such tool available") && acts(name))
             ar_pv_deny(u, name, target);
     }
+}
+
+/*
+ * Whether claude priced every model of mu (modelUsage or model_usage_since_last_result): a
+ * model whose costBasis is "unknown" (2.1.3xx) is one claude has no price for, and its costUSD
+ * is the default model's rate applied to it, a guess. Then claude's figure is not the call's
+ * cost: the price table prices the call, or its cost is unknown (never the guess).
+ */
+static int priced(const json_t *mu)
+{
+    const char *key;
+    const json_t *m;
+    json_object_foreach((json_t *)mu, key, m)
+    {
+        const char *basis = ar_pv_str(m, "costBasis");
+        if (basis && !strcmp(basis, "unknown"))
+            return 0;
+    }
+    return 1;
 }
 
 /* Sums modelUsage (every model of the run) into usage; without init.model the biggest
@@ -383,6 +458,74 @@ static int since_cost(const json_t *since, double *usd)
     return 1;
 }
 
+/*
+ * Why a turn ended, as the result's terminal_reason says (claude 2.1.2xx+; every value of
+ * 2.1.337's SDK types but "completed", which is no failure): agentrun's error class, words for
+ * a result that gives none, and whether claude itself counts it a failure (its own list).
+ * api_error is not here: the HTTP status classifies it.
+ */
+struct terminal_reason {
+    const char *name;
+    int code;
+    int failed;
+    const char *words;
+};
+static const struct terminal_reason terminal_reasons[] = {
+    { "aborted_streaming", AR_EINTERRUPTED, 0, "claude was interrupted while the answer came" },
+    { "aborted_tools", AR_EINTERRUPTED, 0, "claude was interrupted while a tool ran" },
+    { "background_requested", AR_ECLIFAILED, 0, "claude moved the session to the background" },
+    { "blocking_limit", AR_EAPI, 1, "the conversation no longer fits the model's context" },
+    { "budget_exhausted", AR_EBUDGET, 1, "claude's --max-budget-usd was reached" },
+    { "hook_stopped", AR_ECLIFAILED, 0, "a hook stopped claude's turn" },
+    { "image_error", AR_EAPI, 1, "the API refused an image of the conversation" },
+    { "malformed_tool_use_exhausted", AR_ECLIFAILED, 1,
+      "the model's tool calls could not be read, however often claude asked again" },
+    { "max_turns", AR_ECLIFAILED, 0, "claude reached its limit of turns" },
+    { "model_error", AR_EAPI, 1, "the model failed" },
+    { "prompt_too_long", AR_EAPI, 1, "the prompt is longer than the model's context" },
+    { "rapid_refill_breaker", AR_EAPI, 1, "the conversation no longer fits the model's context" },
+    { "stop_hook_prevented", AR_ECLIFAILED, 0, "a stop hook kept claude's turn from ending" },
+    { "structured_output_retry_exhausted", AR_ECONTRACT, 1,
+      "claude could not satisfy the contract" },
+    { "tool_deferred", AR_ECLIFAILED, 0, "claude left a tool call for a host to decide" },
+    { "tool_deferred_unavailable", AR_ECLIFAILED, 1,
+      "claude left a tool call for a host to decide, and none can" },
+    { "turn_setup_failed", AR_ECLIFAILED, 1, "claude could not set the turn up" },
+};
+
+static const struct terminal_reason *terminal_reason_of(const char *name)
+{
+    for (size_t i = 0; name && i < AR_ARRAY_SIZE(terminal_reasons); i++)
+        if (!strcmp(terminal_reasons[i].name, name))
+            return &terminal_reasons[i];
+    return NULL;
+}
+
+/*
+ * Why claude could not start (startup_failure_reason, 2.1.3xx; its result is a zeroed
+ * error_during_execution, which would otherwise read as an interrupt): the sign-in and the
+ * organization's refusals are auth (another provider may be tried), the rest, a
+ * configuration of this machine or this call (an invalid config file, a proxy URL that does
+ * not parse, a session to resume that is not there), cli_failed, in claude's words.
+ */
+static int startup_failure_class(const char *reason)
+{
+    static const char *const auth[] = {
+        "gateway_access_denied",    "gateway_signin_required", "org_config_refused",
+        "org_pin_api_key_conflict", "org_pin_mismatch",        "org_signin_ended",
+        "org_verify_failed",        "provider_not_allowed",    NULL,
+    };
+    static const char *const api[] = { "org_config_required_unavailable",
+                                       "remote_settings_required_unavailable", NULL };
+    for (size_t i = 0; auth[i]; i++)
+        if (!strcmp(reason, auth[i]))
+            return AR_EAUTH;
+    for (size_t i = 0; api[i]; i++)
+        if (!strcmp(reason, api[i]))
+            return AR_EAPI;
+    return AR_ECLIFAILED;
+}
+
 static void on_result(struct ar_unwrap *u, const json_t *o)
 {
     struct ar_reply *r = &u->r;
@@ -430,19 +573,37 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
         ar_pv_deny(u, ar_pv_str(d, "tool_name"), tool_target(input));
     }
 
+    /* total_cost_usd is a running total of the session: the last result's is read, never
+     * summed. */
     const json_t *cost = json_object_get(o, "total_cost_usd");
     if (per_call) {
-        r->has_cost = since_cost(since, &r->cost_usd);
-    } else if (json_is_number(cost)) {
+        r->has_cost = priced(since) && since_cost(since, &r->cost_usd);
+    } else if (json_is_number(cost) && (!json_is_object(mu) || priced(mu))) {
         r->cost_usd = json_number_value(cost);
         r->has_cost = 1;
     }
 
     const char *subtype = ar_pv_str(o, "subtype");
+    const char *first_error = json_string_value(json_array_get(json_object_get(o, "errors"), 0));
+    const char *startup = ar_pv_str(o, "startup_failure_reason");
+    if (startup) {
+        ar_pv_fail(u, startup_failure_class(startup),
+                   first_error ? first_error : "claude could not start");
+        return;
+    }
+    const struct terminal_reason *why = terminal_reason_of(ar_pv_str(o, "terminal_reason"));
     if (subtype && strcmp(subtype, "error_during_execution") == 0) {
-        const json_t *errors = json_object_get(o, "errors");
-        const char *msg = json_string_value(json_array_get(errors, 0));
-        ar_pv_fail(u, AR_EINTERRUPTED, msg ? msg : "claude stopped during execution");
+        /* A turn stopped by SIGINT says terminal_reason aborted_* (2.1.197 on); another
+         * reason is that reason's failure; none, and not one turn (a claude before
+         * startup_failure_reason: 2.1.332 refusing --resume of a session that is not there),
+         * is claude not starting, in its words. */
+        const json_t *turns = json_object_get(o, "num_turns");
+        if (why && why->code != AR_EINTERRUPTED)
+            ar_pv_fail(u, why->code, first_error ? first_error : why->words);
+        else if (!why && first_error && json_is_integer(turns) && !json_integer_value(turns))
+            ar_pv_fail(u, AR_ECLIFAILED, first_error);
+        else
+            ar_pv_fail(u, AR_EINTERRUPTED, "claude was interrupted before its answer was done");
         return;
     }
     if (json_is_true(json_object_get(o, "is_error"))) {
@@ -477,9 +638,19 @@ static void on_result(struct ar_unwrap *u, const json_t *o)
             ar_pv_fail(u, AR_ECLIFAILED, msg ? msg : subtype);
             return;
         }
+        /* No HTTP status: why the turn ended says what failed (the prompt too long for the
+         * model's context, tool calls the model could not get right, a hook). */
         int kind = claude_of(u)->error_kind;
+        if (!status && !kind && why) {
+            ar_pv_fail(u, why->code, msg ? msg : why->words);
+            return;
+        }
         ar_pv_fail(u, !status && kind ? kind : ar_pv_classify(status, msg),
                    msg ? msg : "claude reported an error");
+    } else if (why && why->failed) {
+        /* An error by its terminal_reason that claude did not flag (none seen yet): the
+         * reason decides rather than a success the reason denies. */
+        ar_pv_fail(u, why->code, first_error ? first_error : why->words);
     }
 }
 
@@ -562,6 +733,9 @@ static int claude_unwrap_line(struct ar_unwrap *u, const char *line, size_t len,
 static void claude_unwrap_finish(struct ar_unwrap *u, const struct ar_exit_info *exit,
                                  struct ar_reply *out)
 {
+    /* Stopped by SIGINT, claude may exit 0 without a result: its interrupt turn tells. */
+    if (!u->r.final_seen && claude_of(u)->interrupted)
+        ar_pv_fail(u, AR_EINTERRUPTED, "claude was interrupted before its answer was done");
     ar_pv_finish(u, exit, out);
 }
 
@@ -628,11 +802,13 @@ const struct ar_provider ar_provider_claude = {
                  "'claude setup-token')",
     .posture_note = "individual flags (--setting-sources user, --tools, --strict-mcp-config, "
                     "disableAllHooks), never --bare: OAuth and keychain logins keep working",
-    .tested_min = "2.1.197",
-    .tested_max = "2.1.332",
+    .tested_min = "2.1.248",
+    .tested_max = "2.1.337",
+    .min_version = "2.1.248",
     .login_argv = claude_login_argv,
     .login = claude_login,
     .prepare = claude_prepare,
+    .deliver = claude_deliver,
     .native_contract = ar_claude_native_contract,
     .unwrap_new = claude_unwrap_new,
     .unwrap_line = claude_unwrap_line,

@@ -12,7 +12,8 @@
  *     body in. There is no switch for a scope: each is turned off by its path
  *     (`skills.config=[{path=…,enabled=false}]`, a rule of the session's own layer that
  *     leaves the user's rules alone), with the project root pinned to the .git agentrun
- *     found (`project_root_markers`), so both look at the same directories;
+ *     found (`project_root_markers`), so both look at the same directories; a text call
+ *     turns the user's own skills off the same way (a "$name" of theirs pasted theirs in);
  *   - tools are features: a text call turns off the shell, the image viewer, the goal,
  *     agent and search tools, and the user's MCP servers (by name: `-c mcp_servers={}`
  *     does not remove them);
@@ -230,19 +231,58 @@ static int scan_skills(struct skill_scan *sc, const char *dir, int depth)
     return rc;
 }
 
+/* Scans the skills root dir (any path; a missing one has none) into sc. */
+static int scan_root(struct skill_scan *sc, const char *dir)
+{
+    char *real = realpath(dir, NULL);
+    int rc = real ? scan_skills(sc, real, 0) : 0;
+    free(real);
+    return rc;
+}
+
+/*
+ * The user's and the machine's skills roots, as codex 0.171 finds them (core-skills
+ * loader.rs): $CODEX_HOME/skills (else ~/.codex/skills; its hidden .system folder holds the
+ * bundled skills, already off), ~/.agents/skills and /etc/codex/skills.
+ */
+static int scan_user_roots(struct skill_scan *sc)
+{
+    const char *codex_home = getenv("CODEX_HOME"), *home = getenv("HOME");
+    char *dir = NULL;
+    int rc = 0;
+    if (codex_home && *codex_home ? asprintf(&dir, "%s/skills", codex_home) >= 0
+        : home && *home           ? asprintf(&dir, "%s/.codex/skills", home) >= 0
+                                  : 0) {
+        rc = scan_root(sc, dir);
+        free(dir);
+        dir = NULL;
+    }
+    if (!rc && home && *home && asprintf(&dir, "%s/.agents/skills", home) >= 0) {
+        rc = scan_root(sc, dir);
+        free(dir);
+    }
+    return rc ? rc : scan_root(sc, "/etc/codex/skills");
+}
+
 /*
  * -c skills.config=[{path="…/SKILL.md",enabled=false},…] for every skill of the checkout:
  * the skills roots of each directory from top (the repository's, or the cwd outside one)
- * down to the cwd. Returns 0, AR_ENOMEM, or AR_EUSAGE when there are too many to list.
+ * down to the cwd; and in a text call the user's and the machine's too: a "$name" in a text
+ * call's prompt (a reviewed diff can say it) would paste that skill's body in, and a text
+ * call's input is its prompt (DESIGN §4b: the user's own hooks and MCP servers apply to read
+ * and edit calls, never to text calls). Returns 0, AR_ENOMEM, or AR_EUSAGE when there are
+ * too many to list.
  */
-static int push_project_skills_off(struct ar_call_setup *out, const char *abs, const char *top,
-                                   struct ar_error *err)
+static int push_skills_off(struct ar_call_setup *out, const char *abs, const char *top, int text,
+                           struct ar_error *err)
 {
     struct skill_scan sc = { AR_STRV_INIT, AR_STRV_INIT, 0, 0, 0 };
     const char *from = top ? top : abs;
     size_t flen = strlen(from);
     int rc = ar_strv_pushv(&out->argv,
                            (const char *const[]){ "-c", "project_root_markers=[\".git\"]", NULL });
+    if (!rc && text)
+        rc = scan_user_roots(&sc);
     /* Each directory on the way down: from, then every '/' of abs past it. */
     for (size_t end = flen; !rc;) {
         static const char *const roots[] = { ".codex/skills", ".agents/skills" };
@@ -262,10 +302,10 @@ static int push_project_skills_off(struct ar_call_setup *out, const char *abs, c
     }
     if (!rc && sc.full)
         rc = ar_error_set(err, AR_EUSAGE, "codex",
-                          "the checkout's codex skills folders hold more than %d directories "
-                          "or %d entries, too many to look through for an untrusted call; "
-                          "remove them, or pass --trust-project",
-                          SKILL_SCAN_DIRS, SKILL_SCAN_ENTRIES);
+                          "the codex skills folders of the checkout%s hold more than %d "
+                          "directories or %d entries, too many to look through for an untrusted "
+                          "call; remove them, or pass --trust-project",
+                          text ? " and yours" : "", SKILL_SCAN_DIRS, SKILL_SCAN_ENTRIES);
     struct ar_buf b;
     ar_buf_init(&b, SKILLS_ARG_MAX);
     if (!rc && sc.found.n) {
@@ -278,9 +318,9 @@ static int push_project_skills_off(struct ar_call_setup *out, const char *abs, c
         rc = rc ? rc : ar_buf_puts(&b, "]");
         if (rc == AR_ETOOBIG)
             rc = ar_error_set(err, AR_EUSAGE, "codex",
-                              "the checkout holds %zu codex skills, too many to keep out of an "
-                              "untrusted call; remove them, or pass --trust-project",
-                              sc.found.n);
+                              "the checkout%s holds %zu codex skills, too many to keep out of "
+                              "an untrusted call; remove them, or pass --trust-project",
+                              text ? " and your codex home" : "", sc.found.n);
         else if (!rc)
             rc = ar_strv_pushv(&out->argv, (const char *const[]){ "-c", ar_buf_cstr(&b), NULL });
     }
@@ -381,7 +421,7 @@ int ar_codex_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
     /* Without the cwd the spawn fails anyway. */
     int rc = abs ? push_trust(out, abs, top, spec->trust_project) : 0;
     if (abs && !spec->trust_project) {
-        int src = push_project_skills_off(out, abs, top, err);
+        int src = push_skills_off(out, abs, top, text, err);
         if (src == AR_EUSAGE) {
             free(top);
             free(abs);

@@ -24,6 +24,32 @@ void ar_call_setup_init(struct ar_call_setup *s)
     ar_strv_init(&s->local_paths);
     s->project_config = 0;
     s->context_files = 0;
+    s->cwd = NULL;
+    s->stdin_data = NULL;
+    s->stdin_len = 0;
+    ar_buf_init(&s->stdin_buf, AR_BUF_UNLIMITED);
+}
+
+int ar_provider_prepare_call(const struct ar_provider *p, const struct ar_call_spec *spec,
+                             const char *prompt, size_t len, struct ar_call_setup *setup,
+                             struct ar_error *err)
+{
+    int rc = p->prepare(spec, setup, err);
+    if (rc < 0)
+        return rc;
+    if (ar_provider_env_withhold(&setup->env) < 0)
+        return ar_error_set(err, AR_ENOMEM, p->name, "out of memory");
+    if (p->deliver &&
+        (rc = p->deliver(spec, prompt ? prompt : "", len, &setup->stdin_buf, err)) < 0)
+        return rc;
+    if (setup->stdin_buf.len) {
+        setup->stdin_data = setup->stdin_buf.data;
+        setup->stdin_len = setup->stdin_buf.len;
+    } else {
+        setup->stdin_data = prompt ? prompt : "";
+        setup->stdin_len = len;
+    }
+    return 0;
 }
 
 int ar_pv_object_schema(const json_t *schema)
@@ -60,6 +86,11 @@ void ar_call_setup_finish(struct ar_call_setup *s)
     ar_strv_finish(&s->tmpfiles);
     ar_strv_finish(&s->tmpdirs);
     ar_strv_finish(&s->local_paths);
+    free(s->cwd);
+    s->cwd = NULL;
+    s->stdin_data = NULL;
+    s->stdin_len = 0;
+    ar_buf_finish(&s->stdin_buf);
 }
 
 void ar_reply_init(struct ar_reply *r)

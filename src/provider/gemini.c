@@ -37,6 +37,25 @@ static int gemini_prepare(const struct ar_call_spec *spec, struct ar_call_setup 
     return ar_gemini_posture(spec, out, err);
 }
 
+/*
+ * A prompt as data (the rule of every call). Headless gemini 0.61 takes a prompt whose first
+ * byte is '/' for one of its commands, the checkout's own .gemini/commands among them even
+ * untrusted, whose body then replaces the prompt: a newline in front keeps it text, and the
+ * model reads the same words. Its `@path` file mentions are kept from reading anything by
+ * where an untrusted text call runs (gemini_posture.c).
+ */
+static int gemini_deliver(const struct ar_call_spec *spec, const char *prompt, size_t len,
+                          struct ar_buf *out, struct ar_error *err)
+{
+    (void)spec;
+    if (!len || prompt[0] != '/')
+        return 0;
+    int rc = ar_buf_reserve(out, len + 1);
+    rc = rc ? rc : ar_buf_putc(out, '\n');
+    rc = rc ? rc : ar_buf_append(out, prompt, len);
+    return rc ? ar_error_set(err, AR_ENOMEM, "gemini", "out of memory") : 0;
+}
+
 /* One call's stream state: the common part and what only gemini's stream needs. */
 struct gemini_unwrap {
     struct ar_unwrap u;
@@ -427,6 +446,7 @@ const struct ar_provider ar_provider_gemini = {
     .tested_max = "0.61.0",
     .login = ar_gemini_login,
     .prepare = gemini_prepare,
+    .deliver = gemini_deliver,
     .unwrap_new = gemini_unwrap_new,
     .unwrap_line = gemini_unwrap_line,
     .unwrap_finish = gemini_unwrap_finish,

@@ -18,6 +18,15 @@
  * session context that opens every conversation, and a path that changed from call to call
  * would end there the prefix a prompt cache can serve. The model is always named (-m), so
  * gemini never sends its routing request first (ar_gemini_model()).
+ *
+ * Headless gemini reads the files a prompt names: an `@path` anywhere in it (`a@b.txt`
+ * too) that resolves inside the workspace, to a file or a whole folder (`@./` is every file
+ * git does not ignore, untracked ones included), is read with read_many_files and sent
+ * along, whatever the tools of the call; no setting turns that off (0.61:
+ * nonInteractiveCli.ts → handleAtCommand; paths outside the workspace and ignored ones are
+ * skipped). So an untrusted text call runs in an empty directory of its own (text_cwd()):
+ * there, nothing a prompt names resolves. A read or edit call runs in the checkout, where
+ * what `@` reads is what its own read tools could read.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -271,6 +280,9 @@ static char *homes_root(struct ar_error *err)
     }
 }
 
+/* The empty directory untrusted text calls run in, under the homes' root. */
+#define TEXT_CWD "empty"
+
 /* Removes the homes under root (and half-made ones) that nobody used for HOME_KEEP_S. */
 static void sweep_homes(const char *root, const char *keep)
 {
@@ -284,7 +296,8 @@ static void sweep_homes(const char *root, const char *keep)
         char *path = NULL;
         if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
             continue;
-        if (!strcmp(e->d_name, keep) || asprintf(&path, "%s/%s", root, e->d_name) < 0)
+        if (!strcmp(e->d_name, keep) || !strcmp(e->d_name, TEXT_CWD) ||
+            asprintf(&path, "%s/%s", root, e->d_name) < 0)
             continue;
         if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && now - st.st_mtime > HOME_KEEP_S)
             ar_remove_tree(path);
@@ -388,6 +401,49 @@ out:
     return home;
 }
 
+/*
+ * root/empty, made (0700) when missing and emptied when something is in it: the working
+ * directory of untrusted text calls, the same for all of them (gemini keys its sessions by
+ * it, so a text call can resume another one). malloc'd, or NULL with err set.
+ */
+static char *text_cwd(const char *root, struct ar_error *err)
+{
+    char *dir = NULL;
+    if (asprintf(&dir, "%s/" TEXT_CWD, root) < 0) {
+        ar_error_set(err, AR_ENOMEM, "gemini", "out of memory");
+        return NULL;
+    }
+    struct stat st;
+    DIR *d = NULL;
+    for (int tries = 0; tries < 2; tries++) {
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            break;
+        /* Anything but an empty directory of this user's (a link, an entry in it) goes. */
+        if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 077)) {
+            if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+                unlink(dir);
+            else
+                ar_remove_tree(dir);
+            continue;
+        }
+        if (!(d = opendir(dir)))
+            break;
+        struct dirent *e;
+        int empty = 1;
+        while (empty && (e = readdir(d)) != NULL)
+            empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+        closedir(d);
+        if (empty)
+            return dir;
+        ar_remove_tree(dir);
+    }
+    ar_error_set_sys(err, AR_EIO, errno, dir, "cannot make the empty directory '%s' for gemini",
+                     dir);
+    free(dir);
+    return NULL;
+}
+
 int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out,
                       struct ar_error *err)
 {
@@ -417,6 +473,10 @@ int ar_gemini_posture(const struct ar_call_spec *spec, struct ar_call_setup *out
         goto out;
     }
     if (!(root = homes_root(err))) {
+        rc = err && err->code ? err->code : AR_EIO;
+        goto out;
+    }
+    if (text && !spec->trust_project && !(out->cwd = text_cwd(root, err))) {
         rc = err && err->code ? err->code : AR_EIO;
         goto out;
     }

@@ -4,8 +4,13 @@
  * which provider it has; it calls through struct ar_provider.
  *
  * Life of one call:
- *   1. p->prepare(spec, &setup, err): argv (never the prompt: it goes on
- *      stdin), environment additions and temporary files (codex's schema file);
+ *   1. ar_provider_prepare_call(p, spec, prompt, len, &setup, err), the one
+ *      place every call of every CLI gets what it is given: p->prepare()'s argv
+ *      (never the prompt: it goes on stdin), environment additions and temporary
+ *      files (codex's schema file); agentrun's own variables the CLI must not
+ *      inherit (ar_provider_env_rules[]); and p->deliver()'s stdin, the prompt
+ *      made data for this CLI (claude: one stream-json message marked
+ *      client_composed, never expanded);
  *   2. u = p->unwrap_new(spec), BEFORE the CLI is spawned (codex reads a
  *      resumed thread's running token total then); the supervisor feeds every stdout line to
  *      p->unwrap_line(u, …), which reports progress and says when the final
@@ -28,6 +33,7 @@
 #include "agentrun/doctor.h"
 #include "agentrun/error.h"
 #include "agentrun/usage.h"
+#include "util/buf.h"
 #include "util/strv.h"
 
 /* What the caller asks of one call. */
@@ -57,6 +63,14 @@ struct ar_call_setup {
      * init; an adapter sets them when the CLI offers no way to refuse, or trust_project). */
     int project_config;
     int context_files;
+    /* Where the CLI runs when not in spec->cwd (NULL: there): gemini's untrusted text
+     * calls run in an empty directory, so that nothing a prompt names can be read. */
+    char *cwd;
+    /* What the CLI reads on stdin (ar_provider_prepare_call()): the prompt itself, borrowed
+     * from the caller, or stdin_buf when the adapter wraps it. Valid until finish. */
+    const char *stdin_data;
+    size_t stdin_len;
+    struct ar_buf stdin_buf;
 };
 
 void ar_call_setup_init(struct ar_call_setup *s);
@@ -152,6 +166,10 @@ struct ar_provider {
      * and the newest published one it passed with; docs/providers.md#supported-versions). */
     const char *tested_min;
     const char *tested_max;
+    /* The oldest version agentrun starts at all (NULL: any), because an older one would
+     * act on a prompt's words (claude < 2.1.248 expands @file mentions whatever it is told):
+     * a call of an older one is refused before it starts (ar_provider_check_version()). */
+    const char *min_version;
 
     /* Logging in. login_argv: the arguments (after the binary) of the CLI's own status
      * command, which answers without calling a model; NULL when it has none. login():
@@ -167,6 +185,15 @@ struct ar_provider {
 
     int (*prepare)(const struct ar_call_spec *spec, struct ar_call_setup *out,
                    struct ar_error *err);
+    /*
+     * The rule "a prompt reaches the CLI as data", for this CLI: what it is to read on
+     * stdin so that no word of the prompt (a file mention, a slash command, …) is acted on
+     * before the model sees it. Appends to out (empty) the bytes to send, or leaves it
+     * empty when the prompt goes as it is. prompt (len bytes, borrowed) is any bytes.
+     * Returns 0 or an AR_E… code with err set. NULL: the prompt goes as it is.
+     */
+    int (*deliver)(const struct ar_call_spec *spec, const char *prompt, size_t len,
+                   struct ar_buf *out, struct ar_error *err);
     /* Non-zero when prepare() hands the contract `schema` (JSON text, borrowed) to the CLI
      * natively (claude --json-schema, codex --output-schema): the prompt then need not state
      * it (ar_prompt_contract_lead()). NULL: the CLI has no structured output. */
@@ -194,6 +221,53 @@ struct ar_provider {
      * it found something, else AR_ENOJSON. */
     int (*unwrap_stderr)(const char *data, size_t len, struct ar_reply *out);
 };
+
+/*
+ * Builds everything one call of p is given (init'ed setup; the caller finishes it after the
+ * call): p->prepare(), the withheld variables of ar_provider_env_rules[], and p->deliver()'s
+ * stdin for prompt (len bytes, borrowed until finish: setup->stdin_data may point into it).
+ * Returns 0 or an AR_E… code with err set.
+ */
+int ar_provider_prepare_call(const struct ar_provider *p, const struct ar_call_spec *spec,
+                             const char *prompt, size_t len, struct ar_call_setup *setup,
+                             struct ar_error *err);
+
+/*
+ * agentrun's own environment variables, and whether a CLI it starts inherits each: the one
+ * table of them. Any AGENTRUN_* variable not named here with AR_ENV_PASS is withheld, so a
+ * variable a later version adds is a secret until someone decides otherwise. A test holds
+ * every AGENTRUN_* name the sources use to a row (tests/unit/test_provider_env.c).
+ */
+enum ar_env_rule {
+    AR_ENV_PASS,     /* the CLI (and an agentrun it starts) sees it as it is */
+    AR_ENV_WITHHOLD, /* removed from the CLI's environment */
+};
+struct ar_env_var {
+    const char *name;
+    enum ar_env_rule rule;
+    const char *why; /* one line, for the docs and the reader */
+};
+extern const struct ar_env_var ar_provider_env_rules[]; /* alphabetical, NULL-terminated */
+
+/* The rule for variable name (any name; withheld when it starts with AGENTRUN_ and has no
+ * AR_ENV_PASS row; passed otherwise). */
+enum ar_env_rule ar_provider_env_rule(const char *name);
+
+/*
+ * Appends to env ("NAME=VALUE" sets, a bare "NAME" removes: struct ar_call_setup.env) the
+ * removal of every variable of agentrun's environment that ar_provider_env_rule() withholds.
+ * Returns 0 or AR_ENOMEM.
+ */
+int ar_provider_env_withhold(struct ar_strv *env);
+
+/*
+ * Whether the installed p at bin (argv[0] of a call) may be started: 0 when p has no
+ * min_version, or its `--version` (asked once per binary and kept for the process, by
+ * path, size and modification time) is at least that; else AR_ECLIFAILED with err naming
+ * the version found, the one needed and how to update. A binary that cannot be run is let
+ * through: the spawn reports that.
+ */
+int ar_provider_check_version(const struct ar_provider *p, const char *bin, struct ar_error *err);
 
 /*
  * Checks a value that goes into a CLI's argv as an option's argument (a model
@@ -224,12 +298,16 @@ void ar_provider_auth_message(const struct ar_provider *p, int http_status, char
 /* The docs section ar_provider_auth_message() points at. */
 #define AR_PROVIDER_AUTH_DOCS "docs/providers.md#logging-in-auth"
 
+/* The docs section ar_provider_check_version() points at. */
+#define AR_PROVIDER_VERSION_DOCS "docs/providers.md#supported-versions"
+
 /* The first credential variable of p->auth_env that is set and not empty, or NULL. */
 const char *ar_provider_auth_env_set(const struct ar_provider *p);
 
 /*
  * How the version a CLI printed (`--version`'s first line: "2.1.332 (Claude Code)",
- * "codex-cli 0.171.0", "0.61.0") compares with p's tested range: "tested", "newer", "older"
+ * "codex-cli 0.171.0", "0.61.0") compares with p's tested range: "tested", "newer", "older",
+ * or "unsupported" when it is older than p->min_version (agentrun refuses to start it)
  * (static strings), or NULL when no dotted version is found in it.
  */
 const char *ar_provider_version_fit(const struct ar_provider *p, const char *version);
@@ -302,12 +380,13 @@ void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state 
 
 /*
  * Resolves a provider name: "auto" (or NULL: $AGENTRUN_PROVIDER, else auto) is the first
- * provider, in registry order, that is installed and usable (ar_provider_login_check()
- * does not say it cannot log in). When auto skipped an installed one, note (size bytes,
- * may be NULL) says which and why ("claude: not logged in, using codex; pass -p to
- * choose"), else it is "". NULL with err set: AR_EUSAGE for an unknown name,
- * AR_ENOTFOUND when no CLI is installed, AR_EAUTH when none installed can log in (the
- * message names each and what to do).
+ * provider, in registry order, that is installed and usable (not older than its
+ * min_version, and ar_provider_login_check() does not say it cannot log in). When auto
+ * skipped an installed one, note (size bytes, may be NULL) says which and why ("claude: not
+ * logged in, using codex; pass -p to choose"), else it is "". NULL with err set: AR_EUSAGE
+ * for an unknown name, AR_ENOTFOUND when no CLI is installed, AR_EAUTH when none installed
+ * can log in (the message names each and what to do). When every one installed is too old,
+ * the first is returned: its call fails, saying which version it needs.
  */
 const struct ar_provider *ar_provider_resolve_noted(const char *name, char *note, size_t size,
                                                     struct ar_error *err);

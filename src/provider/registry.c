@@ -126,13 +126,15 @@ void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state 
     for (size_t i = 0; p->login_argv[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
         argv[i + 1] = p->login_argv[i];
     struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    struct ar_strv env = AR_STRV_INIT;
     o.argv = argv;
+    o.env = ar_provider_env_withhold(&env) == 0 ? ar_strv_get(&env) : NULL;
     o.timeout_ms = AR_PROVIDER_STATUS_TIMEOUT_MS;
     o.kill_grace_ms = 1000;
     o.capture_stdout = 1;
     o.output_cap = 1 << 20;
     struct ar_child_sync r;
-    if (ar_child_run_sync(&o, &r, NULL) == 0) {
+    if (o.env && ar_child_run_sync(&o, &r, NULL) == 0) {
         int ran = r.res.end == AR_CHILD_EXITED;
         struct ar_login_probe probe = { ran ? r.res.status : -1, r.stdout_data ? r.stdout_data : "",
                                         r.stdout_data ? r.res.stdout_len : 0,
@@ -141,6 +143,7 @@ void ar_provider_login_check(const struct ar_provider *p, struct ar_login_state 
         p->login(&probe, out);
         ar_child_sync_finish(&r);
     }
+    ar_strv_finish(&env);
     free(path);
 }
 
@@ -210,9 +213,11 @@ const struct ar_provider *ar_provider_resolve_within(const char *name, unsigned 
         }
         return p;
     }
-    /* The first installed CLI that can log in; one that cannot is said, and passed. */
+    /* The first installed CLI that agentrun starts and that can log in (doctor's "usable");
+     * one that is too old or cannot log in is said, and passed. */
     char skipped[192] = "", fix[256] = "";
-    int installed = 0;
+    int installed = 0, too_old = 0;
+    const struct ar_provider *oldest = NULL;
     for (size_t i = 0; providers[i]; i++) {
         const struct ar_provider *p = providers[i];
         if (allowed && !((allowed >> i) & 1u))
@@ -221,7 +226,17 @@ const struct ar_provider *ar_provider_resolve_within(const char *name, unsigned 
             say(fix, sizeof(fix), p->name, " ", "not found", 9);
             continue;
         }
-        installed = 1;
+        installed++;
+        char *bin = p->min_version ? ar_provider_which(p) : NULL;
+        int old = bin && ar_provider_check_version(p, bin, NULL) < 0;
+        free(bin);
+        if (old) {
+            if (!too_old++)
+                oldest = p;
+            say(skipped, sizeof(skipped), p->name, ": ", "too old", 7);
+            say(fix, sizeof(fix), p->name, " ", "too old (update it)", 19);
+            continue;
+        }
         struct ar_login_state st;
         ar_provider_login_check(p, &st);
         if (st.state != AR_LOGIN_NO) {
@@ -239,6 +254,10 @@ const struct ar_provider *ar_provider_resolve_within(const char *name, unsigned 
         say(skipped, sizeof(skipped), p->name, ": ", why, n);
         say(fix, sizeof(fix), p->name, " ", what, (int)strlen(what));
     }
+    /* Only CLIs too old to start: the first is taken, and its call says so (a RunResult
+     * whose error names the version needed). */
+    if (installed && installed == too_old)
+        return oldest;
     if (installed) {
         ar_error_set(err, AR_EAUTH, "--provider",
                      "no CLI can log in: %s; more: agentrun doctor, " AR_PROVIDER_AUTH_DOCS, fix);
@@ -439,7 +458,10 @@ static int version_cmp(const long a[3], const long b[3])
 
 const char *ar_provider_version_fit(const struct ar_provider *p, const char *version)
 {
-    long v[3], lo[3], hi[3];
+    long v[3], lo[3], hi[3], min[3];
+    if (version && p->min_version && parse_version(version, v) &&
+        parse_version(p->min_version, min) && version_cmp(v, min) < 0)
+        return "unsupported";
     if (!version || !p->tested_min || !p->tested_max || !parse_version(version, v) ||
         !parse_version(p->tested_min, lo) || !parse_version(p->tested_max, hi))
         return NULL;
@@ -448,4 +470,109 @@ const char *ar_provider_version_fit(const struct ar_provider *p, const char *ver
     if (version_cmp(v, lo) < 0)
         return "older";
     return "tested";
+}
+
+/* ---- the oldest version agentrun starts ------------------------------------------------- */
+
+/*
+ * What `--version` said of one binary, kept for the process: a CLI is asked once, not once a
+ * call (claude answers in about 0.2 s), and asked again when it was replaced (another size or
+ * modification time at that path). A batch's jobs may start from several threads' loops.
+ */
+struct known_version {
+    char *path;
+    off_t size;
+    struct timespec mtime;
+    char version[64]; /* its first line, or "" when it gave none */
+};
+#define KNOWN_VERSIONS 8
+static struct known_version known[KNOWN_VERSIONS];
+static size_t known_next;
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* How long a CLI may take to say its version. */
+#define VERSION_TIMEOUT_MS 20000
+
+/* bin's first line of `--version` into out (size > 0), "" when it printed none. Returns 0,
+ * or -1 when it could not be run (the spawn of the call will say why). */
+static int ask_version(const char *bin, char *out, size_t size)
+{
+    const char *argv[] = { bin, "--version", NULL };
+    struct ar_child_opts o = AR_CHILD_OPTS_INIT;
+    struct ar_strv env = AR_STRV_INIT;
+    o.argv = argv;
+    o.env = ar_provider_env_withhold(&env) == 0 ? ar_strv_get(&env) : NULL;
+    o.timeout_ms = VERSION_TIMEOUT_MS;
+    o.kill_grace_ms = 1000;
+    o.capture_stdout = 1;
+    o.output_cap = 1 << 16;
+    struct ar_child_sync r;
+    int rc = -1;
+    out[0] = '\0';
+    if (o.env && ar_child_run_sync(&o, &r, NULL) == 0) {
+        const char *s = r.stdout_data ? r.stdout_data : "";
+        while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')
+            s++;
+        size_t n = strcspn(s, "\r\n");
+        snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), s);
+        rc = 0;
+        ar_child_sync_finish(&r);
+    }
+    ar_strv_finish(&env);
+    return rc;
+}
+
+int ar_provider_check_version(const struct ar_provider *p, const char *bin, struct ar_error *err)
+{
+    if (!p->min_version || !bin)
+        return 0;
+    char *path = ar_path_search(bin);
+    struct stat st;
+    if (!path || stat(path, &st) != 0) {
+        free(path);
+        return 0;
+    }
+    char version[64] = "";
+    int found = 0;
+    pthread_mutex_lock(&known_lock);
+    for (size_t i = 0; i < KNOWN_VERSIONS && !found; i++) {
+        struct known_version *k = &known[i];
+        if (k->path && !strcmp(k->path, path) && k->size == st.st_size &&
+            k->mtime.tv_sec == st.st_mtim.tv_sec && k->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+            memcpy(version, k->version, sizeof(version));
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&known_lock);
+    if (!found) {
+        if (ask_version(path, version, sizeof(version)) < 0) {
+            free(path);
+            return 0;
+        }
+        pthread_mutex_lock(&known_lock);
+        struct known_version *k = &known[known_next++ % KNOWN_VERSIONS];
+        free(k->path);
+        k->path = strdup(path);
+        k->size = st.st_size;
+        k->mtime = st.st_mtim;
+        memcpy(k->version, version, sizeof(version));
+        pthread_mutex_unlock(&known_lock);
+    }
+    free(path);
+    long v[3], min[3];
+    int parsed = parse_version(version, v);
+    if (parsed && parse_version(p->min_version, min) && version_cmp(v, min) >= 0)
+        return 0;
+    if (!parsed)
+        return ar_error_set(err, AR_ECLIFAILED, p->name,
+                            "cannot tell which %s '%s' is ('--version' said '%s'): agentrun "
+                            "starts %s %s or later, which takes a prompt as data (%s)",
+                            p->name, bin, version, p->name, p->min_version,
+                            AR_PROVIDER_VERSION_DOCS);
+    return ar_error_set(err, AR_ECLIFAILED, p->name,
+                        "%s %s is too old: agentrun starts %s %s or later, which takes a prompt "
+                        "as data (an older one reads the files a prompt names with '@'); update "
+                        "it with '%s' (%s)",
+                        p->name, version, p->name, p->min_version, p->install_hint,
+                        AR_PROVIDER_VERSION_DOCS);
 }

@@ -319,6 +319,11 @@ int ar_call_start(struct ar_loop *loop, const struct ar_call_opts *o, struct ar_
     /* A CLI that would not fail by itself without a login (codex retries the network
      * for a minute, then says nothing) is asked first: a certain no is `auth` at once. */
     const struct ar_provider *p = ar_provider_find(o->provider);
+    /* A CLI too old to take the prompt as data is never started (src/provider decides). */
+    if (p && (rc = ar_provider_check_version(p, o->child.argv[0], err)) < 0) {
+        call_free(c);
+        return rc;
+    }
     if (p && p->login_before_call && p->login) {
         struct ar_login_state login = { AR_LOGIN_UNKNOWN, "", 0 };
         p->login(NULL, &login);

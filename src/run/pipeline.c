@@ -847,11 +847,21 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         .in_git_repo = run->in_git_repo,
         .max_budget_usd = run->hold.allow,
     };
+    const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
+    /* The contract once: a CLI that takes it natively is sent the prompt without the
+     * template's own statement of it, which opens the rendering (the same buffer, later). */
+    size_t skip = kind == CALL_MAIN && spec.schema && run->prov->native_contract &&
+                          run->prov->native_contract(spec.schema)
+                      ? ar_prompt_contract_lead(run->tpl)
+                      : 0;
     ar_call_setup_init(&run->setup);
-    /* Every value placed in the CLI's argv is checked here, once for all adapters. */
+    /* Every value placed in the CLI's argv is checked here, once for all adapters; the
+     * provider layer builds the rest of what the CLI gets, the prompt as data included. */
     if (ar_provider_check_arg("model", spec.model, &err) < 0 ||
         ar_provider_check_arg("session id", spec.resume, &err) < 0 ||
-        run->prov->prepare(&spec, &run->setup, &err) < 0 || nest_env(run, &err) < 0) {
+        ar_provider_prepare_call(run->prov, &spec, in->data ? in->data + skip : "", in->len - skip,
+                                 &run->setup, &err) < 0 ||
+        nest_env(run, &err) < 0) {
         ar_call_setup_finish(&run->setup);
         release_hold(run, 0, 1, NULL);
         ar_result_draft_fail_with(&run->draft, &err);
@@ -870,21 +880,14 @@ static void start_call(struct ar_run *run, enum call_kind kind)
         return;
     }
     c->budget_usd = run->hold.allow;
-    const struct ar_buf *in = kind == CALL_MAIN ? &run->prompt : &run->repair_prompt;
-    /* The contract once: a CLI that takes it natively is sent the prompt without the
-     * template's own statement of it, which opens the rendering (the same buffer, later). */
-    size_t skip = kind == CALL_MAIN && spec.schema && run->prov->native_contract &&
-                          run->prov->native_contract(spec.schema)
-                      ? ar_prompt_contract_lead(run->tpl)
-                      : 0;
     struct ar_call_opts call;
     memset(&call, 0, sizeof(call));
     struct ar_child_opts co = AR_CHILD_OPTS_INIT;
     co.argv = ar_strv_get(&run->setup.argv);
-    co.cwd = run->o.cwd;
+    co.cwd = run->setup.cwd ? run->setup.cwd : run->o.cwd;
     co.env = ar_strv_get(&run->setup.env);
-    co.stdin_data = in->data ? in->data + skip : "";
-    co.stdin_len = in->len - skip;
+    co.stdin_data = run->setup.stdin_data;
+    co.stdin_len = run->setup.stdin_len;
     co.timeout_ms = run->o.timeout_ms;
     co.idle_timeout_ms = run->o.idle_timeout_ms;
     co.kill_grace_ms = run->o.kill_grace_ms;
@@ -1349,19 +1352,6 @@ static int render_prompt(struct ar_run *run, const struct ar_run_options *o, str
     }
     if (rc < 0)
         return rc;
-    /* Untrusted, a prompt is data, never a command: claude and gemini read a leading '/'
-     * as a slash command, and gemini finds the checkout's own (.gemini/commands) even in an
-     * untrusted call, whose body then replaces the prompt. A newline in front keeps it text. */
-    if (!o->trust_project && run->prompt.len && run->prompt.data[0] == '/') {
-        struct ar_buf b;
-        ar_buf_init(&b, AR_BUF_UNLIMITED);
-        if (ar_buf_putc(&b, '\n') < 0 || ar_buf_append(&b, run->prompt.data, run->prompt.len) < 0) {
-            ar_buf_finish(&b);
-            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-        }
-        ar_buf_finish(&run->prompt);
-        run->prompt = b;
-    }
     run->contract = ar_prompt_contract(run->tpl);
     if (run->contract) {
         run->contract_compact = strdup(ar_contract_schema_text(run->contract, NULL));

@@ -8,7 +8,7 @@
 
 #include "util/utf8.h"
 
-static int dump_string(const char *s, size_t n, struct ar_buf *out)
+int ar_json_dump_string(const char *s, size_t n, struct ar_buf *out)
 {
     int rc = ar_buf_putc(out, '"');
     size_t run = 0;
@@ -87,7 +87,7 @@ static int dump(const json_t *v, const json_t *raw, const char *raw_text, struct
             if (rc == 0 && !first)
                 rc = ar_buf_putc(out, ',');
             if (rc == 0)
-                rc = dump_string(key, key_len, out);
+                rc = ar_json_dump_string(key, key_len, out);
             if (rc == 0)
                 rc = ar_buf_putc(out, ':');
             if (rc == 0)
@@ -106,7 +106,7 @@ static int dump(const json_t *v, const json_t *raw, const char *raw_text, struct
         }
         return rc ? rc : ar_buf_putc(out, ']');
     case JSON_STRING:
-        return dump_string(json_string_value(v), json_string_length(v), out);
+        return ar_json_dump_string(json_string_value(v), json_string_length(v), out);
     case JSON_INTEGER:
         return ar_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     case JSON_REAL:

@@ -19,6 +19,13 @@
 int ar_json_dump_compact(const json_t *v, struct ar_buf *out);
 
 /*
+ * Appends s[0..n) (any bytes) to out as one JSON string: quotes around it, '"', '\\' and
+ * control characters escaped, every other byte as it is (UTF-8 stays UTF-8; a byte that is
+ * not UTF-8 stays too, for the reader to decode). Returns 0, AR_ETOOBIG or AR_ENOMEM.
+ */
+int ar_json_dump_string(const char *s, size_t n, struct ar_buf *out);
+
+/*
  * Like ar_json_dump_compact(), but wherever the node `raw` (borrowed, found by
  * address) occurs, `raw_text` (compact JSON text, NUL-terminated) is written
  * in its place: how a RunResult carries the model's value as the model wrote

@@ -115,7 +115,8 @@ class Doctor(unittest.TestCase):
         self.assertIn("GEMINI_CLI_HOME", prov["gemini"]["posture"]["read"]["env"])
         t = self.run_doctor()
         self.assertIn("never --bare", t.stdout)
-        self.assertIn("read: -p --output-format stream-json", t.stdout)
+        self.assertIn("read: -p --input-format stream-json --output-format stream-json",
+                      t.stdout)
         p, d, prov = self.doc(env={"AGENTRUN_TRUST_PROJECT": "1"})
         self.assertTrue(prov["claude"]["posture"]["trust_project"])
         self.assertTrue(prov["claude"]["posture"]["read"]["project_config"])
@@ -162,10 +163,10 @@ class Doctor(unittest.TestCase):
         t = self.run_doctor(env={"GEMINI_API_KEY": SECRET})
         self.assertIn("gemini does not answer --version", t.stdout)
 
-    # Scripts that answer as the real CLIs do (measured: claude 2.1.197 `auth status`,
-    # codex 0.169.0 `login status`; tests/e2e/test_doctor.py runs the real ones).
+    # Scripts that answer as the real CLIs do (measured: claude 2.1.197 and 2.1.337 `auth
+    # status`, codex 0.169.0 `login status`; tests/e2e/test_doctor.py runs the real ones).
     CLAUDE = """case "$1 $2" in
---version*) echo "2.1.197 (Claude Code)" ;;
+--version*) echo "2.1.337 (Claude Code)" ;;
 "auth status")
   if [ -n "$ANTHROPIC_API_KEY" ]; then
     printf '{\\n  "loggedIn": true,\\n  "authMethod": "api_key",\\n  "apiProvider": "firstParty",\\n  "apiKeySource": "ANTHROPIC_API_KEY"\\n}\\n'
@@ -324,7 +325,8 @@ esac"""
         self.assertIn(".env", prov["gemini"]["login"])
 
     def test_status_commands_that_hang_are_asked_at_once(self):
-        hang = 'case "$1" in --version) echo 1.0 ;; *) exec %s 60 ;; esac' % shutil.which("sleep")
+        hang = ('case "$1" in --version) echo 9.9.9 ;; *) exec %s 60 ;; esac'
+                % shutil.which("sleep"))
         self.script("claude", hang)
         self.script("codex", hang)
         start = time.monotonic()
@@ -393,14 +395,26 @@ esac"""
         p, d, prov = self.doc(env={"GEMINI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(prov["claude"]["version_fit"], "newer")
-        self.assertEqual(prov["claude"]["tested"], {"min": "2.1.197", "max": "2.1.332"})
+        self.assertEqual(prov["claude"]["tested"], {"min": "2.1.248", "max": "2.1.337"})
         self.assertTrue(prov["claude"]["usable"])
         self.assertEqual(prov["codex"]["version_fit"], "tested")
         self.assertEqual(prov["gemini"]["version_fit"], "older")
         t = self.run_doctor(env={"ANTHROPIC_API_KEY": SECRET})
-        self.assertIn("version: warning: newer than the tested range, 2.1.197 to 2.1.332",
+        self.assertIn("version: warning: newer than the tested range, 2.1.248 to 2.1.337",
                       t.stdout)
         self.assertIn("version: within the tested range, 0.169.0 to 0.171.0", t.stdout)
+
+    # issue 56: a claude older than 2.1.248 expands @file mentions whatever it is told, so
+    # agentrun does not start it: doctor says so and does not count it as usable.
+    def test_a_claude_too_old_to_take_a_prompt_as_data_is_not_usable(self):
+        self.script("claude", 'echo "2.1.247 (Claude Code)"')
+        p, d, prov = self.doc(env={"ANTHROPIC_API_KEY": SECRET})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(prov["claude"]["version_fit"], "unsupported")
+        self.assertFalse(prov["claude"]["usable"])
+        t = self.run_doctor(env={"ANTHROPIC_API_KEY": SECRET})
+        self.assertIn("version: error: too old, agentrun does not start it", t.stdout)
+        self.assertIn("claude too old", t.stdout)
 
     # Since 2026-06 gemini serves a Google login only with a Code Assist licence.
     def test_gemini_personal_google_login_is_not_confirmed(self):

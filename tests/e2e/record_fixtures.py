@@ -31,6 +31,10 @@ PLACEHOLDER = "/var/tmp/agentrun-e2e-FIXTURE"
 PROMPT = "Say hello in one short sentence.\n"
 
 CLAUDE_STREAM = ["-p", "--output-format", "stream-json", "--verbose"]
+# How agentrun calls claude since issue 56: the prompt as one stream-json user message marked
+# client_composed (options "composed": True sends PROMPT that way).
+CLAUDE_IN = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+STARTUP_RESULTS = {"CLAUDE_CODE_STARTUP_FAILURE_RESULTS": "1"}
 CLAUDE_JSON = ["-p", "--output-format", "json"]
 CODEX_JSON = ["exec", "--json"]
 GEMINI_STREAM = ["-o", "stream-json"]
@@ -149,6 +153,53 @@ def cases():
          {"claude": [text("first answer", U_TOOL1), text("second answer", U_MAIN)]},
          "second call with --resume <session id of the first> (stream-resume-first.jsonl); "
          "usage is per call", {"resume": True}),
+        # issue 56 and 59, recorded with claude 2.1.337 (each entry's cli_version)
+        ("claude", "stream-composed-text", "jsonl", CLAUDE_IN, {"claude": [text()]},
+         "the prompt as one stream-json user message marked client_composed (agentrun's way "
+         "since issue 56): the same output as a text prompt's", {"composed": True}),
+        ("claude", "stream-startup-resume-not-found", "jsonl",
+         CLAUDE_IN + ["--resume", "00000000-0000-4000-8000-000000000000"], {"claude": []},
+         "--resume of a session that is not there: a zeroed error_during_execution result with "
+         "startup_failure_reason resume_target_not_found, errors[] in claude's words, exit 1 "
+         "(written with or without CLAUDE_CODE_STARTUP_FAILURE_RESULTS)",
+         {"composed": True, "set_env": STARTUP_RESULTS}),
+        ("claude", "stream-resume-not-found", "jsonl",
+         CLAUDE_IN + ["--resume", "00000000-0000-4000-8000-000000000000"], {"claude": []},
+         "--resume of a session that is not there, by a claude that has no "
+         "startup_failure_reason (2.1.332): a zeroed error_during_execution result, num_turns 0, "
+         "no terminal_reason, errors[] in claude's words, exit 1", {"composed": True}),
+        ("claude", "stream-startup-config-invalid", "jsonl", CLAUDE_IN, {"claude": []},
+         "~/.claude.json that does not parse: startup_failure_reason config_file_invalid and "
+         "invalid_config_file {path, backup_path}, exit 1",
+         {"composed": True, "set_env": STARTUP_RESULTS,
+          "home_files": {".claude.json": "{not json"}}),
+        ("claude", "stream-startup-proxy-invalid", "jsonl", CLAUDE_IN, {"claude": []},
+         "HTTPS_PROXY that is not a URL, CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1: "
+         "startup_failure_reason proxy_invalid (without the variable: stderr alone, exit 1)",
+         {"composed": True, "set_env": dict(STARTUP_RESULTS, HTTPS_PROXY="::not a url::")}),
+        ("claude", "stream-cost-basis-unknown", "jsonl", CLAUDE_IN + ["--model", "claude-unknown-9"],
+         {"claude": [text()]},
+         "a model claude has no price for: modelUsage[...].costBasis \"unknown\", its costUSD "
+         "the default model's rate (a guess)", {"composed": True}),
+        ("claude", "stream-sigint-result", "jsonl", CLAUDE_IN,
+         {"claude": [dict(kind="hang", text="partial ans", usage=U_MAIN)]},
+         "SIGINT to the PID 1.5 s into a stalled answer: the interrupt turn "
+         "\"[Request interrupted by user]\", then a result error_during_execution, "
+         "terminal_reason aborted_streaming, exit 0 (most runs)",
+         {"composed": True, "signal": signal.SIGINT, "signal_after": 1.5,
+          "until": lambda out: b'"type":"result"' in out}),
+        ("claude", "stream-sigint-no-result", "jsonl", CLAUDE_IN,
+         {"claude": [dict(kind="hang", text="partial ans", usage=U_MAIN)]},
+         "SIGINT to the PID 1.5 s into a stalled answer: the interrupt turn and no result at "
+         "all, exit 0 (about one run in six to twenty, 2.1.332 and 2.1.337)",
+         {"composed": True, "signal": signal.SIGINT, "signal_after": 1.5, "tries": 60,
+          "until": lambda out: b'"type":"result"' not in out and
+          b"[Request interrupted by user" in out}),
+        ("claude", "stream-sigint-early", "jsonl", CLAUDE_IN,
+         {"claude": [dict(kind="hang", text="partial ans", usage=U_MAIN)]},
+         "SIGINT to the PID 0.2 s after the start, before claude has set up: killed by the "
+         "signal (exit_status -2), nothing on stdout",
+         {"composed": True, "signal": signal.SIGINT, "signal_after": 0.2, "no_wait": True}),
     ]
     # ---------------------------------------------------------------- codex
     c += [
@@ -365,8 +416,13 @@ def record(case, index):
         if opt.get("no_gemini_settings"):
             os.remove(os.path.join(root.home, ".gemini", "settings.json"))
         if opt.get("signal"):
-            kw.update(sig=opt["signal"], signal_group=opt.get("group", False), signal_after=0.5,
-                      wait_for=lambda: mock.model_requests(cli))
+            # The signal goes signal_after seconds after this run's first model request (the
+            # log holds earlier tries' too), or after the start with no_wait.
+            seen = [0]
+            kw.update(sig=opt["signal"], signal_group=opt.get("group", False),
+                      signal_after=opt.get("signal_after", 0.5),
+                      wait_for=(lambda: True) if opt.get("no_wait")
+                      else (lambda: len(mock.model_requests(cli)) > seen[0]))
             if opt.get("timeout"):
                 # signal, then wait at most `timeout` s more before the group is killed
                 kw["timeout"] = opt["timeout"] + 30
@@ -382,14 +438,27 @@ def record(case, index):
                 args = ["exec", "resume", "--json", sid, "-"]
             else:
                 args = args + ["--resume", sid]
-        if opt.get("timeout") and opt.get("signal"):
-            r = run_cli_sig_timeout(cli, args, root, mock, opt)
+        stdin = "Second question.\n" if opt.get("resume") else PROMPT
+        if opt.get("composed"):
+            stdin = json.dumps({"type": "user", "message": {"role": "user", "content": stdin},
+                                "client_composed": True}) + "\n"
+        # A timing-dependent outcome: again, on a fresh script, until it shows.
+        for tries in range(opt.get("tries", 20) if opt.get("until") else 1):
+            if tries:
+                mock.set_script(script)
+            if opt.get("signal"):
+                seen[0] = len(mock.model_requests(cli))
+            if opt.get("timeout") and opt.get("signal"):
+                r = run_cli_sig_timeout(cli, args, root, mock, opt)
+            else:
+                r = run_cli(cli, args, root, stdin=stdin, **kw)
+            if not opt.get("until") or opt["until"](r.stdout):
+                break
         else:
-            r = run_cli(cli, args, root, stdin="Second question.\n" if opt.get("resume") else PROMPT,
-                        **kw)
+            raise SystemExit("%s/%s: the outcome did not show in %d tries" % (cli, name, tries + 1))
         write(outdir, name + "." + ext, scrub(r.stdout, root, mock.port))
         write(outdir, name + ".stderr", scrub(r.stderr, root, mock.port))
-        index[name + "." + ext] = entry(cli, args, r, script, shows, root)
+        index[name + "." + ext] = entry(cli, args, r, script, shows, root, opt.get("composed"))
         if extra.get("lastmsg") and os.path.exists(extra["lastmsg"]):
             with open(extra["lastmsg"], "rb") as f:
                 write(outdir, name + ".txt", f.read())
@@ -433,12 +502,17 @@ def run_cli_sig_timeout(cli, args, root, mock, opt):
     return harness.Result(argv, status, fo.read(), fe.read(), time.time() - t0)
 
 
-def entry(cli, args, r, script, shows, root):
+VERSIONS = {}
+
+
+def entry(cli, args, r, script, shows, root, composed=False):
     return {"argv": [cli] + [a.replace(root.root, PLACEHOLDER) for a in args],
-            "stdin": "prompt on stdin (a regular file)",
+            "stdin": "the prompt as one stream-json user message, client_composed"
+            if composed else "prompt on stdin (a regular file)",
             "exit_status": r.status,
             "script": script,
-            "shows": shows}
+            "shows": shows,
+            "cli_version": (VERSIONS.get(cli) or [None])[0]}
 
 
 def write(d, name, data):
@@ -460,6 +534,7 @@ def main():
                            capture_output=True, text=True, timeout=60)
         versions[cli] = (v.stdout.strip() or v.stderr.strip()).splitlines()[-1:]
         root.cleanup()
+    VERSIONS.update(versions)
     indexes = {}
     for case in cases():
         cli, name = case[0], case[1]
@@ -470,7 +545,8 @@ def main():
             indexes[cli] = json.load(open(path)) if os.path.exists(path) else {}
         files = indexes[cli].setdefault("files", {})
         record(case, files)
-        indexes[cli]["cli_version"] = versions[cli][0] if versions[cli] else None
+        # The version of the first recordings; an entry recorded since names its own.
+        indexes[cli].setdefault("cli_version", versions[cli][0] if versions[cli] else None)
         indexes[cli]["recorded"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         indexes[cli]["files"] = dict(sorted(files.items()))
         with open(path, "w") as f:

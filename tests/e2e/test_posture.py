@@ -213,12 +213,23 @@ class Base:
 class TestClaude(Base, unittest.TestCase):
     cli = "claude"
     trusted_markers = ["claude-hook-SessionStart", "claude-hook-UserPromptSubmit"]
-    # claude offers no Skill or Task tool in any posture (--tools): trusted, its project
-    # slash commands are what the checkout adds.
-    trusted_skills_prompt = "/evil-cmd"
 
     def answer(self, value):
         return {"kind": "structured", "value": value}
+
+    def test_trust_project_loads_the_checkouts_skills(self):
+        """claude offers no Skill or Task tool in any posture (--tools), and a prompt is
+        data in every call, trusted too (issue 56: claude takes it as a client_composed
+        message, which runs no command): the checkout's /evil-cmd, loaded when trusted, is
+        never run by a prompt that names it. The text reaches the model as it is."""
+        since = len(self.mock.requests())
+        p = self.agentrun([{"kind": "text", "text": "ok"}], "run", "--format", "json",
+                          "--trust-project", "/evil-cmd")
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        bodies = self.bodies(since)
+        self.assertTrue(any(b"/evil-cmd" in b for b in bodies))
+        # The command's body: what a dispatch would have sent instead of the prompt.
+        self.assertFalse(any((SKILL_MARK + "-BODY").encode() in b for b in bodies))
 
     def test_the_users_api_key_helper_keeps_working(self):
         # --setting-sources user keeps ~/.claude/settings.json, where apiKeyHelper lives

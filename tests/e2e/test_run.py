@@ -602,6 +602,30 @@ class TestClaude(Base, unittest.TestCase):
         self.assertEqual(len(self.new_model_requests()), 5)
 
 
+    def test_a_session_to_resume_that_is_not_there_is_no_interrupt(self):
+        # claude says why it could not start (startup_failure_reason) in a zeroed
+        # error_during_execution result, which agentrun once read as an interrupt (exit 130).
+        sid = "00000000-0000-4000-8000-000000000000"
+        p, doc = self.run_agentrun({self.cli: []}, "--resume", sid, "--max-wait", "0")
+        self.assertEqual(p.returncode, 4, p.stderr.decode()[-2000:])
+        self.assertEqual(doc["error"]["code"], "cli_failed", doc["error"])
+        self.assertIn("No conversation found with session ID: " + sid, doc["error"]["message"])
+        self.assertEqual(self.new_model_requests(), [])
+
+    def test_a_model_claude_has_no_price_for_is_not_priced_by_its_guess(self):
+        # claude prices a model it does not know at its default model's rate and says so
+        # (costBasis "unknown", 2.1.3xx); agentrun's table has no price for it either.
+        p, doc = self.run_agentrun({self.cli: [{"kind": "text", "text": "hi"}]},
+                                   "-m", "claude-unknown-9")
+        self.assert_ok(p, doc)
+        res = self.result_line()
+        basis = [m.get("costBasis") for m in res["modelUsage"].values()]
+        if "unknown" in basis:
+            self.assertEqual((doc["cost_source"], doc["cost_usd"]), ("unknown", None))
+        else:  # a claude older than costBasis: its own figure, as before
+            self.assertEqual(doc["cost_source"], "cli")
+
+
 class TestCodex(Base, unittest.TestCase):
     cli = "codex"
     model_args = ("-m", "gpt-5.5")

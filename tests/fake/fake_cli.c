@@ -7,6 +7,11 @@
  *   FAKE_CLI_LOGIN=yes|no      how the status commands answer (`claude auth status`,
  *                              `codex login status`, default yes): such a call does nothing
  *                              else, and is neither counted nor logged
+ *   FAKE_CLI_VERSION=s         what `--version` prints (default: a version of the CLI named
+ *                              like argv[0] that agentrun starts); likewise neither counted
+ *                              nor logged
+ *   (claude with --input-format stream-json reads its prompt as claude does: the text of
+ *   the stream-json user message on stdin, which is what the log's stdin then holds)
  *   FAKE_CLI_STATE=path        counter file: call N of a run (0, 1, 2 …) picks item N of
  *                              every per-call list below (the last item repeats)
  *   FAKE_CLI_READ_STDIN=0|1    read stdin to EOF first (default 1)
@@ -250,7 +255,99 @@ static void read_stdin(struct bytes *in)
     }
 }
 
-static void log_call(const char *path, int argc, char **argv, const struct bytes *in)
+/* Decodes the JSON string at *pp (just past its opening quote) into out; advances *pp past
+ * the closing quote. Returns 0, or -1 when it is not a well-formed JSON string. */
+static int json_unstr(const char **pp, const char *end, struct bytes *out)
+{
+    const char *p = *pp;
+    while (p < end && *p != '"') {
+        unsigned char ch = (unsigned char)*p;
+        if (ch < 0x20)
+            return -1; /* a raw control character: claude's JSON.parse refuses it too */
+        if (ch != '\\') {
+            bytes_add(out, p++, 1);
+            continue;
+        }
+        if (++p >= end)
+            return -1;
+        char c = *p++;
+        const char *simple = strchr("\"\\/bfnrt", c);
+        if (c && simple) {
+            static const char to[] = "\"\\/\b\f\n\r\t";
+            bytes_add(out, &to[simple - "\"\\/bfnrt"], 1);
+            continue;
+        }
+        if (c != 'u' || end - p < 4)
+            return -1;
+        char hex[5] = { p[0], p[1], p[2], p[3], 0 }, *stop;
+        unsigned long u = strtoul(hex, &stop, 16);
+        if (*stop)
+            return -1;
+        p += 4;
+        if (u >= 0xD800 && u < 0xDC00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+            char lo[5] = { p[2], p[3], p[4], p[5], 0 };
+            unsigned long l = strtoul(lo, &stop, 16);
+            if (!*stop && l >= 0xDC00 && l < 0xE000) {
+                u = 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00);
+                p += 6;
+            }
+        }
+        unsigned char enc[4];
+        size_t k = u < 0x80 ? 1 : u < 0x800 ? 2 : u < 0x10000 ? 3 : 4;
+        if (k == 1)
+            enc[0] = (unsigned char)u;
+        else if (k == 2)
+            enc[0] = (unsigned char)(0xC0 | (u >> 6)), enc[1] = (unsigned char)(0x80 | (u & 0x3F));
+        else if (k == 3)
+            enc[0] = (unsigned char)(0xE0 | (u >> 12)),
+            enc[1] = (unsigned char)(0x80 | ((u >> 6) & 0x3F)),
+            enc[2] = (unsigned char)(0x80 | (u & 0x3F));
+        else
+            enc[0] = (unsigned char)(0xF0 | (u >> 18)),
+            enc[1] = (unsigned char)(0x80 | ((u >> 12) & 0x3F)),
+            enc[2] = (unsigned char)(0x80 | ((u >> 6) & 0x3F)),
+            enc[3] = (unsigned char)(0x80 | (u & 0x3F));
+        bytes_add(out, enc, k);
+    }
+    if (p >= end)
+        return -1;
+    *pp = p + 1;
+    return 0;
+}
+
+/*
+ * claude's stream-json input: one user message a line,
+ * {"type":"user","message":{"role":"user","content":"TEXT"},…}. The prompt claude reads is
+ * the TEXT of each; *composed says whether every message had "client_composed":true. Returns
+ * 0 with *prompt filled, or -1 when stdin is not such a stream.
+ */
+static int stream_json_prompt(const struct bytes *wire, struct bytes *prompt, int *composed)
+{
+    static const char key[] = "\"content\":\"";
+    *composed = 1;
+    int messages = 0;
+    for (size_t off = 0; off < wire->len;) {
+        const char *line = wire->p + off, *nl = memchr(line, '\n', wire->len - off);
+        size_t n = nl ? (size_t)(nl - line) : wire->len - off;
+        off += n + 1;
+        if (!n)
+            continue;
+        const char *end = line + n, *c = memmem(line, n, key, sizeof(key) - 1);
+        if (!memmem(line, n, "\"type\":\"user\"", 13) || !c)
+            return -1;
+        c += sizeof(key) - 1;
+        if (messages++)
+            bytes_add(prompt, "\n", 1);
+        if (json_unstr(&c, end, prompt) < 0)
+            return -1;
+        if (!memmem(line, n, "\"client_composed\":true", 22))
+            *composed = 0;
+    }
+    return messages ? 0 : -1;
+}
+
+static void log_call(const char *path, int argc, char **argv, const struct bytes *in,
+                     const char *format, int composed, size_t wire_bytes)
 {
     struct bytes b = { 0 };
     char num[64], cwd[PATH_MAX];
@@ -299,6 +396,13 @@ static void log_call(const char *path, int argc, char **argv, const struct bytes
     snprintf(num, sizeof(num), ",\"stdin_bytes\":%zu,\"stdin_fnv1a\":\"%016llx\"", in->len,
              (unsigned long long)fnv1a(in->p ? in->p : "", in->len));
     bytes_str(&b, num);
+    if (format) {
+        snprintf(num, sizeof(num), ",\"stdin_format\":\"%s\",\"client_composed\":%s", format,
+                 composed ? "true" : "false");
+        bytes_str(&b, num);
+        snprintf(num, sizeof(num), ",\"stdin_wire_bytes\":%zu", wire_bytes);
+        bytes_str(&b, num);
+    }
     bytes_str(&b,
               keep < in->len ? ",\"stdin_truncated\":true}\n" : ",\"stdin_truncated\":false}\n");
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -604,11 +708,37 @@ static int login_status(const char *cli)
     return yes ? 0 : 1;
 }
 
+/* What `--version` prints: FAKE_CLI_VERSION, else a version agentrun starts of the CLI this
+ * copy stands in for (claude's is at least its min_version). */
+static int version(const char *argv0)
+{
+    const char *v = getenv("FAKE_CLI_VERSION");
+    const char *base = strrchr(argv0, '/');
+    base = base ? base + 1 : argv0;
+    if (!v)
+        v = !strcmp(base, "claude")  ? "2.1.337 (Claude Code)"
+            : !strcmp(base, "codex") ? "codex-cli 0.171.0"
+                                     : "0.61.0";
+    printf("%s\n", v);
+    return 0;
+}
+
+/* Whether argv asks for claude's stream-json input (--input-format stream-json). */
+static int stream_json_input(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--input-format") && !strcmp(argv[i + 1], "stream-json"))
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[2], "status") &&
         (!strcmp(argv[1], "auth") || !strcmp(argv[1], "login")))
         return login_status(argv[1]);
+    if (argc == 2 && !strcmp(argv[1], "--version"))
+        return version(argv[0]);
     const char *state = getenv("FAKE_CLI_STATE");
     if (state && *state)
         call_no = next_call(state);
@@ -616,9 +746,24 @@ int main(int argc, char **argv)
     struct bytes in = { 0 };
     if (opt_long("READ_STDIN", 1))
         read_stdin(&in);
+    /* The prompt as claude reads it from its stream-json input. */
+    const char *format = NULL;
+    int composed = 0;
+    size_t wire_bytes = in.len;
+    if (in.len && stream_json_input(argc, argv)) {
+        struct bytes prompt = { 0 };
+        format = "stream-json";
+        if (stream_json_prompt(&in, &prompt, &composed) < 0) {
+            free(prompt.p);
+            fputs("Error: fake_cli: stdin is not stream-json user messages\n", stderr);
+            return 1;
+        }
+        free(in.p);
+        in = prompt;
+    }
     const char *log = opt("LOG", 0);
     if (log)
-        log_call(log, argc, argv, &in);
+        log_call(log, argc, argv, &in, format, composed, wire_bytes);
 
     if (opt_long("IGNORE_TERM", 0))
         signal(SIGTERM, SIG_IGN);

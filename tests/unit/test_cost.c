@@ -24,9 +24,12 @@ static void test_builtin_table_is_sorted_unique_and_sane(void **state)
         if (i + 1 < n)
             assert_true(strcmp(v[i].model, v[i + 1].model) < 0);
         assert_true(v[i].input > 0 && v[i].output >= v[i].input);
-        assert_true(v[i].cache_read > 0 && v[i].cache_read < v[i].input);
+        /* A cache read is cheaper than input, or its price is not known (never a 0). */
+        assert_true(isnan(v[i].cache_read) ||
+                    (v[i].cache_read > 0 && v[i].cache_read < v[i].input));
+        assert_true(isnan(v[i].cache_write) || v[i].cache_write >= 0);
         if (v[i].long_threshold)
-            assert_true(v[i].long_input > v[i].input);
+            assert_true(v[i].long_input > v[i].input && v[i].long_output >= v[i].output);
     }
 }
 
@@ -53,7 +56,13 @@ static void test_lookup_exact_bracket_stamp_and_prefix_rules(void **state)
         { "gemini-2.5-pro", "gemini-2.5-pro" },
         { "models/gemini-2.5-flash", "gemini-2.5-flash" },
         { "gemini-2.5-flash-lite", "gemini-2.5-flash-lite" },
-        { "gemini-3.8-flash", NULL }, /* the router's pick in e2e runs: not in the table */
+        { "gemini-3.8-flash", "gemini-3.8-flash" }, /* the router's pick in e2e runs */
+        { "claude-haiku-5-5[1m]", "claude-haiku-5-5" },
+        { "claude-mythos-5-2", "claude-mythos-5-2" },
+        { "gpt-6-sol", "gpt-6-sol" },
+        { "gpt-6", NULL },
+        { "gpt-6.2-sol", NULL }, /* codex 0.171's default: no price found, never a guess */
+        { "gpt-6-sol-2026-11-01", "gpt-6-sol" },
         { "", NULL },
         { NULL, NULL },
     };
@@ -97,6 +106,98 @@ static void test_formulas_per_million_and_long_context(void **state)
     struct ar_usage gu = { 150000, 60000, 0, 10, 0 };
     assert_float_equal(ar_price_apply(g, &gu), (150000 * 2.5 + 60000 * 0.25 + 10 * 15.0) / 1e6,
                        1e-9);
+}
+
+/* cost of usage u for model at the built-in table */
+static double usd(const char *model, uint64_t in, uint64_t cached, uint64_t written, uint64_t out)
+{
+    const struct ar_price *p = ar_prices_find(NULL, model);
+    assert_non_null(p);
+    struct ar_usage u = { in, cached, written, out, 0 };
+    return ar_price_apply(p, &u);
+}
+
+/*
+ * Each row of shared PRICES.md's "Additions of 2026-12-07" (issue 59). The claude rows are
+ * held to claude 2.1.337's own costUSD at the mock for the same tokens (measured: uncached
+ * input 1,200, cache read 300, output 42; haiku-5-5 and sonnet-5-5 also 150,000 / 20,000 /
+ * 1,000, where haiku's tier above 100k prompt tokens applies to the whole call).
+ */
+static void test_the_rows_of_2026_12_07(void **state)
+{
+    (void)state;
+    /* Anthropic, against claude's own figure */
+    assert_float_equal(usd("claude-opus-5-5", 1200, 300, 0, 42), 0.0057, 1e-12);
+    assert_float_equal(usd("claude-sonnet-5-5", 1200, 300, 0, 42), 0.00285, 1e-12);
+    assert_float_equal(usd("claude-haiku-5-5", 1200, 300, 0, 42), 0.000144, 1e-12);
+    assert_float_equal(usd("claude-fable-5-2", 1200, 300, 0, 42), 0.01134, 1e-12);
+    assert_float_equal(usd("claude-haiku-5-5", 150000, 20000, 0, 1000), 0.0785, 1e-12);
+    assert_float_equal(usd("claude-sonnet-5-5", 150000, 20000, 0, 1000), 0.312, 1e-12);
+    /* haiku-5-5's tier: above 100,000 prompt tokens (input + cache read + cache write), the
+     * whole call at 0.50 / 2.50 / 0.05 / 0.625; at exactly 100,000 not yet */
+    assert_float_equal(usd("claude-haiku-5-5", 100000, 0, 0, 1000),
+                       (100000 * 0.1 + 1000 * 0.5) / 1e6, 1e-12);
+    assert_float_equal(usd("claude-haiku-5-5", 99000, 1000, 1, 1000),
+                       (99000 * 0.5 + 1000 * 0.05 + 1 * 0.625 + 1000 * 2.5) / 1e6, 1e-12);
+    assert_float_equal(usd("claude-haiku-5-5", 1000, 0, 1000, 0), (1000 * 0.1 + 1000 * 0.125) / 1e6,
+                       1e-12);
+    assert_float_equal(usd("claude-mythos-5-2", 1000, 1000, 1000, 1000),
+                       (1000 * 8.0 + 1000 * 0.2 + 1000 * 10.0 + 1000 * 40.0) / 1e6, 1e-12);
+    assert_float_equal(usd("claude-mythos-5-1", 1000, 1000, 1000, 1000),
+                       (1000 * 10.0 + 1000 * 0.25 + 1000 * 12.5 + 1000 * 50.0) / 1e6, 1e-12);
+    /* the cache writes PRICES.md now gives */
+    assert_float_equal(usd("claude-opus-5-5", 0, 0, 1000, 0), 1000 * 5.0 / 1e6, 1e-12);
+    assert_float_equal(usd("claude-opus-5", 0, 0, 1000, 0), 1000 * 6.25 / 1e6, 1e-12);
+    assert_float_equal(usd("claude-fable-5-1", 0, 0, 1000, 0), 1000 * 12.5 / 1e6, 1e-12);
+
+    /* OpenAI: gpt-6-astra, cache writes at 1.25x input, tier above 272k */
+    assert_float_equal(usd("gpt-6-astra", 1000, 1000, 1000, 1000),
+                       (1000 * 10.0 + 1000 * 1.0 + 1000 * 12.5 + 1000 * 50.0) / 1e6, 1e-12);
+    assert_float_equal(usd("gpt-6-astra", 272000, 1, 0, 1000),
+                       (272000 * 20.0 + 1 * 2.0 + 1000 * 75.0) / 1e6, 1e-12);
+    /* gpt-6-sol and -luna: no cached or cache-write price published: priced without them,
+     * unknown with them; above 272k 2x input, 1.5x output */
+    assert_float_equal(usd("gpt-6-sol", 1000, 0, 0, 1000), (1000 * 2.0 + 1000 * 10.0) / 1e6, 1e-12);
+    assert_float_equal(usd("gpt-6-sol", 300000, 0, 0, 1000), (300000 * 4.0 + 1000 * 15.0) / 1e6,
+                       1e-12);
+    assert_true(isnan(usd("gpt-6-sol", 1000, 10, 0, 1000)));
+    assert_true(isnan(usd("gpt-6-sol", 1000, 0, 10, 1000)));
+    assert_float_equal(usd("gpt-6-luna", 1000, 0, 0, 1000), (1000 * 0.1 + 1000 * 0.5) / 1e6, 1e-12);
+    assert_float_equal(usd("gpt-6-luna", 300000, 0, 0, 1000), (300000 * 0.2 + 1000 * 0.75) / 1e6,
+                       1e-12);
+    assert_true(isnan(usd("gpt-6-luna", 300000, 5, 0, 0)));
+    /* the gpt-5.6 cuts: gpt-5.6 is gpt-5.6-sol */
+    for (int i = 0; i < 2; i++) {
+        const char *m = i ? "gpt-5.6-sol" : "gpt-5.6";
+        assert_float_equal(usd(m, 1000, 1000, 1000, 1000),
+                           (1000 * 4.0 + 1000 * 0.4 + 1000 * 5.0 + 1000 * 20.0) / 1e6, 1e-12);
+        assert_float_equal(usd(m, 272000, 1000, 1000, 1000),
+                           (272000 * 8.0 + 1000 * 0.8 + 1000 * 10.0 + 1000 * 30.0) / 1e6, 1e-12);
+    }
+    assert_float_equal(usd("gpt-5.6-terra", 1000, 1000, 0, 1000),
+                       (1000 * 2.0 + 1000 * 0.2 + 1000 * 12.0) / 1e6, 1e-12);
+    assert_true(isnan(usd("gpt-5.6-terra", 1000, 0, 1, 0)));
+    assert_float_equal(usd("gpt-5.6-luna", 1000, 1000, 0, 1000),
+                       (1000 * 0.2 + 1000 * 0.02 + 1000 * 1.2) / 1e6, 1e-12);
+    assert_true(isnan(usd("gpt-5.6-luna", 1000, 0, 1, 0)));
+
+    /* Google */
+    assert_float_equal(usd("gemini-3.8-flash", 1000, 1000, 0, 1000),
+                       (1000 * 0.75 + 1000 * 0.075 + 1000 * 3.75) / 1e6, 1e-12);
+    assert_float_equal(usd("gemini-3.5-flash-lite", 1000, 0, 0, 1000),
+                       (1000 * 0.30 + 1000 * 2.50) / 1e6, 1e-12);
+    assert_true(isnan(usd("gemini-3.5-flash-lite", 1000, 1, 0, 1000)));
+
+    /* A price the table does not know makes the call's cost unknown, not a part of it. */
+    struct ar_usage cached = { 1000, 10, 0, 1000, 0 };
+    struct ar_cost c = ar_cost_compute(NULL, "gpt-6-sol", &cached, 0, 0);
+    assert_int_equal(c.source, AR_COST_UNKNOWN);
+    struct ar_usage plain = { 1000, 0, 0, 1000, 0 };
+    c = ar_cost_compute(NULL, "gpt-6-sol", &plain, 0, 0);
+    assert_int_equal(c.source, AR_COST_TABLE);
+    assert_float_equal(c.usd, 0.012, 1e-12);
+    c = ar_cost_compute(NULL, "gpt-6.2-sol", &plain, 0, 0);
+    assert_int_equal(c.source, AR_COST_UNKNOWN);
 }
 
 static void test_cost_sources_cli_table_unknown(void **state)
@@ -185,6 +286,21 @@ static void test_override_file_replaces_and_adds(void **state)
     unlink(path);
     free(path);
 
+    /* A null rate is one nobody published: tokens of it make the cost unknown. */
+    path = write_temp("{\"models\": {\"n-model\": {\"input\": 1, \"output\": 2, "
+                      "\"cache_read\": null}}}");
+    assert_int_equal(ar_prices_load(path, &t, &err), 0);
+    p = ar_prices_find(t, "n-model");
+    assert_non_null(p);
+    assert_true(isnan(p->cache_read));
+    struct ar_usage nu = { 10, 0, 0, 10, 0 };
+    assert_float_equal(ar_price_apply(p, &nu), 30 / 1e6, 1e-15);
+    nu.cache_read = 1;
+    assert_int_equal(ar_cost_compute(t, "n-model", &nu, 0, 0).source, AR_COST_UNKNOWN);
+    ar_prices_destroy(t);
+    unlink(path);
+    free(path);
+
     static const char *const bad[] = {
         "not json",
         "{\"models\": []}",
@@ -233,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_builtin_table_is_sorted_unique_and_sane),
         cmocka_unit_test(test_lookup_exact_bracket_stamp_and_prefix_rules),
         cmocka_unit_test(test_formulas_per_million_and_long_context),
+        cmocka_unit_test(test_the_rows_of_2026_12_07),
         cmocka_unit_test(test_cost_sources_cli_table_unknown),
         cmocka_unit_test(test_override_file_replaces_and_adds),
         cmocka_unit_test(test_cache_read_share_of_the_input),

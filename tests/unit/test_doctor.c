@@ -74,7 +74,7 @@ static void test_report_of_found_broken_and_missing_clis(void **state)
     setenv("HOME", dir, 1);
     snprintf(dir, sizeof(dir), "%s/config", tmp);
     setenv("XDG_CONFIG_HOME", dir, 1);
-    script(reg[0]->name, "printf '\\n   1.2.3 (Fake)  \\nmore\\n'");
+    script(reg[0]->name, "printf '\\n   9.1.2 (Fake)  \\nmore\\n'");
     script(reg[1]->name, "echo broken >&2; exit 1");
     script("git", "echo 'git version 9' >&2");
     /* The second provider's credentials: a variable and a login file. */
@@ -105,7 +105,7 @@ static void test_report_of_found_broken_and_missing_clis(void **state)
     assert_string_equal(found->name, reg[0]->name);
     assert_non_null(found->path);
     assert_non_null(strstr(found->path, "/bin/"));
-    assert_string_equal(found->version, "1.2.3 (Fake)");
+    assert_string_equal(found->version, "9.1.2 (Fake)");
     assert_null(found->bin_override);
     assert_true(found->usable);
     for (int k = 0; k < AR_DOCTOR_N_POSTURES; k++) {

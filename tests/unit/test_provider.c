@@ -141,6 +141,38 @@ static const struct fx fixtures[] = {
      * 900k-token first answer; result subtype error_max_budget_usd, usage all zero */
     { "claude", "handmade-budget.jsonl", NULL, 1, 0, 0, NULL, AR_EBUDGET, 900000, 100, 0, 25, 1, 1,
       NULL, NULL, NULL },
+    /* issue 56: the prompt as one client_composed stream-json message (2.1.337): the same
+     * output as a text prompt's */
+    { "claude", "stream-composed-text.jsonl", NULL, 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 1, 1, "claude-opus-5-5",
+      NULL, NULL },
+    /* issue 59: claude could not start (startup_failure_reason, 2.1.337): a zeroed
+     * error_during_execution result, which is no interrupt but cli_failed in claude's words */
+    { "claude", "stream-startup-resume-not-found.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0,
+      0, 0, 1, 1, NULL, NULL, NULL },
+    /* the same refusal from a claude that says no startup_failure_reason (2.1.332): a zeroed
+     * result, no terminal_reason, no turn */
+    { "claude", "stream-resume-not-found.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0, 0, 1,
+      1, NULL, NULL, NULL },
+    { "claude", "stream-startup-config-invalid.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0,
+      0, 1, 1, NULL, NULL, NULL },
+    { "claude", "stream-startup-proxy-invalid.jsonl", NULL, 1, 0, 0, NULL, AR_ECLIFAILED, 0, 0, 0,
+      0, 1, 1, NULL, NULL, NULL },
+    /* issue 59: a model claude has no price for (costBasis "unknown"): its costUSD is a guess
+     * and not taken (the price table decides, else the cost is unknown) */
+    { "claude", "stream-cost-basis-unknown.jsonl", NULL, 0, 0, 0,
+      "Hello! This is the mock model answering.", 0, 1200, 300, 0, 42, 0, 1, "claude-unknown-9",
+      NULL, NULL },
+    /* The outcomes of SIGINT to claude mid-answer (recorded; tests/e2e/test_clis.py holds the
+     * real CLI to one of them): the interrupt turn and a result with terminal_reason
+     * aborted_streaming (2.1.337), the interrupt turn and no result at all, exit 0 (2.1.332),
+     * killed by the signal before anything was written (2.1.332) */
+    { "claude", "stream-sigint-result.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 0, 0, 0, 0, 1,
+      1, NULL, NULL, NULL },
+    { "claude", "stream-sigint-no-result.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 0, 0, 0, 0,
+      0, 1, NULL, NULL, NULL },
+    { "claude", "stream-sigint-early.jsonl", NULL, 130, 2, 0, NULL, AR_EINTERRUPTED, 0, 0, 0, 0, 0,
+      0, NULL, NULL, NULL },
     /* FORMATS.md's SIGINT result: subtype error_during_execution */
     { "claude", "handmade-interrupted.jsonl", NULL, 0, 0, 0, NULL, AR_EINTERRUPTED, 1200, 0, 0, 1,
       1, 1, NULL, NULL, NULL },
@@ -422,6 +454,162 @@ static void test_killed_without_final_event_is_interrupted(void **state)
         assert_false(r.final_seen);
         ar_reply_finish(&r);
         free(data);
+    }
+}
+
+/* The reply of one claude result line (and the init line before it). */
+static void claude_reply_of(const char *result_line, int status, struct ar_reply *r)
+{
+    const struct ar_provider *p = ar_provider_find("claude");
+    struct ar_unwrap *u = p->unwrap_new(NULL);
+    static const char init[] = "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\","
+                               "\"model\":\"claude-opus-5-5\"}";
+    p->unwrap_line(u, init, sizeof(init) - 1, NULL);
+    p->unwrap_line(u, result_line, strlen(result_line), NULL);
+    struct ar_exit_info ex = { status, 0, 0, NULL, 0 };
+    p->unwrap_finish(u, &ex, r);
+    p->unwrap_free(u);
+}
+
+/*
+ * Why claude stopped (issue 59): startup_failure_reason (2.1.3xx, with
+ * CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1, which every call sets) and terminal_reason map onto
+ * agentrun's error classes, in claude's words; neither reads as an interrupt any more.
+ */
+static void test_claude_says_why_it_stopped(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fixture, *starts;
+    } recorded[] = {
+        { "stream-startup-resume-not-found.jsonl",
+          "No conversation found with session ID: 00000000-0000-4000-8000-000000000000" },
+        { "stream-startup-config-invalid.jsonl", "Configuration error in " },
+        { "stream-startup-proxy-invalid.jsonl", "Invalid proxy URL in HTTPS_PROXY" },
+        { "stream-resume-not-found.jsonl",
+          "No conversation found with session ID: 00000000-0000-4000-8000-000000000000" },
+    };
+    for (size_t i = 0; i < sizeof(recorded) / sizeof(recorded[0]); i++) {
+        size_t len;
+        char *data = slurp("claude", recorded[i].fixture, &len);
+        assert_non_null(data);
+        struct ar_reply r;
+        claude_reply_of(data, 1, &r);
+        assert_int_equal(r.error, AR_ECLIFAILED);
+        assert_non_null(r.error_msg);
+        assert_int_equal(strncmp(r.error_msg, recorded[i].starts, strlen(recorded[i].starts)), 0);
+        ar_reply_finish(&r);
+        free(data);
+    }
+#define ZEROED "\"type\":\"result\",\"session_id\":\"s-1\",\"total_cost_usd\":0,\"usage\":{}"
+    static const struct {
+        const char *line;
+        int error;
+        const char *msg; /* a part of the message */
+        int transient;
+    } cases[] = {
+        /* the sign-in and the organization's refusals are auth; then agentrun's words */
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"startup_failure_reason\":\"org_signin_ended\",\"errors\":[\"Your sign-in ended\"]}",
+          AR_EAUTH, "claude is not logged in", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"startup_failure_reason\":\"org_config_required_unavailable\","
+          "\"errors\":[\"could not fetch the organization's settings\"]}",
+          AR_EAPI, "could not fetch", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"startup_failure_reason\":\"a_cause_of_tomorrow\"}",
+          AR_ECLIFAILED, "claude could not start", 0 },
+        /* an interrupt, and what an error_during_execution says otherwise */
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"terminal_reason\":\"aborted_tools\",\"errors\":[\"[ede_diagnostic] x\"]}",
+          AR_EINTERRUPTED, "interrupted", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true}", AR_EINTERRUPTED,
+          "interrupted", 0 },
+        { "{" ZEROED ",\"subtype\":\"error_during_execution\",\"is_error\":true,"
+          "\"terminal_reason\":\"model_error\",\"errors\":[\"the model broke\"]}",
+          AR_EAPI, "the model broke", 0 },
+        /* is_error without an HTTP status: the terminal reason says what failed */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":null,"
+          "\"terminal_reason\":\"prompt_too_long\",\"result\":\"Prompt is too long\"}",
+          AR_EAPI, "Prompt is too long", 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,"
+          "\"terminal_reason\":\"blocking_limit\"}",
+          AR_EAPI, "no longer fits the model's context", 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,"
+          "\"terminal_reason\":\"malformed_tool_use_exhausted\"}",
+          AR_ECLIFAILED, "tool calls could not be read", 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,"
+          "\"terminal_reason\":\"hook_stopped\",\"result\":\"Stopped by a hook\"}",
+          AR_ECLIFAILED, "Stopped by a hook", 0 },
+        /* an HTTP status still classifies an api_error (terminal_reason api_error) */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":529,"
+          "\"terminal_reason\":\"api_error\",\"result\":\"API Error: 529 Overloaded\"}",
+          AR_EAPI, "529", 1 },
+        /* a failure by its reason that claude did not flag */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":false,\"result\":\"\","
+          "\"terminal_reason\":\"turn_setup_failed\"}",
+          AR_ECLIFAILED, "could not set the turn up", 0 },
+        /* completed is no failure; a reason not failed by claude's own list neither */
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"terminal_reason\":\"completed\"}",
+          0, NULL, 0 },
+        { "{" ZEROED ",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"terminal_reason\":\"a_reason_of_tomorrow\"}",
+          0, NULL, 0 },
+    };
+#undef ZEROED
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_reply r;
+        claude_reply_of(cases[i].line, cases[i].error ? 1 : 0, &r);
+        if (r.error != cases[i].error)
+            fail_msg("case %zu: %s, want %s (%s)", i, ar_strerror_name(r.error),
+                     ar_strerror_name(cases[i].error), r.error_msg ? r.error_msg : "");
+        if (cases[i].msg && !strstr(r.error_msg ? r.error_msg : "", cases[i].msg))
+            fail_msg("case %zu: message '%s' lacks '%s'", i, r.error_msg, cases[i].msg);
+        assert_int_equal(r.transient, cases[i].transient);
+        ar_reply_finish(&r);
+    }
+}
+
+/* costBasis "unknown" (2.1.3xx): claude's figure is its default model's rate applied to a
+ * model it has no price for, a guess, whether in modelUsage or in a resumed call's
+ * model_usage_since_last_result; a priced one ("list") is taken. */
+static void test_claude_cost_basis_unknown_is_not_a_price(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        int has_cost;
+    } cases[] = {
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.5,\"modelUsage\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"unknown\"}}}",
+          0 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.6,\"modelUsage\":{\"a\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"list\"},\"b\":{\"inputTokens\":1,\"costUSD\":0.1,\"costBasis\":"
+          "\"unknown\"}}}",
+          0 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.9,\"modelUsage\":{\"m\":{\"inputTokens\":99}},"
+          "\"model_usage_since_last_result\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"unknown\"}}}",
+          0 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.5,\"modelUsage\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"list\"}}}",
+          1 },
+        { "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+          "\"total_cost_usd\":0.5,\"modelUsage\":{\"m\":{\"inputTokens\":10,\"costUSD\":0.5,"
+          "\"costBasis\":\"managed\"}}}",
+          1 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ar_reply r;
+        claude_reply_of(cases[i].line, 0, &r);
+        assert_int_equal(r.error, 0);
+        assert_int_equal(r.has_cost, cases[i].has_cost);
+        ar_reply_finish(&r);
     }
 }
 
@@ -1166,6 +1354,68 @@ static void test_codex_posture_turns_the_checkouts_skills_off(void **state)
     free(real_root);
 }
 
+/* A "$name" pastes the body of a skill codex loaded, the user's too (issue 56): an untrusted
+ * text call turns the user's skills ($CODEX_HOME/skills, ~/.agents/skills) off by path as
+ * well as the checkout's; a read or edit call keeps them, as it keeps their MCP servers. */
+static void test_codex_text_calls_turn_the_users_skills_off(void **state)
+{
+    (void)state;
+    const struct ar_provider *p = ar_provider_find("codex");
+    char root[] = "/tmp/agentrun-test-user-skills-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char *real = realpath(root, NULL);
+    static const char skill[] = "---\nname: s\ndescription: d\n---\nbody\n";
+    put_file(root, "work/.git/HEAD", "ref: refs/heads/main\n");
+    put_file(root, "codex-home/skills/mine/SKILL.md", skill);
+    put_file(root, "codex-home/skills/.system/bundled/SKILL.md", skill);
+    put_file(root, "home/.agents/skills/also-mine/SKILL.md", skill);
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char *old_codex = getenv("CODEX_HOME") ? strdup(getenv("CODEX_HOME")) : NULL;
+    char dir[600], cwd[600];
+    snprintf(dir, sizeof(dir), "%s/codex-home", root);
+    setenv("CODEX_HOME", dir, 1);
+    snprintf(dir, sizeof(dir), "%s/home", root);
+    setenv("HOME", dir, 1);
+    snprintf(cwd, sizeof(cwd), "%s/work", root);
+    for (int t = AR_TOOLS_NONE; t <= AR_TOOLS_EDIT; t++) {
+        for (int trust = 0; trust < 2; trust++) {
+            struct ar_call_spec spec = { 0 };
+            spec.tools = (enum ar_tools)t;
+            spec.allow_edits = t == AR_TOOLS_EDIT;
+            spec.trust_project = trust;
+            spec.cwd = cwd;
+            struct ar_call_setup st;
+            ar_call_setup_init(&st);
+            struct ar_error err = AR_ERROR_INIT;
+            assert_int_equal(p->prepare(&spec, &st, &err), 0);
+            const char *cfg = codex_config(&st, "skills.config=[");
+            int off = t == AR_TOOLS_NONE && !trust;
+            char want[700];
+            snprintf(want, sizeof(want),
+                     "{path=\"%s/codex-home/skills/mine/SKILL.md\",enabled=false}", real);
+            assert_int_equal(cfg && strstr(cfg, want), off);
+            snprintf(want, sizeof(want),
+                     "{path=\"%s/home/.agents/skills/also-mine/SKILL.md\",enabled=false}", real);
+            assert_int_equal(cfg && strstr(cfg, want), off);
+            /* The bundled ones are off by their own switch (skills.bundled.enabled). */
+            assert_true(!cfg || !strstr(cfg, ".system"));
+            ar_call_setup_finish(&st);
+        }
+    }
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    else
+        unsetenv("HOME");
+    if (old_codex)
+        setenv("CODEX_HOME", old_codex, 1);
+    else
+        unsetenv("CODEX_HOME");
+    free(old_home);
+    free(old_codex);
+    ar_remove_tree(root);
+    free(real);
+}
+
 /* codex walks each skills root on its own budget: directories that fill one root leave the
  * next root's skills loaded, so they are still turned off; a checkout past agentrun's own
  * budget is refused untrusted, never half walked. */
@@ -1765,11 +2015,16 @@ static void test_version_fit_against_the_tested_range(void **state)
     const struct ar_provider *claude = ar_provider_find("claude");
     const struct ar_provider *codex = ar_provider_find("codex");
     const struct ar_provider *gemini = ar_provider_find("gemini");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.197 (Claude Code)"), "tested");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.332 (Claude Code)"), "tested");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.333 (Claude Code)"), "newer");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.248 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.337 (Claude Code)"), "tested");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.338 (Claude Code)"), "newer");
     assert_string_equal(ar_provider_version_fit(claude, "2.2.0 (Claude Code)"), "newer");
-    assert_string_equal(ar_provider_version_fit(claude, "2.1.96 (Claude Code)"), "older");
+    /* Older than claude's min_version: agentrun does not start it (issue 56). */
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.247 (Claude Code)"), "unsupported");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.197 (Claude Code)"), "unsupported");
+    assert_string_equal(ar_provider_version_fit(claude, "2.1.96 (Claude Code)"), "unsupported");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.169.0"), "tested");
+    assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.168.0"), "older");
     assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.171.0"), "tested");
     assert_string_equal(ar_provider_version_fit(codex, "codex-cli 0.172.0"), "newer");
     assert_string_equal(ar_provider_version_fit(gemini, "0.61.0"), "tested");
@@ -2736,6 +2991,8 @@ int main(void)
         cmocka_unit_test(test_every_fixture_through_its_adapter),
         cmocka_unit_test(test_fixture_index_is_covered),
         cmocka_unit_test(test_killed_without_final_event_is_interrupted),
+        cmocka_unit_test(test_claude_says_why_it_stopped),
+        cmocka_unit_test(test_claude_cost_basis_unknown_is_not_a_price),
         cmocka_unit_test(test_claude_giving_up_is_not_an_api_error),
         cmocka_unit_test(test_plain_modes_are_not_wrappers),
         cmocka_unit_test(test_http_403_is_auth_like_401),
@@ -2757,6 +3014,7 @@ int main(void)
         cmocka_unit_test(test_codex_telemetry_only_where_no_rollout),
         cmocka_unit_test(test_codex_posture_turns_the_checkouts_skills_off),
         cmocka_unit_test(test_codex_posture_walks_every_skills_root),
+        cmocka_unit_test(test_codex_text_calls_turn_the_users_skills_off),
         cmocka_unit_test(test_gemini_posture_private_home),
         cmocka_unit_test(test_gemini_model_is_never_routed),
         cmocka_unit_test(test_bin_override_and_bad_schema),

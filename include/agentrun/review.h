@@ -141,7 +141,20 @@ struct ar_review {
      * the verdict: a critical finding is never lost to a bad path. */
     struct ar_review_issue *unplaced;
     size_t n_unplaced;
-    void *reserved[8]; /* members added later come out of it (docs/library.md#abi) */
+    union {
+        struct {
+            /*
+             * Added in 0.3.0 (issue 57). How many answers fitting the review contract
+             * the model's replies held, over every chunk read: one per reply, more
+             * when a reply held several (every answer counts: the findings are their
+             * union by fingerprint, the verdict the strictest, and a note says so;
+             * docs/review.md). 0 when no reply was read (nothing to review, a failed
+             * or degraded chunk).
+             */
+            size_t answers;
+        };
+        void *reserved[8]; /* members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 /* What happened to one changed path (struct ar_review_file.status). */

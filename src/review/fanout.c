@@ -545,8 +545,12 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
     struct ar_path_filter filter = { ar_strv_get(&rr->include), o->n_include,
                                      ar_strv_get(&rr->exclude), o->n_exclude,
                                      o->no_default_excludes };
-    rc = ar_coverage_plan(&rr->diff, &filter, o->allow_binary, o->max_chunk_bytes, &rr->gaps, cov,
-                          &rr->send, err);
+    /* A file whose old side the review could not have read is sent whole (whole.c). */
+    rc = ar_diff_old_sides(&rr->diff, &rr->text, &rr->names, &filter,
+                           AR_MAX(o->max_chunk_bytes, AR_REVIEW_MAX_HUNK), &plan->nul_bytes, err);
+    if (!rc)
+        rc = ar_coverage_plan(&rr->diff, &filter, o->allow_binary, o->max_chunk_bytes, &rr->gaps,
+                              cov, &rr->send, err);
     /* Where the model's paths are resolved and the controls are checked: the
      * repository's top, found now so that the end of the review runs no git. */
     if (!rc)

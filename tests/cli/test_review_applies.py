@@ -138,5 +138,189 @@ class EveryAnswerCounts(Base):
                 self.assertEqual(len(doc["issues"]), 2)
 
 
+def c_lines(n, evil_at=None, prefix="f"):
+    """n lines of C, the evil one at index evil_at."""
+    lines = [f"int {prefix}{i}(void) {{ return {i}; }}" for i in range(n)]
+    if evil_at is not None:
+        lines[evil_at] = EVIL
+    return "\n".join(lines) + "\n"
+
+
+class RenamesCarryNothingUnread(Base):
+    """Issue 57 #1: a file counts as reviewed only if the model saw all of its new
+    content, or its old content was itself reviewable and the diff shows the rest. A
+    rename, copy or modification whose old side the gate could not have read is sent
+    whole, as an addition, when git made the diff; in a patch it is not reviewed."""
+
+    def pr1(self, name, content, *args):
+        """Pull request 1: content the gate leaves out (its rule) lands on the base."""
+        self.write_bytes(name, content if isinstance(content, bytes) else content.encode())
+        self.commit("pr1")
+        self.sb.git("update-ref", "refs/remotes/origin/main", "HEAD")
+
+    def pr2_rename(self, old, new, edit=("return 3;", "return 33;")):
+        """Pull request 2: the rename, and one line changed (a 99% rename)."""
+        os.makedirs(os.path.dirname(os.path.join(self.sb.work, new)), exist_ok=True)
+        self.sb.git("mv", old, new)
+        path = os.path.join(self.sb.work, new)
+        with open(path, "rb") as f:
+            data = f.read()
+        if edit:
+            data = data.replace(edit[0].encode(), edit[1].encode(), 1)
+        with open(path, "wb") as f:
+            f.write(data)
+        self.commit("pr2")
+
+    def why(self, doc, path):
+        return [f for f in doc["files"] if f["path"] == path][0]["why"]
+
+    def test_the_issues_case_a_lockfile_renamed_to_c_code(self):
+        self.pr1("Cargo.lock", c_lines(40, evil_at=20))
+        self.pr2_rename("Cargo.lock", "helper.c")
+        # git shows a 99% rename and one hunk: the system() line is not in it.
+        diff = self.sb.git("diff", "origin/main", "HEAD")
+        self.assertIn("rename from Cargo.lock", diff)
+        self.assertNotIn("system(", diff)
+        doc = self.assert_gate(["origin/main...HEAD", "--"], 0, {"helper.c": ("reviewed", None)},
+                               seen=["+" + EVIL, "+int f39(void)"])
+        self.assertEqual(doc["files"][0]["old_path"], "Cargo.lock")
+        self.assertEqual(self.why(doc, "helper.c"),
+                         "sent whole, as an addition: its old side 'Cargo.lock' could not have "
+                         "been reviewed (default exclude Cargo.lock)")
+        sent = diff_of(self.prompts()[-1])
+        self.assertIn("new file mode 100644", sent)
+        self.assertNotIn("rename from", sent)
+        # With the lockfile rule off, the old side was reviewable: the rename's diff is
+        # what git shows, and it is enough.
+        doc = self.assert_gate(["--no-default-excludes", "origin/main...HEAD", "--"], 0,
+                               {"helper.c": ("reviewed", None)}, providers=("codex",))
+        self.assertIsNone(self.why(doc, "helper.c"))
+        self.assertIn("rename from Cargo.lock", diff_of(self.prompts()[-1]))
+        self.assertNotIn(EVIL, diff_of(self.prompts()[-1]))
+
+    def test_every_diff_git_makes_sends_it_whole(self):
+        self.pr1("Cargo.lock", c_lines(40, evil_at=20))
+        self.sb.git("mv", "Cargo.lock", "helper.c")
+        # Staged: the index; then an edit in the working tree on top.
+        cover = {"helper.c": ("reviewed", None)}
+        self.assert_gate(["--staged"], 0, cover, seen=["+" + EVIL], providers=("codex",))
+        self.sb.write("helper.c", c_lines(40, evil_at=20).replace("return 3;", "return 9;"))
+        for args in ([], ["HEAD"], ["HEAD", "--"]):
+            with self.subTest(args=args):
+                doc = self.assert_gate(args, 0, cover, seen=["+" + EVIL, "return 9;"],
+                                       providers=("codex",))
+                self.assertIn("Cargo.lock", self.why(doc, "helper.c"))
+        self.commit("pr2")
+        for args in (["HEAD^!"], ["origin/main..HEAD"], ["origin/main...HEAD"]):
+            with self.subTest(args=args):
+                self.assert_gate(args, 0, cover, seen=["+" + EVIL], providers=("codex",))
+
+    def test_an_old_side_left_out_by_any_rule_of_yours(self):
+        self.pr1("vendor/lib.c", c_lines(40, evil_at=5))
+        self.pr2_rename("vendor/lib.c", "src/lib.c")
+        doc = self.assert_gate(["--exclude", "vendor/", "origin/main...HEAD", "--"], 0,
+                               {"src/lib.c": ("reviewed", None)}, seen=["+" + EVIL],
+                               providers=("codex",))
+        self.assertIn("(--exclude vendor/)", self.why(doc, "src/lib.c"))
+        doc = self.assert_gate(["--include", "src/*", "origin/main...HEAD", "--"], 0,
+                               {"src/lib.c": ("reviewed", None)}, seen=["+" + EVIL],
+                               providers=("codex",))
+        self.assertIn("(--include: no GLOB matches)", self.why(doc, "src/lib.c"))
+        # Renamed to a name your rules leave out too: excluded, nothing to fetch.
+        self.assert_gate(["--exclude", "vendor/", "--exclude", "src/", "origin/main...HEAD",
+                          "--"], 0, {"src/lib.c": ("excluded", "--exclude src/")},
+                         providers=("codex",))
+
+    def test_a_binary_old_side(self):
+        # Binary by agentrun's rule (control bytes in a comment: a compiler reads it), let
+        # through by --allow-binary; then renamed, the binary line dropped.
+        blob = c_lines(40, evil_at=20) + "/* " + "\x01\x02\x03\x04" * 40 + " */\n"
+        self.pr1("data.bin", blob)
+        self.sb.git("mv", "data.bin", "helper.c")
+        self.sb.write("helper.c", c_lines(40, evil_at=20))
+        self.commit("pr2")
+        doc = self.assert_gate(["--allow-binary", "origin/main...HEAD", "--"], 0,
+                               {"helper.c": ("reviewed", None)}, seen=["+" + EVIL],
+                               providers=("codex",))
+        self.assertIn("'data.bin' could not have been reviewed (binary content)",
+                      self.why(doc, "helper.c"))
+
+    def test_a_git_lfs_pointer_renamed_into_a_name_lfs_smudges(self):
+        pointer = ("version https://git-lfs.github.com/spec/v1\noid sha256:" + "cd" * 32 +
+                   "\nsize 4096\n")
+        self.pr1("weights.bin", pointer)
+        # A pure rename (100%: no hunk) under a name .gitattributes sends through LFS.
+        self.sb.write(".gitattributes", "*.c filter=lfs diff=lfs merge=lfs -text\n")
+        self.sb.git("mv", "weights.bin", "helper.c")
+        self.commit("pr2")
+        cover = {".gitattributes": ("reviewed", None), "helper.c": ("binary", None)}
+        doc = self.assert_gate(["--exclude", "*.bin", "origin/main...HEAD", "--"], 1, cover,
+                               providers=("codex",))
+        self.assertIn("Git LFS pointer", self.why(doc, "helper.c"))
+        self.assertIn("sent whole, as an addition", self.why(doc, "helper.c"))
+
+    def test_a_too_big_old_side(self):
+        big = c_lines(3, evil_at=1) + "int pad;\n" * (500 << 10)  # 4.9 MB: too big to send
+        self.pr1("gen/table.txt", big)
+        self.pr2_rename("gen/table.txt", "table.c", edit=("return 2;", "return 22;"))
+        doc = self.assert_gate(["--max-chunks", "100", "origin/main...HEAD", "--"], 1,
+                               {"table.c": ("too_big", None)}, providers=("codex",))
+        why = self.why(doc, "table.c")
+        self.assertIn("larger than one call can hold", why)
+        self.assertIn("'gen/table.txt' could not have been reviewed (too big to send)", why)
+
+    def test_a_copy_of_a_file_the_gate_never_read(self):
+        self.sb.git("config", "diff.renames", "copies")
+        self.pr1("Cargo.lock", c_lines(40, evil_at=20))
+        self.sb.write("helper.c", c_lines(40, evil_at=20).replace("return 3;", "return 33;"))
+        self.sb.write("Cargo.lock", c_lines(40, evil_at=20).replace("return 5;", "return 55;"))
+        self.commit("pr2")
+        doc = self.assert_gate(["origin/main...HEAD", "--"], 0,
+                               {"helper.c": ("reviewed", None),
+                                "Cargo.lock": ("excluded", "default exclude Cargo.lock")},
+                               seen=["+" + EVIL], providers=("codex",))
+        [helper] = [f for f in doc["files"] if f["path"] == "helper.c"]
+        self.assertEqual(helper["old_path"], "Cargo.lock")
+        self.assertIn("Cargo.lock", helper["why"])
+
+    def test_a_modification_of_an_unreadable_file_is_judged_whole(self):
+        # A file the gate let through as binary (--allow-binary), then one text line
+        # changed: its diff is text, but the model never read the rest.
+        blob = c_lines(40, evil_at=20) + "/* " + "\x01\x02\x03\x04" * 40 + " */\n"
+        self.pr1("helper.c", blob)
+        self.write_bytes("helper.c", blob.replace("return 3;", "return 33;").encode())
+        self.commit("pr2")
+        doc = self.assert_gate(["--allow-binary", "origin/main...HEAD", "--"], 0,
+                               {"helper.c": ("binary", "--allow-binary")}, providers=("codex",))
+        self.assertIn("sent whole, as an addition", self.why(doc, "helper.c"))
+        # Without --allow-binary it is no pass.
+        self.assert_gate(["origin/main...HEAD", "--"], 1, {"helper.c": ("binary", None)},
+                         providers=("codex",))
+
+    def test_a_reviewable_old_side_keeps_the_diff(self):
+        self.pr1("old.c", c_lines(40, evil_at=20))
+        self.pr2_rename("old.c", "new.c")
+        doc = self.assert_gate(["origin/main...HEAD", "--"], 0, {"new.c": ("reviewed", None)},
+                               seen=["rename from old.c", "+int f3(void) { return 33; }"],
+                               providers=("codex",))
+        self.assertIsNone(self.why(doc, "new.c"))
+        self.assertNotIn(EVIL, diff_of(self.prompts()[-1]))
+
+    def test_in_a_patch_the_renamed_file_is_not_reviewed(self):
+        self.pr1("Cargo.lock", c_lines(40, evil_at=20))
+        self.pr2_rename("Cargo.lock", "helper.c")
+        mail = self.sb.git("format-patch", "-1", "--stdout")
+        for args, kw in ((["-"], {"input": mail}),
+                         (["--diff-file", self.write_bytes("../pr2.patch", mail.encode())], {})):
+            with self.subTest(args=args[0]):
+                p, doc = self.review_json(*args, **kw)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertEqual(coverage(doc), {"helper.c": ("not_sent", None)})
+                why = self.why(doc, "helper.c")
+                self.assertIn("its old side 'Cargo.lock' could not have been reviewed", why)
+                self.assertIn("the patch does not hold its new content whole", why)
+                self.assertIn("not reviewed: helper.c", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

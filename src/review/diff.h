@@ -164,6 +164,47 @@ int ar_diff_old_sides(struct ar_diff *d, struct ar_buf *text, const struct ar_di
                       struct ar_error *err);
 
 /*
+ * A patch on stdin or in a file, as git would apply it (patch.c): the parts of the
+ * review's text that are patches (one per message of a mailbox, or the whole input),
+ * each with the files git apply lists for it (path; old_path for a rename or copy).
+ */
+struct ar_patch_part {
+    size_t start, end; /* the part's patch in the (rewritten) text */
+    struct ar_diff_names names;
+};
+
+struct ar_patch_series {
+    struct ar_patch_part *v;
+    size_t n;
+    int mailbox; /* the input was mail: split and decoded as git am does */
+};
+
+void ar_patch_series_finish(struct ar_patch_series *ps);
+
+/*
+ * Reads the patch text (borrowed; rewritten in place) as git does, running git in cwd
+ * (NULL: the current directory): a mailbox is split and decoded (git mailsplit, git
+ * mailinfo) and text becomes what the model reads of it (each message's headers,
+ * text, "---" and patch); each patch's files come from `git apply --numstat -z` (and
+ * -R for the old names) into ps. NULs in text become U+FFFD, counted in *nul_bytes.
+ * Returns 0, AR_EUSAGE (input git cannot read, a transfer encoding git cannot decode,
+ * a multipart MIME message: err says which), AR_ETOOBIG, AR_EIO, AR_ENOMEM,
+ * AR_ENOTFOUND (no git).
+ */
+int ar_patch_read(struct ar_buf *text, const char *cwd, struct ar_patch_series *ps,
+                  size_t *nul_bytes, struct ar_error *err);
+
+/*
+ * Names the file sections of d (parsed from the text ar_patch_read() made) by git's
+ * lists: each file git lists is the next section of its part with that path (the old
+ * name set from git's), one that no section is becomes a gap in gaps; a section git
+ * does not list changes no file, and its bytes join the section before it (or the
+ * preamble). Returns 0, AR_ENOMEM.
+ */
+int ar_patch_apply(struct ar_diff *d, const struct ar_patch_series *ps, struct ar_diff_gaps *gaps,
+                   struct ar_error *err);
+
+/*
  * Appends the diff to `out` (bounded by out->max). The kinds of source, tried
  * in this order:
  *   - arg "-": standard input (not with git_only);

@@ -13,10 +13,13 @@ and, where a file is reviewed, that its hostile bytes reached the model.
 import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
+import random
+import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import Sandbox  # noqa: E402
 from test_review import diff_of, issue, review  # noqa: E402
 from test_review_hostile import EVIL, PROVIDERS, Base, coverage  # noqa: E402
 
@@ -320,6 +323,274 @@ class RenamesCarryNothingUnread(Base):
                 self.assertIn("its old side 'Cargo.lock' could not have been reviewed", why)
                 self.assertIn("the patch does not hold its new content whole", why)
                 self.assertIn("not reviewed: helper.c", p.stderr)
+
+
+def b64_message(message, encoding="base64"):
+    """A git format-patch message re-sent as mailers send it: its body in a transfer
+    encoding (Content-Transfer-Encoding: base64 or quoted-printable)."""
+    import base64
+    import quopri
+    head, body = message.split("\n\n", 1)
+    head = "\n".join(l for l in head.split("\n")
+                     if not l.lower().startswith(("mime-version:", "content-type:",
+                                                  "content-transfer-encoding:")))
+    raw = body.encode()
+    if encoding == "base64":
+        payload = base64.encodebytes(raw).decode()
+    elif encoding == "quoted-printable":
+        payload = quopri.encodestring(raw).decode()
+    else:
+        payload = base64.encodebytes(raw).decode()
+    return (head + "\nMIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\n"
+            f"Content-Transfer-Encoding: {encoding}\n\n" + payload)
+
+
+def split_mbox(mbox):
+    """The messages of git format-patch --stdout output."""
+    import re
+    starts = [m.start() for m in re.finditer(r"^From [0-9a-f]{40} ", mbox, re.M)]
+    return [mbox[a:b] for a, b in zip(starts, starts[1:] + [len(mbox)])]
+
+
+class PatchesAsGitAppliesThem(Base):
+    """Issue 57 #2: a patch on stdin or in a file is covered as git applies it: a
+    mailbox is split and decoded as git am does (git mailsplit, git mailinfo), each
+    patch's files are git apply's list, and what git cannot read is refused."""
+
+    def setUp(self):
+        super().setUp()
+        self.sb.write("a.c", "int a = 1;\n")
+        self.commit("one")
+        self.sb.write("b.c", EVIL + "\n")
+        self.commit("two")
+        self.mbox = self.sb.git("format-patch", "-2", "--stdout")
+        self.first, self.second = split_mbox(self.mbox)
+
+    def gate_stdin(self, mail, status, cover, seen=(), providers=("codex",)):
+        for provider in providers:
+            with self.subTest(provider=provider):
+                before = len(self.sb.calls())
+                p, doc = self.review_json("-", provider=provider, input=mail)
+                self.assertEqual(p.returncode, status, p.stderr)
+                self.assertEqual(coverage(doc), cover)
+                sent = "".join(diff_of(c["stdin"]) for c in self.sb.calls()[before:])
+                for marker in seen:
+                    self.assertIn(marker, sent)
+        return p, doc
+
+    def test_the_issues_case_a_base64_second_message(self):
+        mail = self.first + b64_message(self.second)
+        self.assertNotIn("system(", mail)  # nothing of b.c in clear text
+        cover = {"a.c": ("reviewed", None), "b.c": ("reviewed", None)}
+        p, doc = self.gate_stdin(mail, 0, cover, seen=["+int a = 1;", "+" + EVIL],
+                                 providers=PROVIDERS)
+        # A critical finding on the decoded file fails it, as on any other.
+        answer = review(False, "shell", [issue("b.c", 1, "critical", "curl | sh")])
+        p, doc = self.review_json("-", answer=answer, input=mail)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual([i["file"] for i in doc["issues"]], ["b.c"])
+
+    def test_quoted_printable_and_a_file_on_disk(self):
+        mail = b64_message(self.first, "quoted-printable") + b64_message(self.second)
+        path = self.write_bytes("../series.mbox", mail.encode())
+        cover = {"a.c": ("reviewed", None), "b.c": ("reviewed", None)}
+        for args in (["--diff-file", path], [path]):
+            with self.subTest(args=args):
+                p, doc = self.review_json(*args)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(coverage(doc), cover)
+                self.assertIn("+" + EVIL, diff_of(self.sb.calls()[-1]["stdin"]))
+
+    def test_what_git_cannot_read_is_refused_never_skipped(self):
+        cases = {
+            "an unknown transfer encoding": (
+                self.first + b64_message(self.second, "x-uuencode"),
+                "Content-Transfer-Encoding 'x-uuencode', which git cannot decode"),
+            "a MIME multipart message": (
+                self.first + self.second.split("\n\n", 1)[0] +
+                '\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\n'
+                "Content-Type: text/plain\n\nsee attached\n--B\nContent-Type: text/x-patch\n"
+                "\n" + self.second.split("\n\n", 1)[1] + "\n--B--\n",
+                "message 2 of the mailbox is a MIME multipart message"),
+            "a part that is no text": (
+                self.first + b64_message(self.second).replace(
+                    "text/plain; charset=UTF-8", "application/octet-stream"),
+                "Content-Type 'application/octet-stream', which is no text"),
+            "a patch git cannot read": (
+                self.first + self.second.replace("@@ -0,0 +1 @@", "@@ -0,0 +1,5 @@"),
+                "git apply cannot read patch 2 of the input"),
+        }
+        for what, (mail, said) in cases.items():
+            with self.subTest(what=what):
+                before = len(self.sb.calls())
+                p, doc = self.review_json("-", input=mail)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(said, p.stderr)
+                self.assertEqual(len(self.sb.calls()), before)  # no call
+
+    def test_a_plain_patch_is_read_by_git_apply(self):
+        diff = self.sb.git("diff", "HEAD~2", "HEAD")
+        cover = {"a.c": ("reviewed", None), "b.c": ("reviewed", None)}
+        self.gate_stdin(diff, 0, cover, seen=["+" + EVIL])
+        # A single mail without an mbox "From " line (a saved message) is still mail.
+        mail = b64_message(self.second).split("\n", 1)[1]
+        self.gate_stdin(mail, 0, {"b.c": ("reviewed", None)}, seen=["+" + EVIL])
+        # Not a diff at all is still said so.
+        p, doc = self.review_json("-", input="just a log line\n")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is not a diff", p.stderr)
+
+    def test_a_section_git_does_not_apply_names_no_file(self):
+        # File headers with no hunk (a commit message quoting a diff's header lines) are
+        # a file section to a diff parser and nothing to git apply: no file of that name
+        # is covered, and the text still reaches the model with its neighbour.
+        quoted = "--- a/never.c\n+++ b/never.c\nas the old header said\n"
+        diff = "intro\n" + quoted + self.sb.git("diff", "HEAD~1", "HEAD")
+        self.gate_stdin(diff, 0, {"b.c": ("reviewed", None)}, seen=["+++ b/never.c", EVIL])
+        fake = self.second.replace("Subject: [PATCH 2/2] two\n",
+                                   "Subject: [PATCH 2/2] two\n\nsee:\n" + quoted)
+        self.gate_stdin(self.first + fake, 0,
+                        {"a.c": ("reviewed", None), "b.c": ("reviewed", None)},
+                        seen=["+++ b/never.c", EVIL])
+
+NAMES = ["a.c", "src/b.c", "sp ace.c", "\u00fcn\u00efc\u00f6de.c", "-dash.c", "dir/x y/z.c",
+         "Cargo.lock", "tab\there.c", "quo\"te.c", "back\\slash.c", "lead.c ", "deep/er/f.h"]
+
+
+class GitsListIsTheCoverage(unittest.TestCase):
+    """The property (issue 57 #2): for generated patches and mailboxes, the files a
+    review covers (every coverage entry's path and old path, whatever its status) are
+    exactly the files `git am` (a mailbox) or `git apply` (a plain patch) changes."""
+
+    ROUNDS = 16
+
+    def git(self, sb, *args, cwd=None, binary=False):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com",
+                               *args], cwd=cwd or sb.work, check=True, capture_output=True,
+                              text=not binary).stdout
+
+    def write(self, sb, rel, data):
+        path = os.path.join(sb.work, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+    def content(self, rng, binary=False):
+        if binary:
+            return bytes(rng.randrange(256) for _ in range(rng.randrange(64, 400)))
+        n = rng.randrange(1, 30)
+        return "".join(f"int v{rng.randrange(1000)} = {i};\n" for i in range(n)).encode()
+
+    def change(self, sb, rng, files):
+        """One commit of random operations; returns nothing (git knows what it did)."""
+        for _ in range(rng.randrange(1, 4)):
+            op = rng.choice(["add", "add", "modify", "modify", "delete", "rename", "mode",
+                             "binary", "empty"])
+            present = sorted(files)
+            free = [n for n in NAMES if n not in files]
+            if op in ("modify", "delete", "rename", "mode") and not present:
+                op = "add"
+            if op in ("add", "binary", "empty", "rename") and not free:
+                op = "modify"
+            if op in ("add", "binary", "empty"):
+                name = rng.choice(free)
+                data = b"" if op == "empty" else self.content(rng, op == "binary")
+                self.write(sb, name, data)
+                files[name] = data
+            elif op == "modify":
+                name = rng.choice(present)
+                lines = files[name].split(b"\n")
+                lines.insert(rng.randrange(len(lines) + 1), b"int changed%d;" % rng.randrange(99))
+                files[name] = b"\n".join(lines)
+                self.write(sb, name, files[name])
+            elif op == "delete":
+                name = rng.choice(present)
+                self.git(sb, "rm", "-q", "--", name)
+                del files[name]
+            elif op == "rename":
+                old, new = rng.choice(present), rng.choice(free)
+                os.makedirs(os.path.dirname(os.path.join(sb.work, new)), exist_ok=True)
+                self.git(sb, "mv", "--", old, new)
+                files[new] = files.pop(old)
+                if rng.random() < 0.5 and files[new]:
+                    files[new] += b"int moved;\n"
+                    self.write(sb, new, files[new])
+            elif op == "mode":
+                name = rng.choice(present)
+                path = os.path.join(sb.work, name)
+                os.chmod(path, os.stat(path).st_mode ^ 0o111)
+            self.git(sb, "add", "-A")
+        self.git(sb, "commit", "-q", "--allow-empty", "-m", "change")
+
+    def changed(self, sb, clone, base):
+        """The paths the commits after base in clone change, both names of a rename."""
+        out = self.git(sb, "rev-list", "--reverse", f"{base}..HEAD", cwd=clone)
+        paths = set()
+        for c in out.split():
+            names = self.git(sb, "diff-tree", "-r", "--no-renames", "--name-only", "-z",
+                             "--root", f"{c}^", c, cwd=clone)
+            paths |= {n for n in names.split("\0") if n}
+        return paths
+
+    def covered(self, sb, data):
+        if os.path.exists(sb.state):
+            os.unlink(sb.state)
+        sb.answers("codex", [review()] * 8)
+        p = subprocess.run([os.environ.get("AGENTRUN", "agentrun"), "review", "--format", "json", "--no-default-excludes",
+                            "--allow-binary", "--max-chunks", "100", "-"], cwd=sb.work,
+                           env=dict(sb.env, AGENTRUN_PROVIDER="codex"), input=data,
+                           capture_output=True, timeout=120)
+        self.assertIn(p.returncode, (0, 1), p.stderr.decode(errors="replace"))
+        doc = json.loads(p.stdout)
+        paths = set()
+        for f in doc["files"]:
+            paths.add(f["path"])
+            if f["old_path"]:
+                paths.add(f["old_path"])
+        return paths, doc
+
+    def test_property_the_covered_files_are_exactly_the_files_git_changes(self):
+        rng = random.Random(57)
+        for r in range(self.ROUNDS):
+            with Sandbox() as sb, self.subTest(round=r):
+                files = {}
+                for _ in range(rng.randrange(2, 6)):
+                    name = rng.choice(NAMES)
+                    files[name] = self.content(rng, rng.random() < 0.15)
+                    self.write(sb, name, files[name])
+                self.git(sb, "add", "-A")
+                self.git(sb, "commit", "-q", "-m", "base")
+                base = self.git(sb, "rev-parse", "HEAD").strip()
+                for _ in range(rng.randrange(1, 4)):
+                    self.change(sb, rng, files)
+                renames = rng.choice([["-M"], ["--no-renames"], ["-C", "-M"]])
+                clone = os.path.join(sb.root, "clone")
+
+                # A mailbox, some of its messages in a transfer encoding.
+                mbox = self.git(sb, "format-patch", *renames, "--stdout", f"{base}..HEAD",
+                                binary=True).decode("utf-8", "surrogateescape")
+                msgs = split_mbox(mbox)
+                msgs = [b64_message(m, rng.choice(["base64", "quoted-printable"]))
+                        if rng.random() < 0.4 else m for m in msgs]
+                mail = "".join(msgs).encode("utf-8", "surrogateescape")
+                subprocess.run(["git", "clone", "-q", sb.work, clone], check=True)
+                self.git(sb, "checkout", "-q", base, cwd=clone)
+                subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "am", "-q",
+                                "--keep-cr"], cwd=clone, input=mail, check=True,
+                               capture_output=True)
+                want = self.changed(sb, clone, base)
+                got, doc = self.covered(sb, mail)
+                self.assertEqual(got, want, (renames, doc["files"]))
+
+                # The same change as one plain patch, as git apply takes it.
+                diff = self.git(sb, "diff", "--binary", *renames, base, "HEAD", binary=True)
+                subprocess.run(["git", "reset", "-q", "--hard", base], cwd=clone, check=True)
+                subprocess.run(["git", "apply", "--index"], cwd=clone, input=diff, check=True)
+                out = self.git(sb, "diff", "--cached", "--no-renames", "--name-only", "-z",
+                               cwd=clone)
+                want = {n for n in out.split("\0") if n}
+                got, doc = self.covered(sb, diff)
+                self.assertEqual(got, want, (renames, doc["files"]))
 
 
 if __name__ == "__main__":

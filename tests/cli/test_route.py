@@ -263,6 +263,17 @@ class RouteTest(unittest.TestCase):
             "discovery\ttask\tcustomer-portal\t0.80\torders live there",
             "discovery\tskill\tpdf-reports\t0.30\treceipts"])
 
+    def test_a_models_reasoning_never_writes_a_workflow_command(self):
+        import re
+        answer = json.dumps([match("task", "customer-portal", 0.9,
+                                   "x\n::error::forged ##[group]g\r::warning::w")])
+        self.sb.answers("codex", [answer])
+        p = self.sb.run("route", "--manifest", MANIFEST, VAGUE)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("# #[group]g", p.stdout)
+        lines = re.split(r"[\r\n]", p.stdout + p.stderr)
+        self.assertEqual([l for l in lines if l.lstrip().startswith("::") or "##[" in l], [])
+
     def test_query_words_are_joined(self):
         p = self.sb.run("route", "--manifest", MANIFEST, "customer", "app")
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -440,6 +440,28 @@ class PatchesAsGitAppliesThem(Base):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("is not a diff", p.stderr)
 
+    def test_variants_of_a_mailbox(self):
+        cover = {"a.c": ("reviewed", None), "b.c": ("reviewed", None)}
+        # The encoding's name in any case; CRLF line ends, as a Windows mailer sends them.
+        upper = b64_message(self.second).replace("base64", "BASE64")
+        self.gate_stdin(self.first + upper, 0, cover, seen=["+" + EVIL])
+        crlf = (self.first + b64_message(self.second, "quoted-printable")).replace("\n", "\r\n")
+        self.gate_stdin(crlf, 0, cover, seen=["+" + EVIL])
+        # A cover letter between the patches: its text is read, it changes no file.
+        letter = ("From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+                  "From: t <t@example.com>\nSubject: [PATCH 0/2] cover\n\nTwo patches.\n\n"
+                  "t (2):\n  one\n  two\n\n a.c | 1 +\n b.c | 1 +\n 2 files changed\n\n")
+        self.gate_stdin(self.first + letter + b64_message(self.second), 0, cover,
+                        seen=["Two patches.", "+" + EVIL])
+        # The same file in two messages: covered twice, once per patch that changes it.
+        self.sb.write("b.c", EVIL + "\nint more;\n")
+        self.commit("three")
+        mail = self.sb.git("format-patch", "-2", "--stdout")
+        m2, m3 = split_mbox(mail)
+        p, doc = self.review_json("-", input=m2 + b64_message(m3))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([f["path"] for f in doc["files"]], ["b.c", "b.c"])
+
     def test_a_section_git_does_not_apply_names_no_file(self):
         # File headers with no hunk (a commit message quoting a diff's header lines) are
         # a file section to a diff parser and nothing to git apply: no file of that name
@@ -575,9 +597,8 @@ class GitsListIsTheCoverage(unittest.TestCase):
                 mail = "".join(msgs).encode("utf-8", "surrogateescape")
                 subprocess.run(["git", "clone", "-q", sb.work, clone], check=True)
                 self.git(sb, "checkout", "-q", base, cwd=clone)
-                subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "am", "-q",
-                                "--keep-cr"], cwd=clone, input=mail, check=True,
-                               capture_output=True)
+                subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "am", "-q"],
+                               cwd=clone, input=mail, check=True, capture_output=True)
                 want = self.changed(sb, clone, base)
                 got, doc = self.covered(sb, mail)
                 self.assertEqual(got, want, (renames, doc["files"]))

@@ -144,7 +144,7 @@ struct ar_review {
     union {
         struct {
             /*
-             * Added in 0.3.0 (issue 57). How many answers fitting the review contract
+             * Added in 0.2.0 (issue 57). How many answers fitting the review contract
              * the model's replies held, over every chunk read: one per reply, more
              * when a reply held several (every answer counts: the findings are their
              * union by fingerprint, the verdict the strictest, and a note says so;

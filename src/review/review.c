@@ -155,6 +155,7 @@ static int make_degraded(const struct ar_result *r, int code, const char *detail
  */
 struct answers {
     struct ar_review *v; /* the answers, in the reply's order */
+    json_t **src;        /* the value each was read from (a reference each) */
     size_t n, cap;
     size_t salvaged; /* of them, those that broke the contract as a whole */
     size_t others;   /* values that are no review */
@@ -163,9 +164,12 @@ struct answers {
 
 static void answers_finish(struct answers *a)
 {
-    for (size_t i = 0; i < a->n; i++)
+    for (size_t i = 0; i < a->n; i++) {
         ar_review_finish(&a->v[i]);
+        json_decref(a->src[i]);
+    }
     free(a->v);
+    free(a->src);
     memset(a, 0, sizeof(*a));
 }
 
@@ -177,9 +181,12 @@ static int each_value(const struct ar_json_doc *doc, size_t start, size_t end, u
     if (a->n == a->cap) {
         size_t ncap = a->cap ? a->cap * 2 : 4;
         void *nv = realloc(a->v, ncap * sizeof(*a->v));
-        if (!nv)
+        if (nv)
+            a->v = nv;
+        void *ns = nv ? realloc(a->src, ncap * sizeof(*a->src)) : NULL;
+        if (!ns)
             return a->nomem = 1;
-        a->v = nv;
+        a->src = ns;
         a->cap = ncap;
     }
     struct ar_review *rv = &a->v[a->n];
@@ -200,7 +207,30 @@ static int each_value(const struct ar_json_doc *doc, size_t start, size_t end, u
         return a->nomem = 1;
     }
     a->salvaged += salvaged;
-    a->n++;
+    a->src[a->n++] = json_incref(doc->value);
+    return 0;
+}
+
+/* Makes sure the run's own answer (value, borrowed; the pipeline's choice, which may be
+ * a repaired value no plain reading gives) is one of a's, first when it was not there.
+ * Returns 0 or AR_ENOMEM. */
+static int keep_chosen(struct answers *a, json_t *value)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (json_equal(a->src[i], value))
+            return 0;
+    struct ar_json_doc doc = AR_JSON_DOC_INIT;
+    doc.value = value;
+    size_t before = a->n;
+    if (each_value(&doc, 0, 0, 0, a) != 0 || a->n == before)
+        return a->nomem ? AR_ENOMEM : 0;
+    /* It came first: the pipeline chose it over the others. */
+    struct ar_review rv = a->v[a->n - 1];
+    json_t *src = a->src[a->n - 1];
+    memmove(&a->v[1], &a->v[0], (a->n - 1) * sizeof(*a->v));
+    memmove(&a->src[1], &a->src[0], (a->n - 1) * sizeof(*a->src));
+    a->v[0] = rv;
+    a->src[0] = src;
     return 0;
 }
 
@@ -349,6 +379,8 @@ int ar_review_from_result(const struct ar_result *r, struct ar_review *rv)
         return 0;
     struct answers a = { 0 };
     rc = read_answers(r->output, &a);
+    if (!rc && a.n)
+        rc = keep_chosen(&a, r->value);
     if (!rc && a.n > 1) {
         /* The union replaces what the chosen answer alone gave, its notes included. */
         for (size_t i = 0; i < rv->n_notes; i++)

@@ -110,6 +110,16 @@ class EveryAnswerCounts(Base):
             self.assertTrue(any(n.startswith("answer 2: /passed") for n in doc["notes"]),
                             doc["notes"])
 
+    def test_the_chosen_answer_counts_when_only_repair_reads_it(self):
+        # The pipeline takes a value only repair can read (a trailing comma) over one that
+        # parses but lacks its envelope: both count, and the critical finding stands.
+        reply = ('{"passed": true, "summary": "ok", "issues": [],}\n' +
+                 json.dumps({"issues": [self.critical]}))
+        for _, doc in self.run_all(reply, 1):
+            self.assertEqual([i["severity"] for i in doc["issues"]], ["critical"])
+            self.assertEqual(doc["answers"], 2)
+            self.assertEqual(doc["summary"], "ok")
+
     def test_a_value_that_is_no_answer_is_named_not_dropped_silently(self):
         reply = fenced(answer(True, "fine")) + "\nFor reference: " + json.dumps({"k": 1})
         for p, doc in self.run_all(reply, 0):
@@ -257,10 +267,16 @@ class RenamesCarryNothingUnread(Base):
         self.sb.git("mv", "weights.bin", "helper.c")
         self.commit("pr2")
         cover = {".gitattributes": ("reviewed", None), "helper.c": ("binary", None)}
-        doc = self.assert_gate(["--exclude", "*.bin", "origin/main...HEAD", "--"], 1, cover,
-                               providers=("codex",))
-        self.assertIn("Git LFS pointer", self.why(doc, "helper.c"))
-        self.assertIn("sent whole, as an addition", self.why(doc, "helper.c"))
+        # Left out by its old name, or judged by its old content (a pointer is binary to
+        # the gate): either way the new side is sent whole, and it is a pointer.
+        for args in (["--exclude", "*.bin"], []):
+            with self.subTest(args=args):
+                doc = self.assert_gate(args + ["origin/main...HEAD", "--"], 1, cover,
+                                       providers=("codex",))
+                self.assertIn("Git LFS pointer", self.why(doc, "helper.c"))
+                self.assertIn("sent whole, as an addition", self.why(doc, "helper.c"))
+        self.assertIn("'weights.bin' could not have been reviewed (a Git LFS pointer)",
+                      self.why(doc, "helper.c"))
 
     def test_a_too_big_old_side(self):
         big = c_lines(3, evil_at=1) + "int pad;\n" * (500 << 10)  # 4.9 MB: too big to send

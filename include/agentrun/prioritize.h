@@ -95,6 +95,10 @@ struct ar_prioritize_result {
     struct ar_result *run; /* the model's run (never NULL): error, error_details, usage, cost */
     char *error;           /* why there is no ranking though the run is ok, or NULL */
     int exit_status;       /* agentrun prioritize's: 0, 3 no usable ranking, else the run's */
+    /* Added in 0.2.0 (issue 57): the rankings the model's reply held (1; more when it
+     * repeated itself: every answer counts, and rankings that disagree are no ranking,
+     * exit 3, error says how). */
+    size_t answers;
 };
 
 struct ar_prioritize_run;

@@ -146,6 +146,15 @@ struct ar_review {
             /* Added in 0.2.0. The caps the review lived under (run.max_cost_usd over every
              * chunk, its share's), or NULL when none applied (the merged review only). */
             struct ar_run_budget *budget;
+            /*
+             * Added in 0.2.0 (issue 57). How many answers fitting the review contract
+             * the model's replies held, over every chunk read: one per reply, more
+             * when a reply held several (every answer counts: the findings are their
+             * union by fingerprint, the verdict the strictest, and a note says so;
+             * docs/review.md). 0 when no reply was read (nothing to review, a failed
+             * or degraded chunk).
+             */
+            size_t answers;
         };
         void *reserved[8]; /* members added later come out of it (docs/library.md#abi) */
     };

@@ -208,6 +208,8 @@ static int prioritize_main(const struct ar_cli_command *cmd, int argc, char **ar
     rc = res->exit_status;
     if (res->error)
         ar_cli_errorf("%s", res->error);
+    else if (res->answers > 1)
+        ar_cli_warnf("the reply held %zu answers, all the same ranking", res->answers);
     if (res->ranked && res->n_unranked)
         report_unranked(res);
     if (!res->run->ok)

@@ -208,8 +208,13 @@ static void note_plan(const struct ar_review_plan *plan, long jobs)
 /* Says what agentrun did to the model's findings, and what the baseline left out. */
 static void note_left_out(const struct ar_review *rv, const char *baseline_path)
 {
+    /* A note on a finding starts with its JSON Pointer; the others say what was read
+     * of the reply (several answers, other values), in words of their own. */
     for (size_t i = 0; i < rv->n_notes; i++)
-        ar_cli_warnf("finding salvaged: %s", rv->notes[i]);
+        if (rv->notes[i][0] == '/')
+            ar_cli_warnf("finding salvaged: %s", rv->notes[i]);
+        else
+            ar_cli_warnf("%s", rv->notes[i]);
     if (baseline_path && rv->suppressed)
         ar_cli_notef("%zu finding%s already in the baseline '%s'", rv->suppressed,
                      rv->suppressed == 1 ? "" : "s", baseline_path);

@@ -54,7 +54,7 @@ static int print_outcome(const struct ar_route_result *res, int json_format)
                 rc = ar_buf_putc(&out, '\n');
         }
         if (rc == 0)
-            rc = ar_cli_text_neutralize(&out, 0); /* the reasoning is the model's */
+            rc = ar_cli_layout_neutralize(&out, 0); /* the reasoning is the model's */
     }
     if (rc < 0) {
         rc = ar_cli_out_of_memory();

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "agentrun/worktrees.h"
 #include "cli/merge.h"
+#include "cli/terminal.h"
 #include "util/json_dump.h"
 #include "util/buf.h"
 
@@ -82,10 +83,16 @@ static int list(const struct ar_worktree_list *l, int json_format)
             if (e->locked)
                 snprintf(lock, sizeof(lock), "  (locked%s%.120s)", *e->locked ? ": " : "",
                          e->locked);
-            rc = ar_buf_printf(&out, "%-*s  %.12s  %s%s%s%s\n", w,
+            size_t from = out.len;
+            rc = ar_buf_printf(&out, "%-*s  %.12s  %s%s%s%s", w,
                                e->branch ? e->branch : "(no branch)", e->head,
                                e->path ? e->path : "-", e->missing ? "  (folder gone)" : "",
                                e->merged ? "  (in HEAD)" : "", lock);
+            /* Names and a lock's reason are data: one line, shown as such (util/shown.h). */
+            if (rc == 0)
+                rc = ar_cli_line_neutralize(&out, from);
+            if (rc == 0)
+                rc = ar_buf_putc(&out, '\n');
         }
     }
     if (rc < 0) {
@@ -115,18 +122,22 @@ static void on_pruned(void *arg, const struct ar_worktree_entry *e,
 {
     struct prune_count *c = arg;
     const char *what = e->path ? e->path : e->branch;
-    if (outcome == AR_WORKTREE_PRUNE_REMOVED) {
-        c->removed++;
-        if (ar_cli_verbosity >= 0)
-            fprintf(stderr, "agentrun: removed %s%s%s%s\n", e->path ? "worktree " : "branch ", what,
-                    e->path && branch_deleted ? " and its branch " : "",
-                    e->path && branch_deleted ? e->branch : "");
-    } else {
-        c->kept++;
-        if (ar_cli_verbosity >= 0)
-            fprintf(stderr, "agentrun: kept %s%s: %s\n", e->path ? "worktree " : "branch ", what,
-                    why);
-    }
+    int removed = outcome == AR_WORKTREE_PRUNE_REMOVED;
+    c->removed += removed;
+    c->kept += !removed;
+    if (ar_cli_verbosity < 0)
+        return;
+    /* Paths, branches and git's reasons are data: one line each (util/shown.h). */
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    int rc = removed
+                 ? ar_buf_printf(&b, "removed %s%s%s%s", e->path ? "worktree " : "branch ", what,
+                                 e->path && branch_deleted ? " and its branch " : "",
+                                 e->path && branch_deleted ? e->branch : "")
+                 : ar_buf_printf(&b, "kept %s%s: %s", e->path ? "worktree " : "branch ", what, why);
+    if (rc == 0 && ar_cli_line_neutralize(&b, 0) == 0)
+        fprintf(stderr, "agentrun: %s\n", ar_buf_cstr(&b));
+    ar_buf_finish(&b);
 }
 
 static int run_worktrees(const struct ar_cli_command *cmd, int argc, char **argv)

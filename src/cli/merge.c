@@ -42,7 +42,8 @@ int ar_cli_merge(struct ar_worktree_merge_options *o, struct ar_worktree_merge_r
 
 /* Untrusted text (a branch name, a path) on one line: shown as git quotes a path, in
  * double quotes with C escapes, when it holds a control character, a quote or a
- * backslash; then rendered for the terminal (ar_cli_text_append). */
+ * backslash; then rendered as data (ar_cli_line_append: the one neutraliser every
+ * string from a change or a model passes, "##[" included), on stdout and stderr alike. */
 static int put_name(struct ar_buf *b, const char *s)
 {
     int plain = 1;
@@ -50,7 +51,7 @@ static int put_name(struct ar_buf *b, const char *s)
         if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
             plain = 0;
     if (plain)
-        return ar_cli_text_append(b, s, strlen(s));
+        return ar_cli_line_append(b, s, strlen(s));
     struct ar_buf q;
     ar_buf_init(&q, AR_BUF_UNLIMITED);
     int rc = ar_buf_putc(&q, '"');
@@ -69,12 +70,14 @@ static int put_name(struct ar_buf *b, const char *s)
     if (rc == 0)
         rc = ar_buf_putc(&q, '"');
     if (rc == 0)
-        rc = ar_cli_text_append(b, q.data, q.len);
+        rc = ar_cli_line_append(b, q.data, q.len);
     ar_buf_finish(&q);
     return rc;
 }
 
-/* The check's output: its last lines, each indented, each rendered for the terminal. */
+/* The check's output (the tests of a model-written change: hostile text): its last
+ * lines, each indented behind "    | " and rendered as data (no line break, no "##[",
+ * no control character passes). */
 static int put_tail(struct ar_buf *b, const char *prefix, const char *tail)
 {
     enum { LINES = 10 };
@@ -94,7 +97,7 @@ static int put_tail(struct ar_buf *b, const char *prefix, const char *tail)
         size_t n = nl ? (size_t)(nl - p) : (size_t)(tail + len - p);
         rc = ar_buf_printf(b, "%s    | ", prefix);
         if (rc == 0)
-            rc = ar_cli_text_append(b, p, n);
+            rc = ar_cli_line_append(b, p, n);
         if (rc == 0)
             rc = ar_buf_putc(b, '\n');
         p += n + 1;

@@ -225,10 +225,10 @@ int ar_prioritize_render(const struct ar_prioritize_result *pr, enum ar_prioriti
     switch (fmt) {
     case AR_PRIORITIZE_FORMAT_TEXT:
         rc = pr->ranked ? render_text(pr, width, out) : 0;
-        return rc ? rc : ar_cli_text_neutralize(out, from); /* cli/terminal.h */
+        return rc ? rc : ar_cli_layout_neutralize(out, from); /* cli/terminal.h */
     case AR_PRIORITIZE_FORMAT_MARKDOWN:
         rc = pr->ranked ? render_markdown(pr, out) : 0;
-        return rc ? rc : ar_cli_text_neutralize(out, from);
+        return rc ? rc : ar_cli_layout_neutralize(out, from);
     case AR_PRIORITIZE_FORMAT_JSON: {
         char *text = ar_prioritize_result_to_json(pr, 0);
         rc = text ? ar_buf_puts(out, text) : AR_ENOMEM;

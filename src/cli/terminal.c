@@ -15,6 +15,11 @@ int ar_cli_text_neutralize(struct ar_buf *b, size_t from)
     return ar_shown_in_place(b, from);
 }
 
+int ar_cli_layout_neutralize(struct ar_buf *b, size_t from)
+{
+    return ar_shown_layout_in_place(b, from);
+}
+
 int ar_cli_line_append(struct ar_buf *out, const char *s, size_t n)
 {
     return ar_shown_data(out, s, n, NULL);

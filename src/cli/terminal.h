@@ -1,7 +1,9 @@
 /*
  * Model text on a terminal: shown, never obeyed (util/shown.h has the rule and the
- * rendering). Every text output of the CLI (run's answer, route, prioritize text and
- * markdown) goes through ar_cli_text_neutralize(), every line on stderr through
+ * rendering). run's answer (the product: its line breaks and words are the model's)
+ * goes through ar_cli_text_neutralize(); route, prioritize text and markdown and the
+ * merge's rows, laid out in lines by agentrun, through ar_cli_layout_neutralize(); every
+ * line on stderr through
  * ar_cli_line_neutralize(); the review's text and github formats are rendered so by the
  * library (ar_review_write()).
  */
@@ -18,6 +20,11 @@ int ar_cli_text_append(struct ar_buf *out, const char *s, size_t n);
 
 /* Renders b's bytes from `from` on in place. Returns 0 or AR_ENOMEM (b then unchanged). */
 int ar_cli_text_neutralize(struct ar_buf *b, size_t from);
+
+/* Renders b's bytes from `from` on in place as text laid out in lines that holds a
+ * change's or a model's words (route, prioritize, worktrees merge): ar_shown_layout().
+ * Returns 0 or AR_ENOMEM (b then unchanged). */
+int ar_cli_layout_neutralize(struct ar_buf *b, size_t from);
 
 /* Writes s[0..n) to stdout as shown, and flushes. Returns 0 or -1 (msg.c). */
 int ar_cli_write_text(const char *s, size_t n);

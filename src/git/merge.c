@@ -322,7 +322,8 @@ static int find_branches(struct merge *m)
                 if (pass == 0 && strcmp(s, want) > 0) {
                     snprintf(want, sizeof(want), "%s", s);
                 } else if (pass == 1 && strcmp(s, want) == 0 &&
-                           strcmp(name + strlen("agentrun/") + SESSION_LEN + 1, "merged") != 0) {
+                           strcmp(name + strlen("agentrun/") + SESSION_LEN + 1,
+                                  AR_GIT_MERGED_COMPONENT) != 0) {
                     struct ar_worktree_merge_branch *b = row_add(r);
                     if (!b || !(b->branch = strdup(name)))
                         rc = oom(m->err);
@@ -413,6 +414,108 @@ static int find_bases(struct merge *m)
     return rc;
 }
 
+/* 1 when s is a whole object id in hex, as git spells one (40 or 64 digits, any case). */
+static int oid_shaped(const char *s)
+{
+    size_t n = strspn(s, "0123456789abcdefABCDEF");
+    return s[n] == '\0' && (n == 40 || n == 64);
+}
+
+/*
+ * Whether --into's name means one branch and nothing else, to git and to the user
+ * (issue 57 #4): merge safety by what refs are, not what they are named. Refused:
+ *   - a symbolic ref (refs/heads/master -> refs/heads/main): update-ref would move the
+ *     branch it points to, which a worktree may have checked out;
+ *   - a name git reads as something else first or as well: "@" (HEAD), a full ref name
+ *     ("refs/…"), an object id, a pseudo-ref (FETCH_HEAD…), a tag, a remote-tracking
+ *     branch or a remote's default (refs/remotes/NAME/HEAD), refs/NAME, or a name under
+ *     a remote's namespace (origin/x: a fetch would make it ambiguous);
+ * Returns 0, AR_EUSAGE saying which, or an error running git.
+ */
+static int check_into_name(struct merge *m, const char *into)
+{
+    struct ar_worktree_merge_result *r = m->r;
+    if (strcmp(into, "@") == 0 || strncmp(into, "refs/", 5) == 0 || oid_shaped(into) ||
+        (strspn(into, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == strlen(into) && strstr(into, "HEAD")))
+        return ar_error_set(m->err, AR_EUSAGE, "into",
+                            "'%s' is no name for the integration branch: git reads it as %s", into,
+                            strcmp(into, "@") == 0           ? "HEAD"
+                            : strncmp(into, "refs/", 5) == 0 ? "a full ref name"
+                            : oid_shaped(into)               ? "an object id"
+                                                             : "a pseudo-ref");
+    char ref[1100];
+    snprintf(ref, sizeof(ref), HEADS "%s", into);
+    const char *sym[] = { "symbolic-ref", "-q", "--end-of-options", ref, NULL };
+    char target[1100] = "";
+    int rc = git_line(r->top, sym, "git symbolic-ref", target, sizeof(target), m->err);
+    if (rc < 0 && m->err->code != AR_EIO)
+        return rc;
+    if (rc == 0 && *target)
+        return ar_error_set(m->err, AR_EUSAGE, "into",
+                            "'%s' is a symbolic ref to '%s': merging into it would move that "
+                            "branch; name the branch itself",
+                            into, target);
+    /* What else the short name could mean, in git's order of reading it (gitrevisions:
+     * refs/NAME, refs/tags/NAME, refs/heads/NAME, refs/remotes/NAME, its HEAD). */
+    char p1[1100], p2[1100], p3[1100];
+    snprintf(p1, sizeof(p1), "refs/%s", into);
+    snprintf(p2, sizeof(p2), "refs/tags/%s", into);
+    snprintf(p3, sizeof(p3), "refs/remotes/%s", into);
+    const char *fer[] = { "for-each-ref", "--format=%(refname)", p1, p2, p3, NULL };
+    struct ar_child_sync out;
+    char why[200];
+    int status;
+    if ((rc = git(r->top, fer, NULL, 0, &out, &status, why, sizeof(why), m->err)) < 0)
+        return rc;
+    char *clash = NULL;
+    char remote_head[1120];
+    snprintf(remote_head, sizeof(remote_head), "%s/HEAD", p3);
+    size_t off = 0;
+    for (char *line; !clash && status == 0 && out.stdout_data &&
+                     (line = ar_git_next_line(out.stdout_data, out.res.stdout_len, &off));) {
+        if (strcmp(line, p1) == 0 || strcmp(line, p2) == 0 || strcmp(line, p3) == 0 ||
+            strcmp(line, remote_head) == 0)
+            clash = line;
+        else
+            free(line);
+    }
+    ar_child_sync_finish(&out);
+    if (status != 0)
+        return ar_error_set(m->err, AR_EIO, "git", "git for-each-ref failed: %s", why);
+    if (clash) {
+        rc = ar_error_set(m->err, AR_EUSAGE, "into",
+                          "'%s' would shadow '%s': git would read the name as that ref; name "
+                          "the integration branch otherwise",
+                          into, clash);
+        free(clash);
+        return rc;
+    }
+    /* A remote's namespace: "origin/fix" is refs/remotes/origin/fix after the next fetch. */
+    static const char *const remotes[] = { "remote", NULL };
+    if ((rc = git(r->top, remotes, NULL, 0, &out, &status, why, sizeof(why), m->err)) < 0)
+        return rc;
+    off = 0;
+    for (char *line; !clash && status == 0 && out.stdout_data &&
+                     (line = ar_git_next_line(out.stdout_data, out.res.stdout_len, &off));) {
+        size_t n = strlen(line);
+        if (n && strncmp(into, line, n) == 0 && into[n] == '/')
+            clash = line;
+        else
+            free(line);
+    }
+    ar_child_sync_finish(&out);
+    if (status != 0)
+        return ar_error_set(m->err, AR_EIO, "git", "git remote failed: %s", why);
+    if (clash) {
+        rc = ar_error_set(m->err, AR_EUSAGE, "into",
+                          "'%s' would shadow the remote-tracking branches of '%s' "
+                          "(refs/remotes/%s); name the integration branch otherwise",
+                          into, clash, into);
+        free(clash);
+    }
+    return rc;
+}
+
 /* The integration branch: its name, that no worktree has it checked out, and where it is. */
 static int find_into(struct merge *m)
 {
@@ -424,13 +527,16 @@ static int find_into(struct merge *m)
             return ar_error_set(m->err, AR_EUSAGE, "into",
                                 "the branches are of no one session: --into names the "
                                 "integration branch");
-        snprintf(name, sizeof(name), "agentrun/%s/merged", r->session);
+        snprintf(name, sizeof(name), "agentrun/%s/" AR_GIT_MERGED_COMPONENT, r->session);
         into = name;
     } else if (strncmp(into, HEADS, strlen(HEADS)) == 0) {
         into += strlen(HEADS);
     }
     if (!ar_git_branch_name_ok(into))
         return ar_error_set(m->err, AR_EUSAGE, "into", "'%s' is no branch name", into);
+    int rc = check_into_name(m, into);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < r->n; i++)
         if (strcmp(r->v[i].branch, into) == 0)
             return ar_error_set(m->err, AR_EUSAGE, "into", "'%s' is one of the branches to merge",
@@ -441,9 +547,11 @@ static int find_into(struct merge *m)
     static const char *const wl[] = { "worktree", "list", "--porcelain", "-z", NULL };
     struct ar_child_sync out;
     char why[200], ref[1100];
-    int status, rc = git(r->top, wl, NULL, 0, &out, &status, why, sizeof(why), m->err);
-    if (rc < 0)
+    int status;
+    if ((rc = git(r->top, wl, NULL, 0, &out, &status, why, sizeof(why), m->err)) < 0)
         return rc;
+    /* git names each worktree's branch resolved (a HEAD at a symbolic ref shows the branch
+     * it points to); into is no symbolic ref (above), so the names compare as refs. */
     snprintf(ref, sizeof(ref), "branch " HEADS "%s", into);
     int busy = 0;
     for (const char *p = out.stdout_data, *end = p ? p + out.res.stdout_len : NULL; p && p < end;
@@ -845,8 +953,11 @@ static int update_into(struct merge *m)
         snprintf(m->r->head, sizeof(m->r->head), "%s", m->start);
         return 0;
     }
-    const char *args[] = { "update-ref", "-m", "agentrun: worktrees merge", ref, m->start,
-                           m->old,       NULL };
+    /* --no-deref: the ref itself moves, never a branch it may have been made to point to
+     * since find_into() looked (a symbolic ref's value is no commit, so the compare and
+     * swap then fails). */
+    const char *args[] = { "update-ref", "--no-deref", "-m",   "agentrun: worktrees merge",
+                           ref,          m->start,     m->old, NULL };
     struct ar_child_sync out;
     char why[200];
     int status, rc = git(m->r->top, args, NULL, 0, &out, &status, why, sizeof(why), m->err);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,10 +71,11 @@ static int plain_byte(unsigned char c)
 #define KEEP_MAX   48
 #define PREFIX_MAX 40
 
-void ar_git_ref_component(const char *text, char out[AR_GIT_COMPONENT_SIZE])
+/* The component of text, kept as it is only when as_is_ok allows. */
+static void component(const char *text, int as_is_ok, char out[AR_GIT_COMPONENT_SIZE])
 {
     size_t n = strlen(text);
-    int as_is = n > 0 && n <= KEEP_MAX && text[0] != '-' && component_ok(text, n) &&
+    int as_is = as_is_ok && n > 0 && n <= KEEP_MAX && text[0] != '-' && component_ok(text, n) &&
                 text[n - 1] != '.' && !strstr(text, "..");
     for (size_t i = 0; as_is && i < n; i++)
         as_is = plain_byte((unsigned char)text[i]) || text[i] == '.';
@@ -93,6 +95,11 @@ void ar_git_ref_component(const char *text, char out[AR_GIT_COMPONENT_SIZE])
     char hex[AR_SHA256_HEX];
     ar_sha256_hex_of(text, n, hex);
     snprintf(out + k, AR_GIT_COMPONENT_SIZE - k, "%s%.8s", k ? "-" : "job-", hex);
+}
+
+void ar_git_ref_component(const char *text, char out[AR_GIT_COMPONENT_SIZE])
+{
+    component(text, 1, out);
 }
 
 void ar_git_tree_session_id(char out[AR_GIT_SESSION_SIZE])
@@ -117,7 +124,9 @@ void ar_git_tree_session_id(char out[AR_GIT_SESSION_SIZE])
 void ar_git_tree_branch(const char *session, const char *job, char *out, size_t size)
 {
     char part[AR_GIT_COMPONENT_SIZE];
-    ar_git_ref_component(job ? job : "run", part);
+    const char *text = job ? job : "run";
+    /* The integration branch's name is the merge's, never a job's (issue 57 #6). */
+    component(text, strcasecmp(text, AR_GIT_MERGED_COMPONENT) != 0, part);
     snprintf(out, size, "agentrun/%s/%s", session, part);
 }
 

@@ -74,7 +74,14 @@ void ar_git_ref_component(const char *text, char out[AR_GIT_COMPONENT_SIZE]);
  * "20261125-143001-3fa2". */
 void ar_git_tree_session_id(char out[AR_GIT_SESSION_SIZE]);
 
-/* "agentrun/<session>/<component of job>" into out (size bytes). job NULL: "run". */
+/* The last component of a session's integration branch, "agentrun/<session>/merged"
+ * (merge.c): no job's branch is ever named so (ar_git_tree_branch()). */
+#define AR_GIT_MERGED_COMPONENT "merged"
+
+/* "agentrun/<session>/<component of job>" into out (size bytes). job NULL: "run". A job
+ * whose component would be AR_GIT_MERGED_COMPONENT, in any case (a file system that
+ * folds case stores both refs in one file), gets the hashed form any other text gets
+ * ("merged-1a2b3c4d"): a job's branch is never the integration branch. */
 void ar_git_tree_branch(const char *session, const char *job, char *out, size_t size);
 
 /* 1 when name has the shape ar_git_tree_branch() gives ("agentrun/<session>/<component>"),

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agentrun/share.h"
+#include "json/extract.h"
 #include "prioritize/prioritize.h"
 #include "proc/proc.h"
 #include "result/result.h"
@@ -135,6 +136,99 @@ static int take_ranking(struct result *res, struct ar_ranking *rk)
     return 0;
 }
 
+/*
+ * Every answer counts (issue 57 #3): a reply can hold more than one ranking (a draft,
+ * then the final one). Each value of the reply that passes the ranking's checks is an
+ * answer; rankings that order the PRDs alike are one answer said twice, but rankings
+ * that disagree have no strictest one to keep: agentrun cannot tell which the model
+ * meant, and says so rather than take the first.
+ */
+struct rankings {
+    const struct ar_prd_set *set;
+    struct ar_strv orders; /* per answer: its prd_ids by priority, joined by ", " */
+    int nomem;
+};
+
+/* The prd_ids of value's ranking by priority (ar_ranking_build()'s order), joined. */
+static int ranking_order(const struct ar_prd_set *set, json_t *value, char **out)
+{
+    struct ar_ranking rk;
+    struct ar_error err = AR_ERROR_INIT;
+    *out = NULL;
+    int rc = ar_ranking_build(&rk, set, value, 0, &err);
+    if (rc)
+        return rc;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    json_t *recs = json_object_get(rk.value, "recommendations");
+    for (size_t i = 0; !rc && i < json_array_size(recs); i++) {
+        const char *id = json_string_value(json_object_get(json_array_get(recs, i), "prd_id"));
+        rc = ar_buf_printf(&b, "%s%s", i ? ", " : "", id ? id : "?");
+    }
+    ar_ranking_finish(&rk);
+    if (!rc && !(*out = ar_buf_detach(&b, NULL)))
+        rc = AR_ENOMEM;
+    ar_buf_finish(&b);
+    return rc;
+}
+
+static int each_ranking(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                        void *arg)
+{
+    struct rankings *r = arg;
+    (void)start, (void)end, (void)fixes;
+    struct ar_strv msgs = AR_STRV_INIT;
+    int rc = ar_prioritize_check(r->set, doc->value, &msgs);
+    int fits = rc == 0 && msgs.n == 0;
+    ar_strv_finish(&msgs);
+    char *order = NULL;
+    if (fits && (ranking_order(r->set, doc->value, &order) == AR_ENOMEM ||
+                 (order && ar_strv_push_take(&r->orders, order) != 0)))
+        return r->nomem = 1;
+    return 0;
+}
+
+/* 1 when the run's answer left other values of its text out (extra_values). */
+static int left_values_out(const struct ar_result *out)
+{
+    for (size_t i = 0; i < out->n_fix_details; i++)
+        if (out->fix_details[i].fix && strcmp(out->fix_details[i].fix, "extra_values") == 0)
+            return 1;
+    return 0;
+}
+
+/* Reads every ranking of the reply: 0 (res->answers set), AR_ECONTRACT when they disagree
+ * (err says how), or AR_ENOMEM. */
+static int every_ranking(const struct ar_prd_set *set, const struct ar_result *out,
+                         struct result *res, struct ar_error *err)
+{
+    res->pub.answers = 1;
+    if (!out->output || !left_values_out(out))
+        return 0;
+    struct rankings r = { set, AR_STRV_INIT, 0 };
+    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
+    xo.flags = AR_EXTRACT_REPAIR;
+    int rc =
+        ar_json_extract_all(out->output, strlen(out->output), &xo, each_ranking, &r, NULL, NULL);
+    rc = r.nomem || rc == AR_ENOMEM ? AR_ENOMEM : 0;
+    if (!rc && r.orders.n > 1) {
+        res->pub.answers = r.orders.n;
+        size_t k = 1;
+        while (k < r.orders.n && strcmp(r.orders.v[k], r.orders.v[0]) == 0)
+            k++;
+        if (k < r.orders.n)
+            rc = ar_error_set(err, AR_ECONTRACT, "answers",
+                              "the reply held %zu rankings that disagree (answer 1 ranks %.300s; "
+                              "answer %zu ranks %.300s): agentrun cannot tell which one the "
+                              "model meant",
+                              r.orders.n, r.orders.v[0], k + 1, r.orders.v[k]);
+    }
+    ar_strv_finish(&r.orders);
+    if (rc == AR_ENOMEM)
+        ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    return rc;
+}
+
 static void on_run_done(struct ar_run *run, struct ar_result *out, void *arg)
 {
     (void)run;
@@ -143,6 +237,17 @@ static void on_run_done(struct ar_run *run, struct ar_result *out, void *arg)
     res->pub.run = out;
     res->pub.exit_status = ar_result_exit_status(out);
     if (out->ok && out->value) {
+        struct ar_error aerr = AR_ERROR_INIT;
+        int arc = every_ranking(&pr->set, out, res, &aerr);
+        if (arc) {
+            res->pub.error = strdup(aerr.msg);
+            res->pub.exit_status = arc == AR_ENOMEM ? ar_error_exit_status(arc) : AR_EXIT_OUTPUT;
+            pr->run = NULL;
+            pr->res = NULL;
+            pr->done(pr, &res->pub, pr->arg);
+            pr_free(pr);
+            return;
+        }
         struct ar_ranking rk;
         struct ar_error err = AR_ERROR_INIT;
         int rc = ar_ranking_build(&rk, &pr->set, out->value, pr->top, &err);
@@ -293,6 +398,7 @@ char *ar_prioritize_result_to_json(const struct ar_prioritize_result *res, int p
             json_array_append_new(un, json_string(res->unranked[i]));
         json_object_set_new(doc, "unranked", un ? un : json_null());
         json_object_set_new(doc, "total", json_integer((json_int_t)res->total));
+        json_object_set_new(doc, "answers", json_integer((json_int_t)res->answers));
     }
     static const char *const run_keys[] = { "provider",    "model",    "repair",
                                             "tokens",      "cost_usd", "cost_source",

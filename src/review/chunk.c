@@ -530,6 +530,7 @@ void ar_diff_finish(struct ar_diff *d)
         free(d->files[i].hdr_new);
         free(d->files[i].git_old);
         free(d->files[i].git_new);
+        free(d->files[i].whole_why);
     }
     free(d->files);
     free(d->src_prefix);
@@ -545,9 +546,36 @@ static int control_byte(unsigned char c)
     return (c < 0x20 && c != 0 && !(c >= '\t' && c <= '\r') && c != 0x1b) || c == 0x7f;
 }
 
+/* The bytes of content that count for the binary judgement, and of them the invalid
+ * UTF-8 and the control ones. */
+struct byte_count {
+    size_t counted, controls, invalid;
+};
+
+static void count_bytes(struct byte_count *bc, const char *p, size_t from, size_t to)
+{
+    for (size_t i = from; i < to;) {
+        size_t k = ar_utf8_seq_len(p + i, to - i);
+        size_t step = k ? k : 1;
+        /* A NUL, or one already turned into U+FFFD, counts for nothing. */
+        if (p[i] != 0 && !(k == 3 && memcmp(p + i, "\xEF\xBF\xBD", 3) == 0)) {
+            bc->counted += step;
+            bc->invalid += !k;
+            bc->controls += k == 1 && control_byte((unsigned char)p[i]);
+        }
+        i += step;
+    }
+}
+
+static int binary_by_count(const struct byte_count *bc)
+{
+    return bc->controls * 100 > bc->counted * AR_DIFF_BINARY_CONTROL_PERCENT ||
+           bc->invalid * 100 > bc->counted * AR_DIFF_BINARY_INVALID_PERCENT;
+}
+
 int ar_diff_text_is_binary(const char *p, size_t n)
 {
-    size_t counted = 0, controls = 0, invalid = 0;
+    struct byte_count bc = { 0, 0, 0 };
     struct line l;
     for (size_t pos = 0; pos < n; pos = l.end) {
         line_at(p, n, pos, &l);
@@ -556,21 +584,16 @@ int ar_diff_text_is_binary(const char *p, size_t n)
         if (starts_with(&l, "@@") || starts_with(&l, "\\"))
             continue;
         char c0 = l.len ? p[l.start] : 0;
-        size_t i = l.start + (c0 == ' ' || c0 == '+' || c0 == '-');
-        while (i < l.end) {
-            size_t k = ar_utf8_seq_len(p + i, l.end - i);
-            size_t step = k ? k : 1;
-            /* A NUL, or one already turned into U+FFFD, counts for nothing. */
-            if (p[i] != 0 && !(k == 3 && memcmp(p + i, "\xEF\xBF\xBD", 3) == 0)) {
-                counted += step;
-                invalid += !k;
-                controls += k == 1 && control_byte((unsigned char)p[i]);
-            }
-            i += step;
-        }
+        count_bytes(&bc, p, l.start + (c0 == ' ' || c0 == '+' || c0 == '-'), l.end);
     }
-    return controls * 100 > counted * AR_DIFF_BINARY_CONTROL_PERCENT ||
-           invalid * 100 > counted * AR_DIFF_BINARY_INVALID_PERCENT;
+    return binary_by_count(&bc);
+}
+
+int ar_diff_content_is_binary(const char *p, size_t n)
+{
+    struct byte_count bc = { 0, 0, 0 };
+    count_bytes(&bc, p, 0, n);
+    return binary_by_count(&bc);
 }
 
 /* 1 when the n bytes at s are exactly "oid sha256:" and 64 hex digits. */
@@ -586,7 +609,9 @@ static int lfs_oid_line(const char *s, size_t n)
     return 1;
 }
 
-int ar_diff_new_is_lfs_pointer(const char *p, size_t n)
+/* Whether the lines of p (with hunk: '+' and ' ' lines only, their first byte off)
+ * make a Git LFS pointer. */
+static int lfs_pointer(const char *p, size_t n, int hunk)
 {
     int version = 0, oid = 0, size = 0;
     struct line l;
@@ -595,10 +620,10 @@ int ar_diff_new_is_lfs_pointer(const char *p, size_t n)
         /* The new content: what follows each '+' or ' ' line of the hunks. A modified
          * pointer changes only its oid and size; its version line is context, or,
          * behind ext- lines, out of the hunk altogether. */
-        if (!l.len || (l.p[0] != '+' && l.p[0] != ' '))
+        if (hunk && (!l.len || (l.p[0] != '+' && l.p[0] != ' ')))
             continue;
-        const char *c = l.p + 1;
-        size_t cn = l.len - 1;
+        const char *c = l.p + (hunk ? 1 : 0);
+        size_t cn = l.len - (hunk ? 1 : 0);
         /* The pointer's first line, in the spec's two historical spellings. */
         version |= (cn >= 41 && memcmp(c, "version https://git-lfs.github.com/spec/", 40) == 0) ||
                    (cn >= 40 && memcmp(c, "version https://hawser.github.com/spec/", 39) == 0);
@@ -606,6 +631,16 @@ int ar_diff_new_is_lfs_pointer(const char *p, size_t n)
         size |= cn > 5 && memcmp(c, "size ", 5) == 0 && strspn(c + 5, "0123456789") >= cn - 5;
     }
     return oid && (version || size);
+}
+
+int ar_diff_new_is_lfs_pointer(const char *p, size_t n)
+{
+    return lfs_pointer(p, n, 1);
+}
+
+int ar_diff_content_is_lfs_pointer(const char *p, size_t n)
+{
+    return lfs_pointer(p, n, 0);
 }
 
 int ar_diff_has_file(const struct ar_diff *d, const char *path)

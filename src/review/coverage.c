@@ -129,6 +129,10 @@ static int plan_file(const struct ar_diff_file *df, const struct ar_path_filter 
         rc = f->rule ? 0 : AR_ENOMEM;
     } else if (skipped < 0) {
         rc = skipped;
+    } else if (df->whole < 0) {
+        /* Its diff alone is no review of it, and its new side is not at hand (whole.c). */
+        *send = AR_DIFF_SEND_NONE;
+        rc = set_why(f, AR_COVER_NOT_SENT, "%s", df->whole_why ? df->whole_why : "not whole");
     } else if (df->binary) {
         *send = AR_DIFF_SEND_STUB;
         rc = set_binary(f, df->binary);
@@ -142,6 +146,16 @@ static int plan_file(const struct ar_diff_file *df, const struct ar_path_filter 
     } else {
         f->status = AR_COVER_QUEUED;
         *send = AR_DIFF_SEND_WHOLE;
+    }
+    /* A file sent whole in place of its diff (whole.c) says so, reviewed or not. */
+    if (!rc && df->whole > 0 && df->whole_why) {
+        char *why = NULL;
+        if (asprintf(&why, "%s%s%s", f->why ? f->why : "", f->why ? "; " : "", df->whole_why) < 0)
+            rc = AR_ENOMEM;
+        else {
+            free(f->why);
+            f->why = why;
+        }
     }
     ar_buf_finish(&rule);
     return rc;

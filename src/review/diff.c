@@ -308,9 +308,10 @@ static int diff_cmd(const char *cwd, const char *const *extra, struct ar_buf *ou
 {
     /* The prefixes on the command line: diff.srcPrefix and diff.dstPrefix in a user's
      * configuration cannot change the headers names.c checks. */
-    static const char *const raw[] = {
-        "diff", "--patch-with-raw", "-z", "--src-prefix=a/", "--dst-prefix=b/", NULL
-    };
+    /* --no-abbrev: the raw records name each old side's blob whole (whole.c reads it). */
+    static const char *const raw[] = { "diff",        "--patch-with-raw", "-z",
+                                       "--no-abbrev", "--src-prefix=a/",  "--dst-prefix=b/",
+                                       NULL };
     struct ar_strv a = AR_STRV_INIT;
     int rc = ar_strv_pushv(&a, raw);
     if (!rc)
@@ -443,11 +444,47 @@ static int range_shape(const char *arg)
     return n > 2 && strcmp(arg + n - 2, "^!") == 0 && rev_syntax(arg, n - 2);
 }
 
+/* Says where the new side of the diff git makes lies (names may be NULL); rev[0..n)
+ * for AR_DIFF_NEW_REV, "HEAD" when empty. Returns 0 or AR_ENOMEM (err set). */
+static int set_new_side(struct ar_diff_names *names, int side, const char *cwd, const char *rev,
+                        size_t n, struct ar_error *err)
+{
+    if (!names)
+        return 0;
+    names->new_side = side;
+    free(names->new_rev);
+    free(names->cwd);
+    names->new_rev = side == AR_DIFF_NEW_REV ? (n ? strndup(rev, n) : strdup("HEAD")) : NULL;
+    names->cwd = cwd ? strdup(cwd) : NULL;
+    if ((side == AR_DIFF_NEW_REV && !names->new_rev) || (cwd && !names->cwd))
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    return 0;
+}
+
 static int acquire_git(const struct ar_diff_source *src, struct ar_buf *out, char **label,
                        struct ar_diff_gaps *gaps, struct ar_diff_names *names, struct ar_error *err)
 {
     const char *cwd = src->cwd;
     const char *arg = src->arg;
+    int side = src->staged ? AR_DIFF_NEW_INDEX : AR_DIFF_NEW_WORKTREE;
+    const char *new_rev = NULL;
+    size_t rev_n = 0;
+    if (arg) {
+        const char *dots = range_shape(arg) ? strstr(arg, "..") : NULL;
+        size_t n = strlen(arg);
+        if (dots) {
+            side = AR_DIFF_NEW_REV;
+            new_rev = dots + (strncmp(dots, "...", 3) == 0 ? 3 : 2);
+            rev_n = strlen(new_rev);
+        } else if (n > 2 && strcmp(arg + n - 2, "^!") == 0 && range_shape(arg)) {
+            side = AR_DIFF_NEW_REV;
+            new_rev = arg;
+            rev_n = n - 2;
+        }
+    }
+    int set = set_new_side(names, side, cwd, new_rev, rev_n, err);
+    if (set)
+        return set;
     if (src->staged) {
         int in = in_work_tree(cwd, err);
         if (in <= 0)
@@ -700,5 +737,146 @@ int ar_review_read_instructions(const char *cwd, const char *spec, char **out, s
     if (!rc && !(*out = ar_buf_detach(&b, len)))
         rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     ar_buf_finish(&b);
+    return rc;
+}
+
+int ar_diff_whole(const struct ar_diff_names *names, const char *const *paths, size_t n,
+                  struct ar_buf *out, struct ar_diff_names *whole, struct ar_error *err)
+{
+    if (!names || !names->new_side)
+        return ar_error_set(err, AR_EUSAGE, NULL, "the new side of a patch is not in git");
+    char oid[128];
+    int rc = empty_tree(names->cwd, oid, sizeof(oid), err);
+    /* A bounded argv per git: the paths in batches. */
+    enum { BATCH = 256 };
+    for (size_t from = 0; !rc && from < n; from += BATCH) {
+        struct ar_strv a = AR_STRV_INIT;
+        rc = ar_strv_push(&a, "--no-renames");
+        if (!rc && names->new_side == AR_DIFF_NEW_INDEX)
+            rc = ar_strv_push(&a, "--cached");
+        if (!rc)
+            rc = ar_strv_push(&a, oid);
+        if (!rc && names->new_side == AR_DIFF_NEW_REV)
+            rc = ar_strv_push(&a, names->new_rev);
+        if (!rc)
+            rc = ar_strv_push(&a, "--");
+        /* Literal, from the top: no byte of a name is a glob, and -C DIR changes nothing. */
+        for (size_t i = from; !rc && i < n && i < from + BATCH; i++)
+            rc = ar_strv_pushf(&a, ":(top,literal)%s", paths[i]);
+        if (rc)
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        else
+            rc = diff_cmd(names->cwd, ar_strv_get(&a), out, whole, err);
+        ar_strv_finish(&a);
+    }
+    return rc;
+}
+
+/* Sizes of the n blobs (git cat-file --batch-check): sizes[i], or SIZE_MAX when missing. */
+static int blob_sizes(const char *cwd, const char *const *oids, size_t n, size_t *sizes,
+                      struct ar_error *err)
+{
+    struct ar_buf in;
+    ar_buf_init(&in, AR_BUF_UNLIMITED);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = ar_buf_printf(&in, "%s\n", oids[i]);
+    if (rc) {
+        ar_buf_finish(&in);
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    }
+    static const char *const args[] = { "cat-file", "--batch-check", NULL };
+    struct git_out g;
+    rc = git_run(cwd, args, ar_buf_cstr(&in), &g, err);
+    ar_buf_finish(&in);
+    if (rc)
+        return rc;
+    const char *p = g.s.stdout_data ? g.s.stdout_data : "";
+    const char *end = p + g.s.res.stdout_len;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t olen = strlen(oids[i]);
+        if (g.status != 0 || !nl || (size_t)(nl - p) < olen || memcmp(p, oids[i], olen) != 0) {
+            char why[200];
+            rc = ar_error_set(err, AR_EIO, "git", "git cat-file --batch-check failed: %s",
+                              git_reason(&g, why, sizeof(why)));
+            break;
+        }
+        const char *f = p + olen;
+        unsigned long long size = 0;
+        if (strncmp(f, " blob ", 6) == 0 && sscanf(f + 6, "%llu", &size) == 1)
+            sizes[i] = (size_t)size;
+        else
+            sizes[i] = SIZE_MAX; /* missing, or not a blob */
+        p = nl + 1;
+    }
+    ar_child_sync_finish(&g.s);
+    return rc;
+}
+
+int ar_diff_read_blobs(const char *cwd, const char *const *oids, size_t n, size_t limit,
+                       ar_diff_blob_fn *fn, void *arg, struct ar_error *err)
+{
+    if (!n)
+        return 0;
+    size_t *sizes = calloc(n, sizeof(*sizes));
+    if (!sizes)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    int rc = blob_sizes(cwd, oids, n, sizes, err);
+    /* The contents in batches that git's output cap holds. */
+    for (size_t from = 0; !rc && from < n;) {
+        struct ar_buf in;
+        ar_buf_init(&in, AR_BUF_UNLIMITED);
+        size_t to = from, total = 0;
+        for (; !rc && to < n; to++) {
+            if (sizes[to] > limit)
+                continue;
+            if (total && total + sizes[to] + 128 > AR_DIFF_MAX_BYTES / 2)
+                break;
+            total += sizes[to] + 128;
+            rc = ar_buf_printf(&in, "%s\n", oids[to]);
+        }
+        if (rc) {
+            ar_buf_finish(&in);
+            rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        struct git_out g;
+        static const char *const args[] = { "cat-file", "--batch", NULL };
+        int asked = in.len > 0;
+        int ran = asked ? git_run(cwd, args, ar_buf_cstr(&in), &g, err) : 0;
+        ar_buf_finish(&in);
+        if (ran) {
+            rc = ran;
+            break;
+        }
+        const char *p = asked && g.s.stdout_data ? g.s.stdout_data : NULL;
+        const char *end = p ? p + g.s.res.stdout_len : NULL;
+        if (asked && g.status != 0) {
+            char why[200];
+            rc = ar_error_set(err, AR_EIO, "git", "git cat-file --batch failed: %s",
+                              git_reason(&g, why, sizeof(why)));
+        }
+        for (size_t i = from; !rc && i < to; i++) {
+            if (sizes[i] > limit) {
+                rc = fn(arg, i, NULL, sizes[i] == SIZE_MAX ? 0 : sizes[i]);
+                continue;
+            }
+            /* "<oid> blob <size>\n<content>\n" */
+            const char *nl = p ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+            size_t olen = strlen(oids[i]);
+            if (!nl || (size_t)(nl - p) < olen || memcmp(p, oids[i], olen) != 0 ||
+                (size_t)(end - (nl + 1)) < sizes[i] + 1) {
+                rc = ar_error_set(err, AR_EIO, "git", "git cat-file --batch output is malformed");
+                break;
+            }
+            rc = fn(arg, i, nl + 1, sizes[i]);
+            p = nl + 1 + sizes[i] + 1;
+        }
+        if (asked)
+            ar_child_sync_finish(&g.s);
+        from = to;
+    }
+    free(sizes);
     return rc;
 }

@@ -66,6 +66,18 @@ struct ar_diff_name {
     char status;    /* git's letter: A C D M R T U */
     char *path;     /* owned: the new path; the old one for a deletion */
     char *old_path; /* owned: the source of a rename or copy, else NULL */
+    /* The old side's blob as git's raw record names it (hex), "" when there is none
+     * (an addition) or it is unknown: what the old content was (whole.c). */
+    char old_oid[72];
+};
+
+/* Where the new side of a diff git made lies: what ar_diff_whole() diffs against the
+ * empty tree to show a file's new content whole. */
+enum ar_diff_new_side {
+    AR_DIFF_NEW_NONE = 0, /* not a diff git made (a patch file, stdin) */
+    AR_DIFF_NEW_WORKTREE, /* the working tree (no DIFF, a single revision) */
+    AR_DIFF_NEW_INDEX,    /* the index (--staged) */
+    AR_DIFF_NEW_REV,      /* a revision: new_rev (B of A..B and A...B, R of R^!) */
 };
 
 /* The names of one acquisition, in the patch's order. given: git made the diff, so
@@ -74,6 +86,9 @@ struct ar_diff_names {
     struct ar_diff_name *v;
     size_t n;
     int given;
+    int new_side;  /* enum ar_diff_new_side */
+    char *new_rev; /* owned: AR_DIFF_NEW_REV's revision ("HEAD" for an empty side) */
+    char *cwd;     /* owned: where git ran (NULL: the current directory) */
 };
 
 void ar_diff_names_finish(struct ar_diff_names *names);
@@ -103,6 +118,91 @@ int ar_diff_quote_name(struct ar_buf *out, const char *prefix, const char *name)
  */
 int ar_diff_names_apply(struct ar_diff *d, const struct ar_diff_names *names,
                         struct ar_diff_gaps *gaps, struct ar_error *err);
+
+/*
+ * The new side of each of the n paths (as git names them, borrowed) whole, as
+ * additions: `git diff --patch-with-raw -z --no-renames` of the empty tree against
+ * the new side names->new_side says, limited to those paths (literal pathspecs from
+ * the top), appended to out, and their names to `whole` (each an 'A'). For a file the
+ * gate cannot call reviewed from its diff alone (whole.c). Returns 0, AR_EUSAGE when
+ * git did not make the diff, AR_ETOOBIG, AR_EIO (git failed), AR_ENOMEM, AR_ENOTFOUND.
+ */
+int ar_diff_whole(const struct ar_diff_names *names, const char *const *paths, size_t n,
+                  struct ar_buf *out, struct ar_diff_names *whole, struct ar_error *err);
+
+/* Called by ar_diff_read_blobs() with each blob's content (borrowed for the call); data
+ * is NULL when the blob is larger than the limit (size then its size) or missing (size
+ * 0). Returns 0, or non-zero to stop (that value is returned). */
+typedef int ar_diff_blob_fn(void *arg, size_t i, const char *data, size_t size);
+
+/*
+ * Reads the n blobs oids[] (hex, borrowed) of the repository at cwd with `git
+ * cat-file`, the content of none larger than limit, and calls fn(arg, i, …) for each
+ * in order. Returns 0, fn's non-zero, AR_EIO (git failed or its output is malformed),
+ * AR_ENOMEM, AR_ENOTFOUND.
+ */
+int ar_diff_read_blobs(const char *cwd, const char *const *oids, size_t n, size_t limit,
+                       ar_diff_blob_fn *fn, void *arg, struct ar_error *err);
+
+struct ar_diff;
+
+/*
+ * The one rule for what a file's diff shows (whole.c, issue 57 #1): a file counts as
+ * reviewed only if the model saw all of its new content, or its old content was
+ * itself reviewable and the diff shows the rest. A modification, rename or copy
+ * whose old side the review could not have read (left out by a rule of pf by its old
+ * name; its old content binary, a Git LFS pointer, or larger than max_hunk as an
+ * addition) and whose new name no rule leaves out is, when git made the diff
+ * (names->given), sent whole: its section becomes git's addition of its new side
+ * (ar_diff_whole()), appended to text (NULs turned to U+FFFD, counted in *nul_bytes),
+ * d re-pointed at it (whole 1); in a patch it is marked whole -1. Returns 0,
+ * AR_ENOMEM, or git's error (AR_EIO…).
+ */
+struct ar_path_filter;
+int ar_diff_old_sides(struct ar_diff *d, struct ar_buf *text, const struct ar_diff_names *names,
+                      const struct ar_path_filter *pf, size_t max_hunk, size_t *nul_bytes,
+                      struct ar_error *err);
+
+/*
+ * A patch on stdin or in a file, as git would apply it (patch.c): the parts of the
+ * review's text that are patches (one per message of a mailbox, or the whole input),
+ * each with the files git apply lists for it (path; old_path for a rename or copy).
+ */
+struct ar_patch_part {
+    size_t start, end; /* the part's patch in the (rewritten) text */
+    struct ar_diff_names names;
+};
+
+struct ar_patch_series {
+    struct ar_patch_part *v;
+    size_t n;
+    int mailbox; /* the input was mail: split and decoded as git am does */
+};
+
+void ar_patch_series_finish(struct ar_patch_series *ps);
+
+/*
+ * Reads the patch text (borrowed; rewritten in place) as git does, running git in cwd
+ * (NULL: the current directory): a mailbox is split and decoded (git mailsplit, git
+ * mailinfo) and text becomes what the model reads of it (each message's headers,
+ * text, "---" and patch); each patch's files come from `git apply --numstat -z` (and
+ * -R for the old names) into ps. NULs in text become U+FFFD, counted in *nul_bytes.
+ * Returns 0, AR_EUSAGE (input git cannot read, a transfer encoding git cannot decode,
+ * a multipart MIME message: err says which), AR_ETOOBIG, AR_EIO, AR_ENOMEM,
+ * AR_ENOTFOUND (no git).
+ */
+int ar_patch_read(struct ar_buf *text, const char *cwd, struct ar_patch_series *ps,
+                  size_t *nul_bytes, struct ar_error *err);
+
+/*
+ * Names the file sections of d (parsed from the text ar_patch_read() made) by git's
+ * lists: each file git lists is the next section of its part with that path (the old
+ * name set from git's), one that no section is becomes a gap in gaps; a section git
+ * does not list changes no file, and its bytes join the section before it (or the
+ * preamble). Returns 0, AR_ENOMEM.
+ */
+int ar_patch_apply(struct ar_diff *d, const struct ar_patch_series *ps, struct ar_diff_gaps *gaps,
+                   struct ar_error *err);
 
 /*
  * Appends the diff to `out` (bounded by out->max). The kinds of source, tried
@@ -200,6 +300,11 @@ enum ar_diff_binary {
  */
 int ar_diff_new_is_lfs_pointer(const char *p, size_t n);
 
+/* The same judges of a file's whole content (not hunk lines): binary as
+ * ar_diff_text_is_binary() counts it, a Git LFS pointer as above. */
+int ar_diff_content_is_binary(const char *p, size_t n);
+int ar_diff_content_is_lfs_pointer(const char *p, size_t n);
+
 /*
  * What is text, decided by agentrun rather than by the checkout: the content
  * of a file's hunk lines (what follows each line's ' ', '+' or '-') is binary
@@ -234,6 +339,16 @@ struct ar_diff_file {
     char *git_old, *git_new; /* "diff --git X Y" */
     int has_hdr;             /* the section has "---"/"+++" lines */
     int named;               /* "rename from/to" or "copy from/to" named it */
+    /* git's names (names.c): its status letter ('\0' for a patch) and its old side's
+     * blob ("" when there is none or it is unknown). */
+    char status;
+    char old_oid[72];
+    /* whole.c: 0, the section as the diff gave it; 1, the new side sent whole, as an
+     * addition, in place of it (its old side could not have been reviewed); -1, it
+     * cannot count as reviewed (the same, in a patch that does not hold the new side
+     * whole). whole_why (owned) says why, or is NULL. */
+    int whole;
+    char *whole_why;
 };
 
 struct ar_diff {

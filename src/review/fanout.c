@@ -65,9 +65,10 @@ struct ar_review_run {
     /* The diff and what is reviewed of it. */
     struct ar_buf text;
     struct ar_diff diff;
-    struct ar_diff_gaps gaps;   /* changed paths the diff could not show */
-    struct ar_diff_names names; /* git's names of its files, when git made the diff */
-    unsigned char *send;        /* per file of diff: enum ar_diff_send */
+    struct ar_diff_gaps gaps;       /* changed paths the diff could not show */
+    struct ar_diff_names names;     /* git's names of its files, when git made the diff */
+    struct ar_patch_series patches; /* a patch's files as git apply reads them, else empty */
+    unsigned char *send;            /* per file of diff: enum ar_diff_send */
     struct ar_diff_chunk *chunks;
     size_t n_chunks;
     struct chunk_job *jobs;
@@ -132,6 +133,7 @@ static void run_free(struct ar_review_run *rr)
     ar_diff_finish(&rr->diff);
     ar_diff_gaps_finish(&rr->gaps);
     ar_diff_names_finish(&rr->names);
+    ar_patch_series_finish(&rr->patches);
     free(rr->send);
     ar_buf_finish(&rr->text);
     ar_baseline_finish(&rr->baseline);
@@ -554,12 +556,23 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
     /* git calls a file text when its first 8,000 bytes hold no NUL: a NUL further
      * down reaches the diff, and the prompt (a C string) would end there, hiding
      * every file after it from the model. */
-    if (ar_buf_replace_nul(&rr->text, &plan->nul_bytes) != 0)
-        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    int rc = ar_diff_parse(ar_buf_cstr(&rr->text), rr->text.len, &rr->diff, err);
-    /* The paths are git's when git made the diff (names.c), never read from its text. */
+    int rc = 0;
+    if (rr->names.given) {
+        if (ar_buf_replace_nul(&rr->text, &plan->nul_bytes) != 0)
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    } else {
+        /* A patch: git's parsers say what it changes, and a mailbox is read as git am
+         * reads it (patch.c). */
+        rc = ar_patch_read(&rr->text, rr->run.cwd, &rr->patches, &plan->nul_bytes, err);
+    }
+    if (!rc)
+        rc = ar_diff_parse(ar_buf_cstr(&rr->text), rr->text.len, &rr->diff, err);
+    /* The paths are git's when git made the diff (names.c), never read from its text;
+     * a patch's files are the ones git apply lists (patch.c). */
     if (!rc)
         rc = ar_diff_names_apply(&rr->diff, &rr->names, &rr->gaps, err);
+    if (!rc)
+        rc = ar_patch_apply(&rr->diff, &rr->patches, &rr->gaps, err);
     if (rc)
         return rc;
     /* Each NUL read became the three bytes of U+FFFD. */
@@ -569,8 +582,12 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
     struct ar_path_filter filter = { ar_strv_get(&rr->include), o->n_include,
                                      ar_strv_get(&rr->exclude), o->n_exclude,
                                      o->no_default_excludes };
-    rc = ar_coverage_plan(&rr->diff, &filter, o->allow_binary, o->max_chunk_bytes, &rr->gaps, cov,
-                          &rr->send, err);
+    /* A file whose old side the review could not have read is sent whole (whole.c). */
+    rc = ar_diff_old_sides(&rr->diff, &rr->text, &rr->names, &filter,
+                           AR_MAX(o->max_chunk_bytes, AR_REVIEW_MAX_HUNK), &plan->nul_bytes, err);
+    if (!rc)
+        rc = ar_coverage_plan(&rr->diff, &filter, o->allow_binary, o->max_chunk_bytes, &rr->gaps,
+                              cov, &rr->send, err);
     /* Where the model's paths are resolved and the controls are checked: the
      * repository's top, found now so that the end of the review runs no git. */
     if (!rc)

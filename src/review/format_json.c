@@ -132,6 +132,7 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
     json_object_set_new(o, "reviewed", json_boolean(rep->reviewed));
     json_object_set_new(o, "source", ar_rf_text(rep->source));
     json_object_set_new(o, "chunks", json_integer((json_int_t)rv->chunks));
+    json_object_set_new(o, "answers", json_integer((json_int_t)rv->answers));
     json_object_set_new(o, "suppressed", json_integer((json_int_t)rv->suppressed));
     json_object_set_new(o, "dropped", json_integer((json_int_t)rv->dropped));
     json_t *excluded = json_array();
@@ -365,6 +366,7 @@ json_t *ar_review_to_sarif(const struct ar_review_report *rep)
                                       "The root of the repository the review ran in"));
         json_t *props = json_object_get(run, "properties");
         json_object_set_new(props, "coverage", coverage_counts(rep));
+        json_object_set_new(props, "answers", json_integer((json_int_t)rv->answers));
         json_object_set_new(props, "files", files_value(rep));
         json_object_set_new(props, "notes", notes_value(rv));
     }

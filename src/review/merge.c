@@ -104,6 +104,7 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
         const struct ar_review *p = &parts[i];
         out->passed &= p->passed;
         out->chunks += p->chunks;
+        out->answers += p->answers;
         for (size_t j = 0; j < p->n_issues && !rc; j++, k++) {
             rc = copy_issue(&e[k].issue, &p->issues[j]);
             e[k].order = k;

@@ -24,6 +24,8 @@ void ar_diff_names_finish(struct ar_diff_names *names)
         free(names->v[i].old_path);
     }
     free(names->v);
+    free(names->new_rev);
+    free(names->cwd);
     memset(names, 0, sizeof(*names));
 }
 
@@ -36,6 +38,7 @@ int ar_diff_names_add(struct ar_diff_names *names, char status, const char *path
     names->v = nv;
     struct ar_diff_name *e = &names->v[names->n];
     e->status = status;
+    e->old_oid[0] = '\0';
     e->path = strdup(path);
     e->old_path = old_path ? strdup(old_path) : NULL;
     if (!e->path || (old_path && !e->old_path)) {
@@ -83,6 +86,21 @@ int ar_diff_names_parse_raw(const char *data, size_t len, struct ar_diff_names *
                               : ar_diff_names_add(names, status, p[0], NULL);
         if (rc)
             return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+        /* ":MODE1 MODE2 OID1 OID2 X": the old side's blob is the third field (all
+         * zeros for an addition, which has none). */
+        const char *f = meta + 1;
+        for (int k = 0; k < 2 && f < sp; k++) {
+            const char *next = memchr(f, ' ', (size_t)(sp - f));
+            f = next ? next + 1 : sp;
+        }
+        const char *f_end = f < sp ? memchr(f, ' ', (size_t)(sp - f)) : NULL;
+        size_t olen = f_end ? (size_t)(f_end - f) : 0;
+        struct ar_diff_name *e = &names->v[names->n - 1];
+        if (olen && olen < sizeof(e->old_oid) && strspn(f, "0123456789abcdef") >= olen &&
+            strspn(f, "0") < olen) {
+            memcpy(e->old_oid, f, olen);
+            e->old_oid[olen] = '\0';
+        }
     }
     /* The NUL between the raw records and the patch. */
     if (pos < len && data[pos] == '\0')
@@ -167,6 +185,8 @@ static int set_names(struct ar_diff_file *f, const struct ar_diff_name *e)
     free(f->old_path);
     f->path = path;
     f->old_path = old;
+    f->status = e->status;
+    memcpy(f->old_oid, e->old_oid, sizeof(f->old_oid));
     return 0;
 }
 

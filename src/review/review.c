@@ -148,20 +148,170 @@ static int make_degraded(const struct ar_result *r, int code, const char *detail
     return 0;
 }
 
-/* A review read from the output of an answer that failed the contract: 0 when it was
- * one (rv filled, a note says so), 1 when it was not, or AR_ENOMEM. */
-static int salvage_output(const struct ar_result *r, struct ar_review *rv)
+/*
+ * Every answer of a reply (issue 57 #3): the values of the model's text, read as the
+ * pipeline reads them (ar_json_extract_all(): fenced blocks first, then bare values,
+ * repaired only when none parses), each judged as a review. A value that fits the
+ * contract is an answer; one that breaks it but holds findings is an answer too,
+ * each finding judged alone (a critical finding is never lost to its envelope);
+ * anything else is another value, named in a note, never dropped in silence.
+ */
+struct answers {
+    struct ar_review *v; /* the answers, in the reply's order */
+    json_t **src;        /* the value each was read from (a reference each) */
+    size_t n, cap;
+    size_t salvaged; /* of them, those that broke the contract as a whole */
+    size_t others;   /* values that are no review */
+    int nomem;
+};
+
+static void answers_finish(struct answers *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        ar_review_finish(&a->v[i]);
+        json_decref(a->src[i]);
+    }
+    free(a->v);
+    free(a->src);
+    memset(a, 0, sizeof(*a));
+}
+
+static int each_value(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                      void *arg)
+{
+    struct answers *a = arg;
+    (void)start, (void)end, (void)fixes;
+    if (a->n == a->cap) {
+        size_t ncap = a->cap ? a->cap * 2 : 4;
+        void *nv = realloc(a->v, ncap * sizeof(*a->v));
+        if (nv)
+            a->v = nv;
+        void *ns = nv ? realloc(a->src, ncap * sizeof(*a->src)) : NULL;
+        if (!ns)
+            return a->nomem = 1;
+        a->src = ns;
+        a->cap = ncap;
+    }
+    struct ar_review *rv = &a->v[a->n];
+    ar_review_init(rv);
+    struct ar_error err = AR_ERROR_INIT;
+    int salvaged = 0, rc = ar_review_from_value(doc->value, rv, &err);
+    if (rc == AR_ECONTRACT) {
+        salvaged = 1;
+        rc = ar_review_salvage_value(doc->value, rv, &err);
+    }
+    if (rc == AR_ECONTRACT) {
+        ar_review_finish(rv);
+        a->others++;
+        return 0;
+    }
+    if (rc) {
+        ar_review_finish(rv);
+        return a->nomem = 1;
+    }
+    a->salvaged += salvaged;
+    a->src[a->n++] = json_incref(doc->value);
+    return 0;
+}
+
+/* Makes sure the run's own answer (value, borrowed; the pipeline's choice, which may be
+ * a repaired value no plain reading gives) is one of a's, first when it was not there.
+ * Returns 0 or AR_ENOMEM. */
+static int keep_chosen(struct answers *a, json_t *value)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (json_equal(a->src[i], value))
+            return 0;
+    struct ar_json_doc doc = AR_JSON_DOC_INIT;
+    doc.value = value;
+    size_t before = a->n;
+    if (each_value(&doc, 0, 0, 0, a) != 0 || a->n == before)
+        return a->nomem ? AR_ENOMEM : 0;
+    /* It came first: the pipeline chose it over the others. */
+    struct ar_review rv = a->v[a->n - 1];
+    json_t *src = a->src[a->n - 1];
+    memmove(&a->v[1], &a->v[0], (a->n - 1) * sizeof(*a->v));
+    memmove(&a->src[1], &a->src[0], (a->n - 1) * sizeof(*a->src));
+    a->v[0] = rv;
+    a->src[0] = src;
+    return 0;
+}
+
+/* Reads every answer of output into a. Returns 0 or AR_ENOMEM. */
+static int read_answers(const char *output, struct answers *a)
 {
     struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
-    struct ar_extract_result xr = AR_EXTRACT_RESULT_INIT;
     xo.flags = AR_EXTRACT_REPAIR;
-    if (ar_json_extract(r->output, strlen(r->output), &xo, &xr, NULL) != 0)
-        return 1;
-    struct ar_error err = AR_ERROR_INIT;
-    int rc = ar_review_salvage_value(xr.value, rv, &err);
-    ar_extract_result_finish(&xr);
-    if (rc == AR_ECONTRACT)
-        return 1;
+    struct ar_extract_note left = { 0, 0 };
+    int rc = ar_json_extract_all(output, strlen(output), &xo, each_value, a, &left, NULL);
+    if (a->nomem || rc == AR_ENOMEM)
+        return AR_ENOMEM;
+    a->others += left.count;
+    return 0;
+}
+
+/* Says that the reply held n values that are no answer. Returns 0 or AR_ENOMEM. */
+static int note_others(struct ar_review *rv, size_t n)
+{
+    char note[300];
+    snprintf(note, sizeof(note),
+             "the reply also held %zu JSON value%s that %s no review answer (neither passed, "
+             "summary and issues nor a finding, or it did not parse): left out",
+             n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+    return ar_review_add_note(rv, note);
+}
+
+/* Prefixes each of rv's notes with "answer K: ". Returns 0 or AR_ENOMEM. */
+static int prefix_notes(struct ar_review *rv, size_t k)
+{
+    for (size_t i = 0; i < rv->n_notes; i++) {
+        char *s = NULL;
+        if (asprintf(&s, "answer %zu: %s", k, rv->notes[i]) < 0)
+            return AR_ENOMEM;
+        free(rv->notes[i]);
+        rv->notes[i] = s;
+    }
+    return 0;
+}
+
+/*
+ * rv's findings and verdict from the answers of a (n >= 1), with the notes that say
+ * what was read: several answers are one review, their union (ar_review_union(): by
+ * fingerprint, the strictest verdict); values that are no review are named. Returns 0
+ * or AR_ENOMEM.
+ */
+static int from_answers(struct answers *a, struct ar_review *rv)
+{
+    int rc = 0;
+    for (size_t i = 0; a->n > 1 && i < a->n && !rc; i++)
+        rc = prefix_notes(&a->v[i], i + 1);
+    if (!rc)
+        rc = ar_review_union(a->v, a->n, rv);
+    char note[300];
+    if (!rc && a->n > 1) {
+        snprintf(note, sizeof(note),
+                 "the reply held %zu answers that fit the review contract: every answer counts "
+                 "(their findings are merged, by fingerprint, and the strictest verdict kept)",
+                 a->n);
+        rc = ar_review_add_note(rv, note);
+    }
+    if (!rc && a->others)
+        rc = note_others(rv, a->others);
+    rv->answers = a->n;
+    return rc;
+}
+
+/* A review read from the output of an answer that failed the contract: 0 when it
+ * held one (rv filled, a note says so), 1 when it did not, or AR_ENOMEM. */
+static int salvage_output(const struct ar_result *r, struct ar_review *rv)
+{
+    struct answers a = { 0 };
+    int rc = read_answers(r->output, &a);
+    if (!rc && !a.n)
+        rc = 1;
+    if (!rc)
+        rc = from_answers(&a, rv);
+    answers_finish(&a);
     if (rc)
         return rc;
     char note[400];
@@ -169,6 +319,15 @@ static int salvage_output(const struct ar_result *r, struct ar_review *rv)
              "the answer broke the contract (%s); each finding was judged alone",
              r->error.msg[0] ? r->error.msg : "contract");
     return ar_review_add_note(rv, note);
+}
+
+/* 1 when the run's answer left other values of the text out (extra_values). */
+static int left_values_out(const struct ar_result *r)
+{
+    for (size_t i = 0; i < r->n_fix_details; i++)
+        if (r->fix_details[i].fix && strcmp(r->fix_details[i].fix, "extra_values") == 0)
+            return 1;
+    return 0;
 }
 
 int ar_review_from_result(const struct ar_result *r, struct ar_review *rv)
@@ -214,6 +373,29 @@ int ar_review_from_result(const struct ar_result *r, struct ar_review *rv)
     int rc = ar_review_from_value(r->value, rv, &verr);
     if (rc == AR_ECONTRACT)
         return make_degraded(r, AR_ECONTRACT, verr.msg, rv);
+    if (rc)
+        return rc;
+    rv->answers = 1;
+    /* The pipeline chose one value and named the others: each of them that is an
+     * answer counts too. */
+    if (!r->output || !left_values_out(r))
+        return 0;
+    struct answers a = { 0 };
+    rc = read_answers(r->output, &a);
+    if (!rc && a.n)
+        rc = keep_chosen(&a, r->value);
+    if (!rc && a.n > 1) {
+        /* The union replaces what the chosen answer alone gave, its notes included. */
+        for (size_t i = 0; i < rv->n_notes; i++)
+            free(rv->notes[i]);
+        free(rv->notes);
+        rv->notes = NULL;
+        rv->n_notes = 0;
+        rc = from_answers(&a, rv);
+    } else if (!rc && a.others) {
+        rc = note_others(rv, a.others);
+    }
+    answers_finish(&a);
     return rc;
 }
 

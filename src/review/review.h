@@ -78,6 +78,19 @@ int ar_review_salvage_value(json_t *value, struct ar_review *rv, struct ar_error
  */
 int ar_review_salvage_issue(json_t *v, size_t i, struct ar_review *rv);
 
+/*
+ * The union of n reviews of one change (borrowed; the answers of one reply, the
+ * members of a panel): the findings of each, deduplicated by fingerprint as
+ * multisets (a finding k reviews share is kept once, where it first came; one a
+ * review holds twice is kept twice), issues and unplaced alike, in order of first
+ * appearance; passed only when each passed (the strictest verdict); the distinct
+ * summaries joined by newlines; every note appended to out's. Sets only those
+ * members of out (initialized; what it held of them is replaced) and dropped (the
+ * unplaced); the accounting (usage, calls…) is the caller's. Returns 0 or AR_ENOMEM
+ * (out then as it was).
+ */
+int ar_review_union(const struct ar_review *parts, size_t n, struct ar_review *out);
+
 /* Appends a copy of note to rv->notes. Returns 0 or AR_ENOMEM. */
 int ar_review_add_note(struct ar_review *rv, const char *note);
 

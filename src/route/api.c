@@ -11,6 +11,7 @@
 #include "agentrun/share.h"
 #include "proc/proc.h"
 #include "result/result.h"
+#include "json/extract.h"
 #include "route/route.h"
 #include "run/start.h"
 #include "util/buf.h"
@@ -103,6 +104,116 @@ static int fail(struct ar_route_run *rt, int code, const char *msg, int exit_sta
     return res->error ? 0 : AR_ENOMEM;
 }
 
+/*
+ * Every answer counts (issue 57 #3): a reply can hold more than one route answer (a
+ * draft, then the final one). Each value of the reply that passes the answer's checks
+ * (ar_route_validate()) counts: their matches are one list, each task or skill once at
+ * the highest confidence any answer gave it, so no answer's match is dropped, and a
+ * note says the reply held several.
+ */
+struct route_answers {
+    json_t *matches; /* every answer's matches, in order */
+    size_t n;        /* the answers */
+    int nomem;
+};
+
+static void count_message(void *sink, const char *msg)
+{
+    (void)msg;
+    ++*(size_t *)sink;
+}
+
+static int each_answer(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                       void *arg)
+{
+    struct route_answers *a = arg;
+    (void)start, (void)end, (void)fixes;
+    size_t bad = 0;
+    ar_route_validate(NULL, doc->value, count_message, &bad);
+    if (bad)
+        return 0;
+    a->n++;
+    if (json_is_object(doc->value))
+        return json_array_append(a->matches, doc->value) ? (a->nomem = 1) : 0;
+    return json_array_extend(a->matches, doc->value) ? (a->nomem = 1) : 0;
+}
+
+/* The matches of every answer, each (type, name) once at its highest confidence: a new
+ * array, or NULL when out of memory. */
+static json_t *merged_matches(json_t *all)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *m;
+    json_array_foreach(all, i, m)
+    {
+        const char *t = json_string_value(json_object_get(m, "type"));
+        const char *name = json_string_value(json_object_get(m, "name"));
+        double c = json_number_value(json_object_get(m, "confidence"));
+        size_t k;
+        json_t *seen = NULL, *o;
+        json_array_foreach(out, k, o)
+        {
+            if (t && name && strcmp(t, json_string_value(json_object_get(o, "type"))) == 0 &&
+                strcmp(name, json_string_value(json_object_get(o, "name"))) == 0) {
+                seen = o;
+                break;
+            }
+        }
+        if (!seen) {
+            if (!out || json_array_append(out, m))
+                return json_decref(out), NULL;
+        } else if (c > json_number_value(json_object_get(seen, "confidence"))) {
+            if (json_array_set(out, k, m))
+                return json_decref(out), NULL;
+        }
+    }
+    return out;
+}
+
+/* 1 when the run's answer left other values of its text out (extra_values). */
+static int left_values_out(const struct ar_result *out)
+{
+    for (size_t i = 0; i < out->n_fix_details; i++)
+        if (out->fix_details[i].fix && strcmp(out->fix_details[i].fix, "extra_values") == 0)
+            return 1;
+    return 0;
+}
+
+/* The route from every answer of the reply (at least the run's own). */
+static int from_every_answer(struct ar_route_run *rt, const struct ar_result *out)
+{
+    if (!out->output || !left_values_out(out))
+        return ar_route_from_answer(&rt->m, out->value, NULL, &rt->r);
+    struct route_answers a = { json_array(), 0, 0 };
+    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
+    xo.want = AR_JSON_ANY;
+    xo.flags = AR_EXTRACT_REPAIR;
+    int rc = a.matches ? ar_json_extract_all(out->output, strlen(out->output), &xo, each_answer, &a,
+                                             NULL, NULL)
+                       : AR_ENOMEM;
+    if (a.nomem || rc == AR_ENOMEM) {
+        json_decref(a.matches);
+        return AR_ENOMEM;
+    }
+    if (a.n < 2) {
+        json_decref(a.matches);
+        return ar_route_from_answer(&rt->m, out->value, NULL, &rt->r);
+    }
+    json_t *merged = merged_matches(a.matches);
+    json_decref(a.matches);
+    if (!merged)
+        return AR_ENOMEM;
+    rc = ar_route_from_answer(&rt->m, merged, NULL, &rt->r);
+    json_decref(merged);
+    if (rc == 0 && ar_strv_pushf(&rt->r.notes,
+                                 "the reply held %zu answers: every answer counts (their matches "
+                                 "are merged, each task or skill once at its highest confidence)",
+                                 a.n) < 0)
+        rc = AR_ENOMEM;
+    return rc;
+}
+
 static void on_run_done(struct ar_run *run, struct ar_result *out, void *arg)
 {
     (void)run;
@@ -111,11 +222,12 @@ static void on_run_done(struct ar_run *run, struct ar_result *out, void *arg)
     rt->res->run = out;
     int malformed = out->error.code == AR_ENOJSON || out->error.code == AR_ECONTRACT;
     int rc;
-    if (out->ok || malformed)
+    if (out->ok)
+        rc = from_every_answer(rt, out);
+    else if (malformed)
         /* A format problem that outlived the repair call is not worth failing a
          * workflow over: the first task is a usable default, flagged as a fallback. */
-        rc = ar_route_from_answer(&rt->m, out->ok ? out->value : NULL,
-                                  out->ok ? NULL : out->error.msg, &rt->r);
+        rc = ar_route_from_answer(&rt->m, NULL, out->error.msg, &rt->r);
     else
         rc = fail(rt, out->error.code, out->error.msg, ar_result_exit_status(out));
     if (rc < 0)

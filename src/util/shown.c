@@ -66,16 +66,29 @@ int ar_shown_in_place(struct ar_buf *b, size_t from)
     return rc ? AR_ENOMEM : 0;
 }
 
-int ar_shown_data(struct ar_buf *out, const char *s, size_t n, const char *cont)
+/*
+ * The one neutraliser of untrusted text (shown.h): ar_shown_append()'s rendering, "##["
+ * shown "# #[", and line breaks by `layout`: 0, each LF is "^J" or, with cont, LF and
+ * cont, and CR is "^M"; 1 (text agentrun laid out in lines), LF and CR LF stay and a line
+ * that starts, after blanks, with "::" shows it ": :".
+ */
+static int neutralise(struct ar_buf *out, const char *s, size_t n, const char *cont, int layout)
 {
-    assert(!cont || cont[strspn(cont, " \t")] != '\0');
     size_t from = 0;
-    int rc = 0;
+    int rc = 0, line_start = 1;
     for (size_t i = 0; i < n && !rc; i++) {
-        const char *mark = s[i] == '\n'   ? (cont ? "\n" : "^J")
-                           : s[i] == '\r' ? "^M"
-                           : s[i] == '#' && i + 2 < n && s[i + 1] == '#' && s[i + 2] == '[' ? "# "
-                                                                                            : NULL;
+        const char *mark = NULL;
+        if (s[i] == '\n')
+            mark = layout ? NULL : cont ? "\n" : "^J";
+        else if (s[i] == '\r' && !(layout && i + 1 < n && s[i + 1] == '\n'))
+            mark = "^M";
+        else if (s[i] == '#' && i + 2 < n && s[i + 1] == '#' && s[i + 2] == '[')
+            mark = "# ";
+        else if (layout && line_start && s[i] == ':' && i + 1 < n && s[i + 1] == ':')
+            mark = ": ";
+        if (layout)
+            line_start =
+                s[i] == '\n' || (line_start && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'));
         if (!mark)
             continue;
         rc = ar_shown_append(out, s + from, i - from);
@@ -87,5 +100,33 @@ int ar_shown_data(struct ar_buf *out, const char *s, size_t n, const char *cont)
     }
     if (!rc)
         rc = ar_shown_append(out, s + from, n - from);
+    return rc ? AR_ENOMEM : 0;
+}
+
+int ar_shown_data(struct ar_buf *out, const char *s, size_t n, const char *cont)
+{
+    assert(!cont || cont[strspn(cont, " \t")] != '\0');
+    return neutralise(out, s, n, cont, 0);
+}
+
+int ar_shown_layout(struct ar_buf *out, const char *s, size_t n)
+{
+    return neutralise(out, s, n, NULL, 1);
+}
+
+int ar_shown_layout_in_place(struct ar_buf *b, size_t from)
+{
+    struct ar_buf r;
+    ar_buf_init(&r, AR_BUF_UNLIMITED);
+    if (ar_shown_layout(&r, b->data ? b->data + from : "", b->len - from) < 0) {
+        ar_buf_finish(&r);
+        return AR_ENOMEM;
+    }
+    size_t keep = b->len;
+    b->len = from;
+    int rc = ar_buf_append(b, r.data ? r.data : "", r.len);
+    if (rc)
+        b->len = keep;
+    ar_buf_finish(&r);
     return rc ? AR_ENOMEM : 0;
 }

@@ -45,4 +45,17 @@ int ar_shown_in_place(struct ar_buf *b, size_t from);
  */
 int ar_shown_data(struct ar_buf *out, const char *s, size_t n, const char *cont);
 
+/*
+ * The same rule for text agentrun laid out in lines itself with untrusted words in it
+ * (a table of a model's rationales, wrapped to a column; a list of a model's routes):
+ * the line breaks are the layout's and stay (LF, CR LF), a lone CR is "^M", "##[" is
+ * "# #[", and a line that starts, after blanks, with "::" shows it ": :" (the layout's
+ * own lines never do). Appends s[0..n) so rendered. Returns 0 or AR_ENOMEM.
+ */
+int ar_shown_layout(struct ar_buf *out, const char *s, size_t n);
+
+/* ar_shown_layout() of b's bytes from `from` on, in place. Returns 0 or AR_ENOMEM (b then
+ * unchanged). */
+int ar_shown_layout_in_place(struct ar_buf *b, size_t from);
+
 #endif

@@ -72,6 +72,40 @@ class PrioritizeTest(unittest.TestCase):
         self.assertIn("duration_ms", doc)
         self.assertIn("cost_source", doc)
 
+    def test_every_answer_counts(self):
+        # Issue 57 #3: the same ranking twice is one answer said twice (a warning);
+        # rankings that disagree have no strictest one: no ranking, exit 3, named.
+        p, doc = self.run_json("prds", answers=[GOOD + "\nonce more:\n" + GOOD])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.ids(doc), ["auth", "billing", "search"])
+        self.assertEqual(doc["answers"], 2)
+        self.assertIn("the reply held 2 answers, all the same ranking", p.stderr)
+        other = ranking(("search", 1), ("auth", 2), ("billing", 3))
+        p, doc = self.run_json("prds", answers=["Draft: " + GOOD + "\nFinal: " + other])
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertFalse(doc["ok"])
+        self.assertIn("the reply held 2 rankings that disagree (answer 1 ranks auth, billing, "
+                      "search; answer 2 ranks search, auth, billing)", p.stderr)
+
+    def test_a_models_words_never_write_a_workflow_command(self):
+        # Issue 57 #5: the text and markdown formats are laid out by agentrun, with the
+        # model's words in them; no line of them reads as a GitHub workflow command.
+        import re
+        evil = ranking({"prd_id": "auth", "priority": 1,
+                        "rationale": "ok\n::error::forged ##[group]g " + "word " * 30 +
+                                     "::warning::wrapped"},
+                       ("billing", 2), ("search", 3), summary="s\n::stop-commands::t")
+        for fmt in ("text", "markdown"):
+            with self.subTest(fmt=fmt):
+                self.sb.answers("codex", [evil])
+                p = self.sb.run("prioritize", "prds", "--format", fmt, provider="codex",
+                                env={"COLUMNS": "60"})
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("# #[group]", p.stdout)
+                lines = re.split(r"[\r\n]", p.stdout + p.stderr)
+                self.assertEqual([l for l in lines if l.lstrip().startswith("::") or "##[" in l],
+                                 [])
+
     def test_json_fence(self):
         p, doc = self.run_json("prds", answers=["```json\n" + GOOD + "\n```\n"])
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -235,6 +235,24 @@ class RouteTest(unittest.TestCase):
 
     # --- text format, usage errors -----------------------------------------------------------
 
+    def test_every_answer_counts(self):
+        # Issue 57 #3: a draft answer, then the final one: neither is dropped; each
+        # task or skill once, at the highest confidence any answer gave it.
+        draft = json.dumps(match("task", "customer-portal", 0.6))
+        final = json.dumps([match("skill", "auth-cognito", 0.8),
+                            match("task", "customer-portal", 0.7)])
+        p, doc = self.route(VAGUE, answers=["Draft:\n" + draft + "\nFinal:\n" + final])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.names(doc), [("skill", "auth-cognito"),
+                                           ("task", "customer-portal")])
+        self.assertEqual([m["confidence"] for m in doc["matches"]], [0.8, 0.7])
+        self.assertTrue(any("held 2 answers" in n for n in doc["notes"]), doc["notes"])
+        self.assertIn("the reply held 2 answers", p.stderr)
+        # One answer and a value that is none: the answer alone, as before.
+        p, doc = self.route(VAGUE, answers=[draft + '\n{"note": "x"}'])
+        self.assertEqual(self.names(doc), [("task", "customer-portal")])
+        self.assertFalse(any("answers" in n for n in doc["notes"]), doc["notes"])
+
     def test_text_format_one_line_per_match(self):
         answer = json.dumps([match("task", "customer-portal", 0.8, "orders\tlive there"),
                              match("skill", "pdf-reports", 0.3, "receipts")])
@@ -244,6 +262,17 @@ class RouteTest(unittest.TestCase):
         self.assertEqual(p.stdout.splitlines(), [
             "discovery\ttask\tcustomer-portal\t0.80\torders live there",
             "discovery\tskill\tpdf-reports\t0.30\treceipts"])
+
+    def test_a_models_reasoning_never_writes_a_workflow_command(self):
+        import re
+        answer = json.dumps([match("task", "customer-portal", 0.9,
+                                   "x\n::error::forged ##[group]g\r::warning::w")])
+        self.sb.answers("codex", [answer])
+        p = self.sb.run("route", "--manifest", MANIFEST, VAGUE)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("# #[group]g", p.stdout)
+        lines = re.split(r"[\r\n]", p.stdout + p.stderr)
+        self.assertEqual([l for l in lines if l.lstrip().startswith("::") or "##[" in l], [])
 
     def test_query_words_are_joined(self):
         p = self.sb.run("route", "--manifest", MANIFEST, "customer", "app")

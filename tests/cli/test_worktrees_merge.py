@@ -302,6 +302,137 @@ class TestWorktreesMerge(MergeBase):
         self.assert_nothing_else_moved()
 
 
+def workflow_lines(text):
+    """The lines of text a GitHub runner would read as workflow commands: split at LF and
+    CR, '::' after leading blanks, or '##[' anywhere."""
+    import re
+    return [l for l in re.split(r"[\r\n]", text) if l.lstrip().startswith("::") or "##[" in l]
+
+
+class TestMergeSafety(MergeBase):
+    """Issue 57 #4-#6: merge safety by what refs are, not what they are named; every line
+    shown is data; the integration branch's name is never a job's."""
+
+    def refs(self):
+        return self.sb.git("for-each-ref", "--format=%(refname) %(objectname)")
+
+    def test_57_4_into_a_symbolic_ref_to_the_checked_out_branch_is_refused(self):
+        self.run_batch()
+        # refs/heads/master points to the checked-out branch: update-ref would follow it
+        # and move the user's branch under the checkout (the merged files then show as
+        # staged deletions).
+        self.sb.git("symbolic-ref", "refs/heads/master", self.head_ref)
+        before = self.refs()
+        for into in ("master", "refs/heads/master"):
+            with self.subTest(into=into):
+                p = self.merge("--into", into)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("'master' is a symbolic ref to '%s'" % self.head_ref, p.stderr)
+                self.assertEqual(self.refs(), before)
+        self.assert_nothing_else_moved()
+        # A symbolic ref to a branch nobody has checked out is refused just the same: the
+        # name must be the branch that moves.
+        self.sb.git("branch", "spare", self.base)
+        self.sb.git("symbolic-ref", "refs/heads/alias", "refs/heads/spare")
+        p = self.merge("--into", "alias")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("symbolic ref", p.stderr)
+        self.assertEqual(self.sb.git("rev-parse", "spare").strip(), self.base)
+        self.assert_nothing_else_moved()
+
+    def test_57_4_names_that_shadow_other_refs_are_refused(self):
+        self.run_batch()
+        self.sb.git("tag", "v1", self.base)
+        self.sb.git("update-ref", "refs/remotes/upstream/fix", self.base)
+        self.sb.git("symbolic-ref", "refs/remotes/upstream/HEAD", "refs/remotes/upstream/fix")
+        self.sb.git("remote", "add", "origin", os.path.join(self.sb.root, "nowhere.git"))
+        self.sb.git("update-ref", "refs/notes/x", self.base)
+        before = self.refs()
+        cases = {
+            "v1": "would shadow 'refs/tags/v1'",
+            "upstream/fix": "would shadow 'refs/remotes/upstream/fix'",
+            "upstream": "would shadow 'refs/remotes/upstream/HEAD'",
+            "origin/new-fix": "would shadow the remote-tracking branches of 'origin'",
+            "notes/x": "would shadow 'refs/notes/x'",
+            "@": "git reads it as HEAD",
+            "refs/tags/v2": "a full ref name",
+            "0123456789abcdef0123456789abcdef01234567": "an object id",
+            "FETCH_HEAD": "a pseudo-ref",
+        }
+        for into, said in cases.items():
+            with self.subTest(into=into):
+                p = self.merge("--into", into)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(said, p.stderr)
+                self.assertEqual(self.refs(), before)
+        # A name of its own still works.
+        p = self.merge("--into", "integration/ok", "--check", CHECK)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assert_integration("integration/ok")
+        self.assert_nothing_else_moved()
+
+    def test_57_5_check_output_and_conflict_paths_are_data_on_stdout_and_stderr(self):
+        # A check that prints workflow commands, as a model-written test can, and two
+        # branches that conflict on a path that holds one.
+        check = ('printf "##[error]forged\\n::error::forged too\\nok\\r::warning::cr\\n"; '
+                 + CHECK)
+        self.run_batch("--merge", "--check", check)
+        evil = "##[group]x.txt"
+        for n, text in (("e1", "one"), ("e2", "two")):
+            b = f"agentrun/{self.session}/{n}"
+            self.sb.git("branch", b, self.base)
+            wt = os.path.join(self.sb.root, n)
+            self.sb.git("worktree", "add", "-q", wt, b)
+            with open(os.path.join(wt, evil), "w") as f:
+                f.write(text)
+            for args in (["add", "-A"], ["commit", "-qm", n]):
+                subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t"] + args,
+                               cwd=wt, check=True)
+            self.sb.git("worktree", "remove", wt)
+            self.branch[n] = b
+            self.tips[n] = self.sb.git("rev-parse", b).strip()
+        p = self.merge("--into", "checked", "--check", check)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("# #[error]forged", p.stdout)
+        self.assertIn("# #[group]x.txt", p.stdout)
+        self.assertIn("ok^M::warning::cr", p.stdout)
+        self.assertEqual(workflow_lines(p.stdout), [])
+        self.assertEqual(workflow_lines(p.stderr), [])
+        # batch --merge says the same on stderr.
+        p = self.batch(JOBS, "-j", "5", "--worktrees", "--commit", "--merge", "--check", check)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("agentrun batch: check_failed", p.stderr)
+        self.assertIn("# #[error]forged", p.stderr)
+        self.assertEqual(workflow_lines(p.stderr), [])
+        self.assert_nothing_else_moved()
+
+    def test_57_6_a_job_named_merged_never_takes_the_integration_branch(self):
+        jobs = (job("merged", "WRITE m.txt=from the job named merged") +
+                job("MERGED", "WRITE n.txt=from the job named MERGED") +
+                job("b", "WRITE b.txt=B from b"))
+        p = self.batch(jobs, "-j", "3", "--worktrees", "--commit", "--merge")
+        recs = {r["id"]: r for r in records(p.stdout)}
+        self.assertEqual(p.returncode, 0, p.stderr)
+        branches = {i: r["worktree"]["branch"] for i, r in recs.items()}
+        session = branches["b"].split("/")[1]
+        into = f"agentrun/{session}/merged"
+        for i in ("merged", "MERGED"):
+            self.assertNotEqual(branches[i].lower(), into.lower())
+            self.assertRegex(branches[i], r"/(merged|MERGED)-[0-9a-f]{8}$")
+        self.assertIn("agentrun batch: 3 of 3 branches merged", p.stderr)
+        files = self.tree(into)
+        self.assertEqual(files["m.txt"], "from the job named merged")
+        self.assertEqual(files["n.txt"], "from the job named MERGED")
+        self.assertEqual(files["b.txt"], "B from b")
+        # A later merge of the session finds the three job branches, not its own result.
+        p = self.merge(session, "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        o = json.loads(p.stdout)
+        self.assertEqual(sorted(b["branch"] for b in o["branches"]), sorted(branches.values()))
+        self.assertEqual(o["into"], into)
+        self.assert_main_untouched()
+
+
 class TestBatchMerge(MergeBase):
     def test_batch_merge_merges_at_the_end_and_counts(self):
         p = self.run_batch("--merge", "--check", CHECK)

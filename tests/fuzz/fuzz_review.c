@@ -21,6 +21,12 @@
  * written as git writes them in a patch read back exactly, and git's list of them
  * names the parsed sections; untrusted text shown (util/shown.h) never holds a line
  * break, a "##[", or a line a continuation did not start.
+ *
+ * Issue 57's union rule (every answer counts): the input read as a model's reply, its
+ * values that make a review are its answers, and their union (ar_review_union()) holds
+ * each fingerprint exactly as often as the answer that holds it most, loses no finding
+ * of any answer, passes only when each passed, and fails wherever any answer alone
+ * fails; laid-out text (ar_shown_layout()) keeps its lines and starts none with "::".
  */
 #include <jansson.h>
 #include <stddef.h>
@@ -30,6 +36,7 @@
 #include <string.h>
 
 #include "agentrun/prompt.h"
+#include "json/extract.h"
 #include "prompt/prompt.h"
 #include "review/diff.h"
 #include "review/review.h"
@@ -332,6 +339,131 @@ static void check_shown(const char *s, size_t n)
     }
 }
 
+/* Laid-out text: its lines kept, none reads as a workflow command. */
+static void check_layout(const char *s, size_t n)
+{
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    if (ar_shown_layout(&b, s, n) != 0)
+        abort();
+    const char *t = ar_buf_cstr(&b);
+    if (strstr(t, "##[") || strlen(t) != b.len)
+        abort();
+    size_t lf_in = 0, lf_out = 0;
+    for (size_t i = 0; i < n; i++)
+        lf_in += s[i] == '\n';
+    for (const char *p = t; *p; p++) {
+        lf_out += *p == '\n';
+        int start = p == t || p[-1] == '\n' || p[-1] == '\r';
+        if (start) {
+            const char *q = p + strspn(p, " \t");
+            if (q[0] == ':' && q[1] == ':')
+                abort();
+        }
+        if (*p == '\r' && p[1] != '\n')
+            abort();
+    }
+    if (lf_in != lf_out)
+        abort();
+    ar_buf_finish(&b);
+}
+
+struct answers {
+    struct ar_review v[8];
+    size_t n;
+};
+
+static int each_answer(const struct ar_json_doc *doc, size_t start, size_t end, unsigned fixes,
+                       void *arg)
+{
+    struct answers *a = arg;
+    (void)start, (void)end, (void)fixes;
+    if (a->n == 8)
+        return 1;
+    ar_review_init(&a->v[a->n]);
+    if (ar_review_from_value(doc->value, &a->v[a->n], NULL) == 0)
+        a->n++;
+    else
+        ar_review_finish(&a->v[a->n]);
+    return 0;
+}
+
+/* How many findings of list v[0..n) have fingerprint fp (at occurrence 0). */
+static size_t count_fp(const struct ar_review_issue *v, size_t n, const char *fp)
+{
+    size_t k = 0;
+    char f[AR_FINGERPRINT_LEN + 1];
+    for (size_t i = 0; i < n; i++) {
+        ar_review_fingerprint(&v[i], 0, f);
+        k += strcmp(f, fp) == 0;
+    }
+    return k;
+}
+
+static void check_one_list(const struct answers *a, const struct ar_review *u, int unplaced)
+{
+    const struct ar_review_issue *uv = unplaced ? u->unplaced : u->issues;
+    size_t un = unplaced ? u->n_unplaced : u->n_issues;
+    char fp[AR_FINGERPRINT_LEN + 1];
+    /* Each finding of the union: as often as the answer that holds it most. */
+    for (size_t i = 0; i < un; i++) {
+        ar_review_fingerprint(&uv[i], 0, fp);
+        size_t most = 0;
+        for (size_t p = 0; p < a->n; p++) {
+            size_t k = count_fp(unplaced ? a->v[p].unplaced : a->v[p].issues,
+                                unplaced ? a->v[p].n_unplaced : a->v[p].n_issues, fp);
+            most = k > most ? k : most;
+        }
+        if (!most || count_fp(uv, un, fp) != most)
+            abort();
+    }
+    /* No finding of any answer is lost. */
+    for (size_t p = 0; p < a->n; p++) {
+        const struct ar_review_issue *v = unplaced ? a->v[p].unplaced : a->v[p].issues;
+        size_t m = unplaced ? a->v[p].n_unplaced : a->v[p].n_issues;
+        for (size_t i = 0; i < m; i++) {
+            ar_review_fingerprint(&v[i], 0, fp);
+            if (count_fp(uv, un, fp) < count_fp(v, m, fp))
+                abort();
+        }
+    }
+}
+
+/* Issue 57's union rule over the answers the reply text[0..len) holds. */
+static void check_union(const char *text, size_t len)
+{
+    struct answers a;
+    a.n = 0;
+    struct ar_extract_options xo = AR_EXTRACT_OPTIONS_INIT;
+    (void)ar_json_extract_all(text, len, &xo, each_answer, &a, NULL, NULL);
+    if (!a.n)
+        return;
+    struct ar_review u;
+    ar_review_init(&u);
+    if (ar_review_union(a.v, a.n, &u) != 0 || !u.summary)
+        abort();
+    int all_passed = 1;
+    for (size_t p = 0; p < a.n; p++)
+        all_passed &= a.v[p].passed != 0;
+    if (u.passed != all_passed || u.dropped != u.n_unplaced)
+        abort();
+    check_one_list(&a, &u, 0);
+    check_one_list(&a, &u, 1);
+    /* The strictest verdict: wherever one answer alone fails, the union fails. */
+    for (int f = 0; f <= AR_FAIL_ON_NONE; f++) {
+        struct ar_review_verdict vu, vp;
+        ar_review_verdict(&u, NULL, f, 0, &vu);
+        for (size_t p = 0; p < a.n; p++) {
+            ar_review_verdict(&a.v[p], NULL, f, 0, &vp);
+            if (vp.exit_status == 1 && vu.exit_status != 1)
+                abort();
+        }
+    }
+    ar_review_finish(&u);
+    for (size_t p = 0; p < a.n; p++)
+        ar_review_finish(&a.v[p]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2 || size > (64 << 10))
@@ -347,6 +479,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = b.len;
     check_names(data + 2, size - 2);
     check_shown(text, len);
+    check_layout(text, len);
+    check_union(text, len);
 
     struct ar_diff d = AR_DIFF_INIT;
     if (ar_diff_parse(text, len, &d, NULL) != 0)

@@ -97,10 +97,31 @@ static void test_untrusted_text_never_starts_a_line(void **state)
     ar_buf_finish(&b);
 }
 
+/* Text agentrun laid out in lines with a model's words in it (issue 57 #5): the same
+ * neutraliser, the layout's line breaks kept, and no line reads as a workflow command. */
+static void test_laid_out_text_keeps_its_lines_and_starts_no_command(void **state)
+{
+    (void)state;
+    struct ar_buf b;
+    ar_buf_init(&b, AR_BUF_UNLIMITED);
+    assert_int_equal(ar_shown_layout(&b, IN("PRI  ID\n  1  a  fine\n       ::error::x\r\n"
+                                            "::warning::y a::b ##[group]z\rq\x1b[2J")),
+                     0);
+    assert_string_equal(ar_buf_cstr(&b), "PRI  ID\n  1  a  fine\n       : :error::x\r\n"
+                                         ": :warning::y a::b # #[group]z^Mq^[[2J");
+    b.len = 0;
+    assert_int_equal(ar_buf_puts(&b, "keep\n"), 0);
+    assert_int_equal(ar_buf_puts(&b, "::x\n"), 0);
+    assert_int_equal(ar_cli_layout_neutralize(&b, 5), 0);
+    assert_string_equal(ar_buf_cstr(&b), "keep\n: :x\n");
+    ar_buf_finish(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_untrusted_text_never_starts_a_line),
+        cmocka_unit_test(test_laid_out_text_keeps_its_lines_and_starts_no_command),
         cmocka_unit_test(test_terminal_controls_are_shown_in_caret_notation),
         cmocka_unit_test(test_terminal_neutralize_keeps_what_came_before),
     };

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -940,6 +941,19 @@ static void test_any_job_id_gives_a_safe_distinct_component(void **state)
     assert_stays_below(branch);
     assert_non_null(strstr(branch, "/run"));
     assert_true(ar_git_tree_branch_ours(branch));
+    /* The integration branch's name is never a job's (issue 57 #6), in any case: a file
+     * system that folds case keeps both refs in one file. */
+    static const char *const reserved[] = { "merged", "MERGED", "Merged", NULL };
+    char into[256];
+    snprintf(into, sizeof(into), "agentrun/%s/" AR_GIT_MERGED_COMPONENT, session);
+    for (size_t i = 0; reserved[i]; i++) {
+        ar_git_tree_branch(session, reserved[i], branch, sizeof(branch));
+        assert_true(strcasecmp(branch, into) != 0);
+        assert_true(ar_git_tree_branch_ours(branch));
+        assert_int_equal(strncmp(branch + strlen(into) - strlen("merged"), reserved[i], 6), 0);
+    }
+    ar_git_tree_branch(session, "merged-2", branch, sizeof(branch));
+    assert_non_null(strstr(branch, "/merged-2"));
 }
 
 /* A branch is agentrun's by its shape alone: agentrun/<session>/<one component>. A user's

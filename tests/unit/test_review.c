@@ -1438,6 +1438,47 @@ static void test_write_hands_the_whole_document_to_the_writer(void **state)
     ar_review_result_destroy(res);
 }
 
+/* A patch's files are git apply's list (issue 57 #2): a section git lists keeps its
+ * place with git's names; a file git lists that no section is becomes a gap; a section
+ * git does not list names no file and its bytes join its neighbour. */
+static void test_patch_sections_are_named_by_gits_list(void **state)
+{
+    (void)state;
+    static const char text[] = "intro\n"
+                               "--- a/ghost.c\n+++ b/ghost.c\n"
+                               "diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-a\n+b\n"
+                               "diff --git a/old.c b/new.c\nsimilarity index 90%\n"
+                               "rename from old.c\nrename to new.c\n";
+    struct ar_diff d = AR_DIFF_INIT;
+    assert_int_equal(ar_diff_parse(text, sizeof(text) - 1, &d, NULL), 0);
+    assert_int_equal(d.n_files, 3);
+    struct ar_patch_series ps = { 0 };
+    ps.v = calloc(1, sizeof(*ps.v));
+    assert_non_null(ps.v);
+    ps.n = 1;
+    ps.v[0].start = 0;
+    ps.v[0].end = sizeof(text) - 1;
+    assert_int_equal(ar_diff_names_add(&ps.v[0].names, 'M', "a.c", NULL), 0);
+    assert_int_equal(ar_diff_names_add(&ps.v[0].names, 'R', "new.c", "old.c"), 0);
+    assert_int_equal(ar_diff_names_add(&ps.v[0].names, 'M', "b.c", NULL), 0);
+    struct ar_diff_gaps gaps = { 0 };
+    assert_int_equal(ar_patch_apply(&d, &ps, &gaps, NULL), 0);
+    assert_int_equal(d.n_files, 2);
+    assert_string_equal(d.files[0].path, "a.c");
+    assert_null(d.files[0].old_path);
+    assert_string_equal(d.files[1].path, "new.c");
+    assert_string_equal(d.files[1].old_path, "old.c");
+    /* The ghost's bytes are the preamble's now: still sent, naming nothing. */
+    assert_int_equal(d.preamble, d.files[0].start);
+    assert_int_equal(memcmp(text + d.preamble - 14, "+++ b/ghost.c\n", 14), 0);
+    assert_int_equal(gaps.n, 1);
+    assert_string_equal(gaps.v[0].path, "b.c");
+    assert_non_null(strstr(gaps.v[0].why, "git apply would change it"));
+    ar_diff_gaps_finish(&gaps);
+    ar_patch_series_finish(&ps);
+    ar_diff_finish(&d);
+}
+
 /* The paths are git's (issue 44): the raw records of --patch-with-raw -z, git's
  * quoting, and names given to the sections by git's list, never read from the text. */
 static void test_names_come_from_gits_raw_output(void **state)
@@ -1773,6 +1814,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_come_from_gits_raw_output),
+        cmocka_unit_test(test_patch_sections_are_named_by_gits_list),
         cmocka_unit_test(test_names_name_the_sections_exactly),
         cmocka_unit_test(test_parse_names_exactly_as_git_writes_them),
         cmocka_unit_test(test_a_modified_lfs_pointer_is_not_text),

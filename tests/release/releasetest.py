@@ -102,7 +102,13 @@ def fake_clis(root):
 
 
 def outside_the_build(path):
+    """Whether path is none of the build's or the source tree's: the suite's own scratch
+    folder (tests/meson.build: TMPDIR and HOME of every test) holds only what a test put
+    there, so it counts as outside."""
     real = os.path.realpath(path)
+    scratch = os.path.realpath(os.path.join(BUILD_ROOT, "tests", "scratch"))
+    if real.startswith(scratch + os.sep):
+        return True
     return not any(real == r or real.startswith(r + os.sep) for r in (BUILD_ROOT, SOURCE_ROOT))
 
 

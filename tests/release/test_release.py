@@ -96,11 +96,11 @@ class ReleaseArtifacts(unittest.TestCase):
         self.assertTrue(docs.group(1).startswith(os.path.realpath(self.root)), docs.group(1))
         self.assertTrue(os.path.isfile(docs.group(1) + "/review.md"), docs.group(1))
 
-        version_env = [("FAKE_CLI_READ_STDIN", "0"),
-                       ("FAKE_CLI_STDOUT_TEXT", "2.1.0 (Claude Code)\\n")]
+        # A version within claude's tested range, as the fake CLI answers --version.
+        version_env = [("FAKE_CLI_VERSION", "2.1.300 (Claude Code)")]
         p = self.run_agentrun(bindir, "doctor", env=version_env)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"claude\s+%s\s+2\.1\.0 \(Claude Code\)"
+        self.assertRegex(p.stdout, r"claude\s+%s\s+2\.1\.300 \(Claude Code\)"
                          % re.escape(os.path.join(self.fake, "claude")))
 
         fixture = rt.review_answer(self.fixtures, [rt.NULL_DEREF])

@@ -105,6 +105,8 @@ struct ar_review_issue {
             /* Added in 0.2.0. Fewer members than the quorum reported it: it does not count
              * toward the verdict, unless it is critical (docs/review.md, "A panel"). */
             int below_quorum;
+            /* Added in 0.2.0. How many members the panel has (the n of "k of n"), or 0. */
+            unsigned panel_size;
         };
         void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
     };
@@ -358,8 +360,8 @@ struct ar_review_options {
              * chunk, and the findings they share are matched (docs/review.md, "A panel").
              * "claude,codex=gpt-5.1-codex,gemini": providers by name, each once, each with
              * an optional model after '='; within
-             * run.share's providers. Not with run.model or run.fallback (a member is its
-             * provider). NULL: one provider, run.provider, reviews.
+             * run.share's providers. Not with run.provider, run.model or run.fallback (a
+             * member is its provider; AGENTRUN_PROVIDER is not read). NULL: one provider, run.provider, reviews.
              */
             const char *panel;
             /* Added in 0.2.0. With panel: only findings at least this many members reported

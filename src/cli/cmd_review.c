@@ -37,6 +37,9 @@ enum {
     /* issue 26: what a change cannot choose */
     KEY_DIFF_FILE,
     KEY_ALLOW_BINARY,
+    /* issue 61: a panel */
+    KEY_PANEL,
+    KEY_QUORUM,
 };
 
 /* The defaults are the library's (ar_review_options_init()), and so is -j's limit. */
@@ -87,6 +90,14 @@ static const struct ar_cli_opt opts[] = {
       "REV:PATH reads it from git (origin/main:.agentrun/accepted.json: a pull request cannot "
       "change it)",
       "@file" },
+    { "panel", KEY_PANEL, "LIST",
+      "review with several providers at once and match their findings: claude,codex,gemini "
+      "(a model each: codex=gpt-5.1-codex); not with -p, -m or --fallback",
+      NULL },
+    { "quorum", KEY_QUORUM, "K",
+      "with --panel: count only findings at least K members reported (a critical one always "
+      "counts), and a file as reviewed only when K members reviewed it (default: 1)",
+      NULL },
     { "pretty", KEY_PRETTY, NULL, "indent json, sarif and gitlab output (default: one line)",
       NULL },
     { "sarif-category", KEY_SARIF_CATEGORY, "NAME",
@@ -161,12 +172,14 @@ static void on_review_event(void *arg, const struct ar_review_event *ev)
 {
     struct ar_cli_session *s = arg;
     s->running = (unsigned)ev->running;
-    snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu chunks reviewed", ev->finished,
-             ev->n_chunks);
+    snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu %s reviewed", ev->finished,
+             ev->n_chunks, ev->member ? "panel calls" : "chunks");
     if (ev->kind == AR_REVIEW_CHUNK_FINISHED && ev->review && !ev->review->cached) {
         const struct ar_usage *u = &ev->review->usage;
-        ar_cli_notef("chunk %zu/%zu: %llu input + %llu cache read + %llu cache write tokens",
-                     ev->chunk + 1, ev->n_chunks, (unsigned long long)u->input,
+        ar_cli_notef("%s%s%s %zu/%zu: %llu input + %llu cache read + %llu cache write tokens",
+                     ev->member ? ev->member : "", ev->member ? ": " : "",
+                     ev->member ? "call" : "chunk", ev->chunk + 1, ev->n_chunks,
+                     (unsigned long long)u->input,
                      (unsigned long long)u->cache_read, (unsigned long long)u->cache_write);
     }
 }
@@ -464,6 +477,19 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_PRETTY:
             wo.pretty = 1;
             break;
+        case KEY_PANEL:
+            o.panel = arg;
+            break;
+        case KEY_QUORUM: {
+            long q = 0;
+            if (ar_cli_parse_int(arg, 1, AR_REVIEW_MAX_PANEL, &q) < 0) {
+                ar_cli_usage_error(cmd, "invalid --quorum '%s': want 1 to %d", arg,
+                                   AR_REVIEW_MAX_PANEL);
+                goto out;
+            }
+            o.quorum = (unsigned)q;
+            break;
+        }
         case KEY_BASELINE:
             baseline_path = arg;
             break;

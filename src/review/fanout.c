@@ -896,6 +896,9 @@ static int read_panel(struct ar_review_run *rr, const struct ar_review_options *
                                 o->quorum);
         return 0;
     }
+    if (o->run.provider && *o->run.provider)
+        return ar_error_set(err, AR_EUSAGE, "panel",
+                            "give a panel or a provider, not both: the panel names its providers");
     if (o->run.model)
         return ar_error_set(err, AR_EUSAGE, "panel",
                             "a panel names each member's model (codex=MODEL), not one model for "

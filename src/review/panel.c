@@ -428,6 +428,7 @@ static int match_list(const struct ar_review *members, size_t n, const char *con
             break;
         o++;
         is->fingerprint[0] = '\0';
+        is->panel_size = (unsigned)n;
         unsigned mask = e[i].mask;
         size_t cnt = 0;
         for (size_t m = 0; m < n; m++)

@@ -361,7 +361,8 @@ struct ar_review_options {
              * "claude,codex=gpt-5.1-codex,gemini": providers by name, each once, each with
              * an optional model after '='; within
              * run.share's providers. Not with run.provider, run.model or run.fallback (a
-             * member is its provider; AGENTRUN_PROVIDER is not read). NULL: one provider, run.provider, reviews.
+             * member is its provider; AGENTRUN_PROVIDER is not read). NULL: one provider,
+             * run.provider, reviews.
              */
             const char *panel;
             /* Added in 0.2.0. With panel: only findings at least this many members reported

@@ -179,8 +179,8 @@ static void on_review_event(void *arg, const struct ar_review_event *ev)
         ar_cli_notef("%s%s%s %zu/%zu: %llu input + %llu cache read + %llu cache write tokens",
                      ev->member ? ev->member : "", ev->member ? ": " : "",
                      ev->member ? "call" : "chunk", ev->chunk + 1, ev->n_chunks,
-                     (unsigned long long)u->input,
-                     (unsigned long long)u->cache_read, (unsigned long long)u->cache_write);
+                     (unsigned long long)u->input, (unsigned long long)u->cache_read,
+                     (unsigned long long)u->cache_write);
     }
 }
 

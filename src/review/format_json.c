@@ -56,8 +56,9 @@ static json_t *issue_value(const struct ar_review_issue *is)
         for (size_t i = 0; by && i < is->n_found_by; i++)
             json_array_append_new(by, json_string(is->found_by[i]));
         json_object_set_new(o, "found_by", by);
-        json_object_set_new(o, "agreement", json_pack("{sIsI}", "k", (json_int_t)is->n_found_by,
-                                                      "n", (json_int_t)is->panel_size));
+        json_object_set_new(
+            o, "agreement",
+            json_pack("{sIsI}", "k", (json_int_t)is->n_found_by, "n", (json_int_t)is->panel_size));
         json_object_set_new(o, "counted", json_boolean(ar_review_counts(is)));
     }
     return o;
@@ -71,14 +72,13 @@ static json_t *member_value(const struct ar_review_member *mb)
     if (mb->status == AR_MEMBER_FAILED)
         err = json_pack("{ssso}", "code", ar_strerror_name(mb->error.code), "message",
                         ar_rf_text(mb->error.msg[0] ? mb->error.msg : ar_strerror(mb->error.code)));
-    return json_pack("{sssossIsIsIsososssIso}", "provider", mb->provider, "model",
-                     ar_rf_text(mb->model), "status", ar_review_member_status_name(mb->status),
-                     "chunks", (json_int_t)mb->chunks, "findings", (json_int_t)mb->findings,
-                     "files_reviewed", (json_int_t)mb->files_reviewed, "tokens",
-                     usage_value(&mb->usage), "cost_usd",
-                     ar_cost_value(mb->cost_usd, mb->cost_source), "cost_source",
-                     ar_cost_source_name(mb->cost_source), "duration_ms",
-                     (json_int_t)mb->duration_ms, "error", err);
+    return json_pack(
+        "{sssosssIsIsIsososssIso}", "provider", mb->provider, "model", ar_rf_text(mb->model),
+        "status", ar_review_member_status_name(mb->status), "chunks", (json_int_t)mb->chunks,
+        "findings", (json_int_t)mb->findings, "files_reviewed", (json_int_t)mb->files_reviewed,
+        "tokens", usage_value(&mb->usage), "cost_usd", ar_cost_value(mb->cost_usd, mb->cost_source),
+        "cost_source", ar_cost_source_name(mb->cost_source), "duration_ms",
+        (json_int_t)mb->duration_ms, "error", err);
 }
 
 /* The panel object (docs/review.md, "A panel"), or null without a panel. */
@@ -96,9 +96,9 @@ static json_t *panel_value(const struct ar_review_report *rep)
         below += !ar_review_counts(&rv->issues[i]);
     for (size_t i = 0; i < rv->n_unplaced; i++)
         below += !ar_review_counts(&rv->unplaced[i]);
-    return json_pack("{sosIsIsIsI}", "members", members, "answered", (json_int_t)p->answered,
-                     "of", (json_int_t)p->n_members, "quorum", (json_int_t)p->quorum,
-                     "not_counted", (json_int_t)below);
+    return json_pack("{sosIsIsIsI}", "members", members, "answered", (json_int_t)p->answered, "of",
+                     (json_int_t)p->n_members, "quorum", (json_int_t)p->quorum, "not_counted",
+                     (json_int_t)below);
 }
 
 static json_t *file_value(const struct ar_review_file *f)
@@ -324,8 +324,9 @@ static json_t *sarif_result(const struct ar_review_issue *is)
         for (size_t i = 0; by && i < is->n_found_by; i++)
             json_array_append_new(by, json_string(is->found_by[i]));
         json_object_set_new(props, "foundBy", by);
-        json_object_set_new(props, "agreement", json_pack("{sIsI}", "k", (json_int_t)is->n_found_by,
-                                                          "n", (json_int_t)is->panel_size));
+        json_object_set_new(
+            props, "agreement",
+            json_pack("{sIsI}", "k", (json_int_t)is->n_found_by, "n", (json_int_t)is->panel_size));
         json_object_set_new(props, "counted", json_boolean(ar_review_counts(is)));
     }
     json_t *res =
@@ -339,8 +340,7 @@ static json_t *sarif_result(const struct ar_review_issue *is)
      * reported it. */
     if (res && is->n_found_by && is->panel_size)
         json_object_set_new(
-            res, "rank",
-            json_real(round(1000.0 * (double)is->n_found_by / is->panel_size) / 10.0));
+            res, "rank", json_real(round(1000.0 * (double)is->n_found_by / is->panel_size) / 10.0));
     return res;
 }
 

@@ -250,6 +250,7 @@ int ar_panel_same(const struct ar_review_issue *a, const struct ar_review_issue 
 struct entry {
     const struct ar_review_issue *is;
     size_t member;
+    const char *name; /* the member's: ties are broken by name, never by panel order */
     struct words words;
     size_t root;   /* union-find */
     unsigned mask; /* the root's members */
@@ -288,7 +289,7 @@ static int cmp_entry(const void *pa, const void *pb)
 {
     const struct entry *a = pa, *b = pb;
     int c = cmp_content(a->is, b->is);
-    return c ? c : (a->member > b->member) - (a->member < b->member);
+    return c ? c : strcmp(a->name, b->name);
 }
 
 static int cmp_edge(const void *pa, const void *pb)
@@ -359,6 +360,7 @@ static int match_list(const struct ar_review *members, size_t n, const char *con
         for (size_t i = 0; i < cnt; i++, k++) {
             e[k].is = &v[i];
             e[k].member = m;
+            e[k].name = names[m];
         }
     }
     ar_sort(e, total, sizeof(*e), cmp_entry);

@@ -184,7 +184,10 @@ class TestFailedMember(PanelCase):
         # Quorum 3: no file was reviewed by three members: each fails the gate.
         p = self.review("--panel", PANEL, "--quorum", "3", "--format", "json")
         doc = as_json(p)
-        self.assertNotEqual(p.returncode, 0)
+        # Fewer members answered than the quorum: the review failed, with gemini's cause.
+        self.assertGreaterEqual(p.returncode, 4, p.stderr)
+        self.assertIn("2 of 3 panel members answered, fewer than the quorum of 3; gemini:",
+                      doc["error"]["message"])
         self.assertTrue(doc["files"])
         for f in doc["files"]:
             self.assertEqual(f["status"], "not_sent")

@@ -274,5 +274,40 @@ class TestUsage(PanelCase):
         self.assertNotIn("gpt-test-model", " ".join(claude[0]["argv"]))
 
 
+class TestMcp(PanelCase):
+    """The MCP review tool takes a panel, within the operator's --providers."""
+
+    def server(self, *args):
+        from test_mcp import Server
+        s = Server(self.sb, *args, provider=None)
+        self.addCleanup(s.kill)
+        s.initialize()
+        return s
+
+    def test_panel_argument_and_the_operators_providers(self):
+        self.three_members()
+        s = self.server("--providers", "codex,gemini")
+        r = s.call("review", {"panel": PANEL})["result"]
+        self.assertTrue(r["isError"], r)
+        text = r["content"][0]["text"]
+        self.assertIn("provider 'claude' is not allowed here", text)
+        self.assertIn("--providers", text)
+        self.assertEqual(self.sb.calls(), [])
+        r = s.call("review", {"panel": "codex,gemini", "quorum": 2,
+                              "fail_on": "medium"})["result"]
+        self.assertFalse(r["isError"], r)
+        sc = r["structuredContent"]
+        self.assertEqual([m["provider"] for m in sc["panel"]["members"]], ["codex", "gemini"])
+        self.assertEqual(sc["panel"]["quorum"], 2)
+        # Each reported its own util.c finding: neither counts under quorum 2.
+        self.assertTrue(sc["issues"])
+        self.assertTrue(all(i["counted"] is False for i in sc["issues"]
+                            if i["severity"] != "critical"), sc["issues"])
+        self.assertIn("Found by", r["content"][0]["text"])
+        r = s.call("review", {"panel": "codex,gemini", "model": "x"})["result"]
+        self.assertTrue(r["isError"], r)
+        self.assertIn("each member's model", r["content"][0]["text"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -369,6 +369,14 @@ struct ar_review_options {
              * count toward the verdict (a critical one always counts), and a file is
              * reviewed only when at least this many members reviewed it. 0: 1. */
             unsigned quorum;
+            /*
+             * Added in 0.2.0. With panel, a severity name ("high"): the first member
+             * reviews every chunk; the others review only the chunks where it found
+             * something at or above that severity (or failed). Not with a quorum above 1
+             * (the other members do not review every file). NULL: every member reviews
+             * every chunk.
+             */
+            const char *escalate;
         };
         void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
     };
@@ -410,9 +418,10 @@ struct ar_review_plan {
 enum ar_review_member_status {
     AR_MEMBER_ANSWERED = 0, /* every chunk came back with a review (degraded included) */
     AR_MEMBER_FAILED,       /* a call failed (auth, quota, timeout, budget…): error says */
+    AR_MEMBER_NOT_ASKED,    /* escalate: the first member's review never called for it */
 };
 
-/* "answered", "failed"; "unknown". Static storage. */
+/* "answered", "failed", "not_asked"; "unknown". Static storage. */
 AR_API const char *ar_review_member_status_name(int status);
 
 /* One member of a panel and what it did. Owned by the result. */
@@ -421,7 +430,8 @@ struct ar_review_member {
     char *model;    /* the model its calls reported, else as the panel named it, or NULL */
     enum ar_review_member_status status;
     struct ar_error error; /* FAILED: the first failed call's error */
-    size_t chunks;         /* chunks whose review came back */
+    size_t chunks;         /* chunks whose review came back (escalate: of those it was asked
+                              to review) */
     size_t findings;       /* findings it reported (located, before matching) */
     size_t files_reviewed; /* changed paths it reviewed */
     struct ar_usage usage; /* summed over its calls */

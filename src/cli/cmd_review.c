@@ -40,6 +40,7 @@ enum {
     /* issue 61: a panel */
     KEY_PANEL,
     KEY_QUORUM,
+    KEY_ESCALATE,
 };
 
 /* The defaults are the library's (ar_review_options_init()), and so is -j's limit. */
@@ -98,6 +99,10 @@ static const struct ar_cli_opt opts[] = {
       "with --panel: count only findings at least K members reported (a critical one always "
       "counts), and a file as reviewed only when K members reviewed it (default: 1)",
       NULL },
+    { "escalate", KEY_ESCALATE, "SEVERITY",
+      "with --panel: the first member reviews every chunk, the others only the chunks where it "
+      "found something at or above SEVERITY (or failed); not with --quorum above 1",
+      "critical|high|medium|low|info" },
     { "pretty", KEY_PRETTY, NULL, "indent json, sarif and gitlab output (default: one line)",
       NULL },
     { "sarif-category", KEY_SARIF_CATEGORY, "NAME",
@@ -479,6 +484,13 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
             break;
         case KEY_PANEL:
             o.panel = arg;
+            break;
+        case KEY_ESCALATE:
+            if (ar_severity_parse(arg, 0) < 0) {
+                ar_cli_invalid_value(cmd, "escalate", arg, "critical|high|medium|low|info");
+                goto out;
+            }
+            o.escalate = arg;
             break;
         case KEY_QUORUM: {
             long q = 0;

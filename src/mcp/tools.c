@@ -70,7 +70,10 @@ static const char review_input[] =
     "codex=MODEL), within the operator's --providers; not with provider, model or fallback\"},"
     "\"quorum\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":8,\"description\":\"with "
     "panel: only findings at least this many members reported count (a critical one always "
-    "does), and a file is reviewed only when this many members reviewed it\"}}}";
+    "does), and a file is reviewed only when this many members reviewed it\"},"
+    "\"escalate\":{\"type\":\"string\",\"enum\":[\"critical\",\"high\",\"medium\",\"low\","
+    "\"info\"],\"description\":\"with panel: the first member reviews every chunk, the others "
+    "only the chunks where it found something at or above this severity\"}}}";
 
 static const char review_output[] =
     "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
@@ -384,6 +387,7 @@ static void review_start(struct ar_mcp_call *c)
         if (!json_object_get(c->args, "fallback"))
             o.run.fallback = NULL;
     }
+    o.escalate = ar_mcp_arg_str(c, "escalate");
     if ((v = json_object_get(c->args, "quorum")))
         o.quorum = (unsigned)json_integer_value(v);
     o.on_event = review_event;

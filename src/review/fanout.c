@@ -85,7 +85,9 @@ struct ar_review_run {
     int is_panel;
     size_t n_members;
     unsigned quorum;
-    char *root; /* the repository's top, or NULL */
+    int escalate; /* a severity: the others review a chunk only after the first member found
+                     something at or above it there; -1: every member reviews every chunk */
+    char *root;   /* the repository's top, or NULL */
     uint64_t t0;
 
     struct result_box *res;
@@ -341,7 +343,8 @@ static int panel_end(struct ar_review_run *rr, struct ar_review *mv, struct ar_r
     for (size_t m = 0; m < n && !rc; m++) {
         res->panel.members[m].chunks = 0;
         for (size_t c = 0; c < C; c++)
-            res->panel.members[m].chunks += !rr->jobs[m * C + c].rv.failed;
+            res->panel.members[m].chunks +=
+                !rr->jobs[m * C + c].rv.failed && rr->jobs[m * C + c].rv.chunks;
     }
     if (!rc)
         rc = ar_coverage_quorum(&res->coverage, mc, names, n, rr->quorum);
@@ -418,6 +421,36 @@ static void job_finish(struct chunk_job *job, struct ar_result *res)
     emit(rr, AR_REVIEW_CHUNK_FINISHED, (size_t)(job - rr->jobs), &job->rv);
 }
 
+/* Escalation: the job is not asked for (its chunk's first member found nothing at or above
+ * the severity): it is over, reviewed by no call, and neither failed nor reviewed. */
+static void job_not_asked(struct chunk_job *job)
+{
+    struct ar_review_run *rr = job->rr;
+    ar_review_finish(&job->rv);
+    ar_review_init(&job->rv);
+    job->rv.passed = 1;
+    if (!(job->rv.summary = strdup("")))
+        fail_review(&job->rv, AR_ENOMEM, "out of memory");
+    job->over = 1;
+    rr->finished++;
+    emit(rr, AR_REVIEW_CHUNK_FINISHED, (size_t)(job - rr->jobs), &job->rv);
+}
+
+/* Whether a review asks the other members: a finding at or above the escalation's
+ * severity, or no review at all (a failed or degraded one says nothing either way). */
+static int escalates(const struct ar_review *rv, int sev)
+{
+    if (rv->failed || rv->degraded)
+        return 1;
+    for (size_t i = 0; i < rv->n_issues; i++)
+        if ((int)rv->issues[i].severity <= sev)
+            return 1;
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        if ((int)rv->unplaced[i].severity <= sev)
+            return 1;
+    return 0;
+}
+
 /* The job that starts order-th: chunk by chunk, every member's call of a chunk in turn. */
 static struct chunk_job *job_at(struct ar_review_run *rr, size_t order)
 {
@@ -454,6 +487,20 @@ static void on_chunk_done(void *owner, void *arg, struct ar_result *res)
     job_finish(job, res);
     if (job->rv.failed)
         skip_rest(rr, job->member);
+    /* The first member's review of a chunk decides whether the others are asked. */
+    if (rr->escalate >= 0 && job->member == 0 && !escalates(&job->rv, rr->escalate))
+        for (size_t m = 1; m < rr->n_members; m++) {
+            struct chunk_job *other = &rr->jobs[m * rr->n_chunks + job->index];
+            if (!other->started && !other->over)
+                job_not_asked(other);
+        }
+}
+
+/* Whether a job may start: escalation holds the others back until the chunk's first
+ * member's review is in. */
+static int job_ready(const struct ar_review_run *rr, const struct chunk_job *job)
+{
+    return rr->escalate < 0 || job->member == 0 || rr->jobs[job->index].over;
 }
 
 /* Starts a chunk's run; one that cannot start fails the review. */
@@ -518,9 +565,16 @@ static void pump(void *owner)
     }
     if (ar_jobset_cancelled(rr->set))
         skip_rest(rr, SIZE_MAX);
-    while (rr->next < rr->n_jobs && ar_jobset_room(rr->set)) {
-        struct chunk_job *job = job_at(rr, rr->next++);
-        if (!job->over)
+    /* In start order; a job held back (escalation) keeps its place. */
+    while (rr->next < rr->n_jobs) {
+        struct chunk_job *job = job_at(rr, rr->next);
+        if (!job->started && !job->over)
+            break;
+        rr->next++;
+    }
+    for (size_t k = rr->next; k < rr->n_jobs && ar_jobset_room(rr->set); k++) {
+        struct chunk_job *job = job_at(rr, k);
+        if (!job->started && !job->over && job_ready(rr, job))
             chunk_start(job);
     }
     if (rr->finished == rr->n_jobs && !ar_jobset_running(rr->set))
@@ -889,6 +943,20 @@ static int read_panel(struct ar_review_run *rr, const struct ar_review_options *
 {
     rr->n_members = 1;
     rr->quorum = o->quorum ? o->quorum : 1;
+    rr->escalate = -1;
+    if (o->escalate) {
+        if (!o->panel)
+            return ar_error_set(err, AR_EUSAGE, "escalate", "escalate needs a panel");
+        if ((rr->escalate = ar_severity_parse(o->escalate, 0)) < 0)
+            return ar_error_set(err, AR_EUSAGE, "escalate",
+                                "escalate must be a severity (critical, high, medium, low, "
+                                "info), not '%.64s'",
+                                o->escalate);
+        if (rr->quorum > 1)
+            return ar_error_set(err, AR_EUSAGE, "escalate",
+                                "escalate asks the other members only where the first found "
+                                "something: not with a quorum above 1");
+    }
     if (!o->panel) {
         if (o->quorum > 1)
             return ar_error_set(err, AR_EUSAGE, "quorum",

@@ -514,6 +514,8 @@ const char *ar_review_member_status_name(int status)
         return "answered";
     case AR_MEMBER_FAILED:
         return "failed";
+    case AR_MEMBER_NOT_ASKED:
+        return "not_asked";
     default:
         return "unknown";
     }
@@ -526,7 +528,9 @@ int ar_panel_members(struct ar_review_panel *p, const struct ar_review *mv,
     for (size_t m = 0; m < n && m < p->n_members; m++) {
         struct ar_review_member *mb = &p->members[m];
         const struct ar_review *rv = &mv[m];
-        mb->status = rv->failed ? AR_MEMBER_FAILED : AR_MEMBER_ANSWERED;
+        mb->status = rv->failed   ? AR_MEMBER_FAILED
+                     : rv->chunks ? AR_MEMBER_ANSWERED
+                                  : AR_MEMBER_NOT_ASKED;
         mb->error = rv->failed ? rv->error : (struct ar_error)AR_ERROR_INIT;
         mb->findings = rv->n_issues + rv->n_unplaced;
         mb->files_reviewed = mc[m].n_reviewed;
@@ -541,7 +545,7 @@ int ar_panel_members(struct ar_review_panel *p, const struct ar_review *mv,
             free(mb->model);
             mb->model = model;
         }
-        p->answered += !rv->failed;
+        p->answered += mb->status == AR_MEMBER_ANSWERED;
     }
     return 0;
 }

@@ -274,6 +274,57 @@ class TestUsage(PanelCase):
         self.assertNotIn("gpt-test-model", " ".join(claude[0]["argv"]))
 
 
+class TestEscalate(PanelCase):
+    def test_others_review_only_where_the_first_found_something(self):
+        # Two chunks (app.c, util.c); -j 1 keeps claude's calls in chunk order.
+        self.member("claude", [review(False, "bug", [issue("app.c", 4, "high", "Null deref")]),
+                               review(True, "ok", [])])
+        self.member("codex", [review(False, "bug", [issue("app.c", 4, "critical",
+                                                          "Null pointer deref")])])
+        self.member("gemini", [review(True, "ok", [])])
+        p = self.review("--panel", PANEL, "--escalate", "high", "-j", "1",
+                        "--max-chunk-bytes", "150", "--format", "json")
+        doc = as_json(p)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(doc["chunks"], 4, doc["calls"])
+        calls = self.sb.calls()
+        self.assertEqual(sorted(c["argv0"] for c in calls),
+                         ["claude", "claude", "codex", "gemini"])
+        for c in calls:
+            if c["argv0"] != "claude":
+                self.assertIn("app.c", c["stdin"])
+                self.assertNotIn("util.c", c["stdin"])
+        self.assertEqual(doc["issues"][0]["found_by"], ["claude", "codex"])
+        self.assertEqual(doc["issues"][0]["severity"], "critical")
+        members = {m["provider"]: m for m in doc["panel"]["members"]}
+        self.assertEqual((members["claude"]["chunks"], members["codex"]["chunks"]), (2, 1))
+        # Every file was reviewed (by the first member at least): the gate holds.
+        self.assertTrue(all(f["status"] == "reviewed" for f in doc["files"]), doc["files"])
+
+    def test_nothing_found_asks_no_one_else(self):
+        self.member("claude", [review(True, "ok", [issue("app.c", 4, "low", "Style")])])
+        self.member("codex", [review(False, "x", [issue("app.c", 4, "critical", "x")])])
+        self.member("gemini", [review(False, "x", [issue("app.c", 4, "critical", "x")])])
+        p = self.review("--panel", PANEL, "--escalate", "high", "--fail-on", "high",
+                        "--format", "json")
+        doc = as_json(p)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"])
+        self.assertEqual([m["status"] for m in doc["panel"]["members"]],
+                         ["answered", "not_asked", "not_asked"])
+        self.assertEqual(doc["panel"]["answered"], 1)
+
+    def test_escalate_usage(self):
+        for args, want in [(("--escalate", "high"), "escalate needs a panel"),
+                           (("--panel", PANEL, "--escalate", "high", "--quorum", "2"),
+                            "not with a quorum above 1"),
+                           (("--panel", PANEL, "--escalate", "none"), "escalate")]:
+            p = self.sb.run("review", *args, provider=None)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(want, p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
+
 class TestMcp(PanelCase):
     """The MCP review tool takes a panel, within the operator's --providers."""
 

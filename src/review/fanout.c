@@ -294,11 +294,28 @@ static void finish_reviewed(struct ar_review_run *rr)
     deliver(rr);
 }
 
-/* Member m's chunk reviews, in chunk order (borrowed from the jobs), into parts. */
+/* How many of rv's calls ran (a CLI started). */
+static size_t calls_ran(const struct ar_review *rv)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rv->n_calls; i++)
+        n += rv->calls[i].exit_code >= 0;
+    return n;
+}
+
+/* Member m's chunk reviews, in chunk order (borrowed from the jobs), into parts. A chunk
+ * whose call never started (refused for the budget, written off, not asked) spent
+ * nothing: its cost is no unknown that would make the panel's total unknown. */
 static void member_parts(struct ar_review_run *rr, size_t m, struct ar_review *parts)
 {
-    for (size_t c = 0; c < rr->n_chunks; c++)
-        parts[c] = rr->jobs[m * rr->n_chunks + c].rv;
+    for (size_t c = 0; c < rr->n_chunks; c++) {
+        struct ar_review *rv = &rr->jobs[m * rr->n_chunks + c].rv;
+        if (!calls_ran(rv) && !rv->n_cached && rv->cost_source == AR_COST_UNKNOWN) {
+            rv->cost_source = AR_COST_CACHE; /* neutral in the merge: nothing spent */
+            rv->cost_usd = 0;
+        }
+        parts[c] = *rv;
+    }
 }
 
 /*
@@ -342,6 +359,9 @@ static int panel_end(struct ar_review_run *rr, struct ar_review *mv, struct ar_r
         rc = ar_panel_members(&res->panel, mv, mc, n);
     for (size_t m = 0; m < n && !rc; m++) {
         res->panel.members[m].chunks = 0;
+        res->panel.members[m].calls = 0;
+        for (size_t c = 0; c < C; c++)
+            res->panel.members[m].calls += calls_ran(&rr->jobs[m * C + c].rv);
         for (size_t c = 0; c < C; c++)
             res->panel.members[m].chunks +=
                 !rr->jobs[m * C + c].rv.failed && rr->jobs[m * C + c].rv.chunks;

@@ -72,13 +72,16 @@ static json_t *member_value(const struct ar_review_member *mb)
     if (mb->status == AR_MEMBER_FAILED)
         err = json_pack("{ssso}", "code", ar_strerror_name(mb->error.code), "message",
                         ar_rf_text(mb->error.msg[0] ? mb->error.msg : ar_strerror(mb->error.code)));
-    return json_pack(
-        "{sssosssIsIsIsososssIso}", "provider", mb->provider, "model", ar_rf_text(mb->model),
-        "status", ar_review_member_status_name(mb->status), "chunks", (json_int_t)mb->chunks,
-        "findings", (json_int_t)mb->findings, "files_reviewed", (json_int_t)mb->files_reviewed,
-        "tokens", usage_value(&mb->usage), "cost_usd", ar_cost_value(mb->cost_usd, mb->cost_source),
-        "cost_source", ar_cost_source_name(mb->cost_source), "duration_ms",
-        (json_int_t)mb->duration_ms, "error", err);
+    /* No call started: it spent nothing, as a review with nothing to review. */
+    int none = !mb->calls && mb->cost_source != AR_COST_UNKNOWN;
+    return json_pack("{sssosssIsIsIsIsososssIso}", "provider", mb->provider, "model",
+                     ar_rf_text(mb->model), "status", ar_review_member_status_name(mb->status),
+                     "chunks", (json_int_t)mb->chunks, "calls", (json_int_t)mb->calls, "findings",
+                     (json_int_t)mb->findings, "files_reviewed", (json_int_t)mb->files_reviewed,
+                     "tokens", usage_value(&mb->usage), "cost_usd",
+                     none ? json_real(0) : ar_cost_value(mb->cost_usd, mb->cost_source),
+                     "cost_source", none ? "none" : ar_cost_source_name(mb->cost_source),
+                     "duration_ms", (json_int_t)mb->duration_ms, "error", err);
 }
 
 /* The panel object (docs/review.md, "A panel"), or null without a panel. */

@@ -5,6 +5,7 @@ shows the agreement and stays valid for its consumer."""
 import isolated  # noqa: F401 (first: no machine CLI, login or HOME)
 import json
 import os
+import re
 import sys
 import unittest
 import xml.etree.ElementTree as ET
@@ -32,7 +33,7 @@ class PanelCase(unittest.TestCase):
     def tearDown(self):
         self.sb.__exit__(None, None, None)
 
-    def member(self, provider, texts=None, exit=None, stderr=None):
+    def member(self, provider, texts=None, exit=None, stderr=None, sleep_ms=None, cost=None):
         """provider's CLI answers texts (call N: texts[N]) through a wrapper that gives the
         fake its own fixtures and counter, so each member's answers are its own whatever
         order the calls run in."""
@@ -43,8 +44,11 @@ class PanelCase(unittest.TestCase):
             os.symlink(os.path.join(FAKE_BIN_DIR, provider), link)
         env = {"FAKE_CLI_STATE": os.path.join(self.sb.root, "state-" + provider)}
         if texts is not None:
+            kw = {"cost": cost} if cost is not None else {}
             env["FAKE_CLI_FIXTURE"] = ",".join(
-                self.sb.fixture(STREAMS[provider](t)) for t in texts)
+                self.sb.fixture(STREAMS[provider](t, **kw)) for t in texts)
+        if sleep_ms is not None:
+            env["FAKE_CLI_SLEEP_MS"] = str(sleep_ms)
         if exit is not None:
             env["FAKE_CLI_EXIT"] = str(exit)
         if stderr is not None:
@@ -272,6 +276,38 @@ class TestUsage(PanelCase):
         self.assertIn("gpt-test-model", " ".join(codex[0]["argv"]))
         claude = [c for c in self.sb.calls() if c["argv0"] == "claude"]
         self.assertNotIn("gpt-test-model", " ".join(claude[0]["argv"]))
+
+
+class TestCallsAndBudget(PanelCase):
+    def test_jobs_bound_the_calls_of_the_whole_panel(self):
+        # -j 1: one CLI at a time over every member, in the panel's order; claude's slow
+        # call still ends before codex's starts.
+        self.member("claude", [review(True, "ok", [])], sleep_ms=800)
+        self.member("codex", [review(True, "ok", [])])
+        self.member("gemini", [review(True, "ok", [])])
+        p = self.review("--panel", PANEL, "-j", "1", "-v")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        done = re.findall(r"(claude|codex|gemini): call \d/3: ", p.stderr)
+        self.assertEqual(done, ["claude", "codex", "gemini"], p.stderr)
+
+    def test_one_budget_caps_the_panel(self):
+        # claude's call costs $0.01 of the $0.015 cap: what is left cannot cover a call as
+        # dear as the dearest so far, so gemini's is refused and gemini is named.
+        self.member("claude", [review(True, "ok", [])], cost=0.01)
+        self.member("gemini", [review(True, "ok", [])])
+        p = self.review("--panel", "claude,gemini", "-j", "1", "--max-cost", "0.015",
+                        "--format", "json")
+        doc = as_json(p)
+        self.assertEqual([c["argv0"] for c in self.sb.calls()], ["claude"])
+        members = {m["provider"]: m for m in doc["panel"]["members"]}
+        self.assertEqual(members["claude"]["status"], "answered")
+        self.assertEqual(members["gemini"]["status"], "failed")
+        self.assertEqual(members["gemini"]["error"]["code"], "budget")
+        self.assertAlmostEqual(doc["budget"]["cap_usd"], 0.015)
+        self.assertLessEqual(doc["budget"]["spent_usd"], 0.015)
+        self.assertAlmostEqual(doc["cost_usd"], 0.01)
+        # One member answered (quorum 1): the review stands on claude's word.
+        self.assertEqual(p.returncode, 0, p.stderr)
 
 
 class TestEscalate(PanelCase):

@@ -438,7 +438,8 @@ struct ar_review_member {
     double cost_usd;       /* meaningful unless cost_source is AR_COST_UNKNOWN */
     enum ar_cost_source cost_source;
     uint64_t duration_ms; /* its longest call */
-    size_t calls;         /* its CLI calls that ran (0: none started: it spent nothing) */
+    size_t calls;         /* its CLI calls that ran or came from the cache (0: it spent
+                             nothing) */
     void *reserved[8];    /* members added later come out of it (docs/library.md#abi) */
 };
 

@@ -250,6 +250,9 @@ static void finish_nothing(struct ar_review_run *rr)
     res->review.summary = strdup("nothing to review");
     if (!res->review.summary)
         fail_review(&res->review, AR_ENOMEM, "out of memory");
+    /* No member was asked anything. */
+    for (size_t m = 0; m < res->panel.n_members; m++)
+        res->panel.members[m].status = AR_MEMBER_NOT_ASKED;
     ar_review_verdict(&res->review, &res->coverage, rr->fail_on, rr->strict, &res->verdict);
     deliver(rr);
 }
@@ -361,7 +364,8 @@ static int panel_end(struct ar_review_run *rr, struct ar_review *mv, struct ar_r
         res->panel.members[m].chunks = 0;
         res->panel.members[m].calls = 0;
         for (size_t c = 0; c < C; c++)
-            res->panel.members[m].calls += calls_ran(&rr->jobs[m * C + c].rv);
+            res->panel.members[m].calls +=
+                calls_ran(&rr->jobs[m * C + c].rv) + rr->jobs[m * C + c].rv.n_cached;
         for (size_t c = 0; c < C; c++)
             res->panel.members[m].chunks +=
                 !rr->jobs[m * C + c].rv.failed && rr->jobs[m * C + c].rv.chunks;

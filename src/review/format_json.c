@@ -73,7 +73,7 @@ static json_t *member_value(const struct ar_review_member *mb)
         err = json_pack("{ssso}", "code", ar_strerror_name(mb->error.code), "message",
                         ar_rf_text(mb->error.msg[0] ? mb->error.msg : ar_strerror(mb->error.code)));
     /* No call started: it spent nothing, as a review with nothing to review. */
-    int none = !mb->calls && mb->cost_source != AR_COST_UNKNOWN;
+    int none = !mb->calls;
     return json_pack("{sssosssIsIsIsIsososssIso}", "provider", mb->provider, "model",
                      ar_rf_text(mb->model), "status", ar_review_member_status_name(mb->status),
                      "chunks", (json_int_t)mb->chunks, "calls", (json_int_t)mb->calls, "findings",

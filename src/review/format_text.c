@@ -270,7 +270,7 @@ static int text_panel(const struct ar_review_report *rep, struct ar_buf *out)
             fail |= ar_buf_putc(out, ')');
         }
         fail |= ar_buf_printf(out, ", %zu finding%s, ", mb->findings, mb->findings == 1 ? "" : "s");
-        if (!mb->calls && mb->cost_source != AR_COST_UNKNOWN)
+        if (!mb->calls)
             fail |= ar_buf_puts(out, "no call");
         else
             fail |= text_spend(out, &mb->usage, mb->cost_usd, mb->cost_source);

@@ -162,6 +162,16 @@ class TestQuorum(PanelCase):
         p = self.review("--panel", PANEL, "--quorum", "2")
         self.assertIn("below the quorum: counted all the same, as critical", p.stdout)
 
+    def test_nothing_to_review_asks_no_member(self):
+        self.sb.git("add", "-A")
+        self.sb.git("commit", "-q", "-m", "all")
+        p = self.review("--panel", PANEL, "--quorum", "3", "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        doc = as_json(p)
+        self.assertEqual([m["status"] for m in doc["panel"]["members"]], ["not_asked"] * 3)
+        self.assertEqual([m["cost_source"] for m in doc["panel"]["members"]], ["none"] * 3)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_quorum_larger_than_panel_is_usage(self):
         p = self.review("--panel", "claude,codex", "--quorum", "3")
         self.assertEqual(p.returncode, 2)

@@ -603,7 +603,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     /* How much of the input the providers' prompt caches served (what the cache-friendly
      * layout of the chunks' prompts is for), and what the baseline left out: said in every
      * format, not only the json one. */
-    char extra[160];
+    char extra[600];
     size_t calls = rv->n_calls;
     double share = ar_usage_cache_read_share(&rv->usage);
     snprintf(extra, sizeof(extra), "%zu call%s", calls, calls == 1 ? "" : "s");
@@ -614,11 +614,40 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
                  ", %zu finding%s left out by the baseline", rv->suppressed,
                  rv->suppressed == 1 ? "" : "s");
-    struct ar_cli_summary sum = {
-        rv->provider,          rv->model, rv->usage, rv->cost_usd, rv->cost_source,
-        rv->duration_ms,       calls,     extra,     rv->n_cached, rv->cached_cost_usd,
-        rv->cached_cost_source
-    };
+    /* A panel's summary is the panel's total, with what each member spent. */
+    char members[128] = "";
+    const struct ar_review_panel *panel = &res->panel;
+    for (size_t m = 0; m < panel->n_members; m++) {
+        const struct ar_review_member *mb = &panel->members[m];
+        size_t at = strlen(members);
+        snprintf(members + at, sizeof(members) - at, "%s%s", m ? "+" : "", mb->provider);
+        at = strlen(extra);
+        snprintf(extra + at, sizeof(extra) - at, "%s%s ", m ? ", " : "; ", mb->provider);
+        at = strlen(extra);
+        if (!mb->calls)
+            snprintf(extra + at, sizeof(extra) - at, "%s",
+                     ar_review_member_status_name(mb->status));
+        else if (mb->cost_source == AR_COST_UNKNOWN)
+            snprintf(extra + at, sizeof(extra) - at, "%llu tokens, cost unknown",
+                     (unsigned long long)(mb->usage.input + mb->usage.cache_read +
+                                          mb->usage.cache_write + mb->usage.output));
+        else
+            snprintf(extra + at, sizeof(extra) - at, "%llu tokens, $%.4f",
+                     (unsigned long long)(mb->usage.input + mb->usage.cache_read +
+                                          mb->usage.cache_write + mb->usage.output),
+                     mb->cost_usd);
+    }
+    struct ar_cli_summary sum = { panel->n_members ? members : rv->provider,
+                                  panel->n_members ? NULL : rv->model,
+                                  rv->usage,
+                                  rv->cost_usd,
+                                  rv->cost_source,
+                                  rv->duration_ms,
+                                  calls,
+                                  extra,
+                                  rv->n_cached,
+                                  rv->cached_cost_usd,
+                                  rv->cached_cost_source };
     /* No call ran (no CLI installed, none logged in): there is nothing to sum, and
      * naming the provider that stood in for the error would say it ran. */
     if (review_called(rv))

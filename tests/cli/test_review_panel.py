@@ -119,6 +119,10 @@ class TestAgreement(PanelCase):
                                        rf"\d+ output tokens")
         self.assertRegex(p.stdout, r"\n  total: \d+ input \+ \d+ output tokens")
         self.assertRegex(p.stdout, r"\nverdict: fail \(.*; 3 of 3 members answered[;)]")
+        # The summary on stderr: the panel's total, and what each member spent.
+        self.assertRegex(p.stderr, r"claude\+codex\+gemini.*, 3 calls.*; claude \d+ tokens, "
+                                   r"\$0\.0100, codex \d+ tokens, cost unknown, gemini \d+ "
+                                   r"tokens, \$0\.\d+")
 
 
 class TestQuorum(PanelCase):

@@ -256,8 +256,8 @@ class TestFormats(PanelCase):
         gh = self.review("--panel", PANEL, "--format", "github").stdout
         line = next(l for l in gh.splitlines() if l.startswith("::error file=app.c"))
         self.assertIn("title=agentrun review%3A critical (2 of 3)", line)
-        self.assertIn("Found by claude%2C codex" if "%2C" in line else "Found by claude, codex",
-                      line)
+        # The message is workflow-command data: its commas stay (only properties escape them).
+        self.assertIn("%0A%0AFound by claude, codex (2 of 3 panel members)", line)
 
 
 class TestUsage(PanelCase):

@@ -583,6 +583,14 @@ int ar_panel_verdict_inputs(struct ar_review *merged, const struct ar_review_pan
         snprintf(merged->error.msg, sizeof(merged->error.msg),
                  "%zu of %zu panel members answered, fewer than the quorum of %u; %s: %.170s",
                  p->answered, p->n_members, p->quorum, failed_name, first_failed->error.msg);
+        /* The failure is that member's: its provider is the one to fix (a login…). */
+        char *prov = strdup(failed_name);
+        if (!prov)
+            return AR_ENOMEM;
+        free(merged->provider);
+        merged->provider = prov;
+        free(merged->model);
+        merged->model = first_failed->model ? strdup(first_failed->model) : NULL;
         return 0;
     }
     merged->failed = 0;

@@ -206,6 +206,7 @@ class TestFailedMember(PanelCase):
         self.assertGreaterEqual(p.returncode, 4, p.stderr)
         self.assertIn("2 of 3 panel members answered, fewer than the quorum of 3; gemini:",
                       doc["error"]["message"])
+        self.assertEqual(doc["provider"], "gemini")  # the provider to fix
         self.assertTrue(doc["files"])
         for f in doc["files"]:
             self.assertEqual(f["status"], "not_sent")

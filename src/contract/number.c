@@ -131,18 +131,23 @@ const char *ar_contract_number_text(const struct ar_json_doc *doc, json_t *v, ch
     const char *lex = ar_json_doc_lexeme(doc, v, len);
     if (lex)
         return lex;
+    /* Written here, then copied: GCC's -Wformat-truncation under the sanitizers takes the
+     * caller's buf for one that may be NULL. */
+    char text[40];
     int n;
     if (json_is_integer(v)) {
-        n = snprintf(buf, 40, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        n = snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     } else {
+        /* The shortest of 15, 16 and 17 significant digits that reads back as the double. */
         double x = json_number_value(v);
-        n = snprintf(buf, 40, "%.15g", x);
-        if (strtod(buf, NULL) != x)
-            n = snprintf(buf, 40, "%.16g", x);
-        if (strtod(buf, NULL) != x)
-            n = snprintf(buf, 40, "%.17g", x);
+        for (int digits = 15;; digits++) {
+            n = snprintf(text, sizeof(text), "%.*g", digits, x);
+            if (digits == 17 || strtod(text, NULL) == x)
+                break;
+        }
     }
     *len = n < 0 ? 0 : (size_t)n;
+    memcpy(buf, text, *len + 1);
     return buf;
 }
 

@@ -62,9 +62,6 @@
 #define MERGE_TREE_MIN_MAJOR 2
 #define MERGE_TREE_MIN_MINOR 38
 
-static const char *const fallback_identity[] = { "-c", "user.name=agentrun", "-c",
-                                                 "user.email=agentrun@localhost" };
-
 struct cand {
     struct ar_worktree_merge_branch *b; /* its row of the result */
     char base[AR_GIT_HEX_SIZE];
@@ -97,8 +94,9 @@ static int cancelled(const struct merge *m)
 /* Runs git in the repository to its end. Returns 0 when it ran (*out to finish; *status
  * its exit status, or -1 when it did not exit on its own; why its first stderr line), or
  * the spawn's error. */
-static int git(const char *cwd, const char *const *args, const void *in, size_t in_len,
-               struct ar_child_sync *out, int *status, char *why, size_t n, struct ar_error *err)
+static int git_as(const char *cwd, const char *const *args, const void *in, size_t in_len,
+                  unsigned flags, struct ar_child_sync *out, int *status, char *why, size_t n,
+                  struct ar_error *err)
 {
     struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
     cmd.args = args;
@@ -106,7 +104,8 @@ static int git(const char *cwd, const char *const *args, const void *in, size_t 
     cmd.stdin_data = in;
     cmd.stdin_len = in_len;
     cmd.timeout_ms = SLOW_TIMEOUT_MS;
-    cmd.flags = AR_GIT_NO_HOOKS;
+    /* `worktree list/add/remove` meet the worktrees a batch's jobs make beside it. */
+    cmd.flags = AR_GIT_NO_HOOKS | AR_GIT_RETRY_WORKTREE_RACE | flags;
     int rc = ar_git_run(&cmd, out, err);
     if (rc < 0)
         return rc;
@@ -115,6 +114,12 @@ static int git(const char *cwd, const char *const *args, const void *in, size_t 
         !*ar_git_stderr_line(out->res.stderr_tail, out->res.stderr_tail_len, why, n))
         snprintf(why, n, "git exited with status %d", out->res.status);
     return 0;
+}
+
+static int git(const char *cwd, const char *const *args, const void *in, size_t in_len,
+               struct ar_child_sync *out, int *status, char *why, size_t n, struct ar_error *err)
+{
+    return git_as(cwd, args, in, in_len, 0, out, status, why, n, err);
 }
 
 /* git args in top; on success the first line of its output into line (size n). Returns 0,
@@ -716,36 +721,27 @@ static int commit_tree(const struct merge *m, const char *tree, const char *bran
 {
     char msg[1200];
     snprintf(msg, sizeof(msg), "agentrun: merge %s\n", branch);
-    for (int with_identity = 0; with_identity < 2; with_identity++) {
-        const char *args[16];
-        size_t a = 0;
-        for (size_t i = 0; with_identity && i < 4; i++)
-            args[a++] = fallback_identity[i];
-        const char *tail[] = { "commit-tree",      "-p", m->start, "-p", tip,
-                               "--end-of-options", tree, NULL };
-        for (size_t i = 0; i < 8; i++)
-            args[a++] = tail[i];
-        struct ar_child_sync out;
-        char why[200];
-        int status,
-            rc = git(m->r->top, args, msg, strlen(msg), &out, &status, why, sizeof(why), m->err);
-        if (rc < 0)
-            return rc;
-        size_t off = 0;
-        char *line = status == 0 && out.stdout_data
-                         ? ar_git_next_line(out.stdout_data, out.res.stdout_len, &off)
-                         : NULL;
-        snprintf(commit, AR_GIT_HEX_SIZE, "%s", line ? line : "");
-        free(line);
-        ar_child_sync_finish(&out);
-        if (status == 0 && ar_git_is_oid(commit))
-            return 0;
-        /* Git knows no identity here: once more as agentrun (as worktrees.c commits). */
-        if (with_identity || !(strstr(why, "tell me who you are") || strstr(why, "ident") ||
-                               strstr(why, "email address")))
-            return ar_error_set(m->err, AR_EIO, "git", "cannot make the merge commit: %s", why);
-    }
-    return ar_error_set(m->err, AR_EIO, "git", "cannot make the merge commit");
+    const char *args[] = {
+        "commit-tree", "-p", m->start, "-p", tip, "--end-of-options", tree, NULL
+    };
+    struct ar_child_sync out;
+    char why[200];
+    /* Where git knows no identity for the user (a fresh CI machine), as agentrun. */
+    int status, rc = git_as(m->r->top, args, msg, strlen(msg), AR_GIT_FALLBACK_IDENTITY, &out,
+                            &status, why, sizeof(why), m->err);
+    if (rc < 0)
+        return rc;
+    size_t off = 0;
+    char *line = status == 0 && out.stdout_data
+                     ? ar_git_next_line(out.stdout_data, out.res.stdout_len, &off)
+                     : NULL;
+    snprintf(commit, AR_GIT_HEX_SIZE, "%s", line ? line : "");
+    free(line);
+    ar_child_sync_finish(&out);
+    if (status == 0 && ar_git_is_oid(commit))
+        return 0;
+    return ar_error_set(m->err, AR_EIO, "git", "cannot make the merge commit: %s",
+                        status == 0 ? "git printed no commit" : why);
 }
 
 struct check_run {

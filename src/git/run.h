@@ -55,7 +55,23 @@ enum ar_git_flags {
     /* core.hooksPath=/dev/null: no hook runs (post-checkout after `worktree add`,
      * the commit hooks): a hook is a program, and the checkout may name it. */
     AR_GIT_NO_HOOKS = 1 << 3,
+    /* A command that makes a commit (commit, commit-tree) where git knows no identity for
+     * the user (a fresh CI machine): decided by `git var GIT_COMMITTER_IDENT` failing
+     * where the command runs (never by reading git's prose), it is made as
+     * agentrun <agentrun@localhost>. A user's own identity is always kept. The probe is one
+     * short git run, made before the command starts (on the caller's thread). */
+    AR_GIT_FALLBACK_IDENTITY = 1 << 4,
+    /* ar_git_run() only: another git making or removing a worktree of the same repository
+     * at that moment makes `worktree add/list/remove` (and what reads a worktree's admin
+     * folder) fail before changing anything; the same command is run again after a short
+     * pause (ar_git_worktree_race()). An asynchronous caller asks ar_git_worktree_race()
+     * itself and starts the command again on its own timer. */
+    AR_GIT_RETRY_WORKTREE_RACE = 1 << 5,
 };
+
+/* How often a command that met another git's worktree is made again (AR_GIT_RETRY_WORKTREE_RACE):
+ * jobs side by side meet it often, and each pause differs between callers. */
+#define AR_GIT_RACE_TRIES 40
 
 struct ar_git_cmd {
     /* The subcommand and its arguments, without "git": { "status", "-z", NULL }.
@@ -72,6 +88,9 @@ struct ar_git_cmd {
     uint64_t timeout_ms; /* wall clock; 0: none */
     size_t output_cap;   /* stdout bytes kept; 0: AR_CHILD_DEFAULT_OUTPUT_CAP */
     unsigned flags;      /* enum ar_git_flags */
+    /* The repository's common git dir when the caller knows it: git may name a worktree's
+     * admin folder by it rather than as .git/worktrees/… (ar_git_worktree_race()). */
+    const char *common_dir;
 };
 
 #define AR_GIT_CMD_INIT \
@@ -89,9 +108,20 @@ extern const char *const ar_git_env[];
  * Appends the whole command line of cmd ("git", the hardening options,
  * --git-dir and --work-tree, then cmd->args with the diff options after the
  * subcommand) to argv (initialised
- * by the caller, who finishes it). Returns 0 or AR_ENOMEM.
+ * by the caller, who finishes it). Returns 0 or AR_ENOMEM. The fallback identity
+ * (AR_GIT_FALLBACK_IDENTITY) is not in it: ar_git_start() and ar_git_run() ask git first.
  */
 int ar_git_argv(const struct ar_git_cmd *cmd, struct ar_strv *argv);
+
+/*
+ * Whether git's failure res (of cmd, the tries-th time it ran, from 0) was meeting
+ * another git's worktree of the same repository (its stderr names a worktree's admin
+ * folder: .git/worktrees/… or cmd->common_dir/worktrees/…), and the command should be made
+ * again after *wait_ms (which differs with seed, so that callers side by side part).
+ * 0: it was not, or the tries are spent (AR_GIT_RACE_TRIES).
+ */
+int ar_git_worktree_race(const struct ar_git_cmd *cmd, const struct ar_child_result *res,
+                         unsigned tries, uintptr_t seed, uint64_t *wait_ms);
 
 /*
  * Starts git on loop, stdout captured. done(child, res, arg) runs exactly

@@ -28,13 +28,8 @@
  * on one that another git is making or removing that moment ("failed to read
  * .git/worktrees/j5/commondir", "Invalid path '/r/.git/worktrees/j4'", git 2.39):
  * before changing anything, so the same command again is safe. Jobs side by side meet it
- * often; it is retried after a short pause. */
-#define RACE_TRIES   40
-#define RACE_WAIT_MS 25
-
-/* A commit by agentrun where git knows no identity for the user (a fresh CI machine). */
-static const char *const fallback_identity[] = { "-c", "user.name=agentrun", "-c",
-                                                 "user.email=agentrun@localhost" };
+ * often; it is made again after a short pause, as git/run.c decides
+ * (ar_git_worktree_race()). */
 
 struct op {
     struct ar_loop *loop;
@@ -51,7 +46,7 @@ struct op {
     char *rev;                             /* the base revision as given, with ^{commit} */
     /* finishing */
     int commit, keep;
-    int with_identity;            /* the commit is being made again with the fallback identity */
+    unsigned flags;               /* more enum ar_git_flags for the next step (the commit's) */
     int feed;                     /* the next step gets the message on its stdin */
     int tries;                    /* `worktree add` or `remove` made again after meeting another */
     void (*again)(struct op *op); /* what the retry's wait ends in */
@@ -147,7 +142,7 @@ static int step(struct op *op, const char *const *args, const char *cwd, int in_
         cmd.work_tree = op->tree->path;
     }
     cmd.timeout_ms = timeout_ms;
-    cmd.flags = AR_GIT_NO_HOOKS | AR_GIT_FINISH_ON_CANCEL;
+    cmd.flags = AR_GIT_NO_HOOKS | AR_GIT_FINISH_ON_CANCEL | op->flags;
     if (op->feed) {
         cmd.stdin_data = op->message;
         cmd.stdin_len = strlen(op->message);
@@ -174,16 +169,6 @@ static void tidy(const struct ar_git_tree *t)
     free(dir);
 }
 
-/* Whether git failed on the worktrees' own git dirs (<common>/worktrees/…, which git may
- * print relative as .git/worktrees/…): reading one another git was making or removing
- * (see RACE_TRIES). */
-static int met_another(const struct op *op, const char *why)
-{
-    char mine[1024];
-    snprintf(mine, sizeof(mine), "%s/worktrees/", op->tree->common ? op->tree->common : "");
-    return strstr(why, ".git/worktrees/") || (op->tree->common && strstr(why, mine));
-}
-
 static void on_race_wait(void *arg, int cancelled)
 {
     struct op *op = arg;
@@ -191,15 +176,18 @@ static void on_race_wait(void *arg, int cancelled)
     op->again(op);
 }
 
-/* Makes the same command again after a short pause that differs between jobs.
- * Returns 1 when it will, 0 when the tries are spent (or the wait cannot be made). */
-static int retry(struct op *op, const char *why, void (*again)(struct op *op))
+/* Makes the same command again after a short pause that differs between jobs, when git
+ * met another git's worktree (git/run.c decides when, and how long to wait). Returns 1
+ * when it will, 0 when it was no race, the tries are spent or the wait cannot be made. */
+static int retry(struct op *op, const struct ar_child_result *res, void (*again)(struct op *op))
 {
-    if (!met_another(op, why) || op->tries >= RACE_TRIES)
+    struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+    cmd.common_dir = op->tree->common;
+    uint64_t ms;
+    if (!ar_git_worktree_race(&cmd, res, op->tries, (uintptr_t)op, &ms))
         return 0;
     op->tries++;
     op->again = again;
-    uint64_t ms = RACE_WAIT_MS * (uint64_t)(1 + op->tries % 4) + ((uintptr_t)op >> 4) % 20;
     return ar_wait_start(op->loop, ms, on_race_wait, op, NULL) == 0;
 }
 
@@ -287,7 +275,7 @@ static void on_added(struct ar_child *c, const struct ar_child_result *res, void
     char why[200];
     (void)c;
     if (!succeeded(res, why, sizeof(why))) {
-        if (retry(op, why, add))
+        if (retry(op, res, add))
             return;
         fail(op, AR_EIO, "cannot make the worktree '%s': %s", t->path, why);
         undo(op);
@@ -324,7 +312,7 @@ static void on_added_removed(struct ar_child *c, const struct ar_child_result *r
 {
     char why[200];
     (void)c;
-    if (!succeeded(res, why, sizeof(why)) && retry(arg, why, remove_fresh))
+    if (!succeeded(res, why, sizeof(why)) && retry(arg, res, remove_fresh))
         return;
     undo(arg);
 }
@@ -567,13 +555,14 @@ static void commit(struct op *op)
     size_t n = 0;
     for (size_t i = 0; i < 4; i++)
         args[n++] = head[i];
-    for (size_t i = 0; op->with_identity && i < 4; i++)
-        args[n++] = fallback_identity[i];
     for (size_t i = 0; i < 7; i++)
         args[n++] = tail[i];
+    /* Where git knows no identity for the user (a fresh CI machine), as agentrun. */
     op->feed = 1;
+    op->flags = AR_GIT_FALLBACK_IDENTITY;
     int rc = step(op, args, op->tree->path, 1, GIT_TIMEOUT_MS, on_committed);
     op->feed = 0;
+    op->flags = 0;
     if (rc != 0)
         deliver(op);
 }
@@ -594,18 +583,8 @@ static void on_committed(struct ar_child *c, const struct ar_child_result *res, 
     struct op *op = arg;
     char why[200];
     (void)c;
-    if (!succeeded(res, why, sizeof(why))) {
-        /* Git knows no identity here ("Please tell me who you are", "unable to
-         * auto-detect email address"): once more as agentrun. */
-        if (!op->with_identity && res->end == AR_CHILD_EXITED &&
-            (strstr(why, "tell me who you are") || strstr(why, "ident") ||
-             strstr(why, "email address"))) {
-            op->with_identity = 1;
-            commit(op);
-            return;
-        }
+    if (!succeeded(res, why, sizeof(why)))
         fail(op, AR_EIO, "cannot commit on '%s': %s", op->tree->branch, why);
-    }
     read_tip(op);
 }
 
@@ -649,7 +628,7 @@ static void on_unlocked(struct ar_child *c, const struct ar_child_result *res, v
     (void)c;
     /* Not locked any more (someone took the lock off) is no reason to keep the worktree;
      * meeting another git's worktree being made is one to try again. */
-    if (!succeeded(res, why, sizeof(why)) && retry(op, why, unlock_tree))
+    if (!succeeded(res, why, sizeof(why)) && retry(op, res, unlock_tree))
         return;
     if (op->keep) {
         snprintf(t->kept_why, sizeof(t->kept_why), "kept as asked");
@@ -673,7 +652,7 @@ static void on_removed(struct ar_child *c, const struct ar_child_result *res, vo
     struct ar_git_tree *t = op->tree;
     (void)c;
     if (!succeeded(res, t->kept_why, sizeof(t->kept_why))) {
-        if (retry(op, t->kept_why, remove_tree))
+        if (retry(op, res, remove_tree))
             return;
         if (strstr(t->kept_why, "modified or untracked"))
             snprintf(t->kept_why, sizeof(t->kept_why), "%s", AR_GIT_TREE_UNCOMMITTED);

@@ -33,21 +33,16 @@ static int git(const char *cwd, const char *const *args, uint64_t timeout_ms,
     cmd.args = args;
     cmd.cwd = cwd;
     cmd.timeout_ms = timeout_ms;
-    cmd.flags = AR_GIT_NO_HOOKS;
     /* A worktree another git is making that moment makes `worktree list` and `remove`
-     * fail before they do anything (worktrees.c, RACE_TRIES): the same again, later. */
-    for (int tries = 0;; tries++) {
-        int rc = ar_git_run(&cmd, out, err);
-        if (rc < 0)
-            return rc;
-        *ok = out->res.end == AR_CHILD_EXITED && out->res.status == 0;
-        if (!*ok && !*ar_git_stderr_line(out->res.stderr_tail, out->res.stderr_tail_len, why, n))
-            snprintf(why, n, "git exited with status %d", out->res.status);
-        if (*ok || tries >= 40 || !strstr(why, ".git/worktrees/"))
-            return 0;
-        ar_child_sync_finish(out);
-        usleep(50000);
-    }
+     * fail before they do anything: the same again, later (git/run.c). */
+    cmd.flags = AR_GIT_NO_HOOKS | AR_GIT_RETRY_WORKTREE_RACE;
+    int rc = ar_git_run(&cmd, out, err);
+    if (rc < 0)
+        return rc;
+    *ok = out->res.end == AR_CHILD_EXITED && out->res.status == 0;
+    if (!*ok && !*ar_git_stderr_line(out->res.stderr_tail, out->res.stderr_tail_len, why, n))
+        snprintf(why, n, "git exited with status %d", out->res.status);
+    return 0;
 }
 
 static int oom(struct ar_error *err)

@@ -198,11 +198,15 @@ int ar_review_check_controls(const struct ar_review_coverage *cov, const char *r
                                     "review changes '%s' in it: a change cannot choose the %s it "
                                     "is reviewed by; use a folder outside the repository",
                                     c->what, c->path, by, c->what);
+            /* The fix first, and the file as the checkout names it: the message has 255
+             * bytes (struct ar_error), an absolute path under a deep TMPDIR would cut it. */
+            const char *shown = unresolved[0] ? under(top, unresolved) : NULL;
             return ar_error_set(err, AR_EUSAGE, c->where,
                                 "the %s '%s' is a file the change under review changes "
-                                "('%s'): a change cannot choose the %s it is reviewed by; read "
-                                "it from the base revision: %s:%s",
-                                c->what, c->path, by, c->what, base, *rel ? rel : ".");
+                                "('%s'); read it from the base revision, %s:%s (a change "
+                                "cannot choose the %s it is reviewed by)",
+                                c->what, shown && *shown ? shown : c->path, by, base,
+                                *rel ? rel : ".", c->what);
         }
     }
     return 0;

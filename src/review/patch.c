@@ -428,9 +428,16 @@ int ar_patch_read(struct ar_buf *text, const char *cwd, struct ar_patch_series *
     /* Blank input is nothing to review; git has nothing to say about it. */
     if (strspn(t, " \t\r\n") == n)
         return 0;
+    /* git apply in a subdirectory of a work tree reads every path of a patch beneath that
+     * subdirectory (it prefixes them): a patch is read at the top, where git am applies it. */
+    char *top = NULL;
+    int rc = ar_diff_toplevel(cwd, &top, err);
+    if (rc)
+        return rc;
+    if (top)
+        cwd = top;
     struct ar_buf out;
     ar_buf_init(&out, text->max);
-    int rc;
     if (is_mail(t, n)) {
         ps->mailbox = 1;
         rc = mailbox(cwd, t, n, &out, ps, nul_bytes, err);
@@ -448,6 +455,7 @@ int ar_patch_read(struct ar_buf *text, const char *cwd, struct ar_patch_series *
             rc = ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
     ar_buf_finish(&out);
+    free(top);
     if (rc)
         ar_patch_series_finish(ps);
     return rc;

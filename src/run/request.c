@@ -505,8 +505,7 @@ int ar_run_options_check(const struct ar_run_options *o, struct ar_error *err)
                             "a template carries its own contract; a schema goes with a prompt");
     int edits = o->allow_edits || o->tools == AR_TOOLS_EDIT;
     if (edits && o->tools == AR_TOOLS_NONE)
-        return ar_error_set(err, AR_EUSAGE, "allow_edits",
-                            "a run with no tools cannot edit files");
+        return ar_error_set(err, AR_EUSAGE, "allow_edits", "a run with no tools cannot edit files");
     if (edits && ar_share_no_edits(o->share))
         return ar_error_set(err, AR_EUSAGE, "allow_edits", "no run may edit files here");
     if ((o->worktree == AR_WORKTREE_ALWAYS || o->worktree_commit || o->keep_worktree ||

@@ -456,6 +456,18 @@ class PatchesAsGitAppliesThem(Base):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("is not a diff", p.stderr)
 
+    def test_a_patch_read_from_a_subdirectory_names_the_files_it_changes(self):
+        # git apply in a subdirectory of a work tree prefixes every path of a patch with
+        # that subdirectory: the patch is read at the top, where git am applies it.
+        diff = self.sb.git("diff", "HEAD~2", "HEAD")
+        os.makedirs(os.path.join(self.sb.work, "sub", "deeper"))
+        cover = {"a.c": ("reviewed", None), "b.c": ("reviewed", None)}
+        for where in ("sub", "sub/deeper"):
+            with self.subTest(where=where):
+                p, doc = self.review_json("-C", where, "-", input=diff)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(coverage(doc), cover)
+
     def test_variants_of_a_mailbox(self):
         cover = {"a.c": ("reviewed", None), "b.c": ("reviewed", None)}
         # The encoding's name in any case; CRLF line ends, as a Windows mailer sends them.

@@ -433,6 +433,35 @@ class TestMergeSafety(MergeBase):
         self.assert_main_untouched()
 
 
+class TestCommitIdentity(MergeBase):
+    """Issue 56: who agentrun's commits are by has one owner (src/git/run.c,
+    AR_GIT_FALLBACK_IDENTITY), for a job's commit and a merge commit alike: the user, where
+    git knows who that is; agentrun <agentrun@localhost> where git knows no one (a fresh CI
+    machine; here user.useConfigOnly, so git cannot guess one), decided by asking git
+    (`git var GIT_COMMITTER_IDENT`), not by reading its prose."""
+
+    AGENTRUN = "agentrun <agentrun@localhost>"
+
+    def by(self, *revs):
+        return set(self.sb.git("log", "--format=%an <%ae>|%cn <%ce>", *revs).splitlines())
+
+    def test_commits_are_by_the_user_or_else_by_agentrun(self):
+        self.sb.git("config", "user.useConfigOnly", "true")
+        self.run_batch()
+        into = f"agentrun/{self.session}/merged"
+        p = self.merge(self.branch["a"], self.branch["c"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.by(f"{self.base}..{into}"), {self.AGENTRUN + "|" + self.AGENTRUN})
+        # Once git knows the user, the next merge commit is theirs, not agentrun's.
+        self.sb.git("config", "user.name", "Ada Lovelace")
+        self.sb.git("config", "user.email", "ada@example.com")
+        p = self.merge(self.branch["b"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.by("-1", into),
+                         {"Ada Lovelace <ada@example.com>|Ada Lovelace <ada@example.com>"})
+        self.assert_nothing_else_moved()
+
+
 class TestBatchMerge(MergeBase):
     def test_batch_merge_merges_at_the_end_and_counts(self):
         p = self.run_batch("--merge", "--check", CHECK)

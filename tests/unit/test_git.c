@@ -996,6 +996,54 @@ static void test_git_stderr_line(void **state)
     assert_string_equal(ar_git_stderr_line("abc", 3, buf, sizeof(buf)), "abc");
 }
 
+/* A failed result of git with stderr text. */
+static struct ar_child_result failed(const char *stderr_text)
+{
+    struct ar_child_result r;
+    memset(&r, 0, sizeof(r));
+    r.end = AR_CHILD_EXITED;
+    r.status = 128;
+    r.stderr_tail = stderr_text;
+    r.stderr_tail_len = strlen(stderr_text);
+    return r;
+}
+
+/* The one rule of "another git is making a worktree": git names a worktree's admin folder
+ * (relative, or under the common dir the caller knows); every other failure, a success, a
+ * kill and the last try are not it; the pause is short and differs between callers. */
+static void test_worktree_race_rule(void **state)
+{
+    (void)state;
+    struct ar_git_cmd cmd = AR_GIT_CMD_INIT;
+    uint64_t ms = 0;
+    struct ar_child_result r = failed("fatal: failed to read .git/worktrees/j5/commondir\n");
+    assert_true(ar_git_worktree_race(&cmd, &r, 0, 0, &ms));
+    assert_true(ms >= 25 && ms < 25 * 4 + 20);
+    uint64_t other = 0;
+    assert_true(ar_git_worktree_race(&cmd, &r, 0, 16 * 7, &other));
+    assert_true(other != ms);
+    assert_false(ar_git_worktree_race(&cmd, &r, AR_GIT_RACE_TRIES, 0, &ms));
+    assert_true(ar_git_worktree_race(&cmd, &r, AR_GIT_RACE_TRIES - 1, 0, &ms));
+
+    /* A bare repository's admin folders, named absolute: only with the common dir. */
+    r = failed("fatal: Invalid path '/srv/repo/worktrees/j4': No such file\n");
+    assert_false(ar_git_worktree_race(&cmd, &r, 0, 0, &ms));
+    cmd.common_dir = "/srv/repo";
+    assert_true(ar_git_worktree_race(&cmd, &r, 0, 0, &ms));
+    cmd.common_dir = "/srv/other";
+    assert_false(ar_git_worktree_race(&cmd, &r, 0, 0, &ms));
+
+    /* Not a race: another message (on a later line too), success, a kill. */
+    r = failed("fatal: 'x' is not a working tree\nhint: .git/worktrees/x\n");
+    assert_false(ar_git_worktree_race(&cmd, &r, 0, 0, &ms));
+    r = failed("fatal: failed to read .git/worktrees/j5/commondir\n");
+    r.status = 0;
+    assert_false(ar_git_worktree_race(&cmd, &r, 0, 0, &ms));
+    r.status = 128;
+    r.end = AR_CHILD_TIMEOUT;
+    assert_false(ar_git_worktree_race(&cmd, &r, 0, 0, &ms));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1024,6 +1072,7 @@ int main(void)
         cmocka_unit_test(test_untracked_snapshot_has_reason),
         cmocka_unit_test(test_git_argv_is_hardened),
         cmocka_unit_test(test_git_stderr_line),
+        cmocka_unit_test(test_worktree_race_rule),
         cmocka_unit_test(test_branch_names_as_git_judges_them),
         cmocka_unit_test(test_any_job_id_gives_a_safe_distinct_component),
         cmocka_unit_test(test_only_agentrun_s_own_branch_shape_is_ours),

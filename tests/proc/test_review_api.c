@@ -321,6 +321,11 @@ static void test_panel_cancel(void **state)
     fake_env(codex_fixture("never", "{}"), NULL);
     setenv("FAKE_CLI_HANG", "1", 1);
     setenv("AGENTRUN_GEMINI_BIN", AR_FAKE_BIN_DIR "/gemini", 1);
+    /* A gemini call makes ~/.gemini/tmp (its sessions outlive the private home): the
+     * test's own directory is its home. */
+    const char *home = getenv("HOME");
+    char *saved_home = home ? strdup(home) : NULL;
+    setenv("HOME", tmpdir, 1);
     struct ar_review_options o = base_options();
     o.run.provider = NULL;
     o.panel = "codex,gemini";
@@ -347,6 +352,11 @@ static void test_panel_cancel(void **state)
     ar_review_result_destroy(oc.res);
     unsetenv("FAKE_CLI_HANG");
     unsetenv("AGENTRUN_GEMINI_BIN");
+    if (saved_home)
+        setenv("HOME", saved_home, 1);
+    else
+        unsetenv("HOME");
+    free(saved_home);
 }
 
 static void test_nothing_to_review(void **state)

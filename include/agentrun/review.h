@@ -92,8 +92,24 @@ struct ar_review_issue {
     char *suggestion;                         /* or NULL */
     int outside_diff;                         /* the file is not one of the diff's files */
     char fingerprint[AR_FINGERPRINT_LEN + 1]; /* "" until the paths are located */
-    int cut;           /* the message or the suggestion was longer than AR_REVIEW_MAX_TEXT */
-    void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
+    int cut; /* the message or the suggestion was longer than AR_REVIEW_MAX_TEXT */
+    union {
+        struct {
+            /*
+             * Added in 0.2.0 (issue 61). A panel's review (ar_review_options.panel): the
+             * members that reported this finding, by provider name, in panel order (its
+             * agreement is n_found_by of the panel's n members); NULL and 0 otherwise.
+             */
+            char **found_by;
+            size_t n_found_by;
+            /* Added in 0.2.0. Fewer members than the quorum reported it: it does not count
+             * toward the verdict, unless it is critical (docs/review.md, "A panel"). */
+            int below_quorum;
+            /* Added in 0.2.0. How many members the panel has (the n of "k of n"), or 0. */
+            unsigned panel_size;
+        };
+        void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
+    };
 };
 
 /*
@@ -253,6 +269,9 @@ struct ar_review_event {
     size_t finished; /* chunks over so far, this one included */
     /* FINISHED: the chunk's review (borrowed for the call; its paths not yet located) */
     const struct ar_review *review;
+    /* Added in 0.2.0. A panel's review: the member (provider name) whose call this is; chunk
+     * and n_chunks then count the calls of every member (chunks × members); else NULL. */
+    const char *member;
 };
 
 /* A chunk started or finished. ev is borrowed for the call. */
@@ -336,6 +355,28 @@ struct ar_review_options {
             /* Added in 0.2.0. The baseline, read by the library the same way (as
              * ar_review_baseline_read() reads it). Not with baseline. */
             const char *baseline_file;
+            /*
+             * Added in 0.2.0 (issue 61). A review panel: several providers review every
+             * chunk, and the findings they share are matched (docs/review.md, "A panel").
+             * "claude,codex=gpt-5.1-codex,gemini": providers by name, each once, each with
+             * an optional model after '='; within
+             * run.share's providers. Not with run.provider, run.model or run.fallback (a
+             * member is its provider; AGENTRUN_PROVIDER is not read). NULL: one provider,
+             * run.provider, reviews.
+             */
+            const char *panel;
+            /* Added in 0.2.0. With panel: only findings at least this many members reported
+             * count toward the verdict (a critical one always counts), and a file is
+             * reviewed only when at least this many members reviewed it. 0: 1. */
+            unsigned quorum;
+            /*
+             * Added in 0.2.0. With panel, a severity name ("high"): the first member
+             * reviews every chunk; the others review only the chunks where it found
+             * something at or above that severity (or failed). Not with a quorum above 1
+             * (the other members do not review every file). NULL: every member reviews
+             * every chunk.
+             */
+            const char *escalate;
         };
         void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
     };
@@ -370,6 +411,47 @@ struct ar_review_plan {
     void *reserved[4]; /* members added later come out of it (docs/library.md#abi) */
 };
 
+/* The most members a panel has (each provider once). */
+#define AR_REVIEW_MAX_PANEL 8
+
+/* What became of a panel member (struct ar_review_member.status). */
+enum ar_review_member_status {
+    AR_MEMBER_ANSWERED = 0, /* every chunk came back with a review (degraded included) */
+    AR_MEMBER_FAILED,       /* a call failed (auth, quota, timeout, budget…): error says */
+    AR_MEMBER_NOT_ASKED,    /* escalate: the first member's review never called for it */
+};
+
+/* "answered", "failed", "not_asked"; "unknown". Static storage. */
+AR_API const char *ar_review_member_status_name(int status);
+
+/* One member of a panel and what it did. Owned by the result. */
+struct ar_review_member {
+    char *provider; /* "claude", "codex", "gemini" */
+    char *model;    /* the model its calls reported, else as the panel named it, or NULL */
+    enum ar_review_member_status status;
+    struct ar_error error; /* FAILED: the first failed call's error */
+    size_t chunks;         /* chunks whose review came back (escalate: of those it was asked
+                              to review) */
+    size_t findings;       /* findings it reported (located, before matching) */
+    size_t files_reviewed; /* changed paths it reviewed */
+    struct ar_usage usage; /* summed over its calls */
+    double cost_usd;       /* meaningful unless cost_source is AR_COST_UNKNOWN */
+    enum ar_cost_source cost_source;
+    uint64_t duration_ms; /* its longest call */
+    size_t calls;         /* its CLI calls that ran or came from the cache (0: it spent
+                             nothing) */
+    void *reserved[8];    /* members added later come out of it (docs/library.md#abi) */
+};
+
+/* A panel's members and how many answered. */
+struct ar_review_panel {
+    struct ar_review_member *members; /* in panel order; NULL and 0: no panel */
+    size_t n_members;
+    size_t answered;   /* members whose status is ANSWERED */
+    unsigned quorum;   /* options.quorum (1 when it was 0) */
+    void *reserved[8]; /* members added later come out of it (docs/library.md#abi) */
+};
+
 /* The outcome of a review. Everything is owned by the result. Handed out by
  * pointer only: it grows at its end (docs/library.md#abi). */
 struct ar_review_result {
@@ -379,6 +461,8 @@ struct ar_review_result {
                                            coverage: exit 0 only when n_unreviewed is 0 */
     int fail_on;                        /* options.fail_on */
     struct ar_review_coverage coverage; /* every changed path: reviewed, or why not */
+    /* Added in 0.2.0 (issue 61): options.panel's members, or none. */
+    struct ar_review_panel panel;
 };
 
 /*

@@ -37,6 +37,10 @@ enum {
     /* issue 26: what a change cannot choose */
     KEY_DIFF_FILE,
     KEY_ALLOW_BINARY,
+    /* issue 61: a panel */
+    KEY_PANEL,
+    KEY_QUORUM,
+    KEY_ESCALATE,
 };
 
 /* The defaults are the library's (ar_review_options_init()), and so is -j's limit. */
@@ -87,6 +91,18 @@ static const struct ar_cli_opt opts[] = {
       "REV:PATH reads it from git (origin/main:.agentrun/accepted.json: a pull request cannot "
       "change it)",
       "@file" },
+    { "panel", KEY_PANEL, "LIST",
+      "review with several providers at once and match their findings: claude,codex,gemini "
+      "(a model each: codex=gpt-5.1-codex); not with -p, -m or --fallback",
+      NULL },
+    { "quorum", KEY_QUORUM, "K",
+      "with --panel: count only findings at least K members reported (a critical one always "
+      "counts), and a file as reviewed only when K members reviewed it (default: 1)",
+      NULL },
+    { "escalate", KEY_ESCALATE, "SEVERITY",
+      "with --panel: the first member reviews every chunk, the others only the chunks where it "
+      "found something at or above SEVERITY (or failed); not with --quorum above 1",
+      "critical|high|medium|low|info" },
     { "pretty", KEY_PRETTY, NULL, "indent json, sarif and gitlab output (default: one line)",
       NULL },
     { "sarif-category", KEY_SARIF_CATEGORY, "NAME",
@@ -161,13 +177,15 @@ static void on_review_event(void *arg, const struct ar_review_event *ev)
 {
     struct ar_cli_session *s = arg;
     s->running = (unsigned)ev->running;
-    snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu chunks reviewed", ev->finished,
-             ev->n_chunks);
+    snprintf(s->status_extra, sizeof(s->status_extra), "%zu/%zu %s reviewed", ev->finished,
+             ev->n_chunks, ev->member ? "panel calls" : "chunks");
     if (ev->kind == AR_REVIEW_CHUNK_FINISHED && ev->review && !ev->review->cached) {
         const struct ar_usage *u = &ev->review->usage;
-        ar_cli_notef("chunk %zu/%zu: %llu input + %llu cache read + %llu cache write tokens",
-                     ev->chunk + 1, ev->n_chunks, (unsigned long long)u->input,
-                     (unsigned long long)u->cache_read, (unsigned long long)u->cache_write);
+        ar_cli_notef("%s%s%s %zu/%zu: %llu input + %llu cache read + %llu cache write tokens",
+                     ev->member ? ev->member : "", ev->member ? ": " : "",
+                     ev->member ? "call" : "chunk", ev->chunk + 1, ev->n_chunks,
+                     (unsigned long long)u->input, (unsigned long long)u->cache_read,
+                     (unsigned long long)u->cache_write);
     }
 }
 
@@ -464,6 +482,26 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         case KEY_PRETTY:
             wo.pretty = 1;
             break;
+        case KEY_PANEL:
+            o.panel = arg;
+            break;
+        case KEY_ESCALATE:
+            if (ar_severity_parse(arg, 0) < 0) {
+                ar_cli_invalid_value(cmd, "escalate", arg, "critical|high|medium|low|info");
+                goto out;
+            }
+            o.escalate = arg;
+            break;
+        case KEY_QUORUM: {
+            long q = 0;
+            if (ar_cli_parse_int(arg, 1, AR_REVIEW_MAX_PANEL, &q) < 0) {
+                ar_cli_usage_error(cmd, "invalid --quorum '%s': want 1 to %d", arg,
+                                   AR_REVIEW_MAX_PANEL);
+                goto out;
+            }
+            o.quorum = (unsigned)q;
+            break;
+        }
         case KEY_BASELINE:
             baseline_path = arg;
             break;
@@ -565,7 +603,7 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     /* How much of the input the providers' prompt caches served (what the cache-friendly
      * layout of the chunks' prompts is for), and what the baseline left out: said in every
      * format, not only the json one. */
-    char extra[160];
+    char extra[600];
     size_t calls = rv->n_calls;
     double share = ar_usage_cache_read_share(&rv->usage);
     snprintf(extra, sizeof(extra), "%zu call%s", calls, calls == 1 ? "" : "s");
@@ -576,11 +614,40 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
                  ", %zu finding%s left out by the baseline", rv->suppressed,
                  rv->suppressed == 1 ? "" : "s");
-    struct ar_cli_summary sum = {
-        rv->provider,          rv->model, rv->usage, rv->cost_usd, rv->cost_source,
-        rv->duration_ms,       calls,     extra,     rv->n_cached, rv->cached_cost_usd,
-        rv->cached_cost_source
-    };
+    /* A panel's summary is the panel's total, with what each member spent. */
+    char members[128] = "";
+    const struct ar_review_panel *panel = &res->panel;
+    for (size_t m = 0; m < panel->n_members; m++) {
+        const struct ar_review_member *mb = &panel->members[m];
+        size_t at = strlen(members);
+        snprintf(members + at, sizeof(members) - at, "%s%s", m ? "+" : "", mb->provider);
+        at = strlen(extra);
+        snprintf(extra + at, sizeof(extra) - at, "%s%s ", m ? ", " : "; ", mb->provider);
+        at = strlen(extra);
+        if (!mb->calls)
+            snprintf(extra + at, sizeof(extra) - at, "%s",
+                     ar_review_member_status_name(mb->status));
+        else if (mb->cost_source == AR_COST_UNKNOWN)
+            snprintf(extra + at, sizeof(extra) - at, "%llu tokens, cost unknown",
+                     (unsigned long long)(mb->usage.input + mb->usage.cache_read +
+                                          mb->usage.cache_write + mb->usage.output));
+        else
+            snprintf(extra + at, sizeof(extra) - at, "%llu tokens, $%.4f",
+                     (unsigned long long)(mb->usage.input + mb->usage.cache_read +
+                                          mb->usage.cache_write + mb->usage.output),
+                     mb->cost_usd);
+    }
+    struct ar_cli_summary sum = { panel->n_members ? members : rv->provider,
+                                  panel->n_members ? NULL : rv->model,
+                                  rv->usage,
+                                  rv->cost_usd,
+                                  rv->cost_source,
+                                  rv->duration_ms,
+                                  calls,
+                                  extra,
+                                  rv->n_cached,
+                                  rv->cached_cost_usd,
+                                  rv->cached_cost_source };
     /* No call ran (no CLI installed, none logged in): there is nothing to sum, and
      * naming the provider that stood in for the error would say it ran. */
     if (review_called(rv))

@@ -64,7 +64,16 @@ static const char review_input[] =
     "\"no_default_excludes\":{\"type\":\"boolean\"},"
     "\"allow_binary\":{\"type\":\"boolean\"},"
     "\"baseline\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a previous json, "
-    "sarif or gitlab output: REV:PATH from git, or a file under cwd\"}}}";
+    "sarif or gitlab output: REV:PATH from git, or a file under cwd\"},"
+    "\"panel\":{\"type\":\"string\",\"minLength\":1,\"description\":\"several providers "
+    "review at once and their findings are matched: claude,codex,gemini (a model each: "
+    "codex=MODEL), within the operator's --providers; not with provider, model or fallback\"},"
+    "\"quorum\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":8,\"description\":\"with "
+    "panel: only findings at least this many members reported count (a critical one always "
+    "does), and a file is reviewed only when this many members reviewed it\"},"
+    "\"escalate\":{\"type\":\"string\",\"enum\":[\"critical\",\"high\",\"medium\",\"low\","
+    "\"info\"],\"description\":\"with panel: the first member reviews every chunk, the others "
+    "only the chunks where it found something at or above this severity\"}}}";
 
 static const char review_output[] =
     "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
@@ -268,9 +277,13 @@ static void review_state_free(struct review_state *st)
 
 static void review_event(void *arg, const struct ar_review_event *ev)
 {
-    char msg[128];
-    snprintf(msg, sizeof(msg), "chunk %zu of %zu %s", ev->chunk + 1, ev->n_chunks,
-             ev->kind == AR_REVIEW_CHUNK_STARTED ? "started" : "finished");
+    char msg[160];
+    if (ev->member)
+        snprintf(msg, sizeof(msg), "%s: call %zu of %zu %s", ev->member, ev->chunk + 1,
+                 ev->n_chunks, ev->kind == AR_REVIEW_CHUNK_STARTED ? "started" : "finished");
+    else
+        snprintf(msg, sizeof(msg), "chunk %zu of %zu %s", ev->chunk + 1, ev->n_chunks,
+                 ev->kind == AR_REVIEW_CHUNK_STARTED ? "started" : "finished");
     ar_mcp_call_progress(arg, msg);
 }
 
@@ -363,6 +376,20 @@ static void review_start(struct ar_mcp_call *c)
      * the share's directories, and holds them against the change: as for the CLI. */
     o.instructions_file = ar_mcp_arg_str(c, "instructions");
     o.baseline_file = ar_mcp_arg_str(c, "baseline");
+    /* A panel names its providers: the operator's default provider and model give way
+     * to it; a caller's own provider, model or fallback is refused by the library. */
+    o.panel = ar_mcp_arg_str(c, "panel");
+    if (o.panel) {
+        if (!json_object_get(c->args, "provider"))
+            o.run.provider = NULL;
+        if (!json_object_get(c->args, "model"))
+            o.run.model = NULL;
+        if (!json_object_get(c->args, "fallback"))
+            o.run.fallback = NULL;
+    }
+    o.escalate = ar_mcp_arg_str(c, "escalate");
+    if ((v = json_object_get(c->args, "quorum")))
+        o.quorum = (unsigned)json_integer_value(v);
     o.on_event = review_event;
     o.event_arg = c;
     c->tool_state = st;

@@ -250,3 +250,70 @@ int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *p
     ar_coverage_count(cov);
     return rc;
 }
+
+int ar_coverage_copy(const struct ar_review_coverage *src, struct ar_review_coverage *dst)
+{
+    memset(dst, 0, sizeof(*dst));
+    if (!src->n_files)
+        return 0;
+    dst->files = calloc(src->n_files, sizeof(*dst->files));
+    if (!dst->files)
+        return AR_ENOMEM;
+    dst->n_files = src->n_files;
+    int rc = 0;
+    for (size_t i = 0; i < src->n_files && !rc; i++) {
+        const struct ar_review_file *s = &src->files[i];
+        struct ar_review_file *d = &dst->files[i];
+        d->status = s->status;
+        d->chunk = s->chunk;
+        d->n_chunks = s->n_chunks;
+        rc = set_str(&d->path, s->path);
+        if (!rc && s->old_path)
+            rc = set_str(&d->old_path, s->old_path);
+        if (!rc && s->rule)
+            rc = set_str(&d->rule, s->rule);
+        if (!rc && s->why)
+            rc = set_str(&d->why, s->why);
+    }
+    ar_coverage_count(dst);
+    if (rc)
+        ar_coverage_free(dst);
+    return rc;
+}
+
+int ar_coverage_quorum(struct ar_review_coverage *cov, const struct ar_review_coverage *members,
+                       const char *const *names, size_t n, unsigned quorum)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < cov->n_files; i++) {
+        struct ar_review_file *f = &cov->files[i];
+        if (f->status != AR_COVER_QUEUED)
+            continue;
+        size_t got = 0;
+        for (size_t m = 0; m < n; m++)
+            got += i < members[m].n_files && members[m].files[i].status == AR_COVER_REVIEWED;
+        if (got >= quorum) {
+            f->status = AR_COVER_REVIEWED;
+            continue;
+        }
+        /* Who did not review it, and why (each member's own coverage says). */
+        struct ar_buf why;
+        ar_buf_init(&why, 480);
+        for (size_t m = 0; m < n; m++) {
+            const struct ar_review_file *mf = i < members[m].n_files ? &members[m].files[i] : NULL;
+            if (mf && mf->status == AR_COVER_REVIEWED)
+                continue;
+            if (why.len)
+                ar_buf_puts(&why, "; ");
+            ar_buf_puts(&why, names[m]);
+            ar_buf_puts(&why, ": ");
+            ar_buf_puts(&why, mf && mf->why ? mf->why : "not reviewed");
+        }
+        rc = set_why(f, AR_COVER_NOT_SENT,
+                     "reviewed by %zu of %zu panel members, fewer than the quorum of %u (%s)", got,
+                     n, quorum, ar_buf_cstr(&why));
+        ar_buf_finish(&why);
+    }
+    ar_coverage_count(cov);
+    return rc;
+}

@@ -11,6 +11,7 @@
  * and the job set, and frees them after done returns; the result it hands to
  * done belongs to the caller from then on.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,15 @@ struct result_box {
     const char **excluded; /* borrowed from pub.coverage */
 };
 
-/* One chunk's review job. */
+/* One chunk's review job: by one member, in a panel. */
 struct chunk_job {
     struct ar_review_run *rr;
-    size_t index;
-    char job_id[64];
+    size_t index;  /* the chunk */
+    size_t member; /* the panel member (0 without a panel) */
+    size_t order;  /* its place in the start order: chunk by chunk, each member's in turn */
+    int started;   /* its run started */
+    int over;      /* its review is in (or it was written off) */
+    char job_id[96];
     struct ar_review rv;
 };
 
@@ -71,10 +76,18 @@ struct ar_review_run {
     unsigned char *send;            /* per file of diff: enum ar_diff_send */
     struct ar_diff_chunk *chunks;
     size_t n_chunks;
-    struct chunk_job *jobs;
-    size_t next;     /* the first chunk not yet started or written off */
-    size_t finished; /* chunks whose review is in (or written off) */
-    char *root;      /* the repository's top, or NULL */
+    struct chunk_job *jobs; /* n_members × n_chunks: member m's chunk c at m * n_chunks + c */
+    size_t n_jobs;
+    size_t next;     /* the first job (in start order) not yet started or written off */
+    size_t finished; /* jobs whose review is in (or written off) */
+    /* A panel (panel.c): its members; without one, n_members is 1 (run.provider). */
+    struct ar_panel_spec panel;
+    int is_panel;
+    size_t n_members;
+    unsigned quorum;
+    int escalate; /* a severity: the others review a chunk only after the first member found
+                     something at or above it there; -1: every member reviews every chunk */
+    char *root;   /* the repository's top, or NULL */
     uint64_t t0;
 
     struct result_box *res;
@@ -125,9 +138,10 @@ static int copy_globs(struct ar_strv *to, const char *const *v, size_t n)
 static void run_free(struct ar_review_run *rr)
 {
     if (rr->jobs)
-        for (size_t i = 0; i < rr->n_chunks; i++)
+        for (size_t i = 0; i < rr->n_jobs; i++)
             ar_review_finish(&rr->jobs[i].rv);
     free(rr->jobs);
+    ar_panel_spec_finish(&rr->panel);
     ar_jobset_end(rr->set);
     ar_diff_chunks_free(rr->chunks, rr->n_chunks);
     ar_diff_finish(&rr->diff);
@@ -154,6 +168,11 @@ void ar_review_result_destroy(struct ar_review_result *res)
     struct result_box *box = ar_container_of(res, struct result_box, pub);
     ar_review_finish(&box->pub.review);
     ar_coverage_free(&box->pub.coverage);
+    for (size_t i = 0; i < box->pub.panel.n_members; i++) {
+        free(box->pub.panel.members[i].provider);
+        free(box->pub.panel.members[i].model);
+    }
+    free(box->pub.panel.members);
     free(box->excluded);
     free(box->source);
     free(box);
@@ -231,12 +250,21 @@ static void finish_nothing(struct ar_review_run *rr)
     res->review.summary = strdup("nothing to review");
     if (!res->review.summary)
         fail_review(&res->review, AR_ENOMEM, "out of memory");
+    /* No member was asked anything. */
+    for (size_t m = 0; m < res->panel.n_members; m++)
+        res->panel.members[m].status = AR_MEMBER_NOT_ASKED;
     ar_review_verdict(&res->review, &res->coverage, rr->fail_on, rr->strict, &res->verdict);
     deliver(rr);
 }
 
+static void finish_panel(struct ar_review_run *rr);
+
 static void finish_reviewed(struct ar_review_run *rr)
 {
+    if (rr->is_panel) {
+        finish_panel(rr);
+        return;
+    }
     struct ar_review *merged = &rr->res->pub.review;
     struct ar_review *parts = calloc(rr->n_chunks, sizeof(*parts));
     struct ar_error err = AR_ERROR_INIT;
@@ -269,19 +297,137 @@ static void finish_reviewed(struct ar_review_run *rr)
     deliver(rr);
 }
 
+/* How many of rv's calls ran (a CLI started). */
+static size_t calls_ran(const struct ar_review *rv)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rv->n_calls; i++)
+        n += rv->calls[i].exit_code >= 0;
+    return n;
+}
+
+/* Member m's chunk reviews, in chunk order (borrowed from the jobs), into parts. A chunk
+ * whose call never started (refused for the budget, written off, not asked) spent
+ * nothing: its cost is no unknown that would make the panel's total unknown. */
+static void member_parts(struct ar_review_run *rr, size_t m, struct ar_review *parts)
+{
+    for (size_t c = 0; c < rr->n_chunks; c++) {
+        struct ar_review *rv = &rr->jobs[m * rr->n_chunks + c].rv;
+        if (!calls_ran(rv) && !rv->n_cached && rv->cost_source == AR_COST_UNKNOWN) {
+            rv->cost_source = AR_COST_CACHE; /* neutral in the merge: nothing spent */
+            rv->cost_usd = 0;
+        }
+        parts[c] = *rv;
+    }
+}
+
+/*
+ * A panel's end (docs/review.md, "A panel"): each member's chunk reviews merged and
+ * located on their own, with the coverage they give; the findings matched across
+ * members (panel.c); the accounting of every call summed; a file reviewed when at
+ * least the quorum of members reviewed it; the review failed only when fewer members
+ * than the quorum answered; then the baseline, the quorum marks and the verdict.
+ */
+static int panel_end(struct ar_review_run *rr, struct ar_review *mv, struct ar_review_coverage *mc,
+                     struct ar_error *err)
+{
+    struct ar_review_result *res = &rr->res->pub;
+    struct ar_review *merged = &res->review;
+    size_t n = rr->n_members, C = rr->n_chunks;
+    const char *names[AR_REVIEW_MAX_PANEL];
+    const char *cwd = rr->run.cwd ? rr->run.cwd : ".";
+    struct ar_review *parts = calloc(rr->n_jobs, sizeof(*parts));
+    if (!parts)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    int rc = 0;
+    for (size_t m = 0; m < n && !rc; m++) {
+        names[m] = rr->panel.names[m];
+        member_parts(rr, m, parts + m * C);
+        rc = ar_review_merge(parts + m * C, C, &rr->diff, &mv[m], err);
+        if (!rc)
+            rc = ar_coverage_copy(&res->coverage, &mc[m]);
+        if (!rc)
+            rc = ar_coverage_finish(&mc[m], parts + m * C, C, &mv[m]);
+        if (!rc)
+            rc = ar_review_locate(&mv[m], &rr->diff, rr->root ? rr->root : cwd, err);
+    }
+    /* The accounting of every call (tokens, cost, calls, summaries, notes), then the
+     * findings matched. */
+    if (!rc)
+        rc = ar_review_merge(parts, rr->n_jobs, &rr->diff, merged, err);
+    free(parts);
+    if (!rc)
+        rc = ar_panel_match(mv, n, names, merged);
+    if (!rc)
+        rc = ar_panel_members(&res->panel, mv, mc, n);
+    for (size_t m = 0; m < n && !rc; m++) {
+        res->panel.members[m].chunks = 0;
+        res->panel.members[m].calls = 0;
+        for (size_t c = 0; c < C; c++)
+            res->panel.members[m].calls +=
+                calls_ran(&rr->jobs[m * C + c].rv) + rr->jobs[m * C + c].rv.n_cached;
+        for (size_t c = 0; c < C; c++)
+            res->panel.members[m].chunks +=
+                !rr->jobs[m * C + c].rv.failed && rr->jobs[m * C + c].rv.chunks;
+    }
+    if (!rc)
+        rc = ar_coverage_quorum(&res->coverage, mc, names, n, rr->quorum);
+    if (!rc)
+        rc = ar_panel_verdict_inputs(merged, &res->panel, mv);
+    if (rc && !err->code)
+        ar_error_set(err, rc, NULL, "out of memory");
+    return rc;
+}
+
+static void finish_panel(struct ar_review_run *rr)
+{
+    struct ar_review_result *res = &rr->res->pub;
+    struct ar_review *merged = &res->review;
+    size_t n = rr->n_members;
+    struct ar_review mv[AR_REVIEW_MAX_PANEL];
+    struct ar_review_coverage mc[AR_REVIEW_MAX_PANEL];
+    memset(mc, 0, sizeof(mc));
+    for (size_t m = 0; m < n; m++)
+        ar_review_init(&mv[m]);
+    struct ar_error err = AR_ERROR_INIT;
+    int rc = panel_end(rr, mv, mc, &err);
+    for (size_t m = 0; m < n; m++) {
+        ar_review_finish(&mv[m]);
+        ar_coverage_free(&mc[m]);
+    }
+    if (rc) {
+        ar_review_finish(merged);
+        ar_review_init(merged);
+        merged->summary = strdup("");
+        fail_review(merged, rc, err.msg);
+    } else {
+        merged->duration_ms = ar_now_ms() - rr->t0;
+        if (rr->has_baseline)
+            ar_review_apply_baseline(merged, &rr->baseline);
+        ar_panel_quorum(merged, rr->quorum);
+    }
+    ar_review_verdict(merged, &res->coverage, rr->fail_on, rr->strict, &res->verdict);
+    deliver(rr);
+}
+
 /* ---- the chunks ---------------------------------------------------------- */
 
+/* index: the job's place in rr->jobs. */
 static void emit(struct ar_review_run *rr, enum ar_review_event_kind kind, size_t index,
                  const struct ar_review *rv)
 {
     if (!rr->on_event)
         return;
-    struct ar_review_event ev = { .kind = kind,
-                                  .chunk = index,
-                                  .n_chunks = rr->n_chunks,
-                                  .running = ar_jobset_running(rr->set),
-                                  .finished = rr->finished,
-                                  .review = rv };
+    const struct chunk_job *job = &rr->jobs[index];
+    struct ar_review_event ev = {
+        .kind = kind,
+        .chunk = job->order,
+        .n_chunks = rr->n_jobs,
+        .running = ar_jobset_running(rr->set),
+        .finished = rr->finished,
+        .review = rv,
+        .member = rr->is_panel ? rr->panel.names[job->member] : NULL,
+    };
     rr->on_event(rr->event_arg, &ev);
 }
 
@@ -294,19 +440,68 @@ static void job_finish(struct chunk_job *job, struct ar_result *res)
     if (!res || ar_review_from_result(res, &job->rv) != 0)
         fail_review(&job->rv, AR_ENOMEM, "out of memory");
     ar_result_destroy(res);
+    job->over = 1;
     rr->finished++;
-    emit(rr, AR_REVIEW_CHUNK_FINISHED, job->index, &job->rv);
+    emit(rr, AR_REVIEW_CHUNK_FINISHED, (size_t)(job - rr->jobs), &job->rv);
 }
 
-/* Writes off every chunk not started yet: after a cancel, or once one failed (a
- * provider failure fails the whole review: no more calls are spent on it). */
-static void skip_rest(struct ar_review_run *rr)
+/* Escalation: the job is not asked for (its chunk's first member found nothing at or above
+ * the severity): it is over, reviewed by no call, and neither failed nor reviewed. */
+static void job_not_asked(struct chunk_job *job)
 {
-    const char *why =
-        ar_jobset_cancelled(rr->set) ? "interrupted" : "not reviewed: another chunk failed";
-    while (rr->next < rr->n_chunks)
-        job_finish(&rr->jobs[rr->next++],
-                   ar_result_new_failed(rr->run.provider, AR_EINTERRUPTED, why));
+    struct ar_review_run *rr = job->rr;
+    ar_review_finish(&job->rv);
+    ar_review_init(&job->rv);
+    job->rv.passed = 1;
+    if (!(job->rv.summary = strdup("")))
+        fail_review(&job->rv, AR_ENOMEM, "out of memory");
+    job->over = 1;
+    rr->finished++;
+    emit(rr, AR_REVIEW_CHUNK_FINISHED, (size_t)(job - rr->jobs), &job->rv);
+}
+
+/* Whether a review asks the other members: a finding at or above the escalation's
+ * severity, or no review at all (a failed or degraded one says nothing either way). */
+static int escalates(const struct ar_review *rv, int sev)
+{
+    if (rv->failed || rv->degraded)
+        return 1;
+    for (size_t i = 0; i < rv->n_issues; i++)
+        if ((int)rv->issues[i].severity <= sev)
+            return 1;
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        if ((int)rv->unplaced[i].severity <= sev)
+            return 1;
+    return 0;
+}
+
+/* The job that starts order-th: chunk by chunk, every member's call of a chunk in turn. */
+static struct chunk_job *job_at(struct ar_review_run *rr, size_t order)
+{
+    size_t chunk = order / rr->n_members, member = order % rr->n_members;
+    return &rr->jobs[member * rr->n_chunks + chunk];
+}
+
+/* The provider a job calls. */
+static const char *job_provider(const struct ar_review_run *rr, const struct chunk_job *job)
+{
+    return rr->is_panel ? rr->panel.names[job->member] : rr->run.provider;
+}
+
+/* Writes off every job not started yet: after a cancel (member is then SIZE_MAX), or
+ * once one of member's failed (a provider failure fails that member's review: no
+ * more of its calls are spent on it; without a panel, the review's). */
+static void skip_rest(struct ar_review_run *rr, size_t member)
+{
+    const char *why = ar_jobset_cancelled(rr->set) ? "interrupted"
+                      : rr->is_panel ? "not reviewed: another chunk of this member failed"
+                                     : "not reviewed: another chunk failed";
+    for (size_t k = rr->next; k < rr->n_jobs; k++) {
+        struct chunk_job *job = job_at(rr, k);
+        if (job->started || job->over || (member != SIZE_MAX && job->member != member))
+            continue;
+        job_finish(job, ar_result_new_failed(job_provider(rr, job), AR_EINTERRUPTED, why));
+    }
 }
 
 static void on_chunk_done(void *owner, void *arg, struct ar_result *res)
@@ -315,7 +510,21 @@ static void on_chunk_done(void *owner, void *arg, struct ar_result *res)
     struct chunk_job *job = arg;
     job_finish(job, res);
     if (job->rv.failed)
-        skip_rest(rr);
+        skip_rest(rr, job->member);
+    /* The first member's review of a chunk decides whether the others are asked. */
+    if (rr->escalate >= 0 && job->member == 0 && !escalates(&job->rv, rr->escalate))
+        for (size_t m = 1; m < rr->n_members; m++) {
+            struct chunk_job *other = &rr->jobs[m * rr->n_chunks + job->index];
+            if (!other->started && !other->over)
+                job_not_asked(other);
+        }
+}
+
+/* Whether a job may start: escalation holds the others back until the chunk's first
+ * member's review is in. */
+static int job_ready(const struct ar_review_run *rr, const struct chunk_job *job)
+{
+    return rr->escalate < 0 || job->member == 0 || rr->jobs[job->index].over;
 }
 
 /* Starts a chunk's run; one that cannot start fails the review. */
@@ -325,11 +534,12 @@ static void chunk_start(struct chunk_job *job)
     const struct ar_diff_chunk *c = &rr->chunks[job->index];
     /* The chunk goes into the prompt as a C string: one that would not arrive
      * whole is never reviewed (and so never passes). */
+    job->started = 1;
     if (strlen(c->text) != c->len) {
         job_finish(job,
-                   ar_result_new_failed(rr->run.provider, AR_EUSAGE,
+                   ar_result_new_failed(job_provider(rr, job), AR_EUSAGE,
                                         "the chunk holds a NUL byte and cannot be sent whole"));
-        skip_rest(rr);
+        skip_rest(rr, job->member);
         return;
     }
     struct ar_var vars[2] = {
@@ -348,17 +558,23 @@ static void chunk_start(struct chunk_job *job)
     o.no_session = 1;
     /* A review changes nothing: the git snapshots would only cost time. */
     o.track_files = 0;
-    o.job_id = rr->n_chunks > 1 ? job->job_id : NULL;
+    o.job_id = rr->n_jobs > 1 ? job->job_id : NULL;
+    if (rr->is_panel) {
+        /* A member is its provider: its own model, and no fallback to another. */
+        o.provider = rr->panel.names[job->member];
+        o.model = rr->panel.models[job->member];
+        o.fallback = NULL;
+    }
     /* Each finding is judged alone (salvage.c): one that breaks the contract never
      * costs the others a repair call or a degraded review. */
     struct ar_pipeline_extra extra = { AR_REVIEW_ITEMS, &rr->budget };
     struct ar_error err = AR_ERROR_INIT;
     if (ar_jobset_start(rr->set, &o, &extra, job, &err) < 0) {
         job_finish(job, ar_result_new_failed(o.provider, err.code ? err.code : AR_EUSAGE, err.msg));
-        skip_rest(rr);
+        skip_rest(rr, job->member);
         return;
     }
-    emit(rr, AR_REVIEW_CHUNK_STARTED, job->index, NULL);
+    emit(rr, AR_REVIEW_CHUNK_STARTED, (size_t)(job - rr->jobs), NULL);
 }
 
 /* From the loop: the chunks in order while there is room, the rest written off after
@@ -372,10 +588,20 @@ static void pump(void *owner)
         return;
     }
     if (ar_jobset_cancelled(rr->set))
-        skip_rest(rr);
-    while (rr->next < rr->n_chunks && ar_jobset_room(rr->set))
-        chunk_start(&rr->jobs[rr->next++]);
-    if (rr->finished == rr->n_chunks && !ar_jobset_running(rr->set))
+        skip_rest(rr, SIZE_MAX);
+    /* In start order; a job held back (escalation) keeps its place. */
+    while (rr->next < rr->n_jobs) {
+        struct chunk_job *job = job_at(rr, rr->next);
+        if (!job->started && !job->over)
+            break;
+        rr->next++;
+    }
+    for (size_t k = rr->next; k < rr->n_jobs && ar_jobset_room(rr->set); k++) {
+        struct chunk_job *job = job_at(rr, k);
+        if (!job->started && !job->over && job_ready(rr, job))
+            chunk_start(job);
+    }
+    if (rr->finished == rr->n_jobs && !ar_jobset_running(rr->set))
         finish_reviewed(rr);
 }
 
@@ -706,17 +932,94 @@ static int read_controls(struct ar_review_run *rr, const struct ar_review_option
     return 0;
 }
 
-/* The chunks' jobs, none started yet. */
+/* The chunks' jobs (each member's, in a panel), none started yet. */
 static int make_jobs(struct ar_review_run *rr, struct ar_error *err)
 {
-    if (rr->n_chunks && !(rr->jobs = calloc(rr->n_chunks, sizeof(*rr->jobs))))
+    rr->n_jobs = rr->n_chunks * rr->n_members;
+    if (rr->n_jobs && !(rr->jobs = calloc(rr->n_jobs, sizeof(*rr->jobs))))
         return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
-    for (size_t i = 0; i < rr->n_chunks; i++) {
-        struct chunk_job *job = &rr->jobs[i];
+    for (size_t k = 0; k < rr->n_jobs; k++) {
+        struct chunk_job *job = job_at(rr, k);
         job->rr = rr;
-        job->index = i;
-        snprintf(job->job_id, sizeof(job->job_id), "chunk %zu/%zu", i + 1, rr->n_chunks);
+        job->index = k / rr->n_members;
+        job->member = k % rr->n_members;
+        job->order = k;
+        const char *name = rr->is_panel ? rr->panel.names[job->member] : NULL;
+        if (name && rr->n_chunks > 1)
+            snprintf(job->job_id, sizeof(job->job_id), "%s chunk %zu/%zu", name, job->index + 1,
+                     rr->n_chunks);
+        else if (name)
+            snprintf(job->job_id, sizeof(job->job_id), "%s", name);
+        else
+            snprintf(job->job_id, sizeof(job->job_id), "chunk %zu/%zu", job->index + 1,
+                     rr->n_chunks);
         ar_review_init(&job->rv);
+    }
+    return 0;
+}
+
+/*
+ * The panel (options.panel), read within the share's providers, and its quorum. A
+ * member is its provider: a review-wide model or fallback would blur who answered.
+ */
+static int read_panel(struct ar_review_run *rr, const struct ar_review_options *o,
+                      struct ar_error *err)
+{
+    rr->n_members = 1;
+    rr->quorum = o->quorum ? o->quorum : 1;
+    rr->escalate = -1;
+    if (o->escalate) {
+        if (!o->panel)
+            return ar_error_set(err, AR_EUSAGE, "escalate", "escalate needs a panel");
+        if ((rr->escalate = ar_severity_parse(o->escalate, 0)) < 0)
+            return ar_error_set(err, AR_EUSAGE, "escalate",
+                                "escalate must be a severity (critical, high, medium, low, "
+                                "info), not '%.64s'",
+                                o->escalate);
+        if (rr->quorum > 1)
+            return ar_error_set(err, AR_EUSAGE, "escalate",
+                                "escalate asks the other members only where the first found "
+                                "something: not with a quorum above 1");
+    }
+    if (!o->panel) {
+        if (o->quorum > 1)
+            return ar_error_set(err, AR_EUSAGE, "quorum",
+                                "a quorum of %u needs a panel of at least %u members", o->quorum,
+                                o->quorum);
+        return 0;
+    }
+    if (o->run.provider && *o->run.provider)
+        return ar_error_set(err, AR_EUSAGE, "panel",
+                            "give a panel or a provider, not both: the panel names its providers");
+    if (o->run.model)
+        return ar_error_set(err, AR_EUSAGE, "panel",
+                            "a panel names each member's model (codex=MODEL), not one model for "
+                            "every member");
+    if (o->run.fallback)
+        return ar_error_set(err, AR_EUSAGE, "panel",
+                            "a panel member is its provider: no fallback to another");
+    int rc =
+        ar_panel_parse(o->panel, ar_share_providers(ar_jobset_share(rr->set)), &rr->panel, err);
+    if (rc)
+        return rc;
+    if (rr->quorum > rr->panel.n)
+        return ar_error_set(err, AR_EUSAGE, "quorum",
+                            "a quorum of %u is more than the panel's %zu member%s", rr->quorum,
+                            rr->panel.n, rr->panel.n == 1 ? "" : "s");
+    rr->is_panel = 1;
+    rr->n_members = rr->panel.n;
+    struct ar_review_panel *pp = &rr->res->pub.panel;
+    pp->quorum = rr->quorum;
+    pp->members = calloc(rr->panel.n, sizeof(*pp->members));
+    if (!pp->members)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    pp->n_members = rr->panel.n;
+    for (size_t m = 0; m < rr->panel.n; m++) {
+        struct ar_review_member *mb = &pp->members[m];
+        mb->cost_source = AR_COST_UNKNOWN;
+        if (!(mb->provider = strdup(rr->panel.names[m])) ||
+            (rr->panel.models[m] && !(mb->model = strdup(rr->panel.models[m]))))
+            return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
     }
     return 0;
 }
@@ -751,6 +1054,8 @@ int ar_review_start(struct uv_loop_s *loop, const struct ar_review_options *o,
         rc = err->code ? err->code : AR_ENOMEM;
     if (!rc)
         rc = join_share(rr, err);
+    if (!rc)
+        rc = read_panel(rr, o, err);
     if (!rc)
         rc = read_controls(rr, o, err);
     if (!rc)

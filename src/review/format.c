@@ -67,14 +67,40 @@ void ar_rf_cover_fingerprint(const struct ar_review_file *f, char out[AR_FINGERP
     ar_review_fingerprint(&is, 0, out);
 }
 
-/* The message with the suggestion, if any, after it: a JSON string (new reference). */
+const char *ar_rf_agreement(const struct ar_review_issue *is, char *buf, size_t n)
+{
+    if (!n)
+        return buf;
+    buf[0] = '\0';
+    if (!is->n_found_by)
+        return buf;
+    size_t at = 0;
+    at += (size_t)snprintf(buf, n, "Found by ");
+    for (size_t i = 0; i < is->n_found_by && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? ", " : "", is->found_by[i]);
+    if (at < n)
+        at += (size_t)snprintf(buf + at, n - at, " (%zu of %u panel members)", is->n_found_by,
+                               is->panel_size);
+    if (at < n && is->below_quorum)
+        snprintf(buf + at, n - at, "; below the quorum: %s",
+                 ar_review_counts(is) ? "counted all the same, as critical"
+                                      : "not counted toward the verdict");
+    return buf;
+}
+
 json_t *ar_rf_message(const struct ar_review_issue *is, int with_suggestion)
 {
-    if (!is->suggestion || !with_suggestion)
+    char agree[300];
+    ar_rf_agreement(is, agree, sizeof(agree));
+    if ((!is->suggestion || !with_suggestion) && !agree[0])
         return ar_rf_text(is->message);
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
-    ar_buf_printf(&b, "%s\n\nSuggestion: %s", is->message, is->suggestion);
+    ar_buf_puts(&b, is->message);
+    if (is->suggestion && with_suggestion)
+        ar_buf_printf(&b, "\n\nSuggestion: %s", is->suggestion);
+    if (agree[0])
+        ar_buf_printf(&b, "\n\n%s", agree);
     json_t *m = ar_rf_text(ar_buf_cstr(&b));
     ar_buf_finish(&b);
     return m;
@@ -146,6 +172,7 @@ void ar_review_report_of(const struct ar_review_result *res,
         .n_excluded = res->plan.n_excluded,
         .pretty = opts ? opts->pretty : 0,
         .coverage = &res->coverage,
+        .panel = &res->panel,
     };
 }
 

@@ -40,6 +40,7 @@ struct ar_review_report {
     size_t n_excluded;
     int pretty; /* json, sarif, gitlab: indented (default: one line) */
     const struct ar_review_coverage *coverage; /* every changed path, or NULL: none */
+    const struct ar_review_panel *panel;       /* the panel, or NULL (n_members 0): none */
 };
 
 /* The report of res with opts (NULL: the defaults). */
@@ -112,8 +113,17 @@ static inline json_t *ar_rf_text(const char *s)
     return s ? ar_json_text(s, strlen(s)) : json_null();
 }
 
-/* The message with the suggestion, if any, after it: a JSON string (new reference). */
+/* The message with the suggestion, if any, after it, and a panel's agreement
+ * (ar_rf_agreement()): a JSON string (new reference). */
 json_t *ar_rf_message(const struct ar_review_issue *is, int with_suggestion);
+
+/*
+ * A panel finding's agreement for people: "Found by claude, codex (2 of 3 panel members)",
+ * and when fewer than the quorum reported it "; below the quorum: not counted toward the
+ * verdict" (or ", counted: critical"). "" for a finding of no panel. Written to buf (cut
+ * to fit); returns buf.
+ */
+const char *ar_rf_agreement(const struct ar_review_issue *is, char *buf, size_t n);
 
 /* A changed path that fails the review: neither reviewed nor left out by a rule. */
 static inline int ar_rf_blocks(const struct ar_review_file *f)

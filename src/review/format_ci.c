@@ -219,6 +219,9 @@ static char *unplaced_message(const struct ar_review_issue *is, int with_suggest
     ar_buf_printf(&b, "(no location) %s", is->message);
     if (is->suggestion && with_suggestion)
         ar_buf_printf(&b, "\n\nSuggestion: %s", is->suggestion);
+    char agree[300];
+    if (ar_rf_agreement(is, agree, sizeof(agree))[0])
+        ar_buf_printf(&b, "\n\n%s", agree);
     return ar_buf_detach(&b, NULL);
 }
 
@@ -326,7 +329,8 @@ int ar_xml_escape(const char *s, struct ar_buf *out)
 }
 
 static int checkstyle_error(struct ar_buf *out, int64_t line, const char *severity,
-                            const char *message, const char *suggestion, const char *source)
+                            const char *message, const char *suggestion, const char *source,
+                            const char *agreement)
 {
     int fail = 0;
     /* line 0 (the whole file) is written as 1: checkstyle readers want a line. */
@@ -336,6 +340,10 @@ static int checkstyle_error(struct ar_buf *out, int64_t line, const char *severi
     if (suggestion) {
         fail |= ar_xml_escape("\n\nSuggestion: ", out);
         fail |= ar_xml_escape(suggestion, out);
+    }
+    if (agreement && *agreement) {
+        fail |= ar_xml_escape("\n\n", out);
+        fail |= ar_xml_escape(agreement, out);
     }
     fail |= ar_buf_printf(out, "\" source=\"%s\"/>\n", source);
     return fail;
@@ -357,7 +365,7 @@ int ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *o
         fail |= ar_buf_puts(out, "  <file name=\"");
         fail |= ar_xml_escape(ar_rf_cover_path(f), out);
         fail |= ar_buf_puts(out, "\">\n");
-        fail |= checkstyle_error(out, 0, "error", msg, NULL, "agentrun.review.not-reviewed");
+        fail |= checkstyle_error(out, 0, "error", msg, NULL, "agentrun.review.not-reviewed", NULL);
         fail |= ar_buf_puts(out, "  </file>\n");
     }
     /* A finding with no place in the repository: at ".", saying it has none. */
@@ -370,7 +378,7 @@ int ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *o
         fail |= ar_xml_escape(UNPLACED_PATH, out);
         fail |= ar_buf_puts(out, "\">\n");
         fail |= checkstyle_error(out, 0, severity_out[is->severity].checkstyle_severity,
-                                 msg ? msg : is->message, is->suggestion, source);
+                                 msg ? msg : is->message, is->suggestion, source, NULL);
         fail |= ar_buf_puts(out, "  </file>\n");
         free(msg);
     }
@@ -383,10 +391,11 @@ int ar_rf_render_checkstyle(const struct ar_review_report *rep, struct ar_buf *o
             fail |= ar_xml_escape(is->file, out);
             fail |= ar_buf_puts(out, "\">\n");
         }
-        char source[48];
+        char source[48], agree[300];
         snprintf(source, sizeof(source), "agentrun.review.%s", ar_severity_name(is->severity));
         fail |= checkstyle_error(out, is->line, severity_out[is->severity].checkstyle_severity,
-                                 is->message, is->suggestion, source);
+                                 is->message, is->suggestion, source,
+                                 ar_rf_agreement(is, agree, sizeof(agree)));
     }
     if (rv->n_issues)
         fail |= ar_buf_puts(out, "  </file>\n");

@@ -50,7 +50,58 @@ static json_t *issue_value(const struct ar_review_issue *is)
         json_object_set_new(o, "fingerprint", json_string(is->fingerprint));
     if (is->cut)
         json_object_set_new(o, "cut", json_true());
+    /* A panel's finding: who reported it, k of n, and whether it counts (the quorum). */
+    if (is->n_found_by) {
+        json_t *by = json_array();
+        for (size_t i = 0; by && i < is->n_found_by; i++)
+            json_array_append_new(by, json_string(is->found_by[i]));
+        json_object_set_new(o, "found_by", by);
+        json_object_set_new(
+            o, "agreement",
+            json_pack("{sIsI}", "k", (json_int_t)is->n_found_by, "n", (json_int_t)is->panel_size));
+        json_object_set_new(o, "counted", json_boolean(ar_review_counts(is)));
+    }
     return o;
+}
+
+static json_t *usage_value(const struct ar_usage *u);
+
+static json_t *member_value(const struct ar_review_member *mb)
+{
+    json_t *err = json_null();
+    if (mb->status == AR_MEMBER_FAILED)
+        err = json_pack("{ssso}", "code", ar_strerror_name(mb->error.code), "message",
+                        ar_rf_text(mb->error.msg[0] ? mb->error.msg : ar_strerror(mb->error.code)));
+    /* No call started: it spent nothing, as a review with nothing to review. */
+    int none = !mb->calls;
+    return json_pack("{sssosssIsIsIsIsososssIso}", "provider", mb->provider, "model",
+                     ar_rf_text(mb->model), "status", ar_review_member_status_name(mb->status),
+                     "chunks", (json_int_t)mb->chunks, "calls", (json_int_t)mb->calls, "findings",
+                     (json_int_t)mb->findings, "files_reviewed", (json_int_t)mb->files_reviewed,
+                     "tokens", usage_value(&mb->usage), "cost_usd",
+                     none ? json_real(0) : ar_cost_value(mb->cost_usd, mb->cost_source),
+                     "cost_source", none ? "none" : ar_cost_source_name(mb->cost_source),
+                     "duration_ms", (json_int_t)mb->duration_ms, "error", err);
+}
+
+/* The panel object (docs/review.md, "A panel"), or null without a panel. */
+static json_t *panel_value(const struct ar_review_report *rep)
+{
+    const struct ar_review_panel *p = rep->panel;
+    if (!p || !p->n_members)
+        return json_null();
+    json_t *members = json_array();
+    for (size_t m = 0; members && m < p->n_members; m++)
+        json_array_append_new(members, member_value(&p->members[m]));
+    size_t below = 0;
+    const struct ar_review *rv = rep->rv;
+    for (size_t i = 0; i < rv->n_issues; i++)
+        below += !ar_review_counts(&rv->issues[i]);
+    for (size_t i = 0; i < rv->n_unplaced; i++)
+        below += !ar_review_counts(&rv->unplaced[i]);
+    return json_pack("{sosIsIsIsI}", "members", members, "answered", (json_int_t)p->answered, "of",
+                     (json_int_t)p->n_members, "quorum", (json_int_t)p->quorum, "not_counted",
+                     (json_int_t)below);
 }
 
 static json_t *file_value(const struct ar_review_file *f)
@@ -180,6 +231,7 @@ json_t *ar_review_to_value(const struct ar_review_report *rep)
                                       "refused", ar_rf_text(b->refused))
                           : json_null());
     json_object_set_new(o, "error", error_value(rv));
+    json_object_set_new(o, "panel", panel_value(rep));
     return o;
 }
 
@@ -270,6 +322,16 @@ static json_t *sarif_result(const struct ar_review_issue *is)
                               is->outside_diff);
     if (is->suggestion)
         json_object_set_new(props, "suggestion", ar_rf_text(is->suggestion));
+    if (is->n_found_by) {
+        json_t *by = json_array();
+        for (size_t i = 0; by && i < is->n_found_by; i++)
+            json_array_append_new(by, json_string(is->found_by[i]));
+        json_object_set_new(props, "foundBy", by);
+        json_object_set_new(
+            props, "agreement",
+            json_pack("{sIsI}", "k", (json_int_t)is->n_found_by, "n", (json_int_t)is->panel_size));
+        json_object_set_new(props, "counted", json_boolean(ar_review_counts(is)));
+    }
     json_t *res =
         json_pack("{sssIsssos[{so}]so}", "ruleId", rule, "ruleIndex", (json_int_t)is->severity,
                   "level", severity_out[is->severity].sarif_level, "message", sarif_message(is),
@@ -277,6 +339,11 @@ static json_t *sarif_result(const struct ar_review_issue *is)
     if (res && is->fingerprint[0])
         json_object_set_new(res, "partialFingerprints",
                             json_pack("{ss}", AR_FINGERPRINT_KEY, is->fingerprint));
+    /* SARIF's rank (0 to 100, the result's priority): the share of the panel that
+     * reported it. */
+    if (res && is->n_found_by && is->panel_size)
+        json_object_set_new(
+            res, "rank", json_real(round(1000.0 * (double)is->n_found_by / is->panel_size) / 10.0));
     return res;
 }
 
@@ -369,6 +436,8 @@ json_t *ar_review_to_sarif(const struct ar_review_report *rep)
         json_object_set_new(props, "answers", json_integer((json_int_t)rv->answers));
         json_object_set_new(props, "files", files_value(rep));
         json_object_set_new(props, "notes", notes_value(rv));
+        if (rep->panel && rep->panel->n_members)
+            json_object_set_new(props, "panel", panel_value(rep));
     }
     return json_pack("{sssss[o]}", "$schema", AR_SARIF_SCHEMA_URI, "version", "2.1.0", "runs", run);
 }

@@ -73,9 +73,11 @@ static int github_command(struct ar_buf *out, const char *cmd, const char *title
 static int github_finding(struct ar_buf *out, const struct ar_review_issue *is, int placed)
 {
     int fail = 0;
-    char title[96];
-    snprintf(title, sizeof(title), "agentrun review: %s%s%s", ar_severity_name(is->severity),
-             is->outside_diff ? " (outside the diff)" : "",
+    char title[128], agree[300], found[48] = "";
+    if (is->n_found_by)
+        snprintf(found, sizeof(found), " (%zu of %u)", is->n_found_by, is->panel_size);
+    snprintf(title, sizeof(title), "agentrun review: %s%s%s%s", ar_severity_name(is->severity),
+             found, is->outside_diff ? " (outside the diff)" : "",
              !placed     ? " (no location)"
              : !is->line ? " (whole file)"
                          : "");
@@ -94,6 +96,10 @@ static int github_finding(struct ar_buf *out, const struct ar_review_issue *is, 
     if (is->suggestion) {
         fail |= ar_github_escape_data("\n\nSuggestion: ", out);
         fail |= ar_github_escape_data(is->suggestion, out);
+    }
+    if (ar_rf_agreement(is, agree, sizeof(agree))[0]) {
+        fail |= ar_github_escape_data("\n\n", out);
+        fail |= ar_github_escape_data(agree, out);
     }
     fail |= ar_buf_putc(out, '\n');
     return fail;
@@ -219,6 +225,60 @@ static int text_finding(struct ar_buf *out, const struct ar_review_issue *is, in
         fail |= put_indented(out, is->suggestion);
         fail |= ar_buf_putc(out, '\n');
     }
+    char agree[300];
+    if (ar_rf_agreement(is, agree, sizeof(agree))[0]) {
+        fail |= ar_buf_puts(out, "    ");
+        fail |= put_data(out, agree);
+        fail |= ar_buf_putc(out, '\n');
+    }
+    return fail;
+}
+
+/* Tokens and cost, as the summary says them: "1200 input + 80 output tokens, $0.0123". */
+static int text_spend(struct ar_buf *out, const struct ar_usage *u, double cost,
+                      enum ar_cost_source src)
+{
+    int fail = ar_buf_printf(out, "%llu input + %llu output tokens, ",
+                             (unsigned long long)(u->input + u->cache_read + u->cache_write),
+                             (unsigned long long)u->output);
+    if (src == AR_COST_UNKNOWN)
+        fail |= ar_buf_puts(out, "cost unknown");
+    else
+        fail |= ar_buf_printf(out, "$%.4f%s", cost, src == AR_COST_TABLE ? " (estimated)" : "");
+    return fail;
+}
+
+/* A panel's members: who answered, what each spent, and the panel's total. */
+static int text_panel(const struct ar_review_report *rep, struct ar_buf *out)
+{
+    const struct ar_review_panel *p = rep->panel;
+    const struct ar_review *rv = rep->rv;
+    int fail = ar_buf_printf(out, "panel: %zu of %zu members answered (quorum %u)\n", p->answered,
+                             p->n_members, p->quorum);
+    for (size_t m = 0; m < p->n_members; m++) {
+        const struct ar_review_member *mb = &p->members[m];
+        fail |= ar_buf_printf(out, "  %s", mb->provider);
+        if (mb->model) {
+            fail |= ar_buf_puts(out, " (");
+            fail |= put_data(out, mb->model);
+            fail |= ar_buf_putc(out, ')');
+        }
+        fail |= ar_buf_printf(out, ": %s", ar_review_member_status_name(mb->status));
+        if (mb->status == AR_MEMBER_FAILED) {
+            fail |= ar_buf_printf(out, " (%s: ", ar_strerror_name(mb->error.code));
+            fail |= put_data(out, mb->error.msg[0] ? mb->error.msg : ar_strerror(mb->error.code));
+            fail |= ar_buf_putc(out, ')');
+        }
+        fail |= ar_buf_printf(out, ", %zu finding%s, ", mb->findings, mb->findings == 1 ? "" : "s");
+        if (!mb->calls)
+            fail |= ar_buf_puts(out, "no call");
+        else
+            fail |= text_spend(out, &mb->usage, mb->cost_usd, mb->cost_source);
+        fail |= ar_buf_putc(out, '\n');
+    }
+    fail |= ar_buf_puts(out, "  total: ");
+    fail |= text_spend(out, &rv->usage, rv->cost_usd, rv->cost_source);
+    fail |= ar_buf_puts(out, "\n\n");
     return fail;
 }
 
@@ -273,6 +333,8 @@ int ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out)
         fail |= put_indented(out, rv->summary);
         fail |= ar_buf_puts(out, "\n\n");
     }
+    if (rep->panel && rep->panel->n_members)
+        fail |= text_panel(rep, out);
     fail |= ar_buf_printf(out, "verdict: %s", ar_rf_verdict_name(v));
     if (rv->failed) {
         char why[400];
@@ -297,6 +359,19 @@ int ar_rf_render_text(const struct ar_review_report *rep, struct ar_buf *out)
     if (v->n_unreviewed)
         fail |= ar_buf_printf(out, "; %zu changed file%s not reviewed", v->n_unreviewed,
                               v->n_unreviewed == 1 ? "" : "s");
+    if (rep->panel && rep->panel->n_members) {
+        size_t below = 0;
+        for (size_t i = 0; i < rv->n_issues + rv->n_unplaced; i++) {
+            const struct ar_review_issue *is =
+                i < rv->n_issues ? &rv->issues[i] : &rv->unplaced[i - rv->n_issues];
+            below += !ar_review_counts(is);
+        }
+        if (below)
+            fail |= ar_buf_printf(out, "; %zu below the quorum of %u, not counted", below,
+                                  rep->panel->quorum);
+        fail |= ar_buf_printf(out, "; %zu of %zu members answered", rep->panel->answered,
+                              rep->panel->n_members);
+    }
     if (!rv->passed)
         fail |= ar_buf_puts(out, "; the model did not pass it");
     if (rv->degraded)

@@ -24,19 +24,6 @@ static int cmp_issue(const void *pa, const void *pb)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static int copy_issue(struct ar_review_issue *dst, const struct ar_review_issue *src)
-{
-    *dst = *src;
-    dst->file = src->file ? strdup(src->file) : NULL;
-    dst->message = strdup(src->message);
-    dst->suggestion = src->suggestion ? strdup(src->suggestion) : NULL;
-    if ((src->file && !dst->file) || !dst->message || (src->suggestion && !dst->suggestion)) {
-        ar_review_issue_free(dst);
-        return AR_ENOMEM;
-    }
-    return 0;
-}
-
 static void free_entries(struct sort_entry *e, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -58,7 +45,7 @@ static int merge_leftovers(struct ar_review *out, const struct ar_review *part)
         return AR_ENOMEM;
     out->unplaced = nv;
     for (size_t i = 0; !rc && i < part->n_unplaced; i++)
-        if (!(rc = copy_issue(&nv[out->n_unplaced], &part->unplaced[i])))
+        if (!(rc = ar_review_issue_copy(&nv[out->n_unplaced], &part->unplaced[i])))
             out->n_unplaced++;
     out->dropped += part->dropped;
     return rc;
@@ -106,7 +93,7 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
         out->chunks += p->chunks;
         out->answers += p->answers;
         for (size_t j = 0; j < p->n_issues && !rc; j++, k++) {
-            rc = copy_issue(&e[k].issue, &p->issues[j]);
+            rc = ar_review_issue_copy(&e[k].issue, &p->issues[j]);
             e[k].order = k;
         }
         if (!rc)
@@ -245,6 +232,23 @@ static int number_repeats(struct ar_review *rv)
     return 0;
 }
 
+int ar_review_fingerprint_all(struct ar_review *rv)
+{
+    int rc = number_repeats(rv);
+    /* Findings with no place get fingerprints too (a baseline can know them). */
+    for (size_t i = 0; i < rv->n_unplaced; i++) {
+        unsigned repeat = 0;
+        char first[AR_FINGERPRINT_LEN + 1], other[AR_FINGERPRINT_LEN + 1];
+        ar_review_fingerprint(&rv->unplaced[i], 0, first);
+        for (size_t j = 0; j < i; j++) {
+            ar_review_fingerprint(&rv->unplaced[j], 0, other);
+            repeat += strcmp(first, other) == 0;
+        }
+        ar_review_fingerprint(&rv->unplaced[i], repeat, rv->unplaced[i].fingerprint);
+    }
+    return rc;
+}
+
 int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const char *root,
                      struct ar_error *err)
 {
@@ -299,18 +303,7 @@ int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const cha
     rv->n_issues = kept;
     free(e);
     if (!rc)
-        rc = number_repeats(rv);
-    /* Findings with no place get fingerprints too (a baseline can know them). */
-    for (size_t i = 0; i < rv->n_unplaced; i++) {
-        unsigned repeat = 0;
-        char first[AR_FINGERPRINT_LEN + 1], other[AR_FINGERPRINT_LEN + 1];
-        ar_review_fingerprint(&rv->unplaced[i], 0, first);
-        for (size_t j = 0; j < i; j++) {
-            ar_review_fingerprint(&rv->unplaced[j], 0, other);
-            repeat += strcmp(first, other) == 0;
-        }
-        ar_review_fingerprint(&rv->unplaced[i], repeat, rv->unplaced[i].fingerprint);
-    }
+        rc = ar_review_fingerprint_all(rv);
     if (rc)
         return ar_error_set(err, rc, NULL, "out of memory locating findings");
     return 0;

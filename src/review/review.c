@@ -405,7 +405,9 @@ static void count_issue(const struct ar_review_issue *is, int fail_on,
     enum ar_severity s = is->severity;
     if (s < AR_SEV_COUNT)
         out->by_severity[s]++;
-    if ((int)s <= fail_on && fail_on != AR_FAIL_ON_NONE)
+    /* A panel's quorum: a finding too few members reported is shown, not counted
+     * (a critical one still counts: ar_review_counts()). */
+    if ((int)s <= fail_on && fail_on != AR_FAIL_ON_NONE && ar_review_counts(is))
         out->n_failing++;
 }
 

@@ -102,6 +102,10 @@ char *ar_review_text_cut(const char *s, int *cut);
 /* Frees what one issue holds. */
 void ar_review_issue_free(struct ar_review_issue *is);
 
+/* *dst becomes a deep copy of src (its strings and found_by). Returns 0 or AR_ENOMEM (dst
+ * then holds nothing). */
+int ar_review_issue_copy(struct ar_review_issue *dst, const struct ar_review_issue *src);
+
 /* ---- the controls come from the base (control.c) ---- */
 
 /* A file or folder of the checkout the review reads something that steers its verdict
@@ -153,6 +157,16 @@ int ar_coverage_chunks(struct ar_review_coverage *cov, const unsigned char *send
 int ar_coverage_finish(struct ar_review_coverage *cov, const struct ar_review *parts, size_t n,
                        const struct ar_review *merged);
 
+/* *dst becomes a deep copy of src. Returns 0 or AR_ENOMEM (dst then empty). */
+int ar_coverage_copy(const struct ar_review_coverage *src, struct ar_review_coverage *dst);
+
+/* A panel's coverage: a QUEUED file of cov is REVIEWED when at least quorum of the n
+ * members' coverages (members[m], as ar_coverage_finish() left them; names[m] the
+ * member's provider) say it was; else NOT_SENT, saying who did not review it and why.
+ * Counts again. Returns 0 or AR_ENOMEM. */
+int ar_coverage_quorum(struct ar_review_coverage *cov, const struct ar_review_coverage *members,
+                       const char *const *names, size_t n, unsigned quorum);
+
 /* n_reviewed, n_excluded and n_unreviewed from the entries. */
 void ar_coverage_count(struct ar_review_coverage *cov);
 
@@ -198,6 +212,10 @@ int ar_review_merge(const struct ar_review *parts, size_t n, const struct ar_dif
 #define AR_REVIEW_MAX_PATH 4096
 int ar_review_locate(struct ar_review *rv, const struct ar_diff *diff, const char *root,
                      struct ar_error *err);
+
+/* Sets the fingerprint of every finding of rv (issues in order, then unplaced), the k-th
+ * repeat of one at occurrence k, as ar_review_locate() does. Returns 0 or AR_ENOMEM. */
+int ar_review_fingerprint_all(struct ar_review *rv);
 
 /*
  * The fingerprint of a finding: a hash of the rule (its severity), the path
@@ -255,5 +273,72 @@ size_t ar_review_apply_baseline(struct ar_review *rv, const struct ar_baseline *
  */
 void ar_review_verdict(const struct ar_review *rv, const struct ar_review_coverage *cov,
                        int fail_on, int strict, struct ar_review_verdict *out);
+
+/* ---- a panel (panel.c; docs/review.md, "A panel") ---- */
+
+struct ar_provider;
+
+/* A panel as ar_panel_parse() read it: each provider once, in the panel's order. */
+struct ar_panel_spec {
+    size_t n;
+    const struct ar_provider *providers[AR_REVIEW_MAX_PANEL];
+    const char *names[AR_REVIEW_MAX_PANEL]; /* the providers' names (static) */
+    char *models[AR_REVIEW_MAX_PANEL];      /* or NULL: the provider's default */
+};
+
+/*
+ * Reads "claude,codex=MODEL,gemini" (blanks around members and names ignored): every
+ * member a known provider (not auto) within allowed (a bit per registry index; 0: all),
+ * named once, with an optional non-empty model after '='. Returns 0, or AR_EUSAGE with
+ * err.where "panel" ("providers" for one outside allowed) naming the member, or
+ * AR_ENOMEM. *out is freed with ar_panel_spec_finish().
+ */
+int ar_panel_parse(const char *spec, unsigned allowed, struct ar_panel_spec *out,
+                   struct ar_error *err);
+void ar_panel_spec_finish(struct ar_panel_spec *s);
+
+/* The matching rule's constants (panel.c says how they are used). */
+#define AR_PANEL_NEAR_LINES     3
+#define AR_PANEL_SEVERITY_GAP   1
+#define AR_PANEL_MIN_SIMILARITY 0.3
+
+/* The Jaccard index of the two messages' word sets, 0 to 1 (both without words: 1). */
+double ar_panel_similarity(const char *a, const char *b);
+
+/* 1 when findings a and b (of different members) may be one finding. */
+int ar_panel_same(const struct ar_review_issue *a, const struct ar_review_issue *b);
+
+/*
+ * Replaces out's issues and unplaced findings (and dropped) with the match of the n
+ * members' located reviews (borrowed; names[m] is member m's provider name): one
+ * finding per cluster, found_by set, sorted by file then line, fingerprinted
+ * (ar_review_fingerprint_all()). Returns 0 or AR_ENOMEM (out then as it was).
+ */
+int ar_panel_match(const struct ar_review *members, size_t n, const char *const *names,
+                   struct ar_review *out);
+
+/* Fills each member record of p (provider and model already set) from its located
+ * review mv[m] and coverage mc[m]: status, error, findings, files reviewed, usage,
+ * cost, duration, the model its calls reported; and p->answered. Returns 0 or
+ * AR_ENOMEM. */
+int ar_panel_members(struct ar_review_panel *p, const struct ar_review *mv,
+                     const struct ar_review_coverage *mc, size_t n);
+
+/*
+ * The panel's failure and passed (merged: the merge of every member's calls): passed
+ * when each member that answered said so; failed only when fewer than p->quorum
+ * members answered (the first failed member's error, its name in front); else not
+ * failed (the first degraded member's error kept, if any), and a note names each
+ * member that failed. Returns 0 or AR_ENOMEM.
+ */
+int ar_panel_verdict_inputs(struct ar_review *merged, const struct ar_review_panel *p,
+                            const struct ar_review *mv);
+
+/* Marks each finding of rv that fewer than quorum members reported (below_quorum). */
+void ar_panel_quorum(struct ar_review *rv, unsigned quorum);
+
+/* Whether a finding counts toward the verdict: every finding but one below the quorum
+ * that is not critical (the one place the quorum policy is applied). */
+int ar_review_counts(const struct ar_review_issue *is);
 
 #endif

@@ -34,7 +34,30 @@ void ar_review_issue_free(struct ar_review_issue *is)
     free(is->file);
     free(is->message);
     free(is->suggestion);
+    for (size_t i = 0; i < is->n_found_by; i++)
+        free(is->found_by[i]);
+    free(is->found_by);
     memset(is, 0, sizeof(*is));
+}
+
+int ar_review_issue_copy(struct ar_review_issue *dst, const struct ar_review_issue *src)
+{
+    *dst = *src;
+    dst->file = src->file ? strdup(src->file) : NULL;
+    dst->message = src->message ? strdup(src->message) : NULL;
+    dst->suggestion = src->suggestion ? strdup(src->suggestion) : NULL;
+    dst->found_by = src->n_found_by ? calloc(src->n_found_by, sizeof(*dst->found_by)) : NULL;
+    int rc = (src->file && !dst->file) || (src->message && !dst->message) ||
+             (src->suggestion && !dst->suggestion) || (src->n_found_by && !dst->found_by);
+    for (size_t i = 0; !rc && i < src->n_found_by; i++)
+        rc = !(dst->found_by[i] = strdup(src->found_by[i]));
+    if (rc) {
+        if (!dst->found_by)
+            dst->n_found_by = 0;
+        ar_review_issue_free(dst);
+        return AR_ENOMEM;
+    }
+    return 0;
 }
 
 int ar_review_add_note(struct ar_review *rv, const char *note)

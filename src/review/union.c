@@ -44,20 +44,6 @@ static int by_order(const void *pa, const void *pb)
     return (a->order > b->order) - (a->order < b->order);
 }
 
-static int copy_issue(struct ar_review_issue *dst, const struct ar_review_issue *src)
-{
-    *dst = *src;
-    dst->file = src->file ? strdup(src->file) : NULL;
-    dst->message = src->message ? strdup(src->message) : NULL;
-    dst->suggestion = src->suggestion ? strdup(src->suggestion) : NULL;
-    if ((src->file && !dst->file) || (src->message && !dst->message) ||
-        (src->suggestion && !dst->suggestion)) {
-        ar_review_issue_free(dst);
-        return AR_ENOMEM;
-    }
-    return 0;
-}
-
 /*
  * The multiset union of the findings list `which` (0: issues, 1: unplaced) of the n
  * reviews, in order of first appearance, as new copies in *out (n_out of them).
@@ -108,7 +94,7 @@ static int union_list(const struct ar_review *parts, size_t n, int which,
     int rc = v ? 0 : AR_ENOMEM;
     size_t o = 0;
     for (size_t i = 0; i < total && !rc; i++)
-        if (e[i].keep && !(rc = copy_issue(&v[o], e[i].is)))
+        if (e[i].keep && !(rc = ar_review_issue_copy(&v[o], e[i].is)))
             o++;
     free(e);
     if (rc) {

@@ -313,6 +313,52 @@ static void test_cancel(void **state)
     unsetenv("FAKE_CLI_HANG");
 }
 
+/* A panel's calls are cancelled like a review's chunks: every running CLI ends, none queued
+ * starts, and the review fails "interrupted" with every member named as failed. */
+static void test_panel_cancel(void **state)
+{
+    (void)state;
+    fake_env(codex_fixture("never", "{}"), NULL);
+    setenv("FAKE_CLI_HANG", "1", 1);
+    setenv("AGENTRUN_GEMINI_BIN", AR_FAKE_BIN_DIR "/gemini", 1);
+    /* A gemini call makes ~/.gemini/tmp (its sessions outlive the private home): the
+     * test's own directory is its home. */
+    const char *home = getenv("HOME");
+    char *saved_home = home ? strdup(home) : NULL;
+    setenv("HOME", tmpdir, 1);
+    struct ar_review_options o = base_options();
+    o.run.provider = NULL;
+    o.panel = "codex,gemini";
+    o.jobs = 2; /* 2 chunks x 2 members: the first chunk's two calls run, two wait */
+    struct outcome oc = { 0 };
+    review(&o, &oc, 200, 1);
+    const struct ar_review_result *res = oc.res;
+    assert_true(res->review.failed);
+    assert_int_equal(res->review.error.code, AR_EINTERRUPTED);
+    assert_int_equal(res->verdict.exit_status, 130);
+    assert_int_equal(oc.started, 2);
+    assert_int_equal(oc.finished, 4);
+    assert_int_equal(oc.max_running, 2);
+    assert_int_equal(res->panel.n_members, 2);
+    assert_int_equal(res->panel.answered, 0);
+    assert_string_equal(res->panel.members[0].provider, "codex");
+    assert_string_equal(res->panel.members[1].provider, "gemini");
+    for (size_t m = 0; m < 2; m++) {
+        assert_int_equal(res->panel.members[m].status, AR_MEMBER_FAILED);
+        assert_int_equal(res->panel.members[m].error.code, AR_EINTERRUPTED);
+        assert_int_equal(res->panel.members[m].calls, 1);
+    }
+    assert_int_equal(res->review.n_calls, 2);
+    ar_review_result_destroy(oc.res);
+    unsetenv("FAKE_CLI_HANG");
+    unsetenv("AGENTRUN_GEMINI_BIN");
+    if (saved_home)
+        setenv("HOME", saved_home, 1);
+    else
+        unsetenv("HOME");
+    free(saved_home);
+}
+
 static void test_nothing_to_review(void **state)
 {
     (void)state;
@@ -397,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_two_chunks_merge),
         cmocka_unit_test(test_failed_chunk_fails_the_review),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_panel_cancel),
         cmocka_unit_test(test_nothing_to_review),
         cmocka_unit_test(test_start_errors),
         cmocka_unit_test(test_blocking),

@@ -191,6 +191,15 @@ class Review(ActionCase):
         self.assertEqual(r.outputs["sarif-file"], "")
         self.assertFalse(r.step("reviewdog/action-setup")["ran"])
 
+    def test_panel_and_quorum_reach_review(self):
+        # A panel of one member (the fake answers in claude's format): the annotation
+        # says who found it, k of n.
+        self.answer(rt.NULL_DEREF)
+        r = self.run_action(panel="claude", quorum="1")
+        self.assertExitsWith(r, 1)
+        self.assertIn("(1 of 1)", r.step("review")["stdout"])
+        self.assertIn("Found by claude (1 of 1 panel members)", r.step("review")["stdout"])
+
     def test_fail_on_defaults_to_review_s_own_default(self):
         self.answer(dict(rt.NULL_DEREF, severity="low"))
         r = self.run_action(provider="claude")

@@ -863,7 +863,8 @@ static void test_every_format_fails_rather_than_cut(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
+    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, "HEAD", 1,    NULL,
+                                    NULL, NULL, 0,          0,      NULL, NULL };
     for (int f = 0; ar_review_format_name(f); f++) {
         struct ar_buf whole;
         ar_buf_init(&whole, AR_BUF_UNLIMITED);
@@ -888,7 +889,8 @@ static void test_github_format_commands(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
+    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, "HEAD", 1,    NULL,
+                                    NULL, NULL, 0,          0,      NULL, NULL };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_GITHUB, &b), 0);
@@ -908,7 +910,8 @@ static void test_sarif_has_the_required_structure(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
+    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, "HEAD", 1,    NULL,
+                                    NULL, NULL, 0,          0,      NULL, NULL };
     json_t *log = ar_review_to_sarif(&rep);
     assert_non_null(log);
     assert_string_equal(json_string_value(json_object_get(log, "version")), "2.1.0");
@@ -954,9 +957,8 @@ static void test_text_and_json_formats(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, NULL, AR_SEV_MEDIUM, 0, &v);
-    struct ar_review_report rep = {
-        &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL
-    };
+    struct ar_review_report rep = { &rv, &v, AR_SEV_MEDIUM, "HEAD", 1, NULL, NULL, NULL,
+                                    0,   0,  NULL,          NULL };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_TEXT, &b), 0);
@@ -1006,8 +1008,8 @@ static void test_nothing_to_review_documents_are_valid(void **state)
     rv.summary = strdup("nothing to review");
     struct ar_review_verdict v;
     ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, NULL, 0,   "the diff is empty",
-                                    NULL, NULL, 0,          0,    NULL };
+    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, NULL, 0,    "the diff is empty",
+                                    NULL, NULL, 0,          0,    NULL, NULL };
     json_t *o = ar_review_to_value(&rep);
     assert_false(json_is_true(json_object_get(o, "reviewed")));
     assert_int_equal(json_array_size(json_object_get(o, "calls")), 0);
@@ -1196,7 +1198,9 @@ static void test_locate_clamps_drops_and_fingerprints(void **state)
     /* b's json as a baseline for a: all but the low one go, and do not count. */
     struct ar_review_verdict v;
     ar_review_verdict(&b, NULL, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &b, &v, AR_SEV_LOW, NULL, 1, NULL, NULL, NULL, 0, 0, NULL };
+    struct ar_review_report rep = {
+        &b, &v, AR_SEV_LOW, NULL, 1, NULL, NULL, NULL, 0, 0, NULL, NULL
+    };
     json_t *doc = ar_review_to_value(&rep);
     char path[] = "/tmp/agentrun-baseline-XXXXXX";
     int fd = mkstemp(path);
@@ -1308,7 +1312,8 @@ static void test_rdjsonl_gitlab_and_checkstyle_formats(void **state)
     sample_review(&rv);
     struct ar_review_verdict v;
     ar_review_verdict(&rv, NULL, AR_SEV_LOW, 0, &v);
-    struct ar_review_report rep = { &rv, &v, AR_SEV_LOW, "HEAD", 1, NULL, NULL, NULL, 0, 0, NULL };
+    struct ar_review_report rep = { &rv,  &v,   AR_SEV_LOW, "HEAD", 1,    NULL,
+                                    NULL, NULL, 0,          0,      NULL, NULL };
     struct ar_buf b;
     ar_buf_init(&b, AR_BUF_UNLIMITED);
     assert_int_equal(ar_review_render(&rep, AR_REVIEW_FORMAT_RDJSONL, &b), 0);

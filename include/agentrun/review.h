@@ -377,6 +377,14 @@ struct ar_review_options {
              * every chunk.
              */
             const char *escalate;
+            /*
+             * Added in 0.2.0. With panel, globs of the diff's paths (the forms of include):
+             * the other members also review, from the start, every chunk holding a file that
+             * matches one, whatever the first member finds. Alone (escalate NULL), the
+             * others review only those chunks (and those the first failed). Not with a
+             * quorum above 1. NULL-terminated; NULL or empty: none. Borrowed for the call.
+             */
+            const char *const *escalate_files;
         };
         void *reserved[8]; /* zero: members added later come out of it (docs/library.md#abi) */
     };

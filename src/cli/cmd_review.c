@@ -41,6 +41,7 @@ enum {
     KEY_PANEL,
     KEY_QUORUM,
     KEY_ESCALATE,
+    KEY_ESCALATE_FILES,
 };
 
 /* The defaults are the library's (ar_review_options_init()), and so is -j's limit. */
@@ -103,6 +104,10 @@ static const struct ar_cli_opt opts[] = {
       "with --panel: the first member reviews every chunk, the others only the chunks where it "
       "found something at or above SEVERITY (or failed); not with --quorum above 1",
       "critical|high|medium|low|info" },
+    { "escalate-files", KEY_ESCALATE_FILES, "GLOB",
+      "with --panel: the other members also review the chunks holding a file matching GLOB "
+      "(the forms of --include; repeatable); alone, only those",
+      NULL },
     { "pretty", KEY_PRETTY, NULL, "indent json, sarif and gitlab output (default: one line)",
       NULL },
     { "sarif-category", KEY_SARIF_CATEGORY, "NAME",
@@ -394,9 +399,11 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
     /* --include/--exclude values point into argv; argc bounds their number. */
     const char **includes = calloc((size_t)argc + 1, sizeof(*includes));
     const char **excludes = calloc((size_t)argc + 1, sizeof(*excludes));
+    const char **escalate_files = calloc((size_t)argc + 1, sizeof(*escalate_files));
+    size_t n_escalate_files = 0;
     const char *baseline_path = NULL;
     struct ar_review_result *res = NULL;
-    if (!includes || !excludes) {
+    if (!includes || !excludes || !escalate_files) {
         ar_cli_errorf("out of memory");
         rc = AR_EXIT_PROVIDER;
         goto out;
@@ -491,6 +498,14 @@ static int run_review(const struct ar_cli_command *cmd, int argc, char **argv)
                 goto out;
             }
             o.escalate = arg;
+            break;
+        case KEY_ESCALATE_FILES:
+            if (!*arg) {
+                ar_cli_usage_error(cmd, "--escalate-files needs a non-empty GLOB");
+                goto out;
+            }
+            escalate_files[n_escalate_files++] = arg;
+            o.escalate_files = escalate_files;
             break;
         case KEY_QUORUM: {
             long q = 0;
@@ -659,6 +674,7 @@ out:
     ar_review_result_destroy(res);
     free(includes);
     free(excludes);
+    free(escalate_files);
     ar_buf_finish(&diff_text);
     return rc;
 }

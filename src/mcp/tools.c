@@ -73,7 +73,10 @@ static const char review_input[] =
     "does), and a file is reviewed only when this many members reviewed it\"},"
     "\"escalate\":{\"type\":\"string\",\"enum\":[\"critical\",\"high\",\"medium\",\"low\","
     "\"info\"],\"description\":\"with panel: the first member reviews every chunk, the others "
-    "only the chunks where it found something at or above this severity\"}}}";
+    "only the chunks where it found something at or above this severity\"},"
+    "\"escalate_files\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1},"
+    "\"description\":\"with panel: globs of the diff's paths (as include); the other members "
+    "also review every chunk holding a matching file (alone: only those)\"}}}";
 
 static const char review_output[] =
     "{\"type\":\"object\",\"required\":[\"schema\"],\"properties\":{"
@@ -263,7 +266,7 @@ static void run_start(struct ar_mcp_call *c)
 /* ---- review ----------------------------------------------------------------------------- */
 
 struct review_state {
-    const char **include, **exclude;
+    const char **include, **exclude, **escalate_files;
 };
 
 static void review_state_free(struct review_state *st)
@@ -272,6 +275,7 @@ static void review_state_free(struct review_state *st)
         return;
     free(st->include);
     free(st->exclude);
+    free(st->escalate_files);
     free(st);
 }
 
@@ -323,7 +327,7 @@ static const char **string_list(json_t *a, size_t *n)
     *n = json_array_size(a);
     if (!*n)
         return NULL;
-    const char **v = calloc(*n, sizeof(*v));
+    const char **v = calloc(*n + 1, sizeof(*v)); /* NULL-terminated too */
     for (size_t i = 0; v && i < *n; i++)
         v[i] = json_string_value(json_array_get(a, i));
     return v;
@@ -388,6 +392,14 @@ static void review_start(struct ar_mcp_call *c)
             o.run.fallback = NULL;
     }
     o.escalate = ar_mcp_arg_str(c, "escalate");
+    size_t n_escalate_files;
+    json_t *globs = json_object_get(c->args, "escalate_files");
+    st->escalate_files = string_list(globs, &n_escalate_files);
+    if (n_escalate_files && !st->escalate_files) {
+        ar_mcp_call_fail(c, "out of memory");
+        goto fail;
+    }
+    o.escalate_files = st->escalate_files;
     if ((v = json_object_get(c->args, "quorum")))
         o.quorum = (unsigned)json_integer_value(v);
     o.on_event = review_event;

@@ -85,9 +85,11 @@ struct ar_review_run {
     int is_panel;
     size_t n_members;
     unsigned quorum;
-    int escalate; /* a severity: the others review a chunk only after the first member found
-                     something at or above it there; -1: every member reviews every chunk */
-    char *root;   /* the repository's top, or NULL */
+    int escalating;           /* the others review only some chunks (escalate, escalate_files) */
+    int escalate;             /* a severity: the others review a chunk once the first member found
+                                 something at or above it there; -1: no finding asks them */
+    unsigned char *escalated; /* per chunk: a file of it matches escalate_files */
+    char *root;               /* the repository's top, or NULL */
     uint64_t t0;
 
     struct result_box *res;
@@ -149,6 +151,7 @@ static void run_free(struct ar_review_run *rr)
     ar_diff_names_finish(&rr->names);
     ar_patch_series_finish(&rr->patches);
     free(rr->send);
+    free(rr->escalated);
     ar_buf_finish(&rr->text);
     ar_baseline_finish(&rr->baseline);
     free(rr->instructions);
@@ -511,8 +514,10 @@ static void on_chunk_done(void *owner, void *arg, struct ar_result *res)
     job_finish(job, res);
     if (job->rv.failed)
         skip_rest(rr, job->member);
-    /* The first member's review of a chunk decides whether the others are asked. */
-    if (rr->escalate >= 0 && job->member == 0 && !escalates(&job->rv, rr->escalate))
+    /* The first member's review of a chunk decides whether the others are asked (a chunk
+     * escalated by its files they review anyway). */
+    if (rr->escalating && job->member == 0 && !(rr->escalated && rr->escalated[job->index]) &&
+        !escalates(&job->rv, rr->escalate))
         for (size_t m = 1; m < rr->n_members; m++) {
             struct chunk_job *other = &rr->jobs[m * rr->n_chunks + job->index];
             if (!other->started && !other->over)
@@ -521,10 +526,11 @@ static void on_chunk_done(void *owner, void *arg, struct ar_result *res)
 }
 
 /* Whether a job may start: escalation holds the others back until the chunk's first
- * member's review is in. */
+ * member's review is in, unless the chunk's files escalate it from the start. */
 static int job_ready(const struct ar_review_run *rr, const struct chunk_job *job)
 {
-    return rr->escalate < 0 || job->member == 0 || rr->jobs[job->index].over;
+    return !rr->escalating || job->member == 0 || (rr->escalated && rr->escalated[job->index]) ||
+           rr->jobs[job->index].over;
 }
 
 /* Starts a chunk's run; one that cannot start fails the review. */
@@ -766,6 +772,29 @@ static int check_controls(struct ar_review_run *rr, const struct ar_review_optio
     return rc;
 }
 
+/* The chunks the panel's other members review from the start: those holding a file that
+ * matches escalate_files (the diff's paths, as --include reads them). */
+static int mark_escalated(struct ar_review_run *rr, const struct ar_review_options *o,
+                          struct ar_error *err)
+{
+    if (!o->escalate_files || !o->escalate_files[0] || !rr->n_chunks)
+        return 0;
+    rr->escalated = calloc(rr->n_chunks, 1);
+    if (!rr->escalated)
+        return ar_error_set(err, AR_ENOMEM, NULL, "out of memory");
+    for (size_t c = 0; c < rr->n_chunks; c++) {
+        const struct ar_diff_chunk *ch = &rr->chunks[c];
+        for (size_t f = ch->first_file; f <= ch->last_file && !rr->escalated[c]; f++) {
+            const char *path = rr->diff.files[f].path;
+            if (!path || (rr->send && rr->send[f] == AR_DIFF_SEND_NONE))
+                continue;
+            for (size_t g = 0; o->escalate_files[g] && !rr->escalated[c]; g++)
+                rr->escalated[c] = (unsigned char)ar_path_glob_match(o->escalate_files[g], path);
+        }
+    }
+    return 0;
+}
+
 /*
  * Parses the diff, decides what happens to every changed path (coverage.c:
  * excluded, binary and too big files never reach the model whole; the plan
@@ -851,7 +880,7 @@ static int plan_review(struct ar_review_run *rr, const struct ar_review_options 
                             plan->source ? plan->source : "the diff", rr->n_chunks,
                             o->max_chunk_bytes, rr->text.len, o->max_chunks);
     plan->n_chunks = rr->n_chunks;
-    return 0;
+    return mark_escalated(rr, o, err);
 }
 
 /*
@@ -968,6 +997,20 @@ static int read_panel(struct ar_review_run *rr, const struct ar_review_options *
     rr->n_members = 1;
     rr->quorum = o->quorum ? o->quorum : 1;
     rr->escalate = -1;
+    int by_files = o->escalate_files && o->escalate_files[0];
+    rr->escalating = o->escalate || by_files;
+    for (size_t i = 0; by_files && o->escalate_files[i]; i++)
+        if (!*o->escalate_files[i])
+            return ar_error_set(err, AR_EUSAGE, "escalate_files",
+                                "escalate_files holds an empty glob");
+    if (rr->escalating && !o->escalate) {
+        if (!o->panel)
+            return ar_error_set(err, AR_EUSAGE, "escalate_files", "escalate_files needs a panel");
+        if (rr->quorum > 1)
+            return ar_error_set(err, AR_EUSAGE, "escalate_files",
+                                "escalate_files asks the other members only for some files: "
+                                "not with a quorum above 1");
+    }
     if (o->escalate) {
         if (!o->panel)
             return ar_error_set(err, AR_EUSAGE, "escalate", "escalate needs a panel");

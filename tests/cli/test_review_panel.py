@@ -365,6 +365,59 @@ class TestEscalate(PanelCase):
                          ["answered", "not_asked", "not_asked"])
         self.assertEqual(doc["panel"]["answered"], 1)
 
+    def escalate_files_case(self, *args):
+        """Two chunks (app.c, util.c); claude finds nothing in either; the others answer
+        what they find. Returns (process, json, the chunks each other member was sent)."""
+        self.member("claude", [review(True, "ok", []), review(True, "ok", [])])
+        self.member("codex", [review(False, "x", [issue("util.c", 3, "high", "Wrong value")])])
+        self.member("gemini", [review(False, "x", [issue("util.c", 3, "high", "Bad value")])])
+        p = self.review("--panel", PANEL, "-j", "1", "--max-chunk-bytes", "150",
+                        "--format", "json", *args)
+        doc = as_json(p)
+        sent = {c["argv0"]: [] for c in self.sb.calls()}
+        for c in self.sb.calls():  # each file's added line, in the diff sent
+            sent[c["argv0"]].append(("+    char *p = 0;" in c["stdin"],
+                                     "+    return 2;" in c["stdin"]))
+        return p, doc, sent
+
+    def test_escalate_files_alone_asks_the_others_for_those_files_only(self):
+        # issue 61: "or files that match given globs". Matched from the start, whatever the
+        # first member finds there (it found nothing).
+        p, doc, sent = self.escalate_files_case("--escalate-files", "util*")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(sent["claude"], [(True, False), (False, True)])
+        self.assertEqual(sent["codex"], [(False, True)])
+        self.assertEqual(sent["gemini"], [(False, True)])
+        self.assertEqual(doc["issues"][0]["found_by"], ["codex", "gemini"])
+        members = {m["provider"]: m for m in doc["panel"]["members"]}
+        self.assertEqual((members["codex"]["chunks"], members["gemini"]["chunks"]), (1, 1))
+
+    def test_escalate_files_beside_a_severity(self):
+        # Nothing at or above high from claude, and no file matches: no one else is asked.
+        p, doc, sent = self.escalate_files_case("--escalate", "high",
+                                                "--escalate-files", "src/**")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(sent), ["claude"])
+        self.assertEqual([m["status"] for m in doc["panel"]["members"]],
+                         ["answered", "not_asked", "not_asked"])
+
+    def test_escalate_files_beside_a_severity_that_found_nothing(self):
+        p, doc, sent = self.escalate_files_case("--escalate", "high",
+                                                "--escalate-files", "util.c")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(sent["codex"], [(False, True)])
+        self.assertEqual(sent["gemini"], [(False, True)])
+
+    def test_escalate_files_usage(self):
+        for args, want in [(("--escalate-files", "x.c"), "escalate_files needs a panel"),
+                           (("--panel", PANEL, "--escalate-files", "x.c", "--quorum", "2"),
+                            "not with a quorum above 1"),
+                           (("--panel", PANEL, "--escalate-files", ""), "non-empty GLOB")]:
+            p = self.sb.run("review", *args, provider=None)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(want, p.stderr)
+        self.assertEqual(self.sb.calls(), [])
+
     def test_escalate_usage(self):
         for args, want in [(("--escalate", "high"), "escalate needs a panel"),
                            (("--panel", PANEL, "--escalate", "high", "--quorum", "2"),

@@ -100,7 +100,7 @@ struct ar_contract_options {
      * from the directory). */
     const char *const *refs;
     size_t nrefs;
-    unsigned flags; /* enum ar_contract_flags */
+    unsigned flags;    /* enum ar_contract_flags */
     void *reserved[8]; /* zero: members added later come out of it */
 };
 

@@ -253,12 +253,11 @@ static void print_text(const json_t *doc)
                : !json_is_true(json_object_get(p, "found"))     ? "not found"
                : !json_is_true(json_object_get(p, "installed")) ? "does not answer --version"
                : json_is_string(json_object_get(p, "version_fit")) &&
-                       !strcmp(json_string_value(json_object_get(p, "version_fit")),
-                               "unsupported")
+                       !strcmp(json_string_value(json_object_get(p, "version_fit")), "unsupported")
                    ? "too old"
-               : json_is_false(in)                              ? "not logged in"
-               : json_object_get(p, "auth_check")               ? "credentials rejected"
-                                                                : "?");
+               : json_is_false(in)                ? "not logged in"
+               : json_object_get(p, "auth_check") ? "credentials rejected"
+                                                  : "?");
         if (json_is_true(json_object_get(p, "usable")) && !json_is_true(in))
             printf(" (login not confirmed)");
     }

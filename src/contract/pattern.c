@@ -22,7 +22,7 @@
 struct ar_pattern {
     pcre2_code *code;
     int backref; /* it holds a back-reference */
-    char *text; /* the PCRE2 pattern, for tests */
+    char *text;  /* the PCRE2 pattern, for tests */
 };
 
 /* ---- code point sets ------------------------------------------------------------------- */
@@ -927,11 +927,11 @@ int ar_pattern_compile(const char *s, size_t len, struct ar_pattern **out, char 
     }
     int errcode;
     PCRE2_SIZE erroff;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)b.data, b.len,
-                                     PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_MATCH_UNSET_BACKREF |
-                                         PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK |
-                                         PCRE2_NO_AUTO_POSSESS,
-                                     &errcode, &erroff, NULL);
+    pcre2_code *code =
+        pcre2_compile((PCRE2_SPTR)b.data, b.len,
+                      PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_MATCH_UNSET_BACKREF |
+                          PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK | PCRE2_NO_AUTO_POSSESS,
+                      &errcode, &erroff, NULL);
     if (!code) {
         PCRE2_UCHAR msg[160];
         pcre2_get_error_message(errcode, msg, sizeof(msg));

@@ -34,7 +34,7 @@
 /* A back-reference compares its group's text without a step: a pattern with one
  * searches strings up to this long only (longer is a limit hit). */
 #define AR_PATTERN_BACKREF_MAX_BYTES 65536
-#define AR_PATTERN_HEAP_KIB       (64 * 1024)
+#define AR_PATTERN_HEAP_KIB          (64 * 1024)
 /* A pattern longer than this many bytes is a load error. */
 #define AR_PATTERN_MAX_LEN (64 * 1024)
 

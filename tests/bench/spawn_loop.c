@@ -32,7 +32,7 @@ static pid_t start(const char *prog, int devnull)
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, devnull, 1);
     posix_spawn_file_actions_addclose(&fa, in[1]);
-    char *argv[] = {(char *)prog, "exec", "--json", NULL};
+    char *argv[] = { (char *)prog, "exec", "--json", NULL };
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);

@@ -345,8 +345,11 @@ static int match_list(const struct ar_review *members, size_t n, const char *con
     *out = NULL;
     *n_out = 0;
     size_t total = 0;
-    for (size_t m = 0; m < n; m++)
-        total += which ? members[m].n_unplaced : members[m].n_issues;
+    for (size_t m = 0; m < n; m++) {
+        size_t cnt;
+        ar_review_list(&members[m], which, &cnt);
+        total += cnt;
+    }
     if (!total)
         return 0;
     struct entry *e = calloc(total, sizeof(*e));
@@ -355,8 +358,8 @@ static int match_list(const struct ar_review *members, size_t n, const char *con
     int rc = 0;
     size_t k = 0;
     for (size_t m = 0; m < n; m++) {
-        const struct ar_review_issue *v = which ? members[m].unplaced : members[m].issues;
-        size_t cnt = which ? members[m].n_unplaced : members[m].n_issues;
+        size_t cnt;
+        const struct ar_review_issue *v = ar_review_list(&members[m], which, &cnt);
         for (size_t i = 0; i < cnt; i++, k++) {
             e[k].is = &v[i];
             e[k].member = m;

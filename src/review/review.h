@@ -106,6 +106,15 @@ void ar_review_issue_free(struct ar_review_issue *is);
  * then holds nothing). */
 int ar_review_issue_copy(struct ar_review_issue *dst, const struct ar_review_issue *src);
 
+/* A review's findings list `which` (0: issues, 1: unplaced) and its length in *n: the
+ * walk of ar_review_union() and of the panel's matching over both lists. */
+static inline const struct ar_review_issue *ar_review_list(const struct ar_review *rv, int which,
+                                                           size_t *n)
+{
+    *n = which ? rv->n_unplaced : rv->n_issues;
+    return which ? rv->unplaced : rv->issues;
+}
+
 /* ---- the controls come from the base (control.c) ---- */
 
 /* A file or folder of the checkout the review reads something that steers its verdict

@@ -55,8 +55,11 @@ static int union_list(const struct ar_review *parts, size_t n, int which,
     *out = NULL;
     *n_out = 0;
     size_t total = 0;
-    for (size_t p = 0; p < n; p++)
-        total += which ? parts[p].n_unplaced : parts[p].n_issues;
+    for (size_t p = 0; p < n; p++) {
+        size_t m;
+        ar_review_list(&parts[p], which, &m);
+        total += m;
+    }
     if (!total)
         return 0;
     struct entry *e = calloc(total, sizeof(*e));
@@ -64,8 +67,8 @@ static int union_list(const struct ar_review *parts, size_t n, int which,
         return AR_ENOMEM;
     size_t k = 0;
     for (size_t p = 0; p < n; p++) {
-        const struct ar_review_issue *v = which ? parts[p].unplaced : parts[p].issues;
-        size_t m = which ? parts[p].n_unplaced : parts[p].n_issues;
+        size_t m;
+        const struct ar_review_issue *v = ar_review_list(&parts[p], which, &m);
         for (size_t i = 0; i < m; i++, k++) {
             e[k].is = &v[i];
             e[k].part = p;

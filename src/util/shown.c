@@ -49,11 +49,13 @@ int ar_shown_append(struct ar_buf *out, const char *s, size_t n)
     return rc ? AR_ENOMEM : 0;
 }
 
-int ar_shown_in_place(struct ar_buf *b, size_t from)
+/* b's bytes from `from` on, replaced by render's rendering of them (b kept on failure). */
+static int in_place(struct ar_buf *b, size_t from,
+                    int (*render)(struct ar_buf *, const char *, size_t))
 {
     struct ar_buf r;
     ar_buf_init(&r, AR_BUF_UNLIMITED);
-    if (ar_shown_append(&r, b->data ? b->data + from : "", b->len - from) < 0) {
+    if (render(&r, b->data ? b->data + from : "", b->len - from) < 0) {
         ar_buf_finish(&r);
         return AR_ENOMEM;
     }
@@ -64,6 +66,11 @@ int ar_shown_in_place(struct ar_buf *b, size_t from)
         b->len = keep;
     ar_buf_finish(&r);
     return rc ? AR_ENOMEM : 0;
+}
+
+int ar_shown_in_place(struct ar_buf *b, size_t from)
+{
+    return in_place(b, from, ar_shown_append);
 }
 
 /*
@@ -116,17 +123,5 @@ int ar_shown_layout(struct ar_buf *out, const char *s, size_t n)
 
 int ar_shown_layout_in_place(struct ar_buf *b, size_t from)
 {
-    struct ar_buf r;
-    ar_buf_init(&r, AR_BUF_UNLIMITED);
-    if (ar_shown_layout(&r, b->data ? b->data + from : "", b->len - from) < 0) {
-        ar_buf_finish(&r);
-        return AR_ENOMEM;
-    }
-    size_t keep = b->len;
-    b->len = from;
-    int rc = ar_buf_append(b, r.data ? r.data : "", r.len);
-    if (rc)
-        b->len = keep;
-    ar_buf_finish(&r);
-    return rc ? AR_ENOMEM : 0;
+    return in_place(b, from, ar_shown_layout);
 }
